@@ -1,0 +1,331 @@
+package scenarios
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/racelab/racelab/targets"
+)
+
+// Defaults of a Plan, in one place.
+const (
+	// DefaultTrials is how many bursts a target gets when a plan says none.
+	DefaultTrials = 1
+	// DefaultTimeout bounds each request, so that one stuck request can
+	// never hold a burst (or CI) forever.
+	DefaultTimeout = 10 * time.Second
+	// MaxRequests bounds N: racelab fires bursts, not floods.
+	MaxRequests = 10000
+)
+
+// Expect overrides what targets are expected to do.
+type Expect string
+
+// The overrides.
+const (
+	ExpectAuto Expect = ""     // each target's catalog entry decides
+	ExpectRace Expect = "race" // every target must show the race
+	ExpectSafe Expect = "hold" // every target must keep the rule
+)
+
+// ErrUsage is wrapped by every error about a plan that cannot be run as
+// written (a bad count, a target that cannot play the story).
+var ErrUsage = errors.New("usage")
+
+// Plan says what to run. Zero fields take the scenario's or package defaults.
+type Plan struct {
+	Scenario *Scenario
+	// Targets are target specs; empty means the scenario's line-up.
+	Targets []string
+	// Requests is N, the requests per burst.
+	Requests int
+	// Trials is the number of bursts per target, each on fresh state.
+	Trials int
+	// Timeout bounds each request.
+	Timeout time.Duration
+	// Seed decides the simulated stores' random choices.
+	Seed int64
+	// Expect overrides the targets' expectations.
+	Expect Expect
+	// Options are passed to every target as it is opened.
+	Options []targets.Option
+	// OnTrial, when set, is called after every trial from the goroutine
+	// that called Run, for progress display.
+	OnTrial func(target string, done, total int)
+}
+
+// resolved is a target spec checked against the catalog before any runs.
+type resolved struct {
+	raw   string
+	spec  targets.Spec
+	entry targets.Entry
+}
+
+// Validate checks the plan without running anything: every target exists,
+// can play the story, and the counts make sense.
+func (p *Plan) Validate() error {
+	_, err := p.resolve()
+	return err
+}
+
+func (p *Plan) resolve() ([]resolved, error) {
+	if p.Scenario == nil {
+		return nil, fmt.Errorf("%w: no scenario", ErrUsage)
+	}
+	if p.Requests < 0 || p.Requests > MaxRequests {
+		return nil, fmt.Errorf("%w: --requests %d is out of range; want 1 to %d", ErrUsage, p.Requests, MaxRequests)
+	}
+	if p.Trials < 0 {
+		return nil, fmt.Errorf("%w: --trials %d is negative; want 1 or more", ErrUsage, p.Trials)
+	}
+	if p.Timeout < 0 {
+		return nil, fmt.Errorf("%w: --timeout %s is negative; want a duration such as 5s", ErrUsage, p.Timeout)
+	}
+	switch p.Expect {
+	case ExpectAuto, ExpectRace, ExpectSafe:
+	default:
+		return nil, fmt.Errorf("%w: --expect %q; want auto, hold or race", ErrUsage, p.Expect)
+	}
+	specs := p.Targets
+	if len(specs) == 0 {
+		specs = p.Scenario.Lineup
+	}
+	out := make([]resolved, 0, len(specs))
+	for _, raw := range specs {
+		spec, e, err := targets.Lookup(raw)
+		if err != nil {
+			return nil, err
+		}
+		if !e.Abilities.Has(p.Scenario.Needs) {
+			return nil, fmt.Errorf("%w: target %s cannot play %s (it has no %s)", ErrUsage, spec.Name(), p.Scenario.Name, needWord(p.Scenario.Needs))
+		}
+		out = append(out, resolved{raw, spec, e})
+	}
+	return out, nil
+}
+
+func needWord(a targets.Ability) string {
+	switch a {
+	case targets.CanCount:
+		return "view counter"
+	case targets.CanQuota:
+		return "download quota"
+	default:
+		return "inventory"
+	}
+}
+
+// Run plays the plan: for each target in turn, open it, fire the trials,
+// close it. An error means the plan could not be run at all (a usage
+// error); a target that fails is recorded in its TargetResult and the run
+// goes on. When ctx is cancelled, Run returns what it has, marked
+// Interrupted: the burst in flight is dropped, completed trials are kept.
+func Run(ctx context.Context, p Plan) (*Result, error) {
+	rs, err := p.resolve()
+	if err != nil {
+		return nil, err
+	}
+	sc := p.Scenario
+	n := cmp.Or(p.Requests, sc.DefaultRequests)
+	trials := cmp.Or(p.Trials, DefaultTrials)
+	timeout := cmp.Or(p.Timeout, DefaultTimeout)
+	res := &Result{
+		Schema:   SchemaVersion,
+		Scenario: sc.Name,
+		Rule:     sc.Rule,
+		Requests: n,
+		Trials:   trials,
+		Seed:     p.Seed,
+	}
+	// Open every target before the first burst, so that a mistyped store
+	// parameter is a usage error before anything runs, not halfway through.
+	opts := append([]targets.Option{targets.WithSeed(p.Seed)}, p.Options...)
+	opened := make([]*targets.Target, len(rs))
+	openErr := make([]error, len(rs))
+	for i, r := range rs {
+		opened[i], openErr[i] = targets.Open(ctx, r.raw, opts...)
+		if errors.Is(openErr[i], targets.ErrBadSpec) {
+			closeAll(opened)
+			return nil, openErr[i]
+		}
+	}
+	defer closeAll(opened)
+	// A run id keeps keys fresh across runs, even with the same seed, so
+	// that a real server never hands one run another run's state.
+	runID := newRunID()
+	for ti, r := range rs {
+		if ctx.Err() != nil {
+			break
+		}
+		tr := TargetResult{
+			Target:    r.spec.Name(),
+			Spec:      r.raw,
+			Guarantee: r.entry.Guarantee,
+		}
+		tr.Expect, tr.Strict = expectation(r.entry, p.Expect)
+		if openErr[ti] != nil {
+			tr.Error = openErr[ti].Error()
+		} else {
+			runTarget(ctx, &tr, sc, opened[ti], n, trials, timeout, func(trial int) string {
+				return fmt.Sprintf("%s-%s-%d-%d", sc.KeyPrefix, runID, ti, trial)
+			}, p.OnTrial)
+			if err := opened[ti].Close(); err != nil && tr.Error == "" {
+				tr.Error = fmt.Sprintf("close %s: %v", tr.Target, err)
+			}
+			opened[ti] = nil
+		}
+		res.Targets = append(res.Targets, tr)
+	}
+	res.Interrupted = ctx.Err() != nil
+	return res, nil
+}
+
+func closeAll(ts []*targets.Target) {
+	for _, t := range ts {
+		if t != nil {
+			_ = t.Close()
+		}
+	}
+}
+
+func expectation(e targets.Entry, override Expect) (Expectation, bool) {
+	switch override {
+	case ExpectRace:
+		return ExpectBreak, true
+	case ExpectSafe:
+		return ExpectHold, true
+	}
+	if e.Holds {
+		return ExpectHold, true
+	}
+	return ExpectBreak, false
+}
+
+// runTarget plays the trials of one opened target into tr.
+func runTarget(ctx context.Context, tr *TargetResult, sc *Scenario, t *targets.Target,
+	n, trials int, timeout time.Duration, key func(int) string, onTrial func(string, int, int)) {
+	if err := t.Prepare(ctx, n); err != nil {
+		tr.Error = fmt.Sprintf("prepare %s for %d requests: %v", tr.Target, n, err)
+		return
+	}
+	retrier, _ := t.Store.(targets.Retrier)
+	for i := range trials {
+		k := key(i)
+		var before int64
+		if retrier != nil {
+			before = retrier.Retries()
+		}
+		reqs := Burst(ctx, n, timeout, func(ctx context.Context, j int) Answer {
+			return sc.Do(ctx, t.Store, k, j)
+		})
+		if ctx.Err() != nil {
+			return // the burst was cut short: it proves nothing either way
+		}
+		trial := Trial{Index: i, Key: k, Requests: reqs, ReleaseSpread: releaseSpread(reqs)}
+		for _, r := range reqs {
+			switch r.Outcome {
+			case Allowed:
+				trial.Allowed++
+			case Refused:
+				trial.Refused++
+			default:
+				trial.Errors++
+			}
+		}
+		if trial.Errors == n {
+			tr.Error = fmt.Sprintf("%s: every request failed; first: %s", tr.Target, reqs[0].Error)
+			return
+		}
+		rctx, cancel := context.WithTimeout(ctx, timeout)
+		counted, err := sc.Read(rctx, t.Store, k)
+		trial.Counted = counted
+		cancel()
+		if err != nil {
+			if ctx.Err() == nil {
+				tr.Error = fmt.Sprintf("%s: read back %s: %v", tr.Target, k, err)
+			}
+			return
+		}
+		if retrier != nil {
+			trial.Retries = retrier.Retries() - before
+		}
+		sc.Judge(&trial, tr.Target)
+		tr.Trials = append(tr.Trials, trial)
+		if onTrial != nil {
+			onTrial(tr.Target, i+1, trials)
+		}
+	}
+}
+
+// Burst fires exactly n calls of do at once. All n goroutines are started
+// and parked on one channel before it is closed, so none of them pays for
+// goroutine start-up after the release; each writes only its own slot.
+// Instants are monotonic and relative to the release. Every call gets its
+// own timeout; a panic in do is recorded as that request's failure.
+func Burst(ctx context.Context, n int, timeout time.Duration, do func(ctx context.Context, i int) Answer) []Request {
+	reqs := make([]Request, n)
+	gate := make(chan struct{})
+	var ready, done sync.WaitGroup
+	ready.Add(n)
+	done.Add(n)
+	var release time.Time // written before close(gate), read after it
+	for i := range n {
+		go func() {
+			defer done.Done()
+			ready.Done()
+			<-gate
+			invoke := time.Since(release)
+			a := call(ctx, timeout, i, do)
+			reqs[i] = Request{
+				Index:   i,
+				Invoke:  invoke,
+				Return:  time.Since(release),
+				Outcome: a.Outcome,
+				Value:   a.Value,
+			}
+			if a.Err != nil {
+				reqs[i].Outcome = Failed
+				reqs[i].Error = a.Err.Error()
+			}
+		}()
+	}
+	ready.Wait()
+	release = time.Now()
+	close(gate)
+	done.Wait()
+	return reqs
+}
+
+func call(ctx context.Context, timeout time.Duration, i int, do func(context.Context, int) Answer) (a Answer) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	defer func() {
+		if p := recover(); p != nil {
+			a = Answer{Outcome: Failed, Err: fmt.Errorf("panic in target: %v", p)}
+		}
+	}()
+	return do(ctx, i)
+}
+
+func releaseSpread(reqs []Request) time.Duration {
+	if len(reqs) == 0 {
+		return 0
+	}
+	lo, hi := reqs[0].Invoke, reqs[0].Invoke
+	for _, r := range reqs[1:] {
+		lo, hi = min(lo, r.Invoke), max(hi, r.Invoke)
+	}
+	return hi - lo
+}
+
+func newRunID() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,101 @@
+package scenarios
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// TestBurstOverlaps proves the burst is simultaneous: every call waits until
+// all n calls are in flight, which only happens if none finished before the
+// last one started.
+func TestBurstOverlaps(t *testing.T) {
+	for _, n := range []int{1, 2, 10, 100, 500} {
+		var inFlight atomic.Int64
+		all := make(chan struct{})
+		reqs := Burst(context.Background(), n, 10*time.Second, func(ctx context.Context, i int) Answer {
+			if inFlight.Add(1) == int64(n) {
+				close(all)
+			}
+			select {
+			case <-all:
+				return Answer{Outcome: Allowed, Value: int64(i)}
+			case <-ctx.Done():
+				return Answer{Err: ctx.Err()}
+			}
+		})
+		if got := len(reqs); got != n {
+			t.Fatalf("n=%d: got %d requests, want %d", n, got, n)
+		}
+		for i, r := range reqs {
+			if r.Outcome != Allowed || r.Index != i || r.Value != int64(i) {
+				t.Errorf("n=%d: slot %d = %+v, want allowed, index and value %d", n, i, r, i)
+			}
+			if r.Invoke < 0 || r.Return < r.Invoke {
+				t.Errorf("n=%d: slot %d instants invoke=%v return=%v out of order", n, i, r.Invoke, r.Return)
+			}
+		}
+		if s := releaseSpread(reqs); s < 0 {
+			t.Errorf("n=%d: negative release spread %v", n, s)
+		}
+	}
+}
+
+// TestBurstFailuresAreData checks that a target's failures (an error, a
+// timeout, a panic) land in the request's slot instead of stopping the run.
+func TestBurstFailuresAreData(t *testing.T) {
+	boom := errors.New("connection refused")
+	reqs := Burst(context.Background(), 4, 20*time.Millisecond, func(ctx context.Context, i int) Answer {
+		switch i {
+		case 0:
+			return Answer{Outcome: Allowed, Value: 1}
+		case 1:
+			return Answer{Err: boom}
+		case 2:
+			<-ctx.Done() // outlives its timeout
+			return Answer{Err: ctx.Err()}
+		default:
+			panic("store bug")
+		}
+	})
+	want := []struct {
+		outcome Outcome
+		err     string
+	}{
+		{Allowed, ""},
+		{Failed, "connection refused"},
+		{Failed, "context deadline exceeded"},
+		{Failed, "panic in target: store bug"},
+	}
+	for i, w := range want {
+		if reqs[i].Outcome != w.outcome || reqs[i].Error != w.err {
+			t.Errorf("slot %d = %s %q, want %s %q", i, reqs[i].Outcome, reqs[i].Error, w.outcome, w.err)
+		}
+	}
+}
+
+func TestReleaseSpread(t *testing.T) {
+	reqs := []Request{{Invoke: 30}, {Invoke: 10}, {Invoke: 25}}
+	if got, want := releaseSpread(reqs), time.Duration(20); got != want {
+		t.Errorf("releaseSpread = %v, want %v", got, want)
+	}
+}
+
+func BenchmarkBurst(b *testing.B) {
+	for _, n := range []int{10, 100} {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			for b.Loop() {
+				Burst(context.Background(), n, time.Second, func(context.Context, int) Answer {
+					return Answer{Outcome: Allowed}
+				})
+			}
+		})
+	}
+}

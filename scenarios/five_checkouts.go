@@ -1,0 +1,59 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/racelab/racelab/targets"
+)
+
+// Stock is how many of each item exist in five-checkouts: one of a kind.
+const Stock = 1
+
+var fiveCheckouts = &Scenario{
+	Name:  "five-checkouts",
+	Title: "five buyers check out the one painting at once; all five are let through",
+	Story: "A shop sells paintings that exist once each. Its first version kept " +
+		"the sold mark in a key-value store and looked at it before opening a " +
+		"payment session. Five buyers who check out the same painting at the " +
+		"same instant all find it unsold, and all five get a payment page. " +
+		"Claiming the item in one single-threaded object, or in one conditional " +
+		"statement, lets exactly one buyer through; the others are told it is " +
+		"being checked out (409) and when it will be free again.",
+	Rule:            fmt.Sprintf("at most %d checkout succeeds per item, and every success is recorded as a claim", Stock),
+	Needs:           targets.CanCheckout,
+	DefaultRequests: 5,
+	Lineup:          []string{"kv", "actor", "sqlite"},
+	KeyPrefix:       "item",
+
+	Do: func(ctx context.Context, store any, key string, i int) Answer {
+		ok, err := store.(targets.Inventory).Checkout(ctx, key, "buyer-"+strconv.Itoa(i+1))
+		v := int64(0)
+		if ok {
+			v = 1
+		}
+		return answerOf(ok, v, err)
+	},
+	Read: func(ctx context.Context, store any, key string) (int64, error) {
+		return store.(targets.Inventory).Claims(ctx, key)
+	},
+	Judge: func(t *Trial, target string) {
+		sold := int64(t.Allowed)
+		t.Over = max(0, sold-Stock)
+		t.Lost = max(0, sold-t.Counted)
+		switch {
+		case t.Over > 0 || t.Lost > 0:
+			t.Broken = true
+			t.Why = fmt.Sprintf("%s: %s succeeded for %d in stock, %s recorded", target,
+				plural(sold, "checkout"), Stock, plural(t.Counted, "claim"))
+			if t.Over > 0 {
+				t.Why += fmt.Sprintf(": %d oversold", t.Over)
+			}
+		case t.Counted > sold+int64(t.Errors):
+			t.Broken = true
+			t.Why = fmt.Sprintf("%s: %s succeeded, yet %s recorded", target,
+				plural(sold, "checkout"), plural(t.Counted, "claim"))
+		}
+	},
+}

@@ -1,0 +1,79 @@
+package scenarios
+
+import (
+	"context"
+	"slices"
+
+	"github.com/racelab/racelab/targets"
+)
+
+// Answer is what one request was told by the store.
+type Answer struct {
+	Outcome Outcome
+	Value   int64
+	Err     error
+}
+
+// Scenario is one story with one hard rule. It is a struct of functions
+// rather than an interface so that a story reads top to bottom in one place.
+type Scenario struct {
+	// Name is what users type: "ten-hits-one-view".
+	Name string
+	// Title is the story in one line; Story tells it in a paragraph.
+	Title string
+	Story string
+	// Rule is the hard rule in words.
+	Rule string
+	// Needs is the story interface a target must implement.
+	Needs targets.Ability
+	// DefaultRequests is the story's N.
+	DefaultRequests int
+	// Lineup is the default targets, naive first.
+	Lineup []string
+	// KeyPrefix starts every fresh key ("slug", "visitor", "item").
+	KeyPrefix string
+
+	// Do performs request i of a burst on key.
+	Do func(ctx context.Context, store any, key string, i int) Answer
+	// Read reads what the store counted on key after the burst.
+	Read func(ctx context.Context, store any, key string) (int64, error)
+	// Judge fills in Lost, Over, Broken and Why from the trial's outcomes
+	// and Counted.
+	Judge func(t *Trial, target string)
+}
+
+var registry = []*Scenario{tenHitsOneView, sixBecomeFour, fiveCheckouts}
+
+// All returns every scenario, in the order the stories are told.
+func All() []*Scenario { return slices.Clone(registry) }
+
+// Names returns every scenario's name.
+func Names() []string {
+	n := make([]string, len(registry))
+	for i, s := range registry {
+		n[i] = s.Name
+	}
+	return n
+}
+
+// Lookup finds a scenario by name; the error is a *targets.UnknownNameError.
+func Lookup(name string) (*Scenario, error) {
+	for _, s := range registry {
+		if s.Name == name {
+			return s, nil
+		}
+	}
+	return nil, &targets.UnknownNameError{Kind: "scenario", Name: name, Known: Names()}
+}
+
+// answerOf turns a store's reply into an Answer.
+func answerOf(ok bool, value int64, err error) Answer {
+	switch {
+	case err != nil:
+		return Answer{Outcome: Failed, Err: err}
+	case ok:
+		return Answer{Outcome: Allowed, Value: value}
+	default:
+		return Answer{Outcome: Refused, Value: value}
+	}
+}

@@ -1,0 +1,74 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/racelab/racelab/targets"
+)
+
+var tenHitsOneView = &Scenario{
+	Name:  "ten-hits-one-view",
+	Title: "ten readers open a post at once; the view counter records one",
+	Story: "A blog counts views in a key-value store: read the count, add one, " +
+		"write it back. One reader at a time, it is right. Ten readers at the " +
+		"same instant all read the same number and all write that number plus " +
+		"one, so ten views become one. Tests that send hits one after another " +
+		"never overlap two of them and never see it. One atomic upsert (SQLite's " +
+		"INSERT … ON CONFLICT … DO UPDATE … RETURNING, as on D1) or a single-" +
+		"threaded object per post applies every increment on its own.",
+	Rule:            "every hit is counted (counted = allowed) and every hit is answered a distinct total",
+	Needs:           targets.CanCount,
+	DefaultRequests: 10,
+	Lineup:          []string{"kv", "actor", "sqlite"},
+	KeyPrefix:       "slug",
+
+	Do: func(ctx context.Context, store any, key string, _ int) Answer {
+		n, err := store.(targets.Counter).Hit(ctx, key)
+		return answerOf(true, n, err)
+	},
+	Read: func(ctx context.Context, store any, key string) (int64, error) {
+		return store.(targets.Counter).Views(ctx, key)
+	},
+	Judge: func(t *Trial, target string) {
+		allowed := int64(t.Allowed)
+		t.Lost = max(0, allowed-t.Counted)
+		dup, twice := duplicateValue(t.Requests)
+		switch {
+		case t.Lost > 0:
+			t.Broken = true
+			t.Why = fmt.Sprintf("%s: %s answered, %s stored: %s lost", target,
+				plural(allowed, "hit"), plural(t.Counted, "view"), plural(t.Lost, "update"))
+		case t.Counted > allowed+int64(t.Errors):
+			t.Broken = true
+			t.Why = fmt.Sprintf("%s: %s answered, yet %s stored", target,
+				plural(allowed, "hit"), plural(t.Counted, "view"))
+		case twice:
+			t.Broken = true
+			t.Why = fmt.Sprintf("%s: two hits were both answered %d views: their increments overlapped", target, dup)
+		}
+	},
+}
+
+// duplicateValue finds a value answered to two allowed requests.
+func duplicateValue(reqs []Request) (int64, bool) {
+	seen := make(map[int64]bool, len(reqs))
+	for _, r := range reqs {
+		if r.Outcome != Allowed {
+			continue
+		}
+		if seen[r.Value] {
+			return r.Value, true
+		}
+		seen[r.Value] = true
+	}
+	return 0, false
+}
+
+// plural writes "1 hit", "2 hits".
+func plural(n int64, word string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, word)
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}

@@ -1,0 +1,25 @@
+// Package actor simulates a Cloudflare Durable Object: one single-threaded
+// object per key, each with its own strongly consistent storage.
+//
+// Every key (a slug, a visitor, an item) is owned by one goroutine that
+// reads its requests from a mailbox. The goroutine is the object: its
+// storage is a map only it touches, and it handles one delivered request at
+// a time. While a request awaits the object's own storage (StorageLatency)
+// the goroutine is busy, so no other request is delivered; this is the
+// platform's input gate, and it is why the plain strategy turns read,
+// compare and write into one operation without any lock.
+//
+// The input gate covers storage only. A request that awaits something
+// outside the object, such as a fetch to another service, lets the object
+// take the next request in the meantime. The "await-fetch" strategy does
+// exactly that between its read and its write: the handler reads, starts the
+// fetch and returns; when the fetch completes (FetchLatency later) the write
+// comes back to the mailbox as a continuation, behind whatever requests
+// arrived in between. Those requests read the same old value, so updates are
+// lost, as the Durable Objects documentation warns. Nothing here is a Go
+// data race: the loss is the object's own bookkeeping, and the race
+// detector stays quiet.
+//
+// The package knows nothing of racelab: the targets package adapts a Store
+// to its Counter, Quota and Inventory interfaces.
+package actor

@@ -1,0 +1,157 @@
+package actor
+
+import (
+	"context"
+	"fmt"
+)
+
+// Each object keeps its whole state under one storage key.
+const (
+	viewsKey = "views"
+	quotaKey = "quota"
+	itemKey  = "item"
+)
+
+// quotaState is a visitor's downloads on one UTC day. Keeping the day next
+// to the count makes the quota reset itself when the day changes: there is
+// nothing to clean up and no expiry to schedule.
+type quotaState struct {
+	Day   string
+	Count int64
+}
+
+// itemState is what an item's object records about its claims.
+type itemState struct {
+	Claims int64
+	Buyer  string // the buyer of the last recorded claim
+}
+
+// grant is a quota object's answer to one download.
+type grant struct {
+	granted bool
+	count   int64
+}
+
+// Hit records one view of slug in the slug's object and answers the total
+// it stored.
+func (s *Store) Hit(ctx context.Context, slug string) (int64, error) {
+	n, err := call(ctx, s, address{counters, slug}, func(o *object, reply func(int64)) {
+		views, open := load[int64](o, viewsKey)
+		if !open {
+			return
+		}
+		o.resume(func(o *object) {
+			views++
+			if o.save(viewsKey, views) {
+				reply(views)
+			}
+		})
+	})
+	if err != nil {
+		return 0, fmt.Errorf("hit %q: %w", slug, err)
+	}
+	return n, nil
+}
+
+// Views reads the total stored in slug's object, 0 if it has none.
+func (s *Store) Views(ctx context.Context, slug string) (int64, error) {
+	n, err := call(ctx, s, address{counters, slug}, func(o *object, reply func(int64)) {
+		if views, open := load[int64](o, viewsKey); open {
+			reply(views)
+		}
+	})
+	if err != nil {
+		return 0, fmt.Errorf("views of %q: %w", slug, err)
+	}
+	return n, nil
+}
+
+// Consume asks the visitor's object for one download. It is granted iff the
+// visitor's count for today is below limit, and then counted; a refused
+// download is not counted. The count answered is the one stored afterwards.
+func (s *Store) Consume(ctx context.Context, visitor string, limit int64) (bool, int64, error) {
+	g, err := call(ctx, s, address{quotas, visitor}, func(o *object, reply func(grant)) {
+		day := o.s.today()
+		q, open := load[quotaState](o, quotaKey)
+		if !open {
+			return
+		}
+		if q.Day != day {
+			q = quotaState{Day: day}
+		}
+		if q.Count >= limit {
+			reply(grant{false, q.Count})
+			return
+		}
+		o.resume(func(o *object) {
+			q.Count++
+			if o.save(quotaKey, q) {
+				reply(grant{true, q.Count})
+			}
+		})
+	})
+	if err != nil {
+		return false, 0, fmt.Errorf("consume for %q: %w", visitor, err)
+	}
+	return g.granted, g.count, nil
+}
+
+// Count reads the visitor's count for today, 0 if the visitor has not
+// downloaded anything since the day began.
+func (s *Store) Count(ctx context.Context, visitor string) (int64, error) {
+	n, err := call(ctx, s, address{quotas, visitor}, func(o *object, reply func(int64)) {
+		day := o.s.today()
+		q, open := load[quotaState](o, quotaKey)
+		if !open {
+			return
+		}
+		if q.Day != day {
+			q.Count = 0
+		}
+		reply(q.Count)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("count for %q: %w", visitor, err)
+	}
+	return n, nil
+}
+
+// Checkout asks the item's object to claim it for buyer and answers whether
+// this request got it: the first claim succeeds, later ones are refused
+// because the Stock of one is gone.
+func (s *Store) Checkout(ctx context.Context, item, buyer string) (bool, error) {
+	ok, err := call(ctx, s, address{items, item}, func(o *object, reply func(bool)) {
+		it, open := load[itemState](o, itemKey)
+		if !open {
+			return
+		}
+		if it.Claims >= Stock {
+			reply(false)
+			return
+		}
+		o.resume(func(o *object) {
+			it.Claims++
+			it.Buyer = buyer
+			if o.save(itemKey, it) {
+				reply(true)
+			}
+		})
+	})
+	if err != nil {
+		return false, fmt.Errorf("checkout of %q: %w", item, err)
+	}
+	return ok, nil
+}
+
+// Claims reads how many claims the item's object recorded.
+func (s *Store) Claims(ctx context.Context, item string) (int64, error) {
+	n, err := call(ctx, s, address{items, item}, func(o *object, reply func(int64)) {
+		if it, open := load[itemState](o, itemKey); open {
+			reply(it.Claims)
+		}
+	})
+	if err != nil {
+		return 0, fmt.Errorf("claims on %q: %w", item, err)
+	}
+	return n, nil
+}

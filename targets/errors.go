@@ -1,0 +1,64 @@
+package targets
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ErrBadSpec is wrapped by every error about a malformed target spec or
+// an unknown or malformed store parameter: a usage error.
+var ErrBadSpec = errors.New("bad target")
+
+// UnknownNameError says a name racelab does not know, with the closest known
+// one and the full list, so that the user can fix it in one go. Scenarios use
+// it too, so both kinds of name are reported alike.
+type UnknownNameError struct {
+	Kind  string   // "target", "scenario"
+	Name  string   // what the user typed
+	Known []string // every valid name
+}
+
+func (e *UnknownNameError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "unknown %s %q", e.Kind, e.Name)
+	if s := Closest(e.Name, e.Known); s != "" {
+		fmt.Fprintf(&b, "; did you mean %q?", s)
+	}
+	fmt.Fprintf(&b, " (valid: %s)", strings.Join(e.Known, ", "))
+	return b.String()
+}
+
+// Closest returns the known name nearest to name by edit distance, or ""
+// when none is near enough to be a plausible typo.
+func Closest(name string, known []string) string {
+	best, bestD := "", len(name)/2+2
+	for _, k := range known {
+		if d := distance(strings.ToLower(name), strings.ToLower(k)); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	return best
+}
+
+// distance is the Levenshtein distance between a and b, by runes.
+func distance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}

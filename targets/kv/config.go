@@ -1,0 +1,164 @@
+package kv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// The defaults, in one place. Each mirrors a documented platform figure or,
+// for latencies, a typical order of magnitude; see the package doc.
+const (
+	// DefaultLocations and DefaultMachines give six caches: enough for
+	// concurrent requests to land on different ones, few enough that some
+	// share one.
+	DefaultLocations = 3
+	DefaultMachines  = 2
+	// DefaultCacheTTL is how long a read is cached when the Worker does not
+	// pass cacheTtl: the platform's 60 seconds.
+	DefaultCacheTTL = 60 * time.Second
+	// MinCacheTTL is the smallest cacheTtl the platform accepts.
+	MinCacheTTL = 30 * time.Second
+	// DefaultHotRead is a read served from the machine's own cache.
+	DefaultHotRead = time.Millisecond
+	// DefaultColdRead is a read that has to reach the central store.
+	DefaultColdRead = 20 * time.Millisecond
+	// DefaultWrite is the time a put or delete takes to reach the central
+	// store.
+	DefaultWrite = 30 * time.Millisecond
+	// DefaultJitter spreads every latency by up to ±20 %.
+	DefaultJitter = 0.2
+	// DefaultMissOwnWrite is the chance that a write is not visible at once
+	// in the location that made it: "usually", the platform says, not
+	// "always".
+	DefaultMissOwnWrite = 0.05
+	// WriteInterval is the platform's limit on writes to one key: one a
+	// second. Only enforced with Config.WriteLimit.
+	WriteInterval = time.Second
+)
+
+// Config sets up a simulated namespace. Start from DefaultConfig; the zero
+// value is not valid (it has no locations).
+type Config struct {
+	// Locations is the number of network locations and Machines the number
+	// of machines in each. Every (location, machine) pair has its own cache,
+	// and requests are routed to one by the seeded random source.
+	Locations, Machines int
+	// CacheTTL is how long a read result, "not found" included, stays in
+	// the cache that fetched it. At least MinCacheTTL.
+	CacheTTL time.Duration
+	// HotRead, ColdRead and Write are the mean latencies of a cached read,
+	// a read from the central store, and a put or delete.
+	HotRead, ColdRead, Write time.Duration
+	// Jitter is the fraction of each latency added or removed at random,
+	// from 0 (exact) to 1.
+	Jitter float64
+	// MissOwnWrite is the probability, from 0 to 1, that a write leaves the
+	// writing location's caches as they were, so that a read there right
+	// after it can still answer the previous value.
+	MissOwnWrite float64
+	// WriteLimit answers ErrTooManyWrites to a write that reaches a key less
+	// than WriteInterval after the last accepted one (HTTP 429 on the
+	// platform). Off by default because the stories never hit it.
+	WriteLimit bool
+	// Seed decides every random choice: routing, jitter and missed writes.
+	Seed int64
+	// Clock measures and waits out time; nil means the real clock.
+	Clock Clock
+}
+
+// DefaultConfig returns the platform's documented behaviour with typical
+// latencies, seed 0 and the real clock.
+func DefaultConfig() Config {
+	return Config{
+		Locations:    DefaultLocations,
+		Machines:     DefaultMachines,
+		CacheTTL:     DefaultCacheTTL,
+		HotRead:      DefaultHotRead,
+		ColdRead:     DefaultColdRead,
+		Write:        DefaultWrite,
+		Jitter:       DefaultJitter,
+		MissOwnWrite: DefaultMissOwnWrite,
+	}
+}
+
+// maxCaches bounds Locations × Machines so that a typo cannot ask for
+// millions of caches.
+const maxCaches = 10000
+
+// Validate reports the first setting the simulator cannot honour, naming it
+// and saying what is valid. Settings are named in the short hyphenated form
+// a user types ("cache-ttl", "miss-own-write"), not as Go fields.
+func (c Config) Validate() error {
+	switch {
+	case c.Locations < 1:
+		return fmt.Errorf("locations is %d; want at least 1", c.Locations)
+	case c.Machines < 1:
+		return fmt.Errorf("machines is %d; want at least 1", c.Machines)
+	case c.Locations*c.Machines > maxCaches || c.Locations > maxCaches || c.Machines > maxCaches:
+		return fmt.Errorf("locations × machines is %d × %d; want at most %d caches in all", c.Locations, c.Machines, maxCaches)
+	case c.CacheTTL < MinCacheTTL:
+		return fmt.Errorf("cache-ttl is %v; want at least %v, the platform's minimum", c.CacheTTL, MinCacheTTL)
+	case c.HotRead < 0:
+		return fmt.Errorf("hot-read latency is %v; want 0 or more", c.HotRead)
+	case c.ColdRead < 0:
+		return fmt.Errorf("cold-read latency is %v; want 0 or more", c.ColdRead)
+	case c.Write < 0:
+		return fmt.Errorf("write latency is %v; want 0 or more", c.Write)
+	case !(c.Jitter >= 0 && c.Jitter <= 1): // also refuses NaN
+		return fmt.Errorf("jitter is %v; want a fraction from 0 to 1", c.Jitter)
+	case !(c.MissOwnWrite >= 0 && c.MissOwnWrite <= 1):
+		return fmt.Errorf("miss-own-write is %v; want a probability from 0 to 1", c.MissOwnWrite)
+	}
+	return nil
+}
+
+// Clock is where the simulator reads the time and waits out latencies. The
+// real clock is the default; a virtual clock can replace it so that a whole
+// trial runs as a deterministic sequence of events.
+type Clock interface {
+	// Now is the current instant.
+	Now() time.Time
+	// Sleep waits d, or until ctx is done, in which case it returns
+	// ctx.Err().
+	Sleep(ctx context.Context, d time.Duration) error
+}
+
+// RealClock is the wall clock.
+type RealClock struct{}
+
+// Now is time.Now.
+func (RealClock) Now() time.Time { return time.Now() }
+
+// Sleep waits d on a timer, giving up as soon as ctx is done.
+func (RealClock) Sleep(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// Errors a namespace answers with, besides a done context's.
+var (
+	// ErrTooManyWrites refuses a write to a key written less than
+	// WriteInterval before (with Config.WriteLimit); HTTP 429 on the
+	// platform.
+	ErrTooManyWrites = errors.New("too many writes to one key (429)")
+	// ErrInvalidKey refuses a key the platform would refuse: empty, "." or
+	// "..", or longer than MaxKeyBytes.
+	ErrInvalidKey = errors.New("invalid key")
+)
+
+// MaxKeyBytes is the platform's limit on the length of a key.
+const MaxKeyBytes = 512

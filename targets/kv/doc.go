@@ -1,0 +1,65 @@
+// Package kv simulates a Cloudflare Workers KV namespace and runs on it the
+// naive Worker code of three lost-update stories: a view counter, a daily
+// download quota and a one-of-a-kind checkout.
+//
+// # Why a simulator
+//
+// The stories happened on Workers KV, and KV loses updates in two ways that
+// a local map would hide. It has no atomic operation, so read, compare and
+// write are three steps another request can slip between. And its reads are
+// served from caches, so even requests one after another can read a value
+// that has since been overwritten. To show both without a Cloudflare
+// account, the simulator keeps its own bookkeeping of a central store and of
+// per-machine caches, and loses updates by following the platform's rules,
+// never through a data race: all of its state sits behind one mutex.
+//
+// # What it models, and the documented behaviour behind each setting
+//
+//   - Operations: Get, Put, Delete and List. Like the platform it offers no
+//     increment, no compare-and-swap and no transaction, so a counter must be
+//     read, changed in code and written back.
+//   - Concurrent writes: each write reaches the central store after the write
+//     latency, and the last to arrive wins. Nothing reports the writes it
+//     overwrote.
+//   - Locations and machines (Config.Locations, Config.Machines): requests
+//     run where the network routes them, picked here by the seeded source
+//     (Namespace.Route). Each machine of each location has its own cache.
+//   - Cache TTL (Config.CacheTTL, 60 s, at least 30 s): the platform's
+//     cacheTtl option. A read that misses the cache fetches the central value
+//     and caches the result for that long, including "not found". Until the
+//     entry expires that machine answers it, however often the key changes.
+//   - Read your own write (Config.MissOwnWrite, 5 %): the platform says a
+//     change is usually visible at once in the location that made it, but
+//     not that it always is. A write updates the caches of the writing
+//     location, except with this probability, when they keep what they had.
+//   - Propagation elsewhere: other locations see a write only when their
+//     cached entry expires, so up to the cache TTL. The platform says "60
+//     seconds or more"; the "more" is not modelled.
+//   - Write rate (Config.WriteLimit, off): the platform allows one write a
+//     second to the same key and answers the excess with HTTP 429, here
+//     ErrTooManyWrites.
+//   - Latency (Config.HotRead 1 ms, Config.ColdRead 20 ms, Config.Write 30 ms,
+//     Config.Jitter ±20 %): a cached read is fast, a central read or a write
+//     takes tens of milliseconds. These are orders of magnitude, not
+//     measurements. They matter because they set how wide the window between
+//     a request's read and its write is.
+//   - Keys: the platform's limit of 512 bytes, and no empty, "." or "..".
+//
+// Every random choice (routing, jitter, missed own writes) comes from
+// Config.Seed. Every wait and every timestamp goes through Config.Clock, real
+// by default, so that a virtual clock can later run a trial as a
+// deterministic sequence of events and make a TTL of minutes pass at once.
+//
+// # The Worker
+//
+// App is the code the stories' authors first wrote, on this namespace: Hit
+// reads a count, adds one and writes it back; Consume reads a visitor's
+// {day, count}, refuses at the limit and otherwise writes count+1; Checkout
+// looks for an item's sold mark and writes one if there is none. Released
+// together, ten hits record about one view, twelve downloads with a limit of
+// five are all granted, and five checkouts of a single painting all succeed.
+// Views, Count and Claims read what the store settled on through
+// Namespace.Settled, the value every location sees once its cache expires.
+//
+// The package knows nothing of racelab; racelab's targets package adapts it.
+package kv

@@ -1,0 +1,266 @@
+package kv
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Location is where a request runs: one machine in one network location.
+// Each has its own cache.
+type Location struct {
+	// Site is the network location, from 0 to Config.Locations-1.
+	Site int
+	// Machine is the machine within the site, from 0 to Config.Machines-1.
+	Machine int
+}
+
+// String names the location as "site/machine", e.g. "2/0".
+func (l Location) String() string { return fmt.Sprintf("%d/%d", l.Site, l.Machine) }
+
+// Stats counts what a namespace has done, to show why a race went the way
+// it went.
+type Stats struct {
+	HotReads  int64 // reads answered from a cache, possibly stale
+	ColdReads int64 // reads that reached the central store and filled a cache
+	Writes    int64 // puts and deletes applied to the central store
+	Missed    int64 // applied writes the writing location's caches did not take
+	Throttled int64 // writes refused with ErrTooManyWrites
+}
+
+// entry is one cached read result. A missing key is cached too (found is
+// false), which is why a key created elsewhere can stay invisible.
+type entry struct {
+	value   string
+	found   bool
+	expires time.Time
+}
+
+// Namespace is a simulated Workers KV namespace: one central store and a
+// cache per (location, machine). It is safe for concurrent use; every piece
+// of shared state sits behind mu, so the updates it loses are lost by its
+// own rules, never by a data race.
+type Namespace struct {
+	cfg   Config
+	clock Clock
+
+	mu        sync.Mutex
+	rng       *rand.Rand
+	central   map[string]string
+	caches    []map[string]entry // indexed by site*Machines + machine
+	lastWrite map[string]time.Time
+	stats     Stats
+}
+
+// New returns an empty namespace, or the error Validate finds in cfg.
+func New(cfg Config) (*Namespace, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	clock := cfg.Clock
+	if clock == nil {
+		clock = RealClock{}
+	}
+	caches := make([]map[string]entry, cfg.Locations*cfg.Machines)
+	for i := range caches {
+		caches[i] = make(map[string]entry)
+	}
+	// The second PCG word is a fixed odd constant: the seed alone decides
+	// the stream, and seed 0 still gives a well-mixed one.
+	return &Namespace{
+		cfg:       cfg,
+		clock:     clock,
+		rng:       rand.New(rand.NewPCG(uint64(cfg.Seed), 0x9e3779b97f4a7c15)),
+		central:   make(map[string]string),
+		caches:    caches,
+		lastWrite: make(map[string]time.Time),
+	}, nil
+}
+
+// Config returns the settings the namespace was made with.
+func (ns *Namespace) Config() Config { return ns.cfg }
+
+// Now is the namespace's clock's current instant. Workers running on the
+// namespace read the time here, so that a virtual clock governs them too.
+func (ns *Namespace) Now() time.Time { return ns.clock.Now() }
+
+// Stats returns the counts so far.
+func (ns *Namespace) Stats() Stats {
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	return ns.stats
+}
+
+// Route picks the location that serves the next request, as the platform's
+// routing would: the caller does not choose it. The pick comes from the
+// seeded source.
+func (ns *Namespace) Route() Location {
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	n := ns.rng.IntN(ns.cfg.Locations * ns.cfg.Machines)
+	return Location{Site: n / ns.cfg.Machines, Machine: n % ns.cfg.Machines}
+}
+
+// Get reads key as seen from loc. A live cache entry answers after a hot
+// read, even if it is stale or says "not found"; otherwise the read goes to
+// the central store, answers what it holds when the cold-read latency ends,
+// and caches that for CacheTTL.
+func (ns *Namespace) Get(ctx context.Context, loc Location, key string) (value string, found bool, err error) {
+	if err := ns.check(loc, key); err != nil {
+		return "", false, err
+	}
+	ns.mu.Lock()
+	cache := ns.caches[ns.index(loc)]
+	e, hot := cache[key]
+	if hot && !ns.clock.Now().Before(e.expires) {
+		delete(cache, key)
+		hot = false
+	}
+	var d time.Duration
+	if hot {
+		d = ns.latency(ns.cfg.HotRead)
+		ns.stats.HotReads++
+	} else {
+		d = ns.latency(ns.cfg.ColdRead)
+		ns.stats.ColdReads++
+	}
+	ns.mu.Unlock()
+
+	if err := ns.clock.Sleep(ctx, d); err != nil {
+		return "", false, err
+	}
+	if hot {
+		// The answer is the entry as found: the cache is on the machine
+		// itself, so nothing can change it on the way.
+		return e.value, e.found, nil
+	}
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	value, found = ns.central[key]
+	cache[key] = entry{value: value, found: found, expires: ns.clock.Now().Add(ns.cfg.CacheTTL)}
+	return value, found, nil
+}
+
+// Put writes value under key from loc. The write takes the write latency to
+// reach the central store, where the last one to arrive wins. The writing
+// location's caches then hold value, unless the MissOwnWrite draw says they
+// keep what they had; other locations keep their entries until these expire.
+// A write cancelled through ctx before it arrives is not applied.
+func (ns *Namespace) Put(ctx context.Context, loc Location, key, value string) error {
+	return ns.write(ctx, "put", loc, key, value, true)
+}
+
+// Delete removes key from loc, by the same rules as Put: the writing
+// location's caches learn "not found", other locations may keep serving the
+// old value until their entries expire.
+func (ns *Namespace) Delete(ctx context.Context, loc Location, key string) error {
+	return ns.write(ctx, "delete", loc, key, "", false)
+}
+
+func (ns *Namespace) write(ctx context.Context, op string, loc Location, key, value string, found bool) error {
+	if err := ns.check(loc, key); err != nil {
+		return err
+	}
+	// Draw everything up front, in one critical section, so that each
+	// operation takes a fixed slice of the seeded stream.
+	ns.mu.Lock()
+	d := ns.latency(ns.cfg.Write)
+	missed := ns.rng.Float64() < ns.cfg.MissOwnWrite
+	ns.mu.Unlock()
+
+	if err := ns.clock.Sleep(ctx, d); err != nil {
+		return err
+	}
+
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	now := ns.clock.Now()
+	if ns.cfg.WriteLimit {
+		if last, ok := ns.lastWrite[key]; ok && now.Sub(last) < WriteInterval {
+			ns.stats.Throttled++
+			return fmt.Errorf("%s %q: %w", op, key, ErrTooManyWrites)
+		}
+		ns.lastWrite[key] = now
+	}
+	if found {
+		ns.central[key] = value
+	} else {
+		delete(ns.central, key)
+	}
+	ns.stats.Writes++
+	if missed {
+		ns.stats.Missed++
+		return nil
+	}
+	e := entry{value: value, found: found, expires: now.Add(ns.cfg.CacheTTL)}
+	for m := range ns.cfg.Machines {
+		ns.caches[ns.index(Location{Site: loc.Site, Machine: m})][key] = e
+	}
+	return nil
+}
+
+// List answers the keys starting with prefix, sorted, as the central store
+// holds them when the cold-read latency ends. Unlike Get it is not cached
+// and not paged (the platform pages by 1000 keys); the stories never list.
+func (ns *Namespace) List(ctx context.Context, loc Location, prefix string) ([]string, error) {
+	if err := ns.check(loc, "-"); err != nil {
+		return nil, err
+	}
+	ns.mu.Lock()
+	d := ns.latency(ns.cfg.ColdRead)
+	ns.mu.Unlock()
+
+	if err := ns.clock.Sleep(ctx, d); err != nil {
+		return nil, err
+	}
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	var keys []string
+	for k := range ns.central {
+		if strings.HasPrefix(k, prefix) {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	return keys, nil
+}
+
+// Settled answers the value the central store holds for key: what every
+// location sees once its cached entry has expired. It takes no time and
+// fills no cache, so it is the way to read what the store counted.
+func (ns *Namespace) Settled(key string) (string, bool) {
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	v, ok := ns.central[key]
+	return v, ok
+}
+
+// check refuses a location outside the namespace and a key the platform
+// would refuse.
+func (ns *Namespace) check(loc Location, key string) error {
+	if loc.Site < 0 || loc.Site >= ns.cfg.Locations || loc.Machine < 0 || loc.Machine >= ns.cfg.Machines {
+		return fmt.Errorf("location %v is outside the namespace's %d locations × %d machines", loc, ns.cfg.Locations, ns.cfg.Machines)
+	}
+	switch {
+	case key == "", key == ".", key == "..":
+		return fmt.Errorf("key %q: %w: empty, \".\" and \"..\" are not allowed", key, ErrInvalidKey)
+	case len(key) > MaxKeyBytes:
+		return fmt.Errorf("key of %d bytes: %w: want at most %d", len(key), ErrInvalidKey, MaxKeyBytes)
+	}
+	return nil
+}
+
+func (ns *Namespace) index(loc Location) int { return loc.Site*ns.cfg.Machines + loc.Machine }
+
+// latency spreads d by the configured jitter. The caller holds mu.
+func (ns *Namespace) latency(d time.Duration) time.Duration {
+	if ns.cfg.Jitter == 0 || d == 0 {
+		return d
+	}
+	f := 1 + ns.cfg.Jitter*(2*ns.rng.Float64()-1)
+	return time.Duration(float64(d) * f)
+}
