@@ -6,9 +6,20 @@ import (
 	"strings"
 )
 
-// ErrBadSpec is wrapped by every error about a malformed target spec or
-// an unknown or malformed store parameter: a usage error.
+// ErrBadSpec is matched (errors.Is) by every error about a malformed target
+// spec or an unknown or malformed store parameter: a usage error.
 var ErrBadSpec = errors.New("bad target")
+
+// specError is a usage error about a target spec. Its text stands alone, so
+// the message reads as one plain sentence rather than "bad target: …".
+type specError struct{ msg string }
+
+func (e *specError) Error() string        { return e.msg }
+func (e *specError) Is(target error) bool { return target == ErrBadSpec }
+
+func badSpec(format string, args ...any) error {
+	return &specError{fmt.Sprintf(format, args...)}
+}
 
 // UnknownNameError says a name racelab does not know, with the closest known
 // one and the full list, so that the user can fix it in one go. Scenarios use

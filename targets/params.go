@@ -86,11 +86,11 @@ func bind(spec Spec, ps ...param) error {
 			if c := Closest(k, names); c != "" {
 				hint = fmt.Sprintf(" (did you mean %q?)", c)
 			}
-			return fmt.Errorf("%w: %s has no parameter %q%s; valid: %s", ErrBadSpec, spec.Name(), k, hint, valid)
+			return badSpec("target %s has no parameter %q%s; valid: %s", spec.Name(), k, hint, valid)
 		}
 		v := spec.Params.Get(k)
 		if err := ps[i].set(v); err != nil {
-			return fmt.Errorf("%w: %s parameter %s=%q is %v; want %s", ErrBadSpec, spec.Name(), k, v, err, ps[i].want)
+			return badSpec("target %s: parameter %s=%q is %v; want %s", spec.Name(), k, v, err, ps[i].want)
 		}
 	}
 	return nil

@@ -2,9 +2,8 @@ package targets
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 )
@@ -80,6 +79,7 @@ func buildOptions(opts []Option) Options {
 var (
 	mu      sync.RWMutex
 	catalog = map[string]Entry{}
+	order   []string // names in the order they were first registered
 )
 
 // Register adds an entry to the catalog, replacing one of the same name. The
@@ -87,22 +87,25 @@ var (
 func Register(e Entry) {
 	mu.Lock()
 	defer mu.Unlock()
+	if _, ok := catalog[e.Name]; !ok {
+		order = append(order, e.Name)
+	}
 	catalog[e.Name] = e
 }
 
-// Entries returns the catalog sorted by name.
+// Entries returns the catalog in the order it was registered: the built-in
+// targets store by store, embedded ones first.
 func Entries() []Entry {
 	mu.RLock()
 	defer mu.RUnlock()
-	es := make([]Entry, 0, len(catalog))
-	for _, e := range catalog {
-		es = append(es, e)
+	es := make([]Entry, len(order))
+	for i, name := range order {
+		es[i] = catalog[name]
 	}
-	slices.SortFunc(es, func(a, b Entry) int { return strings.Compare(a.Name, b.Name) })
 	return es
 }
 
-// Names returns every target name in the catalog, sorted.
+// Names returns every target name in the catalog.
 func Names() []string {
 	var n []string
 	for _, e := range Entries() {
@@ -140,7 +143,10 @@ func Open(ctx context.Context, raw string, opts ...Option) (*Target, error) {
 		return nil, err
 	}
 	store, err := e.Open(ctx, spec, buildOptions(opts))
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrBadSpec):
+		return nil, err // already names the target and what would be right
+	case err != nil:
 		return nil, fmt.Errorf("open %s: %w", spec.Name(), err)
 	}
 	return &Target{Spec: spec, Entry: e, Store: store}, nil

@@ -1,7 +1,6 @@
 package targets
 
 import (
-	"fmt"
 	"net/url"
 	"strings"
 )
@@ -37,23 +36,23 @@ func (s Spec) Name() string {
 func Parse(raw string) (Spec, error) {
 	s := strings.TrimSpace(raw)
 	if s == "" {
-		return Spec{}, fmt.Errorf("%w: empty target; want STORE[:STRATEGY][?PARAMS] or an http(s) URL", ErrBadSpec)
+		return Spec{}, badSpec("empty target; want STORE[:STRATEGY][?PARAMS] or an http(s) URL")
 	}
 	if strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://") {
 		u, err := url.Parse(s)
 		if err != nil || u.Host == "" {
-			return Spec{}, fmt.Errorf("%w: target %q is not a valid URL; want e.g. http://127.0.0.1:8787", ErrBadSpec, raw)
+			return Spec{}, badSpec("target %q is not a valid URL; want e.g. http://127.0.0.1:8787", raw)
 		}
 		return Spec{Raw: s, Store: u.Scheme, URL: u}, nil
 	}
 	name, query, _ := strings.Cut(s, "?")
 	params, err := url.ParseQuery(query)
 	if err != nil {
-		return Spec{}, fmt.Errorf("%w: parameters of target %q: %v; want NAME=VALUE pairs joined by &", ErrBadSpec, raw, err)
+		return Spec{}, badSpec("parameters of target %q: %v; want NAME=VALUE pairs joined by &", raw, err)
 	}
 	store, strategy, _ := strings.Cut(name, ":")
 	if store == "" || strings.ContainsAny(name, " /") || strings.Contains(strategy, ":") {
-		return Spec{}, fmt.Errorf("%w: target %q; want STORE[:STRATEGY][?PARAMS] such as kv, sqlite:naive or kv?locations=3", ErrBadSpec, raw)
+		return Spec{}, badSpec("malformed target %q; want STORE[:STRATEGY][?PARAMS] such as kv, sqlite:naive or kv?locations=3", raw)
 	}
 	return Spec{Raw: s, Store: store, Strategy: strategy, Params: params}, nil
 }

@@ -78,9 +78,9 @@ func TestBind(t *testing.T) {
 		t.Errorf("bound ttl=%v count=%d p=%v on=%v; want 30s 4 0.5 true", d, n, f, b)
 	}
 	for raw, want := range map[string]string{
-		"x?ttl=soon": `x parameter ttl="soon" is not a duration; want a duration such as 5ms or 30s`,
-		"x?count=0":  `x parameter count="0" is not a whole number of at least 1`,
-		"x?p=2":      `x parameter p="2" is not a number from 0 to 1`,
+		"x?ttl=soon": `target x: parameter ttl="soon" is not a duration; want a duration such as 5ms or 30s`,
+		"x?count=0":  `target x: parameter count="0" is not a whole number of at least 1`,
+		"x?p=2":      `target x: parameter p="2" is not a number from 0 to 1`,
 		"x?cnt=2":    `x has no parameter "cnt" (did you mean "count"?); valid: ttl, count, p, on`,
 	} {
 		spec, _ := Parse(raw)

@@ -1,0 +1,48 @@
+# racelab's everyday commands. `make test` is the suite CI runs (.ci/run);
+# `make check` is what to run before a commit.
+GO      ?= go
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X main.version=$(VERSION)
+
+.PHONY: all build run test test-short check bench services services-stop clean
+
+all: build
+
+## build: the racelab binary in ./bin
+build:
+	$(GO) build -ldflags '$(LDFLAGS)' -o bin/racelab ./cmd/racelab
+
+## run: the README's main command, on embedded targets (no servers needed)
+run:
+	$(GO) run ./cmd/racelab run five-checkouts
+
+## test: vet and the whole suite under the race detector. Real-store tests
+## skip with a reason when their servers are down, and fail when CI=true.
+test:
+	$(GO) vet ./...
+	$(GO) test -race -count=1 -timeout 12m ./...
+
+## test-short: the suite without the race detector, for a quick loop
+test-short:
+	$(GO) test -count=1 ./...
+
+## check: format, vet, race tests, and go.mod/go.sum tidy
+check:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(MAKE) test
+	$(GO) mod tidy -diff
+
+## bench: Go benchmarks of the engine's hot paths and the embedded stores
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./scenarios ./targets/...
+
+## services: Redis and PostgreSQL on loopback for the real-store targets
+services:
+	bash .ci/services start
+
+## services-stop: stop exactly the servers `make services` started
+services-stop:
+	bash .ci/services stop
+
+clean:
+	rm -rf bin

@@ -1,0 +1,171 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/targets"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// Exit codes; see doc.go.
+const (
+	exitOK          = 0
+	exitFailure     = 1
+	exitUsage       = 2
+	exitRuleBroken  = 3
+	exitInterrupted = 130
+)
+
+// Streams are where a command reads and writes. Data goes to Out; progress
+// bars and notices go to Err, and only when Err is a terminal.
+type Streams struct {
+	In       io.Reader
+	Out      io.Writer
+	Err      io.Writer
+	ErrIsTTY bool // progress bars only on a terminal
+	NoColor  bool // NO_COLOR is set
+}
+
+// Stdio returns the process's own streams.
+func Stdio() Streams {
+	_, noColor := os.LookupEnv("NO_COLOR")
+	return Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, ErrIsTTY: isTerminal(os.Stderr), NoColor: noColor}
+}
+
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// Main runs racelab with args and returns the exit code. It is main without
+// os.Exit, so tests run the whole command in-process.
+func Main(ctx context.Context, args []string, s Streams) int {
+	root := newRootCmd(s)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	code := exitCode(err)
+	if err != nil && !errors.Is(err, errSilent) {
+		fmt.Fprintf(s.Err, "racelab: %v\n", err)
+	}
+	return code
+}
+
+// usageError marks an error as the user's to fix: exit 2.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// verdictError carries a non-zero exit for a run that did its job but whose
+// verdict fails: a rule broken, a failure to reach a target, an interrupt.
+type verdictError struct {
+	code int
+	msg  string
+}
+
+func (e verdictError) Error() string { return e.msg }
+
+// errSilent is an error already reported in full; Main prints nothing more.
+var errSilent = errors.New("already reported")
+
+// exitCode maps an error to its exit code, in one place.
+func exitCode(err error) int {
+	var ve verdictError
+	var ue usageError
+	var unknown *targets.UnknownNameError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ve):
+		return ve.code
+	case errors.As(err, &ue), errors.As(err, &unknown),
+		errors.Is(err, targets.ErrBadSpec), errors.Is(err, scenarios.ErrUsage):
+		return exitUsage
+	case errors.Is(err, context.Canceled):
+		return exitInterrupted
+	default:
+		return exitFailure
+	}
+}
+
+func newRootCmd(s Streams) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "racelab",
+		Short: "Fire simultaneous requests at a store and see whether its hard rule survives",
+		Long: `racelab reproduces lost-update races and proves that fixes hold.
+
+A scenario fires N requests at a target at the same instant, reads back what
+the store counted, and compares it with what the requests were allowed:
+ten simultaneous blog hits that become one view, a 5-a-day download quota that
+lets twelve through, five buyers who all check out the same painting.
+
+Targets are a faithful simulator of an eventually consistent KV store (kv),
+atomic stores (actor, sqlite), and their naive strategies.`,
+		Example: `  racelab run five-checkouts
+  racelab run ten-hits-one-view -t kv -t sqlite --trials 50
+  racelab run six-become-four -t actor -n 12 -o json
+  racelab list`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Args:          cobra.ArbitraryArgs,
+		// Without a subcommand, show help; with an unknown one, say so on
+		// one line with a suggestion, as a usage error.
+		RunE: func(c *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return c.Help()
+			}
+			msg := fmt.Sprintf("unknown command %q", args[0])
+			if sug := c.SuggestionsFor(args[0]); len(sug) > 0 {
+				msg += fmt.Sprintf("; did you mean %q?", sug[0])
+			}
+			return usageError{fmt.Errorf("%s (commands: run, list, version, completion)", msg)}
+		},
+	}
+	root.SetOut(s.Out)
+	root.SetErr(s.Err)
+	root.SetIn(s.In)
+	// A bad flag is a usage error (exit 2), stated on one line.
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		var bad *pflag.InvalidValueError
+		if errors.As(err, &bad) {
+			f := bad.GetFlag()
+			return usageError{fmt.Errorf("--%s %q: want %s (see '%s --help')", f.Name, bad.GetValue(), flagWants(f.Value.Type()), c.CommandPath())}
+		}
+		return usageError{fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
+	})
+	root.SuggestionsMinimumDistance = 2
+	root.AddCommand(newRunCmd(s, nil), newListCmd(s), newVersionCmd(s))
+	return root
+}
+
+// flagWants says in words what a flag of a pflag type takes, instead of
+// the parser's "strconv.ParseInt: parsing …: invalid syntax".
+func flagWants(typ string) string {
+	switch typ {
+	case "int", "int64":
+		return "a whole number"
+	case "duration":
+		return "a duration such as 500ms, 5s or 1m"
+	case "bool":
+		return "true or false"
+	default:
+		return "a " + typ
+	}
+}
+
+// exactArgs is cobra.ExactArgs with a usage error and a message that says
+// what was expected.
+func exactArgs(n int, what string) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usageError{fmt.Errorf("%s takes %s; got %d arguments (see '%s --help')", c.CommandPath(), what, len(args), c.CommandPath())}
+		}
+		return nil
+	}
+}

@@ -1,0 +1,49 @@
+package main
+
+import (
+
+	"github.com/racelab/racelab/report"
+	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/targets"
+	"github.com/spf13/cobra"
+)
+
+func newListCmd(s Streams) *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List the scenarios and the targets that can play them",
+		Long: `List the scenarios with their hard rules, then every target with what its
+strategy guarantees, whether it is expected to keep the rules, and which
+stories it can play. Use it to pick a line-up for -t.`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(*cobra.Command, []string) error {
+			return report.WriteCatalog(s.Out, catalog())
+		},
+	}
+}
+
+// catalog gathers the scenario and target tables that `list` prints.
+func catalog() report.Catalog {
+	var c report.Catalog
+	all := scenarios.All()
+	for _, sc := range all {
+		c.Scenarios = append(c.Scenarios, report.CatalogScenario{
+			Name: sc.Name, Requests: sc.DefaultRequests, Rule: sc.Rule, Title: sc.Title,
+		})
+	}
+	for _, e := range targets.Entries() {
+		t := report.CatalogTarget{Name: e.Name, Guarantee: e.Guarantee, Expect: string(scenarios.ExpectBreak), Embedded: e.Embedded}
+		if e.Name == "http" || e.Name == "https" {
+			t.Name = e.Name + "://HOST:PORT"
+		}
+		if e.Holds {
+			t.Expect = string(scenarios.ExpectHold)
+		}
+		for _, sc := range all {
+			t.Plays = append(t.Plays, e.Abilities.Has(sc.Needs))
+		}
+		c.Targets = append(c.Targets, t)
+	}
+	return c
+}
+

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/targets"
+	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/spf13/cobra"
+)
+
+// TestMain lets testscript run this test binary as the racelab command, so
+// scripts exercise the real main: flags, streams and exit codes.
+func TestMain(m *testing.M) {
+	registerFaultyTarget()
+	testscript.Main(m, map[string]func(){
+		"racelab": main,
+	})
+}
+
+// registerFaultyTarget adds a test-only fault: a target that claims to hold
+// but runs the naive KV code, so a run against it must exit 3.
+func registerFaultyTarget() {
+	_, kv, err := targets.Lookup("kv")
+	if err != nil {
+		panic(err)
+	}
+	targets.Register(targets.Entry{Name: "faulty", Guarantee: "claims to hold, races (test fault)",
+		Holds: true, Embedded: true, Abilities: kv.Abilities, Open: kv.Open})
+}
+
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir: "../../testdata/script",
+		Setup: func(e *testscript.Env) error {
+			// Scripts must not depend on the developer's servers or colours.
+			e.Setenv("NO_COLOR", "1")
+			e.Setenv("RACELAB_REDIS_URL", "redis://127.0.0.1:1/0")
+			e.Setenv("RACELAB_POSTGRES_URL", "postgres://racelab@127.0.0.1:1/racelab?sslmode=disable")
+			return nil
+		},
+	})
+}
+
+// execute runs racelab in-process and returns its exit code and streams.
+func execute(ctx context.Context, args ...string) (code int, stdout, stderr string) {
+	var out, errOut bytes.Buffer
+	code = Main(ctx, args, Streams{In: strings.NewReader(""), Out: &out, Err: &errOut})
+	return code, out.String(), errOut.String()
+}
+
+// TestExitCodes asserts the exact exit code of each kind of outcome, and
+// that every failure is said in exactly one line on stderr.
+func TestExitCodes(t *testing.T) {
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	tests := []struct {
+		name string
+		ctx  context.Context
+		args []string
+		want int
+	}{
+		{"help", nil, []string{}, exitOK},
+		{"version", nil, []string{"version"}, exitOK},
+		{"list", nil, []string{"list"}, exitOK},
+		{"atomic holds", nil, []string{"run", "ten-hits-one-view", "-t", "sqlite"}, exitOK},
+		{"naive breaks as expected", nil, []string{"run", "five-checkouts", "-t", "kv"}, exitOK},
+		{"unreachable server", nil, []string{"run", "ten-hits-one-view", "-t", "redis", "--redis-url", "redis://127.0.0.1:1/0"}, exitFailure},
+		{"unknown scenario", nil, []string{"run", "ten-hits"}, exitUsage},
+		{"unknown target", nil, []string{"run", "ten-hits-one-view", "-t", "sqlit"}, exitUsage},
+		{"unknown store parameter", nil, []string{"run", "ten-hits-one-view", "-t", "kv?locatons=3"}, exitUsage},
+		{"bad store parameter", nil, []string{"run", "ten-hits-one-view", "-t", "kv?cache-ttl=5s"}, exitUsage},
+		{"unknown flag", nil, []string{"run", "ten-hits-one-view", "--nope"}, exitUsage},
+		{"bad flag value", nil, []string{"run", "ten-hits-one-view", "-n", "ten"}, exitUsage},
+		{"zero requests", nil, []string{"run", "ten-hits-one-view", "-n", "0"}, exitUsage},
+		{"zero trials", nil, []string{"run", "ten-hits-one-view", "--trials", "0"}, exitUsage},
+		{"bad output", nil, []string{"run", "ten-hits-one-view", "-o", "xml"}, exitUsage},
+		{"bad expect", nil, []string{"run", "ten-hits-one-view", "--expect", "maybe"}, exitUsage},
+		{"missing scenario", nil, []string{"run"}, exitUsage},
+		{"unknown command", nil, []string{"rnu"}, exitUsage},
+		{"faulty atomic target", nil, []string{"run", "ten-hits-one-view", "-t", "faulty"}, exitRuleBroken},
+		{"race demanded, none shown", nil, []string{"run", "five-checkouts", "-t", "sqlite", "--expect", "race"}, exitRuleBroken},
+		{"interrupted", cancelled, []string{"run", "ten-hits-one-view", "-t", "sqlite"}, exitInterrupted},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := tt.ctx
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			code, _, stderr := execute(ctx, tt.args...)
+			if code != tt.want {
+				t.Fatalf("racelab %s: exit %d, want %d\nstderr: %s", strings.Join(tt.args, " "), code, tt.want, stderr)
+			}
+			if code != exitOK {
+				lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
+				if len(lines) != 1 || !strings.HasPrefix(lines[0], "racelab: ") {
+					t.Errorf("stderr = %q, want one line starting \"racelab: \"", stderr)
+				}
+			}
+		})
+	}
+}
+
+// TestRunJSON checks the acceptance figures through the JSON a CI job would
+// read: six-become-four on the actor grants 5 of 12 in every trial, and
+// five-checkouts on sqlite lets exactly one buyer through.
+func TestRunJSON(t *testing.T) {
+	tests := []struct {
+		args                           []string
+		allowed, refused, counted, len int
+	}{
+		{[]string{"run", "six-become-four", "-t", "actor", "-n", "12", "--trials", "10", "-o", "json"}, 5, 7, 5, 12},
+		{[]string{"run", "five-checkouts", "-t", "sqlite", "--trials", "10", "-o", "json"}, 1, 4, 1, 5},
+	}
+	for _, tt := range tests {
+		code, stdout, stderr := execute(context.Background(), tt.args...)
+		if code != exitOK {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		var res scenarios.Result
+		if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+			t.Fatalf("output is not JSON: %v\n%s", err, stdout)
+		}
+		if res.Schema != scenarios.SchemaVersion || len(res.Targets) != 1 || len(res.Targets[0].Trials) != 10 {
+			t.Fatalf("schema %q, %d targets; want %q and 1 target with 10 trials", res.Schema, len(res.Targets), scenarios.SchemaVersion)
+		}
+		for _, tr := range res.Targets[0].Trials {
+			if tr.Allowed != tt.allowed || tr.Refused != tt.refused || tr.Counted != int64(tt.counted) || len(tr.Requests) != tt.len {
+				t.Errorf("%v trial %d: allowed %d refused %d counted %d requests %d; want %d %d %d %d", tt.args[1], tr.Index,
+					tr.Allowed, tr.Refused, tr.Counted, len(tr.Requests), tt.allowed, tt.refused, tt.counted, tt.len)
+			}
+			if tr.ReleaseSpread <= 0 && tt.len > 1 {
+				t.Errorf("trial %d: release spread %v, want it measured", tr.Index, tr.ReleaseSpread)
+			}
+		}
+	}
+}
+
+// TestRunFlags checks flag parsing apart from running, through the runF seam.
+func TestRunFlags(t *testing.T) {
+	var got *runOptions
+	c := newRunCmd(Streams{Out: &bytes.Buffer{}, Err: &bytes.Buffer{}}, func(_ *cobra.Command, o *runOptions) error {
+		got = o
+		return nil
+	})
+	c.SetArgs([]string{"five-checkouts", "-t", "kv?locations=5&cold-read=40ms", "-t", "sqlite", "-n", "50", "--trials", "20", "--seed", "7", "-o", "json", "--timeout", "3s", "-q", "--expect", "hold"})
+	if err := c.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	want := runOptions{Scenario: "five-checkouts", Targets: []string{"kv?locations=5&cold-read=40ms", "sqlite"}, Requests: 50, RequestsSet: true,
+		Trials: 20, Seed: 7, SeedSet: true, Output: "json", Timeout: 3e9, Quiet: true, Expect: "hold",
+		RedisURL: os.Getenv("RACELAB_REDIS_URL"), PostgresURL: os.Getenv("RACELAB_POSTGRES_URL")}
+	if got == nil || !equalOptions(*got, want) {
+		t.Errorf("options = %+v\nwant      %+v", got, want)
+	}
+}
+
+func equalOptions(a, b runOptions) bool {
+	return strings.Join(a.Targets, "\n") == strings.Join(b.Targets, "\n") &&
+		a.Scenario == b.Scenario && a.Requests == b.Requests && a.RequestsSet == b.RequestsSet && a.Trials == b.Trials &&
+		a.Seed == b.Seed && a.SeedSet == b.SeedSet && a.Output == b.Output && a.Timeout == b.Timeout &&
+		a.Quiet == b.Quiet && a.Expect == b.Expect && a.RedisURL == b.RedisURL && a.PostgresURL == b.PostgresURL
+}

@@ -1,0 +1,192 @@
+package main
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/racelab/racelab/report"
+	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/targets"
+	"github.com/spf13/cobra"
+)
+
+// runOptions is everything `racelab run` was asked to do, fresh per call.
+type runOptions struct {
+	Scenario    string
+	Targets     []string
+	Requests    int
+	RequestsSet bool // an explicit -n 0 is a mistake, not the default
+	Trials      int
+	Seed        int64
+	SeedSet     bool
+	Output      string
+	Timeout     time.Duration
+	Quiet       bool
+	Expect      string
+	RedisURL    string
+	PostgresURL string
+}
+
+func newRunCmd(s Streams, runF func(*cobra.Command, *runOptions) error) *cobra.Command {
+	o := &runOptions{}
+	c := &cobra.Command{
+		Use:   "run SCENARIO",
+		Short: "Fire bursts of simultaneous requests at targets and judge the hard rule",
+		Long: `Run a scenario: for each target, fire N requests released together from
+one barrier, read back what the store counted, and check the story's hard
+rule. Each trial uses fresh state. Without -t, the story's own line-up runs,
+naive store first.
+
+Scenarios: ` + strings.Join(scenarios.Names(), ", ") + `
+Targets:   ` + strings.Join(targets.Names(), ", ") + `
+
+A naive target breaking the rule is expected and exits 0; a target expected
+to hold that breaks it exits 3.`,
+		Example: `  racelab run ten-hits-one-view
+  racelab run six-become-four -t actor -n 12
+  racelab run five-checkouts -t kv -t actor -t sqlite -n 50 --trials 20
+  racelab run ten-hits-one-view -t 'kv?locations=5&cold-read=40ms' --seed 7
+  racelab run five-checkouts -o json | jq .targets[].trials[0].release_spread_ns`,
+		Args:              exactArgs(1, "one scenario ("+strings.Join(scenarios.Names(), ", ")+")"),
+		ValidArgsFunction: completeScenarios,
+		RunE: func(c *cobra.Command, args []string) error {
+			o.Scenario = args[0]
+			o.SeedSet = c.Flags().Changed("seed")
+			o.RequestsSet = c.Flags().Changed("requests")
+			if runF != nil {
+				return runF(c, o)
+			}
+			return runRun(c, s, o)
+		},
+	}
+	f := c.Flags()
+	f.StringArrayVarP(&o.Targets, "target", "t", nil, "target spec STORE[:STRATEGY][?PARAMS], repeatable (default: the story's line-up)")
+	f.IntVarP(&o.Requests, "requests", "n", 0, "requests per burst (default: the story's own: 10, 12 or 5)")
+	f.IntVar(&o.Trials, "trials", scenarios.DefaultTrials, "bursts per target, each on fresh state")
+	f.Int64Var(&o.Seed, "seed", 0, "seed for the simulated stores' random choices (default: random, printed)")
+	f.StringVarP(&o.Output, "output", "o", string(report.Table), "output format: "+strings.Join(report.Formats(), ", "))
+	f.DurationVar(&o.Timeout, "timeout", scenarios.DefaultTimeout, "time limit of each request")
+	f.BoolVarP(&o.Quiet, "quiet", "q", false, "no progress bar or notices on stderr")
+	f.StringVar(&o.Expect, "expect", "auto", "what every target must do: auto (naive may break, others must hold), hold, or race")
+	f.StringVar(&o.RedisURL, "redis-url", os.Getenv("RACELAB_REDIS_URL"), "Redis server for redis targets (env RACELAB_REDIS_URL; default "+targets.DefaultRedisURL+")")
+	f.StringVar(&o.PostgresURL, "postgres-url", os.Getenv("RACELAB_POSTGRES_URL"), "PostgreSQL server for postgres targets (env RACELAB_POSTGRES_URL)")
+	_ = c.RegisterFlagCompletionFunc("target", completeTargets)
+	_ = c.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(report.Formats(), cobra.ShellCompDirectiveNoFileComp))
+	_ = c.RegisterFlagCompletionFunc("expect", cobra.FixedCompletions([]string{"auto", "hold", "race"}, cobra.ShellCompDirectiveNoFileComp))
+	return c
+}
+
+// plan turns the options into a scenarios.Plan, checking every value.
+func (o *runOptions) plan() (scenarios.Plan, report.Format, error) {
+	sc, err := scenarios.Lookup(o.Scenario)
+	if err != nil {
+		return scenarios.Plan{}, "", err
+	}
+	format, err := report.ParseFormat(o.Output)
+	if err != nil {
+		return scenarios.Plan{}, "", usageError{err}
+	}
+	if o.Requests < 0 || o.RequestsSet && o.Requests == 0 {
+		return scenarios.Plan{}, "", usageError{fmt.Errorf("--requests %d: want a whole number from 1 to %d", o.Requests, scenarios.MaxRequests)}
+	}
+	if o.Trials < 1 {
+		return scenarios.Plan{}, "", usageError{fmt.Errorf("--trials %d: want 1 or more", o.Trials)}
+	}
+	if o.Timeout <= 0 {
+		return scenarios.Plan{}, "", usageError{fmt.Errorf("--timeout %s: want a positive duration such as 5s", o.Timeout)}
+	}
+	expect := scenarios.Expect(o.Expect)
+	if o.Expect == "auto" {
+		expect = scenarios.ExpectAuto
+	}
+	seed := o.Seed
+	if !o.SeedSet {
+		seed = rand.Int64N(1 << 31) // short enough to retype
+	}
+	p := scenarios.Plan{
+		Scenario: sc,
+		Targets:  o.Targets,
+		Requests: o.Requests,
+		Trials:   o.Trials,
+		Timeout:  o.Timeout,
+		Seed:     seed,
+		Expect:   expect,
+		Options:  []targets.Option{targets.WithRedisURL(o.RedisURL), targets.WithPostgresURL(o.PostgresURL)},
+	}
+	if err := p.Validate(); err != nil {
+		return scenarios.Plan{}, "", err
+	}
+	return p, format, nil
+}
+
+func runRun(c *cobra.Command, s Streams, o *runOptions) error {
+	p, format, err := o.plan()
+	if err != nil {
+		return err
+	}
+	var bar *progress
+	if o.Trials > 1 && s.ErrIsTTY && !o.Quiet {
+		bar = newProgress(c.Context(), s.Err, p)
+		p.OnTrial = bar.Trial
+	}
+	res, err := scenarios.Run(c.Context(), p)
+	if bar != nil {
+		bar.Wait() // the bar is gone before the report is printed
+	}
+	if err != nil {
+		return err
+	}
+	if err := report.Render(s.Out, res, format, report.Options{NoColor: s.NoColor}); err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	return verdict(res)
+}
+
+// verdict turns a finished run into its exit code: interrupted first, then
+// a target racelab could not run, then a rule that broke where it had to hold.
+func verdict(res *scenarios.Result) error {
+	var failed, errored []string
+	for i := range res.Targets {
+		t := &res.Targets[i]
+		if t.Error != "" {
+			errored = append(errored, t.Target)
+		}
+		if t.Failed() {
+			failed = append(failed, t.Target)
+		}
+	}
+	switch {
+	case res.Interrupted:
+		return verdictError{exitInterrupted, "interrupted: the report above is partial"}
+	case len(errored) > 0:
+		return verdictError{exitFailure, fmt.Sprintf("could not run %s (see the errors above)", strings.Join(errored, ", "))}
+	case len(failed) > 0:
+		return verdictError{exitRuleBroken, fmt.Sprintf("not as expected: %s", strings.Join(failed, ", "))}
+	}
+	return nil
+}
+
+func completeScenarios(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+	if len(args) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var out []string
+	for _, sc := range scenarios.All() {
+		out = append(out, sc.Name+"\t"+sc.Title)
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp
+}
+
+func completeTargets(_ *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
+	var out []string
+	for _, e := range targets.Entries() {
+		if e.Name == "http" || e.Name == "https" {
+			continue
+		}
+		out = append(out, e.Name+"\t"+e.Guarantee)
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp
+}

@@ -1,0 +1,51 @@
+package report_test
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/racelab/racelab/report"
+	"github.com/racelab/racelab/scenarios"
+)
+
+func ExampleParseFormat() {
+	f, err := report.ParseFormat("markdown")
+	fmt.Println(f, err)
+	_, err = report.ParseFormat("html")
+	fmt.Println(err)
+	// Output:
+	// markdown <nil>
+	// unknown output format "html"; want table, json or markdown
+}
+
+func ExampleRender() {
+	r := &scenarios.Result{
+		Schema:   scenarios.SchemaVersion,
+		Scenario: "five-checkouts",
+		Rule:     "at most 1 checkout succeeds per item, and every success is recorded as a claim",
+		Requests: 5, Trials: 1, Seed: 1,
+		Targets: []scenarios.TargetResult{{
+			Target: "kv", Spec: "kv", Guarantee: "none: read, then write", Expect: scenarios.ExpectBreak,
+			Trials: []scenarios.Trial{{
+				Requests: make([]scenarios.Request, 5), Allowed: 5, Counted: 1, Over: 4, Lost: 4,
+				Broken: true, Why: "kv: 5 checkouts succeeded for 1 in stock, 1 claim recorded: 4 oversold",
+				ReleaseSpread: 51000,
+			}},
+		}},
+	}
+	if err := report.Render(os.Stdout, r, report.Table, report.Options{NoColor: true}); err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// five-checkouts — at most 1 checkout succeeds per item, and every success is recorded as a claim
+	// 5 requests per burst · 1 trial per target · seed 1
+	//
+	// +--------+------------------------+----------+---------+---------+--------+---------+----------+----------------+-------------------+
+	// | TARGET | GUARANTEE              | REQUESTS | ALLOWED | REFUSED | ERRORS | COUNTED | EXPECTED | LOST/OVER      | VERDICT           |
+	// +--------+------------------------+----------+---------+---------+--------+---------+----------+----------------+-------------------+
+	// | kv     | none: read, then write |        5 |       5 |       0 |      0 |       1 | breaks   | 4 over, 4 lost | broken (expected) |
+	// +--------+------------------------+----------+---------+---------+--------+---------+----------+----------------+-------------------+
+	//
+	// kv: 5 checkouts succeeded for 1 in stock, 1 claim recorded: 4 oversold
+	// release spread: max 51µs across all bursts
+}

@@ -1,0 +1,163 @@
+package targets
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/racelab/racelab/targets/actor"
+	"github.com/racelab/racelab/targets/kv"
+	"github.com/racelab/racelab/targets/postgres"
+	"github.com/racelab/racelab/targets/redis"
+	"github.com/racelab/racelab/targets/sqlite"
+)
+
+// Every built-in store implements every story; checked here, beside the
+// one place that wires them in.
+var (
+	_ interface {
+		Counter
+		Quota
+		Inventory
+	} = (*kv.App)(nil)
+	_ interface {
+		Counter
+		Quota
+		Inventory
+		Preparer
+	} = (*actor.Store)(nil)
+	_ interface {
+		Counter
+		Quota
+		Inventory
+		Preparer
+	} = (*sqlite.Store)(nil)
+	_ interface {
+		Counter
+		Quota
+		Inventory
+		Preparer
+	} = (*redis.Store)(nil)
+	_ interface {
+		Counter
+		Quota
+		Inventory
+		Preparer
+	} = (*postgres.Store)(nil)
+	_ Retrier = (*redis.Store)(nil)
+	_ Retrier = (*postgres.Store)(nil)
+)
+
+const allStories = CanCount | CanQuota | CanCheckout
+
+func init() {
+	for _, e := range []Entry{
+		{Name: "kv", Guarantee: "none: read, then write; reads cached", Embedded: true, Open: openKV},
+		{Name: "actor", Guarantee: "one request at a time per key", Holds: true, Embedded: true, Open: openActor(actor.StrategyDefault)},
+		{Name: "actor:await-fetch", Guarantee: "none: fetch awaited between read and write", Embedded: true, Open: openActor(actor.StrategyAwaitFetch)},
+		{Name: "sqlite", Guarantee: "one atomic upsert (as on D1)", Holds: true, Embedded: true, Open: openSQLite("")},
+		{Name: "sqlite:naive", Guarantee: "none: SELECT, then UPDATE", Embedded: true, Open: openSQLite("naive")},
+		{Name: "redis", Guarantee: "INCR, Lua check-and-increment, SET NX", Holds: true, Open: openRedis("")},
+		{Name: "redis:naive", Guarantee: "none: GET, then SET", Open: openRedis("naive")},
+		{Name: "redis:watch", Guarantee: "WATCH/MULTI/EXEC, retried", Holds: true, Open: openRedis("watch")},
+		{Name: "postgres", Guarantee: "one atomic statement", Holds: true, Open: openPostgres("")},
+		{Name: "postgres:naive", Guarantee: "none: SELECT, then UPDATE", Open: openPostgres("naive")},
+		{Name: "postgres:for-update", Guarantee: "row lock: SELECT FOR UPDATE", Holds: true, Open: openPostgres("for-update")},
+		{Name: "postgres:serializable", Guarantee: "SERIALIZABLE, retried on 40001", Holds: true, Open: openPostgres("serializable")},
+	} {
+		e.Abilities = allStories
+		Register(e)
+	}
+}
+
+func openKV(_ context.Context, spec Spec, o Options) (any, error) {
+	cfg := kv.DefaultConfig()
+	var latency = cfg.ColdRead
+	if err := bind(spec,
+		intParam("locations", &cfg.Locations),
+		intParam("machines", &cfg.Machines),
+		durationParam("cache-ttl", &cfg.CacheTTL),
+		durationParam("latency", &latency),
+		durationParam("hot-read", &cfg.HotRead),
+		durationParam("cold-read", &cfg.ColdRead),
+		durationParam("write", &cfg.Write),
+		floatParam("jitter", &cfg.Jitter),
+		floatParam("miss-own-write", &cfg.MissOwnWrite),
+		boolParam("write-limit", &cfg.WriteLimit),
+	); err != nil {
+		return nil, err
+	}
+	// latency is shorthand for the two slow operations at once.
+	if spec.Params.Has("latency") {
+		if !spec.Params.Has("cold-read") {
+			cfg.ColdRead = latency
+		}
+		if !spec.Params.Has("write") {
+			cfg.Write = latency
+		}
+	}
+	cfg.Seed = o.Seed
+	if err := cfg.Validate(); err != nil {
+		return nil, badSpec("target kv: %v", err)
+	}
+	ns, err := kv.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return kv.NewApp(ns), nil
+}
+
+func openActor(strategy string) func(context.Context, Spec, Options) (any, error) {
+	return func(_ context.Context, spec Spec, o Options) (any, error) {
+		cfg := actor.Config{Strategy: strategy, Now: o.Now}
+		ps := []param{durationParam("storage-latency", &cfg.StorageLatency)}
+		if strategy == actor.StrategyAwaitFetch {
+			ps = append(ps, durationParam("fetch-latency", &cfg.FetchLatency))
+		}
+		if err := bind(spec, ps...); err != nil {
+			return nil, err
+		}
+		return actor.New(cfg), nil
+	}
+}
+
+func openSQLite(strategy string) func(context.Context, Spec, Options) (any, error) {
+	return func(ctx context.Context, spec Spec, o Options) (any, error) {
+		cfg := sqlite.Config{Strategy: strategy, Now: o.Now}
+		ps := []param{stringParam("path", &cfg.Path)}
+		if strategy == "naive" {
+			ps = append(ps, durationParam("think-time", &cfg.ThinkTime))
+		}
+		if err := bind(spec, ps...); err != nil {
+			return nil, err
+		}
+		return sqlite.Open(ctx, cfg)
+	}
+}
+
+func openRedis(strategy string) func(context.Context, Spec, Options) (any, error) {
+	return func(ctx context.Context, spec Spec, o Options) (any, error) {
+		cfg := redis.Config{URL: o.RedisURL, Strategy: strategy, Now: o.Now}
+		if err := bind(spec); err != nil {
+			return nil, err
+		}
+		s, err := redis.Open(ctx, cfg)
+		if err != nil {
+			return nil, fmt.Errorf("%w; start it with `make services` or set RACELAB_REDIS_URL", err)
+		}
+		return s, nil
+	}
+}
+
+func openPostgres(strategy string) func(context.Context, Spec, Options) (any, error) {
+	return func(ctx context.Context, spec Spec, o Options) (any, error) {
+		cfg := postgres.Config{URL: o.PostgresURL, Strategy: strategy, Now: o.Now}
+		if err := bind(spec); err != nil {
+			return nil, err
+		}
+		s, err := postgres.Open(ctx, cfg)
+		if err != nil {
+			return nil, fmt.Errorf("%w; start it with `make services` or set RACELAB_POSTGRES_URL", err)
+		}
+		return s, nil
+	}
+}

@@ -1,0 +1,359 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// The strategies a Store can use, named by Config.Strategy.
+const (
+	StrategyAtomic       = ""             // one statement decides and writes
+	StrategyNaive        = "naive"        // SELECT, decide in Go, write
+	StrategyForUpdate    = "for-update"   // SELECT … FOR UPDATE in a transaction
+	StrategySerializable = "serializable" // SERIALIZABLE transaction, retried
+)
+
+// Strategies lists every strategy Open accepts.
+var Strategies = []string{StrategyAtomic, StrategyNaive, StrategyForUpdate, StrategySerializable}
+
+// Defaults for the Config fields left zero.
+const (
+	// DefaultURL is the server .ci/services starts.
+	DefaultURL = "postgres://racelab@127.0.0.1:55432/racelab?sslmode=disable"
+	// DefaultPoolSize is the pool size before Prepare asks for more.
+	DefaultPoolSize = 16
+	// DefaultConnectTimeout bounds Open's wait for a server that does not
+	// answer.
+	DefaultConnectTimeout = 2 * time.Second
+	// DefaultMaxAttempts bounds the serializable strategy's tries per
+	// request.
+	DefaultMaxAttempts = 100
+)
+
+// ErrUnreachable is wrapped by the error Open returns when no server answers
+// at the URL.
+var ErrUnreachable = errors.New("postgres unreachable")
+
+// ErrTooManyRetries is wrapped by the error a serializable-strategy request
+// returns when PostgreSQL refused to commit every one of its attempts.
+var ErrTooManyRetries = errors.New("too many retries")
+
+// Config says which server to use and how.
+type Config struct {
+	// URL is the server, postgres://user[:password]@host:port/db?…; empty
+	// means DefaultURL.
+	URL string
+	// Strategy is one of Strategies.
+	Strategy string
+	// PoolSize is the number of connections the pool may hold before
+	// Prepare asks for more. Zero means DefaultPoolSize.
+	PoolSize int
+	// Now is the clock that decides the quota's day; nil means time.Now.
+	Now func() time.Time
+	// ThinkTime is a pause between the read and the write of the naive,
+	// for-update and serializable strategies, to widen the window a race
+	// needs.
+	ThinkTime time.Duration
+	// MaxAttempts bounds the serializable strategy's tries per request;
+	// zero means DefaultMaxAttempts.
+	MaxAttempts int
+	// ConnectTimeout bounds each connection attempt; zero means
+	// DefaultConnectTimeout.
+	ConnectTimeout time.Duration
+}
+
+// Store keeps the three stories in one PostgreSQL database. Its methods are
+// safe for concurrent use.
+type Store struct {
+	cfg     Config
+	addr    string
+	retries atomic.Int64
+
+	mu   sync.RWMutex
+	pool *pgxpool.Pool
+	size int
+
+	// betweenReadAndWrite, when set, runs after the read of the naive,
+	// for-update and serializable strategies: tests use it to change a row
+	// at the worst moment.
+	betweenReadAndWrite func(ctx context.Context)
+}
+
+// Open connects to the database cfg names, checks that it answers and
+// creates the store's tables when they do not exist.
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	if !slices.Contains(Strategies, cfg.Strategy) {
+		return nil, fmt.Errorf("unknown postgres strategy %q (valid: \"\", %q, %q, %q)",
+			cfg.Strategy, StrategyNaive, StrategyForUpdate, StrategySerializable)
+	}
+	if cfg.URL == "" {
+		cfg.URL = DefaultURL
+	}
+	if cfg.PoolSize <= 0 {
+		cfg.PoolSize = DefaultPoolSize
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.MaxAttempts <= 0 {
+		cfg.MaxAttempts = DefaultMaxAttempts
+	}
+	if cfg.ConnectTimeout <= 0 {
+		cfg.ConnectTimeout = DefaultConnectTimeout
+	}
+	pcfg, err := poolConfig(cfg, cfg.PoolSize)
+	if err != nil {
+		return nil, err
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres at %s: %w", address(pcfg.ConnConfig), err)
+	}
+	s := &Store{cfg: cfg, addr: address(pcfg.ConnConfig), pool: pool, size: cfg.PoolSize}
+	pingCtx, cancel := context.WithTimeout(ctx, cfg.ConnectTimeout+time.Second)
+	defer cancel()
+	if err := pool.Ping(pingCtx); err != nil {
+		pool.Close()
+		return nil, s.reachError(err)
+	}
+	if err := createTables(ctx, pool); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres at %s: %w", s.addr, err)
+	}
+	return s, nil
+}
+
+// poolConfig builds a pool configuration of size connections.
+func poolConfig(cfg Config, size int) (*pgxpool.Config, error) {
+	pcfg, err := pgxpool.ParseConfig(cfg.URL)
+	if err != nil {
+		// pgx's error leaves out the URL, which may hold a password.
+		return nil, fmt.Errorf("postgres url: %w", err)
+	}
+	pcfg.MaxConns = int32(size)
+	pcfg.ConnConfig.ConnectTimeout = cfg.ConnectTimeout
+	// One round trip per statement and no per-connection statement cache:
+	// the first request on a fresh connection then costs what every later
+	// one does, so a burst is not smeared by statements being prepared.
+	pcfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeExec
+	return pcfg, nil
+}
+
+// address is the server as host:port, for messages.
+func address(c *pgx.ConnConfig) string {
+	return net.JoinHostPort(c.Host, fmt.Sprint(c.Port))
+}
+
+// unreachableError is a server that did not answer, reported in one line.
+type unreachableError struct {
+	addr, reason string
+	err          error
+}
+
+func (e *unreachableError) Error() string   { return "postgres at " + e.addr + ": " + e.reason }
+func (e *unreachableError) Unwrap() []error { return []error{ErrUnreachable, e.err} }
+
+// reachError describes a failed first contact with the server.
+func (s *Store) reachError(err error) error {
+	var netErr net.Error
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return &unreachableError{s.addr, "connection refused", err}
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
+		return &unreachableError{s.addr, fmt.Sprintf("no answer within %s", s.cfg.ConnectTimeout), err}
+	case errors.As(err, &netErr):
+		return &unreachableError{s.addr, netErr.Error(), err}
+	}
+	return fmt.Errorf("postgres at %s: %w", s.addr, err)
+}
+
+// schemaLock is the advisory lock that keeps two Opens from creating the
+// tables at the same instant, which PostgreSQL answers with a duplicate-key
+// error even under IF NOT EXISTS.
+const schemaLock = 0x72616365 // "race"
+
+// createTables creates the store's tables when they do not exist. It never
+// alters or drops one.
+func createTables(ctx context.Context, pool *pgxpool.Pool) error {
+	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(schemaLock)); err != nil {
+			return fmt.Errorf("lock schema: %w", err)
+		}
+		for _, ddl := range []string{
+			`CREATE TABLE IF NOT EXISTS racelab_views (
+				slug  text PRIMARY KEY,
+				count bigint NOT NULL
+			)`,
+			`CREATE TABLE IF NOT EXISTS racelab_quota (
+				visitor text PRIMARY KEY,
+				day     date NOT NULL,
+				count   bigint NOT NULL
+			)`,
+			`CREATE TABLE IF NOT EXISTS racelab_items (
+				item      text PRIMARY KEY,
+				remaining bigint NOT NULL,
+				claims    bigint NOT NULL DEFAULT 0,
+				buyer     text
+			)`,
+		} {
+			if _, err := tx.Exec(ctx, ddl); err != nil {
+				return fmt.Errorf("create tables: %w", err)
+			}
+		}
+		return nil
+	})
+}
+
+// Retries is how many times serializable-strategy requests started over
+// because PostgreSQL refused to commit them, summed over the store's life.
+func (s *Store) Retries() int64 { return s.retries.Load() }
+
+// Prepare makes the pool hold at least n connections and opens and pings n
+// of them, so that a burst of n requests finds them ready. It must not run
+// alongside requests: growing the pool replaces it.
+func (s *Store) Prepare(ctx context.Context, n int) error {
+	s.mu.Lock()
+	if n > s.size {
+		pcfg, err := poolConfig(s.cfg, n)
+		if err != nil {
+			s.mu.Unlock()
+			return err
+		}
+		pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+		if err != nil {
+			s.mu.Unlock()
+			return fmt.Errorf("postgres at %s: %w", s.addr, err)
+		}
+		s.pool.Close()
+		s.pool, s.size = pool, n
+	}
+	pool := s.pool
+	s.mu.Unlock()
+
+	// Hold every connection until all n are open, so that they are n
+	// distinct ones rather than one reused n times.
+	conns := make([]*pgxpool.Conn, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range conns {
+		wg.Go(func() {
+			c, err := pool.Acquire(ctx)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			conns[i] = c
+			errs[i] = c.Ping(ctx)
+		})
+	}
+	wg.Wait()
+	for _, c := range conns {
+		if c != nil {
+			c.Release()
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("postgres at %s: prepare %d connections: %w", s.addr, n, err)
+	}
+	return nil
+}
+
+// Close closes the store's connections.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pool.Close()
+	return nil
+}
+
+func (s *Store) db() *pgxpool.Pool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.pool
+}
+
+// querier is what a read-then-write step runs its statements on: the pool
+// itself (naive) or a transaction.
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// readThenWrite runs step, which reads, decides in Go and writes through q.
+// The naive strategy runs it on the pool, statement by statement; for-update
+// runs it in a READ COMMITTED transaction with lock set to " FOR UPDATE" for
+// its SELECT; serializable runs it in a SERIALIZABLE transaction and starts
+// over when PostgreSQL refuses to commit it.
+func (s *Store) readThenWrite(ctx context.Context, step func(q querier, lock string) error) error {
+	pool := s.db()
+	switch s.cfg.Strategy {
+	case StrategyNaive:
+		return step(pool, "")
+	case StrategyForUpdate:
+		return pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted},
+			func(tx pgx.Tx) error { return step(tx, " FOR UPDATE") })
+	}
+	for attempt := 1; ; attempt++ {
+		err := pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{IsoLevel: pgx.Serializable},
+			func(tx pgx.Tx) error { return step(tx, "") })
+		if !retryable(err) {
+			return err
+		}
+		if attempt >= s.cfg.MaxAttempts {
+			return fmt.Errorf("%w: refused to commit %d attempts: %w", ErrTooManyRetries, attempt, err)
+		}
+		s.retries.Add(1)
+		if err := backoff(ctx, attempt); err != nil {
+			return err
+		}
+	}
+}
+
+// retryable reports whether err is PostgreSQL refusing a transaction that
+// may succeed if tried again: a serialization failure or a deadlock.
+func retryable(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == "40001" || pgErr.Code == "40P01")
+}
+
+// pause runs between a strategy's read and its write.
+func (s *Store) pause(ctx context.Context) {
+	if s.betweenReadAndWrite != nil {
+		s.betweenReadAndWrite(ctx)
+	}
+	if s.cfg.ThinkTime > 0 {
+		t := time.NewTimer(s.cfg.ThinkTime)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+	}
+}
+
+// backoff waits a random time that grows with the attempt, so that
+// transactions that collided do not all come back at the same instant and
+// collide again.
+func backoff(ctx context.Context, attempt int) error {
+	limit := min(100*time.Microsecond<<min(attempt, 10), 10*time.Millisecond)
+	t := time.NewTimer(rand.N(limit) + 1)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,312 @@
+package redis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
+)
+
+// The strategies a Store can use, named by Config.Strategy.
+const (
+	StrategyAtomic = ""      // the server decides: INCR, Lua scripts
+	StrategyNaive  = "naive" // GET, decide in Go, SET
+	StrategyWatch  = "watch" // GET and SET inside WATCH/MULTI/EXEC, retried
+)
+
+// Strategies lists every strategy Open accepts.
+var Strategies = []string{StrategyAtomic, StrategyNaive, StrategyWatch}
+
+// Defaults for the Config fields left zero, and the lifetimes of the keys the
+// store writes.
+const (
+	// DefaultURL is the server .ci/services starts.
+	DefaultURL = "redis://127.0.0.1:56379/0"
+	// DefaultPoolSize is the pool size before Prepare asks for more.
+	DefaultPoolSize = 16
+	// DefaultDialTimeout bounds Open's wait for a server that does not answer.
+	DefaultDialTimeout = 2 * time.Second
+	// DefaultMaxAttempts bounds the watch strategy's tries per request.
+	DefaultMaxAttempts = 100
+
+	// KeyPrefix starts every key the store reads or writes.
+	KeyPrefix = "racelab:"
+	// RecordTTL is how long a view count or an item's claims record lives
+	// after its last write.
+	RecordTTL = 24 * time.Hour
+	// ReservationTTL is how long a claim on an item holds, as in the story's
+	// checkout reservation.
+	ReservationTTL = 7 * time.Minute
+)
+
+// ErrUnreachable is wrapped by the error Open returns when no server answers
+// at the URL.
+var ErrUnreachable = errors.New("redis unreachable")
+
+// ErrTooManyRetries is wrapped by the error a watch-strategy request returns
+// when every one of its attempts met a concurrent change.
+var ErrTooManyRetries = errors.New("too many retries")
+
+// Config says which server to use and how.
+type Config struct {
+	// URL is the server, redis://[user:password@]host:port/db; empty means
+	// DefaultURL.
+	URL string
+	// Strategy is one of Strategies.
+	Strategy string
+	// PoolSize is the number of connections to start with; Prepare grows
+	// the pool when a burst needs more. Zero means DefaultPoolSize.
+	PoolSize int
+	// Now is the clock that decides the quota's day; nil means time.Now.
+	Now func() time.Time
+	// ThinkTime is a pause between the read and the write of the naive and
+	// watch strategies, to widen the window a race needs.
+	ThinkTime time.Duration
+	// MaxAttempts bounds the watch strategy's tries per request; zero means
+	// DefaultMaxAttempts.
+	MaxAttempts int
+	// DialTimeout bounds each connection attempt; zero means
+	// DefaultDialTimeout.
+	DialTimeout time.Duration
+}
+
+// Store keeps the three stories in one Redis server. Its methods are safe for
+// concurrent use.
+type Store struct {
+	cfg     Config
+	addr    string
+	retries atomic.Int64
+
+	mu       sync.RWMutex
+	client   *goredis.Client
+	poolSize int
+
+	// betweenReadAndWrite, when set, runs after the read of the naive and
+	// watch strategies: tests use it to change a key at the worst moment.
+	betweenReadAndWrite func(ctx context.Context)
+}
+
+// Open connects to the server cfg names and checks that it answers.
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	if !slices.Contains(Strategies, cfg.Strategy) {
+		return nil, fmt.Errorf("unknown redis strategy %q (valid: \"\", %q, %q)", cfg.Strategy, StrategyNaive, StrategyWatch)
+	}
+	if cfg.URL == "" {
+		cfg.URL = DefaultURL
+	}
+	if cfg.PoolSize <= 0 {
+		cfg.PoolSize = DefaultPoolSize
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.MaxAttempts <= 0 {
+		cfg.MaxAttempts = DefaultMaxAttempts
+	}
+	if cfg.DialTimeout <= 0 {
+		cfg.DialTimeout = DefaultDialTimeout
+	}
+	opts, err := options(cfg, cfg.PoolSize)
+	if err != nil {
+		return nil, err
+	}
+	quietOnce.Do(func() { goredis.SetLogger(quiet{}) })
+	s := &Store{cfg: cfg, addr: opts.Addr, client: goredis.NewClient(opts), poolSize: cfg.PoolSize}
+	pingCtx, cancel := context.WithTimeout(ctx, cfg.DialTimeout+time.Second)
+	defer cancel()
+	if err := s.client.Ping(pingCtx).Err(); err != nil {
+		_ = s.client.Close()
+		return nil, s.reachError(err)
+	}
+	return s, nil
+}
+
+// options builds go-redis options for a pool of size connections.
+func options(cfg Config, size int) (*goredis.Options, error) {
+	opts, err := goredis.ParseURL(cfg.URL)
+	if err != nil {
+		return nil, fmt.Errorf("redis url %q: %w", cfg.URL, err)
+	}
+	opts.PoolSize = size
+	opts.DialTimeout = cfg.DialTimeout
+	// One dial attempt: a refused connection is an answer, and Open must
+	// report it at once rather than after a round of back-offs.
+	opts.DialerRetries = 1
+	// No silent retries: resending an INCR after a broken reply could count
+	// one hit twice, which would hide the very bugs racelab looks for.
+	opts.MaxRetries = -1
+	opts.ContextTimeoutEnabled = true
+	// Pipelines and MULTI/EXEC on the main pool, the one Prepare fills:
+	// go-redis's separate pipeline pool dials on first use, which would put
+	// connection set-up inside the burst.
+	opts.PipelinePoolSize = -1
+	opts.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
+	return opts, nil
+}
+
+// quietOnce silences go-redis's own logger, which would otherwise print a
+// line to stderr for every failed dial, between racelab's progress and its
+// table. The logger is global to go-redis; racelab is its only user, and
+// every failure it would log reaches the caller as an error anyway.
+var quietOnce sync.Once
+
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
+
+// unreachableError is a server that did not answer, reported in one line.
+type unreachableError struct {
+	addr, reason string
+	err          error
+}
+
+func (e *unreachableError) Error() string   { return "redis at " + e.addr + ": " + e.reason }
+func (e *unreachableError) Unwrap() []error { return []error{ErrUnreachable, e.err} }
+
+// reachError describes a failed first contact with the server.
+func (s *Store) reachError(err error) error {
+	var netErr net.Error
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return &unreachableError{s.addr, "connection refused", err}
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
+		return &unreachableError{s.addr, fmt.Sprintf("no answer within %s", s.cfg.DialTimeout), err}
+	case errors.As(err, &netErr):
+		return &unreachableError{s.addr, err.Error(), err}
+	}
+	return fmt.Errorf("redis at %s: %w", s.addr, err)
+}
+
+// Retries is how many times watch-strategy requests started over because
+// another client changed their key between the read and the write, summed
+// over the store's life.
+func (s *Store) Retries() int64 { return s.retries.Load() }
+
+// Prepare makes the pool hold at least n connections and opens and pings n
+// of them, so that a burst of n requests finds them ready. It must not run
+// alongside requests: growing the pool replaces it.
+func (s *Store) Prepare(ctx context.Context, n int) error {
+	s.mu.Lock()
+	if n > s.poolSize {
+		opts, err := options(s.cfg, n)
+		if err != nil {
+			s.mu.Unlock()
+			return err
+		}
+		old := s.client
+		s.client, s.poolSize = goredis.NewClient(opts), n
+		_ = old.Close()
+	}
+	c := s.client
+	s.mu.Unlock()
+
+	// Each Conn holds its own pool connection until closed, so n of them
+	// pinged at once are n distinct connections.
+	conns := make([]*goredis.Conn, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range conns {
+		conns[i] = c.Conn()
+		wg.Go(func() { errs[i] = conns[i].Ping(ctx).Err() })
+	}
+	wg.Wait()
+	for _, conn := range conns {
+		_ = conn.Close()
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("redis at %s: prepare %d connections: %w", s.addr, n, err)
+	}
+	return nil
+}
+
+// Close closes the store's connections.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.client.Close()
+}
+
+func (s *Store) redis() *goredis.Client {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.client
+}
+
+// write is the write half of a read-then-write step, queued on a pipeline.
+type write func(p goredis.Pipeliner)
+
+// readThenWrite runs step, which reads through r and decides in Go, then the
+// write it returns, if any. The naive strategy does both straight on the
+// client; the watch strategy does them inside WATCH key … MULTI … EXEC and
+// starts over when another client changed key in between.
+func (s *Store) readThenWrite(ctx context.Context, key string, step func(r goredis.Cmdable) (write, error)) error {
+	c := s.redis()
+	if s.cfg.Strategy == StrategyNaive {
+		w, err := step(c)
+		if err != nil || w == nil {
+			return err
+		}
+		s.pause(ctx)
+		_, err = c.Pipelined(ctx, func(p goredis.Pipeliner) error { w(p); return nil })
+		return err
+	}
+	for attempt := 1; ; attempt++ {
+		err := c.Watch(ctx, func(tx *goredis.Tx) error {
+			w, err := step(tx)
+			if err != nil || w == nil {
+				return err
+			}
+			s.pause(ctx)
+			_, err = tx.TxPipelined(ctx, func(p goredis.Pipeliner) error { w(p); return nil })
+			return err
+		}, key)
+		if !errors.Is(err, goredis.TxFailedErr) {
+			return err
+		}
+		if attempt >= s.cfg.MaxAttempts {
+			return fmt.Errorf("%w: %s changed under each of %d attempts", ErrTooManyRetries, key, attempt)
+		}
+		s.retries.Add(1)
+		if err := backoff(ctx, attempt); err != nil {
+			return err
+		}
+	}
+}
+
+// pause runs between a strategy's read and its write.
+func (s *Store) pause(ctx context.Context) {
+	if s.betweenReadAndWrite != nil {
+		s.betweenReadAndWrite(ctx)
+	}
+	if s.cfg.ThinkTime > 0 {
+		t := time.NewTimer(s.cfg.ThinkTime)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+	}
+}
+
+// backoff waits a random time that grows with the attempt, so that requests
+// that collided do not all come back at the same instant and collide again.
+func backoff(ctx context.Context, attempt int) error {
+	limit := min(50*time.Microsecond<<min(attempt, 10), 5*time.Millisecond)
+	t := time.NewTimer(rand.N(limit) + 1)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
