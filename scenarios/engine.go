@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -221,14 +222,30 @@ func runTarget(ctx context.Context, tr *TargetResult, sc *Scenario, t *targets.T
 		if retrier != nil {
 			before = retrier.Retries()
 		}
-		reqs := Burst(ctx, n, timeout, func(ctx context.Context, j int) Answer {
-			return sc.Do(ctx, t.Store, k, j)
-		})
+		do := func(ctx context.Context, j int) Answer { return sc.Do(ctx, t.Store, k, j) }
+		if stager, ok := t.Store.(targets.Stager); ok {
+			// The target sends most of each request now, before the
+			// barrier, and only the final parts after it.
+			staged, err := stager.Stage(ctx, sc.Op, k, sc.Limit, n)
+			if err != nil {
+				if ctx.Err() == nil {
+					tr.Error = fmt.Sprintf("%s: stage %d requests: %v", tr.Target, n, err)
+				}
+				return
+			}
+			do = func(ctx context.Context, j int) Answer {
+				r, err := staged[j](ctx)
+				return answerOfReply(sc.Op, r, err)
+			}
+		}
+		var arrivals []time.Time
+		reqs := burst(ctx, n, timeout, do, &arrivals)
 		if ctx.Err() != nil {
 			return // the burst was cut short: it proves nothing either way
 		}
-		trial := Trial{Index: i, Key: k, Requests: reqs, ReleaseSpread: releaseSpread(reqs)}
+		trial := Trial{Index: i, Key: k, Requests: reqs, ReleaseSpread: releaseSpread(reqs), ArrivalSpread: arrivalSpread(arrivals)}
 		for _, r := range reqs {
+			trial.Unsynchronized = trial.Unsynchronized || r.Early
 			switch r.Outcome {
 			case Allowed:
 				trial.Allowed++
@@ -269,7 +286,14 @@ func runTarget(ctx context.Context, tr *TargetResult, sc *Scenario, t *targets.T
 // Instants are monotonic and relative to the release. Every call gets its
 // own timeout; a panic in do is recorded as that request's failure.
 func Burst(ctx context.Context, n int, timeout time.Duration, do func(ctx context.Context, i int) Answer) []Request {
+	return burst(ctx, n, timeout, do, nil)
+}
+
+// burst is Burst that also collects the server-side arrival instants into
+// *arrivals when every answer carries one.
+func burst(ctx context.Context, n int, timeout time.Duration, do func(ctx context.Context, i int) Answer, arrivals *[]time.Time) []Request {
 	reqs := make([]Request, n)
+	arrived := make([]time.Time, n)
 	gate := make(chan struct{})
 	var ready, done sync.WaitGroup
 	ready.Add(n)
@@ -288,7 +312,9 @@ func Burst(ctx context.Context, n int, timeout time.Duration, do func(ctx contex
 				Return:  time.Since(release),
 				Outcome: a.Outcome,
 				Value:   a.Value,
+				Early:   a.Early,
 			}
+			arrived[i] = a.Arrival
 			if a.Err != nil {
 				reqs[i].Outcome = Failed
 				reqs[i].Error = a.Err.Error()
@@ -299,7 +325,28 @@ func Burst(ctx context.Context, n int, timeout time.Duration, do func(ctx contex
 	release = time.Now()
 	close(gate)
 	done.Wait()
+	if arrivals != nil && !slices.ContainsFunc(arrived, time.Time.IsZero) {
+		*arrivals = arrived
+	}
 	return reqs
+}
+
+// arrivalSpread is the max minus the min of the server's arrival instants,
+// zero when the server did not report them.
+func arrivalSpread(ts []time.Time) time.Duration {
+	if len(ts) == 0 {
+		return 0
+	}
+	lo, hi := ts[0], ts[0]
+	for _, t := range ts[1:] {
+		if t.Before(lo) {
+			lo = t
+		}
+		if t.After(hi) {
+			hi = t
+		}
+	}
+	return hi.Sub(lo)
 }
 
 func call(ctx context.Context, timeout time.Duration, i int, do func(context.Context, int) Answer) (a Answer) {

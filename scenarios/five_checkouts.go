@@ -25,6 +25,7 @@ var fiveCheckouts = &Scenario{
 	Needs:           targets.CanCheckout,
 	DefaultRequests: 5,
 	Lineup:          []string{"kv", "actor", "sqlite"},
+	Op:              targets.OpCheckout,
 	KeyPrefix:       "item",
 
 	Do: func(ctx context.Context, store any, key string, i int) Answer {

@@ -43,6 +43,9 @@ type Request struct {
 	Value int64 `json:"value"`
 	// Error is the target's failure in words, when Outcome is Failed.
 	Error string `json:"error,omitempty"`
+	// Early says the answer came before the request was released (staged
+	// targets only): the burst was not synchronized.
+	Early bool `json:"early,omitempty"`
 }
 
 // Trial is one burst on fresh state and its judgement.
@@ -73,6 +76,12 @@ type Trial struct {
 	// ReleaseSpread is the max minus the min of the instants the requests
 	// actually started: how tightly the burst was released.
 	ReleaseSpread time.Duration `json:"release_spread_ns"`
+	// ArrivalSpread is the same spread as the server saw the requests
+	// arrive, when the server reports arrivals (racelab serve does).
+	ArrivalSpread time.Duration `json:"arrival_spread_ns,omitempty"`
+	// Unsynchronized says some answer came before its request was
+	// released: the trial is reported but cannot count as proof.
+	Unsynchronized bool `json:"unsynchronized,omitempty"`
 }
 
 // TargetResult is every trial of one scenario against one target.

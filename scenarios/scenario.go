@@ -3,6 +3,7 @@ package scenarios
 import (
 	"context"
 	"slices"
+	"time"
 
 	"github.com/racelab/racelab/targets"
 )
@@ -12,6 +13,9 @@ type Answer struct {
 	Outcome Outcome
 	Value   int64
 	Err     error
+	// Arrival and Early come from staged targets; see targets.Reply.
+	Arrival time.Time
+	Early   bool
 }
 
 // Scenario is one story with one hard rule. It is a struct of functions
@@ -32,6 +36,10 @@ type Scenario struct {
 	Lineup []string
 	// KeyPrefix starts every fresh key ("slug", "visitor", "item").
 	KeyPrefix string
+	// Op is the story's request, for targets that stage requests
+	// themselves (targets.Stager); Limit is its limit, if it has one.
+	Op    targets.Op
+	Limit int64
 
 	// Do performs request i of a burst on key.
 	Do func(ctx context.Context, store any, key string, i int) Answer
@@ -64,6 +72,14 @@ func Lookup(name string) (*Scenario, error) {
 		}
 	}
 	return nil, &targets.UnknownNameError{Kind: "scenario", Name: name, Known: Names()}
+}
+
+// answerOfReply turns a staged target's reply into an Answer: a hit is
+// always allowed, the other operations are allowed when OK.
+func answerOfReply(op targets.Op, r targets.Reply, err error) Answer {
+	a := answerOf(r.OK || op == targets.OpHit, r.Value, err)
+	a.Arrival, a.Early = r.Arrival, r.Early
+	return a
 }
 
 // answerOf turns a store's reply into an Answer.

@@ -26,6 +26,8 @@ var sixBecomeFour = &Scenario{
 	Needs:           targets.CanQuota,
 	DefaultRequests: 12,
 	Lineup:          []string{"kv", "actor", "sqlite"},
+	Op:              targets.OpDownload,
+	Limit:           DailyLimit,
 	KeyPrefix:       "visitor",
 
 	Do: func(ctx context.Context, store any, key string, _ int) Answer {

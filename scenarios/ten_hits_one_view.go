@@ -21,6 +21,7 @@ var tenHitsOneView = &Scenario{
 	Needs:           targets.CanCount,
 	DefaultRequests: 10,
 	Lineup:          []string{"kv", "actor", "sqlite"},
+	Op:              targets.OpHit,
 	KeyPrefix:       "slug",
 
 	Do: func(ctx context.Context, store any, key string, _ int) Answer {

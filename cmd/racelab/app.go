@@ -71,6 +71,9 @@ type verdictError struct {
 
 func (e verdictError) Error() string { return e.msg }
 
+// errNotYet is said by commands that are planned but not built.
+var errNotYet = errors.New("not built yet")
+
 // errSilent is an error already reported in full; Main prints nothing more.
 var errSilent = errors.New("already reported")
 
@@ -140,7 +143,7 @@ atomic stores (actor, sqlite), and their naive strategies.`,
 		return usageError{fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
 	})
 	root.SuggestionsMinimumDistance = 2
-	root.AddCommand(newRunCmd(s, nil), newListCmd(s), newVersionCmd(s))
+	root.AddCommand(newRunCmd(s, nil), newListCmd(s), newServeCmd(s), newReportCmd(s), newVersionCmd(s))
 	return root
 }
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-
 	"github.com/racelab/racelab/report"
 	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/targets"
@@ -46,4 +45,3 @@ func catalog() report.Catalog {
 	}
 	return c
 }
-

@@ -28,6 +28,8 @@ type runOptions struct {
 	Expect      string
 	RedisURL    string
 	PostgresURL string
+	HTTP        httpFlags     // run_http.go
+	Evidence    evidenceFlags // run_evidence.go
 }
 
 func newRunCmd(s Streams, runF func(*cobra.Command, *runOptions) error) *cobra.Command {
@@ -73,6 +75,8 @@ to hold that breaks it exits 3.`,
 	f.StringVar(&o.Expect, "expect", "auto", "what every target must do: auto (naive may break, others must hold), hold, or race")
 	f.StringVar(&o.RedisURL, "redis-url", os.Getenv("RACELAB_REDIS_URL"), "Redis server for redis targets (env RACELAB_REDIS_URL; default "+targets.DefaultRedisURL+")")
 	f.StringVar(&o.PostgresURL, "postgres-url", os.Getenv("RACELAB_POSTGRES_URL"), "PostgreSQL server for postgres targets (env RACELAB_POSTGRES_URL)")
+	o.HTTP.register(f)
+	o.Evidence.register(f)
 	_ = c.RegisterFlagCompletionFunc("target", completeTargets)
 	_ = c.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(report.Formats(), cobra.ShellCompDirectiveNoFileComp))
 	_ = c.RegisterFlagCompletionFunc("expect", cobra.FixedCompletions([]string{"auto", "hold", "race"}, cobra.ShellCompDirectiveNoFileComp))
@@ -115,6 +119,12 @@ func (o *runOptions) plan() (scenarios.Plan, report.Format, error) {
 		Seed:     seed,
 		Expect:   expect,
 		Options:  []targets.Option{targets.WithRedisURL(o.RedisURL), targets.WithPostgresURL(o.PostgresURL)},
+	}
+	if err := o.HTTP.apply(&p); err != nil {
+		return scenarios.Plan{}, "", err
+	}
+	if err := o.Evidence.apply(&p); err != nil {
+		return scenarios.Plan{}, "", err
 	}
 	if err := p.Validate(); err != nil {
 		return scenarios.Plan{}, "", err
