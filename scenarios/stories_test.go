@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"testing"
 
@@ -311,4 +312,49 @@ func mustEntry(t *testing.T, name string) targets.Entry {
 		t.Fatal(err)
 	}
 	return e
+}
+
+// TestServerTargets plays every story on every Redis and PostgreSQL
+// strategy through the engine, as `racelab run` does: the naive ones must
+// race in most trials, the fixed ones must hold in all. Without the servers
+// (`make services`) it skips, except under CI=true, where it fails.
+func TestServerTargets(t *testing.T) {
+	const trials = 10
+	servers := map[string][]string{
+		"redis":    {"redis:naive", "redis", "redis:watch"},
+		"postgres": {"postgres:naive", "postgres", "postgres:for-update", "postgres:serializable"},
+	}
+	opts := []targets.Option{targets.WithRedisURL(os.Getenv("RACELAB_REDIS_URL")), targets.WithPostgresURL(os.Getenv("RACELAB_POSTGRES_URL"))}
+	for server, names := range servers {
+		t.Run(server, func(t *testing.T) {
+			probe, err := targets.Open(context.Background(), server, opts...)
+			if err != nil {
+				if os.Getenv("CI") == "true" {
+					t.Fatalf("%v (CI=true: the services must be up; .ci/run starts them)", err)
+				}
+				t.Skipf("%v: start it with `make services` to run these tests", err)
+			}
+			probe.Close()
+			for _, name := range names {
+				for _, sc := range All() {
+					t.Run(sc.Name+"/"+name, func(t *testing.T) {
+						res, err := Run(context.Background(), Plan{Scenario: sc, Targets: []string{name}, Trials: trials, Options: opts})
+						if err != nil {
+							t.Fatal(err)
+						}
+						tr := &res.Targets[0]
+						if tr.Error != "" || len(tr.Trials) != trials {
+							t.Fatalf("error %q, %d trials; want none and %d", tr.Error, len(tr.Trials), trials)
+						}
+						if tr.Expect == ExpectHold && tr.Broken() > 0 {
+							t.Errorf("broke in %d of %d trials, want none", tr.Broken(), trials)
+						}
+						if tr.Expect == ExpectBreak && tr.Broken() < trials*8/10 {
+							t.Errorf("the race showed in %d of %d trials, want at least %d", tr.Broken(), trials, trials*8/10)
+						}
+					})
+				}
+			}
+		})
+	}
 }

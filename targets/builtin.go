@@ -3,6 +3,7 @@ package targets
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/racelab/racelab/targets/actor"
 	"github.com/racelab/racelab/targets/kv"
@@ -134,10 +135,26 @@ func openSQLite(strategy string) func(context.Context, Spec, Options) (any, erro
 	}
 }
 
+// DefaultThinkTime is the pause a naive server-store strategy takes between
+// its read and its write, standing in for the application's own work
+// (decoding, checks, rendering). Without it a loopback round trip is often
+// shorter than the spread of goroutine start-up on two cores, and the race
+// shows in some trials only; the strategy is no less wrong for that.
+const DefaultThinkTime = time.Millisecond
+
+// thinkTime is the think-time parameter: the default for naive strategies,
+// none for the others unless asked.
+func thinkTime(strategy string, d *time.Duration) param {
+	if strategy == "naive" {
+		*d = DefaultThinkTime
+	}
+	return durationParam("think-time", d)
+}
+
 func openRedis(strategy string) func(context.Context, Spec, Options) (any, error) {
 	return func(ctx context.Context, spec Spec, o Options) (any, error) {
 		cfg := redis.Config{URL: o.RedisURL, Strategy: strategy, Now: o.Now}
-		if err := bind(spec); err != nil {
+		if err := bind(spec, thinkTime(strategy, &cfg.ThinkTime)); err != nil {
 			return nil, err
 		}
 		s, err := redis.Open(ctx, cfg)
@@ -151,7 +168,7 @@ func openRedis(strategy string) func(context.Context, Spec, Options) (any, error
 func openPostgres(strategy string) func(context.Context, Spec, Options) (any, error) {
 	return func(ctx context.Context, spec Spec, o Options) (any, error) {
 		cfg := postgres.Config{URL: o.PostgresURL, Strategy: strategy, Now: o.Now}
-		if err := bind(spec); err != nil {
+		if err := bind(spec, thinkTime(strategy, &cfg.ThinkTime)); err != nil {
 			return nil, err
 		}
 		s, err := postgres.Open(ctx, cfg)
