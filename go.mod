@@ -2,10 +2,13 @@ module github.com/racelab/racelab
 
 go 1.26.0
 
-require modernc.org/sqlite v1.62.0
+require (
+	github.com/anishathalye/porcupine v1.3.1
+	golang.org/x/net v0.62.0
+	modernc.org/sqlite v1.62.0
+)
 
 require (
-	github.com/anishathalye/porcupine v1.3.1 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/tools v0.52.0 // indirect

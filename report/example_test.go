@@ -11,11 +11,11 @@ import (
 func ExampleParseFormat() {
 	f, err := report.ParseFormat("markdown")
 	fmt.Println(f, err)
-	_, err = report.ParseFormat("html")
+	_, err = report.ParseFormat("pdf")
 	fmt.Println(err)
 	// Output:
 	// markdown <nil>
-	// unknown output format "html"; want table, json or markdown
+	// unknown output format "pdf"; want table, json, markdown, junit or html
 }
 
 func ExampleRender() {

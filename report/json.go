@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 
@@ -26,4 +27,61 @@ func renderJSON(w io.Writer, r *scenarios.Result) error {
 	}
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+// ErrNotResult is wrapped by every ReadJSON error about input that is not
+// a saved racelab result: not JSON, not a result, or another schema.
+var ErrNotResult = errors.New("not a racelab result")
+
+// ReadJSON reads saved results: one JSON document, or several one after
+// the other, as -o json writes them (RenderAll writes a stream for results
+// of several scenarios). Every document must carry scenarios.SchemaVersion:
+// a result of another schema may mean other things by the same fields, so
+// it is refused rather than guessed at. Fields this version does not know
+// are ignored, as the schema promises that adding one keeps its meaning.
+func ReadJSON(r io.Reader) ([]*scenarios.Result, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var out []*scenarios.Result
+	for {
+		var raw json.RawMessage
+		err := dec.Decode(&raw)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: bad JSON%s: %w", ErrNotResult, where(data, err), err)
+		}
+		var probe struct {
+			Schema *string `json:"schema"`
+		}
+		if err := json.Unmarshal(raw, &probe); err != nil || probe.Schema == nil {
+			return nil, fmt.Errorf("%w: document %d has no \"schema\" field", ErrNotResult, len(out)+1)
+		}
+		if *probe.Schema != scenarios.SchemaVersion {
+			return nil, fmt.Errorf("%w: document %d has schema %q; this racelab reads %q", ErrNotResult, len(out)+1, *probe.Schema, scenarios.SchemaVersion)
+		}
+		var res scenarios.Result
+		if err := json.Unmarshal(raw, &res); err != nil {
+			return nil, fmt.Errorf("%w: document %d: %w", ErrNotResult, len(out)+1, err)
+		}
+		out = append(out, &res)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w: no JSON in it", ErrNotResult)
+	}
+	return out, nil
+}
+
+// where says on which line a JSON syntax error is, or "".
+func where(data []byte, err error) string {
+	var syn *json.SyntaxError
+	if !errors.As(err, &syn) {
+		return ""
+	}
+	line := 1 + bytes.Count(data[:min(int(syn.Offset), len(data))], []byte("\n"))
+	return fmt.Sprintf(" on line %d", line)
 }

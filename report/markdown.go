@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"strings"
 	"unicode"
@@ -10,8 +11,10 @@ import (
 )
 
 // renderMarkdown writes the report for a GitHub job summary or a handout:
-// the scenario as a heading, its rule in italics, the scale of the run, the
-// summary table, and the plain-words lines as a bullet list.
+// the scenario as a heading, its rule in italics, the scale of the run, a
+// one-line outcome a CI reader can stop at, the summary table, the
+// plain-words lines as a bullet list, and, for runs of several trials, the
+// distribution of what was counted, folded away.
 func renderMarkdown(w io.Writer, r *scenarios.Result, _ Options) error {
 	s := summarize(r)
 	var b bytes.Buffer
@@ -20,6 +23,7 @@ func renderMarkdown(w io.Writer, r *scenarios.Result, _ Options) error {
 		b.WriteString("*" + escapeMarkdown(r.Rule) + "*\n\n")
 	}
 	b.WriteString(s.scale + "\n\n")
+	b.WriteString(outcome(r) + "\n\n")
 	rows := make([][]string, len(s.rows))
 	for i, r := range s.rows {
 		rows[i] = make([]string, len(r))
@@ -27,7 +31,7 @@ func renderMarkdown(w io.Writer, r *scenarios.Result, _ Options) error {
 			rows[i][j] = escapeMarkdown(c)
 		}
 	}
-	if err := writeGrid(&b, columns, rows, true); err != nil {
+	if err := writeGrid(&b, s.cols, rows, true); err != nil {
 		return err
 	}
 	if len(s.lines) > 0 {
@@ -36,8 +40,69 @@ func renderMarkdown(w io.Writer, r *scenarios.Result, _ Options) error {
 			b.WriteString("- " + escapeMarkdown(l) + "\n")
 		}
 	}
+	if err := writeDistributions(&b, r); err != nil {
+		return err
+	}
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+// outcome is the report's bottom line in bold: whether every target did
+// what was expected of it, as the exit code says.
+func outcome(r *scenarios.Result) string {
+	var failed, errored []string
+	labels := labels(r.Targets)
+	for i := range r.Targets {
+		switch tr := &r.Targets[i]; {
+		case tr.Error != "":
+			errored = append(errored, labels[i])
+		case tr.Failed():
+			failed = append(failed, labels[i])
+		}
+	}
+	var parts []string
+	if len(failed) > 0 {
+		parts = append(parts, "**not as expected:** "+escapeMarkdown(strings.Join(failed, ", ")))
+	}
+	if len(errored) > 0 {
+		parts = append(parts, "**could not run:** "+escapeMarkdown(strings.Join(errored, ", ")))
+	}
+	if r.Interrupted {
+		parts = append(parts, "**interrupted:** partial results")
+	}
+	if len(parts) == 0 {
+		return "**as expected:** every target did what was expected of it"
+	}
+	return strings.Join(parts, " · ")
+}
+
+// writeDistributions writes a folded markdown table of how often each
+// count came up, per target, unless no target ran more than one trial.
+func writeDistributions(b *bytes.Buffer, r *scenarios.Result) error {
+	labels := labels(r.Targets)
+	var rows [][]string
+	for i := range r.Targets {
+		tr := &r.Targets[i]
+		if len(tr.Trials) < 2 {
+			continue
+		}
+		var parts []string
+		for _, x := range bars(tr.Trials) {
+			if x.n > 0 {
+				parts = append(parts, fmt.Sprintf("%s: %d", barLabel(x), x.n))
+			}
+		}
+		rows = append(rows, []string{escapeMarkdown(labels[i]), strings.Join(parts, " · ")})
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	b.WriteString("\n<details><summary>Counted, trial by trial</summary>\n\n")
+	if err := writeGrid(b, []column{{title: "TARGET"}, {title: "COUNTED: TRIALS"}}, rows, true); err != nil {
+		return err
+	}
+	b.WriteString("\n</details>\n")
+	return nil
 }
 
 // escapeMarkdown makes s show as written, in prose or in a table cell: it

@@ -1,9 +1,11 @@
 package report
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/racelab/racelab/scenarios"
@@ -17,9 +19,11 @@ const (
 	Table    Format = "table"    // an ASCII table with the breakages in words under it
 	JSON     Format = "json"     // the whole Result, indented
 	Markdown Format = "markdown" // a heading, a markdown table and a bullet list
+	JUnit    Format = "junit"    // JUnit XML: one test case per story × target
+	HTML     Format = "html"     // one self-contained page: table, trial distribution, timeline
 )
 
-var formats = []Format{Table, JSON, Markdown}
+var formats = []Format{Table, JSON, Markdown, JUnit, HTML}
 
 // Formats returns the names of every format, the default first.
 func Formats() []string {
@@ -72,14 +76,44 @@ func Render(w io.Writer, r *scenarios.Result, f Format, o Options) error {
 	if r == nil {
 		return errors.New("render: no result")
 	}
+	return RenderAll(w, []*scenarios.Result{r}, f, o)
+}
+
+// RenderAll writes several results as one report, in order: `racelab
+// report` merges saved results with scenarios.Merge and renders what is
+// left of different scenarios this way. The table and markdown write one
+// report after the other, a blank line between; JSON writes one document
+// after the other, a stream that ReadJSON reads back; JUnit writes one
+// <testsuites> with a suite per result; HTML one page with a section per
+// result. Like Render, it writes once, or not at all.
+func RenderAll(w io.Writer, rs []*scenarios.Result, f Format, o Options) error {
+	if len(rs) == 0 || slices.Contains(rs, nil) {
+		return errors.New("render: no result")
+	}
+	var render func(io.Writer, *scenarios.Result, Options) error
 	switch f {
 	case Table:
-		return renderTable(w, r, o)
+		render = renderTable
 	case JSON:
-		return renderJSON(w, r)
+		render = func(w io.Writer, r *scenarios.Result, _ Options) error { return renderJSON(w, r) }
 	case Markdown:
-		return renderMarkdown(w, r, o)
+		render = renderMarkdown
+	case JUnit:
+		return renderJUnit(w, rs, o)
+	case HTML:
+		return renderHTML(w, rs, o)
 	default:
 		return &UnknownFormatError{Name: string(f)}
 	}
+	var b bytes.Buffer
+	for i, r := range rs {
+		if i > 0 && f != JSON {
+			b.WriteByte('\n')
+		}
+		if err := render(&b, r, o); err != nil {
+			return err
+		}
+	}
+	_, err := w.Write(b.Bytes())
+	return err
 }

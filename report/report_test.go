@@ -22,11 +22,20 @@ import (
 var update = flag.Bool("update", false, "rewrite golden files")
 
 // goldenExt names a golden file's format.
-var goldenExt = map[Format]string{Table: ".table.golden", Markdown: ".md.golden", JSON: ".json.golden"}
+var goldenExt = map[Format]string{Table: ".table.golden", Markdown: ".md.golden", JSON: ".json.golden",
+	JUnit: ".junit.golden", HTML: ".html.golden"}
 
 // jsonGolden is the one fixture whose JSON is locked down as well: the
 // shape of a saved result is a contract with other tools.
 const jsonGolden = "five-checkouts-errors"
+
+// moreGoldens are the fixtures whose JUnit and HTML are locked down too:
+// the story of the acceptance test, a strict failure, and the evidence.
+var moreGoldens = map[string][]Format{
+	"five-checkouts-errors": {JUnit, HTML},
+	"strict-broke":          {JUnit},
+	"evidence":              {JUnit, HTML},
+}
 
 // golden compares got with the named file under testdata, or rewrites the
 // file under -update.
@@ -60,7 +69,7 @@ func render(t *testing.T, r *scenarios.Result, f Format) []byte {
 
 func TestGolden(t *testing.T) {
 	for _, fx := range fixtures {
-		for _, f := range []Format{Table, Markdown} {
+		for _, f := range append([]Format{Table, Markdown}, moreGoldens[fx.name]...) {
 			t.Run(fx.name+"/"+string(f), func(t *testing.T) {
 				golden(t, fx.name+goldenExt[f], render(t, fx.result(), f))
 			})
@@ -102,6 +111,9 @@ func TestNoStaleGoldens(t *testing.T) {
 	for _, fx := range fixtures {
 		want[fx.name+goldenExt[Table]] = true
 		want[fx.name+goldenExt[Markdown]] = true
+		for _, f := range moreGoldens[fx.name] {
+			want[fx.name+goldenExt[f]] = true
+		}
 	}
 	files, err := filepath.Glob(filepath.Join("testdata", "*.golden"))
 	if err != nil {
@@ -172,9 +184,11 @@ func TestParseFormat(t *testing.T) {
 		{"markdown", Markdown, ""},
 		{" Markdown ", Markdown, ""},
 		{"JSON", JSON, ""},
-		{"x", "", `unknown output format "x"; want table, json or markdown`},
-		{"", "", `unknown output format ""; want table, json or markdown`},
-		{"md", "", `unknown output format "md"; want table, json or markdown`},
+		{"junit", JUnit, ""},
+		{"HTML", HTML, ""},
+		{"x", "", `unknown output format "x"; want table, json, markdown, junit or html`},
+		{"", "", `unknown output format ""; want table, json, markdown, junit or html`},
+		{"md", "", `unknown output format "md"; want table, json, markdown, junit or html`},
 	} {
 		t.Run(tc.in, func(t *testing.T) {
 			got, err := ParseFormat(tc.in)
@@ -199,7 +213,7 @@ func TestParseFormat(t *testing.T) {
 }
 
 func TestFormats(t *testing.T) {
-	if got, want := Formats(), []string{"table", "json", "markdown"}; !slices.Equal(got, want) {
+	if got, want := Formats(), []string{"table", "json", "markdown", "junit", "html"}; !slices.Equal(got, want) {
 		t.Fatalf("Formats() = %q, want %q", got, want)
 	}
 	Formats()[0] = "changed"
@@ -210,9 +224,9 @@ func TestFormats(t *testing.T) {
 
 func TestRenderRefuses(t *testing.T) {
 	var b bytes.Buffer
-	if err := Render(&b, tenHitsOneView(), Format("html"), Options{}); err == nil ||
-		err.Error() != `unknown output format "html"; want table, json or markdown` {
-		t.Errorf("Render(html) error = %v", err)
+	if err := Render(&b, tenHitsOneView(), Format("pdf"), Options{}); err == nil ||
+		err.Error() != `unknown output format "pdf"; want table, json, markdown, junit or html` {
+		t.Errorf("Render(pdf) error = %v", err)
 	}
 	if err := Render(&b, nil, Table, Options{}); err == nil {
 		t.Error("Render(nil) succeeded")
@@ -228,7 +242,7 @@ func (w failingWriter) Write([]byte) (int, error) { return 0, w.err }
 
 func TestRenderReturnsWriteError(t *testing.T) {
 	boom := errors.New("disk full")
-	for _, f := range []Format{Table, JSON, Markdown} {
+	for _, f := range formats {
 		if err := Render(failingWriter{boom}, tenHitsOneView(), f, Options{}); !errors.Is(err, boom) {
 			t.Errorf("Render(%s) to a failing writer = %v, want %v", f, err, boom)
 		}
@@ -316,7 +330,7 @@ func TestMarkdownEscapes(t *testing.T) {
 			row = l
 		}
 	}
-	if got, want := strings.Count(row, "|")-strings.Count(row, `\|`), len(columns)+1; got != want {
+	if got, want := strings.Count(row, "|")-strings.Count(row, `\|`), len(summarize(r).cols)+1; got != want {
 		t.Errorf("kv row has %d cell borders, want %d:\n%s", got, want, row)
 	}
 	for _, want := range []string{"| read \\| write \\*twice\\* ", `- actor: bad answer: \*nothing\* \[here\]`} {

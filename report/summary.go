@@ -1,7 +1,10 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
+	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -15,7 +18,9 @@ type column struct {
 	numeric bool // right-aligned, so that figures line up
 }
 
-// columns are the summary table's columns, in order.
+// columns are the summary table's columns, in order. The optional ones
+// go before the verdict, and only into tables whose result has something
+// to put in them (see summarize).
 var columns = []column{
 	{"TARGET", false},
 	{"GUARANTEE", false},
@@ -28,6 +33,17 @@ var columns = []column{
 	{"LOST/OVER", false},
 	{"VERDICT", false},
 }
+
+// The optional columns.
+var (
+	// historyColumn says whether the trials' histories were linearizable:
+	// shown when some trial was checked.
+	historyColumn = column{"HISTORY", false}
+	// rateColumn is the rate of breaking and its upper bound: shown when
+	// some target ran more than one trial, or a rate was asked for. One
+	// trial bounds nothing worth a column (0 of 1 is "below 95%").
+	rateColumn = column{"BREAK RATE", true}
+)
 
 // none fills a cell that has nothing to say.
 const none = "-"
@@ -43,8 +59,18 @@ const none = "-"
 // name) is taken as it comes; table.go pins its width for the goldens.
 type summary struct {
 	scale string     // "10 requests per burst · 1 trial per target · seed 1"
-	rows  [][]string // one per target, len(columns) cells each
+	cols  []column   // columns, then the optional ones that have something to say
+	rows  [][]string // one per target, len(cols) cells each
 	lines []string   // breakages, notes and errors, one sentence each
+	// own holds, per target, the lines about it, for renderers that
+	// report targets one by one (JUnit).
+	own [][]string
+}
+
+// add puts lines about target i under the table.
+func (s *summary) add(i int, lines ...string) {
+	s.lines = append(s.lines, lines...)
+	s.own[i] = append(s.own[i], lines...)
 }
 
 // summarize reads r into a summary.
@@ -53,12 +79,37 @@ func summarize(r *scenarios.Result) summary {
 	for i := range r.Targets {
 		multi = multi || len(r.Targets[i].Trials) > 1
 	}
-	s := summary{scale: fmt.Sprintf("%s per burst · %s per target · seed %d",
-		plural(int64(r.Requests), "request"), plural(int64(r.Trials), "trial"), r.Seed)}
+	s := summary{scale: scale(r), own: make([][]string, len(r.Targets))}
+	showHistory, showRate := false, multi || r.MaxRate > 0
+	for i := range r.Targets {
+		tr := &r.Targets[i]
+		showRate = showRate || tr.Bound != nil && tr.Bound.MaxRate > 0
+		for j := range tr.Trials {
+			showHistory = showHistory || tr.Trials[j].History != ""
+		}
+	}
+	s.cols = slices.Clone(columns[:len(columns)-1])
+	if showHistory {
+		s.cols = append(s.cols, historyColumn)
+	}
+	if showRate {
+		s.cols = append(s.cols, rateColumn)
+	}
+	s.cols = append(s.cols, columns[len(columns)-1])
 
 	labels := labels(r.Targets)
 	for i := range r.Targets {
-		s.rows = append(s.rows, row(&r.Targets[i], labels[i], multi, r.Interrupted))
+		tr := &r.Targets[i]
+		cells := row(tr, labels[i], multi, r.Interrupted)
+		last := cells[len(cells)-1]
+		cells = cells[:len(cells)-1]
+		if showHistory {
+			cells = append(cells, historyCell(tr, multi))
+		}
+		if showRate {
+			cells = append(cells, rateCell(tr))
+		}
+		s.rows = append(s.rows, append(cells, last))
 	}
 
 	// What broke, then what did not show, then what could not run: the
@@ -70,22 +121,32 @@ func summarize(r *scenarios.Result) summary {
 			if multi {
 				line += fmt.Sprintf(" (in %d of %d trials)", k, len(tr.Trials))
 			}
-			s.lines = append(s.lines, line)
+			s.add(i, line)
 		}
 	}
 	for i := range r.Targets {
 		if raceHidden(&r.Targets[i]) {
-			s.lines = append(s.lines, labels[i]+": the race did not show; raise -n or --trials")
+			s.add(i, labels[i]+": the race did not show; raise -n or --trials")
+		}
+	}
+	if showRate {
+		for i := range r.Targets {
+			s.add(i, boundLines(&r.Targets[i], labels[i])...)
 		}
 	}
 	for i := range r.Targets {
 		if e := r.Targets[i].Error; e != "" {
-			s.lines = append(s.lines, prefixed(labels[i], e))
+			s.add(i, prefixed(labels[i], e))
 		}
 	}
 	for i := range r.Targets {
 		if line := failedRequests(&r.Targets[i], labels[i]); line != "" {
-			s.lines = append(s.lines, line)
+			s.add(i, line)
+		}
+	}
+	for i := range r.Targets {
+		if line := historyUnknown(&r.Targets[i], labels[i]); line != "" {
+			s.add(i, line)
 		}
 	}
 
@@ -104,7 +165,7 @@ func summarize(r *scenarios.Result) summary {
 			retries += t.Retries
 		}
 		if retries > 0 {
-			s.lines = append(s.lines, labels[i]+": "+plural(retries, "retry"))
+			s.add(i, labels[i]+": "+plural(retries, "retry"))
 		}
 	}
 	if r.Interrupted {
@@ -223,9 +284,168 @@ func verdict(tr *scenarios.TargetResult, multi, interrupted bool) string {
 		return word("broken") + in(k) + ", expected to hold"
 	case tr.Expect == scenarios.ExpectBreak:
 		return word("held") + in(n) + ", race not shown"
+	case !tr.Proven():
+		return word("held") + in(n) + ", not proven below " + percentSet(tr.Evidence().MaxRate)
 	default:
 		return "holds" + in(n)
 	}
+}
+
+// scale is the line under the heading: how big the bursts were, how many
+// trials each target had, and the seed that makes the run repeatable.
+func scale(r *scenarios.Result) string {
+	trials := plural(int64(r.Trials), "trial") + " per target"
+	if r.MaxRate > 0 {
+		trials = fmt.Sprintf("trials until the rate of breaking is below %s at %s confidence (%d to %d per target)",
+			percentSet(r.MaxRate), percentSet(cmp.Or(r.Confidence, scenarios.DefaultConfidence)), r.Trials, r.MaxTrials)
+	}
+	seed := fmt.Sprintf("seed %d", r.Seed)
+	if len(r.Seeds) > 1 {
+		seeds := make([]string, len(r.Seeds))
+		for i, s := range r.Seeds {
+			seeds[i] = strconv.FormatInt(s, 10)
+		}
+		seed = "seeds " + strings.Join(seeds, ", ")
+	}
+	return fmt.Sprintf("%s per burst · %s · %s", plural(int64(r.Requests), "request"), trials, seed)
+}
+
+// historyCell says what the history checks found: "linearizable", "not
+// linearizable in 3/20", "unknown in 1/20", or "-" when none was checked.
+func historyCell(tr *scenarios.TargetResult, multi bool) string {
+	var checked, bad, unknown int
+	for _, t := range tr.Trials {
+		switch t.History {
+		case "":
+			continue
+		case scenarios.NotLinearizable:
+			bad++
+		case scenarios.HistoryUnknown:
+			unknown++
+		}
+		checked++
+	}
+	in := func(k int) string {
+		if !multi {
+			return ""
+		}
+		return fmt.Sprintf(" in %d/%d", k, checked)
+	}
+	switch {
+	case checked == 0:
+		return none
+	case bad > 0:
+		return "not linearizable" + in(bad)
+	case unknown > 0:
+		return "unknown" + in(unknown)
+	default:
+		return "linearizable"
+	}
+}
+
+// rateCell is the rate of breaking with its upper bound: "<1.0%" when no
+// synchronized trial broke, "15% (<38%)" when 3 of 20 did.
+func rateCell(tr *scenarios.TargetResult) string {
+	if len(tr.Trials) == 0 {
+		return none
+	}
+	b := tr.Evidence()
+	switch {
+	case b.Trials == 0:
+		return none
+	case b.Broken == 0:
+		return "<" + percentUp(b.Upper)
+	case b.Upper >= 1:
+		return percentOf(float64(b.Broken) / float64(b.Trials))
+	default:
+		return percentOf(float64(b.Broken)/float64(b.Trials)) + " (<" + percentUp(b.Upper) + ")"
+	}
+}
+
+// boundLines state in words what the target's trials prove: the bound
+// when none broke, and what did not count as proof.
+func boundLines(tr *scenarios.TargetResult, label string) []string {
+	if tr.Error != "" || len(tr.Trials) == 0 {
+		return nil
+	}
+	b := tr.Evidence()
+	var lines []string
+	switch {
+	case b.Trials == 0:
+		lines = append(lines, label+": no trial was synchronized, so the trials prove nothing")
+	case b.Broken == 0:
+		line := fmt.Sprintf("%s: no break in %s: at %s confidence, a burst breaks the rule less than %s of the time",
+			label, plural(int64(b.Trials), "trial"), percentSet(b.Level), percentUp(b.Upper))
+		if b.MaxRate > 0 {
+			if b.Met() {
+				line += fmt.Sprintf(" (below %s, as asked)", percentSet(b.MaxRate))
+			} else {
+				line += fmt.Sprintf(", not below the %s asked: run more trials", percentSet(b.MaxRate))
+			}
+		}
+		lines = append(lines, line)
+	}
+	if u := len(tr.Trials) - b.Trials; u > 0 {
+		lines = append(lines, fmt.Sprintf("%s: %d of %s were not synchronized (an answer came before the release) and prove nothing",
+			label, u, plural(int64(len(tr.Trials)), "trial")))
+	}
+	return lines
+}
+
+// historyUnknown says in how many trials the history check ran out of
+// time, or "" when it never did.
+func historyUnknown(tr *scenarios.TargetResult, label string) string {
+	n := 0
+	for _, t := range tr.Trials {
+		if t.History == scenarios.HistoryUnknown {
+			n++
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s: the history check ran out of time in %d of %s (raise --history-timeout)",
+		label, n, plural(int64(len(tr.Trials)), "trial"))
+}
+
+// percentSet writes a level or a rate someone chose, as they would have
+// typed it: 99%, 1%, 0.1%, 99.9%.
+func percentSet(f float64) string {
+	return strconv.FormatFloat(math.Round(f*100*1e6)/1e6, 'f', -1, 64) + "%"
+}
+
+// percentOf writes a rate with about two significant figures: 15%, 1.5%,
+// 0.065%, 100%.
+func percentOf(f float64) string { return percentRounded(f, math.Round) }
+
+// percentUp is percentOf rounded up, for bounds: a bound written smaller
+// than it is would claim more than the trials prove.
+func percentUp(f float64) string {
+	// The nudge keeps a bound that is exactly 1% (up to float noise) from
+	// being rounded up to 1.1%.
+	return percentRounded(f*(1-1e-12), math.Ceil)
+}
+
+func percentRounded(f float64, round func(float64) float64) string {
+	p := f * 100
+	if p <= 0 {
+		return "0%"
+	}
+	digits := func(p float64) int {
+		switch {
+		case p < 1:
+			return 1 - int(math.Floor(math.Log10(p))) // two significant figures
+		case p < 10:
+			return 1
+		}
+		return 0
+	}
+	d := digits(p)
+	scale := math.Pow(10, float64(d))
+	p = round(p*scale) / scale
+	// Rounding can carry into the next decade (0.997 → 1.00): write that
+	// as 1.0, not with a third figure.
+	return strconv.FormatFloat(p, 'f', min(d, digits(p)), 64) + "%"
 }
 
 // raceHidden says a target expected to show the race ran and never did.

@@ -25,7 +25,7 @@ func renderTable(w io.Writer, r *scenarios.Result, _ Options) error {
 		b.WriteString(" — " + r.Rule)
 	}
 	b.WriteString("\n" + s.scale + "\n\n")
-	if err := writeGrid(&b, columns, s.rows, false); err != nil {
+	if err := writeGrid(&b, s.cols, s.rows, false); err != nil {
 		return err
 	}
 	if len(s.lines) > 0 {

@@ -59,6 +59,9 @@ type Plan struct {
 	// OnTrial, when set, is called after every trial from the goroutine
 	// that called Run, for progress display.
 	OnTrial func(target string, done, total int)
+	// Evidence asks for a bound on the rate of breaking and sets up the
+	// history checks (confidence.go).
+	Evidence
 }
 
 // resolved is a target spec checked against the catalog before any runs.
@@ -92,6 +95,9 @@ func (p *Plan) resolve() ([]resolved, error) {
 	case ExpectAuto, ExpectRace, ExpectSafe:
 	default:
 		return nil, fmt.Errorf("%w: --expect %q; want auto, hold or race", ErrUsage, p.Expect)
+	}
+	if err := p.Evidence.validate(cmp.Or(p.Trials, DefaultTrials)); err != nil {
+		return nil, err
 	}
 	specs := p.Targets
 	if len(specs) == 0 {
@@ -127,6 +133,8 @@ func needWord(a targets.Ability) string {
 // error); a target that fails is recorded in its TargetResult and the run
 // goes on. When ctx is cancelled, Run returns what it has, marked
 // Interrupted: the burst in flight is dropped, completed trials are kept.
+// The one error that comes back with a result is a failure to write
+// Evidence.HistoryHTML.
 func Run(ctx context.Context, p Plan) (*Result, error) {
 	rs, err := p.resolve()
 	if err != nil {
@@ -134,15 +142,19 @@ func Run(ctx context.Context, p Plan) (*Result, error) {
 	}
 	sc := p.Scenario
 	n := cmp.Or(p.Requests, sc.DefaultRequests)
-	trials := cmp.Or(p.Trials, DefaultTrials)
+	trials := p.Evidence.planned(cmp.Or(p.Trials, DefaultTrials))
 	timeout := cmp.Or(p.Timeout, DefaultTimeout)
 	res := &Result{
-		Schema:   SchemaVersion,
-		Scenario: sc.Name,
-		Rule:     sc.Rule,
-		Requests: n,
-		Trials:   trials,
-		Seed:     p.Seed,
+		Schema:     SchemaVersion,
+		Scenario:   sc.Name,
+		Rule:       sc.Rule,
+		Requests:   n,
+		Trials:     trials,
+		Seed:       p.Seed,
+		Confidence: p.Evidence.level(),
+	}
+	if p.MaxRate > 0 {
+		res.MaxRate, res.MaxTrials = p.MaxRate, p.Evidence.maxTrials()
 	}
 	// Open every target before the first burst, so that a mistyped store
 	// parameter is a usage error before anything runs, not halfway through.
@@ -175,15 +187,24 @@ func Run(ctx context.Context, p Plan) (*Result, error) {
 		} else {
 			runTarget(ctx, &tr, sc, opened[ti], n, trials, timeout, func(trial int) string {
 				return fmt.Sprintf("%s-%s-%d-%d", sc.KeyPrefix, runID, ti, trial)
-			}, p.OnTrial)
+			}, p.OnTrial, p.Evidence)
 			if err := opened[ti].Close(); err != nil && tr.Error == "" {
 				tr.Error = fmt.Sprintf("close %s: %v", tr.Target, err)
 			}
 			opened[ti] = nil
 		}
+		b := BoundOf(tr.Trials, p.Evidence.level(), p.MaxRate)
+		tr.Bound = &b
 		res.Targets = append(res.Targets, tr)
 	}
 	res.Interrupted = ctx.Err() != nil
+	if p.HistoryHTML != "" {
+		// The report is still worth printing when the picture cannot be
+		// written, so the result comes back with the error.
+		if err := writeHistoryFile(p.HistoryHTML, res, p.Evidence.historyTimeout()); err != nil {
+			return res, fmt.Errorf("--history-html %s: %w", p.HistoryHTML, err)
+		}
+	}
 	return res, nil
 }
 
@@ -210,13 +231,13 @@ func expectation(e targets.Entry, override Expect) (Expectation, bool) {
 
 // runTarget plays the trials of one opened target into tr.
 func runTarget(ctx context.Context, tr *TargetResult, sc *Scenario, t *targets.Target,
-	n, trials int, timeout time.Duration, key func(int) string, onTrial func(string, int, int)) {
+	n, trials int, timeout time.Duration, key func(int) string, onTrial func(string, int, int), ev Evidence) {
 	if err := t.Prepare(ctx, n); err != nil {
 		tr.Error = fmt.Sprintf("prepare %s for %d requests: %v", tr.Target, n, err)
 		return
 	}
 	retrier, _ := t.Store.(targets.Retrier)
-	for i := range trials {
+	for i := 0; ev.another(tr, trials); i++ {
 		k := key(i)
 		var before int64
 		if retrier != nil {
@@ -273,6 +294,7 @@ func runTarget(ctx context.Context, tr *TargetResult, sc *Scenario, t *targets.T
 			trial.Retries = retrier.Retries() - before
 		}
 		sc.Judge(&trial, tr.Target)
+		judgeHistory(sc, &trial, tr.Target, ev)
 		tr.Trials = append(tr.Trials, trial)
 		if onTrial != nil {
 			onTrial(tr.Target, i+1, trials)

@@ -1,7 +1,10 @@
 package scenarios
 
 import (
+	"cmp"
+	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -82,6 +85,52 @@ type Trial struct {
 	// Unsynchronized says some answer came before its request was
 	// released: the trial is reported but cannot count as proof.
 	Unsynchronized bool `json:"unsynchronized,omitempty"`
+	// History is the verdict of the linearizability check of the trial's
+	// requests and the read that followed them (see CheckHistory); empty
+	// when the history was not checked. A history that is not
+	// linearizable breaks the trial. HistoryWhy says why it is not, or
+	// how the check ran out.
+	History    HistoryVerdict `json:"history,omitempty"`
+	HistoryWhy string         `json:"history_why,omitempty"`
+}
+
+// HistoryVerdict is what the linearizability check of one trial found.
+type HistoryVerdict string
+
+// The history verdicts.
+const (
+	// Linearizable: some one-at-a-time order of the requests, each placed
+	// between its invoke and return instants, explains every answer and
+	// the count read back.
+	Linearizable HistoryVerdict = "linearizable"
+	// NotLinearizable: no such order exists; the store let requests
+	// overlap in a way an atomic store cannot.
+	NotLinearizable HistoryVerdict = "not linearizable"
+	// HistoryUnknown: the check ran out of time before deciding.
+	HistoryUnknown HistoryVerdict = "unknown"
+)
+
+// Bound is what a target's trials prove about the probability that one
+// burst breaks the rule: with Level confidence it is at most Upper. Only
+// synchronized trials count (Trials of them, Broken of which broke).
+type Bound struct {
+	// Level is the confidence level, such as 0.95.
+	Level float64 `json:"level"`
+	// Trials and Broken count the synchronized trials and those that broke.
+	Trials int `json:"trials"`
+	Broken int `json:"broken"`
+	// Upper is the exact one-sided (Clopper–Pearson) upper bound on the
+	// probability of breaking.
+	Upper float64 `json:"upper"`
+	// MaxRate is the bound the run was asked to prove (--max-rate), 0 if
+	// none was asked.
+	MaxRate float64 `json:"max_rate,omitempty"`
+}
+
+// Met reports whether the bound proves what was asked: no counted trial
+// broke, and Upper is at most MaxRate. When nothing was asked it is true.
+func (b Bound) Met() bool {
+	return b.MaxRate <= 0 || b.Broken == 0 && b.Trials > 0 && b.Upper <= b.MaxRate
 }
 
 // TargetResult is every trial of one scenario against one target.
@@ -102,7 +151,24 @@ type TargetResult struct {
 	// Error is set when racelab could not run the target at all (it could
 	// not be opened, or the store could not be read back).
 	Error string `json:"error,omitempty"`
+	// Bound is what the trials prove about the rate of breaking; Run sets
+	// it, and Evidence computes it for results that lack it.
+	Bound *Bound `json:"bound,omitempty"`
 }
+
+// Evidence is the target's bound on the rate of breaking: the one
+// recorded, or else one computed from the trials at DefaultConfidence
+// (results saved before bounds were recorded, or built by hand).
+func (t *TargetResult) Evidence() Bound {
+	if t.Bound != nil {
+		return *t.Bound
+	}
+	return BoundOf(t.Trials, DefaultConfidence, 0)
+}
+
+// Proven reports whether the target met the bound asked of it; true when
+// none was asked.
+func (t *TargetResult) Proven() bool { return t.Evidence().Met() }
 
 // Broken counts the trials in which the rule broke.
 func (t *TargetResult) Broken() int {
@@ -125,6 +191,8 @@ func (t *TargetResult) Verdict() string {
 		return "no trials"
 	case t.Broken() > 0:
 		return "broken"
+	case !t.Proven():
+		return "unproven" // held, but not in enough synchronized trials
 	default:
 		return "holds"
 	}
@@ -139,7 +207,8 @@ func (t *TargetResult) Failed() bool {
 	case !t.Strict || len(t.Trials) == 0:
 		return false
 	case t.Expect == ExpectHold:
-		return t.Broken() > 0
+		// With --max-rate, holding is not enough: it must be proven.
+		return t.Broken() > 0 || !t.Proven()
 	default:
 		return t.Broken() == 0
 	}
@@ -192,8 +261,15 @@ type Result struct {
 	// Requests is N, the requests per burst; Trials the trials asked for.
 	Requests int `json:"requests"`
 	Trials   int `json:"trials"`
-	// Seed decides every random choice of the simulated stores.
-	Seed int64 `json:"seed"`
+	// Seed decides every random choice of the simulated stores. Seeds
+	// lists every seed when the result merges several runs (see Merge).
+	Seed  int64   `json:"seed"`
+	Seeds []int64 `json:"seeds,omitempty"`
+	// Confidence is the level of every target's Bound. MaxRate and
+	// MaxTrials are set when the run was adaptive (Evidence.MaxRate).
+	Confidence float64 `json:"confidence,omitempty"`
+	MaxRate    float64 `json:"max_rate,omitempty"`
+	MaxTrials  int     `json:"max_trials,omitempty"`
 	// Interrupted says the run was cancelled and the result is partial.
 	Interrupted bool `json:"interrupted,omitempty"`
 	// Targets holds one result per target, in the order asked for.
@@ -218,4 +294,120 @@ func (r *Result) Errored() bool {
 		}
 	}
 	return false
+}
+
+// Merge combines results, such as one run made on several machines, into
+// as few as it can, so that they read as one report:
+//
+//   - results of the same scenario at the same N become one. A target
+//     that appears in several of them (the same spec and expectation) gets
+//     their trials one after the other, renumbered; the others are added
+//     in order of first appearance. Its bound is recomputed over all its
+//     trials, at the level of the first result;
+//   - results of different scenarios, or of one scenario at a different
+//     N, stay apart, each in the place of its first appearance: a figure
+//     of 10 requests and one of 50 do not add up.
+//
+// The merged result records every seed, is interrupted if any part was,
+// and asks for the trials of its most-trialled target. A single result is
+// returned as it is; Merge never changes its arguments.
+func Merge(rs []*Result) []*Result {
+	type group struct{ parts []*Result }
+	var order []string
+	groups := map[string]*group{}
+	for _, r := range rs {
+		if r == nil {
+			continue
+		}
+		k := fmt.Sprintf("%s\x00%d", r.Scenario, r.Requests)
+		g, ok := groups[k]
+		if !ok {
+			g = &group{}
+			groups[k] = g
+			order = append(order, k)
+		}
+		g.parts = append(g.parts, r)
+	}
+	out := make([]*Result, 0, len(order))
+	for _, k := range order {
+		g := groups[k]
+		if len(g.parts) == 1 {
+			out = append(out, g.parts[0])
+			continue
+		}
+		out = append(out, mergeParts(g.parts))
+	}
+	return out
+}
+
+// mergeParts merges results of one scenario at one N.
+func mergeParts(parts []*Result) *Result {
+	first := parts[0]
+	m := &Result{
+		Schema:   SchemaVersion,
+		Scenario: first.Scenario,
+		Rule:     first.Rule,
+		Requests: first.Requests,
+		Seed:     first.Seed,
+	}
+	type slot struct {
+		tr      *TargetResult
+		asked   int
+		level   float64
+		maxRate float64
+	}
+	var order []string
+	slots := map[string]*slot{}
+	for _, r := range parts {
+		m.Interrupted = m.Interrupted || r.Interrupted
+		m.Confidence = cmp.Or(m.Confidence, r.Confidence)
+		m.MaxRate = cmp.Or(m.MaxRate, r.MaxRate)
+		m.MaxTrials = max(m.MaxTrials, r.MaxTrials)
+		m.Rule = cmp.Or(m.Rule, r.Rule)
+		for _, s := range append([]int64{r.Seed}, r.Seeds...) {
+			if !slices.Contains(m.Seeds, s) {
+				m.Seeds = append(m.Seeds, s)
+			}
+		}
+		// The i-th target of a spec in one result meets the i-th of the
+		// same spec in the others, so that `-t kv -t kv` stays two rows.
+		seen := map[string]int{}
+		for i := range r.Targets {
+			t := &r.Targets[i]
+			base := t.Spec + "\x00" + string(t.Expect)
+			k := fmt.Sprintf("%s\x00%d", base, seen[base])
+			seen[base]++
+			s, ok := slots[k]
+			if !ok {
+				c := *t
+				c.Trials, c.Bound, c.Error = nil, nil, ""
+				s = &slot{tr: &c, level: cmp.Or(r.Confidence, DefaultConfidence), maxRate: r.MaxRate}
+				if t.Bound != nil {
+					s.level, s.maxRate = t.Bound.Level, t.Bound.MaxRate
+				}
+				slots[k] = s
+				order = append(order, k)
+			}
+			s.asked += r.Trials
+			s.tr.Strict = s.tr.Strict || t.Strict
+			if t.Error != "" && !strings.Contains(s.tr.Error, t.Error) {
+				s.tr.Error = strings.TrimPrefix(s.tr.Error+"; "+t.Error, "; ")
+			}
+			for _, trial := range t.Trials {
+				trial.Index = len(s.tr.Trials)
+				s.tr.Trials = append(s.tr.Trials, trial)
+			}
+		}
+	}
+	if len(m.Seeds) < 2 {
+		m.Seeds = nil // one seed is said by Seed alone
+	}
+	for _, k := range order {
+		s := slots[k]
+		b := BoundOf(s.tr.Trials, s.level, s.maxRate)
+		s.tr.Bound = &b
+		m.Trials = max(m.Trials, s.asked)
+		m.Targets = append(m.Targets, *s.tr)
+	}
+	return m
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/targets"
@@ -127,7 +128,13 @@ atomic stores (actor, sqlite), and their naive strategies.`,
 			if sug := c.SuggestionsFor(args[0]); len(sug) > 0 {
 				msg += fmt.Sprintf("; did you mean %q?", sug[0])
 			}
-			return usageError{fmt.Errorf("%s (commands: run, list, version, completion)", msg)}
+			var names []string
+			for _, sub := range c.Commands() {
+				if sub.IsAvailableCommand() {
+					names = append(names, sub.Name())
+				}
+			}
+			return usageError{fmt.Errorf("%s (commands: %s)", msg, strings.Join(names, ", "))}
 		},
 	}
 	root.SetOut(s.Out)

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"encoding/xml"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/targets"
@@ -166,4 +169,146 @@ func equalOptions(a, b runOptions) bool {
 		a.Scenario == b.Scenario && a.Requests == b.Requests && a.RequestsSet == b.RequestsSet && a.Trials == b.Trials &&
 		a.Seed == b.Seed && a.SeedSet == b.SeedSet && a.Output == b.Output && a.Timeout == b.Timeout &&
 		a.Quiet == b.Quiet && a.Expect == b.Expect && a.RedisURL == b.RedisURL && a.PostgresURL == b.PostgresURL
+}
+
+// fastKV is the KV simulator with small latencies, for many quick trials.
+const fastKV = "kv?hot-read=100us&latency=2ms"
+
+// TestEvidenceExitCodes asserts the exact exit codes of the evidence and
+// report commands, the acceptance runs included: SQLite over 300 trials
+// passes with a bound in valid JUnit, KV passes as a race expected, and
+// KV made to hold exits 3 with its failing counts in the XML.
+func TestEvidenceExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	_, saved, _ := execute(context.Background(), "run", "five-checkouts", "-t", "sqlite", "--trials", "2", "-o", "json")
+	good := write("good.json", saved)
+	bad := write("bad.json", "{not json")
+	other := write("v2.json", `{"schema":"racelab/result/v2"}`)
+	tests := []struct {
+		name string
+		args []string
+		want int
+		xml  []string // substrings the JUnit on stdout must hold
+	}{
+		{"sqlite bound in junit", []string{"run", "ten-hits-one-view", "-t", "sqlite", "--trials", "300", "-o", "junit"}, exitOK,
+			[]string{`failures="0"`, "bound: 0 of 300 synchronized trials broke; at 95% confidence the rate of breaking is below 1.0%"}},
+		{"kv race expected", []string{"run", "ten-hits-one-view", "-t", fastKV, "--trials", "20", "-o", "junit"}, exitOK,
+			[]string{`failures="0"`, "broken in 20/20 (expected)"}},
+		{"kv made to hold", []string{"run", "ten-hits-one-view", "-t", fastKV, "--trials", "20", "--expect", "hold", "-o", "junit"}, exitRuleBroken,
+			[]string{`failures="1"`, `<failure message="kv: BROKEN in 20/20, expected to hold"`, "allowed: 10", "lost/over: ", "bound: 20 of 20"}},
+		{"bound met", []string{"run", "five-checkouts", "-t", "sqlite", "--max-rate", "5%"}, exitOK, nil},
+		{"bound out of reach", []string{"run", "five-checkouts", "--confidence", "99%", "--max-rate", "0.1%", "--max-trials", "1000"}, exitUsage, nil},
+		{"max-trials alone", []string{"run", "five-checkouts", "--max-trials", "10"}, exitUsage, nil},
+		{"bad percentage", []string{"run", "five-checkouts", "--max-rate", "lots"}, exitUsage, nil},
+		{"zero history timeout", []string{"run", "five-checkouts", "--history-timeout", "0s"}, exitUsage, nil},
+		{"report", []string{"report", good, "-o", "junit"}, exitOK, []string{`<testsuite name="five-checkouts"`}},
+		{"report no files", []string{"report"}, exitUsage, nil},
+		{"report missing file", []string{"report", filepath.Join(dir, "nope.json")}, exitUsage, nil},
+		{"report a folder", []string{"report", dir}, exitUsage, nil},
+		{"report bad json", []string{"report", bad}, exitFailure, nil},
+		{"report other schema", []string{"report", good, other}, exitFailure, nil},
+		{"report bad format", []string{"report", good, "-o", "pdf"}, exitUsage, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := execute(context.Background(), tt.args...)
+			if code != tt.want {
+				t.Fatalf("racelab %s: exit %d, want %d\nstderr: %s", strings.Join(tt.args, " "), code, tt.want, stderr)
+			}
+			if code != exitOK {
+				lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
+				if len(lines) != 1 || !strings.HasPrefix(lines[0], "racelab: ") {
+					t.Errorf("stderr = %q, want one line starting \"racelab: \"", stderr)
+				}
+			}
+			if tt.xml == nil {
+				return
+			}
+			var doc struct {
+				XMLName xml.Name `xml:"testsuites"`
+			}
+			if err := xml.Unmarshal([]byte(stdout), &doc); err != nil {
+				t.Fatalf("stdout is not JUnit XML: %v\n%s", err, stdout)
+			}
+			for _, want := range tt.xml {
+				if !strings.Contains(stdout, want) {
+					t.Errorf("JUnit lacks %q:\n%s", want, stdout)
+				}
+			}
+		})
+	}
+}
+
+// TestEvidenceFlags checks the evidence flags' parsing apart from running,
+// and what they put in the plan.
+func TestEvidenceFlags(t *testing.T) {
+	var got *runOptions
+	c := newRunCmd(Streams{Out: &bytes.Buffer{}, Err: &bytes.Buffer{}}, func(_ *cobra.Command, o *runOptions) error {
+		got = o
+		return nil
+	})
+	c.SetArgs([]string{"five-checkouts", "-t", "sqlite", "--confidence", "99%", "--max-rate", "0.005", "--max-trials", "2000",
+		"--check-history=false", "--history-timeout", "5s", "--history-html", filepath.Join(t.TempDir(), "h.html")})
+	if err := c.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	e := got.Evidence
+	if e.Confidence != 0.99 || e.MaxRate != 0.005 || e.MaxTrials != 2000 || e.CheckHistory || e.HistoryTimeout != 5*time.Second || e.HistoryHTML == "" {
+		t.Fatalf("evidence flags = %+v", e)
+	}
+	p, _, err := got.plan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := scenarios.Evidence{Confidence: 0.99, MaxRate: 0.005, MaxTrials: 2000, SkipHistory: true, HistoryTimeout: 5 * time.Second, HistoryHTML: e.HistoryHTML}
+	if p.Evidence != want || p.Trials != scenarios.TrialsNeeded(0.99, 0.005) {
+		t.Errorf("plan evidence %+v, trials %d; want %+v, %d", p.Evidence, p.Trials, want, scenarios.TrialsNeeded(0.99, 0.005))
+	}
+}
+
+func TestPercentageFlag(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		want    float64
+		str     string
+		wantErr bool
+	}{
+		{"95%", 0.95, "95%", false},
+		{"0.1%", 0.001, "0.1%", false},
+		{" 99.9 % ", 0.999, "99.9%", false},
+		{"0.99", 0.99, "99%", false},
+		{"1", 1, "100%", false},
+		{"2", 0, "", true},
+		{"lots", 0, "", true},
+		{"%", 0, "", true},
+	} {
+		var p percentage
+		err := p.Set(tc.in)
+		if (err != nil) != tc.wantErr || !tc.wantErr && (float64(p) != tc.want || p.String() != tc.str) {
+			t.Errorf("Set(%q) = %v (%s), %v; want %v (%s), error %v", tc.in, float64(p), p.String(), err, tc.want, tc.str, tc.wantErr)
+		}
+	}
+}
+
+// TestReportFlags checks report's flag parsing through its runF seam.
+func TestReportFlags(t *testing.T) {
+	var got *reportOptions
+	c := newReportCmdWith(Streams{Out: &bytes.Buffer{}, Err: &bytes.Buffer{}}, func(_ *cobra.Command, o *reportOptions) error {
+		got = o
+		return nil
+	})
+	c.SetArgs([]string{"a.json", "-", "b.json", "-o", "html"})
+	if err := c.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if got == nil || strings.Join(got.Files, " ") != "a.json - b.json" || got.Output != "html" {
+		t.Errorf("report options = %+v", got)
+	}
 }

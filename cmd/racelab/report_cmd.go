@@ -1,8 +1,140 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
 
-func newReportCmd(s Streams) *cobra.Command {
-	return &cobra.Command{Use: "report", Short: "Re-render saved results (not yet built)", Hidden: true,
-		RunE: func(*cobra.Command, []string) error { return usageError{errNotYet} }}
+	"github.com/racelab/racelab/report"
+	"github.com/racelab/racelab/scenarios"
+	"github.com/spf13/cobra"
+)
+
+// reportOptions is everything `racelab report` was asked to do.
+type reportOptions struct {
+	Files  []string
+	Output string
+}
+
+func newReportCmd(s Streams) *cobra.Command { return newReportCmdWith(s, nil) }
+
+// newReportCmdWith builds `racelab report`; runF, when set, replaces the
+// command's work, so that tests can check flag parsing alone.
+func newReportCmdWith(s Streams, runF func(*cobra.Command, *reportOptions) error) *cobra.Command {
+	o := &reportOptions{}
+	c := &cobra.Command{
+		Use:   "report FILE.json...",
+		Short: "Re-render saved results, merging several into one report",
+		Long: `Render results saved with 'racelab run -o json' in any output format, and
+merge several (from several machines, or several CI jobs) into one report.
+A FILE of - reads standard input; a file may hold several results one after
+the other, as -o json writes them.
+
+Results of the same scenario at the same N become one: a target found in
+several files gets their trials one after the other, and its bound on the
+rate of breaking is computed again over all of them; other targets are
+added in order. Results of different scenarios, or of different N, are
+rendered one after the other.
+
+The exit code judges the merged results as 'racelab run' would: 3 when a
+target broke a rule it had to keep (or did not show a race it had to), 1
+when one could not be run, 2 for a file that does not exist, and 1 for one
+that is not a racelab result of schema ` + scenarios.SchemaVersion + `.`,
+		Example: `  racelab run ten-hits-one-view -t sqlite --trials 300 -o json > a.json
+  racelab report a.json -o junit > report.xml
+  racelab report machine-*.json -o html > report.html
+  racelab run five-checkouts -o json | racelab report - -o markdown >> "$GITHUB_STEP_SUMMARY"`,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageError{fmt.Errorf("%s takes one or more result files (FILE.json, or - for standard input) (see '%s --help')", c.CommandPath(), c.CommandPath())}
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			o.Files = args
+			if runF != nil {
+				return runF(c, o)
+			}
+			return runReport(s, o)
+		},
+	}
+	c.Flags().StringVarP(&o.Output, "output", "o", string(report.Table), "output format: "+strings.Join(report.Formats(), ", "))
+	_ = c.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(report.Formats(), cobra.ShellCompDirectiveNoFileComp))
+	return c
+}
+
+func runReport(s Streams, o *reportOptions) error {
+	format, err := report.ParseFormat(o.Output)
+	if err != nil {
+		return usageError{err}
+	}
+	var all []*scenarios.Result
+	for _, name := range o.Files {
+		rs, err := readResults(s, name)
+		if err != nil {
+			return err
+		}
+		all = append(all, rs...)
+	}
+	merged := scenarios.Merge(all)
+	if err := report.RenderAll(s.Out, merged, format, report.Options{NoColor: s.NoColor}); err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	return reportVerdict(merged)
+}
+
+// readResults reads the results in one named file, or standard input for
+// "-". A file that is not there is the user's mistake (exit 2); one that
+// cannot be read, or is not a result, is racelab unable to do its job.
+func readResults(s Streams, name string) ([]*scenarios.Result, error) {
+	if name == "-" {
+		rs, err := report.ReadJSON(s.In)
+		if err != nil {
+			return nil, fmt.Errorf("standard input: %w", err)
+		}
+		return rs, nil
+	}
+	f, err := os.Open(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, usageError{fmt.Errorf("%s: no such file", name)}
+	}
+	if err != nil {
+		return nil, err // *fs.PathError names the file
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		return nil, usageError{fmt.Errorf("%s is a folder; want a result file", name)}
+	}
+	rs, err := report.ReadJSON(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return rs, nil
+}
+
+// reportVerdict is run's verdict over merged results, less the interrupt:
+// re-rendering a partial result is not itself interrupted, and the report
+// already says the result is partial.
+func reportVerdict(rs []*scenarios.Result) error {
+	var failed, errored []string
+	for _, r := range rs {
+		for i := range r.Targets {
+			t := &r.Targets[i]
+			if t.Error != "" {
+				errored = append(errored, r.Scenario+"/"+t.Target)
+			}
+			if t.Failed() {
+				failed = append(failed, r.Scenario+"/"+t.Target)
+			}
+		}
+	}
+	switch {
+	case len(errored) > 0:
+		return verdictError{exitFailure, fmt.Sprintf("could not run %s (see the errors above)", strings.Join(errored, ", "))}
+	case len(failed) > 0:
+		return verdictError{exitRuleBroken, fmt.Sprintf("not as expected: %s", strings.Join(failed, ", "))}
+	}
+	return nil
 }

@@ -138,19 +138,25 @@ func runRun(c *cobra.Command, s Streams, o *runOptions) error {
 		return err
 	}
 	var bar *progress
-	if o.Trials > 1 && s.ErrIsTTY && !o.Quiet {
+	// p.Trials, not o.Trials: --max-rate raises the count it needs.
+	if p.Trials > 1 && s.ErrIsTTY && !o.Quiet {
 		bar = newProgress(c.Context(), s.Err, p)
 		p.OnTrial = bar.Trial
 	}
-	res, err := scenarios.Run(c.Context(), p)
+	res, runErr := scenarios.Run(c.Context(), p)
 	if bar != nil {
 		bar.Wait() // the bar is gone before the report is printed
 	}
-	if err != nil {
-		return err
+	if res == nil {
+		return runErr
 	}
+	// A result comes with an error only when a side file (--history-html)
+	// could not be written: the report is still worth printing first.
 	if err := report.Render(s.Out, res, format, report.Options{NoColor: s.NoColor}); err != nil {
 		return fmt.Errorf("write report: %w", err)
+	}
+	if runErr != nil {
+		return runErr
 	}
 	return verdict(res)
 }

@@ -1,13 +1,100 @@
 package main
 
 import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
 	"github.com/racelab/racelab/scenarios"
 	"github.com/spf13/pflag"
 )
 
-// evidenceFlags are run's flags for the strength of a verdict.
-type evidenceFlags struct{}
+// evidenceFlags are run's flags for the strength of a verdict: the
+// confidence of the bound on the rate of breaking, trials added until a
+// bound is met, and the linearizability check of every trial's history.
+type evidenceFlags struct {
+	Confidence     percentage
+	MaxRate        percentage
+	MaxTrials      int
+	CheckHistory   bool
+	HistoryTimeout time.Duration
+	HistoryHTML    string
+	// flags is the set the flags live in, to tell an explicit value from
+	// the default.
+	flags *pflag.FlagSet
+}
 
-func (e *evidenceFlags) register(*pflag.FlagSet) {}
+func (e *evidenceFlags) register(f *pflag.FlagSet) {
+	e.Confidence = percentage(scenarios.DefaultConfidence)
+	e.flags = f
+	f.Var(&e.Confidence, "confidence", "confidence level of the bound on the rate of breaking, such as 95% or 99%")
+	f.Var(&e.MaxRate, "max-rate", "add trials until the rate of breaking is shown below this, such as 1%, or a trial breaks;\n"+
+		"a target expected to hold then holds only if the bound is met")
+	f.IntVar(&e.MaxTrials, "max-trials", scenarios.DefaultMaxTrials, "most trials per target with --max-rate")
+	f.BoolVar(&e.CheckHistory, "check-history", true, "check each trial's history for linearizability (porcupine); a history that is not breaks the trial")
+	f.DurationVar(&e.HistoryTimeout, "history-timeout", scenarios.DefaultHistoryTimeout, "time limit of one trial's history check; past it the check says unknown")
+	f.StringVar(&e.HistoryHTML, "history-html", "", "write porcupine's picture of the first trial that is not linearizable (else the first trial) to `FILE`")
+}
 
-func (e *evidenceFlags) apply(*scenarios.Plan) error { return nil }
+func (e *evidenceFlags) apply(p *scenarios.Plan) error {
+	changed := func(name string) bool { return e.flags != nil && e.flags.Changed(name) }
+	switch {
+	case changed("max-trials") && e.MaxRate == 0:
+		return usageError{errors.New("--max-trials needs --max-rate; without a rate to prove, --trials says how many trials run")}
+	case e.HistoryTimeout <= 0:
+		return usageError{fmt.Errorf("--history-timeout %s: want a positive duration such as 2s", e.HistoryTimeout)}
+	}
+	p.Evidence = scenarios.Evidence{
+		Confidence:     float64(e.Confidence),
+		MaxRate:        float64(e.MaxRate),
+		MaxTrials:      e.MaxTrials,
+		SkipHistory:    !e.CheckHistory,
+		HistoryTimeout: e.HistoryTimeout,
+		HistoryHTML:    e.HistoryHTML,
+	}
+	if e.MaxRate > 0 {
+		// The trials the bound needs are known in advance; planning them
+		// lets the progress bar show the real total. Run would raise the
+		// count to the same number by itself.
+		p.Trials = max(p.Trials, scenarios.TrialsNeeded(float64(e.Confidence), float64(e.MaxRate)))
+	}
+	return nil
+}
+
+// percentage is a flag value given as a percentage ("99%", "0.5%") or as
+// a fraction ("0.99"). A bare number above 1 is refused rather than read
+// as a percentage: "--max-rate 1" could mean 1% or 100%.
+type percentage float64
+
+func (p *percentage) String() string {
+	if *p == 0 {
+		return "0"
+	}
+	// Rounded to a millionth of a percent: 0.95×100 is 94.99999999999999.
+	return strconv.FormatFloat(math.Round(float64(*p)*1e8)/1e6, 'f', -1, 64) + "%"
+}
+
+func (p *percentage) Set(s string) error {
+	num, pct := strings.CutSuffix(strings.TrimSpace(s), "%")
+	num = strings.TrimSpace(num)
+	f, err := strconv.ParseFloat(num, 64)
+	if err == nil && pct {
+		// Parsed with the exponent, 99.9% is the float nearest 0.999;
+		// divided by 100 it would be 0.9990000000000001.
+		f, err = strconv.ParseFloat(num+"e-2", 64)
+	}
+	switch {
+	case err != nil:
+		return errors.New("not a number")
+	case !pct && f > 1:
+		return errors.New("ambiguous: write a percentage with %")
+	}
+	*p = percentage(f)
+	return nil
+}
+
+// Type names the value in help and in errors: "want a percentage".
+func (p *percentage) Type() string { return "percentage" }

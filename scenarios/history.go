@@ -1,0 +1,487 @@
+package scenarios
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/racelab/racelab/targets"
+)
+
+// This is the only file that imports porcupine, the linearizability
+// checker: an API change there stays here.
+//
+// A trial's history is its N requests, each an operation that took effect
+// at some instant between its invoke and its return, followed by the read
+// of what the store counted, invoked after every request returned. The
+// history is linearizable when some one-at-a-time order of those
+// operations, each placed within its own interval, explains every answer
+// under the story's sequential model. Counts alone can miss what this
+// catches: two hits both answered "views: 1" while the final count looks
+// right, or a download refused at a count below the limit.
+//
+// A failed request (a timeout, a refused connection) may or may not have
+// taken effect, and its answer, if any, is lost. Following porcupine's
+// convention for such operations, it is given a return instant after the
+// read-back: it can then be placed anywhere after its invoke, including
+// after the read, where taking effect is the same as never having done so;
+// its answer is not checked.
+
+// opKind is what an operation of a history does.
+type opKind uint8
+
+const (
+	opRequest opKind = iota // the story's request: a hit, a download, a checkout
+	opRead                  // the read of what was counted, after the burst
+)
+
+// opInput is an operation's input as the models see it.
+type opInput struct {
+	kind opKind
+	// unknown says the request failed: whether it took effect, and what
+	// it would have been answered, are not known.
+	unknown bool
+}
+
+// opOutput is an operation's answer.
+type opOutput struct {
+	outcome Outcome
+	value   int64
+}
+
+// model is one story's sequential specification over a single key. Its
+// state is one number: the views, the downloads counted today, or the
+// claims on the item.
+type model struct {
+	// step applies one operation to state: whether the answer is one the
+	// store could give in that state, and the state after it.
+	step func(state int64, in opInput, out opOutput) (bool, int64)
+	// refute checks cheap necessary conditions of linearizability and
+	// says the first one the trial violates, or "". It comes before the
+	// search because the search is exponential on exactly the histories
+	// naive stores produce: many requests answered the same value at many
+	// levels leave an exponential number of dead-end orders to try.
+	refute func(t *Trial) string
+	// answer says one request's answer in words, for visualizations.
+	answer func(out opOutput) string
+	// noun says the state in words: "3 views".
+	noun string
+	// verb names the story's request: "hit".
+	verb string
+}
+
+// modelOf returns the model of sc's story; ok is false for a story that
+// has none, whose histories are not checked.
+func modelOf(sc *Scenario) (model, bool) {
+	switch sc.Op {
+	case targets.OpHit:
+		return counterModel(), true
+	case targets.OpDownload:
+		return quotaModel(sc.Limit), true
+	case targets.OpCheckout:
+		return itemModel(Stock), true
+	}
+	return model{}, false
+}
+
+// counterModel is ten-hits-one-view's store: a hit adds one and answers
+// the new total.
+func counterModel() model {
+	return model{
+		noun: "view", verb: "hit",
+		step: func(s int64, in opInput, out opOutput) (bool, int64) {
+			switch {
+			case in.kind == opRead:
+				return out.value == s, s
+			case in.unknown:
+				return true, s + 1
+			default:
+				return out.outcome == Allowed && out.value == s+1, s + 1
+			}
+		},
+		answer: func(out opOutput) string { return plural(out.value, "view") },
+		refute: func(t *Trial) string {
+			f := facts(t)
+			allowed := int64(len(f.allowed))
+			for _, r := range f.allowed {
+				if r.Value < 1 {
+					return fmt.Sprintf("request %d was answered %s, although a hit counts itself", r.Index, plural(r.Value, "view"))
+				}
+			}
+			if a, b, ok := sameValue(f.allowed); ok {
+				return fmt.Sprintf("requests %d and %d were both answered %s", a.Index, b.Index, plural(a.Value, "view"))
+			}
+			if top, ok := highest(f.allowed); ok && top.Value > allowed+f.failed {
+				return fmt.Sprintf("request %d was answered %s, more than the %s sent could count", top.Index, plural(top.Value, "view"), plural(allowed+f.failed, "hit"))
+			}
+			if top, ok := highest(f.allowed); ok && t.Counted < top.Value {
+				return fmt.Sprintf("request %d was answered %s, yet the store read back %d", top.Index, plural(top.Value, "view"), t.Counted)
+			}
+			if t.Counted < allowed {
+				return fmt.Sprintf("%s were answered, yet the store read back %s", plural(allowed, "hit"), plural(t.Counted, "view"))
+			}
+			if t.Counted > allowed+f.failed {
+				return fmt.Sprintf("the store read back %s, more than the %s sent could count", plural(t.Counted, "view"), plural(allowed+f.failed, "hit"))
+			}
+			return ""
+		},
+	}
+}
+
+// quotaModel is six-become-four's store: a download is granted iff the
+// count is below limit, and then counted; either way it answers the count
+// after it.
+func quotaModel(limit int64) model {
+	return model{
+		noun: "download", verb: "download",
+		step: func(s int64, in opInput, out opOutput) (bool, int64) {
+			next := s
+			if s < limit {
+				next = s + 1
+			}
+			switch {
+			case in.kind == opRead:
+				return out.value == s, s
+			case in.unknown:
+				return true, next
+			case out.outcome == Allowed:
+				return s < limit && out.value == next, next
+			default:
+				return s >= limit && out.value == s, s
+			}
+		},
+		answer: func(out opOutput) string {
+			if out.outcome == Allowed {
+				return fmt.Sprintf("granted, count %d", out.value)
+			}
+			return fmt.Sprintf("refused, count %d", out.value)
+		},
+		refute: func(t *Trial) string {
+			f := facts(t)
+			granted := int64(len(f.allowed))
+			for _, r := range f.allowed {
+				if r.Value < 1 || r.Value > limit {
+					return fmt.Sprintf("request %d was granted at count %d, which a limit of %d never reaches", r.Index, r.Value, limit)
+				}
+			}
+			if a, b, ok := sameValue(f.allowed); ok {
+				return fmt.Sprintf("requests %d and %d were both granted at count %d", a.Index, b.Index, a.Value)
+			}
+			if granted > limit {
+				return fmt.Sprintf("%s were granted against a limit of %d", plural(granted, "download"), limit)
+			}
+			for _, r := range f.refused {
+				// A refusal needs the count at the limit, and the count
+				// never passes the limit: it must answer exactly the limit.
+				if r.Value != limit {
+					return fmt.Sprintf("request %d was refused at count %d, not at the limit of %d", r.Index, r.Value, limit)
+				}
+			}
+			if top, ok := highest(f.allowed); ok && t.Counted < top.Value {
+				return fmt.Sprintf("request %d was granted at count %d, yet the store read back %d", top.Index, top.Value, t.Counted)
+			}
+			if t.Counted < granted {
+				return fmt.Sprintf("%s were granted, yet the store read back %d", plural(granted, "download"), t.Counted)
+			}
+			if most := min(limit, granted+f.failed); t.Counted > most {
+				return fmt.Sprintf("the store read back %d, more than the %s granted (and %d failed) could count", t.Counted, plural(granted, "download"), f.failed)
+			}
+			if len(f.refused) > 0 && t.Counted != limit {
+				return fmt.Sprintf("request %d was refused, so the count had reached %d, yet the store read back %d", f.refused[0].Index, limit, t.Counted)
+			}
+			return ""
+		},
+	}
+}
+
+// itemModel is five-checkouts' store: a checkout claims the item while
+// claims are below stock, and is refused once it is taken. Only outcomes
+// are checked: a checkout answers yes or no, not a count.
+func itemModel(stock int64) model {
+	return model{
+		noun: "claim", verb: "checkout",
+		step: func(s int64, in opInput, out opOutput) (bool, int64) {
+			next := s
+			if s < stock {
+				next = s + 1
+			}
+			switch {
+			case in.kind == opRead:
+				return out.value == s, s
+			case in.unknown:
+				return true, next
+			case out.outcome == Allowed:
+				return s < stock, next
+			default:
+				return s >= stock, s
+			}
+		},
+		answer: func(out opOutput) string {
+			if out.outcome == Allowed {
+				return "reserved"
+			}
+			return "409, taken"
+		},
+		refute: func(t *Trial) string {
+			f := facts(t)
+			sold := int64(len(f.allowed))
+			switch {
+			case sold > stock:
+				return fmt.Sprintf("%s succeeded for %d in stock", plural(sold, "checkout"), stock)
+			case t.Counted < sold:
+				return fmt.Sprintf("%s succeeded, yet the store read back %s", plural(sold, "checkout"), plural(t.Counted, "claim"))
+			case t.Counted > min(stock, sold+f.failed):
+				return fmt.Sprintf("the store read back %s, more than %s (and %d failed) could record", plural(t.Counted, "claim"), plural(sold, "checkout"), f.failed)
+			case len(f.refused) > 0 && t.Counted < stock:
+				return fmt.Sprintf("request %d was refused as taken, yet the store read back %s", f.refused[0].Index, plural(t.Counted, "claim"))
+			}
+			return ""
+		},
+	}
+}
+
+// trialFacts sorts a trial's requests by outcome.
+type trialFacts struct {
+	allowed, refused []Request
+	failed           int64
+}
+
+func facts(t *Trial) trialFacts {
+	var f trialFacts
+	for _, r := range t.Requests {
+		switch r.Outcome {
+		case Allowed:
+			f.allowed = append(f.allowed, r)
+		case Refused:
+			f.refused = append(f.refused, r)
+		default:
+			f.failed++
+		}
+	}
+	return f
+}
+
+// sameValue finds two requests answered the same value, the earliest pair
+// by index.
+func sameValue(reqs []Request) (Request, Request, bool) {
+	first := make(map[int64]Request, len(reqs))
+	for _, r := range reqs {
+		if a, ok := first[r.Value]; ok {
+			return a, r, true
+		}
+		first[r.Value] = r
+	}
+	return Request{}, Request{}, false
+}
+
+// highest is the request answered the highest value, the first of equals.
+func highest(reqs []Request) (Request, bool) {
+	if len(reqs) == 0 {
+		return Request{}, false
+	}
+	top := reqs[0]
+	for _, r := range reqs[1:] {
+		if r.Value > top.Value {
+			top = r
+		}
+	}
+	return top, true
+}
+
+// porcupine wraps the model for the checker.
+func (m model) porcupine() porcupine.Model {
+	return porcupine.Model{
+		Init: func() any { return int64(0) },
+		Step: func(state, input, output any) (bool, any) {
+			return m.step(state.(int64), input.(opInput), output.(opOutput))
+		},
+		Hash: func(state any) uint64 { return uint64(state.(int64)) },
+		DescribeOperation: func(input, output any) string {
+			in, out := input.(opInput), output.(opOutput)
+			switch {
+			case in.kind == opRead:
+				return "read: " + plural(out.value, m.noun)
+			case in.unknown:
+				return m.verb + ": failed, may have taken effect"
+			default:
+				return m.verb + ": " + m.answer(out)
+			}
+		},
+		DescribeState: func(state any) string { return plural(state.(int64), m.noun) },
+	}
+}
+
+// operations turns a trial into porcupine's operations: one per request,
+// with its instants in nanoseconds from the release, then the read-back.
+func operations(t *Trial) []porcupine.Operation {
+	var last int64
+	for _, r := range t.Requests {
+		last = max(last, int64(r.Return))
+	}
+	// The read was invoked after the last answer came back.
+	readCall, readReturn, never := last+1, last+2, last+3
+	ops := make([]porcupine.Operation, 0, len(t.Requests)+1)
+	for i, r := range t.Requests {
+		op := porcupine.Operation{
+			ClientId: i,
+			Input:    opInput{kind: opRequest},
+			Call:     int64(r.Invoke),
+			Output:   opOutput{outcome: r.Outcome, value: r.Value},
+			Return:   int64(r.Return),
+		}
+		if r.Early {
+			// Answered before the release: it took effect before every
+			// other request was invoked, but its own invoke instant
+			// says otherwise.
+			op.Call = -1
+		}
+		if r.Outcome == Failed {
+			op.Input = opInput{kind: opRequest, unknown: true}
+			op.Output = opOutput{outcome: Failed}
+			op.Return = never
+		}
+		ops = append(ops, op)
+	}
+	return append(ops, porcupine.Operation{
+		ClientId: len(t.Requests),
+		Input:    opInput{kind: opRead},
+		Call:     readCall,
+		Output:   opOutput{outcome: Allowed, value: t.Counted},
+		Return:   readReturn,
+	})
+}
+
+// CheckHistory checks whether a trial's history is linearizable against the
+// model of sc's story: a counter whose hits answer the new total, a quota
+// that grants below its limit, an item that can be claimed once. It spends
+// at most timeout searching (0 for no limit) and answers HistoryUnknown if
+// that was not enough; why says in words what is wrong with a history that
+// is not linearizable. A story without a model is not checked: "" and "".
+func CheckHistory(sc *Scenario, t *Trial, timeout time.Duration) (verdict HistoryVerdict, why string) {
+	m, ok := modelOf(sc)
+	if !ok || len(t.Requests) == 0 {
+		return "", ""
+	}
+	if why := m.refute(t); why != "" {
+		return NotLinearizable, why
+	}
+	switch porcupine.CheckOperationsTimeout(m.porcupine(), operations(t), timeout) {
+	case porcupine.Ok:
+		return Linearizable, ""
+	case porcupine.Illegal:
+		return NotLinearizable, fmt.Sprintf("no order of the %s, each taking effect between its invoke and its return, explains every answer and the count read back",
+			plural(int64(len(t.Requests)), "request"))
+	default:
+		return HistoryUnknown, fmt.Sprintf("the check ran out of time after %s", timeout)
+	}
+}
+
+// judgeHistory checks a judged trial's history, unless told not to, and
+// breaks the trial when it is not linearizable. The rule's own Why, when
+// the counts already broke it, is kept: it says more plainly what went
+// wrong.
+func judgeHistory(sc *Scenario, t *Trial, target string, e Evidence) {
+	if e.SkipHistory {
+		return
+	}
+	t.History, t.HistoryWhy = CheckHistory(sc, t, e.historyTimeout())
+	if t.History == NotLinearizable && !t.Broken {
+		t.Broken = true
+		t.Why = fmt.Sprintf("%s: not linearizable: %s", target, t.HistoryWhy)
+	}
+}
+
+// DescribeAnswer says in a few words what a request of the named scenario
+// was told: "3 views", "granted, count 5", "409, taken", "error". Unknown
+// scenarios get the outcome and the value.
+func DescribeAnswer(scenario string, r Request) string {
+	if r.Outcome == Failed {
+		return "error"
+	}
+	if sc, err := Lookup(scenario); err == nil {
+		if m, ok := modelOf(sc); ok {
+			return m.answer(opOutput{outcome: r.Outcome, value: r.Value})
+		}
+	}
+	return fmt.Sprintf("%s %d", r.Outcome, r.Value)
+}
+
+// HistoryTrial picks the trial of res most worth a picture: the first whose
+// history is not linearizable, else the first broken one, else the first
+// trial run. ok is false when no target ran a trial.
+func HistoryTrial(res *Result) (target *TargetResult, trial *Trial, ok bool) {
+	for _, pick := range []func(*Trial) bool{
+		func(t *Trial) bool { return t.History == NotLinearizable },
+		func(t *Trial) bool { return t.Broken },
+		func(*Trial) bool { return true },
+	} {
+		for i := range res.Targets {
+			tr := &res.Targets[i]
+			if j := slices.IndexFunc(tr.Trials, func(t Trial) bool { return pick(&t) }); j >= 0 {
+				return tr, &tr.Trials[j], true
+			}
+		}
+	}
+	return nil, nil, false
+}
+
+// WriteHistoryHTML writes porcupine's visualization of one trial of res
+// (see HistoryTrial) to w: one lane per request from its invoke to its
+// return, the read-back last, and the longest order of them that the model
+// accepts. It is a page with porcupine's own script and styles inline.
+// The search behind it is bounded by timeout; a search cut short still
+// draws what it found.
+func WriteHistoryHTML(w io.Writer, res *Result, timeout time.Duration) error {
+	sc, err := Lookup(res.Scenario)
+	if err != nil {
+		return err
+	}
+	m, ok := modelOf(sc)
+	if !ok {
+		return fmt.Errorf("%s has no history model", sc.Name)
+	}
+	tr, t, ok := HistoryTrial(res)
+	if !ok {
+		return fmt.Errorf("%s: no trial to draw", res.Scenario)
+	}
+	pm := m.porcupine()
+	_, info := porcupine.CheckOperationsVerbose(pm, operations(t), timeout)
+	note := fmt.Sprintf("%s on %s, trial %d (key %s)", res.Scenario, tr.Target, t.Index, t.Key)
+	details := strings.TrimSpace(string(t.History) + ": " + t.HistoryWhy)
+	if t.History == "" {
+		details = "history not checked"
+	}
+	info.AddAnnotations([]porcupine.Annotation{
+		{Tag: "racelab", Start: 0, Description: "release: " + note, Details: details},
+	})
+	// Visualize writes in pieces; build the page whole, so that a failing
+	// writer never leaves half of it behind.
+	var b bytes.Buffer
+	if err := porcupine.Visualize(pm, info, &b); err != nil {
+		return fmt.Errorf("draw history: %w", err)
+	}
+	_, err = w.Write(b.Bytes())
+	return err
+}
+
+// writeHistoryFile writes WriteHistoryHTML's page to path; a result with no
+// trial to draw writes nothing.
+func writeHistoryFile(path string, res *Result, timeout time.Duration) error {
+	if _, _, ok := HistoryTrial(res); !ok {
+		return nil
+	}
+	var b bytes.Buffer
+	if err := WriteHistoryHTML(&b, res, timeout); err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("write history: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,336 @@
+package scenarios
+
+import (
+	"bytes"
+	"context"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+)
+
+// req is a request of a synthetic history: invoked at invoke µs, answered
+// at ret µs.
+func req(i int, invoke, ret int, outcome Outcome, value int64) Request {
+	return Request{Index: i, Invoke: time.Duration(invoke) * time.Microsecond, Return: time.Duration(ret) * time.Microsecond,
+		Outcome: outcome, Value: value}
+}
+
+// synthetic is a trial with the given requests and count read back, its
+// outcomes counted, judged by sc's own rule.
+func synthetic(sc *Scenario, counted int64, reqs ...Request) Trial {
+	t := Trial{Key: "k", Requests: reqs, Counted: counted}
+	for _, r := range reqs {
+		switch r.Outcome {
+		case Allowed:
+			t.Allowed++
+		case Refused:
+			t.Refused++
+		default:
+			t.Errors++
+		}
+	}
+	sc.Judge(&t, "t")
+	return t
+}
+
+// searchOnly asks porcupine alone, without the cheap refutations, so that
+// the tests show the checker itself reaching the verdict.
+func searchOnly(t *testing.T, sc *Scenario, trial *Trial) porcupine.CheckResult {
+	t.Helper()
+	m, ok := modelOf(sc)
+	if !ok {
+		t.Fatalf("%s has no model", sc.Name)
+	}
+	return porcupine.CheckOperationsTimeout(m.porcupine(), operations(trial), 10*time.Second)
+}
+
+func mustLookup(t *testing.T, name string) *Scenario {
+	t.Helper()
+	sc, err := Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc
+}
+
+// TestHistorySynthetic checks the models on hand-made histories, each with
+// the verdict both the full check and the search alone must reach.
+func TestHistorySynthetic(t *testing.T) {
+	hits, quota, item := mustLookup(t, "ten-hits-one-view"), mustLookup(t, "six-become-four"), mustLookup(t, "five-checkouts")
+	grants := func(invoke, ret int) []Request { // five grants answered 1..5
+		var rs []Request
+		for i := range 5 {
+			rs = append(rs, req(i, invoke, ret, Allowed, int64(i+1)))
+		}
+		return rs
+	}
+	for _, tc := range []struct {
+		name     string
+		sc       *Scenario
+		trial    Trial
+		want     HistoryVerdict
+		why      string // part of the reason, for refuted histories
+		countsOK bool   // the counts alone see nothing wrong (Lost = Over = 0)
+	}{
+		{"counter: one at a time", hits, synthetic(hits, 3,
+			req(0, 0, 10, Allowed, 1), req(1, 0, 10, Allowed, 3), req(2, 0, 10, Allowed, 2)), Linearizable, "", true},
+		// The example: the final count looks right, yet two hits
+		// were told the same total.
+		{"counter: two hits both answered 1", hits, synthetic(hits, 2,
+			req(0, 0, 10, Allowed, 1), req(1, 0, 10, Allowed, 1)), NotLinearizable, "requests 0 and 1 were both answered 1 view", true},
+		// Distinct totals, right count, but request 1 was answered 1 after
+		// request 0 had already been answered 2: the order is impossible.
+		{"counter: answers against real time", hits, synthetic(hits, 2,
+			req(0, 0, 10, Allowed, 2), req(1, 20, 30, Allowed, 1)), NotLinearizable, "no order of the 2 requests", true},
+		{"counter: failed hit that counted", hits, synthetic(hits, 3,
+			req(0, 0, 10, Allowed, 1), req(1, 0, 10, Allowed, 3), req(2, 0, 5, Failed, 0)), Linearizable, "", true},
+		{"counter: failed hit that did not count", hits, synthetic(hits, 2,
+			req(0, 0, 10, Allowed, 1), req(1, 0, 10, Allowed, 2), req(2, 0, 5, Failed, 0)), Linearizable, "", true},
+		{"counter: failed hit invoked too late", hits, synthetic(hits, 3,
+			req(0, 0, 10, Allowed, 1), req(1, 0, 10, Allowed, 3), req(2, 50, 60, Failed, 0)), NotLinearizable, "no order", true},
+		{"counter: lost update", hits, synthetic(hits, 1,
+			req(0, 0, 10, Allowed, 1), req(1, 0, 10, Allowed, 2)), NotLinearizable, "yet the store read back 1", false},
+		{"quota: five granted, then refused", quota, synthetic(quota, 5,
+			append(grants(0, 10), req(5, 0, 10, Refused, 5), req(6, 0, 10, Refused, 5))...), Linearizable, "", true},
+		{"quota: refused below the limit", quota, synthetic(quota, 5,
+			append(grants(0, 10), req(5, 0, 10, Refused, 4))...), NotLinearizable, "refused at count 4, not at the limit of 5", true},
+		{"quota: two granted at one count", quota, synthetic(quota, 2,
+			req(0, 0, 10, Allowed, 1), req(1, 0, 10, Allowed, 1)), NotLinearizable, "both granted at count 1", false},
+		// Refused at the limit before any of the grants was even sent.
+		{"quota: refused before the limit was reached", quota, synthetic(quota, 5,
+			append(grants(20, 30), req(5, 0, 10, Refused, 5))...), NotLinearizable, "no order", true},
+		{"item: one claim", item, synthetic(item, 1,
+			req(0, 0, 10, Allowed, 1), req(1, 0, 10, Refused, 0), req(2, 0, 10, Refused, 0)), Linearizable, "", true},
+		{"item: sold twice", item, synthetic(item, 1,
+			req(0, 0, 10, Allowed, 1), req(1, 0, 10, Allowed, 1)), NotLinearizable, "2 checkouts succeeded for 1 in stock", false},
+		{"item: refused as taken before anyone claimed it", item, synthetic(item, 1,
+			req(0, 20, 30, Allowed, 1), req(1, 0, 10, Refused, 0)), NotLinearizable, "no order", true},
+		{"item: claimed by a request that failed", item, synthetic(item, 1,
+			req(0, 0, 10, Failed, 0), req(1, 0, 10, Refused, 0)), Linearizable, "", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.countsOK && (tc.trial.Lost != 0 || tc.trial.Over != 0) {
+				t.Fatalf("test history is wrong: lost %d, over %d", tc.trial.Lost, tc.trial.Over)
+			}
+			got, why := CheckHistory(tc.sc, &tc.trial, time.Second)
+			if got != tc.want || !strings.Contains(why, tc.why) {
+				t.Errorf("CheckHistory = %q, %q; want %q, containing %q", got, why, tc.want, tc.why)
+			}
+			wantSearch := porcupine.Ok
+			if tc.want == NotLinearizable {
+				wantSearch = porcupine.Illegal
+			}
+			if got := searchOnly(t, tc.sc, &tc.trial); got != wantSearch {
+				t.Errorf("porcupine alone = %s, want %s", got, wantSearch)
+			}
+		})
+	}
+}
+
+// TestHistoryBreaksTrial checks that a trial whose counts look right but
+// whose history is not linearizable breaks, and says why.
+func TestHistoryBreaksTrial(t *testing.T) {
+	quota := mustLookup(t, "six-become-four")
+	trial := synthetic(quota, 2, req(0, 0, 10, Allowed, 1), req(1, 0, 10, Allowed, 1))
+	trial.Counted, trial.Lost, trial.Broken, trial.Why = 2, 0, false, "" // as if the counter had caught up
+	judgeHistory(quota, &trial, "kv", Evidence{})
+	if !trial.Broken || trial.History != NotLinearizable || trial.Why != "kv: not linearizable: requests 0 and 1 were both granted at count 1" {
+		t.Errorf("trial = broken %v, history %q, why %q", trial.Broken, trial.History, trial.Why)
+	}
+	skipped := synthetic(quota, 2, req(0, 0, 10, Allowed, 1), req(1, 0, 10, Allowed, 1))
+	skipped.Broken = false
+	judgeHistory(quota, &skipped, "kv", Evidence{SkipHistory: true})
+	if skipped.Broken || skipped.History != "" {
+		t.Errorf("with SkipHistory: broken %v, history %q; want untouched", skipped.Broken, skipped.History)
+	}
+}
+
+// TestRefuteIsSound generates small random histories for each story and
+// checks that the cheap refutations never condemn a history the search
+// accepts: they may only say sooner what the search would say.
+func TestRefuteIsSound(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 6))
+	outcomes := []Outcome{Allowed, Allowed, Allowed, Refused, Failed}
+	for _, sc := range All() {
+		m, _ := modelOf(sc)
+		refuted, accepted := 0, 0
+		for range 3000 {
+			n := 1 + rng.IntN(7)
+			reqs := make([]Request, n)
+			for i := range reqs {
+				invoke := rng.IntN(20)
+				o := outcomes[rng.IntN(len(outcomes))]
+				reqs[i] = req(i, invoke, invoke+1+rng.IntN(20), o, int64(rng.IntN(n+2)))
+			}
+			trial := synthetic(sc, int64(rng.IntN(n+2)), reqs...)
+			why := m.refute(&trial)
+			search := searchOnly(t, sc, &trial)
+			if why != "" && search != porcupine.Illegal {
+				t.Fatalf("%s: refuted (%s) a history porcupine finds %s: %+v counted %d", sc.Name, why, search, trial.Requests, trial.Counted)
+			}
+			if why != "" {
+				refuted++
+			}
+			if search == porcupine.Ok {
+				accepted++
+			}
+		}
+		if refuted == 0 || accepted == 0 {
+			t.Errorf("%s: %d refuted, %d accepted of 3000: the generator misses a side", sc.Name, refuted, accepted)
+		}
+	}
+}
+
+// TestHistoryOfStores runs the stories on real embedded stores: every
+// history of the atomic ones is linearizable, and the naive ones produce
+// histories that are not, which porcupine's own search also rejects.
+// (TestAtomicTargetsHold checks 200 more trials of each atomic store, as
+// a history that is not linearizable breaks its trial.)
+func TestHistoryOfStores(t *testing.T) {
+	for _, target := range []string{"sqlite", "actor"} {
+		for _, sc := range All() {
+			t.Run(sc.Name+"/"+target, func(t *testing.T) {
+				t.Parallel()
+				tr := run(t, sc, target, 50, 10)
+				for _, trial := range tr.Trials {
+					if trial.History != Linearizable {
+						t.Fatalf("trial %d: history %s: %s", trial.Index, trial.History, trial.HistoryWhy)
+					}
+				}
+			})
+		}
+	}
+	for _, target := range []string{"kv", "sqlite:naive"} {
+		for _, sc := range All() {
+			t.Run(sc.Name+"/"+target, func(t *testing.T) {
+				t.Parallel()
+				tr := run(t, sc, target, sc.DefaultRequests, 10)
+				flagged := 0
+				for _, trial := range tr.Trials {
+					if trial.History != NotLinearizable {
+						continue
+					}
+					flagged++
+					if got := searchOnly(t, sc, &trial); got != porcupine.Illegal {
+						t.Errorf("trial %d: refuted (%s), but porcupine alone says %s", trial.Index, trial.HistoryWhy, got)
+					}
+				}
+				if flagged < 8 {
+					t.Errorf("%d of 10 histories flagged, want at least 8", flagged)
+				}
+			})
+		}
+	}
+}
+
+// atomicCounterTrial is n hits released together on an atomic counter:
+// all invoked within a few µs, answered 1..n in a shuffled order of
+// arrival, the count read back n.
+func atomicCounterTrial(sc *Scenario, n int, seed uint64) Trial {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	order := rng.Perm(n)
+	reqs := make([]Request, n)
+	for i := range reqs {
+		invoke := rng.IntN(5)
+		reqs[i] = req(i, invoke, 10+order[i]*3, Allowed, int64(order[i]+1))
+	}
+	return synthetic(sc, int64(n), reqs...)
+}
+
+// TestHistoryCostAtN50 measures the check on histories of 50 hits on an
+// atomic counter, the everyday case: it must stay far below the timeout.
+func TestHistoryCostAtN50(t *testing.T) {
+	hits := mustLookup(t, "ten-hits-one-view")
+	var worst, total time.Duration
+	const runs = 200
+	for i := range runs {
+		trial := atomicCounterTrial(hits, 50, uint64(i))
+		start := time.Now()
+		v, why := CheckHistory(hits, &trial, DefaultHistoryTimeout)
+		d := time.Since(start)
+		if v != Linearizable {
+			t.Fatalf("run %d: %s: %s", i, v, why)
+		}
+		worst, total = max(worst, d), total+d
+	}
+	t.Logf("N=50 atomic counter: mean %v, worst %v per history", total/runs, worst)
+	if worst > 500*time.Millisecond {
+		t.Errorf("worst check took %v; want well under a second", worst)
+	}
+}
+
+func BenchmarkCheckHistoryN50(b *testing.B) {
+	hits, _ := Lookup("ten-hits-one-view")
+	trial := atomicCounterTrial(hits, 50, 1)
+	for b.Loop() {
+		if v, _ := CheckHistory(hits, &trial, 0); v != Linearizable {
+			b.Fatal(v)
+		}
+	}
+}
+
+// TestHistoryTimeout checks that a search cut short says unknown rather
+// than guessing.
+func TestHistoryTimeout(t *testing.T) {
+	hits := mustLookup(t, "ten-hits-one-view")
+	trial := atomicCounterTrial(hits, 3000, 1) // quadratic work: far more than a nanosecond
+	if v, why := CheckHistory(hits, &trial, time.Nanosecond); v != HistoryUnknown || !strings.Contains(why, "ran out of time") {
+		t.Errorf("CheckHistory with 1ns = %q, %q; want unknown", v, why)
+	}
+}
+
+func TestHistoryTrialAndHTML(t *testing.T) {
+	hits := mustLookup(t, "ten-hits-one-view")
+	good := atomicCounterTrial(hits, 5, 1)
+	bad := synthetic(hits, 2, req(0, 0, 10, Allowed, 1), req(1, 0, 10, Allowed, 1))
+	bad.Index, bad.History = 1, NotLinearizable
+	res := &Result{Scenario: hits.Name, Targets: []TargetResult{
+		{Target: "sqlite", Trials: []Trial{good}},
+		{Target: "kv", Trials: []Trial{good, bad}},
+	}}
+	tr, trial, ok := HistoryTrial(res)
+	if !ok || tr.Target != "kv" || trial.Index != 1 {
+		t.Fatalf("HistoryTrial = %v, %+v, %v; want kv's trial 1", tr, trial, ok)
+	}
+	var b bytes.Buffer
+	if err := WriteHistoryHTML(&b, res, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"<html", "ten-hits-one-view on kv, trial 1", "hit: 1 view", "read: 2 views"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("visualization lacks %q", want)
+		}
+	}
+	if _, _, ok := HistoryTrial(&Result{Scenario: hits.Name}); ok {
+		t.Error("HistoryTrial found a trial in a result without any")
+	}
+}
+
+// TestRunWritesHistoryHTML runs with --history-html and without the check.
+func TestRunWritesHistoryHTML(t *testing.T) {
+	sc := mustLookup(t, "five-checkouts")
+	path := t.TempDir() + "/history.html"
+	res, err := Run(context.Background(), Plan{Scenario: sc, Targets: []string{"sqlite"}, Trials: 3, Seed: 1,
+		Evidence: Evidence{HistoryHTML: path, SkipHistory: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, trial := range res.Targets[0].Trials {
+		if trial.History != "" {
+			t.Errorf("trial %d checked (%s) with SkipHistory", trial.Index, trial.History)
+		}
+	}
+	out, err := readFile(path)
+	if err != nil || !strings.Contains(out, "five-checkouts on sqlite, trial 0") {
+		t.Errorf("history page: %v, %d bytes; want the first trial drawn", err, len(out))
+	}
+}
+
+func readFile(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	return string(b), err
+}
