@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
+
+	"github.com/racelab/racelab/targets/clock"
+	"github.com/racelab/racelab/targets/trace"
 )
 
 // The strategies an object can follow between reading its state and writing
@@ -54,10 +58,16 @@ type Config struct {
 	// DefaultFetchLatency; a negative value means the fetch completes at
 	// once, though its continuation still queues behind waiting requests.
 	FetchLatency time.Duration
-	// Now tells the time for the quota's UTC day; nil means time.Now. It is
-	// called from many objects at once, so it must be safe for concurrent
-	// use.
+	// Now tells the time for the quota's UTC day; nil means Clock.Now. It
+	// is called from many objects at once, so it must be safe for
+	// concurrent use.
 	Now func() time.Time
+	// Clock is what objects wait on, for storage and for fetches; nil means
+	// the real clock. With a *clock.Virtual the objects are its
+	// participants, and requests must be made from its participants
+	// (clock.Run) or one at a time from outside its runs; a burst is then a
+	// deterministic sequence of events. Close the store from outside runs.
+	Clock clock.Clock
 }
 
 // Store is a namespace of simulated Durable Objects, one per key and story.
@@ -68,10 +78,14 @@ type Store struct {
 	strategy       string
 	storageLatency time.Duration
 	fetchLatency   time.Duration
+	clock          clock.Clock
 	now            func() time.Time
 
-	stop chan struct{}  // closed by Close
-	wg   sync.WaitGroup // object goroutines and fetches in flight
+	// ctx ends when the store closes: every object, fetch and wait in the
+	// store watches it.
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // object goroutines and fetches in flight
 
 	mu      sync.Mutex
 	closed  bool
@@ -87,19 +101,30 @@ func New(cfg Config) *Store {
 	default:
 		panic(fmt.Sprintf("actor: unknown strategy %q", cfg.Strategy))
 	}
-	s := &Store{
+	c := cfg.Clock
+	if c == nil {
+		c = clock.Real{}
+	}
+	now := cfg.Now
+	if now == nil {
+		now = c.Now
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Store{
 		strategy:       cfg.Strategy,
 		storageLatency: orDefault(cfg.StorageLatency, DefaultStorageLatency),
 		fetchLatency:   orDefault(cfg.FetchLatency, DefaultFetchLatency),
-		now:            cfg.Now,
-		stop:           make(chan struct{}),
+		clock:          c,
+		now:            now,
+		ctx:            ctx,
+		cancel:         cancel,
 		objects:        make(map[address]*object),
 	}
-	if s.now == nil {
-		s.now = time.Now
-	}
-	return s
 }
+
+// Clock is the clock the store's objects wait on: Config.Clock, or the
+// real clock. A caller runs a burst on it with clock.Run.
+func (s *Store) Clock() clock.Clock { return s.clock }
 
 func orDefault(d, def time.Duration) time.Duration {
 	switch {
@@ -125,15 +150,22 @@ func (s *Store) Prepare(ctx context.Context, n int) error {
 
 // Close stops every object and every fetch in flight and waits for their
 // goroutines to end. Requests still waiting fail with ErrClosed. Close may be
-// called more than once.
+// called more than once. On a virtual clock, call it from outside runs: it
+// lets the objects, parked between runs, see the close at once.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	if !s.closed {
 		s.closed = true
-		close(s.stop)
+		s.cancel()
 		s.objects = nil
 	}
 	s.mu.Unlock()
+	if v, ok := s.clock.(*clock.Virtual); ok {
+		// A run of no participants wakes the parked ones whose context
+		// ended, and lets them return. It fails only during a run, when
+		// that run's turns do the same.
+		_ = v.Run(context.Background(), 0, nil)
+	}
 	s.wg.Wait()
 	return nil
 }
@@ -154,11 +186,18 @@ type address struct {
 	name string
 }
 
+// String names the object in trace steps, like the key a KV store would
+// use: "views:post", "quota:visitor", "item:painting".
+func (a address) String() string {
+	return [...]string{counters: "views:", quotas: "quota:", items: "item:"}[a.ns] + a.name
+}
+
 // object is one simulated Durable Object. Its goroutine (run) is the only
 // one that touches storage, so the object needs no lock.
 type object struct {
 	s       *Store
-	mailbox chan func(*object) // unbuffered: a request is delivered when the object takes it
+	addr    address
+	mailbox *clock.Chan[func(*object)] // unbuffered: a request is delivered when the object takes it
 	storage map[string]any
 }
 
@@ -172,10 +211,10 @@ func (s *Store) object(addr address) (*object, error) {
 	}
 	o := s.objects[addr]
 	if o == nil {
-		o = &object{s: s, mailbox: make(chan func(*object)), storage: make(map[string]any)}
+		o = &object{s: s, addr: addr, mailbox: clock.NewChan[func(*object)](s.clock, 0), storage: make(map[string]any)}
 		s.objects[addr] = o
 		s.wg.Add(1)
-		go o.run()
+		clock.Go(s.clock, o.run)
 	}
 	return o, nil
 }
@@ -185,20 +224,14 @@ func (s *Store) object(addr address) (*object, error) {
 // the input gate.
 func (o *object) run() {
 	defer o.s.wg.Done()
-	for {
-		// Checked first so that a closed store stops taking work even when
-		// its mailbox has more waiting.
-		select {
-		case <-o.s.stop:
+	// Checked before each take so that a closed store stops taking work
+	// even when its mailbox has more waiting.
+	for o.s.ctx.Err() == nil {
+		handle, err := o.mailbox.Recv(o.s.ctx)
+		if err != nil {
 			return
-		default:
 		}
-		select {
-		case <-o.s.stop:
-			return
-		case handle := <-o.mailbox:
-			handle(o)
-		}
+		handle(o)
 	}
 }
 
@@ -232,43 +265,44 @@ func (o *object) save(key string, v any) bool {
 // the object takes other requests, and the rest comes back through the
 // mailbox as a continuation once the fetch completes, queueing behind
 // whatever arrived in the meantime.
-func (o *object) resume(rest func(*object)) {
+//
+// The fetch is recorded as a step of the request whose context is ctx.
+func (o *object) resume(ctx context.Context, rest func(*object)) {
 	if o.s.strategy != StrategyAwaitFetch {
 		rest(o)
 		return
 	}
+	o.record(ctx, trace.OpFetch, "", fmt.Sprintf("outside I/O for %v, input gate open", o.s.fetchLatency))
 	o.s.wg.Add(1) // the object's own count keeps the group above zero
-	go func() {
+	clock.Go(o.s.clock, func() {
 		defer o.s.wg.Done()
 		if !o.s.sleep(o.s.fetchLatency) {
 			return
 		}
-		select {
-		case o.mailbox <- rest:
-		case <-o.s.stop:
-		}
-	}()
+		_ = o.mailbox.Send(o.s.ctx, rest) // fails only when the store closes
+	})
 }
 
-// sleep waits for d and reports false if the store closed first.
+// sleep waits for d on the store's clock and reports false if the store
+// closed first. A d of zero does not wait, so it takes no turn on a
+// virtual clock either.
 func (s *Store) sleep(d time.Duration) bool {
 	if d <= 0 {
-		select {
-		case <-s.stop:
-			return false
-		default:
-			return true
-		}
+		return s.ctx.Err() == nil
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-s.stop:
-		return false
+	return s.clock.Sleep(s.ctx, d) == nil
+}
+
+// record adds a step on this object to the trace of the request whose
+// context is ctx, stamped with the store's clock.
+func (o *object) record(ctx context.Context, op, value, note string) {
+	if trace.Enabled(ctx) {
+		trace.Add(ctx, trace.Step{At: o.s.clock.Now(), Op: op, Key: o.addr.String(), Value: value, Note: note})
 	}
 }
+
+// itoa formats a count for a trace step.
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 // call delivers one request to the object at addr and waits for its answer.
 // The handler gets the object and a reply function to call at most once,
@@ -284,30 +318,39 @@ func call[T any](ctx context.Context, s *Store, addr address, handle func(o *obj
 	if err != nil {
 		return zero, err
 	}
-	answer := make(chan T, 1) // buffered so that a late reply never blocks the object
+	// Buffered so that a late reply never blocks the object.
+	answer := clock.NewChan[T](s.clock, 1)
 	request := func(o *object) {
-		handle(o, func(v T) { answer <- v })
+		handle(o, func(v T) { _ = answer.Send(o.s.ctx, v) })
 	}
-	select {
-	case o.mailbox <- request:
-	case <-s.stop:
-		return zero, ErrClosed
-	case <-ctx.Done():
-		return zero, ctx.Err()
+	// The caller waits until its own context ends or the store closes.
+	wait, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(s.ctx, cancel)
+	defer func() {
+		stop()
+		cancel()
+	}()
+	if err := o.mailbox.Send(wait, request); err != nil {
+		return zero, s.failure(ctx, err)
 	}
-	select {
-	case v := <-answer:
-		return v, nil
-	case <-s.stop:
-		select {
-		case v := <-answer: // answered just before the store closed
-			return v, nil
-		default:
-			return zero, ErrClosed
-		}
-	case <-ctx.Done():
-		return zero, ctx.Err()
+	// An answer already given is taken even if the store has just closed.
+	v, err := answer.Recv(wait)
+	if err != nil {
+		return zero, s.failure(ctx, err)
 	}
+	return v, nil
+}
+
+// failure is the error a request reports when its wait ended early: the
+// caller's context's, or ErrClosed.
+func (s *Store) failure(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if s.ctx.Err() != nil || errors.Is(err, clock.ErrClosed) {
+		return ErrClosed
+	}
+	return err
 }
 
 // today is the UTC day that a quota counts downloads in.

@@ -20,6 +20,23 @@
 // data race: the loss is the object's own bookkeeping, and the race
 // detector stays quiet.
 //
+// # Time and traces
+//
+// Objects, fetches, mailboxes and replies all go through Config.Clock
+// (package clock): goroutines are started with clock.Go, the mailbox and
+// the reply are clock.Chans, and storage and fetch latencies are
+// clock.Sleeps. On the real clock that is exactly a goroutine per object
+// reading a Go channel. On a *clock.Virtual the objects are participants,
+// and a burst run with clock.Run is a deterministic sequence of events: the
+// default strategy serves ten hits in arrival order in exactly twenty
+// storage round trips, and await-fetch loses the same updates every time.
+//
+// With a trace.Recorder in a request's context (package trace), the object
+// records what the request did, on the store's clock: read (the value its
+// storage answered), write (once its storage has taken it), fetch (when
+// await-fetch starts its outside I/O, the input gate opening) and refuse
+// (the quota's limit, an item sold out).
+//
 // The package knows nothing of racelab: the targets package adapts a Store
 // to its Counter, Quota and Inventory interfaces.
 package actor

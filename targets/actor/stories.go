@@ -3,6 +3,8 @@ package actor
 import (
 	"context"
 	"fmt"
+
+	"github.com/racelab/racelab/targets/trace"
 )
 
 // Each object keeps its whole state under one storage key.
@@ -32,6 +34,11 @@ type grant struct {
 	count   int64
 }
 
+// The stories record, in the trace of the request's context, a read when
+// the object's storage answers, a write when the storage has taken it, a
+// fetch when await-fetch starts its outside I/O, and a refuse when a
+// download or a checkout is turned down.
+
 // Hit records one view of slug in the slug's object and answers the total
 // it stored.
 func (s *Store) Hit(ctx context.Context, slug string) (int64, error) {
@@ -40,9 +47,11 @@ func (s *Store) Hit(ctx context.Context, slug string) (int64, error) {
 		if !open {
 			return
 		}
-		o.resume(func(o *object) {
+		o.record(ctx, trace.OpRead, itoa(views), "")
+		o.resume(ctx, func(o *object) {
 			views++
 			if o.save(viewsKey, views) {
+				o.record(ctx, trace.OpWrite, itoa(views), "")
 				reply(views)
 			}
 		})
@@ -57,6 +66,7 @@ func (s *Store) Hit(ctx context.Context, slug string) (int64, error) {
 func (s *Store) Views(ctx context.Context, slug string) (int64, error) {
 	n, err := call(ctx, s, address{counters, slug}, func(o *object, reply func(int64)) {
 		if views, open := load[int64](o, viewsKey); open {
+			o.record(ctx, trace.OpRead, itoa(views), "")
 			reply(views)
 		}
 	})
@@ -76,16 +86,19 @@ func (s *Store) Consume(ctx context.Context, visitor string, limit int64) (bool,
 		if !open {
 			return
 		}
+		o.record(ctx, trace.OpRead, itoa(q.Count), dayNote(q, day))
 		if q.Day != day {
 			q = quotaState{Day: day}
 		}
 		if q.Count >= limit {
+			o.record(ctx, trace.OpRefuse, itoa(q.Count), fmt.Sprintf("limit of %d reached", limit))
 			reply(grant{false, q.Count})
 			return
 		}
-		o.resume(func(o *object) {
+		o.resume(ctx, func(o *object) {
 			q.Count++
 			if o.save(quotaKey, q) {
+				o.record(ctx, trace.OpWrite, itoa(q.Count), "day "+q.Day)
 				reply(grant{true, q.Count})
 			}
 		})
@@ -94,6 +107,17 @@ func (s *Store) Consume(ctx context.Context, visitor string, limit int64) (bool,
 		return false, 0, fmt.Errorf("consume for %q: %w", visitor, err)
 	}
 	return g.granted, g.count, nil
+}
+
+// dayNote says which day a stored quota counts, and whether it is over.
+func dayNote(q quotaState, today string) string {
+	switch q.Day {
+	case "":
+		return "no downloads yet"
+	case today:
+		return "day " + q.Day
+	}
+	return "day " + q.Day + ", over: today starts at 0"
 }
 
 // Count reads the visitor's count for today, 0 if the visitor has not
@@ -105,6 +129,7 @@ func (s *Store) Count(ctx context.Context, visitor string) (int64, error) {
 		if !open {
 			return
 		}
+		o.record(ctx, trace.OpRead, itoa(q.Count), dayNote(q, day))
 		if q.Day != day {
 			q.Count = 0
 		}
@@ -125,14 +150,17 @@ func (s *Store) Checkout(ctx context.Context, item, buyer string) (bool, error) 
 		if !open {
 			return
 		}
+		o.record(ctx, trace.OpRead, itoa(it.Claims), buyerNote(it))
 		if it.Claims >= Stock {
+			o.record(ctx, trace.OpRefuse, itoa(it.Claims), "sold out: "+buyerNote(it))
 			reply(false)
 			return
 		}
-		o.resume(func(o *object) {
+		o.resume(ctx, func(o *object) {
 			it.Claims++
 			it.Buyer = buyer
 			if o.save(itemKey, it) {
+				o.record(ctx, trace.OpWrite, itoa(it.Claims), buyerNote(it))
 				reply(true)
 			}
 		})
@@ -143,10 +171,19 @@ func (s *Store) Checkout(ctx context.Context, item, buyer string) (bool, error) 
 	return ok, nil
 }
 
+// buyerNote names the buyer of an item's last claim, if any.
+func buyerNote(it itemState) string {
+	if it.Buyer == "" {
+		return ""
+	}
+	return "claimed by " + it.Buyer
+}
+
 // Claims reads how many claims the item's object recorded.
 func (s *Store) Claims(ctx context.Context, item string) (int64, error) {
 	n, err := call(ctx, s, address{items, item}, func(o *object, reply func(int64)) {
 		if it, open := load[itemState](o, itemKey); open {
+			o.record(ctx, trace.OpRead, itoa(it.Claims), buyerNote(it))
 			reply(it.Claims)
 		}
 	})

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/racelab/racelab/targets/trace"
 )
 
 // Key prefixes keep the three stories apart when they share a namespace.
@@ -82,6 +84,8 @@ func (a *App) Consume(ctx context.Context, visitor string, limit int64) (granted
 		return false, 0, fmt.Errorf("consume %q: %w", visitor, err)
 	}
 	if q.N >= limit {
+		trace.Add(ctx, trace.Step{At: a.ns.Now(), Op: trace.OpRefuse, Key: key, Value: strconv.FormatInt(q.N, 10),
+			Note: fmt.Sprintf("limit of %d reached", limit)})
 		return false, q.N, nil
 	}
 	q.N++
@@ -109,11 +113,12 @@ func (a *App) Count(_ context.Context, visitor string) (int64, error) {
 // mark, and if there is none, write one naming buyer and succeed.
 func (a *App) Checkout(ctx context.Context, item, buyer string) (bool, error) {
 	loc, key := a.route(), soldPrefix+item
-	_, sold, err := a.ns.Get(ctx, loc, key)
+	owner, sold, err := a.ns.Get(ctx, loc, key)
 	if err != nil {
 		return false, fmt.Errorf("checkout %q: read: %w", item, err)
 	}
 	if sold {
+		trace.Add(ctx, trace.Step{At: a.ns.Now(), Op: trace.OpRefuse, Key: key, Value: owner, Note: "already sold"})
 		return false, nil
 	}
 	if err := a.ns.Put(ctx, loc, key, buyer); err != nil {

@@ -1,10 +1,11 @@
 package kv
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/racelab/racelab/targets/clock"
 )
 
 // The defaults, in one place. Each mirrors a documented platform figure or,
@@ -64,7 +65,9 @@ type Config struct {
 	WriteLimit bool
 	// Seed decides every random choice: routing, jitter and missed writes.
 	Seed int64
-	// Clock measures and waits out time; nil means the real clock.
+	// Clock measures and waits out time; nil means the real clock. With a
+	// *clock.Virtual, requests must run as its participants (clock.Run),
+	// or one at a time from outside its runs.
 	Clock Clock
 }
 
@@ -114,40 +117,14 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// Clock is where the simulator reads the time and waits out latencies. The
-// real clock is the default; a virtual clock can replace it so that a whole
-// trial runs as a deterministic sequence of events.
-type Clock interface {
-	// Now is the current instant.
-	Now() time.Time
-	// Sleep waits d, or until ctx is done, in which case it returns
-	// ctx.Err().
-	Sleep(ctx context.Context, d time.Duration) error
-}
+// Clock is where the simulator reads the time and waits out latencies:
+// clock.Clock, so that a *clock.Virtual plugs in. The real clock is the
+// default; on a virtual one, a burst run with clock.Run is a deterministic
+// sequence of events decided by Config.Seed.
+type Clock = clock.Clock
 
-// RealClock is the wall clock.
-type RealClock struct{}
-
-// Now is time.Now.
-func (RealClock) Now() time.Time { return time.Now() }
-
-// Sleep waits d on a timer, giving up as soon as ctx is done.
-func (RealClock) Sleep(ctx context.Context, d time.Duration) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if d <= 0 {
-		return nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
+// RealClock is the wall clock, clock.Real.
+type RealClock = clock.Real
 
 // Errors a namespace answers with, besides a done context's.
 var (

@@ -47,8 +47,22 @@
 //
 // Every random choice (routing, jitter, missed own writes) comes from
 // Config.Seed. Every wait and every timestamp goes through Config.Clock, real
-// by default, so that a virtual clock can later run a trial as a
-// deterministic sequence of events and make a TTL of minutes pass at once.
+// by default. With a *clock.Virtual (package clock), a burst run with
+// clock.Run is a deterministic sequence of events: the requests take turns
+// at the latencies' ends, a TTL of minutes passes at once, and the same
+// seed gives the same routes, the same answers and the same count every
+// time.
+//
+// # What a request did
+//
+// With a trace.Recorder in its context (package trace), a request's
+// operations are recorded on the namespace's clock: each read ("read", with
+// the value or "not found", and whether a cache served it, how long ago
+// that cache took it, and whether the central store has moved on since),
+// each write as issued ("write") and as it lands ("write-lands", naming the
+// value it replaced: under last-write-wins the landing instant decides
+// which write erased which), and each refusal ("refuse": a 429, the
+// quota's limit, an item already sold).
 //
 // # The Worker
 //

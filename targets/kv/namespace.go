@@ -8,6 +8,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/racelab/racelab/targets/clock"
+	"github.com/racelab/racelab/targets/trace"
 )
 
 // Location is where a request runs: one machine in one network location.
@@ -37,6 +40,7 @@ type Stats struct {
 type entry struct {
 	value   string
 	found   bool
+	cached  time.Time // when the cache took it
 	expires time.Time
 }
 
@@ -61,9 +65,9 @@ func New(cfg Config) (*Namespace, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	clock := cfg.Clock
-	if clock == nil {
-		clock = RealClock{}
+	c := cfg.Clock
+	if c == nil {
+		c = clock.Real{}
 	}
 	caches := make([]map[string]entry, cfg.Locations*cfg.Machines)
 	for i := range caches {
@@ -73,7 +77,7 @@ func New(cfg Config) (*Namespace, error) {
 	// the stream, and seed 0 still gives a well-mixed one.
 	return &Namespace{
 		cfg:       cfg,
-		clock:     clock,
+		clock:     c,
 		rng:       rand.New(rand.NewPCG(uint64(cfg.Seed), 0x9e3779b97f4a7c15)),
 		central:   make(map[string]string),
 		caches:    caches,
@@ -83,6 +87,10 @@ func New(cfg Config) (*Namespace, error) {
 
 // Config returns the settings the namespace was made with.
 func (ns *Namespace) Config() Config { return ns.cfg }
+
+// Clock is the clock the namespace waits on: Config.Clock, or the real
+// clock. A caller runs a burst on it with clock.Run.
+func (ns *Namespace) Clock() Clock { return ns.clock }
 
 // Now is the namespace's clock's current instant. Workers running on the
 // namespace read the time here, so that a virtual clock governs them too.
@@ -109,6 +117,10 @@ func (ns *Namespace) Route() Location {
 // read, even if it is stale or says "not found"; otherwise the read goes to
 // the central store, answers what it holds when the cold-read latency ends,
 // and caches that for CacheTTL.
+//
+// With a trace.Recorder in ctx it records a read step when the answer
+// arrives: the value (or "not found"), whether a cache served it, how long
+// ago that cache took it, and whether the central store has moved on since.
 func (ns *Namespace) Get(ctx context.Context, loc Location, key string) (value string, found bool, err error) {
 	if err := ns.check(loc, key); err != nil {
 		return "", false, err
@@ -133,16 +145,46 @@ func (ns *Namespace) Get(ctx context.Context, loc Location, key string) (value s
 	if err := ns.clock.Sleep(ctx, d); err != nil {
 		return "", false, err
 	}
-	if hot {
+	tracing := trace.Enabled(ctx)
+	if hot && !tracing {
 		// The answer is the entry as found: the cache is on the machine
 		// itself, so nothing can change it on the way.
 		return e.value, e.found, nil
 	}
 	ns.mu.Lock()
-	defer ns.mu.Unlock()
-	value, found = ns.central[key]
-	cache[key] = entry{value: value, found: found, expires: ns.clock.Now().Add(ns.cfg.CacheTTL)}
-	return value, found, nil
+	now := ns.clock.Now()
+	var note string
+	if hot {
+		central, inCentral := ns.central[key]
+		note = cacheHitNote(now, e, central, inCentral)
+	} else {
+		e.value, e.found = ns.central[key]
+		e.cached, e.expires = now, now.Add(ns.cfg.CacheTTL)
+		cache[key] = e
+		note = "cache miss: read the central store"
+	}
+	ns.mu.Unlock()
+	if tracing {
+		if !e.found {
+			note = trace.NotFound + ", " + note
+		}
+		trace.Add(ctx, trace.Step{At: now, Op: trace.OpRead, Key: key, Value: e.value, Note: note})
+	}
+	return e.value, e.found, nil
+}
+
+// cacheHitNote says, for a read served from e at now, how old the entry is
+// and whether the central store, holding central (if inCentral), has moved
+// on: how stale the answer is.
+func cacheHitNote(now time.Time, e entry, central string, inCentral bool) string {
+	note := fmt.Sprintf("cache hit, cached %v ago", now.Sub(e.cached))
+	switch {
+	case inCentral == e.found && central == e.value:
+		return note + ", current"
+	case !inCentral:
+		return note + ", stale: the central store has none"
+	}
+	return note + ", stale: the central store holds " + central
 }
 
 // Put writes value under key from loc. The write takes the write latency to
@@ -150,13 +192,18 @@ func (ns *Namespace) Get(ctx context.Context, loc Location, key string) (value s
 // location's caches then hold value, unless the MissOwnWrite draw says they
 // keep what they had; other locations keep their entries until these expire.
 // A write cancelled through ctx before it arrives is not applied.
+//
+// With a trace.Recorder in ctx it records a write step when the write is
+// issued and, when it arrives, a write-lands step naming the value it
+// replaced (the write it erased), or a refuse step for a 429.
 func (ns *Namespace) Put(ctx context.Context, loc Location, key, value string) error {
 	return ns.write(ctx, "put", loc, key, value, true)
 }
 
 // Delete removes key from loc, by the same rules as Put: the writing
 // location's caches learn "not found", other locations may keep serving the
-// old value until their entries expire.
+// old value until their entries expire. Its trace steps are Put's, noted
+// "delete", with no value.
 func (ns *Namespace) Delete(ctx context.Context, loc Location, key string) error {
 	return ns.write(ctx, "delete", loc, key, "", false)
 }
@@ -172,20 +219,33 @@ func (ns *Namespace) write(ctx context.Context, op string, loc Location, key, va
 	missed := ns.rng.Float64() < ns.cfg.MissOwnWrite
 	ns.mu.Unlock()
 
+	tracing := trace.Enabled(ctx)
+	if tracing {
+		note := ""
+		if !found {
+			note = op
+		}
+		trace.Add(ctx, trace.Step{At: ns.clock.Now(), Op: trace.OpWrite, Key: key, Value: value, Note: note})
+	}
 	if err := ns.clock.Sleep(ctx, d); err != nil {
 		return err
 	}
 
 	ns.mu.Lock()
-	defer ns.mu.Unlock()
 	now := ns.clock.Now()
 	if ns.cfg.WriteLimit {
 		if last, ok := ns.lastWrite[key]; ok && now.Sub(last) < WriteInterval {
 			ns.stats.Throttled++
+			ns.mu.Unlock()
+			if tracing {
+				trace.Add(ctx, trace.Step{At: now, Op: trace.OpRefuse, Key: key, Value: value,
+					Note: fmt.Sprintf("429: the key was written %v before", now.Sub(last))})
+			}
 			return fmt.Errorf("%s %q: %w", op, key, ErrTooManyWrites)
 		}
 		ns.lastWrite[key] = now
 	}
+	old, had := ns.central[key]
 	if found {
 		ns.central[key] = value
 	} else {
@@ -194,13 +254,37 @@ func (ns *Namespace) write(ctx context.Context, op string, loc Location, key, va
 	ns.stats.Writes++
 	if missed {
 		ns.stats.Missed++
-		return nil
+	} else {
+		e := entry{value: value, found: found, cached: now, expires: now.Add(ns.cfg.CacheTTL)}
+		for m := range ns.cfg.Machines {
+			ns.caches[ns.index(Location{Site: loc.Site, Machine: m})][key] = e
+		}
 	}
-	e := entry{value: value, found: found, expires: now.Add(ns.cfg.CacheTTL)}
-	for m := range ns.cfg.Machines {
-		ns.caches[ns.index(Location{Site: loc.Site, Machine: m})][key] = e
+	ns.mu.Unlock()
+	if tracing {
+		trace.Add(ctx, trace.Step{At: now, Op: trace.OpWriteLands, Key: key, Value: value, Note: landingNote(found, old, had, missed)})
 	}
 	return nil
+}
+
+// landingNote says what a write landing in the central store erased, and
+// whether the writing location's caches missed it.
+func landingNote(found bool, old string, had, missed bool) string {
+	var note string
+	switch {
+	case had && found:
+		note = "replaced " + old
+	case had:
+		note = "deleted " + old
+	case found:
+		note = "created"
+	default:
+		note = "nothing to delete"
+	}
+	if missed {
+		note += "; the writing location's caches missed it"
+	}
+	return note
 }
 
 // List answers the keys starting with prefix, sorted, as the central store

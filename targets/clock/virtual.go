@@ -1,0 +1,515 @@
+package clock
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Virtual is a clock that a deterministic discrete-event scheduler moves.
+//
+// Goroutines run on it as participants: those Run starts, and those a
+// participant starts with Go. Exactly one participant runs at a time. It
+// runs until it waits through the clock (Sleep, or a Chan that cannot
+// proceed) or returns; then the next wake-up in order takes over. Wake-ups
+// are ordered by instant, then by the order they were scheduled, so
+// participants made runnable at one instant run in that order. When no
+// participant can run at the current instant and a Run is in progress, the
+// clock jumps to the earliest pending wake-up. Time never moves while a
+// participant runs, however long it computes.
+//
+// Since a participant's turn ends only where it asks the clock to wait, the
+// interleaving of a run is a function of its program alone (and of the
+// seeded choices that program makes): the same program gives the same
+// history, byte for byte, every time.
+//
+// Participants run only during a Run; between runs the clock stands still.
+// Participants that outlive a run (a store's objects blocked on their
+// mailboxes, say) stay parked and resume in the next run. Something done
+// from outside between runs, such as closing a Chan or cancelling the
+// context a participant waits with, makes them runnable in the next run: a
+// Run of no participants, Run(ctx, 0, nil), is the way to let them act on
+// it at once (a store's Close does that to end its goroutines).
+//
+// A Virtual is safe for concurrent use by its participants and, for Now,
+// by anyone. The zero value is not usable; call NewVirtual.
+type Virtual struct {
+	start time.Time
+
+	mu      sync.Mutex
+	elapsed time.Duration // the current instant, as time since start
+	seq     uint64        // count of wake-ups scheduled: the tie-breaker
+	events  eventQueue    // pending wake-ups, earliest first
+	running *participant  // the participant allowed to run; nil when none is
+	run     *run          // the Run in progress, nil between runs
+	ids     uint64        // count of participants created: their ids
+
+	// cancellable holds the participants parked with a context that can
+	// end, grouped by the context's Done channel (many share one: a
+	// store's objects, the values derived from one context).
+	cancellable map[<-chan struct{}]*contextWaiters
+}
+
+// contextWaiters is the participants parked with one context, or with
+// contexts that end together (they share a Done channel).
+type contextWaiters struct {
+	ctx context.Context
+	ps  map[*participant]struct{}
+}
+
+// NewVirtual returns a virtual clock standing at start, with no
+// participants. The monotonic reading of start, if any, is dropped, so that
+// every instant the clock answers prints and compares alike.
+func NewVirtual(start time.Time) *Virtual {
+	return &Virtual{start: start.Round(0), cancellable: make(map[<-chan struct{}]*contextWaiters)}
+}
+
+// participant is one goroutine scheduled by a Virtual. Every field is
+// guarded by the Virtual's mu, except that err is read by the participant
+// itself after it is woken (the wake-up orders the read after the write).
+type participant struct {
+	wake     chan struct{}   // receives the turn; buffered so the sender never blocks
+	run      *run            // the Run that started it; nil if started by Go
+	id       uint64          // order of creation, to wake several in a fixed order
+	waitDone <-chan struct{} // the Done of the context it is parked with, if that can end
+
+	// gen counts the participant's waits: it changes when a wait begins to
+	// end, so that every other wake-up scheduled for that wait (a timer,
+	// a channel, a context) is recognized as stale and dropped.
+	gen     uint64
+	waiting bool  // not running, not done: parked until a wake-up
+	done    bool  // its function has returned
+	err     error // why its last wait ended: nil, ErrClosed, a ctx or run error
+}
+
+// newParticipantLocked returns a participant of r (nil: started by Go)
+// that has yet to run.
+func (v *Virtual) newParticipantLocked(r *run) *participant {
+	v.ids++
+	return &participant{wake: make(chan struct{}, 1), run: r, id: v.ids, waiting: true}
+}
+
+// run is one call of Virtual.Run.
+type run struct {
+	ctx       context.Context
+	members   []*participant
+	remaining int           // members still running
+	err       error         // why the run failed: its ctx, or a deadlock
+	done      chan struct{} // closed when the run is over
+}
+
+// event is a pending wake-up: participant p resumes at instant at, if it is
+// still in the wait numbered gen.
+type event struct {
+	at  time.Duration
+	seq uint64
+	p   *participant
+	gen uint64
+}
+
+// runKey marks the context a Run hands its participants, to refuse a
+// nested Run that would block the only running participant for good.
+type runKey struct{}
+
+var (
+	errRunInProgress = errors.New("clock: a virtual run is already in progress")
+	errNestedRun     = errors.New("clock: Run called from inside one of the virtual clock's participants")
+	errOutsider      = errors.New("clock: virtual clock waited on from outside its participants during a run")
+)
+
+// Now is the clock's current instant.
+func (v *Virtual) Now() time.Time {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.start.Add(v.elapsed)
+}
+
+// Run starts n participants at the current instant, made runnable in index
+// order, each calling f(ctx, i), and returns when all n have returned.
+//
+// It returns an error wrapping ErrDeadlock if the n cannot all return
+// because every one still running is blocked with no wake-up pending; each
+// of them is woken with that error first, so that it can return. If ctx is
+// done before the run ends, every participant of the run that waits is
+// woken with ctx's error, any later wait of theirs fails at once, and Run
+// returns ctx.Err() as soon as they have returned.
+//
+// Participants started with Go do not hold Run up: once its n participants
+// have returned and nothing else can run at the current instant, Run
+// returns, leaving the others parked (blocked on a Chan, or sleeping past
+// the current instant) until the next run. While its n are at work, though,
+// time advances to the others' wake-ups too: one that never stops
+// scheduling them (a ticker) keeps a run whose members are blocked going,
+// where it would otherwise end in a deadlock.
+//
+// A participant waiting with a context that ends is woken with the
+// context's error at the next point where the clock would otherwise move on
+// (or declare a deadlock), in the order participants were created: a
+// cancel made by a participant thus takes effect at the instant it was
+// made, the same way every time. One made between runs takes effect when
+// the next Run starts, before its participants do.
+//
+// Only one Run may be in progress at a time, and f must not call Run.
+func (v *Virtual) Run(ctx context.Context, n int, f func(ctx context.Context, i int)) error {
+	switch {
+	case n < 0:
+		return fmt.Errorf("clock: run of %d participants; want 0 or more", n)
+	case ctx.Value(runKey{}) == v:
+		return errNestedRun
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	v.mu.Lock()
+	if v.run != nil {
+		v.mu.Unlock()
+		return errRunInProgress
+	}
+	r := &run{ctx: ctx, members: make([]*participant, n), remaining: n, done: make(chan struct{})}
+	v.run = r
+	v.wakeCancelledLocked()
+	pctx := context.WithValue(ctx, runKey{}, v)
+	for i := range n {
+		p := v.newParticipantLocked(r)
+		r.members[i] = p
+		v.scheduleLocked(p, v.elapsed)
+		go v.participate(p, func() { f(pctx, i) })
+	}
+	if v.running == nil {
+		v.dispatchLocked()
+	}
+	v.mu.Unlock()
+
+	select {
+	case <-r.done:
+		return r.err
+	case <-ctx.Done():
+	}
+	v.mu.Lock()
+	if v.run == r && r.err == nil {
+		r.err = ctx.Err()
+		if v.failLocked(r) && v.running == nil {
+			v.dispatchLocked()
+		}
+	}
+	v.mu.Unlock()
+	<-r.done
+	return r.err
+}
+
+// Go starts f as a participant, runnable at the current instant after
+// every wake-up already scheduled for it. The caller keeps running: f gets
+// its turn when the caller next waits. Called from outside the clock's
+// participants, f starts with the next run.
+func (v *Virtual) Go(f func()) {
+	v.mu.Lock()
+	p := v.newParticipantLocked(nil)
+	v.scheduleLocked(p, v.elapsed)
+	v.mu.Unlock()
+	go v.participate(p, f)
+}
+
+// Sleep parks the calling participant for d of virtual time and lets the
+// others run; a d of zero or less still yields, so that participants
+// runnable at the same instant take their turns in order. It returns ctx's
+// error at once if ctx is done, and wakes with it if ctx ends during the
+// wait (see Run for when).
+//
+// Called from outside the clock's participants between runs, Sleep runs as
+// a Run of one participant: it moves the clock on by d, firing on the way
+// the wake-ups of parked participants.
+func (v *Virtual) Sleep(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	v.mu.Lock()
+	p := v.running
+	if p == nil {
+		v.mu.Unlock()
+		return v.outside(ctx, func(ctx context.Context) error { return v.Sleep(ctx, d) })
+	}
+	if err := p.runErr(); err != nil {
+		v.mu.Unlock()
+		return err
+	}
+	v.scheduleLocked(p, v.later(d))
+	return v.parkLocked(ctx, p)
+}
+
+// later is the instant d after now, saturating rather than overflowing.
+func (v *Virtual) later(d time.Duration) time.Duration {
+	const maxDuration = time.Duration(1<<63 - 1)
+	switch {
+	case d <= 0:
+		return v.elapsed
+	case d > maxDuration-v.elapsed:
+		return maxDuration
+	}
+	return v.elapsed + d
+}
+
+// outside runs op, a blocking call made by a goroutine that is not a
+// participant, as a Run of one participant.
+func (v *Virtual) outside(ctx context.Context, op func(ctx context.Context) error) error {
+	var err error
+	rerr := v.Run(ctx, 1, func(ctx context.Context, _ int) { err = op(ctx) })
+	switch {
+	case errors.Is(rerr, errRunInProgress):
+		return errOutsider
+	case rerr != nil:
+		return rerr
+	}
+	return err
+}
+
+// participate is a participant's goroutine: it waits for its first turn,
+// runs f, and hands the turn on.
+func (v *Virtual) participate(p *participant, f func()) {
+	<-p.wake
+	defer v.exit(p) // deferred so that runtime.Goexit (t.FailNow) hands on too
+	f()
+}
+
+// exit marks the running participant p done and hands the turn on.
+func (v *Virtual) exit(p *participant) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	p.done = true
+	p.waiting = false
+	if p.run != nil {
+		p.run.remaining--
+	}
+	v.running = nil
+	v.dispatchLocked()
+}
+
+// runErr is the error of p's run if it failed: every wait then fails at
+// once, so that a cancelled or deadlocked run ends promptly. The caller
+// holds mu.
+func (p *participant) runErr() error {
+	if p.run == nil {
+		return nil
+	}
+	return p.run.err
+}
+
+// scheduleLocked schedules a wake-up of p's current wait at instant at.
+func (v *Virtual) scheduleLocked(p *participant, at time.Duration) {
+	v.seq++
+	v.events.push(event{at: at, seq: v.seq, p: p, gen: p.gen})
+}
+
+// wakeLocked ends p's wait number gen with err, making p runnable at the
+// current instant, behind every wake-up scheduled before. It reports false,
+// and does nothing, if that wait is already over.
+func (v *Virtual) wakeLocked(p *participant, gen uint64, err error) bool {
+	if !p.waiting || p.gen != gen {
+		return false
+	}
+	p.gen++ // drops the wait's other wake-ups, such as its timer
+	p.err = err
+	v.unparkLocked(p)
+	v.scheduleLocked(p, v.elapsed)
+	return true
+}
+
+// parkLocked ends the turn of p, the running participant, which has
+// arranged its wake-up: it hands the turn on, releases mu, and returns
+// when p runs again, with the reason its wait ended. If ctx ends first, p
+// is woken with ctx's error (see wakeCancelledLocked).
+func (v *Virtual) parkLocked(ctx context.Context, p *participant) error {
+	p.waiting = true
+	p.err = nil
+	if done := ctx.Done(); done != nil {
+		on := v.cancellable[done]
+		if on == nil {
+			on = &contextWaiters{ctx: ctx, ps: make(map[*participant]struct{})}
+			v.cancellable[done] = on
+		}
+		on.ps[p] = struct{}{}
+		p.waitDone = done
+	}
+	v.running = nil
+	v.dispatchLocked()
+	v.mu.Unlock()
+
+	<-p.wake
+	return p.err
+}
+
+// unparkLocked forgets the context p was parked with: its wait is over.
+func (v *Virtual) unparkLocked(p *participant) {
+	if p.waitDone == nil {
+		return
+	}
+	if on := v.cancellable[p.waitDone]; on != nil {
+		delete(on.ps, p)
+		if len(on.ps) == 0 {
+			delete(v.cancellable, p.waitDone)
+		}
+	}
+	p.waitDone = nil
+}
+
+// wakeCancelledLocked wakes, in order of creation, the parked participants
+// whose context has ended, and reports whether there were any.
+//
+// Contexts are checked here, at points the program's own course decides,
+// rather than by callbacks that other goroutines run when they end: a
+// cancel made by a participant then wakes its waiters at the same point of
+// the run every time.
+func (v *Virtual) wakeCancelledLocked() bool {
+	type ended struct {
+		p   *participant
+		err error
+	}
+	var all []ended
+	for done, on := range v.cancellable {
+		select {
+		case <-done:
+		default:
+			continue
+		}
+		err := on.ctx.Err()
+		for p := range on.ps {
+			all = append(all, ended{p, err})
+		}
+	}
+	if len(all) == 0 {
+		return false
+	}
+	slices.SortFunc(all, func(a, b ended) int { return cmp.Compare(a.p.id, b.p.id) })
+	for _, e := range all {
+		v.wakeLocked(e.p, e.p.gen, e.err)
+	}
+	return true
+}
+
+// failLocked wakes every waiting participant of r with r.err and reports
+// whether there was any.
+func (v *Virtual) failLocked(r *run) bool {
+	woke := false
+	for _, p := range r.members {
+		if v.wakeLocked(p, p.gen, r.err) {
+			woke = true
+		}
+	}
+	return woke
+}
+
+// dispatchLocked gives the turn to the next participant, if any may run.
+// It is called, with mu held, whenever no participant is running: by the
+// participant that just parked or returned, or by whoever woke one from
+// outside while none ran.
+//
+// The next participant is the earliest valid wake-up. One at the current
+// instant runs at once; a later one only while a Run still has members at
+// work, time then jumping to it. Between runs, or once a run's members have
+// all returned, the clock does not move. A run whose members are blocked
+// with nothing pending is deadlocked: they are woken with ErrDeadlock.
+func (v *Virtual) dispatchLocked() {
+	for {
+		for len(v.events) > 0 {
+			ev := v.events[0]
+			p := ev.p
+			if ev.gen != p.gen {
+				v.events.pop() // a wake-up for a wait that is already over
+				continue
+			}
+			if ev.at > v.elapsed {
+				if r := v.run; r == nil || r.remaining == 0 {
+					break
+				}
+				if v.wakeCancelledLocked() {
+					continue // they run first, at the current instant
+				}
+				v.elapsed = ev.at
+			}
+			v.events.pop()
+			p.gen++
+			p.waiting = false
+			v.unparkLocked(p)
+			v.running = p
+			p.wake <- struct{}{}
+			return
+		}
+		r := v.run
+		if r == nil {
+			return
+		}
+		if r.remaining == 0 {
+			v.run = nil
+			close(r.done)
+			return
+		}
+		if v.wakeCancelledLocked() {
+			continue
+		}
+		if r.err == nil {
+			r.err = r.ctx.Err() // the run was cancelled: that, not a deadlock, stopped it
+		}
+		if r.err == nil {
+			r.err = fmt.Errorf("%w: %d of %d participants blocked with no wake-up pending at %v",
+				ErrDeadlock, r.remaining, len(r.members), v.elapsed)
+		}
+		if !v.failLocked(r) {
+			// Members at work, none running, none waiting: impossible
+			// unless the clock's own bookkeeping is wrong.
+			panic("clock: virtual run has members that neither run nor wait")
+		}
+	}
+}
+
+// eventQueue is a binary min-heap of wake-ups by instant, then by order of
+// scheduling. Hand-written rather than container/heap to avoid an interface
+// conversion per operation on the scheduler's hottest path.
+type eventQueue []event
+
+func (q eventQueue) less(i, j int) bool {
+	if q[i].at != q[j].at {
+		return q[i].at < q[j].at
+	}
+	return q[i].seq < q[j].seq
+}
+
+func (q *eventQueue) push(e event) {
+	*q = append(*q, e)
+	h := *q
+	for i := len(h) - 1; i > 0; {
+		parent := (i - 1) / 2
+		if !h.less(i, parent) {
+			break
+		}
+		h[i], h[parent] = h[parent], h[i]
+		i = parent
+	}
+}
+
+func (q *eventQueue) pop() event {
+	h := *q
+	top := h[0]
+	last := len(h) - 1
+	h[0] = h[last]
+	h[last] = event{} // drop the pointer for the collector
+	h = h[:last]
+	for i := 0; ; {
+		l, r, min := 2*i+1, 2*i+2, i
+		if l < len(h) && h.less(l, min) {
+			min = l
+		}
+		if r < len(h) && h.less(r, min) {
+			min = r
+		}
+		if min == i {
+			break
+		}
+		h[i], h[min] = h[min], h[i]
+		i = min
+	}
+	*q = h
+	return top
+}
