@@ -46,3 +46,11 @@ services-stop:
 
 clean:
 	rm -rf bin
+
+## bench-http: arrival spread at the server of racelab's bursts (each --sync) at
+## N=10 and N=100 next to `hey -n N -c N`, in one run against one `racelab serve
+## --store actor` on loopback, with the ratios (cmd/arrivalbench; needs hey:
+## apt-get install -y hey). ARGS passes flags, e.g. ARGS='-trials 100'.
+.PHONY: bench-http
+bench-http: build
+	$(GO) run ./cmd/arrivalbench -racelab bin/racelab $(ARGS)

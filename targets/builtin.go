@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/targets/actor"
+	"github.com/racelab/racelab/targets/httpapi"
 	"github.com/racelab/racelab/targets/kv"
 	"github.com/racelab/racelab/targets/postgres"
 	"github.com/racelab/racelab/targets/redis"
@@ -64,6 +65,8 @@ func init() {
 		{Name: "postgres:naive", Guarantee: "none: SELECT, then UPDATE", Open: openPostgres("naive")},
 		{Name: "postgres:for-update", Guarantee: "row lock: SELECT FOR UPDATE", Holds: true, Open: openPostgres("for-update")},
 		{Name: "postgres:serializable", Guarantee: "SERIALIZABLE, retried on 40001", Holds: true, Open: openPostgres("serializable")},
+		{Name: "http", Guarantee: "whatever the service does", Holds: true, Open: openHTTP},
+		{Name: "https", Guarantee: "whatever the service does", Holds: true, Open: openHTTP},
 	} {
 		e.Abilities = allStories
 		Register(e)
@@ -97,6 +100,7 @@ func openKV(_ context.Context, spec Spec, o Options) (any, error) {
 		}
 	}
 	cfg.Seed = o.Seed
+	cfg.Clock = o.simClock()
 	if err := cfg.Validate(); err != nil {
 		return nil, badSpec("target kv: %v", err)
 	}
@@ -109,7 +113,8 @@ func openKV(_ context.Context, spec Spec, o Options) (any, error) {
 
 func openActor(strategy string) func(context.Context, Spec, Options) (any, error) {
 	return func(_ context.Context, spec Spec, o Options) (any, error) {
-		cfg := actor.Config{Strategy: strategy, Now: o.Now}
+		// The quota's day comes from the actor's own clock, virtual or real.
+		cfg := actor.Config{Strategy: strategy, Clock: o.simClock()}
 		ps := []param{durationParam("storage-latency", &cfg.StorageLatency)}
 		if strategy == actor.StrategyAwaitFetch {
 			ps = append(ps, durationParam("fetch-latency", &cfg.FetchLatency))
@@ -177,4 +182,45 @@ func openPostgres(strategy string) func(context.Context, Spec, Options) (any, er
 		}
 		return s, nil
 	}
+}
+
+// openHTTP builds the client of an http or https target. The URL's query
+// belongs to the service and goes with every request; racelab's own HTTP
+// settings come from o.HTTP (run's flags), never from the URL. Nothing is
+// dialled here: Prepare does it, and an unreachable service is a target
+// error, not a usage error.
+func openHTTP(_ context.Context, spec Spec, o Options) (any, error) {
+	c, err := httpapi.New(spec.URL, o.HTTP)
+	if err != nil {
+		return nil, badSpec("target %s: %v", spec.Name(), err)
+	}
+	return httpTarget{c}, nil
+}
+
+// httpTarget is an httpapi.Client seen as a target: httpapi cannot import
+// this package, so its Stage speaks in its own Op and Reply, which this
+// converts. The stories, Prepare, Close and SyncMode are the client's own.
+type httpTarget struct{ *httpapi.Client }
+
+var _ interface {
+	Counter
+	Quota
+	Inventory
+	Preparer
+	Stager
+} = httpTarget{}
+
+func (t httpTarget) Stage(ctx context.Context, op Op, key string, limit int64, n int) ([]func(context.Context) (Reply, error), error) {
+	staged, err := t.Client.Stage(ctx, string(op), key, limit, n)
+	if err != nil {
+		return nil, err
+	}
+	fs := make([]func(context.Context) (Reply, error), len(staged))
+	for i, f := range staged {
+		fs[i] = func(ctx context.Context) (Reply, error) {
+			r, err := f(ctx)
+			return Reply(r), err
+		}
+	}
+	return fs, nil
 }

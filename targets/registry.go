@@ -1,11 +1,15 @@
 package targets
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/racelab/racelab/targets/clock"
+	"github.com/racelab/racelab/targets/httpapi"
 )
 
 // Entry is one target in the catalog: a store with one strategy.
@@ -34,6 +38,23 @@ type Options struct {
 	PostgresURL string
 	// Now is the wall clock the stores read the day from.
 	Now func() time.Time
+	// VirtualTime runs the simulated stores (kv, actor) in virtual time,
+	// each on a clock.Virtual of its own starting at Start (DefaultStart
+	// when zero): every trial becomes a deterministic discrete-event run
+	// decided by the seed. Such a store must then be driven through its
+	// clock (as scenarios.Run does), not from arbitrary goroutines, so the
+	// default is the real clock. Real stores and HTTP targets always run
+	// on the real clock.
+	VirtualTime bool
+	Start       time.Time
+
+	// --- HTTP targets (http://, https://; package targets/httpapi) ---
+
+	// HTTP says how http and https targets speak to their service: how a
+	// burst is released, how the stories map onto the service's API, extra
+	// headers, TLS. The zero value is the contract, as tightly synchronized
+	// as the server allows.
+	HTTP httpapi.Config
 }
 
 // Option sets one of the Options.
@@ -58,6 +79,29 @@ func WithPostgresURL(u string) Option { return func(o *Options) { o.PostgresURL 
 
 // WithClock sets the wall clock stores read the day from.
 func WithClock(now func() time.Time) Option { return func(o *Options) { o.Now = now } }
+
+// DefaultStart is where virtual time starts: a fixed instant, so that the
+// same seed replays the same run, and far enough from midnight UTC that a
+// run's day does not roll over unless it is asked to.
+var DefaultStart = time.Date(2026, time.March, 14, 9, 0, 0, 0, time.UTC)
+
+// WithVirtualTime runs the simulated stores in virtual time.
+func WithVirtualTime(on bool) Option { return func(o *Options) { o.VirtualTime = on } }
+
+// WithStart sets the instant virtual time starts at.
+func WithStart(t time.Time) Option { return func(o *Options) { o.Start = t } }
+
+// simClock is the clock a simulated store runs on: a fresh virtual clock,
+// or the real one.
+func (o Options) simClock() clock.Clock {
+	if !o.VirtualTime {
+		return clock.Real{}
+	}
+	return clock.NewVirtual(cmp.Or(o.Start, DefaultStart))
+}
+
+// WithHTTP sets how http and https targets speak to their service.
+func WithHTTP(c httpapi.Config) Option { return func(o *Options) { o.HTTP = c } }
 
 func buildOptions(opts []Option) Options {
 	o := Options{RedisURL: DefaultRedisURL, PostgresURL: DefaultPostgresURL, Now: time.Now}

@@ -1,8 +1,191 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
 
-func newServeCmd(s Streams) *cobra.Command {
-	return &cobra.Command{Use: "serve", Short: "Serve the HTTP contract backed by a target (not yet built)", Hidden: true,
-		RunE: func(*cobra.Command, []string) error { return usageError{errNotYet} }}
+	"github.com/racelab/racelab/targets"
+	"github.com/racelab/racelab/targets/httpapi"
+	"github.com/spf13/cobra"
+)
+
+// Defaults of serve, in one place.
+const (
+	defaultServeAddr = "127.0.0.1:8787"
+	// defaultServePool is how many simultaneous requests the store is
+	// prepared for (connections opened up front), the widest burst that
+	// reaches it without queueing for a connection.
+	defaultServePool = 100
+)
+
+// serveOptions is everything `racelab serve` was asked to do.
+type serveOptions struct {
+	Store       string
+	Addr        string
+	AddrFile    string
+	Public      bool
+	Quiet       bool
+	Pool        int
+	RedisURL    string
+	PostgresURL string
+}
+
+func newServeCmd(s Streams) *cobra.Command { return newServeCmdF(s, nil) }
+
+// newServeCmdF is newServeCmd with a test seam in place of the server.
+func newServeCmdF(s Streams, runF func(context.Context, *serveOptions) error) *cobra.Command {
+	o := &serveOptions{}
+	c := &cobra.Command{
+		Use:   "serve --store SPEC",
+		Short: "Serve the HTTP contract backed by a target, for curl and for -t http://",
+		Long: `Serve racelab's HTTP contract backed by a store, so that a workshop can hit
+it with curl and racelab run can race it over the network:
+
+  POST /hit/{slug}          200 {"slug":s,"views":N}
+  GET  /get/{slug}          200 {"slug":s,"views":N}
+  GET  /get?slugs=a,b,c     200 {"a":N,"b":M,"c":0}
+  POST /download/{visitor}  200 {"allowed":true,"count":n} or 429 {"allowed":false,"count":n}
+  GET  /quota/{visitor}     200 {"visitor":s,"day":"YYYY-MM-DD","count":n,"limit":5}
+  POST /checkout/{item}     200 {"reserved":true} or 409 {"error":"being checked out",...}
+  GET  /item/{item}         200 {"item":s,"stock":1,"claims":k}
+  GET  /stats?route=hit&key=K   requests for K and how far apart they arrived
+
+Keys are percent-decoded exactly once. Every answer carries the instant its
+request was complete in the Racelab-Arrival header (Unix nanoseconds). It
+speaks HTTP/1.1 and HTTP/2 with prior knowledge (h2c), on loopback unless
+--public is given. Ctrl-C (or SIGTERM) stops taking requests, lets those in
+flight finish, then closes the store.`,
+		Example: `  racelab serve --store kv &
+  racelab run ten-hits-one-view -t http://127.0.0.1:8787
+  curl -X POST http://127.0.0.1:8787/hit/hello
+  racelab serve --store sqlite --addr 127.0.0.1:0 --addr-file addr`,
+		Args: exactArgs(0, "no arguments (the store is --store SPEC)"),
+		RunE: func(c *cobra.Command, _ []string) error {
+			if err := o.check(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(c.Context(), o)
+			}
+			return runServe(c.Context(), s, o)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&o.Store, "store", "", "target to serve, STORE[:STRATEGY][?PARAMS]: kv, actor, sqlite, redis, postgres and their strategies")
+	f.StringVar(&o.Addr, "addr", defaultServeAddr, "address to listen on; port 0 picks a free one")
+	f.StringVar(&o.AddrFile, "addr-file", "", "write the address listened on to this file once ready (for scripts, with port 0)")
+	f.BoolVar(&o.Public, "public", false, "allow an --addr other than loopback: anyone who reaches it can write to the store")
+	f.BoolVarP(&o.Quiet, "quiet", "q", false, "print nothing on stderr")
+	f.IntVar(&o.Pool, "pool", defaultServePool, "simultaneous requests the store is prepared for (its connections, opened up front)")
+	f.StringVar(&o.RedisURL, "redis-url", os.Getenv("RACELAB_REDIS_URL"), "Redis server for redis stores (env RACELAB_REDIS_URL; default "+targets.DefaultRedisURL+")")
+	f.StringVar(&o.PostgresURL, "postgres-url", os.Getenv("RACELAB_POSTGRES_URL"), "PostgreSQL server for postgres stores (env RACELAB_POSTGRES_URL)")
+	_ = c.RegisterFlagCompletionFunc("store", completeTargets)
+	return c
+}
+
+// check validates the options before anything is opened: each mistake is
+// one usage error.
+func (o *serveOptions) check() error {
+	if o.Store == "" {
+		return usageError{errors.New("racelab serve needs --store SPEC, such as --store kv or --store sqlite (see 'racelab list')")}
+	}
+	spec, _, err := targets.Lookup(o.Store)
+	if err != nil {
+		return err
+	}
+	if spec.URL != nil {
+		return usageError{fmt.Errorf("--store %s: serve fronts a store, not another service; want kv, actor, sqlite, redis or postgres", o.Store)}
+	}
+	if o.Pool < 1 {
+		return usageError{fmt.Errorf("--pool %d: want 1 or more", o.Pool)}
+	}
+	host, _, err := net.SplitHostPort(o.Addr)
+	if err != nil {
+		return usageError{fmt.Errorf("--addr %q: want HOST:PORT such as %s", o.Addr, defaultServeAddr)}
+	}
+	if !o.Public && !loopbackHost(host) {
+		return usageError{fmt.Errorf("--addr %s is reachable from other machines, and the store is writable by anyone; add --public to mean it", o.Addr)}
+	}
+	return nil
+}
+
+// loopbackHost says whether host names this machine only. An empty host
+// (":8787") listens everywhere; a name other than localhost may resolve to
+// anything, so it is not taken on trust.
+func loopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func runServe(ctx context.Context, s Streams, o *serveOptions) (err error) {
+	notice := s.Err
+	if o.Quiet {
+		notice = io.Discard
+	}
+	t, err := targets.Open(ctx, o.Store, targets.WithRedisURL(o.RedisURL), targets.WithPostgresURL(o.PostgresURL))
+	if err != nil {
+		return err
+	}
+	// Closed only once the server has stopped: every answered request's
+	// write is in the store before it goes.
+	defer func() {
+		if cerr := t.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("close %s: %w", t.Name(), cerr)
+		}
+	}()
+	if err := t.Prepare(ctx, o.Pool); err != nil {
+		return fmt.Errorf("prepare %s for %d requests: %w", t.Name(), o.Pool, err)
+	}
+	ln, err := net.Listen("tcp", o.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", o.Addr, err)
+	}
+	addr := ln.Addr().String()
+	if o.AddrFile != "" {
+		if err := writeFileAtomic(o.AddrFile, addr+"\n"); err != nil {
+			ln.Close()
+			return fmt.Errorf("--addr-file: %w", err)
+		}
+	}
+	h := httpapi.NewHandler(t.Store, httpapi.WithStoreName(t.Name()))
+	fmt.Fprintf(notice, "racelab serve: %s on http://%s (HTTP/1.1 and h2c); Ctrl-C stops\n", t.Name(), addr)
+	err = httpapi.Server{Handler: h, ErrorLog: notice}.Serve(ctx, ln)
+	fmt.Fprintf(notice, "racelab serve: stopped after %s\n", pluralWord(h.Requests(), "request"))
+	return err
+}
+
+// writeFileAtomic writes data to path so that a reader polling for the
+// file never sees it half written.
+func writeFileAtomic(path, data string) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.WriteString(data)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
+}
+
+// pluralWord writes "1 request", "2 requests".
+func pluralWord(n int64, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }

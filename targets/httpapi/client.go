@@ -1,0 +1,649 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+
+	"golang.org/x/net/http/httpguts"
+)
+
+// Sync is how a Client releases a burst.
+type Sync string
+
+// The ways to release a burst, tightest first.
+const (
+	SyncAuto     Sync = "auto"     // h2 if the server speaks it, else lastbyte
+	SyncH2       Sync = "h2"       // HTTP/2 single-packet release
+	SyncLastByte Sync = "lastbyte" // HTTP/1.1 last-byte synchronization
+	SyncNone     Sync = "none"     // whole requests on warmed connections
+)
+
+// ParseSync reads a --sync value.
+func ParseSync(s string) (Sync, error) {
+	switch v := Sync(s); v {
+	case SyncAuto, SyncH2, SyncLastByte, SyncNone:
+		return v, nil
+	case "":
+		return SyncAuto, nil
+	}
+	return "", fmt.Errorf("sync %q: want auto, h2, lastbyte or none", s)
+}
+
+// Defaults of a Client, in one place.
+const (
+	// DefaultDialTimeout bounds opening and warming one connection, and
+	// the wait for the server's HTTP/2 settings.
+	DefaultDialTimeout = 10 * time.Second
+	// DefaultStreams is the most streams a Client opens on one HTTP/2
+	// connection when the server allows more. On loopback one write of a
+	// hundred final frames is one packet; beyond it the burst spreads over
+	// more connections, released back to back.
+	DefaultStreams = 100
+	// DefaultRemoteStreams is the same for a host that is not loopback.
+	// Over the internet, releases of about 20 to 30 streams a packet are
+	// the ones the single-packet technique reports as landing together;
+	// larger bursts go over several connections.
+	DefaultRemoteStreams = 30
+	// MaxAnswerBytes bounds an answer's body; the contract's are tiny.
+	MaxAnswerBytes = 1 << 20
+	// UserAgent names racelab to the service.
+	UserAgent = "racelab"
+)
+
+// Config says how a Client speaks to its service. The zero value is the
+// contract, synchronized as tightly as the server allows.
+type Config struct {
+	// Sync is how bursts are released; empty means SyncAuto.
+	Sync Sync
+	// Mapping overrides the contract's calls for a service with another
+	// API; it is merged onto Contract().
+	Mapping Mapping
+	// Header is sent with every request (an API key, a cookie).
+	Header http.Header
+	// TLS configures https; nil means the system's roots.
+	TLS *tls.Config
+	// Insecure skips the verification of the server's certificate.
+	Insecure bool
+	// Streams caps the HTTP/2 streams a connection carries in one burst;
+	// zero means DefaultStreams on loopback, DefaultRemoteStreams beyond.
+	// The server's own limit always applies.
+	Streams int
+	// DialTimeout bounds opening and warming one connection; zero means
+	// DefaultDialTimeout.
+	DialTimeout time.Duration
+}
+
+// Reply is a request's answer, with the shape of racelab's targets.Reply.
+type Reply struct {
+	// OK is true for a counted hit, a granted download, a claimed item.
+	OK bool
+	// Value is the total, the count, or the claims the service answered.
+	Value int64
+	// Arrival is when the server says the request arrived (ArrivalHeader);
+	// zero when it does not say.
+	Arrival time.Time
+	// Early says the answer came before the request's final part was sent:
+	// the burst was not synchronized.
+	Early bool
+}
+
+// Client plays the stories against one service over HTTP. It implements
+// Counter, Quota and Inventory with whole requests, and stages
+// synchronized bursts with Stage. Prepare opens the connections a burst
+// needs; Close closes them. Its story methods are safe for concurrent use;
+// bursts are one at a time, as the engine runs them: Stage again only once
+// every function of the last burst has returned, since the burst's
+// connections are reused.
+type Client struct {
+	base     *url.URL
+	routes   Mapping
+	header   http.Header // Config.Header, plus basic auth from the URL
+	streams  int
+	dialWait time.Duration
+	tls      *tls.Config
+	http     *http.Client
+
+	mu     sync.Mutex // guards what follows
+	mode   Sync       // as resolved by Prepare
+	h1     []*h1Conn
+	h2     []*h2Conn
+	closed bool
+}
+
+// Compile-time checks that Client plays every story.
+var (
+	_ Counter   = (*Client)(nil)
+	_ Quota     = (*Client)(nil)
+	_ Inventory = (*Client)(nil)
+)
+
+// New returns a Client for the service at base (http or https). It opens
+// nothing: Prepare does, so that a bad setting is found before any I/O.
+// base's query, if any, belongs to the service and goes with every request.
+func New(base *url.URL, cfg Config) (*Client, error) {
+	if base == nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
+		return nil, fmt.Errorf("base URL %v: want http://HOST[:PORT][/PATH] or https://…", base)
+	}
+	mode, err := ParseSync(string(cfg.Sync))
+	if err != nil {
+		return nil, err
+	}
+	routes := Contract().Merge(cfg.Mapping)
+	if err := routes.Validate(); err != nil {
+		return nil, fmt.Errorf("mapping: %w", err)
+	}
+	header := http.Header{}
+	for name, values := range cfg.Header {
+		if !httpguts.ValidHeaderFieldName(name) {
+			return nil, fmt.Errorf("header name %q is not valid", name)
+		}
+		for _, v := range values {
+			if !httpguts.ValidHeaderFieldValue(v) {
+				return nil, fmt.Errorf("header %s: value %q is not valid", name, v)
+			}
+			header.Add(name, v)
+		}
+	}
+	if u := base.User; u != nil {
+		pass, _ := u.Password()
+		header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(u.Username()+":"+pass)))
+	}
+	tlsCfg := &tls.Config{}
+	if cfg.TLS != nil {
+		tlsCfg = cfg.TLS.Clone()
+	}
+	if cfg.Insecure {
+		tlsCfg.InsecureSkipVerify = true
+	}
+	if tlsCfg.ServerName == "" {
+		tlsCfg.ServerName = base.Hostname()
+	}
+	c := &Client{
+		base:     base,
+		routes:   routes,
+		header:   header,
+		streams:  cfg.Streams,
+		dialWait: cfg.DialTimeout,
+		tls:      tlsCfg,
+		mode:     mode,
+	}
+	if c.dialWait <= 0 {
+		c.dialWait = DefaultDialTimeout
+	}
+	if c.streams <= 0 {
+		c.streams = DefaultRemoteStreams
+		if isLoopback(base.Hostname()) {
+			c.streams = DefaultStreams
+		}
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = tlsCfg.Clone()
+	tr.DisableCompression = true // an answer's bytes are read as sent
+	tr.MaxIdleConns = 0
+	tr.MaxIdleConnsPerHost = 1024
+	c.http = &http.Client{
+		Transport: tr,
+		// A redirect is an answer outside the contract, not a place to go.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	return c, nil
+}
+
+// isLoopback says whether host is this machine for certain.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// SyncMode is how bursts are released: as asked, or, once Prepare has
+// probed the server, what SyncAuto resolved to.
+func (c *Client) SyncMode() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return string(c.mode)
+}
+
+// URL is the service's base URL.
+func (c *Client) URL() string { return c.base.String() }
+
+// target is the request target (path and query) of call on key: the base
+// URL's path and query with the route's template below them, the key
+// percent-encoded once for where it goes.
+func (c *Client) target(call Call, key string) string {
+	tpl := c.routes[call].Path
+	path, query, _ := strings.Cut(tpl, "?")
+	ph := call.placeholder()
+	path = strings.ReplaceAll(path, ph, url.PathEscape(key))
+	query = strings.ReplaceAll(query, ph, url.QueryEscape(key))
+	t := strings.TrimSuffix(c.base.EscapedPath(), "/") + path
+	switch {
+	case c.base.RawQuery != "" && query != "":
+		t += "?" + c.base.RawQuery + "&" + query
+	case c.base.RawQuery != "":
+		t += "?" + c.base.RawQuery
+	case query != "":
+		t += "?" + query
+	}
+	return t
+}
+
+// warmTarget is the harmless GET that warms a connection: the base URL.
+func (c *Client) warmTarget() string {
+	t := c.base.EscapedPath()
+	if t == "" {
+		t = "/"
+	}
+	if c.base.RawQuery != "" {
+		t += "?" + c.base.RawQuery
+	}
+	return t
+}
+
+// answer is a response as read off the wire, whichever way it came.
+type answer struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// do makes call on key as one whole request with net/http.
+func (c *Client) do(ctx context.Context, call Call, key string) (Reply, error) {
+	r := c.routes[call]
+	target := c.target(call, key)
+	req, err := http.NewRequestWithContext(ctx, r.Method, c.base.Scheme+"://"+c.base.Host+target, nil)
+	if err != nil {
+		return Reply{}, fmt.Errorf("%s %s: %w", r.Method, target, err)
+	}
+	for name, values := range c.header {
+		req.Header[name] = values
+	}
+	req.Header.Set("User-Agent", UserAgent)
+	req.Header.Set("Accept", "application/json")
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return Reply{}, fmt.Errorf("%s %s: %w", r.Method, target, unwrapURLError(err))
+	}
+	defer resp.Body.Close()
+	body, err := readBody(resp.Body)
+	if err != nil {
+		return Reply{}, fmt.Errorf("%s %s: read answer: %w", r.Method, target, err)
+	}
+	return c.judge(call, key, answer{resp.StatusCode, resp.Header, body})
+}
+
+// unwrapURLError drops net/http's `Post "…": ` wrapping, since the caller
+// names the request already.
+func unwrapURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+// readBody reads an answer's body, refusing one too large for the contract.
+func readBody(r io.Reader) ([]byte, error) {
+	body, err := io.ReadAll(io.LimitReader(r, MaxAnswerBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(body) > MaxAnswerBytes {
+		return nil, fmt.Errorf("answer over %d bytes", MaxAnswerBytes)
+	}
+	return body, nil
+}
+
+// judge reads an answer by call's route. Anything outside the route (a
+// status it does not list, a body that is not JSON, a missing or mistyped
+// field, an echo of another key) is an error naming what came and what was
+// wanted: a wrong verdict is worse than none. A refusal's body is only
+// read for what the route asks of it: a route without a field accepts any
+// refusal body, since services word their refusals freely.
+func (c *Client) judge(call Call, key string, a answer) (Reply, error) {
+	r := c.routes[call]
+	reply := Reply{Arrival: arrivalOf(a.header)}
+	fail := func(format string, args ...any) (Reply, error) {
+		return reply, fmt.Errorf("%s %s answered %s", r.Method, c.target(call, key), fmt.Sprintf(format, args...))
+	}
+	switch {
+	case containsCode(r.Yes, a.status):
+		reply.OK = true
+	case containsCode(r.No, a.status):
+	default:
+		return fail("%d %s, want %s%s", a.status, http.StatusText(a.status), codeList(r.Yes, r.No), bodyNote(a.body))
+	}
+	if call == CallCheckout && reply.OK {
+		reply.Value = 1 // one claim, unless the service says otherwise
+	}
+	if r.Field == "" && r.Key == "" && r.OK == "" {
+		return reply, nil
+	}
+	var obj map[string]any
+	dec := json.NewDecoder(bytes.NewReader(a.body))
+	dec.UseNumber()
+	if err := dec.Decode(&obj); err != nil || obj == nil {
+		if !reply.OK && r.Field == "" {
+			return reply, nil // nothing to read in a refusal
+		}
+		return fail("%d with a body that is not a JSON object%s", a.status, bodyNote(a.body))
+	}
+	if r.OK != "" {
+		v, ok := lookup(obj, r.OK)
+		b, isBool := v.(bool)
+		if ok && (!isBool || b != reply.OK) || !ok && reply.OK {
+			return fail("%d with %s at %q, want %t to agree with the status%s", a.status, jsonText(v, ok), r.OK, reply.OK, bodyNote(a.body))
+		}
+	}
+	if r.Key != "" && reply.OK {
+		echo, ok := lookup(obj, r.Key)
+		if s, isString := echo.(string); !ok || !isString || s != key {
+			return fail("%d for key %s, asked for %q (a key decoded twice no longer matches)%s", a.status, jsonText(echo, ok), key, bodyNote(a.body))
+		}
+	}
+	if r.Field == "" {
+		return reply, nil
+	}
+	// A refusal must say the count too: the history checks read it, and
+	// a number made up here would be a verdict made up there.
+	v, ok := lookup(obj, r.Field)
+	n, isNumber := v.(json.Number)
+	if !ok || !isNumber {
+		return fail("%d without a number at %q%s", a.status, r.Field, bodyNote(a.body))
+	}
+	value, err := n.Int64()
+	if err != nil || value < 0 {
+		return fail("%d with %s at %q, want a whole number of at least 0", a.status, n, r.Field)
+	}
+	reply.Value = value
+	return reply, nil
+}
+
+// lookup walks a dotted path (data.views) into a JSON object.
+func lookup(obj map[string]any, path string) (any, bool) {
+	var v any = obj
+	for name := range strings.SplitSeq(path, ".") {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if v, ok = m[name]; !ok {
+			return nil, false
+		}
+	}
+	return v, true
+}
+
+func jsonText(v any, ok bool) string {
+	if !ok {
+		return "(none)"
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func containsCode(codes []int, code int) bool {
+	for _, c := range codes {
+		if c == code {
+			return true
+		}
+	}
+	return false
+}
+
+// codeList writes the statuses a route accepts: "200 or 429".
+func codeList(yes, no []int) string {
+	var s []string
+	for _, c := range append(append([]int(nil), yes...), no...) {
+		s = append(s, strconv.Itoa(c))
+	}
+	if len(s) == 1 {
+		return s[0]
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
+}
+
+// bodyNote shows the start of a body in an error message: as it is when
+// it is one line of printable text (JSON usually is), quoted otherwise.
+func bodyNote(body []byte) string {
+	const most = 120
+	s := strings.TrimSpace(string(body))
+	if s == "" {
+		return " (empty body)"
+	}
+	if len(s) > most {
+		s = strings.ToValidUTF8(s[:most], "") + "…"
+	}
+	if strings.ContainsFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) {
+		return ": " + strconv.Quote(s)
+	}
+	return ": " + s
+}
+
+// arrivalOf reads ArrivalHeader; zero when absent or not a number.
+func arrivalOf(h http.Header) time.Time {
+	v := h.Get(ArrivalHeader)
+	if v == "" {
+		return time.Time{}
+	}
+	ns, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || ns <= 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns)
+}
+
+// Hit records one view of slug with POST /hit/{slug}.
+func (c *Client) Hit(ctx context.Context, slug string) (int64, error) {
+	r, err := c.do(ctx, CallHit, slug)
+	return r.Value, err
+}
+
+// Views reads the views of slug with GET /get/{slug}.
+func (c *Client) Views(ctx context.Context, slug string) (int64, error) {
+	r, err := c.do(ctx, CallGet, slug)
+	return r.Value, err
+}
+
+// Consume asks for a download with POST /download/{visitor}. The service
+// keeps its own limit (the contract's is DailyLimit); limit is not sent.
+func (c *Client) Consume(ctx context.Context, visitor string, _ int64) (bool, int64, error) {
+	r, err := c.do(ctx, CallDownload, visitor)
+	return r.OK, r.Value, err
+}
+
+// Count reads the visitor's downloads today with GET /quota/{visitor}.
+func (c *Client) Count(ctx context.Context, visitor string) (int64, error) {
+	r, err := c.do(ctx, CallQuota, visitor)
+	return r.Value, err
+}
+
+// Checkout tries to claim item with POST /checkout/{item}. The contract
+// does not name buyers; the service does.
+func (c *Client) Checkout(ctx context.Context, item, _ string) (bool, error) {
+	r, err := c.do(ctx, CallCheckout, item)
+	return r.OK, err
+}
+
+// Claims reads the claims on item with GET /item/{item}.
+func (c *Client) Claims(ctx context.Context, item string) (int64, error) {
+	r, err := c.do(ctx, CallItem, item)
+	return r.Value, err
+}
+
+// dial opens a connection to the service, TLS for https with protos as
+// ALPN, and returns it with the TCP connection beneath, for peeking.
+func (c *Client) dial(ctx context.Context, protos []string) (conn, raw net.Conn, err error) {
+	ctx, cancel := context.WithTimeout(ctx, c.dialWait)
+	defer cancel()
+	addr := c.base.Host
+	if c.base.Port() == "" {
+		addr = net.JoinHostPort(c.base.Hostname(), map[string]string{"http": "80", "https": "443"}[c.base.Scheme])
+	}
+	d := net.Dialer{KeepAlive: 30 * time.Second}
+	raw, err = d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("connect to %s: %w", addr, err)
+	}
+	if tcp, ok := raw.(*net.TCPConn); ok {
+		// A final byte or frame must leave at once, not wait for Nagle.
+		_ = tcp.SetNoDelay(true)
+	}
+	if c.base.Scheme != "https" {
+		return raw, raw, nil
+	}
+	cfg := c.tls.Clone()
+	cfg.NextProtos = protos
+	tc := tls.Client(raw, cfg)
+	if err := tc.HandshakeContext(ctx); err != nil {
+		raw.Close()
+		return nil, nil, fmt.Errorf("TLS handshake with %s: %w", addr, err)
+	}
+	return tc, raw, nil
+}
+
+// Prepare readies the connections for bursts of n: it resolves SyncAuto by
+// probing the server, then opens and warms what the mode needs (n HTTP/1.1
+// connections, or enough HTTP/2 connections for n streams, or n pooled
+// connections for SyncNone), so that a burst pays for none of it.
+func (c *Client) Prepare(ctx context.Context, n int) error {
+	mode, err := c.resolve(ctx)
+	if err != nil {
+		return err
+	}
+	switch mode {
+	case SyncH2:
+		_, _, err = c.h2Conns(ctx, n)
+		var noH2 *noH2Error
+		if errors.As(err, &noH2) {
+			err = fmt.Errorf("%s: %w (sync lastbyte works over HTTP/1.1)", c.base.Host, err)
+		}
+	case SyncLastByte:
+		_, err = c.h1Conns(ctx, n)
+	default:
+		err = c.warmPool(ctx, n)
+	}
+	return err
+}
+
+// resolve settles SyncAuto: h2 when the server speaks HTTP/2 (ALPN on
+// https, prior knowledge on http), else lastbyte. The probe's connection
+// is kept for the first burst.
+func (c *Client) resolve(ctx context.Context) (Sync, error) {
+	c.mu.Lock()
+	mode, closed := c.mode, c.closed
+	c.mu.Unlock()
+	if closed {
+		return "", errClosed
+	}
+	if mode != SyncAuto {
+		return mode, nil
+	}
+	hc, err := c.dialH2(ctx)
+	var noH2 *noH2Error
+	switch {
+	case errors.As(err, &noH2):
+		mode = SyncLastByte
+	case err != nil:
+		return "", err
+	default:
+		mode = SyncH2
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.mode = mode
+	if hc != nil {
+		c.h2 = append(c.h2, hc)
+	}
+	return mode, nil
+}
+
+var errClosed = errors.New("http client closed")
+
+// warmPool opens n connections in net/http's pool with a harmless GET each,
+// all at once so that each needs its own connection.
+func (c *Client) warmPool(ctx context.Context, n int) error {
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(ctx, c.dialWait)
+			defer cancel()
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base.Scheme+"://"+c.base.Host+c.warmTarget(), nil)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			resp, err := c.http.Do(req)
+			if err != nil {
+				errs[i] = unwrapURLError(err)
+				return
+			}
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, MaxAnswerBytes))
+			resp.Body.Close()
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("warm %d connections to %s: %w", n, c.base.Host, errs[0])
+	}
+	return nil
+}
+
+// Stage readies n requests of op on key and returns one function per
+// request, which sends the request's final part and waits for its answer
+// (targets.Stager). limit is ignored: the service keeps its own.
+func (c *Client) Stage(ctx context.Context, op string, key string, _ int64, n int) ([]func(context.Context) (Reply, error), error) {
+	call, err := callOf(op)
+	if err != nil {
+		return nil, err
+	}
+	mode, err := c.resolve(ctx)
+	if err != nil {
+		return nil, err
+	}
+	switch mode {
+	case SyncH2:
+		return c.stageH2(ctx, call, key, n)
+	case SyncLastByte:
+		return c.stageH1(ctx, call, key, n)
+	}
+	fs := make([]func(context.Context) (Reply, error), n)
+	for i := range fs {
+		fs[i] = func(ctx context.Context) (Reply, error) { return c.do(ctx, call, key) }
+	}
+	return fs, nil
+}
+
+// Close closes every connection and waits for their readers to end.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	c.closed = true
+	h1, h2 := c.h1, c.h2
+	c.h1, c.h2 = nil, nil
+	c.mu.Unlock()
+	for _, hc := range h1 {
+		hc.close()
+	}
+	for _, hc := range h2 {
+		hc.close()
+	}
+	c.http.CloseIdleConnections()
+	return nil
+}

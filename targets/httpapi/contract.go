@@ -1,0 +1,310 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Call names one request of the contract: a story's request or the read
+// that tells what the store counted.
+type Call string
+
+// The contract's calls, by the first word of their route.
+const (
+	CallHit      Call = "hit"      // POST /hit/{slug}: ten-hits-one-view's request
+	CallGet      Call = "get"      // GET /get/{slug}: the views counted
+	CallDownload Call = "download" // POST /download/{visitor}: six-become-four's request
+	CallQuota    Call = "quota"    // GET /quota/{visitor}: the downloads counted today
+	CallCheckout Call = "checkout" // POST /checkout/{item}: five-checkouts' request
+	CallItem     Call = "item"     // GET /item/{item}: the claims recorded
+)
+
+// Calls lists every call, story by story: request, then read.
+func Calls() []Call {
+	return []Call{CallHit, CallGet, CallDownload, CallQuota, CallCheckout, CallItem}
+}
+
+// placeholder is the {word} a call's key takes in a path template.
+func (c Call) placeholder() string {
+	switch c {
+	case CallHit, CallGet:
+		return "{slug}"
+	case CallDownload, CallQuota:
+		return "{visitor}"
+	default:
+		return "{item}"
+	}
+}
+
+// Op names a story's request the way the engine does (targets.Op): the
+// value is the word, so the two convert without a table.
+const (
+	OpHit      = "hit"
+	OpDownload = "download"
+	OpCheckout = "checkout"
+)
+
+// callOf is the contract call that plays op.
+func callOf(op string) (Call, error) {
+	switch op {
+	case OpHit:
+		return CallHit, nil
+	case OpDownload:
+		return CallDownload, nil
+	case OpCheckout:
+		return CallCheckout, nil
+	}
+	return "", fmt.Errorf("unknown operation %q; want %s, %s or %s", op, OpHit, OpDownload, OpCheckout)
+}
+
+// Route says how one call is made and how its answer reads. An empty field
+// of a Route given to Merge keeps the value it overrides.
+type Route struct {
+	// Method is the HTTP method, such as POST.
+	Method string `json:"method,omitempty"`
+	// Path is the path template below the base URL, with the call's key as
+	// {slug}, {visitor} or {item}; it may carry a query (?id={slug}).
+	Path string `json:"path,omitempty"`
+	// Yes lists the statuses that mean the request was allowed (a hit
+	// counted, a download granted, an item claimed) or, for a read, that it
+	// answered.
+	Yes []int `json:"yes,omitempty"`
+	// No lists the statuses that mean refused (a download over the limit,
+	// an item taken). Any status in neither list is a failed request.
+	No []int `json:"no,omitempty"`
+	// Field is where the answer's JSON object holds the number: the total
+	// of views, the count, the claims. Dots walk into nested objects
+	// (data.views). Every answer of the route must have it, refusals
+	// included: the count a refusal was made at is part of the history.
+	Field string `json:"field,omitempty"`
+	// Key, when set, is a field that must echo the key the request was
+	// made for: a service that decoded the key twice answers for another.
+	Key string `json:"key,omitempty"`
+	// OK, when set, is a boolean field that must agree with the status:
+	// true on a yes answer, false (or absent) on a no.
+	OK string `json:"ok,omitempty"`
+}
+
+// Mapping is how each call is made against one service.
+type Mapping map[Call]Route
+
+// Contract is the mapping of racelab's own contract, which racelab serve
+// speaks.
+func Contract() Mapping {
+	return Mapping{
+		CallHit:      {Method: http.MethodPost, Path: "/hit/{slug}", Yes: []int{200}, Field: "views", Key: "slug"},
+		CallGet:      {Method: http.MethodGet, Path: "/get/{slug}", Yes: []int{200}, Field: "views", Key: "slug"},
+		CallDownload: {Method: http.MethodPost, Path: "/download/{visitor}", Yes: []int{200}, No: []int{429}, Field: "count", OK: "allowed"},
+		CallQuota:    {Method: http.MethodGet, Path: "/quota/{visitor}", Yes: []int{200}, Field: "count", Key: "visitor"},
+		CallCheckout: {Method: http.MethodPost, Path: "/checkout/{item}", Yes: []int{200}, No: []int{409}, OK: "reserved"},
+		CallItem:     {Method: http.MethodGet, Path: "/item/{item}", Yes: []int{200}, Field: "claims", Key: "item"},
+	}
+}
+
+// Merge returns m with each route of over laid on it, field by field. A
+// route that names another path speaks another API, so the contract's
+// checks of the answer (Key and OK) are dropped from it unless over sets
+// them.
+func (m Mapping) Merge(over Mapping) Mapping {
+	out := maps.Clone(m)
+	if out == nil {
+		out = Mapping{}
+	}
+	for call, o := range over {
+		r := out[call]
+		if o.Path != "" && o.Path != r.Path {
+			r.Key, r.OK = "", ""
+		}
+		if o.Method != "" {
+			r.Method = o.Method
+		}
+		if o.Path != "" {
+			r.Path = o.Path
+		}
+		if o.Yes != nil {
+			r.Yes = slices.Clone(o.Yes)
+		}
+		if o.No != nil {
+			r.No = slices.Clone(o.No)
+		}
+		if o.Field != "" {
+			r.Field = o.Field
+		}
+		if o.Key != "" {
+			r.Key = o.Key
+		}
+		if o.OK != "" {
+			r.OK = o.OK
+		}
+		out[call] = r
+	}
+	return out
+}
+
+// Validate checks that every call is mapped and every route makes sense.
+func (m Mapping) Validate() error {
+	for _, call := range Calls() {
+		r, ok := m[call]
+		if !ok {
+			return fmt.Errorf("call %s is not mapped", call)
+		}
+		if err := r.validate(call); err != nil {
+			return fmt.Errorf("call %s: %w", call, err)
+		}
+	}
+	for call := range m {
+		if !slices.Contains(Calls(), call) {
+			return fmt.Errorf("unknown call %q; want one of %s", call, callList())
+		}
+	}
+	return nil
+}
+
+func (r Route) validate(call Call) error {
+	if !validMethod(r.Method) {
+		return fmt.Errorf("method %q is not an HTTP method such as GET or POST", r.Method)
+	}
+	if !strings.HasPrefix(r.Path, "/") {
+		return fmt.Errorf("path %q must start with /", r.Path)
+	}
+	if !strings.Contains(r.Path, call.placeholder()) {
+		return fmt.Errorf("path %q has no %s to put the key in", r.Path, call.placeholder())
+	}
+	if strings.ContainsAny(r.Path, " \t\r\n#") {
+		return fmt.Errorf("path %q has a space or a #", r.Path)
+	}
+	if len(r.Yes) == 0 {
+		return errors.New("no status means yes")
+	}
+	for _, code := range slices.Concat(r.Yes, r.No) {
+		if code < 100 || code > 599 {
+			return fmt.Errorf("status %d is not an HTTP status", code)
+		}
+	}
+	for _, code := range r.No {
+		if slices.Contains(r.Yes, code) {
+			return fmt.Errorf("status %d means both yes and no", code)
+		}
+	}
+	if call != CallCheckout && r.Field == "" {
+		return errors.New("no field holds the number")
+	}
+	return nil
+}
+
+func validMethod(m string) bool {
+	if m == "" {
+		return false
+	}
+	for _, c := range m {
+		if c < 'A' || c > 'Z' {
+			return false
+		}
+	}
+	return true
+}
+
+func callList() string {
+	s := make([]string, 0, 6)
+	for _, c := range Calls() {
+		s = append(s, string(c))
+	}
+	return strings.Join(s, ", ")
+}
+
+// ParseCall reads one call's mapping as written on the command line:
+//
+//	CALL=[METHOD] PATH [yes=CODES] [no=CODES] [field=NAME] [key=NAME] [ok=NAME]
+//
+// for example `hit=POST /api/posts/{slug}/views field=data.views` or
+// `download=/dl/{visitor} yes=200,201 no=429,403`. What it leaves out keeps
+// the contract's value.
+func ParseCall(s string) (Call, Route, error) {
+	name, spec, ok := strings.Cut(s, "=")
+	call := Call(strings.TrimSpace(name))
+	if !ok || !slices.Contains(Calls(), call) {
+		return "", Route{}, fmt.Errorf("%q: want CALL=[METHOD] PATH [yes=CODES] [no=CODES] [field=NAME] [key=NAME] [ok=NAME] with CALL one of %s", s, callList())
+	}
+	var r Route
+	for i, word := range strings.Fields(spec) {
+		k, v, isSetting := strings.Cut(word, "=")
+		switch {
+		case isSetting && !strings.HasPrefix(word, "/"):
+			var err error
+			switch k {
+			case "yes":
+				r.Yes, err = parseCodes(v)
+			case "no":
+				r.No, err = parseCodes(v)
+			case "field":
+				r.Field = v
+			case "key":
+				r.Key = v
+			case "ok":
+				r.OK = v
+			default:
+				err = fmt.Errorf("unknown setting %q; want yes=, no=, field=, key= or ok=", k)
+			}
+			if err != nil {
+				return "", Route{}, fmt.Errorf("%s: %w", call, err)
+			}
+		case i == 0 && !strings.HasPrefix(word, "/"):
+			r.Method = strings.ToUpper(word)
+		case strings.HasPrefix(word, "/") && r.Path == "":
+			r.Path = word
+		default:
+			return "", Route{}, fmt.Errorf("%s: unexpected %q; want [METHOD] PATH then settings such as yes=200", call, word)
+		}
+	}
+	if r.Method != "" && r.Path == "" {
+		return "", Route{}, fmt.Errorf("%s: method %s without a path", call, r.Method)
+	}
+	return call, r, nil
+}
+
+// parseCodes reads "200,201".
+func parseCodes(s string) ([]int, error) {
+	var codes []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 100 || n > 599 {
+			return nil, fmt.Errorf("status %q is not an HTTP status such as 200", f)
+		}
+		codes = append(codes, n)
+	}
+	return codes, nil
+}
+
+// LoadMapping reads a mapping file: a JSON object from call names to routes,
+// each with the fields of Route, for example
+//
+//	{"hit": {"method": "POST", "path": "/api/views/{slug}", "field": "total"},
+//	 "get": {"path": "/api/views/{slug}", "field": "total"}}
+//
+// Calls and fields it leaves out keep the contract's values.
+func LoadMapping(r io.Reader) (Mapping, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var m Mapping
+	if err := dec.Decode(&m); err != nil {
+		return nil, fmt.Errorf("not a mapping (a JSON object of calls such as \"hit\" to routes): %w", err)
+	}
+	for call := range m {
+		if !slices.Contains(Calls(), call) {
+			return nil, fmt.Errorf("unknown call %q; want one of %s", call, callList())
+		}
+	}
+	return m, nil
+}

@@ -1,0 +1,47 @@
+// Package httpapi speaks racelab's HTTP contract (design.md §7) from both
+// ends: Handler serves it over any store, for `racelab serve`, and Client
+// plays the stories against any service that speaks it, or one mapped onto
+// it, for `-t http://…` targets. They live together because they are two
+// readings of one contract: a route, a status and a JSON field mean the same
+// thing on both sides, and the tests run one against the other over real
+// sockets.
+//
+// The contract, base URL B, keys percent-decoded exactly once:
+//
+//	POST B/hit/{slug}           200 {"slug":s,"views":N}
+//	GET  B/get/{slug}           200 {"slug":s,"views":N}
+//	GET  B/get?slugs=a,b,c      200 {"a":N,"b":M,"c":0}
+//	POST B/download/{visitor}   200 {"allowed":true,"count":n} | 429 {"allowed":false,"count":n}
+//	GET  B/quota/{visitor}      200 {"visitor":s,"day":"YYYY-MM-DD","count":n,"limit":5}
+//	POST B/checkout/{item}      200 {"reserved":true} | 409 {"error":"being checked out",…}
+//	GET  B/item/{item}          200 {"item":s,"stock":1,"claims":k}
+//	errors                      400 bad key, 404 unknown route, 405 wrong method: {"error":…}
+//
+// Every answer of Handler carries the instant the request was complete (its
+// last byte read) in the Racelab-Arrival header, in Unix nanoseconds, so a
+// client can tell how tightly a burst arrived; GET B/stats sums them per key.
+//
+// # Synchronized bursts
+//
+// A race only shows when requests truly overlap at the server, and the
+// scheduling of goroutines and the opening of connections smear a naive
+// burst over milliseconds. Client therefore stages every request of a burst
+// before the engine's barrier and sends only its final part after it, on
+// connections opened and warmed beforehand:
+//
+//   - lastbyte (HTTP/1.1): each request is written but its final byte on a
+//     connection of its own; after the release each writes its last byte.
+//   - h2 (HTTP/2, h2c prior knowledge on http://, ALPN on https://): every
+//     request's HEADERS go out with END_STREAM withheld; after the release one
+//     socket write per connection carries the final empty DATA frame of every
+//     stream on it, at most the server's stream limit per connection.
+//   - none: ordinary requests on warmed connections, for comparison.
+//
+// SyncAuto picks h2 when the server speaks it and lastbyte otherwise. A
+// request answered before its final part was sent is marked Early: the burst
+// was not synchronized and proves nothing.
+//
+// This package does not import racelab's targets package (which imports it):
+// the store interfaces it serves and the Reply it stages are declared here
+// with the same shapes, so any opened store fits Handler as it is.
+package httpapi

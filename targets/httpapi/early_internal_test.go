@@ -1,0 +1,276 @@
+package httpapi
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// A server that answers a request before it is complete was not held back
+// by the withheld byte or frame: the burst is not synchronized, and every
+// reply of it says so. These tests wait until the early answers are in
+// racelab's hands before releasing, so the outcome does not depend on
+// timing.
+
+func TestPending(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	s, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if pending(c) {
+		t.Fatal("pending before anything was sent")
+	}
+	s.Write([]byte("x"))
+	waitFor(t, "the byte sent", func() bool { return pending(c) })
+	buf := make([]byte, 1)
+	c.Read(buf)
+	if pending(c) {
+		t.Fatal("pending after the byte was read")
+	}
+	s.Close()
+	waitFor(t, "the peer's close", func() bool { return pending(c) })
+}
+
+// waitFor polls cond until it holds, failing the test after ten seconds.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// releaseAll calls every staged function at once and returns the replies.
+func releaseAll(t *testing.T, fs []func(context.Context) (Reply, error)) []Reply {
+	t.Helper()
+	replies := make([]Reply, len(fs))
+	errs := make([]error, len(fs))
+	var wg sync.WaitGroup
+	for i, f := range fs {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			replies[i], errs[i] = f(ctx)
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("request %d: %v", i, err)
+		}
+	}
+	return replies
+}
+
+// hastyHTTP1 answers each request as soon as its request line is in.
+func hastyHTTP1(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	wg.Go(func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Go(func() {
+				defer conn.Close()
+				br := bufio.NewReader(conn)
+				for {
+					line, err := br.ReadString('\n')
+					if err != nil {
+						return
+					}
+					if f := strings.Fields(line); len(f) == 3 && strings.HasPrefix(f[2], "HTTP/") {
+						slug, _ := url.PathUnescape(f[1][strings.LastIndex(f[1], "/")+1:])
+						body := fmt.Sprintf(`{"slug":%q,"views":1}`, slug)
+						fmt.Fprintf(conn, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+					}
+				}
+			})
+		}
+	})
+	return "http://" + ln.Addr().String()
+}
+
+func TestEarlyLastByte(t *testing.T) {
+	base, _ := url.Parse(hastyHTTP1(t))
+	c, err := New(base, Config{Sync: SyncLastByte})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	const n = 3
+	fs, err := c.Stage(context.Background(), OpHit, "k", 0, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, hc := range c.h1[:n] {
+		waitFor(t, "the hasty answers", hc.answered)
+	}
+	for i, r := range releaseAll(t, fs) {
+		if !r.Early {
+			t.Errorf("request %d answered before its last byte, yet not marked early", i)
+		}
+	}
+}
+
+func TestEarlyH2(t *testing.T) {
+	var p http.Protocols
+	p.SetUnencryptedHTTP2(true)
+	p.SetHTTP1(true)
+	// A handler that answers at HEADERS, without waiting for END_STREAM.
+	srv := &http.Server{Protocols: &p, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, `{"slug":%q,"views":1}`, r.PathValue("slug"))
+	})}
+	mux := http.NewServeMux()
+	mux.Handle("/hit/{slug}", srv.Handler)
+	mux.HandleFunc("/", func(http.ResponseWriter, *http.Request) {})
+	srv.Handler = mux
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan struct{})
+	go func() { srv.Serve(ln); close(served) }()
+	defer func() { srv.Close(); <-served }()
+
+	base, _ := url.Parse("http://" + ln.Addr().String())
+	c, err := New(base, Config{Sync: SyncH2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	const n = 3
+	fs, err := c.Stage(context.Background(), OpHit, "k", 0, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := c.h2[0]
+	waitFor(t, "the hasty answers", func() bool {
+		hc.mu.Lock()
+		defer hc.mu.Unlock()
+		return len(hc.streams) == 0 // every stream answered in full
+	})
+	for i, r := range releaseAll(t, fs) {
+		if !r.Early {
+			t.Errorf("request %d answered before its END_STREAM, yet not marked early", i)
+		}
+	}
+}
+
+// TestSynchronizedIsNotEarly is the other side: racelab serve's handler
+// waits for the whole request, so nothing is early.
+func TestSynchronizedIsNotEarly(t *testing.T) {
+	h := NewHandler(countStore{})
+	for _, mode := range []Sync{SyncH2, SyncLastByte} {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, stop := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- Server{Handler: h}.Serve(ctx, ln) }()
+		base, _ := url.Parse("http://" + ln.Addr().String())
+		c, err := New(base, Config{Sync: mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs, err := c.Stage(context.Background(), OpHit, "k", 0, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, r := range releaseAll(t, fs) {
+			if r.Early || r.Arrival.IsZero() {
+				t.Errorf("%s: request %d early %t, arrival %v; want not early, with an arrival", mode, i, r.Early, r.Arrival)
+			}
+		}
+		c.Close()
+		stop()
+		<-done
+	}
+}
+
+// countStore counts hits under a lock: the simplest correct Counter.
+type countStore struct{}
+
+var (
+	countMu sync.Mutex
+	counts  = map[string]int64{}
+)
+
+func (countStore) Hit(_ context.Context, slug string) (int64, error) {
+	countMu.Lock()
+	defer countMu.Unlock()
+	counts[slug]++
+	return counts[slug], nil
+}
+
+func (countStore) Views(_ context.Context, slug string) (int64, error) {
+	countMu.Lock()
+	defer countMu.Unlock()
+	return counts[slug], nil
+}
+
+func TestBurstLatch(t *testing.T) {
+	t.Run("the last caller releases, once, before anyone returns", func(t *testing.T) {
+		const n = 8
+		var releases, returnedEarly int
+		var mu sync.Mutex
+		l := newBurstLatch(n, func() { mu.Lock(); releases++; mu.Unlock() })
+		var wg sync.WaitGroup
+		for range n {
+			wg.Go(func() {
+				if err := l.arrive(context.Background()); err != nil {
+					t.Error(err)
+				}
+				mu.Lock()
+				if releases == 0 {
+					returnedEarly++
+				}
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+		if releases != 1 || returnedEarly != 0 {
+			t.Errorf("%d releases, %d callers back before it; want 1 and 0", releases, returnedEarly)
+		}
+	})
+	t.Run("an interrupted burst is called off", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		released := false
+		l := newBurstLatch(2, func() { released = true })
+		errs := make(chan error, 2)
+		go func() { errs <- l.arrive(ctx) }()
+		go func() { errs <- l.arrive(ctx) }()
+		if e1, e2 := <-errs, <-errs; e1 == nil || e2 == nil || released {
+			t.Errorf("errors %v, %v, released %t; want both cancelled and nothing sent", e1, e2, released)
+		}
+	})
+}

@@ -1,0 +1,263 @@
+package httpapi
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+)
+
+// dialParallel bounds the connections opened at once, so that preparing a
+// burst of thousands does not overrun the server's accept queue.
+const dialParallel = 16
+
+// h1Conn is an HTTP/1.1 connection that carries one request of each burst.
+// Between Stage and the release it holds a request written but its last
+// byte; only the staged function that owns it touches it then.
+type h1Conn struct {
+	conn   net.Conn
+	raw    net.Conn // the TCP connection, beneath TLS on https
+	br     *bufio.Reader
+	staged bool // a request but its last byte is on the wire
+	broken bool // the connection cannot carry another request
+}
+
+// dialH1 opens an HTTP/1.1 connection and warms it with one harmless GET.
+func (c *Client) dialH1(ctx context.Context) (*h1Conn, error) {
+	conn, raw, err := c.dial(ctx, []string{"http/1.1"})
+	if err != nil {
+		return nil, err
+	}
+	hc := &h1Conn{conn: conn, raw: raw, br: bufio.NewReader(conn)}
+	kept, err := hc.warm(ctx, c)
+	if err != nil {
+		hc.close()
+		return nil, err
+	}
+	if kept {
+		return hc, nil
+	}
+	// The server closes a connection after one answer: a fresh, unwarmed
+	// connection is the best it allows.
+	hc.close()
+	if conn, raw, err = c.dial(ctx, []string{"http/1.1"}); err != nil {
+		return nil, err
+	}
+	return &h1Conn{conn: conn, raw: raw, br: bufio.NewReader(conn)}, nil
+}
+
+// warm sends a GET of the base URL and reads its answer, whatever it is,
+// so that the server has accepted the connection and started serving it
+// before any burst. It reports whether the server keeps the connection.
+func (hc *h1Conn) warm(ctx context.Context, c *Client) (kept bool, err error) {
+	deadline := time.Now().Add(c.dialWait)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	_ = hc.conn.SetDeadline(deadline)
+	defer hc.conn.SetDeadline(time.Time{})
+	if _, err := hc.conn.Write(c.h1Request(http.MethodGet, c.warmTarget())); err != nil {
+		return false, fmt.Errorf("warm connection to %s: %w", c.base.Host, err)
+	}
+	resp, err := http.ReadResponse(hc.br, &http.Request{Method: http.MethodGet})
+	if err != nil {
+		return false, fmt.Errorf("warm connection to %s: GET %s: %w", c.base.Host, c.warmTarget(), err)
+	}
+	n, err := io.Copy(io.Discard, io.LimitReader(resp.Body, MaxAnswerBytes+1))
+	resp.Body.Close()
+	return err == nil && n <= MaxAnswerBytes && !resp.Close, nil
+}
+
+// h1Request is the bytes of a request with no body.
+func (c *Client) h1Request(method, target string) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "%s %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: %s\r\nAccept: application/json\r\n", method, target, c.base.Host, UserAgent)
+	if method != http.MethodGet && method != http.MethodHead {
+		b.WriteString("Content-Length: 0\r\n")
+	}
+	names := make([]string, 0, len(c.header))
+	for name := range c.header {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		for _, v := range c.header[name] {
+			fmt.Fprintf(&b, "%s: %s\r\n", name, v)
+		}
+	}
+	b.WriteString("\r\n")
+	return b.Bytes()
+}
+
+// usable says the connection is idle and the server has neither closed it
+// nor sent anything unasked.
+func (hc *h1Conn) usable() bool {
+	return !hc.staged && !hc.broken && hc.br.Buffered() == 0 && !pending(hc.raw)
+}
+
+// answered says an answer, or the server's closing, is waiting to be read.
+func (hc *h1Conn) answered() bool { return hc.br.Buffered() > 0 || pending(hc.raw) }
+
+func (hc *h1Conn) close() {
+	hc.broken = true
+	_ = hc.conn.Close()
+}
+
+// h1Conns returns n usable connections, the first n of the pool, opening
+// and warming what is missing and dropping what went stale.
+func (c *Client) h1Conns(ctx context.Context, n int) ([]*h1Conn, error) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil, errClosed
+	}
+	live := c.h1[:0]
+	for _, hc := range c.h1 {
+		if hc.usable() {
+			live = append(live, hc)
+		} else {
+			hc.close()
+		}
+	}
+	c.h1 = live
+	need := n - len(live)
+	c.mu.Unlock()
+
+	fresh := make([]*h1Conn, max(need, 0))
+	errs := make([]error, len(fresh))
+	gate := make(chan struct{}, dialParallel)
+	var wg sync.WaitGroup
+	for i := range fresh {
+		wg.Go(func() {
+			gate <- struct{}{}
+			defer func() { <-gate }()
+			fresh[i], errs[i] = c.dialH1(ctx)
+		})
+	}
+	wg.Wait()
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, hc := range fresh {
+		if hc != nil {
+			c.h1 = append(c.h1, hc)
+		}
+	}
+	if c.closed {
+		return nil, errClosed
+	}
+	if err := errors.Join(errs...); err != nil {
+		for _, e := range errs {
+			if e != nil {
+				return nil, e // one reason is clearer than n copies of it
+			}
+		}
+	}
+	return slices.Clone(c.h1[:n]), nil
+}
+
+// stageH1 writes n requests but their last byte, each on its own warmed
+// connection, and returns the functions that release them: the last of
+// them to be called writes every last byte, one connection after another
+// from one goroutine (see burstLatch); every function then reads its own
+// answer.
+func (c *Client) stageH1(ctx context.Context, call Call, key string, n int) ([]func(context.Context) (Reply, error), error) {
+	conns, err := c.h1Conns(ctx, n)
+	if err != nil {
+		return nil, err
+	}
+	r := c.routes[call]
+	req := c.h1Request(r.Method, c.target(call, key))
+	head, last := req[:len(req)-1], req[len(req)-1:]
+	b := &h1Burst{conns: conns, last: last, early: make([]bool, n), sent: make([]error, n)}
+	b.latch = newBurstLatch(n, b.release)
+	fs := make([]func(context.Context) (Reply, error), n)
+	for i, hc := range conns {
+		_ = hc.conn.SetWriteDeadline(time.Now().Add(c.dialWait))
+		_, err := hc.conn.Write(head)
+		_ = hc.conn.SetWriteDeadline(time.Time{})
+		hc.staged = true
+		if err != nil {
+			hc.broken = true
+			return nil, fmt.Errorf("stage %s %s: %w", r.Method, c.target(call, key), err)
+		}
+		fs[i] = func(ctx context.Context) (Reply, error) {
+			if err := b.latch.arrive(ctx); err != nil {
+				hc.broken = true // its last byte may yet go out, unread
+				return Reply{}, fmt.Errorf("%s %s: not released: %w", r.Method, c.target(call, key), err)
+			}
+			return hc.answer(ctx, c, call, key, r.Method, b.early[i], b.sent[i])
+		}
+	}
+	return fs, nil
+}
+
+// h1Burst is one staged HTTP/1.1 burst: a connection per request, each
+// holding back the same last byte.
+type h1Burst struct {
+	latch *burstLatch
+	conns []*h1Conn
+	last  []byte
+	early []bool  // per request: answered before its last byte went out
+	sent  []error // per request: the last byte's write failed
+}
+
+// release writes each connection's last byte. An answer already waiting
+// on a connection before its byte went out means the server did not wait
+// for the whole request: that request is early.
+func (b *h1Burst) release() {
+	// Deadlines first, so that nothing but the writes sits between them.
+	deadline := time.Now().Add(DefaultDialTimeout)
+	for _, hc := range b.conns {
+		_ = hc.conn.SetWriteDeadline(deadline)
+	}
+	for i, hc := range b.conns {
+		b.early[i] = hc.answered()
+		hc.staged = false
+		_, b.sent[i] = hc.conn.Write(b.last)
+	}
+}
+
+// answer reads the answer to the request whose last byte release sent.
+func (hc *h1Conn) answer(ctx context.Context, c *Client, call Call, key, method string, early bool, sent error) (Reply, error) {
+	if d, ok := ctx.Deadline(); ok {
+		_ = hc.conn.SetDeadline(d)
+	}
+	// Cancelling ctx unblocks the read; the connection is then spent.
+	stop := context.AfterFunc(ctx, func() { _ = hc.conn.SetDeadline(time.Unix(1, 0)) })
+	fail := func(what string, err error) (Reply, error) {
+		stop()
+		hc.broken = true
+		if ctx.Err() != nil {
+			err = ctx.Err()
+		}
+		return Reply{Early: early}, fmt.Errorf("%s %s: %s: %w", method, c.target(call, key), what, err)
+	}
+	if sent != nil {
+		return fail("send", sent)
+	}
+	resp, err := http.ReadResponse(hc.br, &http.Request{Method: method})
+	if err != nil {
+		return fail("read answer", err)
+	}
+	body, err := readBody(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return fail("read answer", err)
+	}
+	if !stop() {
+		hc.broken = true // the deadline was cut to the past under us
+	}
+	_ = hc.conn.SetDeadline(time.Time{})
+	hc.broken = hc.broken || resp.Close
+	reply, err := c.judge(call, key, answer{resp.StatusCode, resp.Header, body})
+	reply.Early = early
+	return reply, err
+}

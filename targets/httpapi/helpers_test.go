@@ -1,0 +1,181 @@
+package httpapi_test
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/targets"
+	"github.com/racelab/racelab/targets/httpapi"
+	"go.uber.org/goleak"
+)
+
+// TestMain fails the package if any test leaves a goroutine behind: every
+// connection, read loop and server must be closed by the end.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// open opens a catalog store, as racelab serve does, closed at cleanup.
+func open(t *testing.T, spec string) *targets.Target {
+	t.Helper()
+	tg, err := targets.Open(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tg.Close() })
+	if err := tg.Prepare(context.Background(), 100); err != nil {
+		t.Fatal(err)
+	}
+	return tg
+}
+
+// serve runs the contract over store on a free loopback port with
+// httpapi.Server (HTTP/1.1 and h2c) and returns its base URL; the server is
+// stopped, and waited for, at cleanup.
+func serve(t *testing.T, store any) (string, *httpapi.Handler) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := httpapi.NewHandler(store, httpapi.WithStoreName("test"))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- httpapi.Server{Handler: h}.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	return "http://" + ln.Addr().String(), h
+}
+
+// serveHandler serves any handler as racelab serve does (HTTP/1.1 and
+// h2c) on a free loopback port, stopped at cleanup.
+func serveHandler(t *testing.T, h http.Handler) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- httpapi.Server{Handler: h}.Serve(ctx, ln) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return "http://" + ln.Addr().String()
+}
+
+// serveTLS runs the contract over store on https, with HTTP/2 by ALPN, and
+// returns its base URL and a TLS config that trusts it.
+func serveTLS(t *testing.T, store any) (string, *tls.Config) {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(httpapi.NewHandler(store))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	return srv.URL, srv.Client().Transport.(*http.Transport).TLSClientConfig
+}
+
+// play runs a story against base through the engine, as `racelab run -t`
+// does, and returns the one target's result.
+func play(t *testing.T, story, base string, n, trials int, cfg httpapi.Config) scenarios.TargetResult {
+	t.Helper()
+	sc, err := scenarios.Lookup(story)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := scenarios.Run(context.Background(), scenarios.Plan{
+		Scenario: sc, Targets: []string{base}, Requests: n, Trials: trials,
+		Options: []targets.Option{targets.WithHTTP(cfg)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Targets) != 1 {
+		t.Fatalf("%d targets in the result, want 1", len(res.Targets))
+	}
+	return res.Targets[0]
+}
+
+// call makes one request and returns its status, headers and JSON body.
+func call(t *testing.T, method, rawURL string, body io.Reader) (int, http.Header, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(method, rawURL, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var v map[string]any
+	raw, _ := io.ReadAll(resp.Body)
+	if method != http.MethodHead {
+		if err := json.Unmarshal(raw, &v); err != nil {
+			t.Fatalf("%s %s: answer is not JSON: %v: %q", method, rawURL, err, raw)
+		}
+	}
+	return resp.StatusCode, resp.Header, v
+}
+
+// stats asks the server how many requests route had for key.
+func stats(t *testing.T, base, route, key string) (requests int64, spreadNS int64) {
+	t.Helper()
+	_, _, v := call(t, http.MethodGet, base+"/stats?route="+route+"&key="+url.QueryEscape(key), nil)
+	r, _ := v["requests"].(float64)
+	s, _ := v["arrival_spread_ns"].(float64)
+	return int64(r), int64(s)
+}
+
+// mustURL parses a URL a test wrote.
+func mustURL(t *testing.T, s string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// client builds a Client for base, closed at cleanup.
+func client(t *testing.T, base string, cfg httpapi.Config) *httpapi.Client {
+	t.Helper()
+	c, err := httpapi.New(mustURL(t, base), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// firstError is the first failed request's error text in a result.
+func firstError(tr scenarios.TargetResult) string {
+	for _, trial := range tr.Trials {
+		for _, r := range trial.Requests {
+			if r.Error != "" {
+				return r.Error
+			}
+		}
+	}
+	return ""
+}
+
+func contains(s string, parts ...string) bool {
+	for _, p := range parts {
+		if !strings.Contains(s, p) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,31 @@
+//go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly
+
+package httpapi
+
+import (
+	"net"
+	"syscall"
+)
+
+// pending reports whether the peer has sent anything not yet read, or has
+// closed, by peeking at the socket without waiting and without consuming.
+// It tells a staged request answered before its release: a server that
+// answers an incomplete request was not held back by the withheld byte.
+func pending(conn net.Conn) bool {
+	sc, ok := conn.(syscall.Conn)
+	if !ok {
+		return false
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	var buf [1]byte
+	got := false
+	_ = rc.Read(func(fd uintptr) bool {
+		n, _, err := syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		got = n > 0 || n == 0 && err == nil // bytes, or the peer's FIN
+		return true                         // never wait
+	})
+	return got
+}

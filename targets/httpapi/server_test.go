@@ -1,0 +1,302 @@
+package httpapi_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/racelab/racelab/targets"
+	"github.com/racelab/racelab/targets/httpapi"
+)
+
+// TestContract walks every route of the contract, in order, against a
+// real store, and checks status and body exactly.
+func TestContract(t *testing.T) {
+	base, _ := serve(t, open(t, "actor").Store)
+	today := time.Now().UTC().Format(time.DateOnly)
+	steps := []struct {
+		method, path string
+		status       int
+		want         map[string]any
+	}{
+		{"POST", "/hit/hello", 200, map[string]any{"slug": "hello", "views": 1.0}},
+		{"POST", "/hit/hello", 200, map[string]any{"slug": "hello", "views": 2.0}},
+		{"GET", "/get/hello", 200, map[string]any{"slug": "hello", "views": 2.0}},
+		{"GET", "/get/unknown", 200, map[string]any{"slug": "unknown", "views": 0.0}},
+		{"GET", "/get?slugs=hello,unknown", 200, map[string]any{"hello": 2.0, "unknown": 0.0}},
+		{"POST", "/download/ann", 200, map[string]any{"allowed": true, "count": 1.0}},
+		{"POST", "/download/ann", 200, map[string]any{"allowed": true, "count": 2.0}},
+		{"POST", "/download/ann", 200, map[string]any{"allowed": true, "count": 3.0}},
+		{"POST", "/download/ann", 200, map[string]any{"allowed": true, "count": 4.0}},
+		{"POST", "/download/ann", 200, map[string]any{"allowed": true, "count": 5.0}},
+		{"POST", "/download/ann", 429, map[string]any{"allowed": false, "count": 5.0}},
+		{"GET", "/quota/ann", 200, map[string]any{"visitor": "ann", "day": today, "count": 5.0, "limit": 5.0}},
+		{"GET", "/quota/bob", 200, map[string]any{"visitor": "bob", "day": today, "count": 0.0, "limit": 5.0}},
+		{"POST", "/checkout/painting", 200, map[string]any{"reserved": true}},
+		{"POST", "/checkout/painting", 409, map[string]any{"error": "being checked out", "item": "painting"}},
+		{"GET", "/item/painting", 200, map[string]any{"item": "painting", "stock": 1.0, "claims": 1.0}},
+		{"GET", "/item/vase", 200, map[string]any{"item": "vase", "stock": 1.0, "claims": 0.0}},
+	}
+	for _, s := range steps {
+		status, header, got := call(t, s.method, base+s.path, nil)
+		if status != s.status || !reflect.DeepEqual(got, s.want) {
+			t.Errorf("%s %s = %d %v, want %d %v", s.method, s.path, status, got, s.status, s.want)
+		}
+		if ct := header.Get("Content-Type"); ct != "application/json" {
+			t.Errorf("%s %s: Content-Type %q, want application/json", s.method, s.path, ct)
+		}
+		if header.Get(httpapi.ArrivalHeader) == "" {
+			t.Errorf("%s %s: no %s header", s.method, s.path, httpapi.ArrivalHeader)
+		}
+	}
+}
+
+// TestErrors checks that every kind of mistake is answered with the right
+// status and a JSON error, arrival instant included.
+func TestErrors(t *testing.T) {
+	base, _ := serve(t, open(t, "actor").Store)
+	tests := []struct {
+		method, path string
+		body         string
+		status       int
+		allow        string
+		says         string
+	}{
+		{"GET", "/hit/a", "", 405, "POST", "method not allowed"},
+		{"PUT", "/download/a", "", 405, "POST", "method not allowed"},
+		{"POST", "/get/a", "", 405, "GET, HEAD", "method not allowed"},
+		{"DELETE", "/item/a", "", 405, "GET, HEAD", "method not allowed"},
+		{"GET", "/nope", "", 404, "", "no route GET /nope"},
+		{"POST", "/hit/a/b", "", 404, "", "encode / in a key as %2F"},
+		{"POST", "/hit/", "", 400, "", "needs a key"},
+		{"GET", "/get/", "", 400, "", "needs a key"},
+		{"GET", "/get", "", 400, "", "/get?slugs=a,b,c"},
+		{"GET", "/get?slugs=a,,b", "", 400, "", "slug 2 of slugs is empty"},
+		{"GET", "/get?slugs=" + strings.Repeat("k,", httpapi.MaxBatchKeys) + "k", "", 400, "", "at most 100"},
+		{"POST", "/hit/%FF", "", 400, "", "not UTF-8"},
+		{"POST", "/hit/a%00b", "", 400, "", "control character"},
+		{"POST", "/hit/" + strings.Repeat("x", httpapi.MaxKeyBytes+1), "", 400, "", "over 1024 bytes"},
+		{"POST", "/hit/a", strings.Repeat("x", httpapi.DefaultMaxBody+1), 413, "", "request body over"},
+	}
+	for _, tt := range tests {
+		status, header, got := call(t, tt.method, base+tt.path, strings.NewReader(tt.body))
+		msg, _ := got["error"].(string)
+		if status != tt.status || !strings.Contains(msg, tt.says) || len(got) != 1 {
+			t.Errorf("%s %s = %d %v, want %d and an error saying %q", tt.method, tt.path, status, got, tt.status, tt.says)
+		}
+		if allow := header.Get("Allow"); allow != tt.allow {
+			t.Errorf("%s %s: Allow %q, want %q", tt.method, tt.path, allow, tt.allow)
+		}
+		if header.Get(httpapi.ArrivalHeader) == "" {
+			t.Errorf("%s %s: no %s header", tt.method, tt.path, httpapi.ArrivalHeader)
+		}
+	}
+}
+
+// TestDoubleDecoding is the regression test of the double-decoding story.
+// WordPress stores a non-ASCII slug percent-encoded: the post "مرحبا" has
+// the slug "%d9%85%d8%b1%d8%ad%d8%a8%d8%a7", and a URL carries that slug
+// encoded once more (%25d9%2585…). A service that decodes the key a second
+// time looks up "مرحبا", finds no row, and a batch read answers 0, silently.
+// racelab serve decodes exactly once, in the path and in ?slugs= alike.
+func TestDoubleDecoding(t *testing.T) {
+	base, _ := serve(t, open(t, "sqlite").Store)
+	const (
+		stored  = "%d9%85%d8%b1%d8%ad%d8%a8%d8%a7" // the slug as WordPress stores it
+		inURL   = "%25d9%2585%25d8%25b1%25d8%25ad%25d8%25a8%25d8%25a7"
+		arabic  = "مرحبا"                          // the same slug decoded: another key
+		arabicE = "%D9%85%D8%B1%D8%AD%D8%A8%D8%A7" // it, encoded once
+	)
+	for range 3 {
+		if status, _, got := call(t, "POST", base+"/hit/"+inURL, nil); status != 200 || got["slug"] != stored {
+			t.Fatalf("POST /hit/%s = %d %v, want 200 for slug %q", inURL, status, got, stored)
+		}
+	}
+	for range 2 {
+		if status, _, got := call(t, "POST", base+"/hit/"+arabicE, nil); status != 200 || got["slug"] != arabic {
+			t.Fatalf("POST /hit/%s = %d %v, want 200 for slug %q", arabicE, status, got, arabic)
+		}
+	}
+	// An encoded comma belongs to its key; a literal one separates keys.
+	call(t, "POST", base+"/hit/a%2Cb", nil)
+
+	_, _, got := call(t, "GET", base+"/get?slugs="+inURL+","+arabicE+",a%2Cb,a,unknown", nil)
+	want := map[string]any{stored: 3.0, arabic: 2.0, "a,b": 1.0, "a": 0.0, "unknown": 0.0}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("batch read = %v\nwant         %v", got, want)
+	}
+	_, _, got = call(t, "GET", base+"/get/"+inURL, nil)
+	if got["views"] != 3.0 {
+		t.Errorf("GET /get/%s = %v, want 3 views", inURL, got)
+	}
+
+	// The client encodes a key once for the path, so the stored form reads
+	// back as stored.
+	c := client(t, base, httpapi.Config{})
+	for key, n := range map[string]int64{stored: 3, arabic: 2, "a,b": 1} {
+		if got, err := c.Views(context.Background(), key); err != nil || got != n {
+			t.Errorf("Views(%q) = %d, %v; want %d", key, got, err, n)
+		}
+	}
+}
+
+// TestStats checks that /stats counts a key's requests and their spread.
+func TestStats(t *testing.T) {
+	base, h := serve(t, open(t, "actor").Store)
+	for range 3 {
+		call(t, "POST", base+"/hit/counted", nil)
+	}
+	if n, _ := stats(t, base, "hit", "counted"); n != 3 {
+		t.Errorf("stats for hit counted: %d requests, want 3", n)
+	}
+	if n, _ := stats(t, base, "hit", "never"); n != 0 {
+		t.Errorf("stats for a key never hit: %d requests, want 0", n)
+	}
+	_, _, all := call(t, "GET", base+"/stats", nil)
+	if routes, _ := all["routes"].(map[string]any); routes["hit"] != 3.0 {
+		t.Errorf("GET /stats = %v, want 3 hits", all)
+	}
+	if h.Requests() < 6 {
+		t.Errorf("Requests() = %d, want at least 6", h.Requests())
+	}
+}
+
+// gatedCounter holds every Hit until released, to catch requests in flight.
+type gatedCounter struct {
+	httpapi.Counter
+	inside  chan struct{}
+	release chan struct{}
+}
+
+func (g gatedCounter) Hit(ctx context.Context, slug string) (int64, error) {
+	g.inside <- struct{}{}
+	<-g.release
+	return g.Counter.Hit(ctx, slug)
+}
+
+// TestShutdownFinishesInFlight stops the server while requests are inside
+// the store: they must still be answered, and every answered hit must be
+// in the database once Serve has returned and the store is closed.
+func TestShutdownFinishesInFlight(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "views.db")
+	tg, err := targets.Open(context.Background(), "sqlite?path="+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const inFlight = 8
+	store := gatedCounter{tg.Store.(httpapi.Counter), make(chan struct{}), make(chan struct{})}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + ln.Addr().String()
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- httpapi.Server{Handler: httpapi.NewHandler(store)}.Serve(ctx, ln) }()
+
+	var wg sync.WaitGroup
+	statuses := make([]int, inFlight)
+	errs := make([]error, inFlight)
+	for i := range inFlight {
+		wg.Go(func() {
+			resp, err := http.Post(base+"/hit/kept", "", nil)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			resp.Body.Close()
+			statuses[i] = resp.StatusCode
+		})
+	}
+	for range inFlight {
+		<-store.inside // every request is inside the store
+	}
+	stop()
+	// The listener closes at once; the requests in flight carry on.
+	for {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			break
+		}
+		c.Close()
+		time.Sleep(time.Millisecond)
+	}
+	close(store.release)
+	wg.Wait()
+	if err := <-served; err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+	if err := tg.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range inFlight {
+		if errs[i] != nil || statuses[i] != http.StatusOK {
+			t.Errorf("request %d in flight at shutdown: status %d, error %v; want 200", i, statuses[i], errs[i])
+		}
+	}
+	again, err := targets.Open(context.Background(), "sqlite?path="+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	if n, err := again.Store.(httpapi.Counter).Views(context.Background(), "kept"); err != nil || n != inFlight {
+		t.Errorf("after shutdown the store holds %d views (%v), want the %d answered", n, err, inFlight)
+	}
+}
+
+// TestHandlerWithoutStories answers 501 for a story the store cannot play.
+func TestHandlerWithoutStories(t *testing.T) {
+	base, _ := serve(t, struct{}{})
+	for _, path := range []string{"/hit/a", "/download/a", "/checkout/a"} {
+		if status, _, got := call(t, "POST", base+path, nil); status != http.StatusNotImplemented {
+			t.Errorf("POST %s = %d %v, want 501", path, status, got)
+		}
+	}
+}
+
+// failingCounter fails every request, as a store that lost its server does.
+type failingCounter struct{}
+
+func (failingCounter) Hit(context.Context, string) (int64, error) {
+	return 0, errors.New("connection refused")
+}
+func (failingCounter) Views(context.Context, string) (int64, error) { return 0, nil }
+
+func TestStoreFailure(t *testing.T) {
+	base, _ := serve(t, failingCounter{})
+	status, _, got := call(t, "POST", base+"/hit/a", nil)
+	if status != http.StatusInternalServerError || got["error"] != "store test: connection refused" {
+		t.Errorf("POST /hit/a over a failing store = %d %v, want 500 naming the failure", status, got)
+	}
+}
+
+func ExampleHandler() {
+	// racelab serve is this handler over an opened store, on a Server.
+	tg, _ := targets.Open(context.Background(), "actor")
+	defer tg.Close()
+	h := httpapi.NewHandler(tg.Store, httpapi.WithStoreName(tg.Name()))
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- httpapi.Server{Handler: h}.Serve(ctx, ln) }()
+
+	resp, _ := http.Post("http://"+ln.Addr().String()+"/hit/hello", "", nil)
+	var b strings.Builder
+	fmt.Fprint(&b, resp.Status, " ")
+	buf := make([]byte, 64)
+	n, _ := resp.Body.Read(buf)
+	b.Write(buf[:n])
+	resp.Body.Close()
+	fmt.Print(b.String())
+	stop()
+	<-done
+	// Output: 200 OK {"slug":"hello","views":1}
+}

@@ -1,0 +1,187 @@
+package httpapi_test
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/targets/httpapi"
+)
+
+var syncModes = []httpapi.Sync{httpapi.SyncH2, httpapi.SyncLastByte, httpapi.SyncNone}
+
+// TestEveryModeDeliversExactlyN fires bursts in each sync mode, over h2c
+// and plain HTTP/1.1 and over TLS, and counts at the server: each burst is
+// exactly N requests for its key, all answered, all counted.
+func TestEveryModeDeliversExactlyN(t *testing.T) {
+	const n, trials = 50, 4
+	base, _ := serve(t, open(t, "actor").Store)
+	tlsBase, tlsCfg := serveTLS(t, open(t, "actor").Store)
+	for _, tls := range []bool{false, true} {
+		for _, mode := range syncModes {
+			name := fmt.Sprintf("%s/tls=%t", mode, tls)
+			t.Run(name, func(t *testing.T) {
+				url, cfg := base, httpapi.Config{Sync: mode}
+				if tls {
+					url, cfg.TLS = tlsBase, tlsCfg
+				}
+				tr := play(t, "ten-hits-one-view", url, n, trials, cfg)
+				if tr.Error != "" {
+					t.Fatal(tr.Error)
+				}
+				for _, trial := range tr.Trials {
+					if trial.Allowed != n || trial.Counted != n || trial.Broken || trial.Unsynchronized {
+						t.Errorf("trial %d: allowed %d counted %d broken %t unsynchronized %t (%s); want %d, %d, holding, synchronized",
+							trial.Index, trial.Allowed, trial.Counted, trial.Broken, trial.Unsynchronized, firstError(tr), n, n)
+					}
+					if trial.ArrivalSpread <= 0 {
+						t.Errorf("trial %d: no arrival spread; the server reports arrivals", trial.Index)
+					}
+					if !tls {
+						if got, _ := stats(t, base, "hit", trial.Key); got != n {
+							t.Errorf("trial %d: the server saw %d requests for %s, want %d", trial.Index, got, trial.Key, n)
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestAtomicStoresHoldOverManyTrials plays every story against stores that
+// keep the rules, in every sync mode, ten-hits-one-view over many trials of
+// 50 requests: a synchronized burst must never make a correct store look
+// broken, nor lose or add a request on the way.
+func TestAtomicStoresHoldOverManyTrials(t *testing.T) {
+	for _, store := range []struct {
+		spec   string
+		trials int
+	}{
+		// The actor's storage latency is cut to a microsecond: it
+		// serializes requests either way, and 2,500 of them need not take
+		// seconds. SQLite costs more per request under the race detector.
+		{"actor?storage-latency=1us", 50},
+		{"sqlite", 20},
+	} {
+		base, _ := serve(t, open(t, store.spec).Store)
+		for _, mode := range syncModes {
+			for _, story := range []struct {
+				name      string
+				n, trials int
+			}{{"ten-hits-one-view", 50, store.trials}, {"six-become-four", 12, 5}, {"five-checkouts", 5, 5}} {
+				t.Run(strings.Split(store.spec, "?")[0]+"/"+string(mode)+"/"+story.name, func(t *testing.T) {
+					trials := story.trials
+					if testing.Short() {
+						trials = min(trials, 5)
+					}
+					tr := play(t, story.name, base, story.n, trials, httpapi.Config{Sync: mode})
+					if tr.Error != "" {
+						t.Fatal(tr.Error)
+					}
+					if len(tr.Trials) != trials || tr.Broken() > 0 {
+						t.Errorf("%d of %d trials broke; first: %s %s", tr.Broken(), len(tr.Trials), whyOf(tr), firstError(tr))
+					}
+					for _, trial := range tr.Trials {
+						if len(trial.Requests) != story.n || trial.Errors > 0 || trial.Unsynchronized {
+							t.Fatalf("trial %d: %d requests, %d errors, unsynchronized %t; want %d, 0, false (%s)",
+								trial.Index, len(trial.Requests), trial.Errors, trial.Unsynchronized, story.n, firstError(tr))
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestNaiveStoreShowsTheRace runs the stories against the KV simulator
+// through racelab serve: the race shows over the network as it does in
+// process.
+func TestNaiveStoreShowsTheRace(t *testing.T) {
+	base, _ := serve(t, open(t, "kv").Store)
+	for _, story := range []string{"ten-hits-one-view", "six-become-four", "five-checkouts"} {
+		tr := play(t, story, base, 0, 1, httpapi.Config{})
+		if tr.Error != "" {
+			t.Fatal(tr.Error)
+		}
+		if tr.Broken() != 1 {
+			t.Errorf("%s on kv over http: the rule held; want the race to show", story)
+		}
+	}
+}
+
+// whyOf is the first broken trial's account.
+func whyOf(tr scenarios.TargetResult) string {
+	for _, t := range tr.Trials {
+		if t.Broken {
+			return t.Why
+		}
+	}
+	return ""
+}
+
+// httptestH1 serves h over plain HTTP/1.1 only, as most test servers do.
+func httptestH1(t *testing.T, h http.Handler) string {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// TestAutoPicksTheTightestSync: h2 where the server speaks it (h2c on
+// http, ALPN on https), lastbyte where it speaks HTTP/1.1 only.
+func TestAutoPicksTheTightestSync(t *testing.T) {
+	store := open(t, "actor").Store
+	h2c, _ := serve(t, store)
+	tlsBase, tlsCfg := serveTLS(t, store)
+	h1only := httptestH1(t, httpapi.NewHandler(store))
+	tests := []struct {
+		base string
+		tls  *tls.Config
+		want string
+	}{
+		{h2c, nil, "h2"},
+		{tlsBase, tlsCfg, "h2"},
+		{h1only, nil, "lastbyte"},
+	}
+	for _, tt := range tests {
+		c := client(t, tt.base, httpapi.Config{TLS: tt.tls})
+		if err := c.Prepare(context.Background(), 3); err != nil {
+			t.Fatalf("%s: %v", tt.base, err)
+		}
+		if got := c.SyncMode(); got != tt.want {
+			t.Errorf("auto against %s picked %s, want %s", tt.base, got, tt.want)
+		}
+	}
+}
+
+// TestForcedH2AgainstHTTP1 fails clearly when the server has no HTTP/2.
+func TestForcedH2AgainstHTTP1(t *testing.T) {
+	base := httptestH1(t, httpapi.NewHandler(open(t, "actor").Store))
+	c := client(t, base, httpapi.Config{Sync: httpapi.SyncH2})
+	err := c.Prepare(context.Background(), 2)
+	if err == nil || !strings.Contains(err.Error(), "does not speak HTTP/2") {
+		t.Fatalf("Prepare = %v, want an error saying the server does not speak HTTP/2", err)
+	}
+}
+
+// TestUnreachable fails Prepare with the address that refused.
+func TestUnreachable(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	for _, mode := range []httpapi.Sync{httpapi.SyncAuto, httpapi.SyncH2, httpapi.SyncLastByte, httpapi.SyncNone} {
+		c := client(t, "http://"+addr, httpapi.Config{Sync: mode})
+		if err := c.Prepare(context.Background(), 2); err == nil || !strings.Contains(err.Error(), addr) {
+			t.Errorf("%s: Prepare = %v, want an error naming %s", mode, err, addr)
+		}
+	}
+}
