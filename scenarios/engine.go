@@ -7,11 +7,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"slices"
-	"sync"
 	"time"
 
 	"github.com/racelab/racelab/targets"
+	"github.com/racelab/racelab/targets/clock"
 )
 
 // Defaults of a Plan, in one place.
@@ -23,6 +22,9 @@ const (
 	DefaultTimeout = 10 * time.Second
 	// MaxRequests bounds N: racelab fires bursts, not floods.
 	MaxRequests = 10000
+	// DefaultGap is the pause between two requests of a sequential run:
+	// a visitor clicking through a gallery, a few seconds per image.
+	DefaultGap = 3 * time.Second
 )
 
 // Expect overrides what targets are expected to do.
@@ -59,6 +61,18 @@ type Plan struct {
 	// OnTrial, when set, is called after every trial from the goroutine
 	// that called Run, for progress display.
 	OnTrial func(target string, done, total int)
+	// Sequential fires a trial's requests one after another, Gap apart
+	// (DefaultGap when zero), instead of all at once: the stale-read half
+	// of a story. N then defaults to the scenario's SequentialRequests.
+	Sequential bool
+	Gap        time.Duration
+	// Trace records each request's store operations (Request.Steps), for
+	// timelines.
+	Trace bool
+	// RealClock runs the simulated stores on the real clock. By default
+	// they run in virtual time (targets.WithVirtualTime), where a trial is
+	// a deterministic discrete-event run: same seed, same result.
+	RealClock bool
 	// Evidence asks for a bound on the rate of breaking and sets up the
 	// history checks (confidence.go).
 	Evidence
@@ -87,6 +101,9 @@ func (p *Plan) resolve() ([]resolved, error) {
 	}
 	if p.Trials < 0 {
 		return nil, fmt.Errorf("%w: --trials %d is negative; want 1 or more", ErrUsage, p.Trials)
+	}
+	if p.Gap < 0 {
+		return nil, fmt.Errorf("%w: --gap %s is negative; want a duration such as 3s", ErrUsage, p.Gap)
 	}
 	if p.Timeout < 0 {
 		return nil, fmt.Errorf("%w: --timeout %s is negative; want a duration such as 5s", ErrUsage, p.Timeout)
@@ -142,6 +159,9 @@ func Run(ctx context.Context, p Plan) (*Result, error) {
 	}
 	sc := p.Scenario
 	n := cmp.Or(p.Requests, sc.DefaultRequests)
+	if p.Sequential {
+		n = cmp.Or(p.Requests, sc.SequentialRequests, sc.DefaultRequests)
+	}
 	trials := p.Evidence.planned(cmp.Or(p.Trials, DefaultTrials))
 	timeout := cmp.Or(p.Timeout, DefaultTimeout)
 	res := &Result{
@@ -152,13 +172,17 @@ func Run(ctx context.Context, p Plan) (*Result, error) {
 		Trials:     trials,
 		Seed:       p.Seed,
 		Confidence: p.Evidence.level(),
+		Sequential: p.Sequential,
+	}
+	if p.Sequential {
+		res.Gap = cmp.Or(p.Gap, DefaultGap)
 	}
 	if p.MaxRate > 0 {
 		res.MaxRate, res.MaxTrials = p.MaxRate, p.Evidence.maxTrials()
 	}
 	// Open every target before the first burst, so that a mistyped store
 	// parameter is a usage error before anything runs, not halfway through.
-	opts := append([]targets.Option{targets.WithSeed(p.Seed)}, p.Options...)
+	opts := append([]targets.Option{targets.WithSeed(p.Seed), targets.WithVirtualTime(!p.RealClock)}, p.Options...)
 	opened := make([]*targets.Target, len(rs))
 	openErr := make([]error, len(rs))
 	for i, r := range rs {
@@ -185,7 +209,15 @@ func Run(ctx context.Context, p Plan) (*Result, error) {
 		if openErr[ti] != nil {
 			tr.Error = openErr[ti].Error()
 		} else {
-			runTarget(ctx, &tr, sc, opened[ti], n, trials, timeout, func(trial int) string {
+			f := firing{n: n, timeout: timeout, trace: p.Trace, virtual: virtualClock(opened[ti].Store)}
+			tr.Clock = "real"
+			if f.virtual != nil {
+				tr.Clock = "virtual"
+			}
+			if p.Sequential {
+				f.gap = cmp.Or(p.Gap, DefaultGap)
+			}
+			runTarget(ctx, &tr, sc, opened[ti], f, trials, func(trial int) string {
 				return fmt.Sprintf("%s-%s-%d-%d", sc.KeyPrefix, runID, ti, trial)
 			}, p.OnTrial, p.Evidence)
 			if err := opened[ti].Close(); err != nil && tr.Error == "" {
@@ -229,9 +261,19 @@ func expectation(e targets.Entry, override Expect) (Expectation, bool) {
 	return ExpectBreak, false
 }
 
+// virtualClock is the virtual clock store runs on, nil for the real clock.
+func virtualClock(store any) *clock.Virtual {
+	if c, ok := store.(targets.Clocked); ok {
+		v, _ := c.Clock().(*clock.Virtual)
+		return v
+	}
+	return nil
+}
+
 // runTarget plays the trials of one opened target into tr.
 func runTarget(ctx context.Context, tr *TargetResult, sc *Scenario, t *targets.Target,
-	n, trials int, timeout time.Duration, key func(int) string, onTrial func(string, int, int), ev Evidence) {
+	f firing, trials int, key func(int) string, onTrial func(string, int, int), ev Evidence) {
+	n, timeout := f.n, f.timeout
 	if err := t.Prepare(ctx, n); err != nil {
 		tr.Error = fmt.Sprintf("prepare %s for %d requests: %v", tr.Target, n, err)
 		return
@@ -244,7 +286,7 @@ func runTarget(ctx context.Context, tr *TargetResult, sc *Scenario, t *targets.T
 			before = retrier.Retries()
 		}
 		do := func(ctx context.Context, j int) Answer { return sc.Do(ctx, t.Store, k, j) }
-		if stager, ok := t.Store.(targets.Stager); ok {
+		if stager, ok := t.Store.(targets.Stager); ok && f.gap == 0 {
 			// The target sends most of each request now, before the
 			// barrier, and only the final parts after it.
 			staged, err := stager.Stage(ctx, sc.Op, k, sc.Limit, n)
@@ -259,10 +301,13 @@ func runTarget(ctx context.Context, tr *TargetResult, sc *Scenario, t *targets.T
 				return answerOfReply(sc.Op, r, err)
 			}
 		}
-		var arrivals []time.Time
-		reqs := burst(ctx, n, timeout, do, &arrivals)
+		reqs, arrivals, err := f.fire(ctx, do)
 		if ctx.Err() != nil {
 			return // the burst was cut short: it proves nothing either way
+		}
+		if err != nil {
+			tr.Error = fmt.Sprintf("%s: %v", tr.Target, err)
+			return
 		}
 		trial := Trial{Index: i, Key: k, Requests: reqs, ReleaseSpread: releaseSpread(reqs), ArrivalSpread: arrivalSpread(arrivals)}
 		for _, r := range reqs {
@@ -302,57 +347,6 @@ func runTarget(ctx context.Context, tr *TargetResult, sc *Scenario, t *targets.T
 	}
 }
 
-// Burst fires exactly n calls of do at once. All n goroutines are started
-// and parked on one channel before it is closed, so none of them pays for
-// goroutine start-up after the release; each writes only its own slot.
-// Instants are monotonic and relative to the release. Every call gets its
-// own timeout; a panic in do is recorded as that request's failure.
-func Burst(ctx context.Context, n int, timeout time.Duration, do func(ctx context.Context, i int) Answer) []Request {
-	return burst(ctx, n, timeout, do, nil)
-}
-
-// burst is Burst that also collects the server-side arrival instants into
-// *arrivals when every answer carries one.
-func burst(ctx context.Context, n int, timeout time.Duration, do func(ctx context.Context, i int) Answer, arrivals *[]time.Time) []Request {
-	reqs := make([]Request, n)
-	arrived := make([]time.Time, n)
-	gate := make(chan struct{})
-	var ready, done sync.WaitGroup
-	ready.Add(n)
-	done.Add(n)
-	var release time.Time // written before close(gate), read after it
-	for i := range n {
-		go func() {
-			defer done.Done()
-			ready.Done()
-			<-gate
-			invoke := time.Since(release)
-			a := call(ctx, timeout, i, do)
-			reqs[i] = Request{
-				Index:   i,
-				Invoke:  invoke,
-				Return:  time.Since(release),
-				Outcome: a.Outcome,
-				Value:   a.Value,
-				Early:   a.Early,
-			}
-			arrived[i] = a.Arrival
-			if a.Err != nil {
-				reqs[i].Outcome = Failed
-				reqs[i].Error = a.Err.Error()
-			}
-		}()
-	}
-	ready.Wait()
-	release = time.Now()
-	close(gate)
-	done.Wait()
-	if arrivals != nil && !slices.ContainsFunc(arrived, time.Time.IsZero) {
-		*arrivals = arrived
-	}
-	return reqs
-}
-
 // arrivalSpread is the max minus the min of the server's arrival instants,
 // zero when the server did not report them.
 func arrivalSpread(ts []time.Time) time.Duration {
@@ -369,17 +363,6 @@ func arrivalSpread(ts []time.Time) time.Duration {
 		}
 	}
 	return hi.Sub(lo)
-}
-
-func call(ctx context.Context, timeout time.Duration, i int, do func(context.Context, int) Answer) (a Answer) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	defer func() {
-		if p := recover(); p != nil {
-			a = Answer{Outcome: Failed, Err: fmt.Errorf("panic in target: %v", p)}
-		}
-	}()
-	return do(ctx, i)
 }
 
 func releaseSpread(reqs []Request) time.Duration {

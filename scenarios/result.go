@@ -49,6 +49,21 @@ type Request struct {
 	// Early says the answer came before the request was released (staged
 	// targets only): the burst was not synchronized.
 	Early bool `json:"early,omitempty"`
+	// Steps are the store operations the request made, when the run was
+	// traced (Plan.Trace) and the store records them (kv, actor).
+	Steps []Step `json:"steps,omitempty"`
+}
+
+// Step is one store operation a request made: what it read, what it wrote,
+// when its write landed.
+type Step struct {
+	// At is the instant, relative to the release, on the store's clock.
+	At time.Duration `json:"at_ns"`
+	// Op is the operation: read, write, write-lands, fetch or refuse.
+	Op    string `json:"op"`
+	Key   string `json:"key,omitempty"`
+	Value string `json:"value,omitempty"`
+	Note  string `json:"note,omitempty"`
 }
 
 // Trial is one burst on fresh state and its judgement.
@@ -146,6 +161,10 @@ type TargetResult struct {
 	// race in a trial is only worth a note unless a race was demanded).
 	Expect Expectation `json:"expect"`
 	Strict bool        `json:"strict"`
+	// Clock is "virtual" for a simulated store run in virtual time (its
+	// instants are the simulation's, and a release spread of 0 is exact),
+	// "real" otherwise.
+	Clock string `json:"clock,omitempty"`
 	// Trials holds the completed trials, in order.
 	Trials []Trial `json:"trials"`
 	// Error is set when racelab could not run the target at all (it could
@@ -270,6 +289,10 @@ type Result struct {
 	Confidence float64 `json:"confidence,omitempty"`
 	MaxRate    float64 `json:"max_rate,omitempty"`
 	MaxTrials  int     `json:"max_trials,omitempty"`
+	// Sequential says the requests of a trial were fired one after another,
+	// Gap apart, rather than all at once.
+	Sequential bool          `json:"sequential,omitempty"`
+	Gap        time.Duration `json:"gap_ns,omitempty"`
 	// Interrupted says the run was cancelled and the result is partial.
 	Interrupted bool `json:"interrupted,omitempty"`
 	// Targets holds one result per target, in the order asked for.

@@ -26,12 +26,16 @@ type Scenario struct {
 	// Title is the story in one line; Story tells it in a paragraph.
 	Title string
 	Story string
-	// Rule is the hard rule in words.
+	// Rule is the hard rule in words; Fix says how the fixed targets keep
+	// it, for `racelab explain`.
 	Rule string
+	Fix  string
 	// Needs is the story interface a target must implement.
 	Needs targets.Ability
-	// DefaultRequests is the story's N.
-	DefaultRequests int
+	// DefaultRequests is the story's N; SequentialRequests its N when the
+	// requests go one after another (zero: the same).
+	DefaultRequests    int
+	SequentialRequests int
 	// Lineup is the default targets, naive first.
 	Lineup []string
 	// KeyPrefix starts every fresh key ("slug", "visitor", "item").

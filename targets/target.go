@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"time"
+
+	"github.com/racelab/racelab/targets/clock"
 )
 
 // Counter is a store that counts views per slug (ten-hits-one-view).
@@ -139,4 +141,11 @@ type Stager interface {
 	// limit is the story's limit for OpDownload. Staged functions are
 	// called once each, concurrently.
 	Stage(ctx context.Context, op Op, key string, limit int64, n int) ([]func(context.Context) (Reply, error), error)
+}
+
+// Clocked is implemented by simulated stores, which run on a clock of their
+// own: the real one, or a *clock.Virtual that makes a trial a deterministic
+// discrete-event run.
+type Clocked interface {
+	Clock() clock.Clock
 }

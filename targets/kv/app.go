@@ -170,3 +170,7 @@ func decodeQuota(v string, found bool, today string) (quota, error) {
 	}
 	return q, nil
 }
+
+// Clock is the clock the namespace runs on, so that racelab can fire a
+// burst in the namespace's virtual time.
+func (a *App) Clock() Clock { return a.ns.Clock() }

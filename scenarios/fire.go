@@ -1,0 +1,151 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/racelab/racelab/targets/clock"
+	"github.com/racelab/racelab/targets/trace"
+)
+
+// firing says how one trial's requests are fired: all at once or one after
+// another, on the real clock or a target's virtual one.
+type firing struct {
+	n       int
+	timeout time.Duration
+	// virtual is the target's virtual clock, nil on the real clock.
+	virtual *clock.Virtual
+	// gap, when positive, fires the requests one after another, gap apart,
+	// instead of all at once.
+	gap time.Duration
+	// trace records every request's store operations into Request.Steps.
+	trace bool
+}
+
+// fire plays one trial's requests and returns them with the server-side
+// arrival instants, when every answer carried one. The error is racelab's
+// own (a virtual run that deadlocked), never a target's.
+func (f firing) fire(ctx context.Context, do func(context.Context, int) Answer) ([]Request, []time.Time, error) {
+	reqs := make([]Request, f.n)
+	arrived := make([]time.Time, f.n)
+	var err error
+	switch {
+	case f.virtual != nil && f.gap > 0:
+		err = f.virtual.Run(ctx, 1, func(ctx context.Context, _ int) {
+			f.sequence(ctx, f.virtual, f.virtual.Now(), do, reqs, arrived)
+		})
+	case f.virtual != nil:
+		release := f.virtual.Now()
+		err = f.virtual.Run(ctx, f.n, func(ctx context.Context, i int) {
+			f.one(ctx, i, do, f.virtual.Now, release, reqs, arrived)
+		})
+	case f.gap > 0:
+		f.sequence(ctx, clock.Real{}, time.Now(), do, reqs, arrived)
+	default:
+		f.burst(ctx, do, reqs, arrived)
+	}
+	if err != nil && ctx.Err() == nil {
+		return nil, nil, fmt.Errorf("virtual time: %w", err)
+	}
+	if slices.ContainsFunc(arrived, time.Time.IsZero) {
+		arrived = nil
+	}
+	return reqs, arrived, nil
+}
+
+// burst fires exactly n requests at once on the real clock. All n
+// goroutines are started and parked on one channel before it is closed, so
+// none of them pays for goroutine start-up after the release; each writes
+// only its own slot.
+func (f firing) burst(ctx context.Context, do func(context.Context, int) Answer, reqs []Request, arrived []time.Time) {
+	gate := make(chan struct{})
+	var ready, done sync.WaitGroup
+	ready.Add(f.n)
+	done.Add(f.n)
+	var release time.Time // written before close(gate), read after it
+	for i := range f.n {
+		go func() {
+			defer done.Done()
+			ready.Done()
+			<-gate
+			f.one(ctx, i, do, time.Now, release, reqs, arrived)
+		}()
+	}
+	ready.Wait()
+	release = time.Now()
+	close(gate)
+	done.Wait()
+}
+
+// sequence fires the requests one after another, gap apart, as one visitor
+// clicking through: the stale-read half of a story, where no two requests
+// overlap and the store still gets it wrong.
+func (f firing) sequence(ctx context.Context, c clock.Clock, start time.Time, do func(context.Context, int) Answer, reqs []Request, arrived []time.Time) {
+	for i := range f.n {
+		if i > 0 && c.Sleep(ctx, f.gap) != nil {
+			return
+		}
+		f.one(ctx, i, do, c.Now, start, reqs, arrived)
+	}
+}
+
+// one fires request i and writes its slot; instants are relative to
+// release, read from now (the monotonic clock, or virtual time).
+func (f firing) one(ctx context.Context, i int, do func(context.Context, int) Answer, now func() time.Time, release time.Time, reqs []Request, arrived []time.Time) {
+	var rec *trace.Recorder
+	if f.trace {
+		rec = new(trace.Recorder)
+		ctx = trace.WithRecorder(ctx, rec)
+	}
+	invoke := now().Sub(release)
+	a := f.call(ctx, i, do)
+	r := Request{
+		Index:   i,
+		Invoke:  invoke,
+		Return:  now().Sub(release),
+		Outcome: a.Outcome,
+		Value:   a.Value,
+		Early:   a.Early,
+	}
+	if a.Err != nil {
+		r.Outcome = Failed
+		r.Error = a.Err.Error()
+	}
+	if rec != nil {
+		for _, s := range rec.Steps() {
+			r.Steps = append(r.Steps, Step{At: s.At.Sub(release), Op: s.Op, Key: s.Key, Value: s.Value, Note: s.Note})
+		}
+	}
+	reqs[i] = r
+	arrived[i] = a.Arrival
+}
+
+// call runs do with the request's timeout; a panic in the target becomes
+// the request's failure. In virtual time no real timeout is set: requests
+// take no real time, and one that could never finish is a deadlock the
+// clock reports.
+func (f firing) call(ctx context.Context, i int, do func(context.Context, int) Answer) (a Answer) {
+	if f.virtual == nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, f.timeout)
+		defer cancel()
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			a = Answer{Outcome: Failed, Err: fmt.Errorf("panic in target: %v", p)}
+		}
+	}()
+	return do(ctx, i)
+}
+
+// Burst fires exactly n calls of do at once on the real clock, as a trial
+// does, and returns their requests. Instants are monotonic and relative to
+// the release. Every call gets its own timeout; a panic in do is recorded
+// as that request's failure.
+func Burst(ctx context.Context, n int, timeout time.Duration, do func(ctx context.Context, i int) Answer) []Request {
+	reqs, _, _ := firing{n: n, timeout: timeout}.fire(ctx, do)
+	return reqs
+}
