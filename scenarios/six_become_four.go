@@ -22,13 +22,16 @@ var sixBecomeFour = &Scenario{
 		"One single-threaded object per visitor, or one conditional upsert, makes " +
 		"the check and the increment a single step: 5 granted, the rest refused, " +
 		"counter at 5.",
-	Rule:            fmt.Sprintf("at most %d downloads granted a visitor a day, and every granted download counted", DailyLimit),
-	Needs:           targets.CanQuota,
-	DefaultRequests: 12,
-	Lineup:          []string{"kv", "actor", "sqlite"},
-	Op:              targets.OpDownload,
-	Limit:           DailyLimit,
-	KeyPrefix:       "visitor",
+	Rule:               fmt.Sprintf("at most %d downloads granted a visitor a day, and every granted download counted", DailyLimit),
+	Needs:              targets.CanQuota,
+	DefaultRequests:    12,
+	SequentialRequests: 6, // six images, one after another
+	// The story's own cast: KV against one Durable Object per visitor.
+	// Both run in virtual time, so the default run replays exactly.
+	Lineup:    []string{"kv", "actor"},
+	Op:        targets.OpDownload,
+	Limit:     DailyLimit,
+	KeyPrefix: "visitor",
 
 	Do: func(ctx context.Context, store any, key string, _ int) Answer {
 		return answerOf(store.(targets.Quota).Consume(ctx, key, DailyLimit))

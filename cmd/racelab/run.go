@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"strings"
@@ -28,6 +29,10 @@ type runOptions struct {
 	Expect      string
 	RedisURL    string
 	PostgresURL string
+	Clock       string
+	Sequential  bool
+	Gap         time.Duration
+	Timeline    bool
 	HTTP        httpFlags     // run_http.go
 	Evidence    evidenceFlags // run_evidence.go
 }
@@ -75,10 +80,15 @@ to hold that breaks it exits 3.`,
 	f.StringVar(&o.Expect, "expect", "auto", "what every target must do: auto (naive may break, others must hold), hold, or race")
 	f.StringVar(&o.RedisURL, "redis-url", os.Getenv("RACELAB_REDIS_URL"), "Redis server for redis targets (env RACELAB_REDIS_URL; default "+targets.DefaultRedisURL+")")
 	f.StringVar(&o.PostgresURL, "postgres-url", os.Getenv("RACELAB_POSTGRES_URL"), "PostgreSQL server for postgres targets (env RACELAB_POSTGRES_URL)")
+	f.StringVar(&o.Clock, "clock", "virtual", "time of the simulated stores (kv, actor): virtual (deterministic, replayable by --seed) or real")
+	f.BoolVar(&o.Sequential, "sequential", false, "fire a trial's requests one after another, --gap apart, instead of all at once")
+	f.DurationVar(&o.Gap, "gap", scenarios.DefaultGap, "pause between two requests with --sequential")
+	f.BoolVar(&o.Timeline, "timeline", false, "under the table, one lane per request of one trial per target: what it read, wrote, and whose update it erased")
 	o.HTTP.register(f)
 	o.Evidence.register(f)
 	_ = c.RegisterFlagCompletionFunc("target", completeTargets)
 	_ = c.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(report.Formats(), cobra.ShellCompDirectiveNoFileComp))
+	_ = c.RegisterFlagCompletionFunc("clock", cobra.FixedCompletions([]string{"virtual", "real"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = c.RegisterFlagCompletionFunc("expect", cobra.FixedCompletions([]string{"auto", "hold", "race"}, cobra.ShellCompDirectiveNoFileComp))
 	return c
 }
@@ -106,6 +116,12 @@ func (o *runOptions) plan() (scenarios.Plan, report.Format, error) {
 	if o.Expect == "auto" {
 		expect = scenarios.ExpectAuto
 	}
+	if o.Clock != "virtual" && o.Clock != "real" {
+		return scenarios.Plan{}, "", usageError{fmt.Errorf("--clock %q: want virtual or real", o.Clock)}
+	}
+	if o.Gap <= 0 {
+		return scenarios.Plan{}, "", usageError{fmt.Errorf("--gap %s: want a positive duration such as 3s", o.Gap)}
+	}
 	seed := o.Seed
 	if !o.SeedSet {
 		seed = rand.Int64N(1 << 31) // short enough to retype
@@ -118,7 +134,13 @@ func (o *runOptions) plan() (scenarios.Plan, report.Format, error) {
 		Timeout:  o.Timeout,
 		Seed:     seed,
 		Expect:   expect,
-		Options:  []targets.Option{targets.WithRedisURL(o.RedisURL), targets.WithPostgresURL(o.PostgresURL)},
+		// Virtual time by default: a simulated store's trial is then a
+		// deterministic replay of the seed.
+		RealClock:  o.Clock == "real",
+		Sequential: o.Sequential,
+		Gap:        o.Gap,
+		Trace:      o.Timeline,
+		Options:    []targets.Option{targets.WithRedisURL(o.RedisURL), targets.WithPostgresURL(o.PostgresURL)},
 	}
 	if err := o.HTTP.apply(&p); err != nil {
 		return scenarios.Plan{}, "", err
@@ -154,6 +176,11 @@ func runRun(c *cobra.Command, s Streams, o *runOptions) error {
 	// could not be written: the report is still worth printing first.
 	if err := report.Render(s.Out, res, format, report.Options{NoColor: s.NoColor}); err != nil {
 		return fmt.Errorf("write report: %w", err)
+	}
+	if o.Timeline && (format == report.Table || format == report.Markdown) {
+		if err := writeTimelines(s.Out, res); err != nil {
+			return fmt.Errorf("write timeline: %w", err)
+		}
 	}
 	if runErr != nil {
 		return runErr
@@ -205,4 +232,29 @@ func completeTargets(_ *cobra.Command, _ []string, _ string) ([]string, cobra.Sh
 		out = append(out, e.Name+"\t"+e.Guarantee)
 	}
 	return out, cobra.ShellCompDirectiveNoFileComp
+}
+
+// writeTimelines prints, for each target, the lanes of its first broken
+// trial, or of its first trial when none broke.
+func writeTimelines(w io.Writer, res *scenarios.Result) error {
+	for i := range res.Targets {
+		tr := &res.Targets[i]
+		if len(tr.Trials) == 0 {
+			continue
+		}
+		pick := &tr.Trials[0]
+		for j := range tr.Trials {
+			if tr.Trials[j].Broken {
+				pick = &tr.Trials[j]
+				break
+			}
+		}
+		if _, err := io.WriteString(w, "\n"); err != nil {
+			return err
+		}
+		if err := report.Timeline(w, tr.Target, tr.Clock, pick); err != nil {
+			return err
+		}
+	}
+	return nil
 }

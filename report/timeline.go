@@ -1,0 +1,162 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/racelab/racelab/scenarios"
+)
+
+// Timeline writes one lane per request of trial, drawn from the steps the
+// store recorded (a traced run): what each request read, what it wrote,
+// when its write landed, and, for a write that overwrote another request's
+// update without having seen it, whose update it erased. Requests of a
+// store that records no steps (SQLite, Redis, PostgreSQL, HTTP) get their
+// instants and answer only.
+func Timeline(w io.Writer, target string, clock string, trial *scenarios.Trial) error {
+	var b strings.Builder
+	unit := "real time"
+	if clock == "virtual" {
+		unit = "virtual time"
+	}
+	fmt.Fprintf(&b, "%s, trial %d (%s, from the release):\n", target, trial.Index+1, unit)
+	erased := Erasures(trial)
+	width := len(fmt.Sprint(len(trial.Requests)))
+	for i := range trial.Requests {
+		r := &trial.Requests[i]
+		fmt.Fprintf(&b, "  #%-*d ", width, r.Index+1)
+		var parts []string
+		if len(r.Steps) == 0 {
+			parts = append(parts, fmt.Sprintf("%s sent", formatInstant(r.Invoke)))
+		}
+		for _, s := range r.Steps {
+			parts = append(parts, stepText(s))
+		}
+		b.WriteString(strings.Join(parts, " · "))
+		fmt.Fprintf(&b, " → %s at %s", answerText(r), formatInstant(r.Return))
+		if q, ok := erased[r.Index]; ok {
+			fmt.Fprintf(&b, "   ✗ erased #%d's update", q+1)
+		}
+		b.WriteByte('\n')
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// Erasures finds, for each request whose write overwrote another request's
+// update without having read it, the index of the request it erased. A
+// write erases the update it lands on when the value its request last read
+// is not the value that update left: it was computed from older state, so
+// the other request's change is gone. Landings are the stores' write-lands
+// steps (KV: last write wins by arrival), or their writes where the store
+// applies a write at once (an actor's own storage).
+func Erasures(trial *scenarios.Trial) map[int]int {
+	type landing struct {
+		req   int
+		at    time.Duration
+		key   string
+		value string
+		read  string // what the request last read of key before writing
+	}
+	var ls []landing
+	for _, r := range trial.Requests {
+		lands := slices.ContainsFunc(r.Steps, func(s scenarios.Step) bool { return s.Op == "write-lands" })
+		reads := map[string]string{}
+		for _, s := range r.Steps {
+			switch {
+			case s.Op == "read":
+				reads[s.Key] = s.Value
+			case s.Op == "write-lands" || s.Op == "write" && !lands:
+				ls = append(ls, landing{r.Index, s.At, s.Key, s.Value, reads[s.Key]})
+			}
+		}
+	}
+	slices.SortStableFunc(ls, func(a, b landing) int {
+		if a.at != b.at {
+			return int(a.at - b.at)
+		}
+		return a.req - b.req
+	})
+	out := map[int]int{}
+	last := map[string]landing{}
+	for _, l := range ls {
+		if p, ok := last[l.key]; ok && p.req != l.req && l.read != p.value {
+			out[l.req] = p.req
+		}
+		last[l.key] = l
+	}
+	return out
+}
+
+func stepText(s scenarios.Step) string {
+	at := formatInstant(s.At)
+	v := compactValue(s.Value)
+	switch s.Op {
+	case "read":
+		// Only where the value came from matters in a lane; the full note
+		// stays in the JSON.
+		note := ""
+		switch {
+		case strings.Contains(s.Note, "stale"):
+			note = " (cached, stale)"
+		case strings.Contains(s.Note, "cache hit"):
+			note = " (cached)"
+		}
+		return fmt.Sprintf("%s read %s%s", at, v, note)
+	case "write":
+		return fmt.Sprintf("%s write %s", at, v)
+	case "write-lands":
+		return fmt.Sprintf("%s lands", at)
+	case "refuse":
+		return fmt.Sprintf("%s refused (%s)", at, s.Note)
+	default:
+		if s.Note != "" {
+			return fmt.Sprintf("%s %s (%s)", at, s.Op, s.Note)
+		}
+		return fmt.Sprintf("%s %s", at, s.Op)
+	}
+}
+
+func answerText(r *scenarios.Request) string {
+	switch r.Outcome {
+	case scenarios.Allowed:
+		return fmt.Sprintf("answered %d", r.Value)
+	case scenarios.Refused:
+		return fmt.Sprintf("refused (%d)", r.Value)
+	default:
+		return "failed: " + r.Error
+	}
+}
+
+// formatInstant writes an instant after the release: milliseconds with one
+// decimal within a burst, seconds with three past a second, so that a
+// sequential trial's lanes stay readable.
+func formatInstant(d time.Duration) string {
+	if d >= time.Second {
+		return fmt.Sprintf("%.3fs", d.Seconds())
+	}
+	return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond))
+}
+
+// compactValue shows a stored value in a lane: "nothing" for none, and a
+// JSON object (a quota's {"day":…,"n":…}) as its fields, key=value.
+func compactValue(v string) string {
+	if v == "" {
+		return "nothing"
+	}
+	var m map[string]any
+	if !strings.HasPrefix(v, "{") || json.Unmarshal([]byte(v), &m) != nil {
+		return v
+	}
+	keys := slices.Sorted(maps.Keys(m))
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s=%v", k, m[k])
+	}
+	return "{" + strings.Join(parts, " ") + "}"
+}
