@@ -21,7 +21,13 @@ var fiveCheckouts = &Scenario{
 		"Claiming the item in one single-threaded object, or in one conditional " +
 		"statement, lets exactly one buyer through; the others are told it is " +
 		"being checked out (409) and when it will be free again.",
-	Rule:            fmt.Sprintf("at most %d checkout succeeds per item, and every success is recorded as a claim", Stock),
+	Rule: fmt.Sprintf("at most %d checkout succeeds per item, and every success is recorded as a claim", Stock),
+	Fix: "Before opening a payment session, the shop asks one object to reserve " +
+		"every item of the order, all or none. The object handles one request at " +
+		"a time, so exactly one buyer gets the reservation; every other buyer is " +
+		"answered 409, the item is being checked out, with the time it will be " +
+		"free again. One conditional statement (UPDATE … WHERE remaining > 0) " +
+		"gives a database the same single winner.",
 	Needs:           targets.CanCheckout,
 	DefaultRequests: 5,
 	Lineup:          []string{"kv", "actor", "sqlite"},
@@ -38,6 +44,10 @@ var fiveCheckouts = &Scenario{
 	},
 	Read: func(ctx context.Context, store any, key string) (int64, error) {
 		return store.(targets.Inventory).Claims(ctx, key)
+	},
+	Tell: func(t *Trial, target string) string {
+		return fmt.Sprintf("%s: %s succeeded, %d refused (409), %s recorded", target,
+			plural(int64(t.Allowed), "checkout"), t.Refused, plural(t.Counted, "claim"))
 	},
 	Judge: func(t *Trial, target string) {
 		sold := int64(t.Allowed)

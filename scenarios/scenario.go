@@ -52,6 +52,9 @@ type Scenario struct {
 	// Judge fills in Lost, Over, Broken and Why from the trial's outcomes
 	// and Counted.
 	Judge func(t *Trial, target string)
+	// Tell says in words what a trial that held came to, as Why does for
+	// one that broke.
+	Tell func(t *Trial, target string) string
 }
 
 var registry = []*Scenario{tenHitsOneView, sixBecomeFour, fiveCheckouts}
@@ -76,6 +79,14 @@ func Lookup(name string) (*Scenario, error) {
 		}
 	}
 	return nil, &targets.UnknownNameError{Kind: "scenario", Name: name, Known: Names()}
+}
+
+// Outcome says in one sentence what a judged trial came to.
+func (sc *Scenario) Outcome(t *Trial, target string) string {
+	if t.Broken {
+		return t.Why
+	}
+	return sc.Tell(t, target)
 }
 
 // answerOfReply turns a staged target's reply into an Answer: a hit is

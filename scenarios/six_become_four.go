@@ -39,6 +39,10 @@ var sixBecomeFour = &Scenario{
 	Read: func(ctx context.Context, store any, key string) (int64, error) {
 		return store.(targets.Quota).Count(ctx, key)
 	},
+	Tell: func(t *Trial, target string) string {
+		return fmt.Sprintf("%s: %s granted, %d refused, counter at %d", target,
+			plural(int64(t.Allowed), "download"), t.Refused, t.Counted)
+	},
 	Judge: func(t *Trial, target string) {
 		allowed := int64(t.Allowed)
 		t.Over = max(0, allowed-DailyLimit)

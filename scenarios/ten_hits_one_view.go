@@ -3,6 +3,8 @@ package scenarios
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/racelab/racelab/targets"
 )
@@ -17,7 +19,14 @@ var tenHitsOneView = &Scenario{
 		"never overlap two of them and never see it. One atomic upsert (SQLite's " +
 		"INSERT … ON CONFLICT … DO UPDATE … RETURNING, as on D1) or a single-" +
 		"threaded object per post applies every increment on its own.",
-	Rule:            "every hit is counted (counted = allowed) and every hit is answered a distinct total",
+	Rule: "every hit is counted (counted = allowed) and every hit is answered a distinct total",
+	Fix: "The actor (a Durable Object, one per post) handles one request at a time and " +
+		"takes the next only once its own storage has answered, so a read and the " +
+		"write that follows it are one step. SQLite, as on D1, needs no object: " +
+		"INSERT … ON CONFLICT(slug) DO UPDATE SET count = count + 1 RETURNING count " +
+		"adds one inside the database and hands back the new total in the same " +
+		"round trip, so there is no gap between a read and a write for another " +
+		"request to slip into.",
 	Needs:           targets.CanCount,
 	DefaultRequests: 10,
 	Lineup:          []string{"kv", "actor", "sqlite"},
@@ -31,6 +40,7 @@ var tenHitsOneView = &Scenario{
 	Read: func(ctx context.Context, store any, key string) (int64, error) {
 		return store.(targets.Counter).Views(ctx, key)
 	},
+	Tell: tellHits,
 	Judge: func(t *Trial, target string) {
 		allowed := int64(t.Allowed)
 		t.Lost = max(0, allowed-t.Counted)
@@ -49,6 +59,31 @@ var tenHitsOneView = &Scenario{
 			t.Why = fmt.Sprintf("%s: two hits were both answered %d views: their increments overlapped", target, dup)
 		}
 	},
+}
+
+func tellHits(t *Trial, target string) string {
+	return fmt.Sprintf("%s: %s answered %s, each total once; %s stored", target,
+		plural(int64(t.Allowed), "hit"), answered(t.Requests), plural(t.Counted, "view"))
+}
+
+// answered lists the values the allowed requests were told, in order:
+// "1, 2, 3, …, 10" when they run without a gap.
+func answered(reqs []Request) string {
+	var vs []int64
+	for _, r := range reqs {
+		if r.Outcome == Allowed {
+			vs = append(vs, r.Value)
+		}
+	}
+	slices.Sort(vs)
+	if len(vs) > 4 && vs[len(vs)-1]-vs[0] == int64(len(vs)-1) {
+		return fmt.Sprintf("%d, %d, %d, …, %d", vs[0], vs[1], vs[2], vs[len(vs)-1])
+	}
+	parts := make([]string, len(vs))
+	for i, v := range vs {
+		parts[i] = fmt.Sprint(v)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // duplicateValue finds a value answered to two allowed requests.

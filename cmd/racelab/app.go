@@ -150,7 +150,7 @@ atomic stores (actor, sqlite), and their naive strategies.`,
 		return usageError{fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
 	})
 	root.SuggestionsMinimumDistance = 2
-	root.AddCommand(newRunCmd(s, nil), newListCmd(s), newServeCmd(s), newReportCmd(s), newVersionCmd(s))
+	root.AddCommand(newRunCmd(s, nil), newListCmd(s), newExplainCmd(s), newServeCmd(s), newReportCmd(s), newVersionCmd(s))
 	return root
 }
 

@@ -1,0 +1,74 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/racelab/racelab/scenarios"
+)
+
+// Explanation is what `racelab explain` tells: a story, its hard rule,
+// replays of real trials drawn as timelines, and how the fix works.
+type Explanation struct {
+	Scenario *scenarios.Scenario
+	Replays  []Replay
+	// Footer is the command that replays the same explanation.
+	Footer string
+}
+
+// Replay is one traced trial with a heading and its outcome in words.
+type Replay struct {
+	Heading string
+	Target  string
+	Clock   string
+	Trial   *scenarios.Trial
+	Outcome string
+}
+
+// Explain writes e for a terminal or a handout: plain text, lines wrapped
+// at 78 columns except the timeline lanes, which keep one request a line.
+func Explain(w io.Writer, e Explanation) error {
+	var b strings.Builder
+	sc := e.Scenario
+	fmt.Fprintf(&b, "%s: %s\n\n", sc.Name, sc.Title)
+	b.WriteString(wrap(sc.Story, 78, "  "))
+	b.WriteString("\n")
+	b.WriteString(wrap("Hard rule: "+sc.Rule+".", 78, ""))
+	for i, r := range e.Replays {
+		fmt.Fprintf(&b, "\n%d. %s\n\n", i+1, r.Heading)
+		if err := Timeline(&b, r.Target, r.Clock, r.Trial); err != nil {
+			return err
+		}
+		b.WriteString("\n")
+		b.WriteString(wrap(r.Outcome, 78, ""))
+	}
+	fmt.Fprintf(&b, "\n%d. How the fix works\n\n", len(e.Replays)+1)
+	b.WriteString(wrap(sc.Fix, 78, "  "))
+	if e.Footer != "" {
+		b.WriteString("\n" + e.Footer + "\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// wrap breaks text into lines of at most width columns, each starting
+// with indent, and ends it with a newline.
+func wrap(text string, width int, indent string) string {
+	var b strings.Builder
+	line := indent
+	for _, word := range strings.Fields(text) {
+		if len([]rune(line))+1+len([]rune(word)) > width && strings.TrimSpace(line) != "" {
+			b.WriteString(strings.TrimRight(line, " ") + "\n")
+			line = indent
+		}
+		if strings.TrimSpace(line) != "" {
+			line += " "
+		}
+		line += word
+	}
+	if strings.TrimSpace(line) != "" {
+		b.WriteString(line + "\n")
+	}
+	return b.String()
+}
