@@ -302,7 +302,9 @@ func scale(r *scenarios.Result) string {
 		seed = "seeds " + strings.Join(seeds, ", ")
 	}
 	shape := plural(int64(r.Requests), "request") + " per burst"
-	if r.Sequential {
+	if r.Script != "" {
+		shape = r.Script
+	} else if r.Sequential {
 		shape = fmt.Sprintf("%s one after another, %s apart", plural(int64(r.Requests), "request"), formatDuration(r.Gap))
 	}
 	return fmt.Sprintf("%s · %s · %s", shape, trials, seed)
@@ -372,7 +374,7 @@ func boundLines(tr *scenarios.TargetResult, label string) []string {
 	case b.Trials == 0:
 		lines = append(lines, label+": no trial was synchronized, so the trials prove nothing")
 	case b.Broken == 0:
-		line := fmt.Sprintf("%s: no break in %s: at %s confidence, a burst breaks the rule less than %s of the time",
+		line := fmt.Sprintf("%s: no break in %s: at %s confidence, a trial breaks the rule less than %s of the time",
 			label, plural(int64(b.Trials), "trial"), percentSet(b.Level), percentUp(b.Upper))
 		if b.MaxRate > 0 {
 			if b.Met() {

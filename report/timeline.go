@@ -114,6 +114,10 @@ func stepText(s scenarios.Step) string {
 		return fmt.Sprintf("%s lands", at)
 	case "refuse":
 		return fmt.Sprintf("%s refused (%s)", at, s.Note)
+	case "expired":
+		return fmt.Sprintf("%s %s expired (%s)", at, s.Value, s.Note)
+	case "checkout", "pay", "event":
+		return fmt.Sprintf("%s %s %s", at, s.Op, s.Value)
 	default:
 		if s.Note != "" {
 			return fmt.Sprintf("%s %s (%s)", at, s.Op, s.Note)
@@ -137,6 +141,10 @@ func answerText(r *scenarios.Request) string {
 // decimal within a burst, seconds with three past a second, so that a
 // sequential trial's lanes stay readable.
 func formatInstant(d time.Duration) string {
+	if d >= time.Minute {
+		d = d.Round(time.Second)
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	}
 	if d >= time.Second {
 		return fmt.Sprintf("%.3fs", d.Seconds())
 	}

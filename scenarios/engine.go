@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/racelab/racelab/targets"
@@ -194,8 +195,13 @@ func Run(ctx context.Context, p Plan) (*Result, error) {
 	}
 	defer closeAll(opened)
 	// A run id keeps keys fresh across runs, even with the same seed, so
-	// that a real server never hands one run another run's state.
+	// that a real server never hands one run another run's state. Stores
+	// in virtual time are new for every run, so there the id comes from
+	// the seed and a replay is the same to the last byte.
 	runID := newRunID()
+	if !slices.ContainsFunc(opened, func(t *targets.Target) bool { return t == nil || virtualClock(t.Store) == nil }) {
+		runID = fmt.Sprintf("s%d", p.Seed)
+	}
 	for ti, r := range rs {
 		if ctx.Err() != nil {
 			break

@@ -27,7 +27,13 @@ var fiveCheckouts = &Scenario{
 		"a time, so exactly one buyer gets the reservation; every other buyer is " +
 		"answered 409, the item is being checked out, with the time it will be " +
 		"free again. One conditional statement (UPDATE … WHERE remaining > 0) " +
-		"gives a database the same single winner.",
+		"gives a database the same single winner. Time opens a second gap: the " +
+		"reservation lasts seven minutes, the payment page at least thirty. So " +
+		"when a later buyer reserves after the first reservation lapsed, the shop " +
+		"first expires the earlier session at the provider, and refuses the later " +
+		"buyer as sold if the provider answers that it was already paid. The " +
+		"provider's events close the loop: expired releases a reservation at once, " +
+		"completed marks the items sold for 24 hours.",
 	Needs:           targets.CanCheckout,
 	DefaultRequests: 5,
 	Lineup:          []string{"kv", "actor", "sqlite"},

@@ -289,6 +289,9 @@ type Result struct {
 	Confidence float64 `json:"confidence,omitempty"`
 	MaxRate    float64 `json:"max_rate,omitempty"`
 	MaxTrials  int     `json:"max_trials,omitempty"`
+	// Script, when set, describes a trial that is a scripted story rather
+	// than a burst (the payment part of five-checkouts).
+	Script string `json:"script,omitempty"`
 	// Sequential says the requests of a trial were fired one after another,
 	// Gap apart, rather than all at once.
 	Sequential bool          `json:"sequential,omitempty"`

@@ -22,7 +22,15 @@ var sixBecomeFour = &Scenario{
 		"One single-threaded object per visitor, or one conditional upsert, makes " +
 		"the check and the increment a single step: 5 granted, the rest refused, " +
 		"counter at 5.",
-	Rule:               fmt.Sprintf("at most %d downloads granted a visitor a day, and every granted download counted", DailyLimit),
+	Rule: fmt.Sprintf("at most %d downloads granted a visitor a day, and every granted download counted", DailyLimit),
+	Fix: "One object per visitor, addressed by a hash of the IP, receives every " +
+		"download of that visitor and handles them one at a time: while it awaits " +
+		"its own storage no other request is delivered to it, so the check and " +
+		"the increment are one step, and its storage is strongly consistent, so " +
+		"no read is stale. A refused download is not counted, and the day and the " +
+		"count live in one key that starts again when the day changes, so nothing " +
+		"needs cleaning up. A conditional upsert (… DO UPDATE … WHERE count < 5 " +
+		"RETURNING count) does the same in one SQL statement.",
 	Needs:              targets.CanQuota,
 	DefaultRequests:    12,
 	SequentialRequests: 6, // six images, one after another

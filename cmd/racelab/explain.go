@@ -3,9 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/racelab/racelab/report"
 	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/targets"
+	"github.com/racelab/racelab/targets/shop"
 	"github.com/spf13/cobra"
 )
 
@@ -91,8 +94,65 @@ func runExplain(ctx context.Context, s Streams, o *explainOptions) error {
 		Heading: fmt.Sprintf("The same burst on %s (%s)", fixed.target.Target, fixed.target.Guarantee),
 		Target:  fixed.target.Target, Clock: fixed.target.Clock, Trial: fixed.trial, Outcome: sc.Outcome(fixed.trial, fixed.target.Target),
 	})
+	if sc.SequentialRequests > 0 && fixed.target.Clock == "virtual" {
+		// The day rolls over by itself: start the clock just before
+		// midnight UTC and keep downloading.
+		night := base
+		night.Sequential, night.Requests = true, 8
+		night.Options = []targets.Option{targets.WithStart(midnight.Add(-15 * time.Second))}
+		m, err := replay(ctx, night, o.Fixed)
+		if err != nil {
+			return err
+		}
+		e.Replays = append(e.Replays, report.Replay{
+			Heading: fmt.Sprintf("Midnight on %s: eight downloads from 23:59:45 UTC, %s apart", m.target.Target, scenarios.DefaultGap),
+			Target:  m.target.Target, Clock: m.target.Clock, Trial: m.trial,
+			Outcome: fmt.Sprintf("%s: the day in its one key changed at midnight and the count started again at 1, with nothing to clean up and no expiry to schedule", m.target.Target),
+		})
+	}
+	if sc.Name == "five-checkouts" {
+		payments, err := paymentReplays(ctx, o.Seed)
+		if err != nil {
+			return err
+		}
+		e.Replays = append(e.Replays, payments...)
+	}
 	return report.Explain(s.Out, e)
 }
+
+// paymentReplays finds the seed's first payment script in which the
+// reserve-only shop sells a painting twice, and replays that same script
+// on the shop that expires the earlier session first.
+func paymentReplays(ctx context.Context, seed int64) ([]report.Replay, error) {
+	const search = 1000
+	for i := range search {
+		naive, err := scenarios.PlayPayment(ctx, shop.DesignReserveOnly, seed, i)
+		if err != nil {
+			return nil, err
+		}
+		if !naive.Broken {
+			continue
+		}
+		fixed, err := scenarios.PlayPayment(ctx, shop.DesignExpireFirst, seed, i)
+		if err != nil {
+			return nil, err
+		}
+		fixedOutcome := "shop:expire-first: painting-2 sold once"
+		if fixed.Broken {
+			fixedOutcome = fixed.Why
+		}
+		return []report.Replay{
+			{Heading: fmt.Sprintf("The whole checkout, script %d: a 7-minute reservation, a 30-minute payment page", i+1),
+				Target: "shop:reserve-only", Clock: "virtual", Trial: &naive, Outcome: naive.Why},
+			{Heading: "The same script when the shop expires the earlier session before opening a new one",
+				Target: "shop:expire-first", Clock: "virtual", Trial: &fixed, Outcome: fixedOutcome},
+		}, nil
+	}
+	return nil, fmt.Errorf("no double sale in %d payment scripts of seed %d", search, seed)
+}
+
+// midnight is the day boundary the explanation of six-become-four crosses.
+var midnight = targets.DefaultStart.Truncate(24 * time.Hour).Add(24 * time.Hour)
 
 type replayed struct {
 	target *scenarios.TargetResult
@@ -122,4 +182,3 @@ func plural(n int, word string) string {
 	}
 	return fmt.Sprintf("%d %ss", n, word)
 }
-

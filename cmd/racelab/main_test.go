@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,9 +38,14 @@ func registerFaultyTarget() {
 		Holds: true, Embedded: true, Abilities: kv.Abilities, Open: kv.Open})
 }
 
+// updateScripts rewrites the expected files inside the scripts' archives
+// (cmp stdout want.txt) from what racelab prints now.
+var updateScripts = flag.Bool("update-scripts", false, "rewrite the files that scripts compare output with")
+
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
-		Dir: "../../testdata/script",
+		Dir:           "../../testdata/script",
+		UpdateScripts: *updateScripts,
 		Setup: func(e *testscript.Env) error {
 			// Scripts must not depend on the developer's servers or colours.
 			e.Setenv("NO_COLOR", "1")

@@ -33,6 +33,7 @@ type runOptions struct {
 	Sequential  bool
 	Gap         time.Duration
 	Timeline    bool
+	Payment     bool
 	HTTP        httpFlags     // run_http.go
 	Evidence    evidenceFlags // run_evidence.go
 }
@@ -83,6 +84,7 @@ to hold that breaks it exits 3.`,
 	f.StringVar(&o.Clock, "clock", "virtual", "time of the simulated stores (kv, actor): virtual (deterministic, replayable by --seed) or real")
 	f.BoolVar(&o.Sequential, "sequential", false, "fire a trial's requests one after another, --gap apart, instead of all at once")
 	f.DurationVar(&o.Gap, "gap", scenarios.DefaultGap, "pause between two requests with --sequential")
+	f.BoolVar(&o.Payment, "payment", false, "five-checkouts only: play the whole checkout (7-minute reservations, 30-minute payment sessions) against both shop designs, in virtual time")
 	f.BoolVar(&o.Timeline, "timeline", false, "under the table, one lane per request of one trial per target: what it read, wrote, and whose update it erased")
 	o.HTTP.register(f)
 	o.Evidence.register(f)
@@ -158,6 +160,9 @@ func runRun(c *cobra.Command, s Streams, o *runOptions) error {
 	p, format, err := o.plan()
 	if err != nil {
 		return err
+	}
+	if o.Payment {
+		return runPayments(c, s, o, p, format)
 	}
 	var bar *progress
 	// p.Trials, not o.Trials: --max-rate raises the count it needs.
@@ -257,4 +262,38 @@ func writeTimelines(w io.Writer, res *scenarios.Result) error {
 		}
 	}
 	return nil
+}
+
+// runPayments plays the whole five-checkouts story instead of bursts.
+func runPayments(c *cobra.Command, s Streams, o *runOptions, p scenarios.Plan, format report.Format) error {
+	if p.Scenario.Name != "five-checkouts" {
+		return usageError{fmt.Errorf("--payment is part of five-checkouts, not %s", p.Scenario.Name)}
+	}
+	if len(o.Targets) > 0 || o.Sequential || o.Clock == "real" {
+		return usageError{fmt.Errorf("--payment compares the two shop designs in virtual time; drop -t, --sequential and --clock")}
+	}
+	var bar *progress
+	if p.Trials > 1 && s.ErrIsTTY && !o.Quiet {
+		bar = newProgress(c.Context(), s.Err, p)
+	}
+	var onTrial func(string, int, int)
+	if bar != nil {
+		onTrial = bar.Trial
+	}
+	res, err := scenarios.RunPayments(c.Context(), p.Trials, p.Seed, onTrial)
+	if bar != nil {
+		bar.Wait()
+	}
+	if err != nil {
+		return err
+	}
+	if err := report.Render(s.Out, res, format, report.Options{NoColor: s.NoColor}); err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	if o.Timeline && (format == report.Table || format == report.Markdown) {
+		if err := writeTimelines(s.Out, res); err != nil {
+			return fmt.Errorf("write timeline: %w", err)
+		}
+	}
+	return verdict(res)
 }

@@ -1,0 +1,243 @@
+package scenarios
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/racelab/racelab/targets"
+	"github.com/racelab/racelab/targets/clock"
+	"github.com/racelab/racelab/targets/shop"
+)
+
+// The whole five-checkouts story: not a burst but minutes of checkout. A
+// reservation lasts seven minutes, a payment session at least thirty, and
+// the gap between the two sells an item twice unless the shop expires the
+// earlier session before opening a new one. Each trial is one seeded script
+// played in virtual time:
+//
+//   - buyer A checks out two paintings at 0:00;
+//   - buyer B checks out one of them at a random minute in the first 25;
+//   - A pays at a random minute in the first 35 (or gives up, one time in
+//     five); B pays a few minutes after a successful checkout;
+//   - every provider event reaches the shop after a random delay of up to
+//     a minute and a half.
+//
+// The hard rule is the story's: an item that exists once is sold once.
+
+// PaymentDesigns are the two shop designs a payment run compares, naive
+// first.
+var PaymentDesigns = []shop.Design{shop.DesignReserveOnly, shop.DesignExpireFirst}
+
+// PaymentRule is the hard rule of the payment part.
+const PaymentRule = "every painting is sold at most once, however long a payment page stays open"
+
+// RunPayments plays trials of the whole checkout against each design, in
+// virtual time, and returns them as a Result (one target per design). The
+// same seed replays the same scripts.
+func RunPayments(ctx context.Context, trials int, seed int64, onTrial func(string, int, int)) (*Result, error) {
+	trials = cmp.Or(trials, DefaultTrials)
+	if trials < 1 {
+		return nil, fmt.Errorf("%w: --trials %d; want 1 or more", ErrUsage, trials)
+	}
+	res := &Result{Schema: SchemaVersion, Scenario: fiveCheckouts.Name + " (payment)", Rule: PaymentRule,
+		Requests: 2, Trials: trials, Seed: seed, Script: "2 buyers, minutes apart, in virtual time"}
+	for _, d := range PaymentDesigns {
+		tr := TargetResult{Target: "shop:" + string(d), Spec: "shop:" + string(d), Clock: "virtual",
+			Guarantee: designGuarantee(d), Expect: ExpectBreak}
+		if d == shop.DesignExpireFirst {
+			tr.Expect, tr.Strict = ExpectHold, true
+		}
+		for i := range trials {
+			if ctx.Err() != nil {
+				res.Interrupted = true
+				return res, nil
+			}
+			t, err := PlayPayment(ctx, d, seed, i)
+			if err != nil {
+				tr.Error = err.Error()
+				break
+			}
+			tr.Trials = append(tr.Trials, t)
+			if onTrial != nil {
+				onTrial(tr.Target, i+1, trials)
+			}
+		}
+		b := BoundOf(tr.Trials, DefaultConfidence, 0)
+		tr.Bound = &b
+		res.Targets = append(res.Targets, tr)
+	}
+	return res, nil
+}
+
+func designGuarantee(d shop.Design) string {
+	if d == shop.DesignExpireFirst {
+		return "expires the earlier session first"
+	}
+	return "none: 7-minute lock, 30-minute sessions"
+}
+
+// buyer is one buyer of a payment script.
+type buyer struct {
+	name    string
+	items   []string
+	at      time.Duration // when the checkout is sent
+	pay     time.Duration // how long after a successful checkout they pay; 0: never
+	session string
+}
+
+// paymentEvent is one scheduled action of a script.
+type paymentEvent struct {
+	at  time.Duration
+	seq int
+	do  func()
+}
+
+// PlayPayment plays trial i of the payment script of seed against design d.
+func PlayPayment(ctx context.Context, d shop.Design, seed int64, i int) (Trial, error) {
+	// The script depends on the seed and the trial only, so both designs
+	// face exactly the same buyers at exactly the same moments.
+	rng := rand.New(rand.NewPCG(uint64(seed), uint64(i)))
+	buyers := []*buyer{
+		{name: "A", items: []string{"painting-1", "painting-2"}, at: 0},
+		{name: "B", items: []string{"painting-2"}, at: randMinutes(rng, 0, 25)},
+	}
+	if rng.IntN(5) > 0 {
+		buyers[0].pay = randMinutes(rng, 1, 35)
+	}
+	buyers[1].pay = randMinutes(rng, 1, 4)
+	delays := make([]time.Duration, 16)
+	for j := range delays {
+		delays[j] = time.Duration(2+rng.IntN(88)) * time.Second
+	}
+
+	v := clock.NewVirtual(targets.DefaultStart)
+	start := v.Now()
+	s := shop.New(d, v.Now)
+	reqs := make([]Request, len(buyers))
+	for j, b := range buyers {
+		reqs[j] = Request{Index: j, Invoke: b.at, Return: b.at, Outcome: Refused}
+	}
+	step := func(j int, op, value, note string) {
+		reqs[j].Steps = append(reqs[j].Steps, Step{At: v.Now().Sub(start), Op: op, Value: value, Note: note})
+	}
+	owner := func(session string) int {
+		return slices.IndexFunc(buyers, func(b *buyer) bool { return b.session == session })
+	}
+
+	var queue []paymentEvent
+	seq := 0
+	schedule := func(at time.Duration, do func()) {
+		seq++
+		queue = append(queue, paymentEvent{at, seq, do})
+	}
+	nextDelay := 0
+	// deliver sends the provider's queued events to the shop, each after
+	// its own delay, as webhooks arrive.
+	deliver := func() {
+		for _, e := range s.Provider.Outbox {
+			delay := delays[nextDelay%len(delays)]
+			nextDelay++
+			schedule(v.Now().Sub(start)+delay, func() {
+				s.Deliver(e)
+				if j := owner(e.Session); j >= 0 {
+					step(j, "event", e.Kind, "the shop hears "+e.Session+" "+e.Kind)
+				}
+			})
+		}
+		s.Provider.Outbox = nil
+	}
+	// noteExpired puts on each other buyer's lane the moment the shop
+	// expired their open session, as the fixed design does.
+	noteExpired := func(by string) {
+		for k, other := range buyers {
+			if sess := s.Provider.Session(other.session); sess != nil && sess.State == "expired" &&
+				!slices.ContainsFunc(reqs[k].Steps, func(st Step) bool { return st.Op == "expired" }) && v.Now().Before(sess.ExpiresAt) {
+				step(k, "expired", other.session, "by the shop, before it opens a session for "+by)
+			}
+		}
+	}
+	for j, b := range buyers {
+		schedule(b.at, func() {
+			a := s.Checkout(b.name, b.items)
+			noteExpired(b.name)
+			reqs[j].Return = v.Now().Sub(start)
+			if a.Status != 200 {
+				step(j, "refuse", "409", a.Reason)
+				deliver()
+				return
+			}
+			b.session = a.Session
+			step(j, "checkout", a.Session, fmt.Sprintf("reserved %s; session open until +%s", strings.Join(b.items, " and "), shop.MinSession))
+			// The provider lapses the session on its own at its expiry.
+			sess := s.Provider.Session(a.Session)
+			schedule(sess.ExpiresAt.Sub(start), func() { s.Provider.Lapse(); deliver() })
+			if b.pay > 0 {
+				schedule(v.Now().Sub(start)+b.pay, func() {
+					if s.Provider.Pay(b.session) {
+						reqs[j].Outcome, reqs[j].Value = Allowed, 1
+						reqs[j].Return = v.Now().Sub(start)
+						step(j, "pay", b.session, "paid")
+					} else {
+						reqs[j].Return = v.Now().Sub(start)
+						step(j, "refuse", b.session, "payment page expired")
+					}
+					deliver()
+				})
+			}
+			deliver()
+		})
+	}
+	err := v.Run(ctx, 1, func(ctx context.Context, _ int) {
+		for len(queue) > 0 {
+			slices.SortStableFunc(queue, func(a, b paymentEvent) int {
+				return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.seq, b.seq))
+			})
+			e := queue[0]
+			queue = queue[1:]
+			if wait := e.at - v.Now().Sub(start); wait > 0 {
+				if v.Sleep(ctx, wait) != nil {
+					return
+				}
+			}
+			e.do()
+		}
+	})
+	if err != nil {
+		return Trial{}, fmt.Errorf("virtual time: %w", err)
+	}
+	t := Trial{Index: i, Key: fmt.Sprintf("script-%d-%d", seed, i), Requests: reqs}
+	sold := 0
+	for _, it := range []string{"painting-1", "painting-2"} {
+		sold = max(sold, s.Provider.Completed(it))
+	}
+	for _, r := range reqs {
+		if r.Outcome == Allowed {
+			t.Allowed++
+		} else {
+			t.Refused++
+		}
+	}
+	t.Counted = int64(sold)
+	t.Over = max(0, t.Counted-Stock)
+	if t.Over > 0 {
+		t.Broken = true
+		t.Why = fmt.Sprintf("shop:%s: painting-2 sold %d times: buyer A paid at +%s on a session still open, buyer B at +%s",
+			d, sold, clockText(reqs[0].Return), clockText(reqs[1].Return))
+	}
+	return t, nil
+}
+
+func randMinutes(rng *rand.Rand, lo, hi int) time.Duration {
+	return time.Duration(lo)*time.Minute + time.Duration(rng.Int64N(int64(hi-lo)*int64(time.Minute/time.Second)))*time.Second
+}
+
+// clockText writes a duration of minutes as 12m05s.
+func clockText(d time.Duration) string {
+	d = d.Round(time.Second)
+	return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+}

@@ -1,0 +1,158 @@
+package scenarios
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/racelab/racelab/targets"
+	"github.com/racelab/racelab/targets/shop"
+)
+
+// TestVirtualRunIsDeterministic runs the same traced plan twice on the
+// simulated stores: in virtual time the results must match to the byte.
+func TestVirtualRunIsDeterministic(t *testing.T) {
+	for _, sc := range All() {
+		for _, sequential := range []bool{false, true} {
+			plan := Plan{Scenario: sc, Targets: []string{"kv", "actor", "actor:await-fetch"}, Trials: 20, Seed: 7, Trace: true, Sequential: sequential}
+			var got [2][]byte
+			for i := range got {
+				res, err := Run(context.Background(), plan)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got[i], err = json.Marshal(res); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !bytes.Equal(got[0], got[1]) {
+				t.Errorf("%s (sequential %v): two runs with seed 7 differ", sc.Name, sequential)
+			}
+		}
+	}
+	// A different seed must give a different run, or the seed decides nothing.
+	sc, _ := Lookup("six-become-four")
+	a, _ := Run(context.Background(), Plan{Scenario: sc, Targets: []string{"kv"}, Trials: 20, Seed: 1, Sequential: true})
+	b, _ := Run(context.Background(), Plan{Scenario: sc, Targets: []string{"kv"}, Trials: 20, Seed: 2, Sequential: true})
+	ja, _ := json.Marshal(a.Targets[0].Trials)
+	jb, _ := json.Marshal(b.Targets[0].Trials)
+	if bytes.Equal(ja, jb) {
+		t.Error("seeds 1 and 2 gave the same 20 sequential trials on kv")
+	}
+}
+
+// TestSequentialStaleReads is six downloads one after another, 3 s apart:
+// no two overlap, yet on KV the cached reads let the count fall behind in a
+// clear share of trials; the actor refuses the sixth and counts 5 every time.
+func TestSequentialStaleReads(t *testing.T) {
+	sc, _ := Lookup("six-become-four")
+	const trials = 200
+	res, err := Run(context.Background(), Plan{Scenario: sc, Targets: []string{"kv", "actor"}, Trials: trials, Seed: 3, Sequential: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, actor := &res.Targets[0], &res.Targets[1]
+	behind := 0
+	for _, tr := range kv.Trials {
+		if len(tr.Requests) != 6 {
+			t.Fatalf("kv trial %d: %d requests, want 6", tr.Index, len(tr.Requests))
+		}
+		if tr.Counted < int64(tr.Allowed) {
+			behind++
+		}
+	}
+	if behind < trials/3 {
+		t.Errorf("kv: the count fell behind in %d of %d trials, want at least a third", behind, trials)
+	}
+	for _, tr := range actor.Trials {
+		if tr.Allowed != 5 || tr.Refused != 1 || tr.Counted != 5 {
+			t.Fatalf("actor trial %d: %d granted, %d refused, count %d; want 5, 1, 5", tr.Index, tr.Allowed, tr.Refused, tr.Counted)
+		}
+	}
+}
+
+// TestMidnightRollsOver starts virtual time just before midnight UTC: the
+// actor's one key holding day and count starts again at 1 when the day
+// changes, with nothing to clean up.
+func TestMidnightRollsOver(t *testing.T) {
+	sc, _ := Lookup("six-become-four")
+	start := time.Date(2026, time.March, 14, 23, 59, 45, 0, time.UTC)
+	res, err := Run(context.Background(), Plan{Scenario: sc, Targets: []string{"actor", "kv?miss-own-write=0&locations=1&machines=1"}, Requests: 8, Seed: 1, Sequential: true,
+		Options: []targets.Option{targets.WithStart(start)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range res.Targets {
+		var got []int64
+		for _, r := range tr.Trials[0].Requests {
+			got = append(got, r.Value)
+		}
+		// 23:59:45, :48, :51, :54, :57 fill the day; 00:00:00 is a new day.
+		want := []int64{1, 2, 3, 4, 5, 1, 2, 3}
+		if !equalInts(got, want) {
+			t.Errorf("%s: counts answered %v, want %v", tr.Target, got, want)
+		}
+	}
+}
+
+func equalInts(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestPayments plays the whole checkout: the reserve-only shop sells a
+// painting twice in some scripts, the shop that expires the earlier session
+// first never does, and the same seed replays the same scripts.
+func TestPayments(t *testing.T) {
+	const trials = 300
+	res, err := RunPayments(context.Background(), trials, 11, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	naive, fixed := &res.Targets[0], &res.Targets[1]
+	if naive.Target != "shop:"+string(shop.DesignReserveOnly) || fixed.Target != "shop:"+string(shop.DesignExpireFirst) {
+		t.Fatalf("targets %s, %s", naive.Target, fixed.Target)
+	}
+	if k := naive.Broken(); k < trials/10 {
+		t.Errorf("reserve-only sold twice in %d of %d scripts, want at least a tenth", k, trials)
+	}
+	if k := fixed.Broken(); k != 0 {
+		t.Errorf("expire-first sold twice in %d of %d scripts, want none", k, trials)
+	}
+	sold := 0
+	for _, tr := range fixed.Trials {
+		sold += int(tr.Counted)
+	}
+	if sold < trials/2 {
+		t.Errorf("expire-first sold in %d of %d scripts: a shop that never sells also never sells twice", sold, trials)
+	}
+	again, _ := RunPayments(context.Background(), trials, 11, nil)
+	a, _ := json.Marshal(res)
+	b, _ := json.Marshal(again)
+	if !bytes.Equal(a, b) {
+		t.Error("two payment runs with seed 11 differ")
+	}
+}
+
+// BenchmarkVirtualTrials measures trials of a story on the simulated stores
+// in virtual time; the goal is about a second for 1,000 trials on 2 cores.
+func BenchmarkVirtualTrials(b *testing.B) {
+	for _, sc := range All() {
+		b.Run(sc.Name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := Run(context.Background(), Plan{Scenario: sc, Targets: []string{"kv", "actor"}, Trials: 1000, Seed: 1}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
