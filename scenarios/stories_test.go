@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/racelab/racelab/targets"
@@ -28,7 +29,10 @@ func spec(name string) string {
 
 func run(t *testing.T, sc *Scenario, target string, n, trials int) *TargetResult {
 	t.Helper()
-	res, err := Run(context.Background(), Plan{Scenario: sc, Targets: []string{spec(target)}, Requests: n, Trials: trials, Seed: 1})
+	// "actor@real" is the actor on the real clock: true goroutine
+	// concurrency rather than a virtual-time schedule.
+	name, real := strings.CutSuffix(target, "@real")
+	res, err := Run(context.Background(), Plan{Scenario: sc, Targets: []string{spec(name)}, Requests: n, Trials: trials, Seed: 1, RealClock: real})
 	if err != nil {
 		t.Fatalf("Run(%s, %s): %v", sc.Name, target, err)
 	}
@@ -52,7 +56,7 @@ func run(t *testing.T, sc *Scenario, target string, n, trials int) *TargetResult
 // exact figures the story predicts.
 func TestAtomicTargetsHold(t *testing.T) {
 	const n, trials = 50, 200
-	for _, target := range []string{"actor", "sqlite"} {
+	for _, target := range []string{"actor", "actor@real", "sqlite"} {
 		for _, sc := range All() {
 			t.Run(sc.Name+"/"+target, func(t *testing.T) {
 				t.Parallel()
@@ -98,7 +102,7 @@ func TestAtomicTargetsHold(t *testing.T) {
 // they are expected to do, so the run does not fail.
 func TestNaiveTargetsRace(t *testing.T) {
 	const trials = 30
-	for _, target := range []string{"kv", "actor:await-fetch", "sqlite:naive"} {
+	for _, target := range []string{"kv", "kv@real", "actor:await-fetch", "actor:await-fetch@real", "sqlite:naive"} {
 		for _, sc := range All() {
 			t.Run(sc.Name+"/"+target, func(t *testing.T) {
 				t.Parallel()
