@@ -559,26 +559,27 @@ func twoFigures(v float64, unit string) (string, bool) {
 func spreadLines(r *scenarios.Result, labels []string) []string {
 	var lines []string
 	var spread time.Duration
-	real, virtual := false, false
+	var real, virtual []string
 	for i := range r.Targets {
 		tr := &r.Targets[i]
 		if len(tr.Trials) == 0 {
 			continue
 		}
 		if tr.Clock == "virtual" {
-			virtual = true
+			virtual = append(virtual, labels[i])
 			continue
 		}
-		real = true
+		real = append(real, labels[i])
 		spread = max(spread, tr.MaxReleaseSpread())
 	}
-	if real {
+	switch {
+	case len(real) > 0 && len(virtual) == 0:
 		lines = append(lines, "release spread: max "+formatDuration(spread)+" across all bursts")
-	}
-	if virtual && !real {
+	case len(real) > 0:
+		lines = append(lines, fmt.Sprintf("release spread: max %s across the bursts on the real clock (%s)", formatDuration(spread), strings.Join(real, ", ")))
+		lines = append(lines, fmt.Sprintf("virtual time (%s): every burst released at one instant", strings.Join(virtual, ", ")))
+	case len(virtual) > 0:
 		lines = append(lines, "virtual time: every burst released at one instant; same seed, same run")
-	} else if virtual {
-		lines = append(lines, "virtual time for the simulated stores: their bursts released at one instant")
 	}
 	for i := range r.Targets {
 		tr := &r.Targets[i]

@@ -72,9 +72,6 @@ type verdictError struct {
 
 func (e verdictError) Error() string { return e.msg }
 
-// errNotYet is said by commands that are planned but not built.
-var errNotYet = errors.New("not built yet")
-
 // errSilent is an error already reported in full; Main prints nothing more.
 var errSilent = errors.New("already reported")
 
@@ -110,10 +107,14 @@ ten simultaneous blog hits that become one view, a 5-a-day download quota that
 lets twelve through, five buyers who all check out the same painting.
 
 Targets are a faithful simulator of an eventually consistent KV store (kv),
-atomic stores (actor, sqlite), and their naive strategies.`,
+atomic stores (actor, sqlite, redis, postgres), their naive strategies, and
+any HTTP service (http://HOST:PORT). The simulated stores run in virtual
+time: the same --seed replays the same race.`,
 		Example: `  racelab run five-checkouts
   racelab run ten-hits-one-view -t kv -t sqlite --trials 50
-  racelab run six-become-four -t actor -n 12 -o json
+  racelab run six-become-four --sequential --trials 200
+  racelab explain ten-hits-one-view
+  racelab serve --store kv &
   racelab list`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
