@@ -140,22 +140,7 @@ func counterModel() model {
 func quotaModel(limit int64) model {
 	return model{
 		noun: "download", verb: "download",
-		step: func(s int64, in opInput, out opOutput) (bool, int64) {
-			next := s
-			if s < limit {
-				next = s + 1
-			}
-			switch {
-			case in.kind == opRead:
-				return out.value == s, s
-			case in.unknown:
-				return true, next
-			case out.outcome == Allowed:
-				return s < limit && out.value == next, next
-			default:
-				return s >= limit && out.value == s, s
-			}
-		},
+		step: boundedStep(limit, true),
 		answer: func(out opOutput) string {
 			if out.outcome == Allowed {
 				return fmt.Sprintf("granted, count %d", out.value)
@@ -200,28 +185,36 @@ func quotaModel(limit int64) model {
 	}
 }
 
+// boundedStep is the step of a count that stops at limit: a request is
+// allowed while the count is below it, then counted. The quota answers the
+// count, which checkValue makes the model hold it to; a checkout answers
+// only yes or no.
+func boundedStep(limit int64, checkValue bool) func(s int64, in opInput, out opOutput) (bool, int64) {
+	return func(s int64, in opInput, out opOutput) (bool, int64) {
+		next := s
+		if s < limit {
+			next = s + 1
+		}
+		switch {
+		case in.kind == opRead:
+			return out.value == s, s
+		case in.unknown:
+			return true, next
+		case out.outcome == Allowed:
+			return s < limit && (!checkValue || out.value == next), next
+		default:
+			return s >= limit && (!checkValue || out.value == s), s
+		}
+	}
+}
+
 // itemModel is five-checkouts' store: a checkout claims the item while
 // claims are below stock, and is refused once it is taken. Only outcomes
 // are checked: a checkout answers yes or no, not a count.
 func itemModel(stock int64) model {
 	return model{
 		noun: "claim", verb: "checkout",
-		step: func(s int64, in opInput, out opOutput) (bool, int64) {
-			next := s
-			if s < stock {
-				next = s + 1
-			}
-			switch {
-			case in.kind == opRead:
-				return out.value == s, s
-			case in.unknown:
-				return true, next
-			case out.outcome == Allowed:
-				return s < stock, next
-			default:
-				return s >= stock, s
-			}
-		},
+		step: boundedStep(stock, false),
 		answer: func(out opOutput) string {
 			if out.outcome == Allowed {
 				return "reserved"
