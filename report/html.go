@@ -279,7 +279,7 @@ func timeline(b *bytes.Buffer, r *scenarios.Result, tr *scenarios.TargetResult, 
 	x := func(d time.Duration) float64 { return float64(left) + plotW*float64(max(d, 0))/float64(end) }
 	h := top + len(reqs)*(lane+gap) + 24
 	fmt.Fprintf(b, "<figure>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"%s\">\n",
-		w, h, w, h, esc(fmt.Sprintf("timeline of trial %d on %s", t.Index, label)))
+		w, h, w, h, esc(fmt.Sprintf("timeline of trial %d on %s", t.Index+1, label)))
 	// Time axis: the release at 0, ticks at round steps, gridlines down
 	// through the lanes.
 	axisY := h - 18
@@ -301,14 +301,14 @@ func timeline(b *bytes.Buffer, r *scenarios.Result, tr *scenarios.TargetResult, 
 		}
 		x0, x1 := x(q.Invoke), x(q.Return)
 		answer := scenarios.DescribeAnswer(r.Scenario, q)
-		fmt.Fprintf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\" class=\"muted\">req %d</text>\n", left-6, y+lane-3, q.Index)
+		fmt.Fprintf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\" class=\"muted\">#%d</text>\n", left-6, y+lane-3, q.Index+1)
 		fmt.Fprintf(b, "<rect x=\"%s\" y=\"%d\" width=\"%s\" height=\"%d\" rx=\"2\" fill=\"%s\"><title>%s</title></rect>\n",
 			f1(x0), y, f1(max(x1-x0, 2)), lane, colour,
 			esc(fmt.Sprintf("request %d: sent at %s, answered at %s: %s", q.Index, formatDuration(q.Invoke), formatDuration(q.Return), answer)))
 		fmt.Fprintf(b, "<text x=\"%s\" y=\"%d\">%s</text>\n", f1(max(x1, x0+2)+5), y+lane-3, esc(answer))
 	}
 	b.WriteString("</svg>\n")
-	caption := fmt.Sprintf("trial %d (key %s): %s; the store counted %d afterwards", t.Index, t.Key, trialState(t), t.Counted)
+	caption := fmt.Sprintf("trial %d (key %s): %s; the store counted %d afterwards", t.Index+1, t.Key, trialState(t), t.Counted)
 	if len(t.Requests) > len(reqs) {
 		caption += fmt.Sprintf("; the first %d of %d requests are drawn", len(reqs), len(t.Requests))
 	}

@@ -168,7 +168,7 @@ func TestHTMLInChromium(t *testing.T) {
 				t.Fatal(err)
 			}
 			dom, console := chromium(t, bin, "--dump-dom", "file://"+page)
-			for _, want := range []string{"<table>", "VERDICT", "<svg", "One trial, request by request", "req 0"} {
+			for _, want := range []string{"<table>", "VERDICT", "<svg", "One trial, request by request", "#1"} {
 				if !strings.Contains(dom, want) {
 					t.Errorf("the loaded page lacks %q", want)
 				}
