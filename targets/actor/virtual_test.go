@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/targets/clock"
+	"github.com/racelab/racelab/targets/storetest"
 	"github.com/racelab/racelab/targets/trace"
 )
 
@@ -76,7 +77,7 @@ func TestVirtualHitBurstHolds(t *testing.T) {
 	if r.views != n {
 		t.Errorf("views = %d, want %d", r.views, n)
 	}
-	if want := oneTo(n); !slices.Equal(r.answers, want) {
+	if want := storetest.OneTo(n); !slices.Equal(r.answers, want) {
 		t.Errorf("answers = %v, want %v (served in arrival order)", r.answers, want)
 	}
 	// Two storage round trips per request, one request at a time.

@@ -2,35 +2,15 @@ package kv
 
 import (
 	"context"
-	"fmt"
 	"slices"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/racelab/racelab/targets/storetest"
 )
 
-// burst runs do n times at once: every goroutine waits on one channel that
-// is closed when all are started, and each writes only its own slot.
-func burst[T any](n int, do func(i int) T) []T {
-	out := make([]T, n)
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			<-start
-			out[i] = do(i)
-		})
-	}
-	close(start)
-	wg.Wait()
-	return out
-}
-
-// outcome is one request's answer.
-type outcome struct {
-	ok  bool
-	err error
-}
+// An App must keep fitting racelab's story interfaces.
+var _ storetest.Store = (*App)(nil)
 
 // The three stories, released together on the real clock with the default
 // platform behaviour: every request is told yes, and the store records far
@@ -39,40 +19,34 @@ func TestConcurrentRequestsLoseUpdates(t *testing.T) {
 	tests := []struct {
 		name           string
 		n              int
-		request        func(ctx context.Context, a *App, i int) (bool, error)
-		counted        func(ctx context.Context, a *App) (int64, error)
-		wantAllowedMin int   // at least this many told yes
+		burst          func(ctx context.Context, a *App, n int) (storetest.Outcome, error)
+		wantAllowedMin int64 // at least this many told yes
 		wantCountedMax int64 // the store recorded at most this
 	}{
 		{
 			name: "ten hits, one view",
 			n:    10,
-			request: func(ctx context.Context, a *App, _ int) (bool, error) {
-				_, err := a.Hit(ctx, "post")
-				return err == nil, err
+			burst: func(ctx context.Context, a *App, n int) (storetest.Outcome, error) {
+				return storetest.Hits(ctx, a, "post", n)
 			},
-			counted:        func(ctx context.Context, a *App) (int64, error) { return a.Views(ctx, "post") },
 			wantAllowedMin: 10,
 			wantCountedMax: 5, // "well below": the story saw 1
 		},
 		{
 			name: "twelve downloads, limit five",
 			n:    12,
-			request: func(ctx context.Context, a *App, _ int) (bool, error) {
-				granted, _, err := a.Consume(ctx, "visitor", 5)
-				return granted, err
+			burst: func(ctx context.Context, a *App, n int) (storetest.Outcome, error) {
+				return storetest.Downloads(ctx, a, "visitor", n)
 			},
-			counted:        func(ctx context.Context, a *App) (int64, error) { return a.Count(ctx, "visitor") },
 			wantAllowedMin: 6, // more than the limit
 			wantCountedMax: 5,
 		},
 		{
 			name: "five checkouts, one painting",
 			n:    5,
-			request: func(ctx context.Context, a *App, i int) (bool, error) {
-				return a.Checkout(ctx, "painting", fmt.Sprintf("buyer-%d", i))
+			burst: func(ctx context.Context, a *App, n int) (storetest.Outcome, error) {
+				return storetest.Checkouts(ctx, a, "painting", n)
 			},
-			counted:        func(ctx context.Context, a *App) (int64, error) { return a.Claims(ctx, "painting") },
 			wantAllowedMin: 5,
 			wantCountedMax: 1,
 		},
@@ -86,29 +60,15 @@ func TestConcurrentRequestsLoseUpdates(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				app := NewApp(ns)
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				results := burst(tt.n, func(i int) outcome {
-					ok, err := tt.request(ctx, app, i)
-					return outcome{ok, err}
-				})
-				allowed := 0
-				for _, r := range results {
-					if r.err != nil {
-						t.Fatalf("seed %d: request: %v", seed, r.err)
-					}
-					if r.ok {
-						allowed++
-					}
-				}
-				counted, err := tt.counted(ctx, app)
+				got, err := tt.burst(ctx, NewApp(ns), tt.n)
 				cancel()
 				if err != nil {
-					t.Fatal(err)
+					t.Fatalf("seed %d: %v", seed, err)
 				}
-				if allowed < tt.wantAllowedMin || counted > tt.wantCountedMax {
+				if got.Allowed < tt.wantAllowedMin || got.Counted > tt.wantCountedMax {
 					t.Errorf("seed %d: allowed %d, counted %d; want allowed ≥ %d, counted ≤ %d",
-						seed, allowed, counted, tt.wantAllowedMin, tt.wantCountedMax)
+						seed, got.Allowed, got.Counted, tt.wantAllowedMin, tt.wantCountedMax)
 				}
 			}
 		})
@@ -123,7 +83,7 @@ func TestConcurrentHitsAnswerTheSameTotal(t *testing.T) {
 		t.Fatal(err)
 	}
 	app := NewApp(ns)
-	totals := burst(10, func(int) int64 {
+	totals := storetest.Burst(10, func(int) int64 {
 		n, err := app.Hit(context.Background(), "post")
 		if err != nil {
 			t.Error(err)

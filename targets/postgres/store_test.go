@@ -5,134 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/racelab/racelab/targets/storetest"
 )
-
-// quotaLimit is the story's five downloads a day.
-const quotaLimit = 5
-
-// outcome is what one burst on fresh keys came to: what the requests were
-// told, and what the store holds afterwards.
-type outcome struct {
-	Allowed  int64 // yes answers: hits counted, downloads granted, checkouts won
-	Refused  int64 // no answers
-	Counted  int64 // what the store holds: views, the quota count, the claims
-	Distinct bool  // every answer differs from the others (the counter's totals)
-}
-
-// story is one scenario's burst, run against a store on fresh keys.
-type story struct {
-	name  string
-	n     int
-	burst func(ctx context.Context, s *Store, key string, n int) (outcome, error)
-	// want is the outcome of a strategy that holds.
-	want outcome
-	// raced says whether an outcome shows the lost update.
-	raced func(outcome) bool
-}
-
-func counterBurst(ctx context.Context, s *Store, slug string, n int) (outcome, error) {
-	type answer struct {
-		total int64
-		err   error
-	}
-	answers := burst(n, func(int) answer {
-		total, err := s.Hit(ctx, slug)
-		return answer{total, err}
-	})
-	var o outcome
-	seen := map[int64]bool{}
-	for _, a := range answers {
-		if a.err != nil {
-			return o, a.err
-		}
-		o.Allowed++
-		seen[a.total] = true
-	}
-	o.Distinct = len(seen) == n
-	var err error
-	o.Counted, err = s.Views(ctx, slug)
-	return o, err
-}
-
-func quotaBurst(ctx context.Context, s *Store, visitor string, n int) (outcome, error) {
-	type answer struct {
-		granted bool
-		err     error
-	}
-	answers := burst(n, func(int) answer {
-		granted, _, err := s.Consume(ctx, visitor, quotaLimit)
-		return answer{granted, err}
-	})
-	var o outcome
-	for _, a := range answers {
-		switch {
-		case a.err != nil:
-			return o, a.err
-		case a.granted:
-			o.Allowed++
-		default:
-			o.Refused++
-		}
-	}
-	var err error
-	o.Counted, err = s.Count(ctx, visitor)
-	return o, err
-}
-
-func inventoryBurst(ctx context.Context, s *Store, item string, n int) (outcome, error) {
-	type answer struct {
-		won bool
-		err error
-	}
-	answers := burst(n, func(i int) answer {
-		won, err := s.Checkout(ctx, item, fmt.Sprintf("buyer-%d", i))
-		return answer{won, err}
-	})
-	var o outcome
-	for _, a := range answers {
-		switch {
-		case a.err != nil:
-			return o, a.err
-		case a.won:
-			o.Allowed++
-		default:
-			o.Refused++
-		}
-	}
-	var err error
-	o.Counted, err = s.Claims(ctx, item)
-	return o, err
-}
-
-// stories returns the three stories at n simultaneous requests (the quota
-// also at 12, its story's figure).
-func stories(n int) []story {
-	return []story{
-		{
-			name: "counter", n: n, burst: counterBurst,
-			want:  outcome{Allowed: int64(n), Counted: int64(n), Distinct: true},
-			raced: func(o outcome) bool { return o.Counted < o.Allowed || !o.Distinct },
-		},
-		{
-			name: "quota-12", n: 12, burst: quotaBurst,
-			want:  outcome{Allowed: 5, Refused: 7, Counted: 5},
-			raced: func(o outcome) bool { return o.Allowed > quotaLimit || o.Counted != o.Allowed },
-		},
-		{
-			name: fmt.Sprintf("quota-%d", n), n: n, burst: quotaBurst,
-			want:  outcome{Allowed: 5, Refused: int64(n) - 5, Counted: 5},
-			raced: func(o outcome) bool { return o.Allowed > quotaLimit || o.Counted != o.Allowed },
-		},
-		{
-			name: "inventory", n: n, burst: inventoryBurst,
-			want:  outcome{Allowed: 1, Refused: int64(n) - 1, Counted: 1},
-			raced: func(o outcome) bool { return o.Allowed > 1 || o.Counted != o.Allowed },
-		},
-	}
-}
 
 func strategyName(s string) string {
 	if s == "" {
@@ -149,23 +26,10 @@ func TestFixedStrategiesHold(t *testing.T) {
 		t.Run(strategyName(strategy), func(t *testing.T) {
 			t.Parallel()
 			s := openStore(t, Config{Strategy: strategy})
-			ctx := t.Context()
-			if err := s.Prepare(ctx, n); err != nil {
+			if err := s.Prepare(t.Context(), n); err != nil {
 				t.Fatal(err)
 			}
-			for _, st := range stories(n) {
-				t.Run(st.name, func(t *testing.T) {
-					for round := range rounds {
-						got, err := st.burst(ctx, s, freshKey(t, round), st.n)
-						if err != nil {
-							t.Fatalf("round %d: %v", round+1, err)
-						}
-						if got != st.want {
-							t.Fatalf("round %d of %d at N=%d: got %+v, want %+v", round+1, rounds, st.n, got, st.want)
-						}
-					}
-				})
-			}
+			storetest.Holds(t, s, rounds, n)
 			t.Logf("%s: %d retries over %d rounds of each story", strategyName(strategy), s.Retries(), rounds)
 		})
 	}
@@ -185,33 +49,10 @@ const naiveThinkTime = 100 * time.Microsecond
 func TestNaiveLosesUpdates(t *testing.T) {
 	const rounds, n = 40, 10
 	s := openStore(t, Config{Strategy: StrategyNaive, ThinkTime: naiveThinkTime})
-	ctx := t.Context()
-	if err := s.Prepare(ctx, 12); err != nil {
+	if err := s.Prepare(t.Context(), 12); err != nil {
 		t.Fatal(err)
 	}
-	for _, st := range stories(n) {
-		if st.n != n {
-			continue
-		}
-		t.Run(st.name, func(t *testing.T) {
-			raced := 0
-			var example outcome
-			for round := range rounds {
-				got, err := st.burst(ctx, s, freshKey(t, round), st.n)
-				if err != nil {
-					t.Fatalf("round %d: %v", round+1, err)
-				}
-				if st.raced(got) {
-					raced++
-					example = got
-				}
-			}
-			t.Logf("race showed in %d of %d rounds at N=%d (e.g. %+v)", raced, rounds, n, example)
-			if raced <= rounds/2 {
-				t.Errorf("race showed in %d of %d rounds at N=%d, want most", raced, rounds, n)
-			}
-		})
-	}
+	storetest.LosesUpdates(t, s, rounds, n, storetest.Most)
 }
 
 // TestQuotaDayRollsOver checks, one request at a time, that the limit
@@ -220,44 +61,8 @@ func TestNaiveLosesUpdates(t *testing.T) {
 func TestQuotaDayRollsOver(t *testing.T) {
 	for _, strategy := range Strategies {
 		t.Run(strategyName(strategy), func(t *testing.T) {
-			var now atomic.Pointer[time.Time]
-			day1 := time.Date(2026, 5, 20, 23, 59, 0, 0, time.UTC)
-			now.Store(&day1)
-			s := openStore(t, Config{Strategy: strategy, Now: func() time.Time { return *now.Load() }})
-			ctx := t.Context()
-			visitor := freshKey(t, 0)
-
-			type answer struct {
-				Granted bool
-				Count   int64
-			}
-			var got []answer
-			for range 6 {
-				g, c, err := s.Consume(ctx, visitor, quotaLimit)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got = append(got, answer{g, c})
-			}
-			day2 := day1.Add(2 * time.Minute)
-			now.Store(&day2)
-			g, c, err := s.Consume(ctx, visitor, quotaLimit)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got = append(got, answer{g, c})
-			count, err := s.Count(ctx, visitor)
-			if err != nil {
-				t.Fatal(err)
-			}
-
-			want := []answer{{true, 1}, {true, 2}, {true, 3}, {true, 4}, {true, 5}, {false, 5}, {true, 1}}
-			if fmt.Sprint(got) != fmt.Sprint(want) {
-				t.Errorf("answers: got %v, want %v", got, want)
-			}
-			if count != 1 {
-				t.Errorf("count on day 2: got %d, want 1", count)
-			}
+			clock := &storetest.Clock{}
+			storetest.QuotaDayRollsOver(t, openStore(t, Config{Strategy: strategy, Now: clock.Now}), clock)
 		})
 	}
 }
@@ -267,7 +72,7 @@ func TestQuotaDayRollsOver(t *testing.T) {
 func TestOpenIsSafeInParallel(t *testing.T) {
 	first := openStore(t, Config{})
 	ctx := t.Context()
-	slug := freshKey(t, 0)
+	slug := storetest.Key(t, 0)
 	if _, err := first.Hit(ctx, slug); err != nil {
 		t.Fatal(err)
 	}
@@ -275,8 +80,8 @@ func TestOpenIsSafeInParallel(t *testing.T) {
 		s   *Store
 		err error
 	}
-	stores := burst(8, func(int) opened {
-		s, err := Open(ctx, Config{URL: serverURL()})
+	stores := storetest.Burst(8, func(int) opened {
+		s, err := Open(ctx, Config{URL: storetest.URL(urlVar, DefaultURL)})
 		return opened{s, err}
 	})
 	for i, o := range stores {
@@ -302,7 +107,7 @@ func TestSerializableGivesUpAfterMaxAttempts(t *testing.T) {
 	const attempts = 3
 	s := openStore(t, Config{Strategy: StrategySerializable, MaxAttempts: attempts})
 	ctx := t.Context()
-	slug := freshKey(t, 0)
+	slug := storetest.Key(t, 0)
 	other := openStore(t, Config{})
 	s.betweenReadAndWrite = func(ctx context.Context) {
 		if _, err := other.Hit(ctx, slug); err != nil {
@@ -342,7 +147,7 @@ func TestPrepareOpensConnections(t *testing.T) {
 }
 
 func TestOpenFailsFastWhenServerIsDown(t *testing.T) {
-	addr := closedAddr(t)
+	addr := storetest.ClosedAddr(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	_, err := Open(ctx, Config{URL: "postgres://racelab@" + addr + "/racelab?sslmode=disable"})
@@ -371,7 +176,7 @@ func BenchmarkHit(b *testing.B) {
 		b.Run(strategyName(strategy), func(b *testing.B) {
 			s := openStore(b, Config{Strategy: strategy})
 			ctx := context.Background()
-			slug := freshKey(b, 0)
+			slug := storetest.Key(b, 0)
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
 					if _, err := s.Hit(ctx, slug); err != nil {

@@ -1,0 +1,168 @@
+package storetest
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// The story interfaces of racelab's targets package, repeated here because
+// neither this package nor the store packages may import it: a store that
+// stops fitting them fails to compile in its own tests, and a change of
+// signature in targets fails to adapt the store there.
+type (
+	// Counter is a store that counts views per slug (ten-hits-one-view).
+	Counter interface {
+		Hit(ctx context.Context, slug string) (int64, error)
+		Views(ctx context.Context, slug string) (int64, error)
+	}
+	// Quota is a store that grants at most limit downloads a visitor a UTC
+	// day (six-become-four).
+	Quota interface {
+		Consume(ctx context.Context, visitor string, limit int64) (granted bool, count int64, err error)
+		Count(ctx context.Context, visitor string) (int64, error)
+	}
+	// Inventory is a store of one-of-a-kind items (five-checkouts).
+	Inventory interface {
+		Checkout(ctx context.Context, item, buyer string) (bool, error)
+		Claims(ctx context.Context, item string) (int64, error)
+	}
+	// Preparer is a store that readies connections or goroutines for n
+	// simultaneous requests before a burst.
+	Preparer interface {
+		Prepare(ctx context.Context, n int) error
+	}
+	// Store is a store that serves all three stories.
+	Store interface {
+		Counter
+		Quota
+		Inventory
+	}
+)
+
+// Burst runs do n times at once: n goroutines wait on one channel and are
+// released together by closing it. It returns once all are done, with do(i)
+// in slot i; each goroutine writes only its own slot.
+func Burst[T any](n int, do func(i int) T) []T {
+	out := make([]T, n)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			out[i] = do(i)
+		})
+	}
+	close(start)
+	wg.Wait()
+	return out
+}
+
+// runID keeps this test process's keys apart from any other's, and keySeq
+// keeps its keys apart from each other, even under -count.
+var (
+	runID  = rand.Text()[:10]
+	keySeq atomic.Int64
+)
+
+// Key is a name no earlier round, test or process has used, so that a round
+// on a server that keeps its data starts from nothing.
+func Key(tb testing.TB, round int) string {
+	return fmt.Sprintf("test-%s-%d-%s-%d", runID, keySeq.Add(1), tb.Name(), round)
+}
+
+// URL is the test server's URL: the value of envVar, or def, the server
+// .ci/services starts.
+func URL(envVar, def string) string {
+	if u := os.Getenv(envVar); u != "" {
+		return u
+	}
+	return def
+}
+
+// Unreachable ends a test whose server did not answer with err. It skips
+// the test, saying how to start the server, except under CI=true, where it
+// fails it: CI starts the server, so its absence there is a bug.
+func Unreachable(tb testing.TB, envVar string, err error) {
+	tb.Helper()
+	msg := fmt.Sprintf("%v; start it with .ci/services start or set %s", err, envVar)
+	if os.Getenv("CI") == "true" {
+		tb.Fatal(msg)
+	}
+	tb.Skip("skipped: " + msg)
+}
+
+// OpenServer opens a store on the test server, envVar's or def, with open,
+// and closes it when the test ends. An error that wraps unreachable ends the
+// test as Unreachable does; any other error fails it.
+func OpenServer[S io.Closer](tb testing.TB, envVar, def string, unreachable error, open func(ctx context.Context, url string) (S, error)) S {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := open(ctx, URL(envVar, def))
+	if errors.Is(err, unreachable) {
+		Unreachable(tb, envVar, err)
+	}
+	if err != nil {
+		tb.Fatalf("open: %v", err)
+	}
+	tb.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			tb.Errorf("close: %v", err)
+		}
+	})
+	return s
+}
+
+// ClosedAddr is a loopback address where nothing listens.
+func ClosedAddr(tb testing.TB) string {
+	tb.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	addr := l.Addr().String()
+	if err := l.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	return addr
+}
+
+// Clock is a settable clock, safe for use from many requests at once; pass
+// its Now to a store. The zero Clock reads the zero time.
+type Clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+// Now is the instant last Set.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+// Set moves the clock to t.
+func (c *Clock) Set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = t
+}
+
+// OneTo returns 1, 2, …, n: the totals n hits on a fresh slug must be
+// answered with.
+func OneTo(n int) []int64 {
+	s := make([]int64, n)
+	for i := range s {
+		s[i] = int64(i + 1)
+	}
+	return s
+}
