@@ -15,6 +15,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/racelab/racelab/targets/clock"
 )
 
 // The strategies a Store can use, named by Config.Strategy.
@@ -333,14 +335,7 @@ func (s *Store) pause(ctx context.Context) {
 	if s.betweenReadAndWrite != nil {
 		s.betweenReadAndWrite(ctx)
 	}
-	if s.cfg.ThinkTime > 0 {
-		t := time.NewTimer(s.cfg.ThinkTime)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-		}
-	}
+	_ = clock.Real{}.Sleep(ctx, s.cfg.ThinkTime) // a cancelled ctx fails the write that follows
 }
 
 // backoff waits a random time that grows with the attempt, so that
@@ -348,12 +343,5 @@ func (s *Store) pause(ctx context.Context) {
 // collide again.
 func backoff(ctx context.Context, attempt int) error {
 	limit := min(100*time.Microsecond<<min(attempt, 10), 10*time.Millisecond)
-	t := time.NewTimer(rand.N(limit) + 1)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return clock.Real{}.Sleep(ctx, rand.N(limit)+1)
 }

@@ -14,6 +14,8 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
+
+	"github.com/racelab/racelab/targets/clock"
 )
 
 // The strategies a Store can use, named by Config.Strategy.
@@ -287,26 +289,12 @@ func (s *Store) pause(ctx context.Context) {
 	if s.betweenReadAndWrite != nil {
 		s.betweenReadAndWrite(ctx)
 	}
-	if s.cfg.ThinkTime > 0 {
-		t := time.NewTimer(s.cfg.ThinkTime)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-		}
-	}
+	_ = clock.Real{}.Sleep(ctx, s.cfg.ThinkTime) // a cancelled ctx fails the write that follows
 }
 
 // backoff waits a random time that grows with the attempt, so that requests
 // that collided do not all come back at the same instant and collide again.
 func backoff(ctx context.Context, attempt int) error {
 	limit := min(50*time.Microsecond<<min(attempt, 10), 5*time.Millisecond)
-	t := time.NewTimer(rand.N(limit) + 1)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return clock.Real{}.Sleep(ctx, rand.N(limit)+1)
 }

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/racelab/racelab/targets/clock"
 )
 
 // The strategies a Store can follow.
@@ -225,17 +227,7 @@ func (s *Store) removeDir() error {
 
 // pause waits out the naive strategy's think time, or until ctx ends.
 func (s *Store) pause(ctx context.Context) error {
-	if s.think <= 0 {
-		return nil
-	}
-	t := time.NewTimer(s.think)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return clock.Real{}.Sleep(ctx, s.think)
 }
 
 // today is the UTC day that a quota counts downloads in.
