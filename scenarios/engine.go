@@ -165,6 +165,10 @@ func Run(ctx context.Context, p Plan) (*Result, error) {
 	}
 	trials := p.Evidence.planned(cmp.Or(p.Trials, DefaultTrials))
 	timeout := cmp.Or(p.Timeout, DefaultTimeout)
+	var gap time.Duration // zero: a burst
+	if p.Sequential {
+		gap = cmp.Or(p.Gap, DefaultGap)
+	}
 	res := &Result{
 		Schema:     SchemaVersion,
 		Scenario:   sc.Name,
@@ -174,9 +178,7 @@ func Run(ctx context.Context, p Plan) (*Result, error) {
 		Seed:       p.Seed,
 		Confidence: p.Evidence.level(),
 		Sequential: p.Sequential,
-	}
-	if p.Sequential {
-		res.Gap = cmp.Or(p.Gap, DefaultGap)
+		Gap:        gap,
 	}
 	if p.MaxRate > 0 {
 		res.MaxRate, res.MaxTrials = p.MaxRate, p.Evidence.maxTrials()
@@ -215,13 +217,10 @@ func Run(ctx context.Context, p Plan) (*Result, error) {
 		if openErr[ti] != nil {
 			tr.Error = openErr[ti].Error()
 		} else {
-			f := firing{n: n, timeout: timeout, trace: p.Trace, virtual: virtualClock(opened[ti].Store)}
+			f := firing{n: n, timeout: timeout, gap: gap, trace: p.Trace, virtual: virtualClock(opened[ti].Store)}
 			tr.Clock = "real"
 			if f.virtual != nil {
 				tr.Clock = "virtual"
-			}
-			if p.Sequential {
-				f.gap = cmp.Or(p.Gap, DefaultGap)
 			}
 			runTarget(ctx, &tr, sc, opened[ti], f, trials, func(trial int) string {
 				return fmt.Sprintf("%s-%s-%d-%d", sc.KeyPrefix, runID, ti, trial)
