@@ -250,33 +250,25 @@ func betaContinuedFraction(a, b, x float64) float64 {
 	}
 	d = 1 / d
 	h := d
+	// step takes one term aa of the fraction (Lentz's method) and returns
+	// the factor it changes the estimate by.
+	step := func(aa float64) float64 {
+		d = 1 + aa*d
+		if math.Abs(d) < tiny {
+			d = tiny
+		}
+		c = 1 + aa/c
+		if math.Abs(c) < tiny {
+			c = tiny
+		}
+		d = 1 / d
+		return d * c
+	}
 	for m := 1; m <= 10000; m++ {
 		fm := float64(m)
 		m2 := 2 * fm
-		// The even step of the fraction.
-		aa := fm * (b - fm) * x / ((qam + m2) * (a + m2))
-		d = 1 + aa*d
-		if math.Abs(d) < tiny {
-			d = tiny
-		}
-		c = 1 + aa/c
-		if math.Abs(c) < tiny {
-			c = tiny
-		}
-		d = 1 / d
-		h *= d * c
-		// The odd step.
-		aa = -(a + fm) * (qab + fm) * x / ((a + m2) * (qap + m2))
-		d = 1 + aa*d
-		if math.Abs(d) < tiny {
-			d = tiny
-		}
-		c = 1 + aa/c
-		if math.Abs(c) < tiny {
-			c = tiny
-		}
-		d = 1 / d
-		del := d * c
+		h *= step(fm * (b - fm) * x / ((qam + m2) * (a + m2)))            // the even term
+		del := step(-(a + fm) * (qab + fm) * x / ((a + m2) * (qap + m2))) // the odd term
 		h *= del
 		if math.Abs(del-1) < eps {
 			break
