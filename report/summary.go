@@ -150,7 +150,7 @@ func summarize(r *scenarios.Result) summary {
 		}
 	}
 
-	if !r.Sequential {
+	if !r.Sequential && r.Script == "" { // only bursts have a spread
 		s.lines = append(s.lines, spreadLines(r, labels)...)
 	}
 	for i := range r.Targets {

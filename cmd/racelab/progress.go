@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 
-	"github.com/racelab/racelab/scenarios"
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 )
@@ -16,15 +15,11 @@ type progress struct {
 	bar *mpb.Bar
 }
 
-func newProgress(ctx context.Context, w io.Writer, p scenarios.Plan) *progress {
-	n := len(p.Targets)
-	if n == 0 {
-		n = len(p.Scenario.Lineup)
-	}
-	total := int64(n * p.Trials)
+// newProgress draws a bar of total trials, labelled name.
+func newProgress(ctx context.Context, w io.Writer, name string, total int) *progress {
 	pr := mpb.NewWithContext(ctx, mpb.WithOutput(w), mpb.WithWidth(40))
-	bar := pr.AddBar(total,
-		mpb.PrependDecorators(decor.Name(p.Scenario.Name+" ", decor.WC{C: decor.DindentRight}), decor.CountersNoUnit("%d/%d trials")),
+	bar := pr.AddBar(int64(total),
+		mpb.PrependDecorators(decor.Name(name+" ", decor.WC{C: decor.DindentRight}), decor.CountersNoUnit("%d/%d trials")),
 		mpb.AppendDecorators(decor.Elapsed(decor.ET_STYLE_GO)),
 		mpb.BarRemoveOnComplete(),
 	)

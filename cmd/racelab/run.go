@@ -161,16 +161,34 @@ func runRun(c *cobra.Command, s Streams, o *runOptions) error {
 	if err != nil {
 		return err
 	}
-	if o.Payment {
-		return runPayments(c, s, o, p, format)
+	ctx := c.Context()
+	// play runs the trials, reporting each finished one to onTrial; bars
+	// counts them: one bar step per trial of each target.
+	play := func(onTrial func(string, int, int)) (*scenarios.Result, error) {
+		p.OnTrial = onTrial
+		return scenarios.Run(ctx, p)
 	}
+	bars := len(p.Targets)
+	if bars == 0 {
+		bars = len(p.Scenario.Lineup)
+	}
+	if o.Payment {
+		if err := o.checkPayment(p); err != nil {
+			return err
+		}
+		play = func(onTrial func(string, int, int)) (*scenarios.Result, error) {
+			return scenarios.RunPayments(ctx, p.Trials, p.Seed, onTrial)
+		}
+		bars = len(scenarios.PaymentDesigns)
+	}
+	var onTrial func(string, int, int)
 	var bar *progress
 	// p.Trials, not o.Trials: --max-rate raises the count it needs.
 	if p.Trials > 1 && s.ErrIsTTY && !o.Quiet {
-		bar = newProgress(c.Context(), s.Err, p)
-		p.OnTrial = bar.Trial
+		bar = newProgress(ctx, s.Err, p.Scenario.Name, bars*p.Trials)
+		onTrial = bar.Trial
 	}
-	res, runErr := scenarios.Run(c.Context(), p)
+	res, runErr := play(onTrial)
 	if bar != nil {
 		bar.Wait() // the bar is gone before the report is printed
 	}
@@ -191,6 +209,19 @@ func runRun(c *cobra.Command, s Streams, o *runOptions) error {
 		return runErr
 	}
 	return verdict(res)
+}
+
+// checkPayment says whether --payment fits the rest of the command: the
+// whole checkout is part of five-checkouts and compares the two shop
+// designs in virtual time, so it takes no targets of its own.
+func (o *runOptions) checkPayment(p scenarios.Plan) error {
+	if p.Scenario.Name != "five-checkouts" {
+		return usageError{fmt.Errorf("--payment is part of five-checkouts, not %s", p.Scenario.Name)}
+	}
+	if len(o.Targets) > 0 || o.Sequential || o.Clock == "real" {
+		return usageError{fmt.Errorf("--payment compares the two shop designs in virtual time; drop -t, --sequential and --clock")}
+	}
+	return nil
 }
 
 // verdict turns a finished run into its exit code: interrupted first, then
@@ -262,38 +293,4 @@ func writeTimelines(w io.Writer, res *scenarios.Result) error {
 		}
 	}
 	return nil
-}
-
-// runPayments plays the whole five-checkouts story instead of bursts.
-func runPayments(c *cobra.Command, s Streams, o *runOptions, p scenarios.Plan, format report.Format) error {
-	if p.Scenario.Name != "five-checkouts" {
-		return usageError{fmt.Errorf("--payment is part of five-checkouts, not %s", p.Scenario.Name)}
-	}
-	if len(o.Targets) > 0 || o.Sequential || o.Clock == "real" {
-		return usageError{fmt.Errorf("--payment compares the two shop designs in virtual time; drop -t, --sequential and --clock")}
-	}
-	var bar *progress
-	if p.Trials > 1 && s.ErrIsTTY && !o.Quiet {
-		bar = newProgress(c.Context(), s.Err, p)
-	}
-	var onTrial func(string, int, int)
-	if bar != nil {
-		onTrial = bar.Trial
-	}
-	res, err := scenarios.RunPayments(c.Context(), p.Trials, p.Seed, onTrial)
-	if bar != nil {
-		bar.Wait()
-	}
-	if err != nil {
-		return err
-	}
-	if err := report.Render(s.Out, res, format, report.Options{NoColor: s.NoColor}); err != nil {
-		return fmt.Errorf("write report: %w", err)
-	}
-	if o.Timeline && (format == report.Table || format == report.Markdown) {
-		if err := writeTimelines(s.Out, res); err != nil {
-			return fmt.Errorf("write timeline: %w", err)
-		}
-	}
-	return verdict(res)
 }
