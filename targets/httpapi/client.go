@@ -45,8 +45,10 @@ func ParseSync(s string) (Sync, error) {
 
 // Defaults of a Client, in one place.
 const (
-	// DefaultDialTimeout bounds opening and warming one connection, and
-	// the wait for the server's HTTP/2 settings.
+	// DefaultDialTimeout bounds the whole warm-up of one connection
+	// (connect, TLS, the server's HTTP/2 settings, a harmless GET) when
+	// Config.DialTimeout is zero. racelab run sets DialTimeout to its
+	// --timeout instead: warming a connection is one request.
 	DefaultDialTimeout = 10 * time.Second
 	// DefaultStreams is the most streams a Client opens on one HTTP/2
 	// connection when the server allows more. On loopback one write of a
@@ -82,8 +84,12 @@ type Config struct {
 	// zero means DefaultStreams on loopback, DefaultRemoteStreams beyond.
 	// The server's own limit always applies.
 	Streams int
-	// DialTimeout bounds opening and warming one connection; zero means
-	// DefaultDialTimeout.
+	// DialTimeout bounds the whole warm-up of one connection (connect,
+	// TLS, the server's HTTP/2 settings, a harmless GET) and each write
+	// or PING that stages a burst; zero means DefaultDialTimeout. A
+	// service silent for that long fails Prepare or Stage, whatever the
+	// size of the burst: connections are warmed in parallel and the first
+	// failure calls off the rest.
 	DialTimeout time.Duration
 }
 
@@ -488,10 +494,9 @@ func (c *Client) Claims(ctx context.Context, item string) (int64, error) {
 }
 
 // dial opens a connection to the service, TLS for https with protos as
-// ALPN, and returns it with the TCP connection beneath, for peeking.
+// ALPN, and returns it with the TCP connection beneath, for peeking. ctx
+// bounds it: the caller's warmContext.
 func (c *Client) dial(ctx context.Context, protos []string) (conn, raw net.Conn, err error) {
-	ctx, cancel := context.WithTimeout(ctx, c.dialWait)
-	defer cancel()
 	addr := c.base.Host
 	if c.base.Port() == "" {
 		addr = net.JoinHostPort(c.base.Hostname(), map[string]string{"http": "80", "https": "443"}[c.base.Scheme])
@@ -499,7 +504,7 @@ func (c *Client) dial(ctx context.Context, protos []string) (conn, raw net.Conn,
 	d := net.Dialer{KeepAlive: 30 * time.Second}
 	raw, err = d.DialContext(ctx, "tcp", addr)
 	if err != nil {
-		return nil, nil, fmt.Errorf("connect to %s: %w", addr, err)
+		return nil, nil, fmt.Errorf("connect to %s: %w", addr, stepErr(ctx, err))
 	}
 	if tcp, ok := raw.(*net.TCPConn); ok {
 		// A final byte or frame must leave at once, not wait for Nagle.
@@ -513,7 +518,7 @@ func (c *Client) dial(ctx context.Context, protos []string) (conn, raw net.Conn,
 	tc := tls.Client(raw, cfg)
 	if err := tc.HandshakeContext(ctx); err != nil {
 		raw.Close()
-		return nil, nil, fmt.Errorf("TLS handshake with %s: %w", addr, err)
+		return nil, nil, fmt.Errorf("TLS handshake with %s: %w", addr, stepErr(ctx, err))
 	}
 	return tc, raw, nil
 }
@@ -579,29 +584,25 @@ var errClosed = errors.New("http client closed")
 // warmPool opens n connections in net/http's pool with a harmless GET each,
 // all at once so that each needs its own connection.
 func (c *Client) warmPool(ctx context.Context, n int) error {
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			ctx, cancel := context.WithTimeout(ctx, c.dialWait)
-			defer cancel()
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base.Scheme+"://"+c.base.Host+c.warmTarget(), nil)
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			resp, err := c.http.Do(req)
-			if err != nil {
-				errs[i] = unwrapURLError(err)
-				return
-			}
-			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, MaxAnswerBytes))
-			resp.Body.Close()
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("warm %d connections to %s: %w", n, c.base.Host, errs[0])
+	err := warmAll(ctx, n, n, func(ctx context.Context, _ int) error {
+		ctx, cancel := c.warmContext(ctx)
+		defer cancel()
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base.Scheme+"://"+c.base.Host+c.warmTarget(), nil)
+		if err != nil {
+			return err
+		}
+		resp, err := c.http.Do(req)
+		if err != nil {
+			return fmt.Errorf("GET %s: %w", c.warmTarget(), stepErr(ctx, unwrapURLError(err)))
+		}
+		defer resp.Body.Close()
+		if _, err := io.Copy(io.Discard, io.LimitReader(resp.Body, MaxAnswerBytes)); err != nil {
+			return fmt.Errorf("GET %s: read answer: %w", c.warmTarget(), stepErr(ctx, err))
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("warm %d connections to %s: %w", n, c.base.Host, err)
 	}
 	return nil
 }

@@ -4,13 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"slices"
-	"sync"
 	"time"
 )
 
@@ -29,14 +27,17 @@ type h1Conn struct {
 	broken bool // the connection cannot carry another request
 }
 
-// dialH1 opens an HTTP/1.1 connection and warms it with one harmless GET.
+// dialH1 opens an HTTP/1.1 connection and warms it with one harmless GET,
+// all within one DialTimeout (see warmContext).
 func (c *Client) dialH1(ctx context.Context) (*h1Conn, error) {
-	conn, raw, err := c.dial(ctx, []string{"http/1.1"})
+	wctx, cancel := c.warmContext(ctx)
+	defer cancel()
+	conn, raw, err := c.dial(wctx, []string{"http/1.1"})
 	if err != nil {
 		return nil, err
 	}
 	hc := &h1Conn{conn: conn, raw: raw, br: bufio.NewReader(conn)}
-	kept, err := hc.warm(ctx, c)
+	kept, err := hc.warm(wctx, c)
 	if err != nil {
 		hc.close()
 		return nil, err
@@ -45,9 +46,12 @@ func (c *Client) dialH1(ctx context.Context) (*h1Conn, error) {
 		return hc, nil
 	}
 	// The server closes a connection after one answer: a fresh, unwarmed
-	// connection is the best it allows.
+	// connection is the best it allows. It is a connection of its own, so
+	// it gets a DialTimeout of its own.
 	hc.close()
-	if conn, raw, err = c.dial(ctx, []string{"http/1.1"}); err != nil {
+	fctx, cancel := c.warmContext(ctx)
+	defer cancel()
+	if conn, raw, err = c.dial(fctx, []string{"http/1.1"}); err != nil {
 		return nil, err
 	}
 	return &h1Conn{conn: conn, raw: raw, br: bufio.NewReader(conn)}, nil
@@ -56,22 +60,29 @@ func (c *Client) dialH1(ctx context.Context) (*h1Conn, error) {
 // warm sends a GET of the base URL and reads its answer, whatever it is,
 // so that the server has accepted the connection and started serving it
 // before any burst. It reports whether the server keeps the connection.
+// ctx bounds it (the connection's warmContext): when ctx ends, the
+// connection's deadline is cut and the step fails with ctx's cause.
 func (hc *h1Conn) warm(ctx context.Context, c *Client) (kept bool, err error) {
-	deadline := time.Now().Add(c.dialWait)
-	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-		deadline = d
+	stop := unblockOnDone(ctx, hc.conn)
+	fail := func(err error) (bool, error) {
+		stop()
+		return false, fmt.Errorf("warm connection to %s: GET %s: %w", c.base.Host, c.warmTarget(), stepErr(ctx, err))
 	}
-	_ = hc.conn.SetDeadline(deadline)
-	defer hc.conn.SetDeadline(time.Time{})
 	if _, err := hc.conn.Write(c.h1Request(http.MethodGet, c.warmTarget())); err != nil {
-		return false, fmt.Errorf("warm connection to %s: %w", c.base.Host, err)
+		return fail(err)
 	}
 	resp, err := http.ReadResponse(hc.br, &http.Request{Method: http.MethodGet})
 	if err != nil {
-		return false, fmt.Errorf("warm connection to %s: GET %s: %w", c.base.Host, c.warmTarget(), err)
+		return fail(err)
 	}
 	n, err := io.Copy(io.Discard, io.LimitReader(resp.Body, MaxAnswerBytes+1))
 	resp.Body.Close()
+	if err != nil && ctx.Err() != nil {
+		return fail(err) // the body stalled past the wait
+	}
+	if !stop() {
+		return fail(ctx.Err()) // the deadline was cut as the answer came: the connection is spent
+	}
 	return err == nil && n <= MaxAnswerBytes && !resp.Close, nil
 }
 
@@ -131,17 +142,13 @@ func (c *Client) h1Conns(ctx context.Context, n int) ([]*h1Conn, error) {
 	c.mu.Unlock()
 
 	fresh := make([]*h1Conn, max(need, 0))
-	errs := make([]error, len(fresh))
-	gate := make(chan struct{}, dialParallel)
-	var wg sync.WaitGroup
-	for i := range fresh {
-		wg.Go(func() {
-			gate <- struct{}{}
-			defer func() { <-gate }()
-			fresh[i], errs[i] = c.dialH1(ctx)
-		})
-	}
-	wg.Wait()
+	// One reason is clearer than n copies of it, and the first failure
+	// calls off the rest (see warmAll).
+	err := warmAll(ctx, len(fresh), dialParallel, func(ctx context.Context, i int) error {
+		var err error
+		fresh[i], err = c.dialH1(ctx)
+		return err
+	})
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -153,12 +160,8 @@ func (c *Client) h1Conns(ctx context.Context, n int) ([]*h1Conn, error) {
 	if c.closed {
 		return nil, errClosed
 	}
-	if err := errors.Join(errs...); err != nil {
-		for _, e := range errs {
-			if e != nil {
-				return nil, e // one reason is clearer than n copies of it
-			}
-		}
+	if err != nil {
+		return nil, err
 	}
 	return slices.Clone(c.h1[:n]), nil
 }
@@ -176,17 +179,24 @@ func (c *Client) stageH1(ctx context.Context, call Call, key string, n int) ([]f
 	r := c.routes[call]
 	req := c.h1Request(r.Method, c.target(call, key))
 	head, last := req[:len(req)-1], req[len(req)-1:]
-	b := &h1Burst{conns: conns, last: last, early: make([]bool, n), sent: make([]error, n)}
+	b := &h1Burst{conns: conns, last: last, wait: c.dialWait, early: make([]bool, n), sent: make([]error, n)}
 	b.latch = newBurstLatch(n, b.release)
 	fs := make([]func(context.Context) (Reply, error), n)
 	for i, hc := range conns {
+		// A write blocks only when the server reads nothing; DialTimeout
+		// or the end of ctx, whichever comes first, unblocks it.
 		_ = hc.conn.SetWriteDeadline(time.Now().Add(c.dialWait))
+		stop := unblockOnDone(ctx, hc.conn)
 		_, err := hc.conn.Write(head)
+		armed := stop()
 		_ = hc.conn.SetWriteDeadline(time.Time{})
 		hc.staged = true
+		if err == nil && !armed {
+			err = ctx.Err() // written, but the deadline was cut: the connection is spent
+		}
 		if err != nil {
 			hc.broken = true
-			return nil, fmt.Errorf("stage %s %s: %w", r.Method, c.target(call, key), err)
+			return nil, fmt.Errorf("stage %s %s: %w", r.Method, c.target(call, key), stepErr(ctx, err))
 		}
 		fs[i] = func(ctx context.Context) (Reply, error) {
 			if err := b.latch.arrive(ctx); err != nil {
@@ -205,8 +215,9 @@ type h1Burst struct {
 	latch *burstLatch
 	conns []*h1Conn
 	last  []byte
-	early []bool  // per request: answered before its last byte went out
-	sent  []error // per request: the last byte's write failed
+	wait  time.Duration // the client's DialTimeout, bounding the writes
+	early []bool        // per request: answered before its last byte went out
+	sent  []error       // per request: the last byte's write failed
 }
 
 // release writes each connection's last byte. An answer already waiting
@@ -214,7 +225,7 @@ type h1Burst struct {
 // for the whole request: that request is early.
 func (b *h1Burst) release() {
 	// Deadlines first, so that nothing but the writes sits between them.
-	deadline := time.Now().Add(DefaultDialTimeout)
+	deadline := time.Now().Add(b.wait)
 	for _, hc := range b.conns {
 		_ = hc.conn.SetWriteDeadline(deadline)
 	}

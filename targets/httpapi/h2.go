@@ -26,7 +26,6 @@ const (
 	h2StreamWindow = 1 << 20 // SETTINGS_INITIAL_WINDOW_SIZE racelab grants each stream
 	h2ConnWindow   = 1 << 30 // the connection's window, topped up as answers arrive
 	h2Refill       = 1 << 20 // give back received bytes once this many have arrived
-	h2SettingsWait = 3 * time.Second
 )
 
 // noH2Error says the server does not speak HTTP/2: SyncAuto falls back to
@@ -41,6 +40,7 @@ func (e *noH2Error) Error() string { return "server does not speak HTTP/2: " + e
 type h2Conn struct {
 	conn net.Conn
 	raw  net.Conn
+	wait time.Duration // the client's DialTimeout, bounding each write
 
 	// wmu serializes writes, so that frames stay whole on the wire and
 	// header blocks reach the server in the order the encoder made them.
@@ -77,10 +77,13 @@ type h2Stream struct {
 }
 
 // dialH2 opens an HTTP/2 connection (h2c with prior knowledge on http, ALPN
-// h2 on https), exchanges settings, and warms it with one harmless GET. A
-// server that turns out not to speak HTTP/2 gives a *noH2Error.
+// h2 on https), exchanges settings, and warms it with one harmless GET, all
+// within one DialTimeout (see warmContext). A server that turns out not to
+// speak HTTP/2 gives a *noH2Error.
 func (c *Client) dialH2(ctx context.Context) (*h2Conn, error) {
-	conn, raw, err := c.dial(ctx, []string{"h2", "http/1.1"})
+	wctx, cancel := c.warmContext(ctx)
+	defer cancel()
+	conn, raw, err := c.dial(wctx, []string{"h2", "http/1.1"})
 	if err != nil {
 		return nil, err
 	}
@@ -91,6 +94,7 @@ func (c *Client) dialH2(ctx context.Context) (*h2Conn, error) {
 	hc := &h2Conn{
 		conn:     conn,
 		raw:      raw,
+		wait:     c.dialWait,
 		nextID:   1,
 		streams:  map[uint32]*h2Stream{},
 		pings:    map[[8]byte]chan struct{}{},
@@ -108,7 +112,7 @@ func (c *Client) dialH2(ctx context.Context) (*h2Conn, error) {
 			http2.Setting{ID: http2.SettingInitialWindowSize, Val: h2StreamWindow},
 		),
 		hc.fr.WriteWindowUpdate(0, h2ConnWindow-65535),
-		hc.flush(c.dialWait),
+		hc.flush(),
 	)
 	hc.wmu.Unlock()
 	if err != nil {
@@ -120,36 +124,38 @@ func (c *Client) dialH2(ctx context.Context) (*h2Conn, error) {
 	rfr.MaxHeaderListSize = 1 << 20
 	go hc.readLoop(rfr)
 
-	// A server that speaks HTTP/2 sends its settings at once; one that
-	// does not may sit on the preface as an unfinished HTTP/1 request.
-	settingsWait := min(c.dialWait, h2SettingsWait)
-	t := time.NewTimer(settingsWait)
-	defer t.Stop()
+	// A server that speaks HTTP/2 sends its settings at once. One that
+	// does not reads the preface as an HTTP/1 request for PRI * with
+	// version 2.0 and answers it, most often with 505 or 400: the read
+	// loop then fails with a *noH2Error, and SyncAuto falls back to
+	// lastbyte. A server that says nothing at all within the wait is not
+	// answering: that is its failure, not a fallback, or a silent service
+	// would cost a second wait on the HTTP/1.1 connections.
 	select {
 	case <-hc.settings:
 	case <-hc.done:
 		hc.close()
 		return nil, hc.failure()
-	case <-ctx.Done():
+	case <-wctx.Done():
 		hc.close()
-		return nil, ctx.Err()
-	case <-t.C:
-		hc.close()
-		return nil, &noH2Error{fmt.Sprintf("no HTTP/2 settings within %s", settingsWait)}
+		err := context.Cause(wctx)
+		if ctx.Err() == nil {
+			err = fmt.Errorf("%w to the HTTP/2 preface (for a server that speaks only HTTP/1.1 and ignores it, sync lastbyte skips it)", err)
+		}
+		return nil, fmt.Errorf("open HTTP/2 connection to %s: %w", c.base.Host, err)
 	}
-	wait, cancel := context.WithTimeout(ctx, c.dialWait)
-	defer cancel()
-	if err := hc.warm(wait, c); err != nil {
+	if err := hc.warm(wctx, c); err != nil {
 		hc.close()
-		return nil, fmt.Errorf("warm HTTP/2 connection to %s: %w", c.base.Host, err)
+		return nil, fmt.Errorf("warm HTTP/2 connection to %s: GET %s: %w", c.base.Host, c.warmTarget(), stepErr(wctx, err))
 	}
 	return hc, nil
 }
 
-// flush writes what the framer has put in wbuf as one socket write; the
-// caller holds wmu.
-func (hc *h2Conn) flush(timeout time.Duration) error {
-	_ = hc.conn.SetWriteDeadline(time.Now().Add(timeout))
+// flush writes what the framer has put in wbuf as one socket write, within
+// the client's DialTimeout; the caller holds wmu. A write blocks only when
+// the server stops reading, and then no longer than that.
+func (hc *h2Conn) flush() error {
+	_ = hc.conn.SetWriteDeadline(time.Now().Add(hc.wait))
 	_, err := hc.conn.Write(hc.wbuf.Bytes())
 	_ = hc.conn.SetWriteDeadline(time.Time{})
 	hc.wbuf.Reset()
@@ -222,7 +228,7 @@ func (hc *h2Conn) onSettings(f *http2.SettingsFrame) {
 	}
 	hc.mu.Unlock()
 	_ = hc.fr.WriteSettingsAck()
-	if err := hc.flush(DefaultDialTimeout); err != nil {
+	if err := hc.flush(); err != nil {
 		hc.fail(err)
 	}
 }
@@ -240,7 +246,7 @@ func (hc *h2Conn) onPing(f *http2.PingFrame) {
 	hc.wmu.Lock()
 	defer hc.wmu.Unlock()
 	_ = hc.fr.WritePing(true, f.Data)
-	if err := hc.flush(DefaultDialTimeout); err != nil {
+	if err := hc.flush(); err != nil {
 		hc.fail(err)
 	}
 }
@@ -297,7 +303,7 @@ func (hc *h2Conn) onData(f *http2.DataFrame) {
 		hc.wmu.Lock()
 		defer hc.wmu.Unlock()
 		_ = hc.fr.WriteWindowUpdate(0, refill)
-		if err := hc.flush(DefaultDialTimeout); err != nil {
+		if err := hc.flush(); err != nil {
 			hc.fail(err)
 		}
 	}
@@ -426,7 +432,7 @@ func (hc *h2Conn) open(c *Client, method, target string, n int, endStream bool) 
 			StreamID: s.id, BlockFragment: hc.hbuf.Bytes(), EndHeaders: true, EndStream: endStream,
 		})
 	}
-	if err := hc.flush(c.dialWait); err != nil {
+	if err := hc.flush(); err != nil {
 		hc.fail(err)
 		return nil, nil, err
 	}
@@ -460,7 +466,7 @@ func (hc *h2Conn) ping(ctx context.Context, timeout time.Duration) error {
 	hc.pings[data] = ack
 	hc.mu.Unlock()
 	_ = hc.fr.WritePing(false, data)
-	err := hc.flush(timeout)
+	err := hc.flush()
 	hc.wmu.Unlock()
 	if err != nil {
 		hc.fail(err)
@@ -510,7 +516,7 @@ func (hc *h2Conn) cancel(s *h2Stream) {
 	hc.wmu.Lock()
 	defer hc.wmu.Unlock()
 	_ = hc.fr.WriteRSTStream(s.id, http2.ErrCodeCancel)
-	if err := hc.flush(DefaultDialTimeout); err != nil {
+	if err := hc.flush(); err != nil {
 		hc.fail(err)
 	}
 }
@@ -562,12 +568,11 @@ func (c *Client) h2Conns(ctx context.Context, n int) ([]*h2Conn, int, error) {
 			return conns, per, nil
 		}
 		fresh := make([]*h2Conn, need)
-		errs := make([]error, need)
-		var wg sync.WaitGroup
-		for i := range fresh {
-			wg.Go(func() { fresh[i], errs[i] = c.dialH2(ctx) })
-		}
-		wg.Wait()
+		err := warmAll(ctx, need, need, func(ctx context.Context, i int) error {
+			var err error
+			fresh[i], err = c.dialH2(ctx)
+			return err
+		})
 		c.mu.Lock()
 		for _, hc := range fresh {
 			if hc != nil {
@@ -575,10 +580,8 @@ func (c *Client) h2Conns(ctx context.Context, n int) ([]*h2Conn, int, error) {
 			}
 		}
 		c.mu.Unlock()
-		for _, err := range errs {
-			if err != nil {
-				return nil, 0, err
-			}
+		if err != nil {
+			return nil, 0, err
 		}
 		// Loop: the new connections' limits may ask for more of them.
 	}
@@ -665,9 +668,9 @@ type h2Group struct {
 // answered by then was answered before its request was complete: early.
 func (b *h2Burst) release() {
 	// Deadlines first, so that nothing but the writes sits between them.
-	deadline := time.Now().Add(DefaultDialTimeout)
+	now := time.Now()
 	for _, g := range b.groups {
-		_ = g.hc.conn.SetWriteDeadline(deadline)
+		_ = g.hc.conn.SetWriteDeadline(now.Add(g.hc.wait))
 	}
 	for _, g := range b.groups {
 		hc := g.hc
