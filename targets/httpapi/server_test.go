@@ -2,7 +2,6 @@ package httpapi_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -262,19 +261,93 @@ func TestHandlerWithoutStories(t *testing.T) {
 	}
 }
 
-// failingCounter fails every request, as a store that lost its server does.
-type failingCounter struct{}
+// failingStore fails every story's every call as a store that lost its
+// server does, with the error a driver gives: it names the server's address
+// and the key.
+type failingStore struct{}
 
-func (failingCounter) Hit(context.Context, string) (int64, error) {
-	return 0, errors.New("connection refused")
+const (
+	failingAddr = "127.0.0.1:56379"
+	secretKey   = "visitor-4f1c2e"
+)
+
+func (failingStore) fail(op, key string) error {
+	return fmt.Errorf("%s %q: dial tcp %s: connect: connection refused\n(redis://:hunter2@%s/0)", op, key, failingAddr, failingAddr)
 }
-func (failingCounter) Views(context.Context, string) (int64, error) { return 0, nil }
+func (f failingStore) Hit(_ context.Context, k string) (int64, error)   { return 0, f.fail("incr", k) }
+func (f failingStore) Views(_ context.Context, k string) (int64, error) { return 0, f.fail("get", k) }
+func (f failingStore) Consume(_ context.Context, k string, _ int64) (bool, int64, error) {
+	return false, 0, f.fail("evalsha", k)
+}
+func (f failingStore) Count(_ context.Context, k string) (int64, error) { return 0, f.fail("get", k) }
+func (f failingStore) Checkout(_ context.Context, k, _ string) (bool, error) {
+	return false, f.fail("set nx", k)
+}
+func (f failingStore) Claims(_ context.Context, k string) (int64, error) { return 0, f.fail("get", k) }
 
+// lockedBuffer is a log that the server's goroutines may write while the
+// test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestStoreFailure: a failing store answers 500 with a generic body on
+// every route, so that a client learns nothing of the backend (its address,
+// its credentials, another visitor's key); the operator reads the detail in
+// the log, one line per request.
 func TestStoreFailure(t *testing.T) {
-	base, _ := serve(t, failingCounter{})
-	status, _, got := call(t, "POST", base+"/hit/a", nil)
-	if status != http.StatusInternalServerError || got["error"] != "store test: connection refused" {
-		t.Errorf("POST /hit/a over a failing store = %d %v, want 500 naming the failure", status, got)
+	var logged lockedBuffer
+	base := serveHandler(t, httpapi.NewHandler(failingStore{}, httpapi.WithStoreName("redis"), httpapi.WithErrorLog(&logged)))
+	routes := []struct{ method, path string }{
+		{"POST", "/hit/" + secretKey},
+		{"GET", "/get/" + secretKey},
+		{"GET", "/get?slugs=a," + secretKey},
+		{"POST", "/download/" + secretKey},
+		{"GET", "/quota/" + secretKey},
+		{"POST", "/checkout/" + secretKey},
+		{"GET", "/item/" + secretKey},
+	}
+	for _, r := range routes {
+		status, _, got := call(t, r.method, base+r.path, nil)
+		want := map[string]any{"error": "store failed"}
+		if status != http.StatusInternalServerError || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s %s over a failing store = %d %v, want 500 %v", r.method, r.path, status, got, want)
+		}
+	}
+	lines := strings.Split(strings.TrimSuffix(logged.String(), "\n"), "\n")
+	if len(lines) != len(routes) {
+		t.Fatalf("log has %d lines, want one per request (%d):\n%s", len(lines), len(routes), logged.String())
+	}
+	for i, line := range lines {
+		r := routes[i]
+		if !contains(line, "racelab serve: "+r.method+" "+r.path+": 500: store redis: ", failingAddr, secretKey) {
+			t.Errorf("log line %d = %q, want the request, the store and its error", i+1, line)
+		}
+	}
+}
+
+// TestStoreFailureWithoutLog: with no log, the detail is dropped, not sent.
+func TestStoreFailureWithoutLog(t *testing.T) {
+	base, _ := serve(t, failingStore{})
+	status, header, got := call(t, "POST", base+"/hit/"+secretKey, nil)
+	if status != http.StatusInternalServerError || got["error"] != "store failed" || len(got) != 1 {
+		t.Errorf("POST /hit over a failing store = %d %v, want 500 store failed", status, got)
+	}
+	if header.Get("X-Content-Type-Options") != "nosniff" {
+		t.Errorf("X-Content-Type-Options %q, want nosniff", header.Get("X-Content-Type-Options"))
 	}
 }
 
