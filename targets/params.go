@@ -15,11 +15,17 @@ type param struct {
 	set  func(string) error
 }
 
+// durationParam binds a duration of zero or more. time.ParseDuration
+// refuses NaN, Inf and a bare number other than 0, so "5" must be "5ms" or
+// "5s": a unit is never guessed.
 func durationParam(name string, p *time.Duration) param {
 	return param{name, "a duration such as 5ms or 30s", func(s string) error {
 		d, err := time.ParseDuration(s)
-		if err != nil || d < 0 {
+		switch {
+		case err != nil:
 			return fmt.Errorf("not a duration")
+		case d < 0:
+			return fmt.Errorf("a negative duration")
 		}
 		*p = d
 		return nil
@@ -40,7 +46,7 @@ func intParam(name string, p *int) param {
 func floatParam(name string, p *float64) param {
 	return param{name, "a number from 0 to 1", func(s string) error {
 		f, err := strconv.ParseFloat(s, 64)
-		if err != nil || f < 0 || f > 1 {
+		if err != nil || !(f >= 0 && f <= 1) { // written so that NaN is refused too
 			return fmt.Errorf("not a number from 0 to 1")
 		}
 		*p = f
@@ -59,6 +65,8 @@ func boolParam(name string, p *bool) param {
 	}}
 }
 
+// stringParam binds a free-form value; Parse has already refused an empty
+// one.
 func stringParam(name string, p *string) param {
 	return param{name, "a string", func(s string) error { *p = s; return nil }}
 }

@@ -1,29 +1,35 @@
 package targets
 
 import (
+	"fmt"
+	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 )
 
 // Spec is a parsed target spec: STORE[:STRATEGY][?PARAMS], or a URL.
 type Spec struct {
-	// Raw is the spec exactly as given.
+	// Raw is the spec as given, without surrounding spaces.
 	Raw string
-	// Store is the store's name ("kv", "sqlite"), or the URL scheme for an
-	// HTTP target.
+	// Store is the store's name ("kv", "sqlite"), or the URL scheme, in
+	// lower case, for an HTTP target.
 	Store string
 	// Strategy is the named strategy ("naive"), empty for the default one.
 	Strategy string
-	// Params holds the store's settings from the query part.
+	// Params holds the store's settings from the query part, one value per
+	// name: Parse refuses a name given twice or without a value.
 	Params url.Values
-	// URL is set for http and https targets.
+	// URL is set for http and https targets, with its scheme in lower case.
 	URL *url.URL
 }
 
-// Name is the spec without its parameters: "kv", "sqlite:naive", or the URL.
+// Name is the spec without its parameters: "kv", "sqlite:naive", or the
+// URL with its scheme in lower case and any password hidden, so that a
+// report never shows one. Parse(s.Name()) names the same target.
 func (s Spec) Name() string {
 	if s.URL != nil {
-		return s.Raw
+		return s.URL.Redacted()
 	}
 	if s.Strategy == "" {
 		return s.Store
@@ -31,28 +37,194 @@ func (s Spec) Name() string {
 	return s.Store + ":" + s.Strategy
 }
 
+// specForm is what a target spec looks like, for error messages.
+const specForm = "want STORE[:STRATEGY][?PARAMS] such as kv, sqlite:naive or kv?locations=3, or an http(s) URL such as http://127.0.0.1:8787"
+
 // Parse splits a target spec into its parts. It checks only the form of the
-// spec; Lookup says whether racelab knows the target.
+// spec; Lookup says whether racelab knows the target. Every error wraps
+// ErrBadSpec.
+//
+// The form is strict, so that a typo is refused rather than read as
+// something else: a store or strategy name is made of letters, digits, '-',
+// '_' and '.'; "sqlite:" (an empty strategy) is refused rather than taken
+// for the default one; parameters are NAME=VALUE pairs joined by '&', each
+// name given once and with a non-empty value ("kv?" alone has none). A
+// URL's scheme is case-insensitive (HTTP:// is http://); its host must be a
+// host name or an IP address, and its port, if given, a number from 1 to
+// 65535. A URL's query and repeated names in it belong to the service and
+// are passed on untouched.
 func Parse(raw string) (Spec, error) {
 	s := strings.TrimSpace(raw)
 	if s == "" {
-		return Spec{}, badSpec("empty target; want STORE[:STRATEGY][?PARAMS] or an http(s) URL")
+		return Spec{}, badSpec("empty target; %s", specForm)
 	}
-	if strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://") {
-		u, err := url.Parse(s)
-		if err != nil || u.Host == "" {
-			return Spec{}, badSpec("target %q is not a valid URL; want e.g. http://127.0.0.1:8787", raw)
-		}
-		return Spec{Raw: s, Store: u.Scheme, URL: u}, nil
+	if scheme, _, ok := strings.Cut(s, "://"); ok && !strings.ContainsAny(scheme, "?&=") {
+		return parseURL(s, raw)
 	}
 	name, query, _ := strings.Cut(s, "?")
-	params, err := url.ParseQuery(query)
-	if err != nil {
-		return Spec{}, badSpec("parameters of target %q: %v; want NAME=VALUE pairs joined by &", raw, err)
+	store, strategy, hasStrategy := strings.Cut(name, ":")
+	switch {
+	case store == "":
+		return Spec{}, badSpec("target %q has no store before the colon; %s", raw, specForm)
+	case hasStrategy && strategy == "":
+		return Spec{}, badSpec("target %q has an empty strategy after the colon; write %s for the default strategy", raw, store)
+	case strings.Contains(strategy, ":"):
+		return Spec{}, badSpec("target %q has more than one colon; %s", raw, specForm)
 	}
-	store, strategy, _ := strings.Cut(name, ":")
-	if store == "" || strings.ContainsAny(name, " /") || strings.Contains(strategy, ":") {
-		return Spec{}, badSpec("malformed target %q; want STORE[:STRATEGY][?PARAMS] such as kv, sqlite:naive or kv?locations=3", raw)
+	for _, part := range []string{store, strategy} {
+		if i := strings.IndexFunc(part, func(r rune) bool { return !nameRune(r) }); i >= 0 {
+			return Spec{}, badSpec("target %q: %q cannot be part of a store or strategy name; %s", raw, []rune(part[i:])[0], specForm)
+		}
+	}
+	params, err := parseParams(query)
+	if err != nil {
+		return Spec{}, badSpec("target %q: %v; want NAME=VALUE pairs joined by &, each name once, such as kv?locations=3&cache-ttl=30s", raw, err)
 	}
 	return Spec{Raw: s, Store: store, Strategy: strategy, Params: params}, nil
+}
+
+// nameRune says whether r may appear in a store or strategy name.
+func nameRune(r rune) bool {
+	return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '-' || r == '_' || r == '.'
+}
+
+// parseParams reads a spec's query. url.ParseQuery would keep every value
+// of a repeated name and skip a pair with no name, so that
+// kv?locations=3&locations=4 or kv?=3 would pass unnoticed; a store's
+// settings take one value each, so both are refused here.
+func parseParams(query string) (url.Values, error) {
+	params := url.Values{}
+	if query == "" {
+		return params, nil
+	}
+	for pair := range strings.SplitSeq(query, "&") {
+		k, v, hasValue := strings.Cut(pair, "=")
+		name, err := url.QueryUnescape(k)
+		if err != nil {
+			return nil, fmt.Errorf("parameter name %q is badly escaped", k)
+		}
+		value, err := url.QueryUnescape(v)
+		if err != nil {
+			return nil, fmt.Errorf("parameter %q has a badly escaped value %q", name, v)
+		}
+		switch {
+		case pair == "":
+			return nil, fmt.Errorf("empty parameter (two & in a row, or & at an end)")
+		case name == "":
+			return nil, fmt.Errorf("parameter %q has no name", pair)
+		case !hasValue || value == "":
+			return nil, fmt.Errorf("parameter %q has no value", name)
+		case params.Has(name):
+			return nil, fmt.Errorf("parameter %q is given twice (%q and %q)", name, params.Get(name), value)
+		}
+		params.Set(name, value)
+	}
+	return params, nil
+}
+
+// parseURL parses an http or https target. The scheme is normalised to
+// lower case, as URL schemes are case-insensitive. The host and port are
+// checked here, so that a URL no connection could be made to is a usage
+// error before anything runs rather than a failed target after.
+func parseURL(s, raw string) (Spec, error) {
+	const example = "want e.g. http://127.0.0.1:8787 or https://example.com/api"
+	scheme, _, _ := strings.Cut(s, "://")
+	scheme = strings.ToLower(scheme)
+	if scheme != "http" && scheme != "https" {
+		return Spec{}, badSpec("target %q: scheme %q is not supported; %s", redactRaw(raw), scheme, example)
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		// url.Error repeats the whole URL, password included; its inner
+		// error says what is wrong without it.
+		reason := err
+		if ue, ok := err.(*url.Error); ok {
+			reason = ue.Err
+		}
+		return Spec{}, badSpec("target %q is not a valid URL: %v; %s", redactRaw(raw), reason, example)
+	}
+	u.Scheme = scheme // url.Parse lowers it already; said here so it is sure
+	if err := checkHost(u); err != nil {
+		return Spec{}, badSpec("target %q: %v; %s", u.Redacted(), err, example)
+	}
+	if u.Fragment != "" || strings.Contains(s, "#") {
+		return Spec{}, badSpec("target %q: a fragment (#…) is never sent to the service; leave it out", u.Redacted())
+	}
+	return Spec{Raw: s, Store: scheme, URL: u}, nil
+}
+
+// checkHost says what is wrong with u's host and port, if anything.
+func checkHost(u *url.URL) error {
+	host := u.Hostname()
+	if host == "" {
+		return fmt.Errorf("no host")
+	}
+	if port := u.Port(); port != "" {
+		n, err := strconv.Atoi(port)
+		if err != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("port %s is out of range; want a port from 1 to 65535", port)
+		}
+	} else if strings.HasSuffix(u.Host, ":") {
+		return fmt.Errorf("empty port after the colon; give a port from 1 to 65535 or leave the colon out")
+	}
+	if strings.HasPrefix(u.Host, "[") {
+		if _, err := netip.ParseAddr(host); err != nil {
+			return fmt.Errorf("%q is not an IPv6 address", host)
+		}
+		return nil
+	}
+	if _, err := netip.ParseAddr(host); err == nil {
+		if strings.Contains(host, ":") {
+			return fmt.Errorf("an IPv6 address must be in brackets, as in http://[::1]:8787")
+		}
+		return nil
+	}
+	if !hostName(host) {
+		return fmt.Errorf("%q is not a host name or an IP address", host)
+	}
+	return nil
+}
+
+// hostName says whether h is a DNS host name: dot-separated labels of
+// letters, digits, '-' and '_' (which some internal names use), each 1 to
+// 63 bytes, at most 253 in all, with an optional final dot.
+func hostName(h string) bool {
+	h = strings.TrimSuffix(h, ".")
+	if h == "" || len(h) > 253 {
+		return false
+	}
+	for label := range strings.SplitSeq(h, ".") {
+		if label == "" || len(label) > 63 {
+			return false
+		}
+		for _, r := range label {
+			if !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '-' || r == '_') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// redactRaw hides the password of a URL that may not parse, for messages:
+// whatever lies between "://" and the last '@' before the path.
+func redactRaw(raw string) string {
+	_, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return raw
+	}
+	authority := rest
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		authority = rest[:i]
+	}
+	at := strings.LastIndex(authority, "@")
+	if at < 0 {
+		return raw
+	}
+	user, _, hasPassword := strings.Cut(authority[:at], ":")
+	if !hasPassword {
+		return raw
+	}
+	prefix := raw[:len(raw)-len(rest)]
+	return prefix + user + ":xxxxx" + rest[at:]
 }

@@ -20,11 +20,36 @@ func TestParse(t *testing.T) {
 		{raw: "kv?latency=5ms&locations=3", store: "kv", name: "kv", params: "latency=5ms&locations=3"},
 		{raw: "actor:await-fetch?fetch-latency=2ms", store: "actor", strategy: "await-fetch", name: "actor:await-fetch", params: "fetch-latency=2ms"},
 		{raw: "http://127.0.0.1:8787", store: "http", name: "http://127.0.0.1:8787"},
+		{raw: "kv?", store: "kv", name: "kv"}, // no parameters
+		{raw: "kv?path=a%26b", store: "kv", name: "kv", params: "path=a%26b"},
+		// Schemes are case-insensitive; the name is normalised.
+		{raw: "HTTP://127.0.0.1:8787", store: "http", name: "http://127.0.0.1:8787"},
+		{raw: "Https://example.com/api?x=1&x=2", store: "https", name: "https://example.com/api?x=1&x=2"},
+		{raw: "http://[::1]:8787", store: "http", name: "http://[::1]:8787"},
+		{raw: "http://localhost", store: "http", name: "http://localhost"},
+		// A password never shows in the name.
+		{raw: "http://u:secret@127.0.0.1:8787", store: "http", name: "http://u:xxxxx@127.0.0.1:8787"},
 		{raw: "", wantErr: true},
 		{raw: ":naive", wantErr: true},
+		{raw: "sqlite:", wantErr: true},
 		{raw: "a:b:c", wantErr: true},
+		{raw: "k v", wantErr: true},
+		{raw: "kv#x", wantErr: true},
 		{raw: "kv?x=%zz", wantErr: true},
+		{raw: "kv?locations=3&locations=4", wantErr: true},
+		{raw: "kv?locations=", wantErr: true},
+		{raw: "kv?locations", wantErr: true},
+		{raw: "kv?=3", wantErr: true},
+		{raw: "kv?a=1&&b=2", wantErr: true},
 		{raw: "http://", wantErr: true},
+		{raw: "http://:8787", wantErr: true},
+		{raw: "http://127.0.0.1:99999", wantErr: true},
+		{raw: "http://127.0.0.1:0", wantErr: true},
+		{raw: "http://127.0.0.1:", wantErr: true},
+		{raw: "http://a<b>:8787", wantErr: true},
+		{raw: "http://[zz]:8787", wantErr: true},
+		{raw: "http://127.0.0.1:8787/#top", wantErr: true},
+		{raw: "ftp://127.0.0.1", wantErr: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.raw, func(t *testing.T) {
@@ -79,6 +104,12 @@ func TestBind(t *testing.T) {
 	}
 	for raw, want := range map[string]string{
 		"x?ttl=soon": `target x: parameter ttl="soon" is not a duration; want a duration such as 5ms or 30s`,
+		"x?ttl=-1s":  `target x: parameter ttl="-1s" is a negative duration`,
+		"x?ttl=NaN":  `target x: parameter ttl="NaN" is not a duration`,
+		"x?ttl=5":    `target x: parameter ttl="5" is not a duration`,
+		"x?p=NaN":    `target x: parameter p="NaN" is not a number from 0 to 1`,
+		"x?p=Inf":    `target x: parameter p="Inf" is not a number from 0 to 1`,
+		"x?on=maybe": `target x: parameter on="maybe" is not true or false`,
 		"x?count=0":  `target x: parameter count="0" is not a whole number of at least 1`,
 		"x?p=2":      `target x: parameter p="2" is not a number from 0 to 1`,
 		"x?cnt=2":    `x has no parameter "cnt" (did you mean "count"?); valid: ttl, count, p, on`,
@@ -88,6 +119,72 @@ func TestBind(t *testing.T) {
 		if !errors.Is(err, ErrBadSpec) || !strings.Contains(err.Error(), want) {
 			t.Errorf("bind(%s) = %v, want ErrBadSpec saying %q", raw, err, want)
 		}
+	}
+}
+
+// TestParseErrors checks that each refusal says, in one line, what is
+// wrong and never shows a password.
+func TestParseErrors(t *testing.T) {
+	tests := []struct{ raw, want string }{
+		{"kv?locations=3&locations=4", `target "kv?locations=3&locations=4": parameter "locations" is given twice ("3" and "4")`},
+		{"kv?locations=", `parameter "locations" has no value`},
+		{"sqlite:", `target "sqlite:" has an empty strategy after the colon; write sqlite for the default strategy`},
+		{"http://127.0.0.1:99999", `target "http://127.0.0.1:99999": port 99999 is out of range; want a port from 1 to 65535`},
+		{"http://:8787", `target "http://:8787": no host`},
+		{"ftp://h", `target "ftp://h": scheme "ftp" is not supported`},
+		{"http://u:secret@h:99999", `target "http://u:xxxxx@h:99999": port 99999`},
+		{"http://u:secret@h:x", `target "http://u:xxxxx@h:x" is not a valid URL`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.raw, func(t *testing.T) {
+			_, err := Parse(tt.raw)
+			if !errors.Is(err, ErrBadSpec) {
+				t.Fatalf("Parse(%q) err = %v, want ErrBadSpec", tt.raw, err)
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, tt.want) || strings.Contains(msg, "secret") || strings.Contains(msg, "\n") {
+				t.Errorf("Parse(%q) = %q, want one line containing %q and no password", tt.raw, msg, tt.want)
+			}
+		})
+	}
+}
+
+// TestServerURLErrors opens the server targets with malformed URLs: each is
+// a usage error naming the flag, the value (its password hidden) and a good
+// URL, found before any dialling, and without the hint to start the
+// servers, which is for a well-formed URL nothing answers at.
+func TestServerURLErrors(t *testing.T) {
+	tests := []struct {
+		target string
+		opt    Option
+		want   string
+	}{
+		{"redis", WithRedisURL("notaurl"), `--redis-url (or RACELAB_REDIS_URL) "notaurl" is not usable: not a URL; want e.g. redis://127.0.0.1:56379/0`},
+		{"redis:watch", WithRedisURL("http://127.0.0.1:56379"), `"http://127.0.0.1:56379" is not usable: scheme "http" is not redis, rediss or unix`},
+		{"redis", WithRedisURL("redis://u:secret@127.0.0.1:99999/0"), `"redis://u:xxxxx@127.0.0.1:99999/0" is not usable: port 99999 is out of range`},
+		{"redis", WithRedisURL("redis://127.0.0.1:56379/x"), `is not usable: invalid database number`},
+		{"postgres", WithPostgresURL("::garbage::"), `--postgres-url (or RACELAB_POSTGRES_URL) "::garbage::" is not usable: not a URL (nor keyword=value settings); want e.g. postgres://racelab@127.0.0.1:55432/racelab?sslmode=disable`},
+		{"postgres:serializable", WithPostgresURL("postgres://u:secret@h:99999/db"), `"postgres://u:xxxxx@h:99999/db" is not usable: port 99999 is out of range`},
+		{"postgres", WithPostgresURL("host=h password=secret port=99999"), `"host=h password=xxxxx port=99999" is not usable: invalid port`},
+		{"postgres", WithPostgresURL("postgres://h/db?sslmode=bogus"), `is not usable: failed to configure TLS`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+			defer cancel()
+			tg, err := Open(ctx, tt.target, tt.opt)
+			if err == nil {
+				tg.Close()
+				t.Fatal("open: got no error")
+			}
+			msg := err.Error()
+			if !errors.Is(err, ErrBadSpec) || !strings.Contains(msg, tt.want) {
+				t.Errorf("got %q, want ErrBadSpec containing %q", msg, tt.want)
+			}
+			if strings.Contains(msg, "secret") || strings.Contains(msg, "make services") || strings.Contains(msg, "\n") {
+				t.Errorf("got %q: it must be one line, without the password or the hint to start the servers", msg)
+			}
+		})
 	}
 }
 
