@@ -8,6 +8,10 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
 
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/httpapi"
@@ -31,6 +35,7 @@ type serveOptions struct {
 	Public      bool
 	Quiet       bool
 	Pool        int
+	MaxConns    int
 	RedisURL    string
 	PostgresURL string
 }
@@ -59,7 +64,17 @@ Keys are percent-decoded exactly once. Every answer carries the instant its
 request was complete in the Racelab-Arrival header (Unix nanoseconds). It
 speaks HTTP/1.1 and HTTP/2 with prior knowledge (h2c), on loopback unless
 --public is given. Ctrl-C (or SIGTERM) stops taking requests, lets those in
-flight finish, then closes the store.`,
+flight finish, then closes the store.
+
+Any web page open in a browser on this machine can send requests to it, so:
+unless --public, only requests addressed to localhost, 127.0.0.1 (any of
+127.0.0.0/8) or [::1] are answered, others get 421 (DNS rebinding); a
+browser's POST from another origin (a page elsewhere, or on another port)
+gets 403, --public or not (CSRF); requests without an Origin header, as
+curl and racelab send them, pass. At most --max-conns connections are open
+at once, the rest wait until one closes; a lastbyte burst needs one per
+request. A store that fails answers 500 {"error":"store failed"}; what
+failed is written to stderr, one line per request.`,
 		Example: `  racelab serve --store kv &
   racelab run ten-hits-one-view -t http://127.0.0.1:8787
   curl -X POST http://127.0.0.1:8787/hit/hello
@@ -82,6 +97,7 @@ flight finish, then closes the store.`,
 	f.BoolVar(&o.Public, "public", false, "allow an --addr other than loopback: anyone who reaches it can write to the store")
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, "print nothing on stderr")
 	f.IntVar(&o.Pool, "pool", defaultServePool, "simultaneous requests the store is prepared for (its connections, opened up front)")
+	f.IntVar(&o.MaxConns, "max-conns", httpapi.DefaultMaxConns, "most client connections open at once; more wait until one closes")
 	f.StringVar(&o.RedisURL, "redis-url", os.Getenv("RACELAB_REDIS_URL"), "Redis server for redis stores (env RACELAB_REDIS_URL; default "+targets.DefaultRedisURL+")")
 	f.StringVar(&o.PostgresURL, "postgres-url", os.Getenv("RACELAB_POSTGRES_URL"), "PostgreSQL server for postgres stores (env RACELAB_POSTGRES_URL)")
 	_ = c.RegisterFlagCompletionFunc("store", completeTargets)
@@ -104,25 +120,95 @@ func (o *serveOptions) check() error {
 	if o.Pool < 1 {
 		return usageError{fmt.Errorf("--pool %d: want 1 or more", o.Pool)}
 	}
-	host, _, err := net.SplitHostPort(o.Addr)
-	if err != nil {
-		return usageError{fmt.Errorf("--addr %q: want HOST:PORT such as %s", o.Addr, defaultServeAddr)}
+	if o.MaxConns < 1 {
+		return usageError{fmt.Errorf("--max-conns %d: want 1 or more connections open at once (default %d)", o.MaxConns, httpapi.DefaultMaxConns)}
 	}
-	if !o.Public && !loopbackHost(host) {
-		return usageError{fmt.Errorf("--addr %s is reachable from other machines, and the store is writable by anyone; add --public to mean it", o.Addr)}
+	return checkAddr(o.Addr, o.Public)
+}
+
+// addrWant is what --addr takes, for every complaint about it.
+const addrWant = "want HOST:PORT with a port from 0 to 65535, such as " + defaultServeAddr + " (port 0 picks a free one)"
+
+// checkAddr refuses an --addr that cannot be listened on as written, so
+// that a typo is a usage error (exit 2) rather than a failure to listen
+// (exit 1), and one that is not loopback unless --public says it is meant.
+// An empty host (":8787") listens everywhere; a name other than localhost
+// may resolve to anything, so it is not taken on trust.
+func checkAddr(addr string, public bool) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return usageError{fmt.Errorf("--addr %q: %s", addr, addrWant)}
+	}
+	if port == "" {
+		return usageError{fmt.Errorf("--addr %q: no port; %s", addr, addrWant)}
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		if errors.Is(err, strconv.ErrRange) {
+			return usageError{fmt.Errorf("--addr %q: port %s is out of range; %s", addr, port, addrWant)}
+		}
+		return usageError{fmt.Errorf("--addr %q: port %q is not a number; %s", addr, port, addrWant)}
+	}
+	if host != "" && net.ParseIP(host) == nil {
+		if strings.Trim(host, "0123456789.") == "" {
+			return usageError{fmt.Errorf("--addr %q: %s is not an IP address; %s", addr, host, addrWant)}
+		}
+		if !hostName(host) {
+			return usageError{fmt.Errorf("--addr %q: %q is neither a host name nor an IP address; %s", addr, host, addrWant)}
+		}
+	}
+	if !public && !httpapi.LoopbackHost(host) {
+		return usageError{fmt.Errorf("--addr %s is reachable from other machines, and the store is writable by anyone; add --public to mean it", addr)}
 	}
 	return nil
 }
 
-// loopbackHost says whether host names this machine only. An empty host
-// (":8787") listens everywhere; a name other than localhost may resolve to
-// anything, so it is not taken on trust.
-func loopbackHost(host string) bool {
-	if host == "localhost" {
-		return true
+// hostName says whether s has the form of a DNS name: dot-separated labels
+// of ASCII letters, digits and inner hyphens (RFC 1123), at most 253 bytes.
+func hostName(s string) bool {
+	if len(s) > 253 {
+		return false
 	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	for label := range strings.SplitSeq(strings.TrimSuffix(s, "."), ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, r := range label {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// listenError is a failure to listen on --addr that check could not
+// foresee: the port is taken, or the name does not resolve here. It is the
+// environment's doing (exit 1), and it says which address.
+type listenError struct {
+	addr string
+	err  error
+}
+
+func (e listenError) Error() string {
+	if errors.Is(e.err, syscall.EADDRINUSE) {
+		return fmt.Sprintf("listen on %s: address already in use; stop what holds it, or pick another --addr (port 0 picks a free one)", e.addr)
+	}
+	return fmt.Sprintf("listen on %s: %v", e.addr, e.err)
+}
+
+func (e listenError) Unwrap() error { return e.err }
+
+// syncWriter serializes writes to a stream that the handler's log and the
+// server's log share, since a test's buffer is not safe for concurrent use.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }
 
 func runServe(ctx context.Context, s Streams, o *serveOptions) (err error) {
@@ -146,7 +232,7 @@ func runServe(ctx context.Context, s Streams, o *serveOptions) (err error) {
 	}
 	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", o.Addr, err)
+		return listenError{o.Addr, err}
 	}
 	addr := ln.Addr().String()
 	if o.AddrFile != "" {
@@ -155,9 +241,10 @@ func runServe(ctx context.Context, s Streams, o *serveOptions) (err error) {
 			return fmt.Errorf("--addr-file: %w", err)
 		}
 	}
-	h := httpapi.NewHandler(t.Store, httpapi.WithStoreName(t.Name()))
+	logs := &syncWriter{w: notice}
+	h := httpapi.NewHandler(t.Store, httpapi.WithStoreName(t.Name()), httpapi.WithErrorLog(logs))
 	fmt.Fprintf(notice, "racelab serve: %s on http://%s (HTTP/1.1 and h2c); Ctrl-C stops\n", t.Name(), addr)
-	err = httpapi.Server{Handler: h, ErrorLog: notice}.Serve(ctx, ln)
+	err = httpapi.Server{Handler: h, ErrorLog: logs, MaxConns: o.MaxConns, Public: o.Public}.Serve(ctx, ln)
 	fmt.Fprintf(notice, "racelab serve: stopped after %s\n", pluralWord(h.Requests(), "request"))
 	return err
 }

@@ -1,18 +1,23 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/targets/httpapi"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -71,7 +76,18 @@ func TestServeUsage(t *testing.T) {
 		{[]string{"serve", "--store", "kv", "--addr", ":8787"}, "add --public to mean it"},
 		{[]string{"serve", "--store", "kv", "--addr", "example.com:8787"}, "add --public to mean it"},
 		{[]string{"serve", "--store", "kv", "--addr", "8787"}, `--addr "8787": want HOST:PORT`},
+		{[]string{"serve", "--store", "kv", "--addr", "[::1:8787"}, `--addr "[::1:8787": want HOST:PORT with a port from 0 to 65535`},
+		{[]string{"serve", "--store", "kv", "--addr", "localhost:99999"}, `--addr "localhost:99999": port 99999 is out of range; want HOST:PORT with a port from 0 to 65535, such as 127.0.0.1:8787`},
+		{[]string{"serve", "--store", "kv", "--addr", "127.0.0.1:65536"}, "port 65536 is out of range"},
+		{[]string{"serve", "--store", "kv", "--addr", "127.0.0.1:-1"}, `port "-1" is not a number`},
+		{[]string{"serve", "--store", "kv", "--addr", "localhost:http"}, `port "http" is not a number`},
+		{[]string{"serve", "--store", "kv", "--addr", "localhost:"}, `--addr "localhost:": no port`},
+		{[]string{"serve", "--store", "kv", "--addr", "127.0.0.256:8787"}, "127.0.0.256 is not an IP address"},
+		{[]string{"serve", "--store", "kv", "--addr", "bad_name:8787", "--public"}, `"bad_name" is neither a host name nor an IP address`},
 		{[]string{"serve", "--store", "kv", "--pool", "0"}, "--pool 0: want 1 or more"},
+		{[]string{"serve", "--store", "kv", "--max-conns", "0"}, "--max-conns 0: want 1 or more connections open at once (default 1024)"},
+		{[]string{"serve", "--store", "kv", "--max-conns", "-5"}, "--max-conns -5: want 1 or more"},
+		{[]string{"serve", "--store", "kv", "--max-conns", "many"}, `--max-conns "many": want a whole number`},
 		{[]string{"serve", "--store", "kv", "extra"}, "takes no arguments"},
 	}
 	for _, tt := range tests {
@@ -90,11 +106,11 @@ func TestServeFlags(t *testing.T) {
 		got = o
 		return nil
 	})
-	c.SetArgs([]string{"--store", "sqlite:naive", "--addr", "0.0.0.0:9000", "--public", "--addr-file", "a", "-q", "--pool", "7"})
+	c.SetArgs([]string{"--store", "sqlite:naive", "--addr", "0.0.0.0:9000", "--public", "--addr-file", "a", "-q", "--pool", "7", "--max-conns", "9"})
 	if err := c.Execute(); err != nil {
 		t.Fatal(err)
 	}
-	want := serveOptions{Store: "sqlite:naive", Addr: "0.0.0.0:9000", AddrFile: "a", Public: true, Quiet: true, Pool: 7,
+	want := serveOptions{Store: "sqlite:naive", Addr: "0.0.0.0:9000", AddrFile: "a", Public: true, Quiet: true, Pool: 7, MaxConns: 9,
 		RedisURL: os.Getenv("RACELAB_REDIS_URL"), PostgresURL: os.Getenv("RACELAB_POSTGRES_URL")}
 	if got == nil || *got != want {
 		t.Errorf("options = %+v\nwant      %+v", got, want)
@@ -147,7 +163,8 @@ func TestServeEndToEnd(t *testing.T) {
 	}
 }
 
-// TestServeAddressInUse is racelab failing to do its job: exit 1.
+// TestServeAddressInUse is racelab failing to do its job, not a mistake
+// in the command: exit 1, on one line that names the address.
 func TestServeAddressInUse(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -155,7 +172,164 @@ func TestServeAddressInUse(t *testing.T) {
 	}
 	defer ln.Close()
 	code, _, stderr := execute(context.Background(), "serve", "--store", "actor", "--addr", ln.Addr().String())
-	if want := fmt.Sprintf("racelab: listen on %s:", ln.Addr()); code != exitFailure || !strings.HasPrefix(stderr, want) {
+	want := fmt.Sprintf("racelab: listen on %s: address already in use; stop what holds it, or pick another --addr (port 0 picks a free one)\n", ln.Addr())
+	if code != exitFailure || stderr != want {
 		t.Errorf("exit %d, stderr %q; want exit 1 and %q", code, stderr, want)
+	}
+}
+
+// TestServeDefaults: the defaults are in the help, and a bare serve gets
+// them.
+func TestServeDefaults(t *testing.T) {
+	code, stdout, _ := execute(context.Background(), "serve", "--help")
+	for _, want := range []string{"--max-conns int", "(default 1024)", "421", "403", `{"error":"store failed"}`} {
+		if code != exitOK || !strings.Contains(stdout, want) {
+			t.Errorf("serve --help: exit %d, want it to show %q:\n%s", code, want, stdout)
+		}
+	}
+	var got *serveOptions
+	c := newServeCmdF(Streams{Out: &bytes.Buffer{}, Err: &bytes.Buffer{}}, func(_ context.Context, o *serveOptions) error {
+		got = o
+		return nil
+	})
+	c.SetArgs([]string{"--store", "kv"})
+	if err := c.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if got.MaxConns != httpapi.DefaultMaxConns || got.Addr != defaultServeAddr || got.Public {
+		t.Errorf("defaults: max-conns %d, addr %s, public %t; want %d, %s, false", got.MaxConns, got.Addr, got.Public, httpapi.DefaultMaxConns, defaultServeAddr)
+	}
+}
+
+// startServe runs `racelab serve args… --addr 127.0.0.1:0` in process and
+// returns its address and a function that interrupts it (Ctrl-C) and
+// returns its exit code and stderr.
+func startServe(t *testing.T, args ...string) (addr string, stop func() (int, string)) {
+	t.Helper()
+	addrFile := filepath.Join(t.TempDir(), "addr")
+	ctx, interrupt := context.WithCancel(context.Background())
+	type outcome struct {
+		code   int
+		stderr string
+	}
+	served := make(chan outcome, 1)
+	go func() {
+		code, _, stderr := execute(ctx, append([]string{"serve", "--addr", "127.0.0.1:0", "--addr-file", addrFile}, args...)...)
+		served <- outcome{code, stderr}
+	}()
+	var once sync.Once
+	var o outcome
+	stop = func() (int, string) {
+		once.Do(func() { interrupt(); o = <-served })
+		return o.code, o.stderr
+	}
+	t.Cleanup(func() { stop() })
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if b, err := os.ReadFile(addrFile); err == nil && strings.HasSuffix(string(b), "\n") {
+			return strings.TrimSpace(string(b)), stop
+		}
+		select {
+		case res := <-served:
+			t.Fatalf("racelab serve ended before listening: exit %d: %s", res.code, res.stderr)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("racelab serve wrote no address in 30s")
+		}
+	}
+}
+
+// TestServeGuards: the flags reach the server. Without --public a request
+// for another host name is refused 421; with it, it is answered; a
+// cross-origin POST is refused 403 either way; racelab's own requests
+// (by IP address and by localhost) pass, synchronized bursts included.
+func TestServeGuards(t *testing.T) {
+	for _, public := range []bool{false, true} {
+		args := []string{"--store", "actor"}
+		if public {
+			args = append(args, "--public")
+		}
+		addr, stop := startServe(t, args...)
+		_, port, _ := net.SplitHostPort(addr)
+		tests := []struct {
+			host, origin string
+			status       int
+		}{
+			{addr, "", 200},
+			{"localhost:" + port, "", 200},
+			{"rebound.example:" + port, "", map[bool]int{false: 421, true: 200}[public]},
+			{addr, "https://evil.example", 403},
+			{addr, "http://" + addr, 200},
+		}
+		for _, tt := range tests {
+			req, err := http.NewRequest("POST", "http://"+addr+"/hit/guarded", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Host = tt.host
+			if tt.origin != "" {
+				req.Header.Set("Origin", tt.origin)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tt.status || !json.Valid(body) {
+				t.Errorf("public %t: POST with Host %q, Origin %q = %d %s; want %d and JSON", public, tt.host, tt.origin, resp.StatusCode, body, tt.status)
+			}
+		}
+		for _, base := range []string{"http://" + addr, "http://localhost:" + port} {
+			for _, sync := range []string{"h2", "lastbyte"} {
+				if code, _, stderr := execute(context.Background(), "run", "ten-hits-one-view", "-t", base, "--trials", "2", "--sync", sync); code != exitOK {
+					t.Errorf("public %t: run -t %s --sync %s: exit %d: %s", public, base, sync, code, stderr)
+				}
+			}
+		}
+		if code, stderr := stop(); code != exitOK {
+			t.Errorf("public %t: serve exit %d: %s", public, code, stderr)
+		}
+	}
+}
+
+// TestServeMaxConns: --max-conns reaches the server. With a cap of 2, a
+// third connection waits until one of the first two closes.
+func TestServeMaxConns(t *testing.T) {
+	addr, _ := startServe(t, "--store", "actor", "--max-conns", "2", "--quiet")
+	const req = "GET /stats HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+	conns := make([]net.Conn, 3)
+	answers := make([]*bufio.Reader, 3)
+	for i := range conns {
+		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if _, err := io.WriteString(c, req); err != nil {
+			t.Fatal(err)
+		}
+		conns[i], answers[i] = c, bufio.NewReader(c)
+	}
+	answered := func(i int, wait time.Duration) bool {
+		_ = conns[i].SetReadDeadline(time.Now().Add(wait))
+		resp, err := http.ReadResponse(answers[i], nil)
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}
+	for i := range 2 {
+		if !answered(i, 5*time.Second) {
+			t.Fatalf("connection %d of 2 not answered", i+1)
+		}
+	}
+	if answered(2, 300*time.Millisecond) {
+		t.Fatal("a third connection was answered with --max-conns 2")
+	}
+	conns[0].Close()
+	if !answered(2, 5*time.Second) {
+		t.Fatal("the third connection was not answered once the first closed")
 	}
 }
