@@ -14,16 +14,25 @@ import (
 
 // httpFlags are run's flags for http:// and https:// targets: how a burst
 // is released, and how the stories map onto a service with its own API.
-// They go to every http target of the run as targets.WithHTTP.
+// They go to every http target of the run as targets.WithHTTP, with
+// --timeout as the bound of each connection's warm-up.
 type httpFlags struct {
 	Sync     string
 	Calls    []string
 	MapFile  string
 	Headers  []string
 	Insecure bool
+
+	// set tells which of the flags the command line gave; nil (flags
+	// filled in by a test) counts any value but the default as given.
+	set *pflag.FlagSet
 }
 
+// httpFlagNames are the flags that mean something for http targets only.
+var httpFlagNames = []string{"sync", "http-call", "http-map", "http-header", "http-insecure"}
+
 func (h *httpFlags) register(f *pflag.FlagSet) {
+	h.set = f
 	f.StringVar(&h.Sync, "sync", string(httpapi.SyncAuto),
 		"how http targets release a burst: h2 (one packet ends every HTTP/2 stream),\n"+
 			"lastbyte (HTTP/1.1, last bytes withheld), none, or auto (h2 if the server speaks it)")
@@ -59,11 +68,18 @@ func (h *httpFlags) config() (httpapi.Config, error) {
 		}
 		mapping = mapping.Merge(m)
 	}
+	// A call given twice is a mistake to point out, not a last one to
+	// keep silently: the two may differ in a way the user did not see.
+	given := map[httpapi.Call]string{}
 	for _, s := range h.Calls {
 		call, route, err := httpapi.ParseCall(s)
 		if err != nil {
 			return cfg, fmt.Errorf("--http-call %w", err)
 		}
+		if first, twice := given[call]; twice {
+			return cfg, fmt.Errorf("--http-call maps %s twice (%q and %q); give each call once", call, first, s)
+		}
+		given[call] = s
 		mapping = mapping.Merge(httpapi.Mapping{call: route})
 	}
 	if err := mapping.Validate(); err != nil {
@@ -84,11 +100,71 @@ func (h *httpFlags) config() (httpapi.Config, error) {
 	return cfg, nil
 }
 
+// apply checks the flags against the plan's targets and hands them to its
+// http targets. Given to a run without one, they would do nothing, which
+// is worse than an error: the user meant something by them.
 func (h *httpFlags) apply(p *scenarios.Plan) error {
+	if given := h.given(); len(given) > 0 && !hasHTTPTarget(p) {
+		verb := "applies"
+		if len(given) > 1 {
+			verb = "apply"
+		}
+		list := strings.Join(given[:len(given)-1], ", ")
+		if list != "" {
+			list += " and "
+		}
+		list += given[len(given)-1]
+		return usageError{fmt.Errorf("%s %s to http targets only, and this run has none (add -t http://HOST:PORT)", list, verb)}
+	}
 	cfg, err := h.config()
 	if err != nil {
 		return usageError{err}
 	}
+	// Warming a connection (connect, TLS, the HTTP/2 settings, a harmless
+	// GET) is one request, so it has one request's time limit: a silent
+	// service fails the run after --timeout, and a slow one gets all of it.
+	cfg.DialTimeout = p.Timeout
 	p.Options = append(p.Options, targets.WithHTTP(cfg))
 	return nil
+}
+
+// given lists the http flags the command line gave, as --name.
+func (h *httpFlags) given() []string {
+	var out []string
+	for _, name := range httpFlagNames {
+		if h.set != nil {
+			if h.set.Changed(name) {
+				out = append(out, "--"+name)
+			}
+			continue
+		}
+		set := map[string]bool{
+			"sync":          h.Sync != "" && h.Sync != string(httpapi.SyncAuto),
+			"http-call":     len(h.Calls) > 0,
+			"http-map":      h.MapFile != "",
+			"http-header":   len(h.Headers) > 0,
+			"http-insecure": h.Insecure,
+		}[name]
+		if set {
+			out = append(out, "--"+name)
+		}
+	}
+	return out
+}
+
+// hasHTTPTarget says whether the plan may have an http target: one of its
+// targets (or its story's line-up) is an http(s) URL, or is malformed, in
+// which case the plan's own check reports the spec rather than this.
+func hasHTTPTarget(p *scenarios.Plan) bool {
+	specs := p.Targets
+	if len(specs) == 0 && p.Scenario != nil {
+		specs = p.Scenario.Lineup
+	}
+	for _, raw := range specs {
+		spec, err := targets.Parse(raw)
+		if err != nil || spec.URL != nil {
+			return true
+		}
+	}
+	return false
 }
