@@ -2,6 +2,7 @@ package targets
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -163,8 +164,14 @@ func openRedis(strategy string) func(context.Context, Spec, Options) (any, error
 			return nil, err
 		}
 		s, err := redis.Open(ctx, cfg)
-		if err != nil {
+		var bad *redis.URLError
+		switch {
+		case errors.As(err, &bad):
+			return nil, badServerURL("--redis-url", "RACELAB_REDIS_URL", bad.URL, bad.Reason, DefaultRedisURL)
+		case errors.Is(err, redis.ErrUnreachable):
 			return nil, fmt.Errorf("%w; start it with `make services` or set RACELAB_REDIS_URL", err)
+		case err != nil:
+			return nil, err
 		}
 		return s, nil
 	}
@@ -177,11 +184,25 @@ func openPostgres(strategy string) func(context.Context, Spec, Options) (any, er
 			return nil, err
 		}
 		s, err := postgres.Open(ctx, cfg)
-		if err != nil {
+		var bad *postgres.URLError
+		switch {
+		case errors.As(err, &bad):
+			return nil, badServerURL("--postgres-url", "RACELAB_POSTGRES_URL", bad.URL, bad.Reason, DefaultPostgresURL)
+		case errors.Is(err, postgres.ErrUnreachable):
 			return nil, fmt.Errorf("%w; start it with `make services` or set RACELAB_POSTGRES_URL", err)
+		case err != nil:
+			return nil, err
 		}
 		return s, nil
 	}
+}
+
+// badServerURL is the usage error for a server URL that cannot be used: one
+// line naming where it came from, the value (its password hidden by the
+// store package), what is wrong and a URL that would do. The hint to start
+// the servers is left out on purpose: no server would help a typo.
+func badServerURL(flag, env, value, reason, example string) error {
+	return badSpec("%s (or %s) %q is not usable: %s; want e.g. %s", flag, env, value, reason, example)
 }
 
 // openHTTP builds the client of an http or https target. The URL's query

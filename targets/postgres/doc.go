@@ -14,8 +14,10 @@
 //     that requests take turns.
 //   - "serializable" runs the same read and write in a SERIALIZABLE
 //     transaction and starts over when PostgreSQL refuses to commit it
-//     (SQLSTATE 40001, or 40P01 for a deadlock), up to Config.MaxAttempts
-//     times; Store.Retries counts how often that happened.
+//     (SQLSTATE 40001, or 40P01 for a deadlock), after a jittered,
+//     exponentially growing wait, until it commits or the request's context
+//     ends (Config.MaxAttempts can bound the tries too); Store.Retries
+//     counts how often that happened.
 //
 // The store keeps its state in three tables, racelab_views, racelab_quota
 // and racelab_items, which Open creates when they do not exist; it never
@@ -23,7 +25,9 @@
 // reset.
 //
 // The package knows nothing of racelab: targets adapts a Store to its
-// Counter, Quota and Inventory interfaces. Open checks that the server
-// answers, failing fast with an error that wraps ErrUnreachable when it does
-// not, and Prepare opens the connections a burst needs before it starts.
+// Counter, Quota and Inventory interfaces. Open checks the URL before it
+// dials (an error wrapping ErrBadURL, its password hidden), then that the
+// server answers, failing fast with an error that wraps ErrUnreachable when
+// it does not, and Prepare opens the connections a burst needs before it
+// starts.
 package postgres

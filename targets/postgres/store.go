@@ -39,9 +39,17 @@ const (
 	// DefaultConnectTimeout bounds Open's wait for a server that does not
 	// answer.
 	DefaultConnectTimeout = 2 * time.Second
-	// DefaultMaxAttempts bounds the serializable strategy's tries per
-	// request.
-	DefaultMaxAttempts = 100
+	// PoolConnectTimeout bounds opening a connection once Open has seen
+	// the server answer (Prepare, a dropped connection replaced).
+	PoolConnectTimeout = 15 * time.Second
+	// BackoffBase and BackoffCap shape the serializable strategy's wait
+	// before a retry: a random time up to BackoffBase doubled with each
+	// attempt, at most BackoffCap ("full jitter"). The cap is a few commit
+	// times on loopback: long enough for the colliding transactions to
+	// commit one by one, short enough that a retry is not kept waiting
+	// past its turn.
+	BackoffBase = 100 * time.Microsecond
+	BackoffCap  = 10 * time.Millisecond
 )
 
 // ErrUnreachable is wrapped by the error Open returns when no server answers
@@ -69,7 +77,12 @@ type Config struct {
 	// needs.
 	ThinkTime time.Duration
 	// MaxAttempts bounds the serializable strategy's tries per request;
-	// zero means DefaultMaxAttempts.
+	// zero means no bound: a refused request is retried until its context
+	// ends, which is what the burst engine's per-request timeout is for.
+	// A fixed bound would make a strategy that holds fail under its own
+	// story's contention (fifty requests on one row need hundreds of
+	// retries in all), and the failures would read as the store's. A
+	// caller whose context has no deadline should set one here.
 	MaxAttempts int
 	// ConnectTimeout bounds each connection attempt; zero means
 	// DefaultConnectTimeout.
@@ -109,12 +122,11 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if cfg.MaxAttempts <= 0 {
-		cfg.MaxAttempts = DefaultMaxAttempts
-	}
 	if cfg.ConnectTimeout <= 0 {
 		cfg.ConnectTimeout = DefaultConnectTimeout
 	}
+	// The URL is checked before anything is dialled: a typo is a usage
+	// error, not an unreachable server.
 	pcfg, err := poolConfig(cfg, cfg.PoolSize)
 	if err != nil {
 		return nil, err
@@ -124,7 +136,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("postgres at %s: %w", address(pcfg.ConnConfig), err)
 	}
 	s := &Store{cfg: cfg, addr: address(pcfg.ConnConfig), pool: pool, size: cfg.PoolSize}
-	pingCtx, cancel := context.WithTimeout(ctx, cfg.ConnectTimeout+time.Second)
+	pingCtx, cancel := context.WithTimeout(ctx, cfg.ConnectTimeout)
 	defer cancel()
 	if err := pool.Ping(pingCtx); err != nil {
 		pool.Close()
@@ -139,13 +151,18 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 
 // poolConfig builds a pool configuration of size connections.
 func poolConfig(cfg Config, size int) (*pgxpool.Config, error) {
-	pcfg, err := pgxpool.ParseConfig(cfg.URL)
+	pcfg, err := ParseURL(cfg.URL)
 	if err != nil {
-		// pgx's error leaves out the URL, which may hold a password.
-		return nil, fmt.Errorf("postgres url: %w", err)
+		return nil, err
 	}
 	pcfg.MaxConns = int32(size)
-	pcfg.ConnConfig.ConnectTimeout = cfg.ConnectTimeout
+	// Open bounds its first contact by cfg.ConnectTimeout through its
+	// context. Once the server has answered, a connection slow to open is
+	// one of many PostgreSQL is forking at once on a busy machine, not a
+	// server that is down: measured, Prepare's 150 connections at once
+	// under a load of 13 on two cores took more than 2 s. The requests'
+	// own contexts still bound any dial inside a burst.
+	pcfg.ConnConfig.ConnectTimeout = max(cfg.ConnectTimeout, PoolConnectTimeout)
 	// One round trip per statement and no per-connection statement cache:
 	// the first request on a fresh connection then costs what every later
 	// one does, so a burst is not smeared by statements being prepared.
@@ -297,7 +314,8 @@ type querier interface {
 // The naive strategy runs it on the pool, statement by statement; for-update
 // runs it in a READ COMMITTED transaction with lock set to " FOR UPDATE" for
 // its SELECT; serializable runs it in a SERIALIZABLE transaction and starts
-// over when PostgreSQL refuses to commit it.
+// over when PostgreSQL refuses to commit it, until it commits or ctx ends
+// (or Config.MaxAttempts, when set, is reached).
 func (s *Store) readThenWrite(ctx context.Context, step func(q querier, lock string) error) error {
 	pool := s.db()
 	switch s.cfg.Strategy {
@@ -313,13 +331,14 @@ func (s *Store) readThenWrite(ctx context.Context, step func(q querier, lock str
 		if !retryable(err) {
 			return err
 		}
-		if attempt >= s.cfg.MaxAttempts {
+		if s.cfg.MaxAttempts > 0 && attempt >= s.cfg.MaxAttempts {
 			return fmt.Errorf("%w: refused to commit %d attempts: %w", ErrTooManyRetries, attempt, err)
 		}
-		s.retries.Add(1)
-		if err := backoff(ctx, attempt); err != nil {
-			return err
+		if werr := backoff(ctx, attempt); werr != nil {
+			return fmt.Errorf("%w: refused to commit %d attempts before the request's deadline: %w (last: %w)",
+				ErrTooManyRetries, attempt, werr, err)
 		}
+		s.retries.Add(1)
 	}
 }
 
@@ -340,8 +359,13 @@ func (s *Store) pause(ctx context.Context) {
 
 // backoff waits a random time that grows with the attempt, so that
 // transactions that collided do not all come back at the same instant and
-// collide again.
+// collide again. It answers ctx's error when ctx ends first, and at once
+// when ctx would end before the wait does: a retry that cannot start in
+// time is not worth waiting for.
 func backoff(ctx context.Context, attempt int) error {
-	limit := min(100*time.Microsecond<<min(attempt, 10), 10*time.Millisecond)
-	return clock.Real{}.Sleep(ctx, rand.N(limit)+1)
+	wait := rand.N(min(BackoffBase<<min(attempt, 16), BackoffCap)) + 1
+	if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < wait {
+		return context.DeadlineExceeded
+	}
+	return clock.Real{}.Sleep(ctx, wait)
 }

@@ -10,8 +10,9 @@
 //     lost update the stories are about.
 //   - "watch" runs the same read and write as naive inside WATCH/MULTI/EXEC,
 //     so that EXEC fails when another client changed the key in between, and
-//     tries again, up to Config.MaxAttempts times; Store.Retries counts how
-//     often that happened.
+//     tries again after a jittered, exponentially growing wait, until it
+//     commits or the request's context ends (Config.MaxAttempts can bound
+//     the tries too); Store.Retries counts how often that happened.
 //
 // Every key the store writes starts with KeyPrefix and expires on its own
 // (RecordTTL, ReservationTTL, or the end of the quota's day), so that trials
@@ -19,7 +20,9 @@
 // kept in the same server.
 //
 // The package knows nothing of racelab: targets adapts a Store to its
-// Counter, Quota and Inventory interfaces. Open checks that the server
-// answers, failing fast with an error that wraps ErrUnreachable when it does
-// not, and Prepare opens the connections a burst needs before it starts.
+// Counter, Quota and Inventory interfaces. Open checks the URL before it
+// dials (an error wrapping ErrBadURL, its password hidden), then that the
+// server answers, failing fast with an error that wraps ErrUnreachable when
+// it does not, and Prepare opens the connections a burst needs before it
+// starts.
 package redis

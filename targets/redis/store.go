@@ -37,8 +37,11 @@ const (
 	DefaultPoolSize = 16
 	// DefaultDialTimeout bounds Open's wait for a server that does not answer.
 	DefaultDialTimeout = 2 * time.Second
-	// DefaultMaxAttempts bounds the watch strategy's tries per request.
-	DefaultMaxAttempts = 100
+	// BackoffBase and BackoffCap shape the watch strategy's wait before a
+	// retry: a random time up to BackoffBase doubled with each attempt, at
+	// most BackoffCap ("full jitter"), a few round trips on loopback.
+	BackoffBase = 50 * time.Microsecond
+	BackoffCap  = 5 * time.Millisecond
 
 	// KeyPrefix starts every key the store reads or writes.
 	KeyPrefix = "racelab:"
@@ -73,8 +76,12 @@ type Config struct {
 	// ThinkTime is a pause between the read and the write of the naive and
 	// watch strategies, to widen the window a race needs.
 	ThinkTime time.Duration
-	// MaxAttempts bounds the watch strategy's tries per request; zero means
-	// DefaultMaxAttempts.
+	// MaxAttempts bounds the watch strategy's tries per request; zero
+	// means no bound: a request whose key keeps changing is retried until
+	// its context ends, which is what the burst engine's per-request
+	// timeout is for. A fixed bound would make a strategy that holds fail
+	// under its own story's contention, and the failures would read as the
+	// store's. A caller whose context has no deadline should set one here.
 	MaxAttempts int
 	// DialTimeout bounds each connection attempt; zero means
 	// DefaultDialTimeout.
@@ -111,12 +118,11 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if cfg.MaxAttempts <= 0 {
-		cfg.MaxAttempts = DefaultMaxAttempts
-	}
 	if cfg.DialTimeout <= 0 {
 		cfg.DialTimeout = DefaultDialTimeout
 	}
+	// The URL is checked before anything is dialled: a typo is a usage
+	// error, not an unreachable server.
 	opts, err := options(cfg, cfg.PoolSize)
 	if err != nil {
 		return nil, err
@@ -134,9 +140,9 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 
 // options builds go-redis options for a pool of size connections.
 func options(cfg Config, size int) (*goredis.Options, error) {
-	opts, err := goredis.ParseURL(cfg.URL)
+	opts, err := ParseURL(cfg.URL)
 	if err != nil {
-		return nil, fmt.Errorf("redis url %q: %w", cfg.URL, err)
+		return nil, err
 	}
 	opts.PoolSize = size
 	opts.DialTimeout = cfg.DialTimeout
@@ -249,7 +255,8 @@ type write func(p goredis.Pipeliner)
 // readThenWrite runs step, which reads through r and decides in Go, then the
 // write it returns, if any. The naive strategy does both straight on the
 // client; the watch strategy does them inside WATCH key … MULTI … EXEC and
-// starts over when another client changed key in between.
+// starts over when another client changed key in between, until EXEC
+// succeeds or ctx ends (or Config.MaxAttempts, when set, is reached).
 func (s *Store) readThenWrite(ctx context.Context, key string, step func(r goredis.Cmdable) (write, error)) error {
 	c := s.redis()
 	if s.cfg.Strategy == StrategyNaive {
@@ -274,13 +281,14 @@ func (s *Store) readThenWrite(ctx context.Context, key string, step func(r gored
 		if !errors.Is(err, goredis.TxFailedErr) {
 			return err
 		}
-		if attempt >= s.cfg.MaxAttempts {
+		if s.cfg.MaxAttempts > 0 && attempt >= s.cfg.MaxAttempts {
 			return fmt.Errorf("%w: %s changed under each of %d attempts", ErrTooManyRetries, key, attempt)
 		}
-		s.retries.Add(1)
-		if err := backoff(ctx, attempt); err != nil {
-			return err
+		if werr := backoff(ctx, attempt); werr != nil {
+			return fmt.Errorf("%w: %s changed under each of %d attempts before the request's deadline: %w",
+				ErrTooManyRetries, key, attempt, werr)
 		}
+		s.retries.Add(1)
 	}
 }
 
@@ -294,7 +302,13 @@ func (s *Store) pause(ctx context.Context) {
 
 // backoff waits a random time that grows with the attempt, so that requests
 // that collided do not all come back at the same instant and collide again.
+// It answers ctx's error when ctx ends first, and at once when ctx would end
+// before the wait does: a retry that cannot start in time is not worth
+// waiting for.
 func backoff(ctx context.Context, attempt int) error {
-	limit := min(50*time.Microsecond<<min(attempt, 10), 5*time.Millisecond)
-	return clock.Real{}.Sleep(ctx, rand.N(limit)+1)
+	wait := rand.N(min(BackoffBase<<min(attempt, 16), BackoffCap)) + 1
+	if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < wait {
+		return context.DeadlineExceeded
+	}
+	return clock.Real{}.Sleep(ctx, wait)
 }

@@ -1,0 +1,102 @@
+package redis
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// ErrBadURL is wrapped by the error Open returns when Config.URL is not a
+// Redis URL it can use. Open checks the URL before it dials, so a typo is
+// told apart from a server that is down.
+var ErrBadURL = errors.New("bad redis url")
+
+// URLError says why a Redis URL cannot be used. URL has its password
+// hidden, so the error can be printed as it is.
+type URLError struct {
+	URL    string // the URL, password hidden
+	Reason string // what is wrong, in a few words
+}
+
+func (e *URLError) Error() string        { return fmt.Sprintf("redis url %q: %s", e.URL, e.Reason) }
+func (e *URLError) Is(target error) bool { return target == ErrBadURL }
+
+// ParseURL checks raw and turns it into go-redis options. It accepts
+// redis://[user:password@]host[:port][/db], rediss:// (TLS) and
+// unix:///path/to/socket, as go-redis does, and says in plain words what
+// is wrong otherwise: go-redis's own errors repeat the whole URL, password
+// included, or leave out the part at fault, and it would dial a port out
+// of range and report the failure as an unreachable server.
+func ParseURL(raw string) (*goredis.Options, error) {
+	bad := func(format string, args ...any) error {
+		return &URLError{URL: redact(raw), Reason: fmt.Sprintf(format, args...)}
+	}
+	if strings.TrimSpace(raw) == "" {
+		return nil, bad("empty")
+	}
+	if !strings.Contains(raw, "://") {
+		return nil, bad("not a URL")
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // without the URL, which may hold a password
+		}
+		return nil, bad("%v", err)
+	}
+	switch u.Scheme {
+	case "redis", "rediss":
+		if port := u.Port(); port != "" {
+			if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+				return nil, bad("port %s is out of range; want a port from 1 to 65535", port)
+			}
+		}
+	case "unix":
+		if u.Path == "" {
+			return nil, bad("no socket path")
+		}
+	default:
+		return nil, bad("scheme %q is not redis, rediss or unix", u.Scheme)
+	}
+	opts, err := goredis.ParseURL(raw)
+	if err != nil {
+		// The URL parsed above, so this error is go-redis's own: a bad
+		// database number or an unknown option, naming only that part.
+		return nil, bad("%s", strings.TrimPrefix(err.Error(), "redis: "))
+	}
+	return opts, nil
+}
+
+// passwordOption is a password given as a query option
+// (unix:///run/redis.sock?password=…).
+var passwordOption = regexp.MustCompile(`(?i)(password=)[^&#]*`)
+
+// redact hides the password of a URL, even of one that does not parse:
+// whatever lies between "user:" and the last '@' before the path, and the
+// value of a password option.
+func redact(raw string) string {
+	raw = passwordOption.ReplaceAllString(raw, "${1}xxxxx")
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return raw
+	}
+	authority := rest
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		authority = rest[:i]
+	}
+	at := strings.LastIndex(authority, "@")
+	if at < 0 {
+		return raw
+	}
+	user, _, hasPassword := strings.Cut(authority[:at], ":")
+	if !hasPassword {
+		return raw
+	}
+	return scheme + "://" + user + ":xxxxx" + rest[at:]
+}
