@@ -188,3 +188,54 @@ func BenchmarkHit(b *testing.B) {
 		})
 	}
 }
+
+// TestHoldingStrategiesAnswerEveryRequest runs every story at its own N
+// (10 hits, 12 downloads, 5 checkouts), 20 rounds each, on every strategy
+// expected to hold, all strategies at once so that the server is under
+// their combined load, and fails if a single request errored: a
+// serializable transaction that gives up its retries while others commit
+// proves nothing, and would pass a check that looks only at the requests
+// that answered.
+func TestHoldingStrategiesAnswerEveryRequest(t *testing.T) {
+	const rounds = 20
+	for _, strategy := range []string{StrategyAtomic, StrategyForUpdate, StrategySerializable} {
+		t.Run(strategyName(strategy), func(t *testing.T) {
+			t.Parallel()
+			s := openStore(t, Config{Strategy: strategy})
+			if err := s.Prepare(t.Context(), storetest.QuotaN); err != nil {
+				t.Fatal(err)
+			}
+			storetest.AnswersEveryRequest(t, s, rounds)
+		})
+	}
+}
+
+// TestSerializableRetriesUntilDeadline makes PostgreSQL refuse every
+// attempt of one request, as in TestSerializableGivesUpAfterMaxAttempts but
+// with no MaxAttempts: the request must keep retrying, counting each retry,
+// until its context's deadline, and then say so.
+func TestSerializableRetriesUntilDeadline(t *testing.T) {
+	const deadline = 300 * time.Millisecond
+	s := openStore(t, Config{Strategy: StrategySerializable})
+	slug := storetest.Key(t, 0)
+	other := openStore(t, Config{})
+	s.betweenReadAndWrite = func(ctx context.Context) {
+		if _, err := other.Hit(context.WithoutCancel(ctx), slug); err != nil {
+			t.Error(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), deadline)
+	defer cancel()
+	start := time.Now()
+	_, err := s.Hit(ctx, slug)
+	took := time.Since(start)
+	if !errors.Is(err, ErrTooManyRetries) && !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("got error %v, want ErrTooManyRetries or a deadline", err)
+	}
+	if retries := s.Retries(); retries < 5 {
+		t.Errorf("retries: got %d in %v, want it to keep retrying until the deadline", retries, took)
+	}
+	if took < deadline-50*time.Millisecond || took > deadline+time.Second {
+		t.Errorf("gave up after %v, want about %v (the deadline)", took, deadline)
+	}
+}

@@ -24,6 +24,14 @@
 //     naive strategy showed the race in Some, Most or All of its rounds.
 //     QuotaDayRollsOver and QuotaDays check that the quota's day ends at
 //     midnight UTC.
+//   - the answer checks, for strategies that must hold under their own
+//     story's contention: CounterAnswers, QuotaAnswers, InventoryAnswers and
+//     AnswersEveryRequest (all three) run each story at its own N
+//     (CounterN, QuotaN, InventoryN), every request bounded by
+//     RequestTimeout as a run bounds it, count every errored request rather
+//     than stopping at the first, and fail unless none errored: an errored
+//     request proves nothing, so a strategy that "holds" by giving up under
+//     contention must fail them.
 //
 // # Why it exists
 //

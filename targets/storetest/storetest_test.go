@@ -348,3 +348,70 @@ func TestClock(t *testing.T) {
 		t.Errorf("Now = %v after Set(%v)", c.Now(), at)
 	}
 }
+
+// flaky answers an error to every other request, and otherwise is the
+// atomic memStore: a strategy that holds on the requests that answer.
+type flaky struct {
+	*memStore
+	calls atomic.Int64
+}
+
+func (f *flaky) fail() error {
+	if f.calls.Add(1)%2 == 0 {
+		return fmt.Errorf("gave up")
+	}
+	return nil
+}
+
+func (f *flaky) Hit(ctx context.Context, slug string) (int64, error) {
+	if err := f.fail(); err != nil {
+		return 0, err
+	}
+	return f.memStore.Hit(ctx, slug)
+}
+
+func (f *flaky) Consume(ctx context.Context, visitor string, limit int64) (bool, int64, error) {
+	if err := f.fail(); err != nil {
+		return false, 0, err
+	}
+	return f.memStore.Consume(ctx, visitor, limit)
+}
+
+func (f *flaky) Checkout(ctx context.Context, item, buyer string) (bool, error) {
+	if err := f.fail(); err != nil {
+		return false, err
+	}
+	return f.memStore.Checkout(ctx, item, buyer)
+}
+
+// TestAnswersCountsErrors checks that the answer checks pass a store that
+// holds and answers every request, and fail, with the figure, a store that
+// errors on some requests (even though what did answer is right) and a
+// store that loses updates.
+func TestAnswersCountsErrors(t *testing.T) {
+	const rounds = 4
+	checks := map[string]func(tb testing.TB, s Store) Tally{
+		"counter":   func(tb testing.TB, s Store) Tally { return CounterAnswers(tb, s, rounds) },
+		"quota":     func(tb testing.TB, s Store) Tally { return QuotaAnswers(tb, s, rounds) },
+		"inventory": func(tb testing.TB, s Store) Tally { return InventoryAnswers(tb, s, rounds) },
+	}
+	ns := map[string]int{"counter": CounterN, "quota": QuotaN, "inventory": InventoryN}
+	for name, check := range checks {
+		t.Run(name, func(t *testing.T) {
+			var tl Tally
+			if r := run(t, func(tb testing.TB) { tl = check(tb, newMem(false, nil)) }); r.failed {
+				t.Errorf("on a store that holds: failed with %q", r.lines)
+			}
+			if tl.Requests != rounds*ns[name] || tl.Errored != 0 || tl.Wrong != 0 {
+				t.Errorf("on a store that holds: tally %v", tl)
+			}
+			r := run(t, func(tb testing.TB) { tl = check(tb, &flaky{memStore: newMem(false, nil)}) })
+			if want := rounds * ns[name] / 2; !r.failed || tl.Errored != want || !strings.Contains(strings.Join(r.lines, "\n"), "gave up") {
+				t.Errorf("on a store erroring every other request: failed %v, %d errored (want %d), lines %q", r.failed, tl.Errored, want, r.lines)
+			}
+			if r := run(t, func(tb testing.TB) { tl = check(tb, newMem(true, nil)) }); !r.failed || tl.Wrong == 0 {
+				t.Errorf("on a naive store: failed %v, tally %v", r.failed, tl)
+			}
+		})
+	}
+}
