@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/racelab/racelab/report"
@@ -19,6 +20,9 @@ type explainOptions struct {
 	Fixed    string
 	Seed     int64
 	Requests int
+	// RequestsSet: an explicit -n 0 is a mistake, as in run, not the
+	// story's default.
+	RequestsSet bool
 }
 
 func newExplainCmd(s Streams) *cobra.Command {
@@ -31,6 +35,10 @@ target as a timeline (one lane per request: what it read, what it wrote,
 when its write landed, and whose update it erased), replay the same trial
 on a fixed target, and say how the fix works.
 
+--target names a target that breaks the rule (a naive one, or your own
+service by URL) and --fixed one that holds it: a fixed target that breaks
+has no fix to show, and a named target that holds has no race to replay.
+
 The timelines are drawn from what the stores recorded during a real replay
 in virtual time: the same --seed shows the same race on every screen.`,
 		Example: `  racelab explain ten-hits-one-view
@@ -40,6 +48,7 @@ in virtual time: the same --seed shows the same race on every screen.`,
 		ValidArgsFunction: completeScenarios,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.Scenario = args[0]
+			o.RequestsSet = c.Flags().Changed("requests")
 			return runExplain(c.Context(), s, o)
 		},
 	}
@@ -58,8 +67,11 @@ func runExplain(ctx context.Context, s Streams, o *explainOptions) error {
 	if err != nil {
 		return err
 	}
-	if o.Requests < 0 {
+	if o.Requests < 0 || o.RequestsSet && o.Requests == 0 || o.Requests > scenarios.MaxRequests {
 		return usageError{fmt.Errorf("--requests %d: want a whole number from 1 to %d", o.Requests, scenarios.MaxRequests)}
+	}
+	if err := checkExplainTargets(sc, o.Target, o.Fixed); err != nil {
+		return err
 	}
 	e := report.Explanation{
 		Scenario: sc,
@@ -90,6 +102,13 @@ func runExplain(ctx context.Context, s Streams, o *explainOptions) error {
 	if err != nil {
 		return err
 	}
+	if fixed.trial.Broken {
+		// A service given by URL is expected to hold, and may not: then
+		// "How the fix works" under it would be a lie. Say what happened
+		// instead, as run would (exit 3).
+		return verdictError{exitRuleBroken, fmt.Sprintf("--fixed %s broke the rule in the replay, so it shows no fix: %s",
+			fixed.target.Target, sc.Outcome(fixed.trial, fixed.target.Target))}
+	}
 	e.Replays = append(e.Replays, report.Replay{
 		Heading: fmt.Sprintf("The same burst on %s (%s)", fixed.target.Target, fixed.target.Guarantee),
 		Target:  fixed.target.Target, Clock: fixed.target.Clock, Trial: fixed.trial, Outcome: sc.Outcome(fixed.trial, fixed.target.Target),
@@ -118,6 +137,52 @@ func runExplain(ctx context.Context, s Streams, o *explainOptions) error {
 		e.Replays = append(e.Replays, payments...)
 	}
 	return report.Explain(s.Out, e)
+}
+
+// checkExplainTargets refuses a --fixed target that breaks the rule by
+// design, and a --target named from the catalog that holds it: either would
+// print a story the replay does not tell (a "fix" under a store that loses
+// updates, a "race" on one that cannot have it). A URL is the user's own
+// service: it may be the race to explain, and is expected to hold as a fix.
+func checkExplainTargets(sc *scenarios.Scenario, target, fixed string) error {
+	spec, e, err := targets.Lookup(target)
+	if err != nil {
+		return err
+	}
+	if e.Holds && spec.URL == nil {
+		return usageError{fmt.Errorf("--target %s holds the rule, so it has no race to replay; want a target that breaks it: %s",
+			spec.Name(), orList(catalogTargets(sc, false)))}
+	}
+	spec, e, err = targets.Lookup(fixed)
+	if err != nil {
+		return err
+	}
+	if !e.Holds {
+		return usageError{fmt.Errorf("--fixed %s breaks the rule by design, so it has no fix to show; want a target that holds it: %s",
+			spec.Name(), orList(append(catalogTargets(sc, true), "your service's URL")))}
+	}
+	return nil
+}
+
+// catalogTargets lists the targets named in the catalog (not URLs) that
+// can play sc and are expected to hold (holds) or to break it.
+func catalogTargets(sc *scenarios.Scenario, holds bool) []string {
+	var out []string
+	for _, e := range targets.Entries() {
+		if e.Name == "http" || e.Name == "https" || e.Holds != holds || !e.Abilities.Has(sc.Needs) {
+			continue
+		}
+		out = append(out, e.Name)
+	}
+	return out
+}
+
+// orList writes "a, b or c".
+func orList(words []string) string {
+	if len(words) <= 1 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
 }
 
 // paymentReplays finds the seed's first payment script in which the

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// TestExplainUsage: explain takes its flags as strictly as run does. Each
+// mistake is one line and exit 2, with nothing on stdout: no "fix" told
+// under a store that breaks, no default put in place of an explicit -n 0.
+func TestExplainUsage(t *testing.T) {
+	tests := []struct {
+		args []string
+		says string
+	}{
+		{[]string{"ten-hits-one-view", "--fixed", "kv"},
+			"--fixed kv breaks the rule by design, so it has no fix to show; want a target that holds it: actor, sqlite, redis, redis:watch, postgres, "},
+		{[]string{"ten-hits-one-view", "--fixed", "kv"}, " or your service's URL\n"},
+		{[]string{"six-become-four", "--fixed", "actor:await-fetch"}, "--fixed actor:await-fetch breaks the rule by design"},
+		{[]string{"five-checkouts", "--fixed", "sqlite:naive"}, "--fixed sqlite:naive breaks the rule by design"},
+		{[]string{"ten-hits-one-view", "--target", "sqlite"},
+			"--target sqlite holds the rule, so it has no race to replay; want a target that breaks it: kv, actor:await-fetch, sqlite:naive, redis:naive or postgres:naive"},
+		{[]string{"ten-hits-one-view", "-t", "actor"}, "--target actor holds the rule"},
+		{[]string{"ten-hits-one-view", "-n", "0"}, "--requests 0: want a whole number from 1 to 10000"},
+		{[]string{"ten-hits-one-view", "--requests", "-3"}, "--requests -3: want a whole number from 1 to 10000"},
+		{[]string{"ten-hits-one-view", "-n", "10001"}, "--requests 10001: want a whole number from 1 to 10000"},
+		{[]string{"ten-hits-one-view", "--fixed", "sqlit"}, `unknown target "sqlit"`},
+		{[]string{"ten-hits-one-view", "--seed", "x"}, `--seed "x"`},
+	}
+	for _, tt := range tests {
+		args := append([]string{"explain"}, tt.args...)
+		code, stdout, stderr := execute(context.Background(), args...)
+		if code != exitUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tt.says) || stdout != "" {
+			t.Errorf("racelab %s: exit %d, stdout %q, stderr %q; want exit %d and one line saying %q",
+				strings.Join(args, " "), code, stdout, stderr, exitUsage, tt.says)
+		}
+	}
+}
+
+// TestExplainFlagsTaken: the values the usage checks leave through are the
+// ones the replay uses.
+func TestExplainFlagsTaken(t *testing.T) {
+	code, stdout, stderr := execute(context.Background(), "explain", "ten-hits-one-view", "-n", "3", "-t", "actor:await-fetch", "--fixed", "sqlite")
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	for _, want := range []string{"The race, replayed on actor:await-fetch (3 requests at once, seed 7)", "The same burst on sqlite", "How the fix works"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("the explanation does not say %q:\n%s", want, stdout)
+		}
+	}
+}
+
+// TestExplainFixedServiceThatBreaks: a service given as --fixed by URL is
+// expected to hold; when its replay breaks the rule, explain says so (exit
+// 3, one line) and tells no fix.
+func TestExplainFixedServiceThatBreaks(t *testing.T) {
+	var hits atomic.Int64
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", func(http.ResponseWriter, *http.Request) {})
+	mux.HandleFunc("POST /hit/{slug}", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, `{"slug":%q,"views":%d}`, r.PathValue("slug"), hits.Add(1))
+	})
+	mux.HandleFunc("GET /get/{slug}", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, `{"slug":%q,"views":1}`, r.PathValue("slug")) // every update but one lost
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	code, stdout, stderr := execute(context.Background(), "explain", "ten-hits-one-view", "--fixed", srv.URL)
+	want := "racelab: --fixed " + srv.URL + " broke the rule in the replay, so it shows no fix: " + srv.URL + ": 10 hits answered, 1 view stored: 9 updates lost\n"
+	if code != exitRuleBroken || stderr != want || strings.Contains(stdout, "How the fix works") {
+		t.Errorf("exit %d, stderr %q, stdout:\n%s\nwant exit %d, stderr %q and no fix told", code, stderr, stdout, exitRuleBroken, want)
+	}
+}
