@@ -51,7 +51,9 @@ var ErrClosed = errors.New("sqlite store closed")
 // database in a temporary folder.
 type Config struct {
 	// Path is the database file, created if missing. Empty means a new file
-	// in a fresh temporary folder that Close removes.
+	// in a fresh temporary folder, racelab-sqlite-PID-RANDOM, that Close
+	// removes; should the process die before Close, the next Open of a
+	// temporary database removes it (ReapStale).
 	Path string
 	// Strategy is StrategyAtomic or StrategyNaive.
 	Strategy string
@@ -123,12 +125,16 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 
 	path := cfg.Path
 	if path == "" {
-		dir, err := os.MkdirTemp("", "racelab-sqlite-")
+		// A racelab killed before Close (a second Ctrl-C, SIGKILL) leaves
+		// its folder behind, about a hundred megabytes after a long run;
+		// the next one to open a temporary database clears it away.
+		ReapStale(os.TempDir())
+		dir, err := makeTempDir()
 		if err != nil {
 			return nil, fmt.Errorf("open sqlite: %w", err)
 		}
 		s.dir = dir
-		path = filepath.Join(dir, "racelab.db")
+		path = filepath.Join(dir, dbName)
 	}
 	db, err := sql.Open("sqlite", dsn(path))
 	if err != nil {
