@@ -260,3 +260,33 @@ func TestClientStories(t *testing.T) {
 		t.Errorf("URL %q, sync %q; want %q, auto before Prepare", c.URL(), c.SyncMode(), base)
 	}
 }
+
+// TestQuotaReadsTheCount: the quota's read back is its count, not its
+// limit. Two downloads for a fresh visitor leave a count of 2, well under
+// the limit of 5, so reading "limit" (or any other number of the answer)
+// fails here by its value, whatever an error message says. Both the
+// whole-request methods and the engine's staged bursts are checked.
+func TestQuotaReadsTheCount(t *testing.T) {
+	base, _ := serve(t, open(t, "sqlite").Store)
+	ctx := context.Background()
+	c := client(t, base, httpapi.Config{})
+	for i := range 2 {
+		if ok, n, err := c.Consume(ctx, "fresh-visitor", 5); err != nil || !ok || n != int64(i+1) {
+			t.Fatalf("download %d = %t, %d, %v; want granted, count %d", i+1, ok, n, err, i+1)
+		}
+	}
+	if n, err := c.Count(ctx, "fresh-visitor"); err != nil || n != 2 {
+		t.Errorf("Count after 2 downloads = %d, %v; want 2", n, err)
+	}
+	for _, mode := range syncModes {
+		tr := play(t, "six-become-four", base, 2, 2, httpapi.Config{Sync: mode})
+		if tr.Error != "" {
+			t.Fatalf("%s: %s", mode, tr.Error)
+		}
+		for _, trial := range tr.Trials {
+			if trial.Allowed != 2 || trial.Counted != 2 {
+				t.Errorf("%s, trial %d: %d granted, %d counted; want 2 and 2", mode, trial.Index, trial.Allowed, trial.Counted)
+			}
+		}
+	}
+}
