@@ -273,7 +273,7 @@ func evidence() *scenarios.Result {
 		}
 		t := checked(trial(i, fmt.Sprintf("slug-9a41-2-%d", i), 10, 0, 0, 10, 10*spread), scenarios.Linearizable, "")
 		if i%23 == 5 {
-			t.Unsynchronized = true
+			t.Unsynchronized, t.Requests[0].Early = true, true
 		}
 		if i == 100 || i == 200 || i == 300 {
 			t = checked(t, scenarios.HistoryUnknown, "the check ran out of time after 2s")

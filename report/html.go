@@ -127,7 +127,7 @@ func htmlSection(b *bytes.Buffer, r *scenarios.Result) {
 		b.WriteString("</ul>\n")
 	}
 
-	labels := labels(r.Targets)
+	labels := scenarios.Labels(r.Targets)
 	var ran []int
 	for i := range r.Targets {
 		if len(r.Targets[i].Trials) > 0 {
@@ -146,7 +146,7 @@ func htmlSection(b *bytes.Buffer, r *scenarios.Result) {
 		timeline(b, r, &r.Targets[i], labels[i])
 	}
 	b.WriteString("</div>\n<h3>What the store counted, trial by trial</h3>\n")
-	if !slices.ContainsFunc(ran, func(i int) bool { return len(r.Targets[i].Trials) > 1 }) {
+	if !slices.ContainsFunc(ran, func(i int) bool { s := r.Targets[i].Summary(); return s.Trials > 1 }) {
 		// One bar per target says nothing the table does not.
 		b.WriteString("<p class=\"note\">One trial per target: run with --trials to see how the count varies from burst to burst.</p>\n</section>\n")
 		return
@@ -168,6 +168,8 @@ func verdictClass(tr *scenarios.TargetResult) string {
 		return "none"
 	case tr.Failed():
 		return "fail"
+	case tr.Inconclusive():
+		return "error" // no verdict: like a target that could not be run
 	case tr.Broken() > 0:
 		return "expected"
 	default:
@@ -183,11 +185,7 @@ type bar struct {
 
 // bars groups the trials' counted values into at most maxBars bars of
 // equal width.
-func bars(ts []scenarios.Trial) []bar {
-	counts := map[int64]int{}
-	for _, t := range ts {
-		counts[t.Counted]++
-	}
+func bars(counts map[int64]int) []bar {
 	values := make([]int64, 0, len(counts))
 	for v := range counts {
 		values = append(values, v)
@@ -208,7 +206,8 @@ func bars(ts []scenarios.Trial) []bar {
 // histogram draws how often each counted value came up over the trials.
 func histogram(b *bytes.Buffer, tr *scenarios.TargetResult, label string) {
 	const w, h, left, bottom, top = 380, 170, 34, 34, 16
-	bs := bars(tr.Trials)
+	s := tr.Summary()
+	bs := bars(s.Counted)
 	most := 0
 	for _, x := range bs {
 		most = max(most, x.n)
@@ -235,9 +234,8 @@ func histogram(b *bytes.Buffer, tr *scenarios.TargetResult, label string) {
 	}
 	fmt.Fprintf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" class=\"muted\">counted</text>\n", left+int(plotW)/2, h-4)
 	b.WriteString("</svg>\n")
-	allowed := spanOf(tr.Trials, func(t scenarios.Trial) int { return t.Allowed })
 	fmt.Fprintf(b, "<figcaption><b>%s</b>: counted after each of %s (allowed: %s); bar height is the number of trials</figcaption>\n</figure>\n",
-		esc(label), esc(plural(int64(len(tr.Trials)), "trial")), esc(allowed))
+		esc(label), esc(plural(int64(s.Trials), "trial")), esc(spanOf(s.Allowed)))
 }
 
 func barLabel(x bar) string {

@@ -119,7 +119,7 @@ func TestBars(t *testing.T) {
 	for _, c := range []int64{1, 1, 2, 4} {
 		ts = append(ts, scenarios.Trial{Counted: c})
 	}
-	got := bars(ts)
+	got := bars(scenarios.TallyOf(ts).Counted)
 	want := []bar{{1, 1, 2}, {2, 2, 1}, {3, 3, 0}, {4, 4, 1}}
 	if len(got) != len(want) {
 		t.Fatalf("bars = %v, want %v", got, want)
@@ -133,7 +133,7 @@ func TestBars(t *testing.T) {
 	for c := range int64(100) {
 		ts = append(ts, scenarios.Trial{Counted: c})
 	}
-	if got := bars(ts); len(got) > maxBars || got[0].lo != 0 || got[len(got)-1].hi != 99 {
+	if got := bars(scenarios.TallyOf(ts).Counted); len(got) > maxBars || got[0].lo != 0 || got[len(got)-1].hi != 99 {
 		t.Errorf("100 values gave %d bars from %d to %d; want at most %d covering 0-99", len(got), got[0].lo, got[len(got)-1].hi, maxBars)
 	}
 }

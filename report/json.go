@@ -29,6 +29,11 @@ func renderJSON(w io.Writer, r *scenarios.Result) error {
 	return err
 }
 
+// MaxResultBytes is the most ReadJSON reads of one input: 256 MiB, ample
+// for any result racelab writes (see scenarios.Keep), and a bound on what
+// a wrong file (/dev/zero, a log) can make it hold in memory.
+const MaxResultBytes = 256 << 20
+
 // ErrNotResult is wrapped by every ReadJSON error about input that is not
 // a saved racelab result: not JSON, not a result, or another schema.
 var ErrNotResult = errors.New("not a racelab result")
@@ -39,10 +44,18 @@ var ErrNotResult = errors.New("not a racelab result")
 // a result of another schema may mean other things by the same fields, so
 // it is refused rather than guessed at. Fields this version does not know
 // are ignored, as the schema promises that adding one keeps its meaning.
+//
+// It reads at most MaxResultBytes, and every result must pass
+// scenarios.Check: its verdicts are recomputed from its own request data,
+// so a forged or damaged file is refused rather than rendered as "holds".
 func ReadJSON(r io.Reader) ([]*scenarios.Result, error) {
-	data, err := io.ReadAll(r)
+	data, err := io.ReadAll(io.LimitReader(r, MaxResultBytes+1))
 	if err != nil {
 		return nil, err
+	}
+	if len(data) > MaxResultBytes {
+		return nil, fmt.Errorf("%w: larger than %d MiB; a saved result is far smaller (trials past the first %d keep no requests)",
+			ErrNotResult, MaxResultBytes>>20, scenarios.DefaultKeepTrials)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	var out []*scenarios.Result
@@ -72,6 +85,13 @@ func ReadJSON(r io.Reader) ([]*scenarios.Result, error) {
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%w: no JSON in it", ErrNotResult)
+	}
+	// Checked once every document has been read, so that a file that is
+	// not results at all says so first.
+	for i, res := range out {
+		if err := scenarios.Check(res, scenarios.DefaultHistoryTimeout); err != nil {
+			return nil, fmt.Errorf("%w: document %d: %w", ErrNotResult, i+1, err)
+		}
 	}
 	return out, nil
 }

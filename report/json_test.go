@@ -38,6 +38,16 @@ func TestReadJSONRefuses(t *testing.T) {
 		{"other schema", `{"schema": "racelab/result/v2"}`, `not a racelab result: document 1 has schema "racelab/result/v2"; this racelab reads "racelab/result/v1"`},
 		{"second bad", `{"schema": "racelab/result/v1"} {"schema": 7}`, `not a racelab result: document 2 has no "schema" field`},
 		{"wrong type", `{"schema": "racelab/result/v1", "requests": "ten"}`, "not a racelab result: document 1: json: cannot unmarshal string"},
+		{"negative requests", forged(t, `"requests": 10`, `"requests": -5`), "not a racelab result: document 1: inconsistent result: requests: -5"},
+		{"unknown scenario", forged(t, `"scenario": "ten-hits-one-view"`, `"scenario": "eleven-hits"`), `not a racelab result: document 1: inconsistent result: scenario: "eleven-hits" is not a story`},
+		{"confidence above 1", forged(t, `"seed": 1,`, `"seed": 1, "confidence": 7,`), "not a racelab result: document 1: inconsistent result: confidence: 7"},
+		{"no targets", `{"schema": "racelab/result/v1", "scenario": "five-checkouts", "requests": 5, "targets": []}`, "not a racelab result: document 1: inconsistent result: targets: none"},
+		// kv counted 1 of 10 hits: no file may say that held.
+		{"forged hold", forged(t, `"broken": true`, `"broken": false`), "not a racelab result: document 1: inconsistent result: targets[0].trials[0].broken: false; its requests and count (1) say true"},
+		{"forged counts", forged(t, `"allowed": 10`, `"allowed": 9`), "not a racelab result: document 1: inconsistent result: targets[0].trials[0].allowed: 9; its requests say 10"},
+		{"forged bound", forged(t, `"upper": 0.95`, `"upper": 0.01`), "not a racelab result: document 1: inconsistent result: targets[1].bound: 0 of 1 trials broke, bound 0.01; the trials say 0 of 1, bound 0.95"},
+		{"not strict", forged(t, `"strict": true`, `"strict": false`), "not a racelab result: document 1: inconsistent result: targets[1].strict: false for a target expected to hold"},
+		{"a request too few", forged(t, `"requests": 10`, `"requests": 11`), "not a racelab result: document 1: inconsistent result: targets[0].trials[0].requests: 10 requests; the result says 11 per burst"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ReadJSON(strings.NewReader(tc.in))
@@ -46,6 +56,24 @@ func TestReadJSONRefuses(t *testing.T) {
 			}
 		})
 	}
+}
+
+// forged is the JSON of the ten-hits-one-view fixture, with a bound, with
+// the first old changed to new.
+func forged(t *testing.T, old, new string) string {
+	t.Helper()
+	r := tenHitsOneView()
+	for i := range r.Targets {
+		r.Targets[i].Bound = bound(r.Targets[i].Trials, 0.95, 0)
+	}
+	var b bytes.Buffer
+	if err := RenderAll(&b, []*scenarios.Result{r}, JSON, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), old) {
+		t.Fatalf("the fixture has no %s", old)
+	}
+	return strings.Replace(b.String(), old, new, 1)
 }
 
 // TestRenderAllTable checks that several results in the table and

@@ -121,7 +121,7 @@ func junitSuiteOf(r *scenarios.Result) (junitSuite, time.Duration) {
 		suite.Properties = append(suite.Properties,
 			junitProperty{"confidence", percentSet(r.Confidence)}, junitProperty{"max-rate", percentSet(r.MaxRate)})
 	}
-	labels := labels(r.Targets)
+	labels := scenarios.Labels(r.Targets)
 	var total time.Duration
 	for i := range r.Targets {
 		tr := &r.Targets[i]
@@ -132,6 +132,12 @@ func junitSuiteOf(r *scenarios.Result) (junitSuite, time.Duration) {
 		switch {
 		case tr.Error != "":
 			c.Error = &junitProblem{Message: prefixed(labels[i], tr.Error), Type: "error", Text: text}
+			suite.Errors++
+		case tr.Strict && tr.Inconclusive():
+			// No verdict is not a pass: an error, as a target that could
+			// not be run, not a failure of the rule.
+			sum := tr.Summary()
+			c.Error = &junitProblem{Message: scenarios.InconclusiveWhy(labels[i], &sum), Type: "inconclusive", Text: text}
 			suite.Errors++
 		case len(tr.Trials) == 0:
 			c.Skipped = &junitSkipped{Message: s.rows[i][len(s.rows[i])-1]} // "interrupted", "no trials"
@@ -159,7 +165,7 @@ func junitText(r *scenarios.Result, s summary, tr *scenarios.TargetResult, i int
 	}
 	if len(tr.Trials) > 0 {
 		bnd := tr.Evidence()
-		fmt.Fprintf(&b, "bound: %d of %d synchronized trials broke", bnd.Broken, bnd.Trials)
+		fmt.Fprintf(&b, "bound: %d of %d conclusive trials broke", bnd.Broken, bnd.Trials)
 		switch {
 		case bnd.Trials == 0:
 			b.WriteString(": nothing proven\n")
@@ -180,17 +186,7 @@ func junitText(r *scenarios.Result, s summary, tr *scenarios.TargetResult, i int
 
 // burstTime is the time the target's bursts took, from each release to
 // its last answer: what the result knows of how long the test ran.
-func burstTime(tr *scenarios.TargetResult) time.Duration {
-	var d time.Duration
-	for _, t := range tr.Trials {
-		var last time.Duration
-		for _, r := range t.Requests {
-			last = max(last, r.Return)
-		}
-		d += last
-	}
-	return d
-}
+func burstTime(tr *scenarios.TargetResult) time.Duration { s := tr.Summary(); return s.BurstTime }
 
 // xmlSafe replaces the characters XML 1.0 cannot hold, such as control
 // characters in a target's error text, with U+FFFD: encoding/xml does so

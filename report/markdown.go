@@ -50,14 +50,15 @@ func renderMarkdown(w io.Writer, r *scenarios.Result, _ Options) error {
 // outcome is the report's bottom line in bold: whether every target did
 // what was expected of it, as the exit code says.
 func outcome(r *scenarios.Result) string {
-	var failed, errored []string
-	labels := labels(r.Targets)
-	for i := range r.Targets {
-		switch tr := &r.Targets[i]; {
-		case tr.Error != "":
-			errored = append(errored, labels[i])
-		case tr.Failed():
-			failed = append(failed, labels[i])
+	var failed, errored, inconclusive []string
+	for _, f := range r.Shortfalls() {
+		switch f.Kind {
+		case scenarios.RuleShortfall:
+			failed = append(failed, f.Target)
+		case scenarios.ErrorShortfall:
+			errored = append(errored, f.Target)
+		default:
+			inconclusive = append(inconclusive, f.Target)
 		}
 	}
 	var parts []string
@@ -66,6 +67,9 @@ func outcome(r *scenarios.Result) string {
 	}
 	if len(errored) > 0 {
 		parts = append(parts, "**could not run:** "+escapeMarkdown(strings.Join(errored, ", ")))
+	}
+	if len(inconclusive) > 0 {
+		parts = append(parts, "**inconclusive:** "+escapeMarkdown(strings.Join(inconclusive, ", ")))
 	}
 	if r.Interrupted {
 		parts = append(parts, "**interrupted:** partial results")
@@ -79,15 +83,16 @@ func outcome(r *scenarios.Result) string {
 // writeDistributions writes a folded markdown table of how often each
 // count came up, per target, unless no target ran more than one trial.
 func writeDistributions(b *bytes.Buffer, r *scenarios.Result) error {
-	labels := labels(r.Targets)
+	labels := scenarios.Labels(r.Targets)
 	var rows [][]string
 	for i := range r.Targets {
 		tr := &r.Targets[i]
-		if len(tr.Trials) < 2 {
+		s := tr.Summary()
+		if s.Trials < 2 {
 			continue
 		}
 		var parts []string
-		for _, x := range bars(tr.Trials) {
+		for _, x := range bars(s.Counted) {
 			if x.n > 0 {
 				parts = append(parts, fmt.Sprintf("%s: %d", barLabel(x), x.n))
 			}

@@ -252,6 +252,8 @@ func TestRenderReturnsWriteError(t *testing.T) {
 func TestVerdict(t *testing.T) {
 	held := scenarios.Trial{}
 	brk := scenarios.Trial{Broken: true}
+	failed := scenarios.Trial{Errors: 1}
+	brokeWithErrors := scenarios.Trial{Errors: 3, Broken: true}
 	for _, tc := range []struct {
 		name        string
 		tr          scenarios.TargetResult
@@ -270,9 +272,15 @@ func TestVerdict(t *testing.T) {
 		{"error", scenarios.TargetResult{Expect: scenarios.ExpectHold, Error: "open redis: refused", Trials: []scenarios.Trial{brk}}, false, false, "error"},
 		{"cut short", scenarios.TargetResult{Expect: scenarios.ExpectHold}, true, true, "interrupted"},
 		{"no trials", scenarios.TargetResult{Expect: scenarios.ExpectHold}, false, false, "no trials"},
+		{"strict, every trial errored", scenarios.TargetResult{Expect: scenarios.ExpectHold, Strict: true, Trials: []scenarios.Trial{failed, failed}}, true, false, "INCONCLUSIVE in 2/2"},
+		{"strict, one of ten errored", scenarios.TargetResult{Expect: scenarios.ExpectHold, Strict: true, Trials: append(slices.Repeat([]scenarios.Trial{held}, 9), failed)}, true, false, "holds in 10/10"},
+		{"strict, two of ten errored", scenarios.TargetResult{Expect: scenarios.ExpectHold, Strict: true, Trials: append(slices.Repeat([]scenarios.Trial{held}, 8), failed, failed)}, true, false, "INCONCLUSIVE in 2/10"},
+		{"strict, broke despite errors", scenarios.TargetResult{Expect: scenarios.ExpectHold, Strict: true, Trials: []scenarios.Trial{failed, brokeWithErrors}}, true, false, "BROKEN in 1/2, expected to hold"},
+		{"naive, every trial errored", scenarios.TargetResult{Expect: scenarios.ExpectBreak, Trials: []scenarios.Trial{failed}}, false, false, "inconclusive"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := verdict(&tc.tr, tc.multi, tc.interrupted); got != tc.want {
+			s := tc.tr.Summary()
+			if got := verdict(&tc.tr, &s, tc.multi, tc.interrupted); got != tc.want {
 				t.Errorf("verdict = %q, want %q", got, tc.want)
 			}
 		})
@@ -289,7 +297,7 @@ func TestLostOver(t *testing.T) {
 		{4, 0, "4 over"},
 		{7, 11, "7 over, 11 lost"},
 	} {
-		if got := lostOver(scenarios.Trial{Over: tc.over, Lost: tc.lost}); got != tc.want {
+		if got := lostOver(scenarios.Worst{Over: tc.over, Lost: tc.lost}); got != tc.want {
 			t.Errorf("lostOver(over %d, lost %d) = %q, want %q", tc.over, tc.lost, got, tc.want)
 		}
 	}

@@ -75,18 +75,18 @@ func (s *summary) add(i int, lines ...string) {
 
 // summarize reads r into a summary.
 func summarize(r *scenarios.Result) summary {
+	tallies := make([]scenarios.Tally, len(r.Targets))
 	multi := r.Trials > 1
 	for i := range r.Targets {
-		multi = multi || len(r.Targets[i].Trials) > 1
+		tallies[i] = r.Targets[i].Summary()
+		multi = multi || tallies[i].Trials > 1
 	}
 	s := summary{scale: scale(r), own: make([][]string, len(r.Targets))}
 	showHistory, showRate := false, multi || r.MaxRate > 0
 	for i := range r.Targets {
 		tr := &r.Targets[i]
 		showRate = showRate || tr.Bound != nil && tr.Bound.MaxRate > 0
-		for j := range tr.Trials {
-			showHistory = showHistory || tr.Trials[j].History != ""
-		}
+		showHistory = showHistory || tallies[i].HistoryChecked > 0
 	}
 	s.cols = slices.Clone(columns[:len(columns)-1])
 	if showHistory {
@@ -97,17 +97,17 @@ func summarize(r *scenarios.Result) summary {
 	}
 	s.cols = append(s.cols, columns[len(columns)-1])
 
-	labels := labels(r.Targets)
+	labels := scenarios.Labels(r.Targets)
 	for i := range r.Targets {
 		tr := &r.Targets[i]
-		cells := row(tr, labels[i], multi, r.Interrupted)
+		cells := row(tr, &tallies[i], labels[i], multi, r.Interrupted)
 		last := cells[len(cells)-1]
 		cells = cells[:len(cells)-1]
 		if showHistory {
-			cells = append(cells, historyCell(tr, multi))
+			cells = append(cells, historyCell(&tallies[i], multi))
 		}
 		if showRate {
-			cells = append(cells, rateCell(tr))
+			cells = append(cells, rateCell(tr, &tallies[i]))
 		}
 		s.rows = append(s.rows, append(cells, last))
 	}
@@ -115,23 +115,27 @@ func summarize(r *scenarios.Result) summary {
 	// What broke, then what did not show, then what could not run: the
 	// order in which a reader wants to know.
 	for i := range r.Targets {
-		tr := &r.Targets[i]
-		if k := tr.Broken(); k > 0 {
-			line := firstWhy(tr, labels[i])
+		if k := tallies[i].Broken; k > 0 {
+			line := firstWhy(&tallies[i], labels[i])
 			if multi {
-				line += fmt.Sprintf(" (in %d of %d trials)", k, len(tr.Trials))
+				line += fmt.Sprintf(" (in %d of %d trials)", k, tallies[i].Trials)
 			}
 			s.add(i, line)
 		}
 	}
 	for i := range r.Targets {
-		if raceHidden(&r.Targets[i]) {
+		if raceHidden(&r.Targets[i], &tallies[i]) {
 			s.add(i, labels[i]+": the race did not show; raise -n or --trials")
+		}
+	}
+	for i := range r.Targets {
+		if r.Targets[i].Inconclusive() {
+			s.add(i, scenarios.InconclusiveWhy(labels[i], &tallies[i]))
 		}
 	}
 	if showRate {
 		for i := range r.Targets {
-			s.add(i, boundLines(&r.Targets[i], labels[i])...)
+			s.add(i, boundLines(&r.Targets[i], &tallies[i], labels[i])...)
 		}
 	}
 	for i := range r.Targets {
@@ -140,26 +144,28 @@ func summarize(r *scenarios.Result) summary {
 		}
 	}
 	for i := range r.Targets {
-		if line := failedRequests(&r.Targets[i], labels[i]); line != "" {
+		if line := failedRequests(&tallies[i], labels[i]); line != "" {
 			s.add(i, line)
 		}
 	}
 	for i := range r.Targets {
-		if line := historyUnknown(&r.Targets[i], labels[i]); line != "" {
+		if line := historyUnknown(&tallies[i], labels[i]); line != "" {
 			s.add(i, line)
 		}
 	}
 
 	if !r.Sequential && r.Script == "" { // only bursts have a spread
-		s.lines = append(s.lines, spreadLines(r, labels)...)
+		s.lines = append(s.lines, spreadLines(r, tallies, labels)...)
 	}
 	for i := range r.Targets {
-		var retries int64
-		for _, t := range r.Targets[i].Trials {
-			retries += t.Retries
-		}
-		if retries > 0 {
+		if retries := tallies[i].Retries; retries > 0 {
 			s.add(i, labels[i]+": "+plural(retries, "retry"))
+		}
+	}
+	for i := range r.Targets {
+		if t := tallies[i].Trials; t > len(r.Targets[i].Trials) {
+			s.add(i, fmt.Sprintf("%s: %d of %s keep their requests in this result (--keep-all keeps all)",
+				labels[i], len(r.Targets[i].Trials), plural(int64(t), "trial")))
 		}
 	}
 	if r.Interrupted {
@@ -168,71 +174,37 @@ func summarize(r *scenarios.Result) summary {
 	return s
 }
 
-// labels names each target in the table: its name, or its full spec when
-// two targets share a name (kv and kv?cache-ttl=30s).
-func labels(ts []scenarios.TargetResult) []string {
-	seen := make(map[string]int, len(ts))
-	for _, t := range ts {
-		seen[t.Target]++
-	}
-	l := make([]string, len(ts))
-	for i, t := range ts {
-		l[i] = t.Target
-		if seen[t.Target] > 1 && t.Spec != "" {
-			l[i] = t.Spec
-		}
-	}
-	return l
-}
-
 // row is one target's cells.
-func row(tr *scenarios.TargetResult, label string, multi, interrupted bool) []string {
-	ts := tr.Trials
+func row(tr *scenarios.TargetResult, s *scenarios.Tally, label string, multi, interrupted bool) []string {
 	cells := []string{label, orNone(tr.Guarantee), none, none, none, none, none, orNone(string(tr.Expect)), none,
-		verdict(tr, multi, interrupted)}
-	if len(ts) == 0 {
+		verdict(tr, s, multi, interrupted)}
+	if s.Trials == 0 {
 		return cells
 	}
-	cells[2] = spanOf(ts, func(t scenarios.Trial) int { return len(t.Requests) })
-	cells[3] = spanOf(ts, func(t scenarios.Trial) int { return t.Allowed })
-	cells[4] = spanOf(ts, func(t scenarios.Trial) int { return t.Refused })
-	cells[5] = spanOf(ts, func(t scenarios.Trial) int { return t.Errors })
-	if lo, median, hi, _ := tr.CountedDistribution(); multi {
-		cells[6] = fmt.Sprintf("%d/%d/%d", lo, median, hi)
+	cells[2] = spanOf(s.Requests)
+	cells[3] = spanOf(s.Allowed)
+	cells[4] = spanOf(s.Refused)
+	cells[5] = spanOf(s.Errors)
+	if multi {
+		cells[6] = fmt.Sprintf("%d/%d/%d", s.CountedMin, s.CountedMedian(), s.CountedMax)
 	} else {
-		cells[6] = strconv.FormatInt(ts[0].Counted, 10)
+		cells[6] = strconv.FormatInt(s.CountedMin, 10)
 	}
-	cells[8] = lostOver(worst(ts))
+	cells[8] = lostOver(s.Worst)
 	return cells
 }
 
 // spanOf shows a per-trial figure as one number when every trial agrees, or
 // as "min-max".
-func spanOf(ts []scenarios.Trial, figure func(scenarios.Trial) int) string {
-	lo, hi := figure(ts[0]), figure(ts[0])
-	for _, t := range ts[1:] {
-		lo, hi = min(lo, figure(t)), max(hi, figure(t))
+func spanOf(s scenarios.Span) string {
+	if s.Min == s.Max {
+		return strconv.Itoa(s.Min)
 	}
-	if lo == hi {
-		return strconv.Itoa(lo)
-	}
-	return fmt.Sprintf("%d-%d", lo, hi)
-}
-
-// worst is the trial that strayed furthest from the rule, the first of
-// equals; ts is not empty.
-func worst(ts []scenarios.Trial) scenarios.Trial {
-	w := ts[0]
-	for _, t := range ts[1:] {
-		if t.Over+t.Lost > w.Over+w.Lost {
-			w = t
-		}
-	}
-	return w
+	return fmt.Sprintf("%d-%d", s.Min, s.Max)
 }
 
 // lostOver says how far one trial strayed: "7 over, 11 lost", "9 lost", "-".
-func lostOver(t scenarios.Trial) string {
+func lostOver(t scenarios.Worst) string {
 	var parts []string
 	if t.Over > 0 {
 		parts = append(parts, fmt.Sprintf("%d over", t.Over))
@@ -248,8 +220,8 @@ func lostOver(t scenarios.Trial) string {
 
 // verdict says what the target did against what was expected of it. The
 // word is in capitals exactly when the target fails the run.
-func verdict(tr *scenarios.TargetResult, multi, interrupted bool) string {
-	n := len(tr.Trials)
+func verdict(tr *scenarios.TargetResult, s *scenarios.Tally, multi, interrupted bool) string {
+	n := s.Trials
 	switch {
 	case tr.Error != "":
 		return "error"
@@ -258,7 +230,7 @@ func verdict(tr *scenarios.TargetResult, multi, interrupted bool) string {
 	case n == 0:
 		return "no trials"
 	}
-	k := tr.Broken()
+	k := s.Broken
 	in := func(k int) string {
 		if !multi {
 			return ""
@@ -276,6 +248,10 @@ func verdict(tr *scenarios.TargetResult, multi, interrupted bool) string {
 		return "broken" + in(k) + " (expected)"
 	case k > 0:
 		return word("broken") + in(k) + ", expected to hold"
+	case tr.Inconclusive() && tr.Strict:
+		return "INCONCLUSIVE" + in(s.Inconclusive)
+	case tr.Inconclusive():
+		return "inconclusive" + in(s.Inconclusive)
 	case tr.Expect == scenarios.ExpectBreak:
 		return word("held") + in(n) + ", race not shown"
 	case !tr.Proven():
@@ -312,19 +288,8 @@ func scale(r *scenarios.Result) string {
 
 // historyCell says what the history checks found: "linearizable", "not
 // linearizable in 3/20", "unknown in 1/20", or "-" when none was checked.
-func historyCell(tr *scenarios.TargetResult, multi bool) string {
-	var checked, bad, unknown int
-	for _, t := range tr.Trials {
-		switch t.History {
-		case "":
-			continue
-		case scenarios.NotLinearizable:
-			bad++
-		case scenarios.HistoryUnknown:
-			unknown++
-		}
-		checked++
-	}
+func historyCell(s *scenarios.Tally, multi bool) string {
+	checked, bad, unknown := s.HistoryChecked, s.NotLinearizable, s.HistoryUnknown
 	in := func(k int) string {
 		if !multi {
 			return ""
@@ -345,8 +310,8 @@ func historyCell(tr *scenarios.TargetResult, multi bool) string {
 
 // rateCell is the rate of breaking with its upper bound: "<1.0%" when no
 // synchronized trial broke, "15% (<38%)" when 3 of 20 did.
-func rateCell(tr *scenarios.TargetResult) string {
-	if len(tr.Trials) == 0 {
+func rateCell(tr *scenarios.TargetResult, s *scenarios.Tally) string {
+	if s.Trials == 0 {
 		return none
 	}
 	b := tr.Evidence()
@@ -364,15 +329,15 @@ func rateCell(tr *scenarios.TargetResult) string {
 
 // boundLines state in words what the target's trials prove: the bound
 // when none broke, and what did not count as proof.
-func boundLines(tr *scenarios.TargetResult, label string) []string {
-	if tr.Error != "" || len(tr.Trials) == 0 {
+func boundLines(tr *scenarios.TargetResult, s *scenarios.Tally, label string) []string {
+	if tr.Error != "" || s.Trials == 0 {
 		return nil
 	}
 	b := tr.Evidence()
 	var lines []string
 	switch {
 	case b.Trials == 0:
-		lines = append(lines, label+": no trial was synchronized, so the trials prove nothing")
+		lines = append(lines, label+": no trial was conclusive, so the trials prove nothing")
 	case b.Broken == 0:
 		line := fmt.Sprintf("%s: no break in %s: at %s confidence, a trial breaks the rule less than %s of the time",
 			label, plural(int64(b.Trials), "trial"), percentSet(b.Level), percentUp(b.Upper))
@@ -385,27 +350,26 @@ func boundLines(tr *scenarios.TargetResult, label string) []string {
 		}
 		lines = append(lines, line)
 	}
-	if u := len(tr.Trials) - b.Trials; u > 0 {
+	if u := s.Unsynchronized; u > 0 {
 		lines = append(lines, fmt.Sprintf("%s: %d of %s were not synchronized (an answer came before the release) and prove nothing",
-			label, u, plural(int64(len(tr.Trials)), "trial")))
+			label, u, plural(int64(s.Trials), "trial")))
+	}
+	if u := s.Errored; u > 0 && !tr.Inconclusive() {
+		lines = append(lines, fmt.Sprintf("%s: %d of %s had a failed request and prove nothing",
+			label, u, plural(int64(s.Trials), "trial")))
 	}
 	return lines
 }
 
 // historyUnknown says in how many trials the history check ran out of
 // time, or "" when it never did.
-func historyUnknown(tr *scenarios.TargetResult, label string) string {
-	n := 0
-	for _, t := range tr.Trials {
-		if t.History == scenarios.HistoryUnknown {
-			n++
-		}
-	}
+func historyUnknown(s *scenarios.Tally, label string) string {
+	n := s.HistoryUnknown
 	if n == 0 {
 		return ""
 	}
 	return fmt.Sprintf("%s: the history check ran out of time in %d of %s (raise --history-timeout)",
-		label, n, plural(int64(len(tr.Trials)), "trial"))
+		label, n, plural(int64(s.Trials), "trial"))
 }
 
 // percentSet writes a level or a rate someone chose, as they would have
@@ -449,39 +413,23 @@ func percentRounded(f float64, round func(float64) float64) string {
 }
 
 // raceHidden says a target expected to show the race ran and never did.
-func raceHidden(tr *scenarios.TargetResult) bool {
-	return tr.Error == "" && tr.Expect == scenarios.ExpectBreak && len(tr.Trials) > 0 && tr.Broken() == 0
+func raceHidden(tr *scenarios.TargetResult, s *scenarios.Tally) bool {
+	return tr.Error == "" && tr.Expect == scenarios.ExpectBreak && s.Trials > 0 && s.Broken == 0 && !tr.Inconclusive()
 }
 
 // firstWhy is the plain-words account of the target's first broken trial.
-func firstWhy(tr *scenarios.TargetResult, label string) string {
-	for _, t := range tr.Trials {
-		if t.Broken {
-			if t.Why == "" {
-				return label + ": the rule broke"
-			}
-			return t.Why
-		}
+func firstWhy(s *scenarios.Tally, label string) string {
+	if s.FirstWhy == "" {
+		return label + ": the rule broke"
 	}
-	return ""
+	return s.FirstWhy
 }
 
 // failedRequests says how many requests the target failed and how the
 // first one failed, or "" when none did: the ERRORS column counts them, and
 // a reader's next question is why.
-func failedRequests(tr *scenarios.TargetResult, label string) string {
-	var n int64
-	first := ""
-	for _, t := range tr.Trials {
-		for _, req := range t.Requests {
-			if req.Outcome == scenarios.Failed {
-				n++
-				if first == "" {
-					first = req.Error
-				}
-			}
-		}
-	}
+func failedRequests(s *scenarios.Tally, label string) string {
+	n, first := s.Errors.Sum, s.FirstError
 	if n == 0 {
 		return ""
 	}
@@ -556,13 +504,13 @@ func twoFigures(v float64, unit string) (string, bool) {
 // that matters for staged HTTP bursts, whose bytes leave after the start). In virtual
 // time every burst is released at one instant by construction, which is
 // worth saying once rather than printing as a measured 0.
-func spreadLines(r *scenarios.Result, labels []string) []string {
+func spreadLines(r *scenarios.Result, tallies []scenarios.Tally, labels []string) []string {
 	var lines []string
 	var spread time.Duration
 	var real, virtual []string
 	for i := range r.Targets {
 		tr := &r.Targets[i]
-		if len(tr.Trials) == 0 {
+		if tallies[i].Trials == 0 {
 			continue
 		}
 		if tr.Clock == "virtual" {
@@ -570,7 +518,7 @@ func spreadLines(r *scenarios.Result, labels []string) []string {
 			continue
 		}
 		real = append(real, labels[i])
-		spread = max(spread, tr.MaxReleaseSpread())
+		spread = max(spread, tallies[i].MaxReleaseSpread)
 	}
 	switch {
 	case len(real) > 0 && len(virtual) == 0:
@@ -582,14 +530,7 @@ func spreadLines(r *scenarios.Result, labels []string) []string {
 		lines = append(lines, "virtual time: every burst released at one instant; same seed, same run")
 	}
 	for i := range r.Targets {
-		tr := &r.Targets[i]
-		var arrivals []time.Duration
-		for _, t := range tr.Trials {
-			if t.ArrivalSpread > 0 {
-				arrivals = append(arrivals, t.ArrivalSpread)
-			}
-		}
-		if len(arrivals) > 0 {
+		if arrivals := slices.Clone(tallies[i].ArrivalSpreads); len(arrivals) > 0 {
 			slices.Sort(arrivals)
 			lines = append(lines, fmt.Sprintf("%s: arrival spread at the server: median %s, max %s over %s",
 				labels[i], formatDuration(arrivals[len(arrivals)/2]), formatDuration(arrivals[len(arrivals)-1]), plural(int64(len(arrivals)), "burst")))

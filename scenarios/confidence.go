@@ -117,15 +117,15 @@ func (e Evidence) planned(trials int) int {
 	return max(trials, TrialsNeeded(e.level(), e.MaxRate))
 }
 
-// another reports whether a target that has completed the trials in tr
+// another reports whether a target that has recorded the trials in rec
 // gets one more, out of planned.
-func (e Evidence) another(tr *TargetResult, planned int) bool {
-	done := len(tr.Trials)
+func (e Evidence) another(rec *recorder, planned int) bool {
+	done := rec.tally.Trials
 	if e.MaxRate <= 0 {
 		return done < planned
 	}
 	switch {
-	case done > 0 && tr.Trials[done-1].Broken:
+	case rec.tally.Broken > 0:
 		// The race showed: no number of further trials can make the
 		// bound hold, and a naive target has made its point.
 		return false
@@ -134,28 +134,18 @@ func (e Evidence) another(tr *TargetResult, planned int) bool {
 	case done < planned:
 		return true
 	default:
-		// Unsynchronized trials prove nothing, so they are made up for.
-		return !BoundOf(tr.Trials, e.level(), e.MaxRate).Met()
+		// Inconclusive trials prove nothing, so they are made up for.
+		return !rec.tally.bound(e.level(), e.MaxRate).Met()
 	}
 }
 
 // BoundOf reads what trials prove about the probability that one burst
-// breaks the rule, at confidence level: only synchronized trials count.
-// maxRate is what was asked for (0 for nothing) and is carried along so
-// that the bound can say whether it was met.
+// breaks the rule, at confidence level: only conclusive trials count (see
+// Trial.Inconclusive). maxRate is what was asked for (0 for nothing) and
+// is carried along so that the bound can say whether it was met.
 func BoundOf(trials []Trial, level, maxRate float64) Bound {
-	b := Bound{Level: level, MaxRate: maxRate}
-	for i := range trials {
-		if trials[i].Unsynchronized {
-			continue
-		}
-		b.Trials++
-		if trials[i].Broken {
-			b.Broken++
-		}
-	}
-	b.Upper = UpperBound(b.Broken, b.Trials, level)
-	return b
+	t := TallyOf(trials)
+	return t.bound(level, maxRate)
 }
 
 // UpperBound is the exact one-sided (Clopper–Pearson) upper bound on the

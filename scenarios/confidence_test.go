@@ -113,10 +113,12 @@ func TestTrialsNeeded(t *testing.T) {
 func TestBoundOf(t *testing.T) {
 	trials := []Trial{{}, {Broken: true}, {Unsynchronized: true, Broken: true}, {}, {Unsynchronized: true}}
 	b := BoundOf(trials, 0.95, 0.5)
-	if b.Trials != 3 || b.Broken != 1 || b.Level != 0.95 || b.MaxRate != 0.5 {
-		t.Fatalf("BoundOf = %+v, want 3 synchronized trials, 1 broken", b)
+	// An unsynchronized trial that held proves nothing; one whose counts
+	// prove a break is a break all the same.
+	if b.Trials != 4 || b.Broken != 2 || b.Inconclusive != 1 || b.Level != 0.95 || b.MaxRate != 0.5 {
+		t.Fatalf("BoundOf = %+v, want 4 conclusive trials, 2 broken, 1 inconclusive", b)
 	}
-	if want := UpperBound(1, 3, 0.95); b.Upper != want {
+	if want := UpperBound(2, 4, 0.95); b.Upper != want {
 		t.Errorf("Upper = %g, want %g", b.Upper, want)
 	}
 	if b.Met() {
@@ -206,8 +208,11 @@ func TestAnotherTrial(t *testing.T) {
 		{"adaptive: cap reached", Evidence{MaxRate: 0.05, MaxTrials: 60}, append(rep(held, 58), loose, loose), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tr := &TargetResult{Trials: tc.trials}
-			if got := tc.e.another(tr, 59); got != tc.want {
+			rec := newRecorder(&TargetResult{}, Keep{})
+			for _, x := range tc.trials {
+				rec.add(x)
+			}
+			if got := tc.e.another(rec, 59); got != tc.want {
 				t.Errorf("another after %d trials = %v, want %v", len(tc.trials), got, tc.want)
 			}
 		})
@@ -239,7 +244,11 @@ func TestAdaptiveRun(t *testing.T) {
 // TestUnprovenFailsHold checks that a target expected to hold, which held
 // without reaching the bound asked, is unproven and fails the run.
 func TestUnprovenFailsHold(t *testing.T) {
-	tr := TargetResult{Expect: ExpectHold, Strict: true, Trials: []Trial{{}, {Unsynchronized: true}}}
+	// 19 trials held and one proved nothing: few enough for a verdict
+	// (MaxInconclusive), too few to prove a rate below 1%.
+	trials := make([]Trial, 20)
+	trials[7].Unsynchronized = true
+	tr := TargetResult{Expect: ExpectHold, Strict: true, Trials: trials}
 	b := BoundOf(tr.Trials, 0.95, 0.01)
 	tr.Bound = &b
 	if tr.Verdict() != "unproven" || !tr.Failed() || tr.Proven() {

@@ -77,6 +77,9 @@ type Plan struct {
 	// Evidence asks for a bound on the rate of breaking and sets up the
 	// history checks (confidence.go).
 	Evidence
+	// Keep says how many trials keep their per-request detail; the rest
+	// are only summed (tally.go), so memory does not grow with --trials.
+	Keep Keep
 }
 
 // resolved is a target spec checked against the catalog before any runs.
@@ -222,16 +225,20 @@ func Run(ctx context.Context, p Plan) (*Result, error) {
 			if f.virtual != nil {
 				tr.Clock = "virtual"
 			}
-			runTarget(ctx, &tr, sc, opened[ti], f, trials, func(trial int) string {
+			rec := newRecorder(&tr, p.Keep)
+			runTarget(ctx, rec, sc, opened[ti], f, trials, func(trial int) string {
 				return fmt.Sprintf("%s-%s-%d-%d", sc.KeyPrefix, runID, ti, trial)
 			}, p.OnTrial, p.Evidence)
 			if err := opened[ti].Close(); err != nil && tr.Error == "" {
 				tr.Error = fmt.Sprintf("close %s: %v", tr.Target, err)
 			}
 			opened[ti] = nil
+			rec.finish(p.Evidence.level(), p.MaxRate)
 		}
-		b := BoundOf(tr.Trials, p.Evidence.level(), p.MaxRate)
-		tr.Bound = &b
+		if tr.Bound == nil {
+			b := BoundOf(nil, p.Evidence.level(), p.MaxRate)
+			tr.Bound = &b
+		}
 		res.Targets = append(res.Targets, tr)
 	}
 	res.Interrupted = ctx.Err() != nil
@@ -275,16 +282,17 @@ func virtualClock(store any) *clock.Virtual {
 	return nil
 }
 
-// runTarget plays the trials of one opened target into tr.
-func runTarget(ctx context.Context, tr *TargetResult, sc *Scenario, t *targets.Target,
+// runTarget plays the trials of one opened target into rec.
+func runTarget(ctx context.Context, rec *recorder, sc *Scenario, t *targets.Target,
 	f firing, trials int, key func(int) string, onTrial func(string, int, int), ev Evidence) {
+	tr := rec.tr
 	n, timeout := f.n, f.timeout
 	if err := t.Prepare(ctx, n); err != nil {
 		tr.Error = fmt.Sprintf("prepare %s for %d requests: %v", tr.Target, n, err)
 		return
 	}
 	retrier, _ := t.Store.(targets.Retrier)
-	for i := 0; ev.another(tr, trials); i++ {
+	for i := 0; ev.another(rec, trials); i++ {
 		k := key(i)
 		var before int64
 		if retrier != nil {
@@ -345,7 +353,7 @@ func runTarget(ctx context.Context, tr *TargetResult, sc *Scenario, t *targets.T
 		}
 		sc.Judge(&trial, tr.Target)
 		judgeHistory(sc, &trial, tr.Target, ev)
-		tr.Trials = append(tr.Trials, trial)
+		rec.add(trial)
 		if onTrial != nil {
 			onTrial(tr.Target, i+1, trials)
 		}

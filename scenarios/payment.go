@@ -33,6 +33,9 @@ import (
 // first.
 var PaymentDesigns = []shop.Design{shop.DesignReserveOnly, shop.DesignExpireFirst}
 
+// paymentScenario names a payment run's result.
+const paymentScenario = "five-checkouts (payment)"
+
 // PaymentRule is the hard rule of the payment part.
 const PaymentRule = "every painting is sold at most once, however long a payment page stays open"
 
@@ -44,7 +47,7 @@ func RunPayments(ctx context.Context, trials int, seed int64, onTrial func(strin
 	if trials < 1 {
 		return nil, fmt.Errorf("%w: --trials %d; want 1 or more", ErrUsage, trials)
 	}
-	res := &Result{Schema: SchemaVersion, Scenario: fiveCheckouts.Name + " (payment)", Rule: PaymentRule,
+	res := &Result{Schema: SchemaVersion, Scenario: paymentScenario, Rule: PaymentRule,
 		Requests: 2, Trials: trials, Seed: seed, Script: "2 buyers, minutes apart, in virtual time"}
 	for _, d := range PaymentDesigns {
 		tr := TargetResult{Target: "shop:" + string(d), Spec: "shop:" + string(d), Clock: "virtual",
@@ -52,6 +55,7 @@ func RunPayments(ctx context.Context, trials int, seed int64, onTrial func(strin
 		if d == shop.DesignExpireFirst {
 			tr.Expect, tr.Strict = ExpectHold, true
 		}
+		rec := newRecorder(&tr, Keep{})
 		for i := range trials {
 			if ctx.Err() != nil {
 				res.Interrupted = true
@@ -62,13 +66,12 @@ func RunPayments(ctx context.Context, trials int, seed int64, onTrial func(strin
 				tr.Error = err.Error()
 				break
 			}
-			tr.Trials = append(tr.Trials, t)
+			rec.add(t)
 			if onTrial != nil {
 				onTrial(tr.Target, i+1, trials)
 			}
 		}
-		b := BoundOf(tr.Trials, DefaultConfidence, 0)
-		tr.Bound = &b
+		rec.finish(DefaultConfidence, 0)
 		res.Targets = append(res.Targets, tr)
 	}
 	return res, nil
@@ -223,13 +226,19 @@ func PlayPayment(ctx context.Context, d shop.Design, seed int64, i int) (Trial, 
 		}
 	}
 	t.Counted = int64(sold)
-	t.Over = max(0, t.Counted-Stock)
-	if t.Over > 0 {
-		t.Broken = true
+	if judgePayment(&t) {
 		t.Why = fmt.Sprintf("shop:%s: painting-2 sold %d times: buyer A paid at +%s on a session still open, buyer B at +%s",
 			d, sold, clockText(reqs[0].Return), clockText(reqs[1].Return))
 	}
 	return t, nil
+}
+
+// judgePayment judges a payment script by its counts: a painting sold
+// more often than it exists. It reports whether the trial broke.
+func judgePayment(t *Trial) bool {
+	t.Over = max(0, t.Counted-Stock)
+	t.Broken = t.Over > 0
+	return t.Broken
 }
 
 func randMinutes(rng *rand.Rand, lo, hi int) time.Duration {

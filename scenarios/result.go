@@ -109,6 +109,15 @@ type Trial struct {
 	HistoryWhy string         `json:"history_why,omitempty"`
 }
 
+// Inconclusive reports whether the trial proves nothing either way: it did
+// not break, but some request failed or answered outside the contract
+// (whether it took effect is unknown), an answer came before the release,
+// or the history check ran out of time. A trial whose counts prove a break
+// is broken whatever else went wrong: errors never hide a proven break.
+func (t *Trial) Inconclusive() bool {
+	return !t.Broken && (t.Errors > 0 || t.Unsynchronized || t.History == HistoryUnknown)
+}
+
 // HistoryVerdict is what the linearizability check of one trial found.
 type HistoryVerdict string
 
@@ -127,13 +136,16 @@ const (
 
 // Bound is what a target's trials prove about the probability that one
 // burst breaks the rule: with Level confidence it is at most Upper. Only
-// synchronized trials count (Trials of them, Broken of which broke).
+// conclusive trials count (Trials of them, Broken of which broke); the
+// Inconclusive ones are left out.
 type Bound struct {
 	// Level is the confidence level, such as 0.95.
 	Level float64 `json:"level"`
-	// Trials and Broken count the synchronized trials and those that broke.
-	Trials int `json:"trials"`
-	Broken int `json:"broken"`
+	// Trials and Broken count the conclusive trials and those that broke;
+	// Inconclusive the trials left out.
+	Trials       int `json:"trials"`
+	Broken       int `json:"broken"`
+	Inconclusive int `json:"inconclusive,omitempty"`
 	// Upper is the exact one-sided (Clopper–Pearson) upper bound on the
 	// probability of breaking.
 	Upper float64 `json:"upper"`
@@ -165,14 +177,28 @@ type TargetResult struct {
 	// instants are the simulation's, and a release spread of 0 is exact),
 	// "real" otherwise.
 	Clock string `json:"clock,omitempty"`
-	// Trials holds the completed trials, in order.
+	// Trials holds the completed trials in order, or, when Tally is set,
+	// a sample of them: the first ones, then the first broken, the first
+	// inconclusive and the worst (see Keep).
 	Trials []Trial `json:"trials"`
+	// Tally sums every trial run when Trials is only a sample; nil when
+	// Trials holds them all (Summary computes it then).
+	Tally *Tally `json:"tally,omitempty"`
 	// Error is set when racelab could not run the target at all (it could
 	// not be opened, or the store could not be read back).
 	Error string `json:"error,omitempty"`
 	// Bound is what the trials prove about the rate of breaking; Run sets
 	// it, and Evidence computes it for results that lack it.
 	Bound *Bound `json:"bound,omitempty"`
+}
+
+// Summary is what every trial of the target came to: the recorded Tally,
+// or one summed from Trials.
+func (t *TargetResult) Summary() Tally {
+	if t.Tally != nil {
+		return *t.Tally
+	}
+	return TallyOf(t.Trials)
 }
 
 // Evidence is the target's bound on the rate of breaking: the one
@@ -182,7 +208,8 @@ func (t *TargetResult) Evidence() Bound {
 	if t.Bound != nil {
 		return *t.Bound
 	}
-	return BoundOf(t.Trials, DefaultConfidence, 0)
+	s := t.Summary()
+	return s.bound(DefaultConfidence, 0)
 }
 
 // Proven reports whether the target met the bound asked of it; true when
@@ -190,85 +217,79 @@ func (t *TargetResult) Evidence() Bound {
 func (t *TargetResult) Proven() bool { return t.Evidence().Met() }
 
 // Broken counts the trials in which the rule broke.
-func (t *TargetResult) Broken() int {
-	n := 0
-	for i := range t.Trials {
-		if t.Trials[i].Broken {
-			n++
-		}
-	}
-	return n
+func (t *TargetResult) Broken() int { s := t.Summary(); return s.Broken }
+
+// Inconclusive reports whether the target's trials give no verdict: none
+// broke, and none proved anything or too many proved nothing (more than
+// MaxInconclusive of them).
+func (t *TargetResult) Inconclusive() bool {
+	s := t.Summary()
+	return t.Error == "" && s.Broken == 0 && s.TooInconclusive()
 }
 
-// Verdict is "holds" when the rule held in every trial, "broken" otherwise,
-// and "error" when the target could not be run.
+// Verdict is "holds" when the rule held in every trial, "broken" when it
+// broke in some, "inconclusive" when too many trials proved nothing,
+// "unproven" when it held but not often enough for the bound asked, and
+// "error" when the target could not be run.
 func (t *TargetResult) Verdict() string {
+	s := t.Summary()
 	switch {
 	case t.Error != "":
 		return "error"
-	case len(t.Trials) == 0:
+	case s.Trials == 0:
 		return "no trials"
-	case t.Broken() > 0:
+	case s.Broken > 0:
 		return "broken"
+	case s.TooInconclusive():
+		return "inconclusive"
 	case !t.Proven():
-		return "unproven" // held, but not in enough synchronized trials
+		return "unproven" // held, but not in enough conclusive trials
 	default:
 		return "holds"
 	}
 }
 
-// Failed reports whether the target let the run down: it could not be run,
-// or it fell short of a strict expectation.
+// Failed reports whether the target fell short of a strict expectation
+// with conclusive proof: it broke a rule it had to keep (or held, or was
+// not proven, where a bound was asked), or it never showed a race it had
+// to show. A target that could not be run, or whose trials were too
+// inconclusive for a verdict, has not failed the rule: Shortfalls reports
+// it as racelab unable to do its job.
 func (t *TargetResult) Failed() bool {
+	s := t.Summary()
 	switch {
-	case t.Error != "":
-		return false // reported as a racelab failure, not a verdict
-	case !t.Strict || len(t.Trials) == 0:
+	case t.Error != "" || !t.Strict || s.Trials == 0:
+		return false
+	case t.Expect == ExpectHold && s.Broken > 0:
+		return true
+	case s.TooInconclusive():
 		return false
 	case t.Expect == ExpectHold:
 		// With --max-rate, holding is not enough: it must be proven.
-		return t.Broken() > 0 || !t.Proven()
+		return !t.Proven()
 	default:
-		return t.Broken() == 0
+		return s.Broken == 0
 	}
 }
 
 // Totals sums the outcomes over every trial.
 func (t *TargetResult) Totals() (requests, allowed, refused, errors int, counted, lost, over int64) {
-	for _, tr := range t.Trials {
-		requests += len(tr.Requests)
-		allowed += tr.Allowed
-		refused += tr.Refused
-		errors += tr.Errors
-		counted += tr.Counted
-		lost += tr.Lost
-		over += tr.Over
-	}
-	return
+	s := t.Summary()
+	return int(s.Requests.Sum), int(s.Allowed.Sum), int(s.Refused.Sum), int(s.Errors.Sum), s.CountedSum, s.Lost, s.Over
 }
 
 // CountedDistribution is the minimum, median and maximum of Counted over the
 // trials; ok is false when there are none.
 func (t *TargetResult) CountedDistribution() (lo, median, hi int64, ok bool) {
-	if len(t.Trials) == 0 {
+	s := t.Summary()
+	if s.Trials == 0 {
 		return 0, 0, 0, false
 	}
-	c := make([]int64, len(t.Trials))
-	for i, tr := range t.Trials {
-		c[i] = tr.Counted
-	}
-	slices.Sort(c)
-	return c[0], c[len(c)/2], c[len(c)-1], true
+	return s.CountedMin, s.CountedMedian(), s.CountedMax, true
 }
 
 // MaxReleaseSpread is the widest release spread of any trial.
-func (t *TargetResult) MaxReleaseSpread() time.Duration {
-	var m time.Duration
-	for _, tr := range t.Trials {
-		m = max(m, tr.ReleaseSpread)
-	}
-	return m
-}
+func (t *TargetResult) MaxReleaseSpread() time.Duration { s := t.Summary(); return s.MaxReleaseSpread }
 
 // Result is one run of a scenario against its targets.
 type Result struct {
@@ -300,6 +321,104 @@ type Result struct {
 	Interrupted bool `json:"interrupted,omitempty"`
 	// Targets holds one result per target, in the order asked for.
 	Targets []TargetResult `json:"targets"`
+}
+
+// ShortfallKind says how a target let a run down, in the order a reader
+// wants to know: a broken rule first, then what could not be judged.
+type ShortfallKind int
+
+// The kinds of shortfall.
+const (
+	// RuleShortfall: the target fell short of a strict expectation with
+	// proof (Failed): exit 3.
+	RuleShortfall ShortfallKind = iota
+	// ErrorShortfall: racelab could not run the target: exit 1.
+	ErrorShortfall
+	// InconclusiveShortfall: a target with a strict expectation ran, but
+	// too few of its trials proved anything for a verdict: exit 1.
+	InconclusiveShortfall
+)
+
+// Shortfall is one target that let the run down, and why, in one line.
+type Shortfall struct {
+	Kind   ShortfallKind
+	Target string // the target's label: its name, or its spec when two share a name
+	Why    string
+}
+
+// Shortfalls lists every target that let the run down, rule breaks first:
+// the one verdict behind the exit code, the table's capitals, JUnit's
+// failures and Markdown's outcome line.
+func (r *Result) Shortfalls() []Shortfall {
+	var rule, other []Shortfall
+	labels := Labels(r.Targets)
+	for i := range r.Targets {
+		t := &r.Targets[i]
+		s := t.Summary()
+		switch {
+		case t.Error != "":
+			other = append(other, Shortfall{ErrorShortfall, labels[i], prefixed(labels[i], t.Error)})
+		case t.Failed():
+			rule = append(rule, Shortfall{RuleShortfall, labels[i], ruleWhy(t, labels[i], &s)})
+		case t.Strict && t.Inconclusive():
+			other = append(other, Shortfall{InconclusiveShortfall, labels[i], InconclusiveWhy(labels[i], &s)})
+		}
+	}
+	return append(rule, other...)
+}
+
+// ruleWhy says in one line how a target fell short of its expectation.
+func ruleWhy(t *TargetResult, label string, s *Tally) string {
+	switch {
+	case s.Broken > 0 && s.FirstWhy != "":
+		return prefixed(label, s.FirstWhy)
+	case s.Broken > 0:
+		return label + ": the rule broke"
+	case t.Expect == ExpectBreak:
+		return fmt.Sprintf("%s: the race did not show in %d trials", label, s.Trials)
+	default:
+		b := t.Evidence()
+		return fmt.Sprintf("%s: held in %d conclusive trials, not enough to prove a rate below %s", label, b.Trials, percent(b.MaxRate))
+	}
+}
+
+// InconclusiveWhy says why a target's trials gave no verdict.
+func InconclusiveWhy(label string, s *Tally) string {
+	why := fmt.Sprintf("%s: inconclusive: %d of %d trials proved nothing", label, s.Inconclusive, s.Trials)
+	if s.FirstError != "" {
+		why += fmt.Sprintf(" (%d failed requests; first: %s)", s.Errors.Sum, s.FirstError)
+	} else if s.HistoryUnknown > 0 {
+		why += " (the history check ran out of time; raise --history-timeout)"
+	} else if s.Unsynchronized > 0 {
+		why += " (answers came before the release)"
+	}
+	return why + fmt.Sprintf("; a verdict needs at most %s of them", percent(MaxInconclusive))
+}
+
+// Labels names each target for a report: its name, or its full spec when
+// two targets share a name (kv and kv?cache-ttl=30s).
+func Labels(ts []TargetResult) []string {
+	seen := make(map[string]int, len(ts))
+	for _, t := range ts {
+		seen[t.Target]++
+	}
+	l := make([]string, len(ts))
+	for i, t := range ts {
+		l[i] = t.Target
+		if seen[t.Target] > 1 && t.Spec != "" {
+			l[i] = t.Spec
+		}
+	}
+	return l
+}
+
+// prefixed puts "label: " before text unless the text already names it, as
+// the engine's own messages do ("kv: read back slug-…: …").
+func prefixed(label, text string) string {
+	if strings.HasPrefix(text, label+": ") {
+		return text
+	}
+	return label + ": " + text
 }
 
 // Failed reports whether any target fell short of a strict expectation.
@@ -378,6 +497,8 @@ func mergeParts(parts []*Result) *Result {
 	}
 	type slot struct {
 		tr      *TargetResult
+		tally   Tally
+		sampled bool
 		asked   int
 		level   float64
 		maxRate float64
@@ -406,7 +527,7 @@ func mergeParts(parts []*Result) *Result {
 			s, ok := slots[k]
 			if !ok {
 				c := *t
-				c.Trials, c.Bound, c.Error = nil, nil, ""
+				c.Trials, c.Bound, c.Tally, c.Error = nil, nil, nil, ""
 				s = &slot{tr: &c, level: cmp.Or(r.Confidence, DefaultConfidence), maxRate: r.MaxRate}
 				if t.Bound != nil {
 					s.level, s.maxRate = t.Bound.Level, t.Bound.MaxRate
@@ -419,10 +540,16 @@ func mergeParts(parts []*Result) *Result {
 			if t.Error != "" && !strings.Contains(s.tr.Error, t.Error) {
 				s.tr.Error = strings.TrimPrefix(s.tr.Error+"; "+t.Error, "; ")
 			}
+			// Trials are renumbered after the ones already merged, so
+			// that a sample's gaps stay where they were.
+			offset := s.tally.Trials
 			for _, trial := range t.Trials {
-				trial.Index = len(s.tr.Trials)
+				trial.Index += offset
 				s.tr.Trials = append(s.tr.Trials, trial)
 			}
+			part := t.Summary()
+			s.tally.merge(&part)
+			s.sampled = s.sampled || t.Tally != nil
 		}
 	}
 	if len(m.Seeds) < 2 {
@@ -430,7 +557,10 @@ func mergeParts(parts []*Result) *Result {
 	}
 	for _, k := range order {
 		s := slots[k]
-		b := BoundOf(s.tr.Trials, s.level, s.maxRate)
+		if s.sampled {
+			s.tr.Tally = &s.tally
+		}
+		b := s.tally.bound(s.level, s.maxRate)
 		s.tr.Bound = &b
 		m.Trials = max(m.Trials, s.asked)
 		m.Targets = append(m.Targets, *s.tr)

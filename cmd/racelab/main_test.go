@@ -206,7 +206,7 @@ func TestEvidenceExitCodes(t *testing.T) {
 		xml  []string // substrings the JUnit on stdout must hold
 	}{
 		{"sqlite bound in junit", []string{"run", "ten-hits-one-view", "-t", "sqlite", "--trials", "300", "-o", "junit"}, exitOK,
-			[]string{`failures="0"`, "bound: 0 of 300 synchronized trials broke; at 95% confidence the rate of breaking is below 1.0%"}},
+			[]string{`failures="0"`, "bound: 0 of 300 conclusive trials broke; at 95% confidence the rate of breaking is below 1.0%"}},
 		{"kv race expected", []string{"run", "ten-hits-one-view", "-t", fastKV, "--trials", "20", "-o", "junit"}, exitOK,
 			[]string{`failures="0"`, "broken in 20/20 (expected)"}},
 		{"kv made to hold", []string{"run", "ten-hits-one-view", "-t", fastKV, "--trials", "20", "--expect", "hold", "-o", "junit"}, exitRuleBroken,
@@ -215,6 +215,10 @@ func TestEvidenceExitCodes(t *testing.T) {
 		{"bound out of reach", []string{"run", "five-checkouts", "--confidence", "99%", "--max-rate", "0.1%", "--max-trials", "1000"}, exitUsage, nil},
 		{"max-trials alone", []string{"run", "five-checkouts", "--max-trials", "10"}, exitUsage, nil},
 		{"bad percentage", []string{"run", "five-checkouts", "--max-rate", "lots"}, exitUsage, nil},
+		{"percentage without its sign", []string{"run", "five-checkouts", "--max-rate", "0.5"}, exitUsage, nil},
+		{"zero confidence", []string{"run", "five-checkouts", "--confidence", "0%"}, exitUsage, nil},
+		{"zero max-rate", []string{"run", "five-checkouts", "--max-rate", "0%"}, exitUsage, nil},
+		{"zero max-trials", []string{"run", "five-checkouts", "--max-rate", "5%", "--max-trials", "0"}, exitUsage, nil},
 		{"zero history timeout", []string{"run", "five-checkouts", "--history-timeout", "0s"}, exitUsage, nil},
 		{"report", []string{"report", good, "-o", "junit"}, exitOK, []string{`<testsuite name="five-checkouts"`}},
 		{"report no files", []string{"report"}, exitUsage, nil},
@@ -262,7 +266,7 @@ func TestEvidenceFlags(t *testing.T) {
 		got = o
 		return nil
 	})
-	c.SetArgs([]string{"five-checkouts", "-t", "sqlite", "--confidence", "99%", "--max-rate", "0.005", "--max-trials", "2000",
+	c.SetArgs([]string{"five-checkouts", "-t", "sqlite", "--confidence", "99%", "--max-rate", "0.5%", "--max-trials", "2000",
 		"--check-history=false", "--history-timeout", "5s", "--history-html", filepath.Join(t.TempDir(), "h.html")})
 	if err := c.Execute(); err != nil {
 		t.Fatal(err)
@@ -291,8 +295,9 @@ func TestPercentageFlag(t *testing.T) {
 		{"95%", 0.95, "95%", false},
 		{"0.1%", 0.001, "0.1%", false},
 		{" 99.9 % ", 0.999, "99.9%", false},
-		{"0.99", 0.99, "99%", false},
-		{"1", 1, "100%", false},
+		{"0.99", 0, "", true}, // 0.99% or 99%? refused, not guessed
+		{"1", 0, "", true},
+		{"50", 0, "", true},
 		{"2", 0, "", true},
 		{"lots", 0, "", true},
 		{"%", 0, "", true},

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/racelab/racelab/report"
@@ -57,7 +60,7 @@ that is not a racelab result of schema ` + scenarios.SchemaVersion + `.`,
 			if runF != nil {
 				return runF(c, o)
 			}
-			return runReport(s, o)
+			return runReport(c.Context(), s, o)
 		},
 	}
 	c.Flags().StringVarP(&o.Output, "output", "o", string(report.Table), "output format: "+strings.Join(report.Formats(), ", "))
@@ -65,14 +68,14 @@ that is not a racelab result of schema ` + scenarios.SchemaVersion + `.`,
 	return c
 }
 
-func runReport(s Streams, o *reportOptions) error {
+func runReport(ctx context.Context, s Streams, o *reportOptions) error {
 	format, err := report.ParseFormat(o.Output)
 	if err != nil {
 		return usageError{err}
 	}
 	var all []*scenarios.Result
 	for _, name := range o.Files {
-		rs, err := readResults(s, name)
+		rs, err := readResults(ctx, s, name)
 		if err != nil {
 			return err
 		}
@@ -88,7 +91,30 @@ func runReport(s Streams, o *reportOptions) error {
 // readResults reads the results in one named file, or standard input for
 // "-". A file that is not there is the user's mistake (exit 2); one that
 // cannot be read, or is not a result, is racelab unable to do its job.
-func readResults(s Streams, name string) ([]*scenarios.Result, error) {
+//
+// It gives up when ctx is done: a stalled pipe or FIFO (whose very open
+// blocks until a writer comes) must not hold the command past Ctrl-C or
+// SIGTERM. The blocked read cannot be interrupted; its goroutine ends with
+// the process.
+func readResults(ctx context.Context, s Streams, name string) ([]*scenarios.Result, error) {
+	type read struct {
+		rs  []*scenarios.Result
+		err error
+	}
+	done := make(chan read, 1)
+	go func() {
+		rs, err := readResultsNow(s, name)
+		done <- read{rs, err}
+	}()
+	select {
+	case got := <-done:
+		return got.rs, got.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%s: %w", name, ctx.Err())
+	}
+}
+
+func readResultsNow(s Streams, name string) ([]*scenarios.Result, error) {
 	if name == "-" {
 		rs, err := report.ReadJSON(s.In)
 		if err != nil {
@@ -118,23 +144,14 @@ func readResults(s Streams, name string) ([]*scenarios.Result, error) {
 // re-rendering a partial result is not itself interrupted, and the report
 // already says the result is partial.
 func reportVerdict(rs []*scenarios.Result) error {
-	var failed, errored []string
+	var fs []scenarios.Shortfall
 	for _, r := range rs {
-		for i := range r.Targets {
-			t := &r.Targets[i]
-			if t.Error != "" {
-				errored = append(errored, r.Scenario+"/"+t.Target)
-			}
-			if t.Failed() {
-				failed = append(failed, r.Scenario+"/"+t.Target)
-			}
+		for _, f := range r.Shortfalls() {
+			f.Target, f.Why = r.Scenario+"/"+f.Target, r.Scenario+"/"+f.Why
+			fs = append(fs, f)
 		}
 	}
-	switch {
-	case len(errored) > 0:
-		return verdictError{exitFailure, fmt.Sprintf("could not run %s (see the errors above)", strings.Join(errored, ", "))}
-	case len(failed) > 0:
-		return verdictError{exitRuleBroken, fmt.Sprintf("not as expected: %s", strings.Join(failed, ", "))}
-	}
-	return nil
+	// Rule breaks first, across results, as within one.
+	slices.SortStableFunc(fs, func(a, b scenarios.Shortfall) int { return cmp.Compare(a.Kind, b.Kind) })
+	return shortfallError(fs)
 }

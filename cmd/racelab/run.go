@@ -34,6 +34,7 @@ type runOptions struct {
 	Gap         time.Duration
 	Timeline    bool
 	Payment     bool
+	KeepAll     bool
 	HTTP        httpFlags     // run_http.go
 	Evidence    evidenceFlags // run_evidence.go
 }
@@ -86,6 +87,8 @@ to hold that breaks it exits 3.`,
 	f.DurationVar(&o.Gap, "gap", scenarios.DefaultGap, "pause between two requests with --sequential")
 	f.BoolVar(&o.Payment, "payment", false, "five-checkouts only: play the whole checkout (7-minute reservations, 30-minute payment sessions) against both shop designs, in virtual time")
 	f.BoolVar(&o.Timeline, "timeline", false, "under the table, one lane per request of one trial per target: what it read, wrote, and whose update it erased")
+	f.BoolVar(&o.KeepAll, "keep-all", false, fmt.Sprintf("keep every trial's requests in the result (-o json); by default the first %d trials keep them\n"+
+		"(at most %d requests in all) with the first broken, first inconclusive and worst trial, and the rest are only counted", scenarios.DefaultKeepTrials, scenarios.DefaultKeepRequests))
 	o.HTTP.register(f)
 	o.Evidence.register(f)
 	_ = c.RegisterFlagCompletionFunc("target", completeTargets)
@@ -142,6 +145,7 @@ func (o *runOptions) plan() (scenarios.Plan, report.Format, error) {
 		Sequential: o.Sequential,
 		Gap:        o.Gap,
 		Trace:      o.Timeline,
+		Keep:       scenarios.Keep{All: o.KeepAll},
 		Options:    []targets.Option{targets.WithRedisURL(o.RedisURL), targets.WithPostgresURL(o.PostgresURL)},
 	}
 	if err := o.HTTP.apply(&p); err != nil {
@@ -224,28 +228,41 @@ func (o *runOptions) checkPayment(p scenarios.Plan) error {
 	return nil
 }
 
-// verdict turns a finished run into its exit code: interrupted first, then
-// a target racelab could not run, then a rule that broke where it had to hold.
+// verdict turns a finished run into its exit code: interrupted first,
+// then a rule that broke where it had to hold (a proven break outranks
+// anything that could not be judged), then a target racelab could not run
+// or could not judge. The one stderr line names the first cause, so that
+// it reads on its own when the report went to a file.
 func verdict(res *scenarios.Result) error {
-	var failed, errored []string
-	for i := range res.Targets {
-		t := &res.Targets[i]
-		if t.Error != "" {
-			errored = append(errored, t.Target)
-		}
-		if t.Failed() {
-			failed = append(failed, t.Target)
-		}
-	}
-	switch {
-	case res.Interrupted:
+	if res.Interrupted {
 		return verdictError{exitInterrupted, "interrupted: the report above is partial"}
-	case len(errored) > 0:
-		return verdictError{exitFailure, fmt.Sprintf("could not run %s (see the errors above)", strings.Join(errored, ", "))}
-	case len(failed) > 0:
-		return verdictError{exitRuleBroken, fmt.Sprintf("not as expected: %s", strings.Join(failed, ", "))}
 	}
-	return nil
+	return shortfallError(res.Shortfalls())
+}
+
+// shortfallError is the exit of a run with these shortfalls, nil when
+// there are none.
+func shortfallError(fs []scenarios.Shortfall) error {
+	if len(fs) == 0 {
+		return nil
+	}
+	first := fs[0]
+	code, lead := exitFailure, "could not run "
+	switch first.Kind {
+	case scenarios.RuleShortfall:
+		code, lead = exitRuleBroken, "not as expected: "
+	case scenarios.InconclusiveShortfall:
+		lead = "no verdict: "
+	}
+	msg := lead + first.Why
+	if len(fs) > 1 {
+		var more []string
+		for _, f := range fs[1:] {
+			more = append(more, f.Target)
+		}
+		msg += fmt.Sprintf(" (and %s: see the report)", strings.Join(more, ", "))
+	}
+	return verdictError{code, msg}
 }
 
 func completeScenarios(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {

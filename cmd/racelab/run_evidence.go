@@ -41,7 +41,15 @@ func (e *evidenceFlags) register(f *pflag.FlagSet) {
 
 func (e *evidenceFlags) apply(p *scenarios.Plan) error {
 	changed := func(name string) bool { return e.flags != nil && e.flags.Changed(name) }
+	// An explicit value that would mean "unset" is refused rather than
+	// quietly replaced by the default.
 	switch {
+	case changed("confidence") && !(e.Confidence > 0 && e.Confidence < 1):
+		return usageError{fmt.Errorf("--confidence %s: want a level between 0%% and 100%%, such as 95%% or 99%%", e.Confidence.String())}
+	case changed("max-rate") && !(e.MaxRate > 0 && e.MaxRate < 1):
+		return usageError{fmt.Errorf("--max-rate %s: want a rate between 0%% and 100%%, such as 1%%; leave it out to run exactly --trials", e.MaxRate.String())}
+	case changed("max-trials") && e.MaxTrials < 1:
+		return usageError{fmt.Errorf("--max-trials %d: want 1 or more", e.MaxTrials)}
 	case changed("max-trials") && e.MaxRate == 0:
 		return usageError{errors.New("--max-trials needs --max-rate; without a rate to prove, --trials says how many trials run")}
 	case e.HistoryTimeout <= 0:
@@ -64,9 +72,9 @@ func (e *evidenceFlags) apply(p *scenarios.Plan) error {
 	return nil
 }
 
-// percentage is a flag value given as a percentage ("99%", "0.5%") or as
-// a fraction ("0.99"). A bare number above 1 is refused rather than read
-// as a percentage: "--max-rate 1" could mean 1% or 100%.
+// percentage is a flag value given as a percentage: "99%", "0.5%". The
+// sign is required: a bare "0.5" could mean 0.5% or 50%, and "1" 1% or
+// 100%, so a bare number is refused rather than guessed at.
 type percentage float64
 
 func (p *percentage) String() string {
@@ -89,8 +97,8 @@ func (p *percentage) Set(s string) error {
 	switch {
 	case err != nil:
 		return errors.New("not a number")
-	case !pct && f > 1:
-		return errors.New("ambiguous: write a percentage with %")
+	case !pct:
+		return errors.New("ambiguous: write a percentage with %, such as 1%")
 	}
 	*p = percentage(f)
 	return nil

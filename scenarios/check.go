@@ -1,0 +1,192 @@
+package scenarios
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+)
+
+// ErrInconsistent is wrapped by every error of Check: a saved result whose
+// figures do not follow from its own request data.
+var ErrInconsistent = errors.New("inconsistent result")
+
+// Check makes a result read from outside (a saved file, another machine)
+// trustworthy before anything is judged from it: it refuses values out of
+// range, recomputes every kept trial's counts and verdict from its
+// requests and what was counted (re-running the history check, bounded by
+// historyTimeout), and checks the bound and, for a sampled result, the
+// tally against them. The error wraps ErrInconsistent and names the first
+// field that is wrong; a forged "broken": false is refused, never
+// rendered as "holds".
+//
+// What a sample leaves out cannot be recomputed: a result saved without
+// --keep-all is checked for agreeing with its sample, not proven whole.
+func Check(r *Result, historyTimeout time.Duration) error {
+	bad := func(field, format string, args ...any) error {
+		return fmt.Errorf("%w: %s: %s", ErrInconsistent, field, fmt.Sprintf(format, args...))
+	}
+	sc, err := Lookup(r.Scenario)
+	script := r.Script != "" && r.Scenario == paymentScenario
+	switch {
+	case err != nil && !script:
+		return bad("scenario", "%q is not a story this racelab knows (%v)", r.Scenario, Names())
+	case r.Requests < 1 || r.Requests > MaxRequests:
+		return bad("requests", "%d; want 1 to %d", r.Requests, MaxRequests)
+	case r.Trials < 0:
+		return bad("trials", "%d is negative", r.Trials)
+	case r.Confidence != 0 && !(r.Confidence > 0 && r.Confidence < 1):
+		return bad("confidence", "%g; want a level between 0 and 1", r.Confidence)
+	case !(r.MaxRate >= 0 && r.MaxRate < 1):
+		return bad("max_rate", "%g; want a rate between 0 and 1", r.MaxRate)
+	case r.MaxTrials < 0:
+		return bad("max_trials", "%d is negative", r.MaxTrials)
+	case len(r.Targets) == 0:
+		return bad("targets", "none; a result has one per target run")
+	}
+	for i := range r.Targets {
+		t := &r.Targets[i]
+		where := fmt.Sprintf("targets[%d]", i)
+		switch {
+		case t.Target == "":
+			return bad(where+".target", "empty")
+		case t.Expect != ExpectHold && t.Expect != ExpectBreak:
+			return bad(where+".expect", "%q; want %q or %q", t.Expect, ExpectHold, ExpectBreak)
+		case t.Expect == ExpectHold && !t.Strict:
+			// Every run makes a target expected to hold strict; a result
+			// saying otherwise would let a break pass.
+			return bad(where+".strict", "false for a target expected to hold")
+		case t.Clock != "" && t.Clock != "virtual" && t.Clock != "real":
+			return bad(where+".clock", "%q; want virtual or real", t.Clock)
+		}
+		last := -1
+		for j := range t.Trials {
+			tr := &t.Trials[j]
+			at := fmt.Sprintf("%s.trials[%d]", where, j)
+			if tr.Index <= last {
+				return bad(at+".index", "%d after %d; trials are kept in the order they ran", tr.Index, last)
+			}
+			last = tr.Index
+			if err := recheckTrial(sc, script, r.Requests, tr, t.Target, historyTimeout); err != nil {
+				return bad(at+"."+err.field, "%s", err.msg)
+			}
+		}
+		if t.Tally != nil {
+			if err := checkTally(t, r.Requests); err != nil {
+				return bad(where+".tally."+err.field, "%s", err.msg)
+			}
+		}
+		if t.Bound != nil {
+			b := *t.Bound
+			if !(b.Level > 0 && b.Level < 1) || !(b.MaxRate >= 0 && b.MaxRate < 1) {
+				return bad(where+".bound", "level %g, max rate %g; want both between 0 and 1", b.Level, b.MaxRate)
+			}
+			s := t.Summary()
+			want := s.bound(b.Level, b.MaxRate)
+			if b.Trials != want.Trials || b.Broken != want.Broken || b.Inconclusive != want.Inconclusive || math.Abs(b.Upper-want.Upper) > 1e-9 {
+				return bad(where+".bound", "%d of %d trials broke, bound %g; the trials say %d of %d, bound %g",
+					b.Broken, b.Trials, b.Upper, want.Broken, want.Trials, want.Upper)
+			}
+		}
+	}
+	return nil
+}
+
+// fieldError names the field of a trial or tally that is wrong.
+type fieldError struct{ field, msg string }
+
+// recheckTrial recomputes a trial's counts and verdict from its requests.
+func recheckTrial(sc *Scenario, script bool, n int, t *Trial, target string, historyTimeout time.Duration) *fieldError {
+	if len(t.Requests) != n {
+		return &fieldError{"requests", fmt.Sprintf("%d requests; the result says %d per burst", len(t.Requests), n)}
+	}
+	c := *t
+	c.Allowed, c.Refused, c.Errors, c.Unsynchronized = 0, 0, 0, false
+	for k, r := range t.Requests {
+		if r.Index != k {
+			return &fieldError{fmt.Sprintf("requests[%d].index", k), fmt.Sprintf("%d; want %d", r.Index, k)}
+		}
+		switch r.Outcome {
+		case Allowed:
+			c.Allowed++
+		case Refused:
+			c.Refused++
+		case Failed:
+			c.Errors++
+		default:
+			return &fieldError{fmt.Sprintf("requests[%d].outcome", k), fmt.Sprintf("%q; want allowed, refused or error", r.Outcome)}
+		}
+		c.Unsynchronized = c.Unsynchronized || r.Early
+	}
+	for _, f := range []struct {
+		name      string
+		got, want int
+	}{{"allowed", t.Allowed, c.Allowed}, {"refused", t.Refused, c.Refused}, {"errors", t.Errors, c.Errors}} {
+		if f.got != f.want {
+			return &fieldError{f.name, fmt.Sprintf("%d; its requests say %d", f.got, f.want)}
+		}
+	}
+	if t.Unsynchronized != c.Unsynchronized {
+		return &fieldError{"unsynchronized", fmt.Sprintf("%v; its requests say %v", t.Unsynchronized, c.Unsynchronized)}
+	}
+	c.Broken, c.Why, c.Lost, c.Over = false, "", 0, 0
+	if script {
+		judgePayment(&c)
+	} else {
+		sc.Judge(&c, target)
+		if t.History != "" {
+			judgeHistory(sc, &c, target, Evidence{HistoryTimeout: historyTimeout})
+		}
+	}
+	switch {
+	case c.Broken != t.Broken:
+		return &fieldError{"broken", fmt.Sprintf("%v; its requests and count (%d) say %v", t.Broken, t.Counted, c.Broken)}
+	case c.Lost != t.Lost || c.Over != t.Over:
+		return &fieldError{"lost", fmt.Sprintf("%d lost, %d over; its requests and count say %d, %d", t.Lost, t.Over, c.Lost, c.Over)}
+	}
+	// A stored "unknown" stays: the run's check ran out of time, and the
+	// recheck has shown it hid no break (Broken agrees). A stored verdict
+	// that the recheck cannot settle again proves nothing any more.
+	switch {
+	case t.History == "" || t.History == HistoryUnknown || c.History == t.History:
+	case c.History == HistoryUnknown:
+		t.History, t.HistoryWhy = c.History, c.HistoryWhy
+	default:
+		return &fieldError{"history", fmt.Sprintf("%q; checked again: %q", t.History, c.History)}
+	}
+	return nil
+}
+
+// checkTally checks a sampled target's tally against itself and its
+// sample: every count of the sample must be within the tally's.
+func checkTally(t *TargetResult, n int) *fieldError {
+	s := t.Tally
+	sample := TallyOf(t.Trials)
+	kept := 0
+	for _, c := range s.Counted {
+		kept += c
+	}
+	switch {
+	case s.Trials < len(t.Trials):
+		return &fieldError{"trials", fmt.Sprintf("%d, fewer than the %d trials kept", s.Trials, len(t.Trials))}
+	case len(t.Trials) > 0 && t.Trials[len(t.Trials)-1].Index >= s.Trials:
+		return &fieldError{"trials", fmt.Sprintf("%d, but a kept trial is numbered %d", s.Trials, t.Trials[len(t.Trials)-1].Index)}
+	case s.Broken < sample.Broken || s.Broken > s.Trials:
+		return &fieldError{"broken", fmt.Sprintf("%d; the kept trials alone show %d broken", s.Broken, sample.Broken)}
+	case s.Inconclusive < sample.Inconclusive || s.Broken+s.Inconclusive > s.Trials:
+		return &fieldError{"inconclusive", fmt.Sprintf("%d; the kept trials alone show %d", s.Inconclusive, sample.Inconclusive)}
+	case s.Requests.Min != n || s.Requests.Max != n || s.Requests.Sum != int64(n)*int64(s.Trials):
+		return &fieldError{"requests", fmt.Sprintf("%+v; want %d in each of %d trials", s.Requests, n, s.Trials)}
+	case s.Allowed.Sum+s.Refused.Sum+s.Errors.Sum != s.Requests.Sum:
+		return &fieldError{"allowed", "allowed, refused and errors do not add up to the requests"}
+	case s.Errors.Sum < sample.Errors.Sum || s.Allowed.Sum < sample.Allowed.Sum || s.Refused.Sum < sample.Refused.Sum:
+		return &fieldError{"errors", "fewer than the kept trials alone show"}
+	case kept+s.CountedOther != s.Trials:
+		return &fieldError{"counted", fmt.Sprintf("counts for %d trials; want %d", kept+s.CountedOther, s.Trials)}
+	case s.Lost < sample.Lost || s.Over < sample.Over:
+		return &fieldError{"lost", "less than the kept trials alone show"}
+	case s.Errored < sample.Errored || s.Unsynchronized < sample.Unsynchronized || s.HistoryUnknown < sample.HistoryUnknown:
+		return &fieldError{"errored", "fewer than the kept trials alone show"}
+	}
+	return nil
+}
