@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // deadPID is the pid of a process that has ended: a child started and
@@ -140,5 +141,43 @@ func TestReapStale(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(tmp, own)); !os.IsNotExist(err) {
 		t.Errorf("the store's own folder after Close: %v, want it removed", err)
+	}
+}
+
+// TestReapStaleZombie checks that a folder whose owner was killed but not
+// yet waited for (a zombie, as an orphan stays in a container whose first
+// process reaps nothing) is reaped, and that a live owner's is not.
+func TestReapStaleZombie(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc to tell a zombie by")
+	}
+	// A child that stays alive until killed stands in for a racelab.
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Skipf("no sleep command to stand in for a live racelab: %v", err)
+	}
+	pid := cmd.Process.Pid
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, fmt.Sprintf("%s%d-1", TempPrefix, pid))
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if got := ReapStale(tmp); len(got) != 0 {
+		t.Errorf("owner alive: reaped %v, want nothing", got)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	// Not waited for yet: a zombie, once the kill has landed.
+	for range 100 {
+		if zombie(pid) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	got := ReapStale(tmp)
+	_ = cmd.Wait()
+	if len(got) != 1 || got[0] != dir {
+		t.Errorf("owner a zombie: reaped %v, want [%s]", got, dir)
 	}
 }
