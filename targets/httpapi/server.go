@@ -637,7 +637,7 @@ func (s Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	logger := log.New(logTo, "racelab serve: ", 0)
 	maxConns := cmpOr(s.MaxConns, DefaultMaxConns)
-	ln = &limitListener{Listener: ln, sem: make(chan struct{}, maxConns), done: make(chan struct{}),
+	ln = &limitListener{Listener: ln, sem: make(chan struct{}, maxConns), done: make(chan struct{}), born: time.Now(),
 		full: func() {
 			logger.Printf("%d connections open, the cap (--max-conns): new ones wait until one closes", maxConns)
 		}}
@@ -744,7 +744,11 @@ type limitListener struct {
 	done      chan struct{} // closed by Close, to free an Accept waiting for a slot
 	closeOnce sync.Once
 	full      func() // told when an Accept has to wait for a slot
-	warned    atomic.Int64
+	// warned is when full was last told, as time since born plus one (0:
+	// never), read off the monotonic clock so that a wall-clock jump
+	// neither floods the log nor silences it.
+	warned atomic.Int64
+	born   time.Time
 }
 
 // fullNoticeEvery spaces the notices that the cap was reached, so that a
@@ -755,7 +759,8 @@ func (l *limitListener) Accept() (net.Conn, error) {
 	select {
 	case l.sem <- struct{}{}:
 	default:
-		if now := time.Now().UnixNano(); now-l.warned.Load() >= int64(fullNoticeEvery) {
+		now := int64(time.Since(l.born)) + 1
+		if last := l.warned.Load(); last == 0 || now-last >= int64(fullNoticeEvery) {
 			l.warned.Store(now)
 			l.full()
 		}

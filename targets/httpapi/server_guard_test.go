@@ -213,7 +213,8 @@ func TestConnectionCap(t *testing.T) {
 		silentFor    = 300 * time.Millisecond // how long a waiting one must stay unanswered
 	)
 	for _, tt := range []struct{ cap, extra int }{{1, 1}, {3, 2}, {8, 4}} {
-		addr := serveWith(t, httpapi.Server{MaxConns: tt.cap})
+		var logged lockedBuffer
+		addr := serveWith(t, httpapi.Server{MaxConns: tt.cap, ErrorLog: &logged})
 		conns := make([]*rawConn, tt.cap+tt.extra)
 		for i := range conns {
 			conns[i] = dialRaw(t, addr)
@@ -237,6 +238,10 @@ func TestConnectionCap(t *testing.T) {
 			if got := conns[tt.cap+i].status(t, answerWithin); got != http.StatusOK {
 				t.Fatalf("cap %d: waiting connection %d = %d after one closed, want 200", tt.cap, tt.cap+i+1, got)
 			}
+		}
+		// The cap was reached once per waiting connection; it is said once.
+		if n := strings.Count(logged.String(), "connections open, the cap"); n != 1 {
+			t.Errorf("cap %d: the log says %d times that the cap was reached, want once:\n%s", tt.cap, n, logged.String())
 		}
 	}
 }
