@@ -73,8 +73,9 @@ browser's POST from another origin (a page elsewhere, or on another port)
 gets 403, --public or not (CSRF); requests without an Origin header, as
 curl and racelab send them, pass. At most --max-conns connections are open
 at once, the rest wait until one closes; a lastbyte burst needs one per
-request. A store that fails answers 500 {"error":"store failed"}; what
-failed is written to stderr, one line per request.`,
+request. A store that fails answers 500 {"error":"store failed"}, which
+names no server, file or key; what failed is written to stderr, one line
+per request, unless --quiet.`,
 		Example: `  racelab serve --store kv &
   racelab run ten-hits-one-view -t http://127.0.0.1:8787
   curl -X POST http://127.0.0.1:8787/hit/hello
@@ -94,7 +95,7 @@ failed is written to stderr, one line per request.`,
 	f.StringVar(&o.Store, "store", "", "target to serve, STORE[:STRATEGY][?PARAMS]: kv, actor, sqlite, redis, postgres and their strategies")
 	f.StringVar(&o.Addr, "addr", defaultServeAddr, "address to listen on; port 0 picks a free one")
 	f.StringVar(&o.AddrFile, "addr-file", "", "write the address listened on to this file once ready (for scripts, with port 0)")
-	f.BoolVar(&o.Public, "public", false, "allow an --addr other than loopback: anyone who reaches it can write to the store")
+	f.BoolVar(&o.Public, "public", false, "allow an --addr other than loopback, and requests for any host name: anyone who reaches it can write to the store")
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, "print nothing on stderr")
 	f.IntVar(&o.Pool, "pool", defaultServePool, "simultaneous requests the store is prepared for (its connections, opened up front)")
 	f.IntVar(&o.MaxConns, "max-conns", httpapi.DefaultMaxConns, "most client connections open at once; more wait until one closes")
