@@ -354,6 +354,9 @@ func runTarget(ctx context.Context, rec *recorder, sc *Scenario, t *targets.Targ
 		sc.Judge(&trial, tr.Target)
 		judgeHistory(sc, &trial, tr.Target, ev)
 		rec.add(trial)
+		if f, ok := t.Store.(targets.Forgetter); ok {
+			f.Forget(k) // never used again: memory stays flat over trials
+		}
 		if onTrial != nil {
 			onTrial(tr.Target, i+1, trials)
 		}

@@ -175,6 +175,14 @@ func TestJudge(t *testing.T) {
 		{"five-checkouts", reqs("arrrr"), 1, false, 0, 0, ""},
 		{"five-checkouts", reqs("aaaaa"), 1, true, 4, 4, "t: 5 checkouts succeeded for 1 in stock, 1 claim recorded: 4 oversold"},
 		{"five-checkouts", reqs("rrrrr"), 1, true, 0, 0, "t: 0 checkouts succeeded, yet 1 claim recorded"},
+		// Over-sales with every claim recorded: nothing was lost, the item
+		// was still sold twice. A judge that only looks for lost claims
+		// passes these.
+		{"five-checkouts", reqs("aarrr", 1, 2), 2, true, 0, 1, "t: 2 checkouts succeeded for 1 in stock, 2 claims recorded: 1 oversold"},
+		{"six-become-four", reqs("aaaaaaa"), 7, true, 0, 2, "t: 7 downloads granted against a limit of 5, counter at 7: 2 over the limit"},
+		// Errors never hide a break the counts prove.
+		{"six-become-four", reqs("aaaaaaee"), 6, true, 0, 1, "t: 6 downloads granted against a limit of 5, counter at 6: 1 over the limit"},
+		{"ten-hits-one-view", reqs("aaaee", 1, 1, 1), 1, true, 2, 0, "t: 3 hits answered, 1 view stored: 2 updates lost"},
 	}
 	for i, tt := range tests {
 		t.Run(fmt.Sprint(i, tt.scenario), func(t *testing.T) {
@@ -194,6 +202,9 @@ func TestJudge(t *testing.T) {
 				}
 			}
 			sc.Judge(&trial, "t")
+			if inc := trial.Errors > 0 && !trial.Broken; trial.Inconclusive() != inc {
+				t.Errorf("inconclusive = %v, want %v", trial.Inconclusive(), inc)
+			}
 			if trial.Broken != tt.wantBroken || trial.Lost != tt.wantLost || trial.Over != tt.wantOver || trial.Why != tt.wantWhy {
 				t.Errorf("got broken=%v lost=%d over=%d why=%q\nwant broken=%v lost=%d over=%d why=%q",
 					trial.Broken, trial.Lost, trial.Over, trial.Why, tt.wantBroken, tt.wantLost, tt.wantOver, tt.wantWhy)
@@ -352,6 +363,12 @@ func TestServerTargets(t *testing.T) {
 						}
 						if tr.Expect == ExpectHold && tr.Broken() > 0 {
 							t.Errorf("broke in %d of %d trials, want none", tr.Broken(), trials)
+						}
+						// A strategy that holds must also answer: errored
+						// requests prove nothing, and a hold made of them
+						// is no hold (a retry given up too early shows here).
+						if s := tr.Summary(); tr.Expect == ExpectHold && (s.Errors.Sum > 0 || tr.Verdict() != "holds") {
+							t.Errorf("verdict %s with %d failed requests (first: %s); want holds, every request answered", tr.Verdict(), s.Errors.Sum, s.FirstError)
 						}
 						if tr.Expect == ExpectBreak && tr.Broken() < trials*8/10 {
 							t.Errorf("the race showed in %d of %d trials, want at least %d", tr.Broken(), trials, trials*8/10)

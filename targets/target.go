@@ -101,6 +101,15 @@ func AbilitiesOf(store any) Ability {
 	return a
 }
 
+// Forgetter is implemented by the simulated stores, which hold every key
+// they were ever given in memory: once a trial's key has been read back
+// it is never used again, and Forget drops what the store holds for it,
+// so that a run of a million trials needs no more memory than one of a
+// thousand. Call it only when no request on key is in flight.
+type Forgetter interface {
+	Forget(key string)
+}
+
 // Retrier is implemented by optimistic strategies (WATCH, SERIALIZABLE) that
 // retry on conflict; racelab reports how many retries a trial needed.
 type Retrier interface {

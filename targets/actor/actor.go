@@ -170,6 +170,32 @@ func (s *Store) Close() error {
 	return nil
 }
 
+// Forget stops the objects that own key in every story and drops their
+// storage: see targets.Forgetter. No request may be in flight on key.
+func (s *Store) Forget(key string) {
+	s.mu.Lock()
+	var gone []*object
+	for _, ns := range []namespace{counters, quotas, items} {
+		a := address{ns, key}
+		if o := s.objects[a]; o != nil {
+			delete(s.objects, a)
+			gone = append(gone, o)
+		}
+	}
+	s.mu.Unlock()
+	if len(gone) == 0 {
+		return
+	}
+	for _, o := range gone {
+		o.mailbox.Close() // its run loop takes ErrClosed and returns
+	}
+	if v, ok := s.clock.(*clock.Virtual); ok {
+		// As in Close: a run of no participants lets the parked objects
+		// see their closed mailboxes and return.
+		_ = v.Run(context.Background(), 0, nil)
+	}
+}
+
 // namespace separates the stories' objects, like the class bindings of a
 // Worker: the counter "a" and the visitor "a" are different objects.
 type namespace uint8

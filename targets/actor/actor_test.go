@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/racelab/racelab/targets/clock"
 	"github.com/racelab/racelab/targets/storetest"
 	"go.uber.org/goleak"
 )
@@ -171,6 +172,59 @@ func BenchmarkHit(b *testing.B) {
 					}
 				}
 			})
+		})
+	}
+}
+
+// TestForget checks that a forgotten key's objects stop and leave the
+// store, on the real clock and in virtual time, and that a key used again
+// after it starts from nothing.
+func TestForget(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		clock clock.Clock
+	}{{"real", nil}, {"virtual", clock.NewVirtual(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))}} {
+		t.Run(c.name, func(t *testing.T) {
+			s := New(Config{Clock: c.clock, StorageLatency: time.Microsecond})
+			t.Cleanup(func() { _ = s.Close() })
+			ctx := context.Background()
+			do := func(f func()) {
+				if v, ok := c.clock.(*clock.Virtual); ok {
+					if err := v.Run(ctx, 1, func(context.Context, int) { f() }); err != nil {
+						t.Fatal(err)
+					}
+					return
+				}
+				f()
+			}
+			for i := range 50 {
+				key := fmt.Sprintf("k%d", i)
+				do(func() {
+					if _, err := s.Hit(ctx, key); err != nil {
+						t.Error(err)
+					}
+					if _, _, err := s.Consume(ctx, key, 5); err != nil {
+						t.Error(err)
+					}
+				})
+				s.Forget(key)
+			}
+			s.mu.Lock()
+			left := len(s.objects)
+			s.mu.Unlock()
+			if left != 0 {
+				t.Errorf("%d objects left after forgetting every key", left)
+			}
+			var n int64
+			do(func() {
+				var err error
+				if n, err = s.Hit(ctx, "k0"); err != nil {
+					t.Error(err)
+				}
+			})
+			if n != 1 {
+				t.Errorf("a forgotten key hit again answered %d views, want 1", n)
+			}
 		})
 	}
 }

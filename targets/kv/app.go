@@ -174,3 +174,11 @@ func decodeQuota(v string, found bool, today string) (quota, error) {
 // Clock is the clock the namespace runs on, so that racelab can fire a
 // burst in the namespace's virtual time.
 func (a *App) Clock() Clock { return a.ns.Clock() }
+
+// Forget drops what the namespace holds for key in every story: see
+// targets.Forgetter.
+func (a *App) Forget(key string) {
+	for _, prefix := range []string{viewsPrefix, quotaPrefix, soldPrefix} {
+		a.ns.Forget(prefix + key)
+	}
+}

@@ -85,6 +85,20 @@ func New(cfg Config) (*Namespace, error) {
 	}, nil
 }
 
+// Forget drops every trace of key: its central value, every location's
+// cached copy and its last write. It is racelab's bookkeeping, not an
+// operation of the platform (that would be Delete, which is a write):
+// the engine forgets a trial's keys once it has judged the trial.
+func (ns *Namespace) Forget(key string) {
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	delete(ns.central, key)
+	delete(ns.lastWrite, key)
+	for _, c := range ns.caches {
+		delete(c, key)
+	}
+}
+
 // Config returns the settings the namespace was made with.
 func (ns *Namespace) Config() Config { return ns.cfg }
 
