@@ -1,0 +1,188 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// faultyService speaks the contract's view counter (POST /hit/{slug}, GET
+// /get/{slug}) and misbehaves on hits as its fault says. Counting is
+// atomic unless the fault is "lossy", so that a verdict other than holds
+// or inconclusive can only come from the fault itself.
+type faultyService struct {
+	fault string
+	mu    sync.Mutex
+	views map[string]int64
+	hits  atomic.Int64
+	// release ends every hanging request when the test is over.
+	release chan struct{}
+}
+
+func (f *faultyService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	slug, isHit := strings.CutPrefix(r.URL.Path, "/hit/")
+	if r.Method == http.MethodGet {
+		if slug, ok := strings.CutPrefix(r.URL.Path, "/get/"); ok {
+			f.mu.Lock()
+			v := f.views[slug]
+			f.mu.Unlock()
+			_ = json.NewEncoder(w).Encode(map[string]any{"slug": slug, "views": v})
+			return
+		}
+		w.WriteHeader(http.StatusOK) // the warm-up's GET of the base URL
+		return
+	}
+	if !isHit || r.Method != http.MethodPost {
+		http.Error(w, `{"error":"unknown route"}`, http.StatusNotFound)
+		return
+	}
+	n := f.hits.Add(1)
+	switch {
+	case f.fault == "500 to 9 of 10" && n%10 != 0,
+		f.fault == "500 to 1 of 10" && n%10 == 0:
+		http.Error(w, `{"error":"boom"}`, http.StatusInternalServerError)
+		return
+	case f.fault == "hangs one" && n%10 == 0, f.fault == "slow":
+		select { // past any timeout the test gives
+		case <-f.release:
+		case <-r.Context().Done():
+		}
+		return
+	case f.fault == "closes mid-answer" && n%10 == 0:
+		conn, buf, err := w.(http.Hijacker).Hijack()
+		if err == nil {
+			_, _ = buf.WriteString("HTTP/1.1 200 OK\r\nContent-Length: 40\r\n\r\n{\"slug\":")
+			_ = buf.Flush()
+			_ = conn.Close()
+		}
+		return
+	case f.fault == "garbage" && n%10 == 0:
+		_, _ = w.Write([]byte("<html>not the contract</html>"))
+		return
+	}
+	f.mu.Lock()
+	v := f.views[slug] + 1
+	if f.fault == "lossy and 500 to 1 of 10" {
+		// Read, then write what was read plus one, with a pause between:
+		// simultaneous hits overwrite each other.
+		v = f.views[slug] + 1
+		f.mu.Unlock()
+		time.Sleep(5 * time.Millisecond)
+		f.mu.Lock()
+		if n%10 == 0 {
+			f.mu.Unlock()
+			http.Error(w, `{"error":"boom"}`, http.StatusInternalServerError)
+			return
+		}
+	}
+	f.views[slug] = v
+	f.mu.Unlock()
+	_ = json.NewEncoder(w).Encode(map[string]any{"slug": slug, "views": v})
+}
+
+// holdsVerdict finds a VERDICT cell, the last of a row, that says holds.
+var holdsVerdict = regexp.MustCompile(`(?m)\| holds( in \d+/\d+)? +\|$`)
+
+// TestFaultMatrix runs ten-hits-one-view against services that fail in
+// each way a real one can, and asserts the verdict and the exit code, and
+// that each run ends within --timeout plus a second. Errored answers prove
+// nothing: they never make a "holds", and they never hide a proven break.
+func TestFaultMatrix(t *testing.T) {
+	const timeout = 500 * time.Millisecond
+	for _, tc := range []struct {
+		fault   string
+		trials  int
+		code    int
+		verdict string // in the table's row
+		stderr  string // the one line's start
+	}{
+		{"none", 5, exitOK, "holds in 5/5", ""},
+		{"500 to 9 of 10", 5, exitFailure, "INCONCLUSIVE in 5/5", "racelab: no verdict: http://127.0.0.1:"},
+		// One errored hit in every trial: each trial proves nothing.
+		{"500 to 1 of 10", 5, exitFailure, "INCONCLUSIVE in 5/5", "racelab: no verdict: http://127.0.0.1:"},
+		{"hangs one", 1, exitFailure, "INCONCLUSIVE", "racelab: no verdict: http://127.0.0.1:"},
+		{"closes mid-answer", 3, exitFailure, "INCONCLUSIVE in 3/3", "racelab: no verdict: http://127.0.0.1:"},
+		{"garbage", 3, exitFailure, "INCONCLUSIVE in 3/3", "racelab: no verdict: http://127.0.0.1:"},
+		{"slow", 1, exitFailure, "error", "racelab: could not run http://127.0.0.1:"},
+		// Lost updates proven by the counts, despite errored requests.
+		{"lossy and 500 to 1 of 10", 3, exitRuleBroken, "BROKEN in 3/3, expected to hold", "racelab: not as expected: http://127.0.0.1:"},
+	} {
+		t.Run(tc.fault, func(t *testing.T) {
+			t.Parallel()
+			f := &faultyService{fault: tc.fault, views: map[string]int64{}, release: make(chan struct{})}
+			srv := httptest.NewServer(f)
+			t.Cleanup(func() { close(f.release); srv.Close() })
+			start := time.Now()
+			code, stdout, stderr := execute(context.Background(), "run", "ten-hits-one-view", "-t", srv.URL,
+				"--trials", fmt.Sprint(tc.trials), "--timeout", timeout.String(), "-q")
+			took := time.Since(start)
+			if code != tc.code {
+				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.code, stdout, stderr)
+			}
+			if !strings.Contains(stdout, "| "+tc.verdict+" ") {
+				t.Errorf("no verdict %q in the table:\n%s", tc.verdict, stdout)
+			}
+			if says := holdsVerdict.MatchString(stdout); says != (tc.fault == "none") {
+				t.Errorf("fault %q: the verdict says holds: %v\n%s", tc.fault, says, stdout)
+			}
+			lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+			if tc.stderr == "" && stderr != "" || tc.stderr != "" && (len(lines) != 1 || !strings.HasPrefix(lines[0], tc.stderr)) {
+				t.Errorf("stderr %q, want one line starting %q", stderr, tc.stderr)
+			}
+			// Each trial's burst is bounded by the request timeout; the
+			// warm-up and the read-back by it too.
+			if limit := time.Duration(tc.trials)*timeout + time.Second; took > limit && tc.trials == 1 {
+				t.Errorf("the run took %v, more than --timeout + 1s (%v)", took, limit)
+			}
+		})
+	}
+}
+
+// TestSilentServer: a server that accepts connections and never answers
+// must not hold a run past its --timeout: the warm-up obeys it too.
+func TestSilentServer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c) // held open, never answered
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+	})
+	const timeout = 500 * time.Millisecond
+	start := time.Now()
+	code, _, stderr := execute(context.Background(), "run", "ten-hits-one-view", "-t", "http://"+ln.Addr().String(), "--timeout", timeout.String(), "-q")
+	took := time.Since(start)
+	if code != exitFailure || !strings.HasPrefix(stderr, "racelab: could not run http://127.0.0.1:") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("exit %d, stderr %q; want 1 and one line saying it could not run", code, stderr)
+	}
+	if took > timeout+time.Second {
+		t.Errorf("the run took %v against a silent server, more than --timeout + 1s", took)
+	}
+}
