@@ -48,11 +48,12 @@ const specForm = "want STORE[:STRATEGY][?PARAMS] such as kv, sqlite:naive or kv?
 // something else: a store or strategy name is made of letters, digits, '-',
 // '_' and '.'; "sqlite:" (an empty strategy) is refused rather than taken
 // for the default one; parameters are NAME=VALUE pairs joined by '&', each
-// name given once and with a non-empty value ("kv?" alone has none). A
-// URL's scheme is case-insensitive (HTTP:// is http://); its host must be a
-// host name or an IP address, and its port, if given, a number from 1 to
-// 65535. A URL's query and repeated names in it belong to the service and
-// are passed on untouched.
+// name given once, made of the same characters as a store's, and with a
+// non-empty value ("kv?" alone has none). A URL's scheme is
+// case-insensitive (HTTP:// is http://); its host must be a host name or an
+// IP address, its port, if given, a number from 1 to 65535, and it may not
+// have a fragment, which would never be sent. A URL's query, repeated names
+// included, belongs to the service and is passed on untouched.
 func Parse(raw string) (Spec, error) {
 	s := strings.TrimSpace(raw)
 	if s == "" {
@@ -63,18 +64,21 @@ func Parse(raw string) (Spec, error) {
 	}
 	name, query, _ := strings.Cut(s, "?")
 	store, strategy, hasStrategy := strings.Cut(name, ":")
+	if strings.Contains(strategy, ":") {
+		return Spec{}, badSpec("target %q has more than one colon; %s", raw, specForm)
+	}
+	// The characters first, so that every message below may show the
+	// names as they are.
+	for _, part := range []string{store, strategy} {
+		if i := strings.IndexFunc(part, func(r rune) bool { return !nameRune(r) }); i >= 0 {
+			return Spec{}, badSpec("target %q: %q cannot be part of a store or strategy name; %s", raw, []rune(part[i:])[0], specForm)
+		}
+	}
 	switch {
 	case store == "":
 		return Spec{}, badSpec("target %q has no store before the colon; %s", raw, specForm)
 	case hasStrategy && strategy == "":
 		return Spec{}, badSpec("target %q has an empty strategy after the colon; write %s for the default strategy", raw, store)
-	case strings.Contains(strategy, ":"):
-		return Spec{}, badSpec("target %q has more than one colon; %s", raw, specForm)
-	}
-	for _, part := range []string{store, strategy} {
-		if i := strings.IndexFunc(part, func(r rune) bool { return !nameRune(r) }); i >= 0 {
-			return Spec{}, badSpec("target %q: %q cannot be part of a store or strategy name; %s", raw, []rune(part[i:])[0], specForm)
-		}
 	}
 	params, err := parseParams(query)
 	if err != nil {
@@ -112,6 +116,8 @@ func parseParams(query string) (url.Values, error) {
 			return nil, fmt.Errorf("empty parameter (two & in a row, or & at an end)")
 		case name == "":
 			return nil, fmt.Errorf("parameter %q has no name", pair)
+		case strings.IndexFunc(name, func(r rune) bool { return !nameRune(r) }) >= 0:
+			return nil, fmt.Errorf("parameter name %q is not made of letters, digits, '-', '_' and '.'", name)
 		case !hasValue || value == "":
 			return nil, fmt.Errorf("parameter %q has no value", name)
 		case params.Has(name):

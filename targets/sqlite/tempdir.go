@@ -44,9 +44,8 @@ func makeTempDir() (string, error) {
 // what it did not make: a folder is removed only if its name matches
 // exactly, it is a real folder (not a link) owned by this user, its owner's
 // pid is not this process and no process with that pid exists (or only
-// its zombie, where /proc tells), and it
-// holds nothing but the database's own files. Anything it cannot be sure
-// of is left in place. It answers the folders it removed; errors are not
+// its zombie, where /proc tells), and it holds nothing but the database's
+// own files. Anything it cannot be sure of is left in place. It answers the folders it removed; errors are not
 // reported, as reaping is a courtesy that must never stop a store from
 // opening.
 func ReapStale(dir string) []string {
