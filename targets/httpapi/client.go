@@ -344,7 +344,10 @@ func (c *Client) judge(call Call, key string, a answer) (Reply, error) {
 	var obj map[string]any
 	dec := json.NewDecoder(bytes.NewReader(a.body))
 	dec.UseNumber()
-	if err := dec.Decode(&obj); err != nil || obj == nil {
+	// One object and nothing after it: two answers run together, or an
+	// object followed by an error page, are not the contract's answer,
+	// and the first of them is not to be believed on its own.
+	if err := dec.Decode(&obj); err != nil || obj == nil || !atEnd(dec) {
 		if !reply.OK && r.Field == "" {
 			return reply, nil // nothing to read in a refusal
 		}
@@ -379,6 +382,12 @@ func (c *Client) judge(call Call, key string, a answer) (Reply, error) {
 	}
 	reply.Value = value
 	return reply, nil
+}
+
+// atEnd says dec has nothing left to read but white space.
+func atEnd(dec *json.Decoder) bool {
+	_, err := dec.Token()
+	return err == io.EOF
 }
 
 // lookup walks a dotted path (data.views) into a JSON object.

@@ -76,6 +76,11 @@ func TestMalformedServices(t *testing.T) {
 		{"read answers garbage", "ten-hits-one-view", func(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprintf(w, `{"slug":%q,"views":1}`, r.PathValue("key"))
 		}, reply(200, "OK"), []string{"read back slug-", "GET /get/slug-", "not a JSON object"}},
+		{"read answers two objects", "ten-hits-one-view", func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprintf(w, `{"slug":%q,"views":1}`, r.PathValue("key"))
+		}, func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprintf(w, `{"slug":%q,"views":3}{"slug":%[1]q,"views":1}`, r.PathValue("key"))
+		}, []string{"read back slug-", "answered 200 with a body that is not a JSON object"}},
 		{"read answers 404", "five-checkouts", reply(200, `{"reserved":true}`), reply(404, "not found"),
 			[]string{"read back item-", "answered 404 Not Found, want 200"}},
 		{"read lacks the count", "six-become-four", reply(429, `{"allowed":false,"count":5}`), func(w http.ResponseWriter, r *http.Request) {

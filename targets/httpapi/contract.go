@@ -234,10 +234,16 @@ func ParseCall(s string) (Call, Route, error) {
 		return "", Route{}, fmt.Errorf("%q: want CALL=[METHOD] PATH [yes=CODES] [no=CODES] [field=NAME] [key=NAME] [ok=NAME] with CALL one of %s", s, callList())
 	}
 	var r Route
+	seen := map[string]bool{}
 	for i, word := range strings.Fields(spec) {
 		k, v, isSetting := strings.Cut(word, "=")
 		switch {
 		case isSetting && !strings.HasPrefix(word, "/"):
+			if seen[k] {
+				// Keeping the last would drop the first without a word.
+				return "", Route{}, fmt.Errorf("%s: %s= given twice; give each setting once", call, k)
+			}
+			seen[k] = true
 			var err error
 			switch k {
 			case "yes":
@@ -306,5 +312,35 @@ func LoadMapping(r io.Reader) (Mapping, error) {
 			return nil, fmt.Errorf("unknown call %q; want one of %s", call, callList())
 		}
 	}
+	if call := twiceMapped(data); call != "" {
+		// Decoding keeps the last of two; the user wrote both.
+		return nil, fmt.Errorf("call %q mapped twice; give each call once", call)
+	}
 	return m, nil
+}
+
+// twiceMapped is the first call named twice in the top-level object of
+// data, a document that already decoded as a Mapping; "" if none is.
+func twiceMapped(data []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return ""
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		name, isName := t.(string)
+		if err != nil || !isName {
+			return ""
+		}
+		if seen[name] {
+			return name
+		}
+		seen[name] = true
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return ""
+		}
+	}
+	return ""
 }

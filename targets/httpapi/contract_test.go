@@ -32,13 +32,15 @@ func TestParseCall(t *testing.T) {
 
 func TestParseCallErrors(t *testing.T) {
 	tests := map[string]string{
-		"hot=POST /x/{slug}":        "CALL one of hit, get, download, quota, checkout, item",
-		"hit":                       "want CALL=",
-		"hit=POST /a/{slug} yes=ok": `status "ok" is not an HTTP status`,
-		"hit=POST /a/{slug} no=99":  `status "99"`,
-		"hit=POST /a/{slug} max=3":  `unknown setting "max"`,
-		"hit=POST":                  "method POST without a path",
-		"hit=POST /a/{slug} /b":     `unexpected "/b"`,
+		"hot=POST /x/{slug}":            "CALL one of hit, get, download, quota, checkout, item",
+		"hit":                           "want CALL=",
+		"hit=POST /a/{slug} yes=ok":     `status "ok" is not an HTTP status`,
+		"hit=POST /a/{slug} no=99":      `status "99"`,
+		"hit=POST /a/{slug} max=3":      `unknown setting "max"`,
+		"hit=POST":                      "method POST without a path",
+		"hit=POST /a/{slug} /b":         `unexpected "/b"`,
+		"hit=/a/{slug} yes=200 yes=201": "hit: yes= given twice; give each setting once",
+		"get=field=a field=b":           "get: field= given twice",
 	}
 	for in, says := range tests {
 		if _, _, err := httpapi.ParseCall(in); err == nil || !strings.Contains(err.Error(), says) {
@@ -88,6 +90,7 @@ func TestLoadMapping(t *testing.T) {
 		`{"hit": {"fields": "x"}}`: `unknown field "fields"`,
 		`[1, 2]`:                   "not a mapping",
 		`{"hit": {"yes": "200"}}`:  "not a mapping",
+		`{"hit": {"path": "/a/{slug}"}, "get": {}, "hit": {"field": "n"}}`: `call "hit" mapped twice; give each call once`,
 	} {
 		if _, err := httpapi.LoadMapping(strings.NewReader(in)); err == nil || !strings.Contains(err.Error(), says) {
 			t.Errorf("LoadMapping(%s) = %v, want an error saying %q", in, err, says)
