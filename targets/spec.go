@@ -213,24 +213,22 @@ func hostName(h string) bool {
 }
 
 // redactRaw hides the password of a URL that may not parse, for messages:
-// whatever lies between "://" and the last '@' before the path.
+// whatever lies between "user:" and the last '@'.
 func redactRaw(raw string) string {
-	_, rest, ok := strings.Cut(raw, "://")
-	if !ok {
-		return raw
+	prefix, rest := "", raw
+	if scheme, r, ok := strings.Cut(raw, "://"); ok {
+		prefix, rest = scheme+"://", r
 	}
-	authority := rest
-	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
-		authority = rest[:i]
-	}
-	at := strings.LastIndex(authority, "@")
+	// The last '@' anywhere, not only before the first '/': a password
+	// may hold an unescaped '/' or '?', and hiding too much in a message
+	// costs nothing.
+	at := strings.LastIndex(rest, "@")
 	if at < 0 {
 		return raw
 	}
-	user, _, hasPassword := strings.Cut(authority[:at], ":")
+	user, _, hasPassword := strings.Cut(rest[:at], ":")
 	if !hasPassword {
 		return raw
 	}
-	prefix := raw[:len(raw)-len(rest)]
 	return prefix + user + ":xxxxx" + rest[at:]
 }

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode"
 
 	goredis "github.com/redis/go-redis/v9"
 )
@@ -34,7 +35,7 @@ func (e *URLError) Is(target error) bool { return target == ErrBadURL }
 // of range and report the failure as an unreachable server.
 func ParseURL(raw string) (*goredis.Options, error) {
 	bad := func(format string, args ...any) error {
-		return &URLError{URL: redact(raw), Reason: fmt.Sprintf(format, args...)}
+		return &URLError{URL: redact(raw), Reason: printable(fmt.Sprintf(format, args...))}
 	}
 	if strings.TrimSpace(raw) == "" {
 		return nil, bad("empty")
@@ -78,25 +79,35 @@ func ParseURL(raw string) (*goredis.Options, error) {
 var passwordOption = regexp.MustCompile(`(?i)(password=)[^&#]*`)
 
 // redact hides the password of a URL, even of one that does not parse:
-// whatever lies between "user:" and the last '@' before the path, and the
-// value of a password option.
+// whatever lies between "user:" and the last '@', and the value of a
+// password option.
 func redact(raw string) string {
 	raw = passwordOption.ReplaceAllString(raw, "${1}xxxxx")
-	scheme, rest, ok := strings.Cut(raw, "://")
-	if !ok {
-		return raw
+	prefix, rest := "", raw
+	if scheme, r, ok := strings.Cut(raw, "://"); ok {
+		prefix, rest = scheme+"://", r
 	}
-	authority := rest
-	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
-		authority = rest[:i]
-	}
-	at := strings.LastIndex(authority, "@")
+	// The last '@' anywhere, not only before the first '/': a password
+	// may hold an unescaped '/' or '?', and hiding too much in a message
+	// costs nothing.
+	at := strings.LastIndex(rest, "@")
 	if at < 0 {
 		return raw
 	}
-	user, _, hasPassword := strings.Cut(authority[:at], ":")
+	user, _, hasPassword := strings.Cut(rest[:at], ":")
 	if !hasPassword {
 		return raw
 	}
-	return scheme + "://" + user + ":xxxxx" + rest[at:]
+	return prefix + user + ":xxxxx" + rest[at:]
+}
+
+// printable makes a reason safe to print on one line: a library's message
+// may repeat a part of the URL, and the URL may hold any byte.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return '?'
+		}
+		return r
+	}, strings.ToValidUTF8(s, "\uFFFD"))
 }
