@@ -3,9 +3,14 @@ package targets
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/racelab/racelab/targets/postgres"
+	"github.com/racelab/racelab/targets/redis"
+	"github.com/racelab/racelab/targets/storetest"
 )
 
 func TestParse(t *testing.T) {
@@ -204,6 +209,47 @@ func TestCatalogAbilities(t *testing.T) {
 			if got := AbilitiesOf(tg.Store); got != e.Abilities {
 				t.Errorf("abilities %b, entry declares %b", got, e.Abilities)
 			}
+		})
+	}
+}
+
+// TestServerTargetsAnswerEveryRequest opens every server target expected to
+// hold as racelab does, through the catalog with its defaults, and runs
+// each story at its own N: not one request may error. It is the catalog's
+// side of the store packages' TestHoldingStrategiesAnswerEveryRequest: a
+// catalog entry that wires a strategy with a setting that makes it give up
+// under contention fails here. A server that does not answer skips its
+// targets, except under CI=true.
+func TestServerTargetsAnswerEveryRequest(t *testing.T) {
+	const rounds = 10
+	for _, e := range Entries() {
+		if e.Embedded || !e.Holds || e.Name == "http" || e.Name == "https" {
+			continue
+		}
+		t.Run(e.Name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			defer cancel()
+			store, env := "postgres", "RACELAB_POSTGRES_URL"
+			if strings.HasPrefix(e.Name, "redis") {
+				store, env = "redis", "RACELAB_REDIS_URL"
+			}
+			tg, err := Open(ctx, e.Name, WithRedisURL(os.Getenv("RACELAB_REDIS_URL")), WithPostgresURL(os.Getenv("RACELAB_POSTGRES_URL")))
+			if errors.Is(err, redis.ErrUnreachable) || errors.Is(err, postgres.ErrUnreachable) {
+				storetest.Unreachable(t, env, err)
+			}
+			if err != nil {
+				t.Fatalf("open %s (%s): %v", e.Name, store, err)
+			}
+			defer tg.Close()
+			if err := tg.Prepare(ctx, storetest.QuotaN); err != nil {
+				t.Fatal(err)
+			}
+			s, ok := tg.Store.(storetest.Store)
+			if !ok {
+				t.Fatalf("%s does not play every story", e.Name)
+			}
+			storetest.AnswersEveryRequest(t, s, rounds)
 		})
 	}
 }
