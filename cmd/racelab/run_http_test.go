@@ -186,7 +186,6 @@ func TestHTTPWarmUpObeysTimeout(t *testing.T) {
 	addr := silentListener(t)
 	for _, mode := range []string{"auto", "h2", "lastbyte", "none"} {
 		t.Run(mode, func(t *testing.T) {
-			t.Parallel()
 			start := time.Now()
 			code, stdout, stderr := execute(context.Background(), "run", "ten-hits-one-view", "-t", "http://"+addr, "--sync", mode, "--timeout", "500ms", "-n", "20")
 			took := time.Since(start)
@@ -202,14 +201,15 @@ func TestHTTPWarmUpObeysTimeout(t *testing.T) {
 }
 
 // TestHTTPWarmUpEndsOnInterrupt: Ctrl-C during the warm-up of a silent
-// service ends the run at once, whatever --timeout says.
+// service ends the run at once, whatever --timeout says (a minute here;
+// the bound is loose for loaded CI machines running -race).
 func TestHTTPWarmUpEndsOnInterrupt(t *testing.T) {
 	addr := silentListener(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(300*time.Millisecond, cancel)
 	start := time.Now()
 	code, _, stderr := execute(ctx, "run", "ten-hits-one-view", "-t", "http://"+addr, "--timeout", "1m")
-	if took := time.Since(start); took > 1300*time.Millisecond {
+	if took := time.Since(start); took > 3*time.Second {
 		t.Errorf("the run took %s, %s after the interrupt", took, took-300*time.Millisecond)
 	}
 	if code == exitOK || code == exitUsage {

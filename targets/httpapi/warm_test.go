@@ -74,17 +74,17 @@ var allModes = []httpapi.Sync{httpapi.SyncAuto, httpapi.SyncH2, httpapi.SyncLast
 // TestSilentServerGivesUpAtDialTimeout: against a service that accepts and
 // never answers, Prepare fails after DialTimeout in every mode, over http
 // and https, with an error that says so, and not once per round of
-// connections: 40 connections are more than are opened at once.
+// connections: 20 connections are more than are opened at once. The
+// cases run one after another, so that each is timed on its own.
 func TestSilentServerGivesUpAtDialTimeout(t *testing.T) {
 	const wait = 500 * time.Millisecond
 	addr := silentServer(t)
 	for _, scheme := range []string{"http", "https"} {
 		for _, mode := range allModes {
 			t.Run(scheme+"/"+string(mode), func(t *testing.T) {
-				t.Parallel()
 				c := client(t, scheme+"://"+addr, httpapi.Config{Sync: mode, DialTimeout: wait})
 				start := time.Now()
-				err := c.Prepare(context.Background(), 40)
+				err := c.Prepare(context.Background(), 20)
 				took := time.Since(start)
 				if err == nil || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "no answer within 500ms") {
 					t.Fatalf("Prepare = %v; want an error saying no answer within 500ms", err)
@@ -99,7 +99,9 @@ func TestSilentServerGivesUpAtDialTimeout(t *testing.T) {
 }
 
 // TestWarmUpEndsWithTheContext: an interrupted run does not sit out the
-// DialTimeout of a silent service.
+// DialTimeout of a silent service (a minute here). The bound on the time
+// after the cancel is loose because a loaded CI machine running -race
+// needs it; a warm-up that ignored the context would take the minute.
 func TestWarmUpEndsWithTheContext(t *testing.T) {
 	addr := silentServer(t)
 	for _, mode := range allModes {
@@ -110,7 +112,7 @@ func TestWarmUpEndsWithTheContext(t *testing.T) {
 			time.AfterFunc(200*time.Millisecond, cancel)
 			start := time.Now()
 			err := c.Prepare(ctx, 20)
-			if took := time.Since(start); took > time.Second {
+			if took := time.Since(start); took > 3*time.Second {
 				t.Errorf("Prepare returned %s after the start, %s after the cancel", took, took-200*time.Millisecond)
 			}
 			if !errors.Is(err, context.Canceled) {
@@ -122,9 +124,10 @@ func TestWarmUpEndsWithTheContext(t *testing.T) {
 
 // TestSlowWarmUpWithinDialTimeout: a service whose warm-up takes longer
 // than a short DialTimeout fails it, and succeeds with a longer one, in
-// every mode: the limit is the one the client was given.
+// every mode: the limit is the one the client was given. The long one
+// leaves a wide margin, for loaded CI machines.
 func TestSlowWarmUpWithinDialTimeout(t *testing.T) {
-	const delay = 1200 * time.Millisecond
+	const delay = time.Second
 	base := slowWarmUp(t, delay)
 	for _, mode := range allModes {
 		t.Run(string(mode), func(t *testing.T) {
@@ -133,9 +136,9 @@ func TestSlowWarmUpWithinDialTimeout(t *testing.T) {
 			if err := short.Prepare(context.Background(), 4); !errors.Is(err, context.DeadlineExceeded) {
 				t.Errorf("DialTimeout 300ms: Prepare = %v; want no answer within 300ms", err)
 			}
-			long := client(t, base, httpapi.Config{Sync: mode, DialTimeout: 3 * time.Second})
+			long := client(t, base, httpapi.Config{Sync: mode, DialTimeout: 8 * time.Second})
 			if err := long.Prepare(context.Background(), 4); err != nil {
-				t.Errorf("DialTimeout 3s: Prepare = %v; want the %s warm-up to succeed", err, delay)
+				t.Errorf("DialTimeout 8s: Prepare = %v; want the %s warm-up to succeed", err, delay)
 			}
 		})
 	}
