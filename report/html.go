@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -192,13 +193,21 @@ func bars(counts map[int64]int) []bar {
 	}
 	slices.Sort(values)
 	lo, hi := values[0], values[len(values)-1]
-	width := max(1, (hi-lo+maxBars)/maxBars) // ceil((hi-lo+1)/maxBars)
-	var out []bar
-	for v := lo; v <= hi; v += width {
-		out = append(out, bar{lo: v, hi: min(hi, v+width-1)})
+	// The span is worked out in uint64, where hi-lo cannot overflow even
+	// for counts a broken service made up at both ends of int64.
+	span := uint64(hi) - uint64(lo) // hi ≥ lo: exact in two's complement
+	width := span/maxBars + 1       // at most maxBars bars cover the span
+	if span < maxBars {
+		width = 1
+	}
+	nbars := span/width + 1
+	out := make([]bar, nbars)
+	for i := range out {
+		from := uint64(lo) + uint64(i)*width
+		out[i] = bar{lo: int64(from), hi: int64(from + min(width-1, span-uint64(i)*width))}
 	}
 	for v, n := range counts {
-		out[(v-lo)/width].n += n
+		out[(uint64(v)-uint64(lo))/width].n += n
 	}
 	return out
 }
@@ -285,6 +294,9 @@ func timeline(b *bytes.Buffer, r *scenarios.Result, tr *scenarios.TargetResult, 
 	for d := time.Duration(0); d <= end; d += step {
 		fmt.Fprintf(b, "<line x1=\"%s\" y1=\"%d\" x2=\"%s\" y2=\"%d\" stroke=\"#eaeef2\"/>\n", f1(x(d)), top-6, f1(x(d)), axisY)
 		fmt.Fprintf(b, "<text x=\"%s\" y=\"%d\" text-anchor=\"middle\" class=\"muted\">%s</text>\n", f1(x(d)), axisY+13, esc(formatDuration(d)))
+		if end-d < step {
+			break // the next tick is past the end, or past what a Duration holds
+		}
 	}
 	fmt.Fprintf(b, "<line x1=\"%s\" y1=\"%d\" x2=\"%s\" y2=\"%d\" stroke=\"#1f2328\" stroke-dasharray=\"3 3\"/>\n", f1(x(0)), top-10, f1(x(0)), axisY)
 	fmt.Fprintf(b, "<text x=\"%s\" y=\"%d\" class=\"muted\">release</text>\n", f1(x(0)+4), top-12)
@@ -335,13 +347,16 @@ func trialState(t *scenarios.Trial) string {
 // nanoseconds, so that ticks read 0, 500µs, 1ms rather than 0, 663µs.
 func niceStep(raw time.Duration) time.Duration {
 	step := time.Duration(1)
-	for step*10 <= raw {
+	for step <= raw/10 { // not step*10 <= raw, which overflows near the top
 		step *= 10
 	}
-	for _, m := range []time.Duration{1, 2, 5, 10} {
+	for _, m := range []time.Duration{1, 2, 5} {
 		if step*m >= raw {
 			return step * m
 		}
+	}
+	if step > math.MaxInt64/10 {
+		return step * 5 // a step of ten would overflow; five covers raw/4 ends
 	}
 	return step * 10
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"image/png"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -132,6 +133,11 @@ func TestBars(t *testing.T) {
 	ts = nil
 	for c := range int64(100) {
 		ts = append(ts, scenarios.Trial{Counted: c})
+	}
+	// Counts a broken service made up at both ends of int64 must not
+	// overflow the span into a loop without end (found by FuzzReadJSON).
+	if got := bars(map[int64]int{math.MinInt64: 1, math.MaxInt64: 2}); len(got) > maxBars || got[0].lo != math.MinInt64 || got[len(got)-1].hi != math.MaxInt64 {
+		t.Errorf("extreme counts gave %d bars from %d to %d", len(got), got[0].lo, got[len(got)-1].hi)
 	}
 	if got := bars(scenarios.TallyOf(ts).Counted); len(got) > maxBars || got[0].lo != 0 || got[len(got)-1].hi != 99 {
 		t.Errorf("100 values gave %d bars from %d to %d; want at most %d covering 0-99", len(got), got[0].lo, got[len(got)-1].hi, maxBars)

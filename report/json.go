@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/racelab/racelab/scenarios"
 )
@@ -49,6 +50,11 @@ var ErrNotResult = errors.New("not a racelab result")
 // scenarios.Check: its verdicts are recomputed from its own request data,
 // so a forged or damaged file is refused rather than rendered as "holds".
 func ReadJSON(r io.Reader) ([]*scenarios.Result, error) {
+	return readJSON(r, scenarios.DefaultHistoryTimeout)
+}
+
+// readJSON is ReadJSON with the time limit of each history's recheck.
+func readJSON(r io.Reader, historyTimeout time.Duration) ([]*scenarios.Result, error) {
 	data, err := io.ReadAll(io.LimitReader(r, MaxResultBytes+1))
 	if err != nil {
 		return nil, err
@@ -89,7 +95,7 @@ func ReadJSON(r io.Reader) ([]*scenarios.Result, error) {
 	// Checked once every document has been read, so that a file that is
 	// not results at all says so first.
 	for i, res := range out {
-		if err := scenarios.Check(res, scenarios.DefaultHistoryTimeout); err != nil {
+		if err := scenarios.Check(res, historyTimeout); err != nil {
 			return nil, fmt.Errorf("%w: document %d: %w", ErrNotResult, i+1, err)
 		}
 	}
