@@ -236,9 +236,10 @@ func TestWatchRetriesUntilDeadline(t *testing.T) {
 	took := time.Since(start)
 	// Retrying stops at the deadline: in the wait, or before a wait that
 	// would outlast it (ErrTooManyRetries), or in a command the deadline
-	// cut short (whatever the driver says then).
-	if !errors.Is(err, ErrTooManyRetries) && (err == nil || ctx.Err() == nil) {
-		t.Fatalf("got error %v with the context's %v, want the request ended by its deadline", err, ctx.Err())
+	// cut short (whatever the driver says then, and maybe a moment
+	// before ctx's own timer has fired).
+	if end, _ := ctx.Deadline(); !errors.Is(err, ErrTooManyRetries) && (err == nil || time.Now().Before(end)) {
+		t.Fatalf("got error %v, want the request ended by its deadline", err)
 	}
 	if retries := s.Retries(); retries < 5 {
 		t.Errorf("retries: got %d in %v, want it to keep retrying until the deadline", retries, took)
