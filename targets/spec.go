@@ -168,7 +168,7 @@ func checkHost(u *url.URL) error {
 	if port := u.Port(); port != "" {
 		n, err := strconv.Atoi(port)
 		if err != nil || n < 1 || n > 65535 {
-			return fmt.Errorf("port %s is out of range; want a port from 1 to 65535", port)
+			return fmt.Errorf("port %s is outside 1-65535", port)
 		}
 	} else if strings.HasSuffix(u.Host, ":") {
 		return fmt.Errorf("empty port after the colon; give a port from 1 to 65535 or leave the colon out")

@@ -57,7 +57,7 @@ func ParseURL(raw string) (*pgxpool.Config, error) {
 		if !strings.Contains(u.Host, ",") {
 			if port := u.Port(); port != "" {
 				if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-					return nil, bad("port %s is out of range; want a port from 1 to 65535", port)
+					return nil, bad("port %s is outside 1-65535", port)
 				}
 			}
 		}
