@@ -50,29 +50,35 @@ var ErrNotResult = errors.New("not a racelab result")
 // scenarios.Check: its verdicts are recomputed from its own request data,
 // so a forged or damaged file is refused rather than rendered as "holds".
 func ReadJSON(r io.Reader) ([]*scenarios.Result, error) {
-	return readJSON(r, scenarios.DefaultHistoryTimeout)
+	return readJSON(r, scenarios.DefaultHistoryTimeout, MaxResultBytes)
 }
 
-// readJSON is ReadJSON with the time limit of each history's recheck.
-func readJSON(r io.Reader, historyTimeout time.Duration) ([]*scenarios.Result, error) {
-	data, err := io.ReadAll(io.LimitReader(r, MaxResultBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > MaxResultBytes {
-		return nil, fmt.Errorf("%w: larger than %d MiB; a saved result is far smaller (trials past the first %d keep no requests)",
-			ErrNotResult, MaxResultBytes>>20, scenarios.DefaultKeepTrials)
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
+// readJSON is ReadJSON with the time limit of each history's recheck and
+// the most it reads.
+func readJSON(r io.Reader, historyTimeout time.Duration, limit int64) ([]*scenarios.Result, error) {
+	// Decoded as it is read, so that input that is not JSON at all
+	// (/dev/zero, a binary) is refused at its first bytes, not after the
+	// limit; what was read is kept to say on which line JSON broke.
+	var data bytes.Buffer
+	limited := &io.LimitedReader{R: r, N: limit + 1}
+	dec := json.NewDecoder(io.TeeReader(limited, &data))
 	var out []*scenarios.Result
 	for {
 		var raw json.RawMessage
 		err := dec.Decode(&raw)
+		if limited.N <= 0 {
+			return nil, fmt.Errorf("%w: larger than %d MiB; a saved result is far smaller (trials past the first %d keep no requests)",
+				ErrNotResult, limit>>20, scenarios.DefaultKeepTrials)
+		}
 		if errors.Is(err, io.EOF) {
 			break
 		}
+		var syn *json.SyntaxError
+		if err != nil && !errors.As(err, &syn) && !errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, err // the reader's own failure: I/O, not the document
+		}
 		if err != nil {
-			return nil, fmt.Errorf("%w: bad JSON%s: %w", ErrNotResult, where(data, err), err)
+			return nil, fmt.Errorf("%w: bad JSON%s: %w", ErrNotResult, where(data.Bytes(), err), err)
 		}
 		var probe struct {
 			Schema *string `json:"schema"`

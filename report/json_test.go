@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/racelab/racelab/scenarios"
 )
@@ -55,6 +56,25 @@ func TestReadJSONRefuses(t *testing.T) {
 				t.Errorf("ReadJSON error = %v, want one starting %q and wrapping ErrNotResult", err, tc.want)
 			}
 		})
+	}
+}
+
+// spaces is endless white space: valid JSON's padding, never a document.
+type spaces struct{}
+
+func (spaces) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = ' '
+	}
+	return len(p), nil
+}
+
+// TestReadJSONLimit: endless input is refused once past the limit, not
+// read until memory runs out.
+func TestReadJSONLimit(t *testing.T) {
+	_, err := readJSON(spaces{}, time.Second, 3<<20)
+	if err == nil || !errors.Is(err, ErrNotResult) || !strings.Contains(err.Error(), "larger than 3 MiB") {
+		t.Errorf("endless input: %v; want it refused as larger than 3 MiB", err)
 	}
 }
 

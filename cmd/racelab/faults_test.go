@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -186,4 +187,34 @@ func TestSilentServer(t *testing.T) {
 	if took > timeout+time.Second {
 		t.Errorf("the run took %v against a silent server, more than --timeout + 1s", took)
 	}
+}
+
+// TestReportInputLimits: report reads a bounded amount of what it is
+// given, and gives up on a stalled pipe when interrupted.
+func TestReportInputLimits(t *testing.T) {
+	t.Run("endless input", func(t *testing.T) {
+		code, _, stderr := execute(context.Background(), "report", "/dev/zero")
+		// Refused at its first bytes, not read to the end of memory.
+		if code != exitFailure || !strings.HasPrefix(stderr, "racelab: /dev/zero: not a racelab result: bad JSON") {
+			t.Errorf("report /dev/zero: exit %d, stderr %q; want 1, not a result", code, stderr)
+		}
+	})
+	t.Run("stalled pipe", func(t *testing.T) {
+		r, w := io.Pipe() // nothing is ever written
+		defer w.Close()
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		time.AfterFunc(200*time.Millisecond, cancel) // as a Ctrl-C would
+		var out, errOut strings.Builder
+		done := make(chan int, 1)
+		go func() { done <- Main(ctx, []string{"report", "-"}, Streams{In: r, Out: &out, Err: &errOut}) }()
+		select {
+		case code := <-done:
+			if code != exitInterrupted {
+				t.Errorf("exit %d, stderr %q; want %d", code, errOut.String(), exitInterrupted)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("report kept reading a stalled pipe after it was interrupted")
+		}
+	})
 }
