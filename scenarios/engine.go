@@ -216,6 +216,9 @@ func Run(ctx context.Context, p Plan) (*Result, error) {
 			Spec:      r.raw,
 			Guarantee: r.entry.Guarantee,
 		}
+		if r.spec.URL != nil {
+			tr.Spec = tr.Target // a URL's password never reaches a report
+		}
 		tr.Expect, tr.Strict = expectation(r.entry, p.Expect)
 		if openErr[ti] != nil {
 			tr.Error = openErr[ti].Error()
