@@ -4,7 +4,7 @@ GO      ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all build run test test-short check bench services services-stop clean
+.PHONY: all build run test test-short check bench services services-stop clean fuzz
 
 all: build
 
@@ -31,6 +31,18 @@ check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(MAKE) test
 	$(GO) mod tidy -diff
+
+## fuzz: every fuzz target for FUZZTIME each (CI runs 5s; run longer by
+## hand, e.g. make fuzz FUZZTIME=5m). The seed corpora under each package's
+## testdata/fuzz also run as plain tests in `make test`.
+FUZZTIME ?= 5s
+FUZZ := ./targets:FuzzParse ./targets/redis:FuzzParseURL ./targets/postgres:FuzzParseURL \
+	./targets/httpapi:FuzzParseCall ./targets/httpapi:FuzzJudge ./targets/httpapi:FuzzJudgeRoundTrip \
+	./report:FuzzReadJSON
+fuzz:
+	@set -e; for f in $(FUZZ); do pkg=$${f%%:*}; name=$${f##*:}; \
+		echo "fuzz $$name in $$pkg for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) $$pkg; done
 
 ## bench: Go benchmarks of the engine's hot paths and the embedded stores
 bench:
