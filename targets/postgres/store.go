@@ -4,19 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net"
 	"slices"
-	"sync"
-	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/racelab/racelab/targets/clock"
+	"github.com/racelab/racelab/targets/internal/retry"
+	"github.com/racelab/racelab/targets/internal/server"
 )
 
 // The strategies a Store can use, named by Config.Strategy.
@@ -60,7 +57,7 @@ var ErrUnreachable = errors.New("postgres unreachable")
 // returns when PostgreSQL refused to commit every one of its attempts.
 var ErrTooManyRetries = errors.New("too many retries")
 
-// Config says which server to use and how.
+// Config says which PostgreSQL database to use and how.
 type Config struct {
 	// URL is the server, postgres://user[:password]@host:port/db?…; empty
 	// means DefaultURL.
@@ -93,12 +90,8 @@ type Config struct {
 // safe for concurrent use.
 type Store struct {
 	cfg     Config
-	addr    string
-	retries atomic.Int64
-
-	mu   sync.RWMutex
-	pool *pgxpool.Pool
-	size int
+	pool    *server.Pool[*pgxpool.Pool]
+	retries *retry.Loop
 
 	// betweenReadAndWrite, when set, runs after the read of the naive,
 	// for-update and serializable strategies: tests use it to change a row
@@ -131,20 +124,27 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	srv := server.Server{Kind: "postgres", Addr: address(pcfg.ConnConfig), ErrUnreachable: ErrUnreachable, BareNetErrors: true}
+	d := driver(cfg, srv)
+	pool, err := d.Open(ctx, cfg.PoolSize)
 	if err != nil {
-		return nil, fmt.Errorf("postgres at %s: %w", address(pcfg.ConnConfig), err)
+		return nil, err
 	}
-	s := &Store{cfg: cfg, addr: address(pcfg.ConnConfig), pool: pool, size: cfg.PoolSize}
+	s := &Store{
+		cfg:  cfg,
+		pool: server.NewPool(srv, d, pool, cfg.PoolSize),
+		retries: &retry.Loop{Base: BackoffBase, Cap: BackoffCap, MaxAttempts: cfg.MaxAttempts,
+			Refused: retryable},
+	}
 	pingCtx, cancel := context.WithTimeout(ctx, cfg.ConnectTimeout)
 	defer cancel()
 	if err := pool.Ping(pingCtx); err != nil {
 		pool.Close()
-		return nil, s.reachError(err)
+		return nil, srv.Unreachable(err, cfg.ConnectTimeout)
 	}
 	if err := createTables(ctx, pool); err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("postgres at %s: %w", s.addr, err)
+		return nil, srv.Errorf("%w", err)
 	}
 	return s, nil
 }
@@ -170,32 +170,34 @@ func poolConfig(cfg Config, size int) (*pgxpool.Config, error) {
 	return pcfg, nil
 }
 
+// driver is how the store's pool opens, warms and closes pgx pools.
+func driver(cfg Config, srv server.Server) server.Driver[*pgxpool.Pool] {
+	return server.Driver[*pgxpool.Pool]{
+		Open: func(ctx context.Context, size int) (*pgxpool.Pool, error) {
+			pcfg, err := poolConfig(cfg, size)
+			if err != nil {
+				return nil, err
+			}
+			pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+			if err != nil {
+				return nil, srv.Errorf("%w", err)
+			}
+			return pool, nil
+		},
+		Take: func(ctx context.Context, pool *pgxpool.Pool) (func(), error) {
+			c, err := pool.Acquire(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return c.Release, c.Ping(ctx)
+		},
+		Close: func(pool *pgxpool.Pool) error { pool.Close(); return nil },
+	}
+}
+
 // address is the server as host:port, for messages.
 func address(c *pgx.ConnConfig) string {
 	return net.JoinHostPort(c.Host, fmt.Sprint(c.Port))
-}
-
-// unreachableError is a server that did not answer, reported in one line.
-type unreachableError struct {
-	addr, reason string
-	err          error
-}
-
-func (e *unreachableError) Error() string   { return "postgres at " + e.addr + ": " + e.reason }
-func (e *unreachableError) Unwrap() []error { return []error{ErrUnreachable, e.err} }
-
-// reachError describes a failed first contact with the server.
-func (s *Store) reachError(err error) error {
-	var netErr net.Error
-	switch {
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return &unreachableError{s.addr, "connection refused", err}
-	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
-		return &unreachableError{s.addr, fmt.Sprintf("no answer within %s", s.cfg.ConnectTimeout), err}
-	case errors.As(err, &netErr):
-		return &unreachableError{s.addr, netErr.Error(), err}
-	}
-	return fmt.Errorf("postgres at %s: %w", s.addr, err)
 }
 
 // schemaLock is the advisory lock that keeps two Opens from creating the
@@ -237,71 +239,18 @@ func createTables(ctx context.Context, pool *pgxpool.Pool) error {
 
 // Retries is how many times serializable-strategy requests started over
 // because PostgreSQL refused to commit them, summed over the store's life.
-func (s *Store) Retries() int64 { return s.retries.Load() }
+func (s *Store) Retries() int64 { return s.retries.Retries() }
 
-// Prepare makes the pool hold at least n connections and opens and pings n
-// of them, so that a burst of n requests finds them ready. It must not run
-// alongside requests: growing the pool replaces it.
-func (s *Store) Prepare(ctx context.Context, n int) error {
-	s.mu.Lock()
-	if n > s.size {
-		pcfg, err := poolConfig(s.cfg, n)
-		if err != nil {
-			s.mu.Unlock()
-			return err
-		}
-		pool, err := pgxpool.NewWithConfig(ctx, pcfg)
-		if err != nil {
-			s.mu.Unlock()
-			return fmt.Errorf("postgres at %s: %w", s.addr, err)
-		}
-		s.pool.Close()
-		s.pool, s.size = pool, n
-	}
-	pool := s.pool
-	s.mu.Unlock()
-
-	// Hold every connection until all n are open, so that they are n
-	// distinct ones rather than one reused n times.
-	conns := make([]*pgxpool.Conn, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range conns {
-		wg.Go(func() {
-			c, err := pool.Acquire(ctx)
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			conns[i] = c
-			errs[i] = c.Ping(ctx)
-		})
-	}
-	wg.Wait()
-	for _, c := range conns {
-		if c != nil {
-			c.Release()
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("postgres at %s: prepare %d connections: %w", s.addr, n, err)
-	}
-	return nil
-}
+// Prepare grows the pgx pool to at least n connections, then acquires n of
+// them at once and pings each, so that a burst of n requests finds them
+// open. It must not run alongside requests: a larger pool replaces the old
+// one.
+func (s *Store) Prepare(ctx context.Context, n int) error { return s.pool.Prepare(ctx, n) }
 
 // Close closes the store's connections.
-func (s *Store) Close() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.pool.Close()
-	return nil
-}
+func (s *Store) Close() error { return s.pool.Close() }
 
-func (s *Store) db() *pgxpool.Pool {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.pool
-}
+func (s *Store) db() *pgxpool.Pool { return s.pool.Get() }
 
 // querier is what a read-then-write step runs its statements on: the pool
 // itself (naive) or a transaction.
@@ -325,21 +274,17 @@ func (s *Store) readThenWrite(ctx context.Context, step func(q querier, lock str
 		return pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted},
 			func(tx pgx.Tx) error { return step(tx, " FOR UPDATE") })
 	}
-	for attempt := 1; ; attempt++ {
-		err := pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{IsoLevel: pgx.Serializable},
+	serializable := func() error {
+		return pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{IsoLevel: pgx.Serializable},
 			func(tx pgx.Tx) error { return step(tx, "") })
-		if !retryable(err) {
-			return err
-		}
-		if s.cfg.MaxAttempts > 0 && attempt >= s.cfg.MaxAttempts {
-			return fmt.Errorf("%w: refused to commit %d attempts: %w", ErrTooManyRetries, attempt, err)
-		}
-		if werr := backoff(ctx, attempt); werr != nil {
-			return fmt.Errorf("%w: refused to commit %d attempts before the request's deadline: %w (last: %w)",
-				ErrTooManyRetries, attempt, werr, err)
-		}
-		s.retries.Add(1)
 	}
+	return s.retries.Do(ctx, serializable, func(attempts int, last, deadline error) error {
+		if deadline == nil {
+			return fmt.Errorf("%w: refused to commit %d attempts: %w", ErrTooManyRetries, attempts, last)
+		}
+		return fmt.Errorf("%w: refused to commit %d attempts before the request's deadline: %w (last: %w)",
+			ErrTooManyRetries, attempts, deadline, last)
+	})
 }
 
 // retryable reports whether err is PostgreSQL refusing a transaction that
@@ -350,22 +295,4 @@ func retryable(err error) bool {
 }
 
 // pause runs between a strategy's read and its write.
-func (s *Store) pause(ctx context.Context) {
-	if s.betweenReadAndWrite != nil {
-		s.betweenReadAndWrite(ctx)
-	}
-	_ = clock.Real{}.Sleep(ctx, s.cfg.ThinkTime) // a cancelled ctx fails the write that follows
-}
-
-// backoff waits a random time that grows with the attempt, so that
-// transactions that collided do not all come back at the same instant and
-// collide again. It answers ctx's error when ctx ends first, and at once
-// when ctx would end before the wait does: a retry that cannot start in
-// time is not worth waiting for.
-func backoff(ctx context.Context, attempt int) error {
-	wait := rand.N(min(BackoffBase<<min(attempt, 16), BackoffCap)) + 1
-	if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < wait {
-		return context.DeadlineExceeded
-	}
-	return clock.Real{}.Sleep(ctx, wait)
-}
+func (s *Store) pause(ctx context.Context) { server.Pause(ctx, s.betweenReadAndWrite, s.cfg.ThinkTime) }

@@ -4,18 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
-	"net"
 	"slices"
 	"sync"
-	"sync/atomic"
-	"syscall"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 
-	"github.com/racelab/racelab/targets/clock"
+	"github.com/racelab/racelab/targets/internal/retry"
+	"github.com/racelab/racelab/targets/internal/server"
 )
 
 // The strategies a Store can use, named by Config.Strategy.
@@ -61,7 +58,7 @@ var ErrUnreachable = errors.New("redis unreachable")
 // when every one of its attempts met a concurrent change.
 var ErrTooManyRetries = errors.New("too many retries")
 
-// Config says which server to use and how.
+// Config says which Redis server to use and how.
 type Config struct {
 	// URL is the server, redis://[user:password@]host:port/db; empty means
 	// DefaultURL.
@@ -92,12 +89,8 @@ type Config struct {
 // concurrent use.
 type Store struct {
 	cfg     Config
-	addr    string
-	retries atomic.Int64
-
-	mu       sync.RWMutex
-	client   *goredis.Client
-	poolSize int
+	pool    *server.Pool[*goredis.Client]
+	retries *retry.Loop
 
 	// betweenReadAndWrite, when set, runs after the read of the naive and
 	// watch strategies: tests use it to change a key at the worst moment.
@@ -128,14 +121,39 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, err
 	}
 	quietOnce.Do(func() { goredis.SetLogger(quiet{}) })
-	s := &Store{cfg: cfg, addr: opts.Addr, client: goredis.NewClient(opts), poolSize: cfg.PoolSize}
+	srv := server.Server{Kind: "redis", Addr: opts.Addr, ErrUnreachable: ErrUnreachable}
+	s := &Store{
+		cfg:  cfg,
+		pool: server.NewPool(srv, driver(cfg), goredis.NewClient(opts), cfg.PoolSize),
+		retries: &retry.Loop{Base: BackoffBase, Cap: BackoffCap, MaxAttempts: cfg.MaxAttempts,
+			Refused: func(err error) bool { return errors.Is(err, goredis.TxFailedErr) }},
+	}
 	pingCtx, cancel := context.WithTimeout(ctx, cfg.DialTimeout+time.Second)
 	defer cancel()
-	if err := s.client.Ping(pingCtx).Err(); err != nil {
-		_ = s.client.Close()
-		return nil, s.reachError(err)
+	if err := s.redis().Ping(pingCtx).Err(); err != nil {
+		_ = s.pool.Close()
+		return nil, srv.Unreachable(err, cfg.DialTimeout)
 	}
 	return s, nil
+}
+
+// driver is how the store's pool opens, warms and closes go-redis clients.
+func driver(cfg Config) server.Driver[*goredis.Client] {
+	return server.Driver[*goredis.Client]{
+		Open: func(_ context.Context, size int) (*goredis.Client, error) {
+			opts, err := options(cfg, size)
+			if err != nil {
+				return nil, err
+			}
+			return goredis.NewClient(opts), nil
+		},
+		// A Conn holds its own pool connection until closed.
+		Take: func(ctx context.Context, c *goredis.Client) (func(), error) {
+			conn := c.Conn()
+			return func() { _ = conn.Close() }, conn.Ping(ctx).Err()
+		},
+		Close: (*goredis.Client).Close,
+	}
 }
 
 // options builds go-redis options for a pool of size connections.
@@ -171,83 +189,21 @@ type quiet struct{}
 
 func (quiet) Printf(context.Context, string, ...any) {}
 
-// unreachableError is a server that did not answer, reported in one line.
-type unreachableError struct {
-	addr, reason string
-	err          error
-}
-
-func (e *unreachableError) Error() string   { return "redis at " + e.addr + ": " + e.reason }
-func (e *unreachableError) Unwrap() []error { return []error{ErrUnreachable, e.err} }
-
-// reachError describes a failed first contact with the server.
-func (s *Store) reachError(err error) error {
-	var netErr net.Error
-	switch {
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return &unreachableError{s.addr, "connection refused", err}
-	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
-		return &unreachableError{s.addr, fmt.Sprintf("no answer within %s", s.cfg.DialTimeout), err}
-	case errors.As(err, &netErr):
-		return &unreachableError{s.addr, err.Error(), err}
-	}
-	return fmt.Errorf("redis at %s: %w", s.addr, err)
-}
-
 // Retries is how many times watch-strategy requests started over because
 // another client changed their key between the read and the write, summed
 // over the store's life.
-func (s *Store) Retries() int64 { return s.retries.Load() }
+func (s *Store) Retries() int64 { return s.retries.Retries() }
 
-// Prepare makes the pool hold at least n connections and opens and pings n
-// of them, so that a burst of n requests finds them ready. It must not run
-// alongside requests: growing the pool replaces it.
-func (s *Store) Prepare(ctx context.Context, n int) error {
-	s.mu.Lock()
-	if n > s.poolSize {
-		opts, err := options(s.cfg, n)
-		if err != nil {
-			s.mu.Unlock()
-			return err
-		}
-		old := s.client
-		s.client, s.poolSize = goredis.NewClient(opts), n
-		_ = old.Close()
-	}
-	c := s.client
-	s.mu.Unlock()
-
-	// Each Conn holds its own pool connection until closed, so n of them
-	// pinged at once are n distinct connections.
-	conns := make([]*goredis.Conn, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range conns {
-		conns[i] = c.Conn()
-		wg.Go(func() { errs[i] = conns[i].Ping(ctx).Err() })
-	}
-	wg.Wait()
-	for _, conn := range conns {
-		_ = conn.Close()
-	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("redis at %s: prepare %d connections: %w", s.addr, n, err)
-	}
-	return nil
-}
+// Prepare grows the client's pool to at least n connections and pings n of
+// them at once, each on a connection of its own, so that a burst of n
+// requests finds them open. It must not run alongside requests: a larger
+// pool replaces the old one.
+func (s *Store) Prepare(ctx context.Context, n int) error { return s.pool.Prepare(ctx, n) }
 
 // Close closes the store's connections.
-func (s *Store) Close() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.client.Close()
-}
+func (s *Store) Close() error { return s.pool.Close() }
 
-func (s *Store) redis() *goredis.Client {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.client
-}
+func (s *Store) redis() *goredis.Client { return s.pool.Get() }
 
 // write is the write half of a read-then-write step, queued on a pipeline.
 type write func(p goredis.Pipeliner)
@@ -268,8 +224,8 @@ func (s *Store) readThenWrite(ctx context.Context, key string, step func(r gored
 		_, err = c.Pipelined(ctx, func(p goredis.Pipeliner) error { w(p); return nil })
 		return err
 	}
-	for attempt := 1; ; attempt++ {
-		err := c.Watch(ctx, func(tx *goredis.Tx) error {
+	watch := func() error {
+		return c.Watch(ctx, func(tx *goredis.Tx) error {
 			w, err := step(tx)
 			if err != nil || w == nil {
 				return err
@@ -278,37 +234,15 @@ func (s *Store) readThenWrite(ctx context.Context, key string, step func(r gored
 			_, err = tx.TxPipelined(ctx, func(p goredis.Pipeliner) error { w(p); return nil })
 			return err
 		}, key)
-		if !errors.Is(err, goredis.TxFailedErr) {
-			return err
-		}
-		if s.cfg.MaxAttempts > 0 && attempt >= s.cfg.MaxAttempts {
-			return fmt.Errorf("%w: %s changed under each of %d attempts", ErrTooManyRetries, key, attempt)
-		}
-		if werr := backoff(ctx, attempt); werr != nil {
-			return fmt.Errorf("%w: %s changed under each of %d attempts before the request's deadline: %w",
-				ErrTooManyRetries, key, attempt, werr)
-		}
-		s.retries.Add(1)
 	}
+	return s.retries.Do(ctx, watch, func(attempts int, _, deadline error) error {
+		if deadline == nil {
+			return fmt.Errorf("%w: %s changed under each of %d attempts", ErrTooManyRetries, key, attempts)
+		}
+		return fmt.Errorf("%w: %s changed under each of %d attempts before the request's deadline: %w",
+			ErrTooManyRetries, key, attempts, deadline)
+	})
 }
 
 // pause runs between a strategy's read and its write.
-func (s *Store) pause(ctx context.Context) {
-	if s.betweenReadAndWrite != nil {
-		s.betweenReadAndWrite(ctx)
-	}
-	_ = clock.Real{}.Sleep(ctx, s.cfg.ThinkTime) // a cancelled ctx fails the write that follows
-}
-
-// backoff waits a random time that grows with the attempt, so that requests
-// that collided do not all come back at the same instant and collide again.
-// It answers ctx's error when ctx ends first, and at once when ctx would end
-// before the wait does: a retry that cannot start in time is not worth
-// waiting for.
-func backoff(ctx context.Context, attempt int) error {
-	wait := rand.N(min(BackoffBase<<min(attempt, 16), BackoffCap)) + 1
-	if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < wait {
-		return context.DeadlineExceeded
-	}
-	return clock.Real{}.Sleep(ctx, wait)
-}
+func (s *Store) pause(ctx context.Context) { server.Pause(ctx, s.betweenReadAndWrite, s.cfg.ThinkTime) }

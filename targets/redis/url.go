@@ -3,13 +3,12 @@ package redis
 import (
 	"errors"
 	"fmt"
-	"net/url"
 	"regexp"
-	"strconv"
 	"strings"
-	"unicode"
 
 	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/racelab/racelab/targets/internal/server"
 )
 
 // ErrBadURL is wrapped by the error Open returns when Config.URL is not a
@@ -35,7 +34,7 @@ func (e *URLError) Is(target error) bool { return target == ErrBadURL }
 // of range and report the failure as an unreachable server.
 func ParseURL(raw string) (*goredis.Options, error) {
 	bad := func(format string, args ...any) error {
-		return &URLError{URL: redact(raw), Reason: printable(fmt.Sprintf(format, args...))}
+		return &URLError{URL: redact(raw), Reason: server.Printable(fmt.Sprintf(format, args...))}
 	}
 	if strings.TrimSpace(raw) == "" {
 		return nil, bad("empty")
@@ -43,20 +42,14 @@ func ParseURL(raw string) (*goredis.Options, error) {
 	if !strings.Contains(raw, "://") {
 		return nil, bad("not a URL")
 	}
-	u, err := url.Parse(raw)
+	u, err := server.ParseURL(raw)
 	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err // without the URL, which may hold a password
-		}
 		return nil, bad("%v", err)
 	}
 	switch u.Scheme {
 	case "redis", "rediss":
-		if port := u.Port(); port != "" {
-			if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-				return nil, bad("port %s is outside 1-65535", port)
-			}
+		if err := server.CheckPort(u); err != nil {
+			return nil, bad("%v", err)
 		}
 	case "unix":
 		if u.Path == "" {
@@ -82,32 +75,5 @@ var passwordOption = regexp.MustCompile(`(?i)(password=)[^&#]*`)
 // whatever lies between "user:" and the last '@', and the value of a
 // password option.
 func redact(raw string) string {
-	raw = passwordOption.ReplaceAllString(raw, "${1}xxxxx")
-	prefix, rest := "", raw
-	if scheme, r, ok := strings.Cut(raw, "://"); ok {
-		prefix, rest = scheme+"://", r
-	}
-	// The last '@' anywhere, not only before the first '/': a password
-	// may hold an unescaped '/' or '?', and hiding too much in a message
-	// costs nothing.
-	at := strings.LastIndex(rest, "@")
-	if at < 0 {
-		return raw
-	}
-	user, _, hasPassword := strings.Cut(rest[:at], ":")
-	if !hasPassword {
-		return raw
-	}
-	return prefix + user + ":xxxxx" + rest[at:]
-}
-
-// printable makes a reason safe to print on one line: a library's message
-// may repeat a part of the URL, and the URL may hold any byte.
-func printable(s string) string {
-	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return '?'
-		}
-		return r
-	}, strings.ToValidUTF8(s, "\uFFFD"))
+	return server.HidePassword(passwordOption.ReplaceAllString(raw, "${1}xxxxx"))
 }

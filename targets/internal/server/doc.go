@@ -1,0 +1,16 @@
+// Package server holds what racelab's stores on a real server (redis,
+// postgres) share, so that each store keeps only what its driver and its
+// strategies make its own:
+//
+//   - the server's URL checked in plain words before anything is dialled,
+//     its password hidden in every message (HidePassword, ParseURL,
+//     CheckPort, Printable);
+//   - a failed first contact told in one line that wraps the store's
+//     sentinel (Server.Unreachable);
+//   - the pool of connections, replaced by a larger one and warmed before a
+//     burst, so that no connection is opened inside it (Pool);
+//   - the pause between a read-then-write strategy's read and its write
+//     (Pause).
+//
+// It knows nothing of Redis, PostgreSQL or racelab's stories.
+package server

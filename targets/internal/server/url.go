@@ -1,0 +1,70 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"unicode"
+)
+
+// HidePassword hides the password in the user part of a URL, even of one
+// that does not parse: whatever lies between "user:" and the last '@'. A
+// password given as a setting (password=…) is the caller's to hide, since
+// where such a setting ends depends on the URL's syntax.
+func HidePassword(raw string) string {
+	prefix, rest := "", raw
+	if scheme, r, ok := strings.Cut(raw, "://"); ok {
+		prefix, rest = scheme+"://", r
+	}
+	// The last '@' anywhere, not only before the first '/': a password
+	// may hold an unescaped '/' or '?', and hiding too much in a message
+	// costs nothing.
+	at := strings.LastIndex(rest, "@")
+	if at < 0 {
+		return raw
+	}
+	user, _, hasPassword := strings.Cut(rest[:at], ":")
+	if !hasPassword {
+		return raw
+	}
+	return prefix + user + ":xxxxx" + rest[at:]
+}
+
+// ParseURL parses raw as url.Parse does, but its error says only what is
+// wrong, without the URL, which may hold a password.
+func ParseURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, err
+	}
+	return u, nil
+}
+
+// CheckPort says what is wrong with u's port, if it has one outside
+// 1-65535: drivers dial such a port and report the failure as a server
+// that does not answer, or say only "invalid port".
+func CheckPort(u *url.URL) error {
+	if port := u.Port(); port != "" {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("port %s is outside 1-65535", port)
+		}
+	}
+	return nil
+}
+
+// Printable makes a reason safe to print on one line: a library's message
+// may repeat a part of the URL, and the URL may hold any byte.
+func Printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return '?'
+		}
+		return r
+	}, strings.ToValidUTF8(s, "\uFFFD"))
+}
