@@ -8,27 +8,9 @@ import (
 	"github.com/racelab/racelab/scenarios"
 )
 
-// Explanation is what `racelab explain` tells: a story, its hard rule,
-// replays of real trials drawn as timelines, and how the fix works.
-type Explanation struct {
-	Scenario *scenarios.Scenario
-	Replays  []Replay
-	// Footer is the command that replays the same explanation.
-	Footer string
-}
-
-// Replay is one traced trial with a heading and its outcome in words.
-type Replay struct {
-	Heading string
-	Target  string
-	Clock   string
-	Trial   *scenarios.Trial
-	Outcome string
-}
-
 // Explain writes e for a terminal or a handout: plain text, lines wrapped
 // at 78 columns except the timeline lanes, which keep one request a line.
-func Explain(w io.Writer, e Explanation) error {
+func Explain(w io.Writer, e scenarios.Explanation) error {
 	var b strings.Builder
 	sc := e.Scenario
 	fmt.Fprintf(&b, "%s: %s\n\n", sc.Name, sc.Title)

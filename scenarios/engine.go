@@ -45,6 +45,9 @@ var ErrUsage = errors.New("usage")
 // Plan says what to run. Zero fields take the scenario's or package defaults.
 type Plan struct {
 	Scenario *Scenario
+	// Catalog is where the targets are looked up; nil means
+	// targets.Builtin().
+	Catalog *targets.Catalog
 	// Targets are target specs; empty means the scenario's line-up.
 	Targets []string
 	// Requests is N, the requests per burst.
@@ -126,27 +129,16 @@ func (p *Plan) resolve() ([]resolved, error) {
 	}
 	out := make([]resolved, 0, len(specs))
 	for _, raw := range specs {
-		spec, e, err := targets.Lookup(raw)
+		spec, e, err := p.catalog().Lookup(raw)
 		if err != nil {
 			return nil, err
 		}
-		if !e.Abilities.Has(p.Scenario.Needs) {
-			return nil, fmt.Errorf("%w: target %s cannot play %s (it has no %s)", ErrUsage, spec.Name(), p.Scenario.Name, needWord(p.Scenario.Needs))
+		if !p.Scenario.Plays(e.Kind) {
+			return nil, fmt.Errorf("%w: target %s cannot play %s (it has no %s)", ErrUsage, spec.Name(), p.Scenario.Name, p.Scenario.Needs)
 		}
 		out = append(out, resolved{raw, spec, e})
 	}
 	return out, nil
-}
-
-func needWord(a targets.Ability) string {
-	switch a {
-	case targets.CanCount:
-		return "view counter"
-	case targets.CanQuota:
-		return "download quota"
-	default:
-		return "inventory"
-	}
 }
 
 // Run plays the plan: for each target in turn, open it, fire the trials,
@@ -192,7 +184,7 @@ func Run(ctx context.Context, p Plan) (*Result, error) {
 	opened := make([]*targets.Target, len(rs))
 	openErr := make([]error, len(rs))
 	for i, r := range rs {
-		opened[i], openErr[i] = targets.Open(ctx, r.raw, opts...)
+		opened[i], openErr[i] = targets.OpenEntry(ctx, r.spec, r.entry, opts...)
 		if errors.Is(openErr[i], targets.ErrBadSpec) {
 			closeAll(opened)
 			return nil, openErr[i]
@@ -255,6 +247,13 @@ func Run(ctx context.Context, p Plan) (*Result, error) {
 	return res, nil
 }
 
+func (p *Plan) catalog() *targets.Catalog {
+	if p.Catalog == nil {
+		return targets.Builtin()
+	}
+	return p.Catalog
+}
+
 func closeAll(ts []*targets.Target) {
 	for _, t := range ts {
 		if t != nil {
@@ -295,13 +294,18 @@ func runTarget(ctx context.Context, rec *recorder, sc *Scenario, t *targets.Targ
 		return
 	}
 	retrier, _ := t.Store.(targets.Retrier)
+	pl, ok := sc.bind(t.Store)
+	if !ok { // resolve checked the entry's Kind; the store disagrees with it
+		tr.Error = fmt.Sprintf("%s cannot play %s (it has no %s)", tr.Target, sc.Name, sc.Needs)
+		return
+	}
 	for i := 0; ev.another(rec, trials); i++ {
 		k := key(i)
 		var before int64
 		if retrier != nil {
 			before = retrier.Retries()
 		}
-		do := func(ctx context.Context, j int) Answer { return sc.Do(ctx, t.Store, k, j) }
+		do := func(ctx context.Context, j int) Answer { return pl.do(ctx, k, j) }
 		if stager, ok := t.Store.(targets.Stager); ok && f.gap == 0 {
 			// The target sends most of each request now, before the
 			// barrier, and only the final parts after it.
@@ -342,7 +346,7 @@ func runTarget(ctx context.Context, rec *recorder, sc *Scenario, t *targets.Targ
 			return
 		}
 		rctx, cancel := context.WithTimeout(ctx, timeout)
-		counted, err := sc.Read(rctx, t.Store, k)
+		counted, err := pl.read(rctx, k)
 		trial.Counted = counted
 		cancel()
 		if err != nil {

@@ -6,12 +6,13 @@ import (
 	"strconv"
 
 	"github.com/racelab/racelab/targets"
+	"github.com/racelab/racelab/targets/story"
 )
 
 // Stock is how many of each item exist in five-checkouts: one of a kind.
-const Stock = 1
+const Stock = story.Stock
 
-var fiveCheckouts = &Scenario{
+var fiveCheckouts = define(Scenario{
 	Name:  "five-checkouts",
 	Title: "five buyers check out the one painting at once; all five are let through",
 	Story: "A shop sells paintings that exist once each. Its first version kept " +
@@ -34,23 +35,17 @@ var fiveCheckouts = &Scenario{
 		"buyer as sold if the provider answers that it was already paid. The " +
 		"provider's events close the loop: expired releases a reservation at once, " +
 		"completed marks the items sold for 24 hours.",
-	Needs:           targets.CanCheckout,
+	Needs:           "inventory",
 	DefaultRequests: 5,
 	Lineup:          []string{"kv", "actor", "sqlite"},
 	Op:              targets.OpCheckout,
 	KeyPrefix:       "item",
 
-	Do: func(ctx context.Context, store any, key string, i int) Answer {
-		ok, err := store.(targets.Inventory).Checkout(ctx, key, "buyer-"+strconv.Itoa(i+1))
-		v := int64(0)
-		if ok {
-			v = 1
-		}
-		return answerOf(ok, v, err)
-	},
-	Read: func(ctx context.Context, store any, key string) (int64, error) {
-		return store.(targets.Inventory).Claims(ctx, key)
-	},
+	model:  itemModel(Stock),
+	Extras: []Extra{{After: "fix", Replay: paymentReplays}},
+	Parts: []Part{{Flag: "payment", Bars: len(PaymentDesigns), Run: RunPayments,
+		Alone: "compares the two shop designs in virtual time",
+		Usage: "five-checkouts only: play the whole checkout (7-minute reservations, 30-minute payment sessions) against both shop designs, in virtual time"}},
 	Tell: func(t *Trial, target string) string {
 		return fmt.Sprintf("%s: %s succeeded, %d refused (409), %s recorded", target,
 			plural(int64(t.Allowed), "checkout"), t.Refused, plural(t.Counted, "claim"))
@@ -73,4 +68,11 @@ var fiveCheckouts = &Scenario{
 				plural(sold, "checkout"), plural(t.Counted, "claim"))
 		}
 	},
-}
+}, func(s story.Inventory, ctx context.Context, key string, i int) Answer {
+	ok, err := s.Checkout(ctx, key, "buyer-"+strconv.Itoa(i+1))
+	v := int64(0)
+	if ok {
+		v = 1
+	}
+	return answerOf(ok, v, err)
+}, story.Inventory.Claims)

@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
-
-	"github.com/racelab/racelab/targets"
 )
 
 // This is the only file that imports porcupine, the linearizability
@@ -79,15 +77,7 @@ type model struct {
 // modelOf returns the model of sc's story; ok is false for a story that
 // has none, whose histories are not checked.
 func modelOf(sc *Scenario) (model, bool) {
-	switch sc.Op {
-	case targets.OpHit:
-		return counterModel(), true
-	case targets.OpDownload:
-		return quotaModel(sc.Limit), true
-	case targets.OpCheckout:
-		return itemModel(Stock), true
-	}
-	return model{}, false
+	return sc.model, sc.model.step != nil
 }
 
 // counterModel is ten-hits-one-view's store: a hit adds one and answers

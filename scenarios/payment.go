@@ -250,3 +250,35 @@ func clockText(d time.Duration) string {
 	d = d.Round(time.Second)
 	return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
 }
+
+// paymentReplays finds the seed's first payment script in which the
+// reserve-only shop sells a painting twice, and replays that same script
+// on the shop that expires the earlier session first: five-checkouts'
+// extra in `racelab explain`.
+func paymentReplays(ctx context.Context, x *Explainer) ([]Replay, error) {
+	const search = 1000
+	for i := range search {
+		naive, err := PlayPayment(ctx, shop.DesignReserveOnly, x.Seed, i)
+		if err != nil {
+			return nil, err
+		}
+		if !naive.Broken {
+			continue
+		}
+		fixed, err := PlayPayment(ctx, shop.DesignExpireFirst, x.Seed, i)
+		if err != nil {
+			return nil, err
+		}
+		fixedOutcome := "shop:expire-first: painting-2 sold once"
+		if fixed.Broken {
+			fixedOutcome = fixed.Why
+		}
+		return []Replay{
+			{Heading: fmt.Sprintf("The whole checkout, script %d: a 7-minute reservation, a 30-minute payment page", i+1),
+				Target: "shop:reserve-only", Clock: "virtual", Trial: &naive, Outcome: naive.Why},
+			{Heading: "The same script when the shop expires the earlier session before opening a new one",
+				Target: "shop:expire-first", Clock: "virtual", Trial: &fixed, Outcome: fixedOutcome},
+		}, nil
+	}
+	return nil, fmt.Errorf("no double sale in %d payment scripts of seed %d", search, x.Seed)
+}

@@ -19,7 +19,9 @@ type Answer struct {
 }
 
 // Scenario is one story with one hard rule. It is a struct of functions
-// rather than an interface so that a story reads top to bottom in one place.
+// rather than an interface so that a story reads top to bottom in one
+// place; define builds one typed on its story interface, so that a story
+// is one file and the engine, the reports and the CLI never name it.
 type Scenario struct {
 	// Name is what users type: "ten-hits-one-view".
 	Name string
@@ -30,8 +32,9 @@ type Scenario struct {
 	// it, for `racelab explain`.
 	Rule string
 	Fix  string
-	// Needs is the story interface a target must implement.
-	Needs targets.Ability
+	// Needs says in words what a store must be to play the story: "a
+	// view counter".
+	Needs string
 	// DefaultRequests is the story's N; SequentialRequests its N when the
 	// requests go one after another (zero: the same).
 	DefaultRequests    int
@@ -45,19 +48,68 @@ type Scenario struct {
 	Op    targets.Op
 	Limit int64
 
-	// Do performs request i of a burst on key.
-	Do func(ctx context.Context, store any, key string, i int) Answer
-	// Read reads what the store counted on key after the burst.
-	Read func(ctx context.Context, store any, key string) (int64, error)
 	// Judge fills in Lost, Over, Broken and Why from the trial's outcomes
 	// and Counted.
 	Judge func(t *Trial, target string)
 	// Tell says in words what a trial that held came to, as Why does for
 	// one that broke.
 	Tell func(t *Trial, target string) string
+	// Extras are the story's own replays in `racelab explain`, after the
+	// race and the fix every story shows (see explain.go).
+	Extras []Extra
+	// Parts are the story's own runs besides its bursts, such as
+	// five-checkouts' payment part, each with its flag (see Part).
+	Parts []Part
+
+	// model is the story's sequential specification, for history checks.
+	model model
+	// bind types store for the story once, when a target is opened: ok
+	// is false when store does not implement the story's interface.
+	bind func(store any) (p player, ok bool)
 }
 
-var registry = []*Scenario{tenHitsOneView, sixBecomeFour, fiveCheckouts}
+// player is a store bound to a story: its request and its read-back.
+type player struct {
+	// do performs request i of a burst on key.
+	do func(ctx context.Context, key string, i int) Answer
+	// read reads what the store counted on key after the burst.
+	read func(ctx context.Context, key string) (int64, error)
+}
+
+// define makes a story typed on its store interface S (package story):
+// do and read are written against S, the store first as in a method
+// expression (story.Counter.Views), and a store plays the story exactly
+// when it implements S, asserted once per target rather than per request.
+func define[S any](sc Scenario, do func(s S, ctx context.Context, key string, i int) Answer, read func(s S, ctx context.Context, key string) (int64, error)) *Scenario {
+	sc.bind = func(store any) (player, bool) {
+		s, ok := store.(S)
+		if !ok {
+			return player{}, false
+		}
+		return player{
+			do:   func(ctx context.Context, key string, i int) Answer { return do(s, ctx, key, i) },
+			read: func(ctx context.Context, key string) (int64, error) { return read(s, ctx, key) },
+		}, true
+	}
+	return &sc
+}
+
+// Plays reports whether a store can play the story: whether it implements
+// the story's interface. A catalog entry's Kind answers for the store it
+// opens.
+func (sc *Scenario) Plays(store any) bool {
+	_, ok := sc.bind(store)
+	return ok
+}
+
+// registry is every story, in the order they are told: a new story is
+// one file and one entry here. It is filled in init because the stories'
+// extras replay through Run, which looks stories up here.
+var registry []*Scenario
+
+func init() {
+	registry = []*Scenario{tenHitsOneView, sixBecomeFour, fiveCheckouts}
+}
 
 // All returns every scenario, in the order the stories are told.
 func All() []*Scenario { return slices.Clone(registry) }

@@ -8,7 +8,7 @@ import "testing"
 func TestScenariosAreComplete(t *testing.T) {
 	for _, sc := range All() {
 		if sc.Title == "" || sc.Story == "" || sc.Rule == "" || sc.Fix == "" || len(sc.Lineup) == 0 ||
-			sc.DefaultRequests < 1 || sc.Do == nil || sc.Read == nil || sc.Judge == nil || sc.Tell == nil || sc.Op == "" {
+			sc.DefaultRequests < 1 || sc.bind == nil || sc.model.step == nil || sc.Judge == nil || sc.Tell == nil || sc.Op == "" || sc.Needs == "" {
 			t.Errorf("%s is missing a part: %+v", sc.Name, sc)
 		}
 	}

@@ -3,14 +3,16 @@ package scenarios
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/racelab/racelab/targets"
+	"github.com/racelab/racelab/targets/story"
 )
 
 // DailyLimit is the free tier of six-become-four: downloads a visitor a UTC day.
-const DailyLimit = 5
+const DailyLimit = story.DailyLimit
 
-var sixBecomeFour = &Scenario{
+var sixBecomeFour = define(Scenario{
 	Name:  "six-become-four",
 	Title: "a free tier of five downloads a day; the counter lets more through and counts fewer",
 	Story: "A tool grants five original-quality downloads a visitor a day, then " +
@@ -31,7 +33,7 @@ var sixBecomeFour = &Scenario{
 		"count live in one key that starts again when the day changes, so nothing " +
 		"needs cleaning up. A conditional upsert (… DO UPDATE … WHERE count < 5 " +
 		"RETURNING count) does the same in one SQL statement.",
-	Needs:              targets.CanQuota,
+	Needs:              "download quota",
 	DefaultRequests:    12,
 	SequentialRequests: 6, // six images, one after another
 	// The story's own cast: KV against one Durable Object per visitor.
@@ -41,12 +43,8 @@ var sixBecomeFour = &Scenario{
 	Limit:     DailyLimit,
 	KeyPrefix: "visitor",
 
-	Do: func(ctx context.Context, store any, key string, _ int) Answer {
-		return answerOf(store.(targets.Quota).Consume(ctx, key, DailyLimit))
-	},
-	Read: func(ctx context.Context, store any, key string) (int64, error) {
-		return store.(targets.Quota).Count(ctx, key)
-	},
+	model:  quotaModel(DailyLimit),
+	Extras: []Extra{{After: "race", Replay: sixInARow}, {After: "fix", Replay: pastMidnight}},
 	Tell: func(t *Trial, target string) string {
 		return fmt.Sprintf("%s: %s granted, %d refused, counter at %d", target,
 			plural(int64(t.Allowed), "download"), t.Refused, t.Counted)
@@ -72,4 +70,47 @@ var sixBecomeFour = &Scenario{
 				target, plural(allowed, "download"), t.Counted)
 		}
 	},
+}, func(s story.Quota, ctx context.Context, key string, _ int) Answer {
+	return answerOf(s.Consume(ctx, key, DailyLimit))
+}, story.Quota.Count)
+
+// sixInARow replays the story's other half on the naive target: the
+// downloads one after another, none overlapping, and the count still off.
+func sixInARow(ctx context.Context, x *Explainer) ([]Replay, error) {
+	plan := x.Plan(x.Target)
+	plan.Sequential = true
+	tr, err := x.Replay(ctx, plan)
+	if err != nil {
+		return nil, err
+	}
+	t := &tr.Trials[0]
+	return []Replay{{
+		Heading: fmt.Sprintf("No overlap needed: %s one after another on %s, %s apart", plural(int64(len(t.Requests)), "request"), tr.Target, DefaultGap),
+		Target:  tr.Target, Clock: tr.Clock, Trial: t, Outcome: x.Scenario.Outcome(t, tr.Target),
+	}}, nil
+}
+
+// midnight is the day boundary the explanation crosses: the first one
+// after virtual time starts.
+var midnight = targets.DefaultStart.Truncate(24 * time.Hour).Add(24 * time.Hour)
+
+// pastMidnight shows the day rolling over by itself on the fixed target,
+// when it runs in virtual time: the clock starts just before midnight UTC
+// and the downloads go on.
+func pastMidnight(ctx context.Context, x *Explainer) ([]Replay, error) {
+	if x.Fix.Clock != "virtual" {
+		return nil, nil
+	}
+	plan := x.Plan(x.Fixed)
+	plan.Sequential, plan.Requests = true, 8
+	plan.Options = []targets.Option{targets.WithStart(midnight.Add(-15 * time.Second))}
+	tr, err := x.Replay(ctx, plan)
+	if err != nil {
+		return nil, err
+	}
+	return []Replay{{
+		Heading: fmt.Sprintf("Midnight on %s: eight downloads from 23:59:45 UTC, %s apart", tr.Target, DefaultGap),
+		Target:  tr.Target, Clock: tr.Clock, Trial: &tr.Trials[0],
+		Outcome: fmt.Sprintf("%s: the day in its one key changed at midnight and the count started again at 1, with nothing to clean up and no expiry to schedule", tr.Target),
+	}}, nil
 }

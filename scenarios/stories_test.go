@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/racelab/racelab/targets"
+	"github.com/racelab/racelab/targets/story"
 )
 
 // fast keeps the simulated stores' latencies small so that hundreds of
@@ -66,8 +67,8 @@ func TestAtomicTargetsHold(t *testing.T) {
 						t.Fatalf("trial %d broke: %s (errors %d)", trial.Index, trial.Why, trial.Errors)
 					}
 					var wantAllowed int
-					switch sc.Needs {
-					case targets.CanCount:
+					switch sc.Op {
+					case targets.OpHit:
 						wantAllowed = n
 						var got []int64
 						for _, r := range trial.Requests {
@@ -79,7 +80,7 @@ func TestAtomicTargetsHold(t *testing.T) {
 								t.Fatalf("trial %d: answered totals %v, want 1..%d each once", trial.Index, got, n)
 							}
 						}
-					case targets.CanQuota:
+					case targets.OpDownload:
 						wantAllowed = DailyLimit
 					default:
 						wantAllowed = Stock
@@ -213,10 +214,23 @@ func TestJudge(t *testing.T) {
 	}
 }
 
+// countOnly is a store that plays one story: it counts views.
+type countOnly struct{}
+
+func (countOnly) Hit(context.Context, string) (int64, error)   { return 1, nil }
+func (countOnly) Views(context.Context, string) (int64, error) { return 1, nil }
+
+var _ story.Counter = countOnly{}
+
 func TestPlanErrors(t *testing.T) {
 	sc, _ := Lookup("ten-hits-one-view")
-	targets.Register(targets.Entry{Name: "test-counter-only", Abilities: targets.CanCount,
-		Open: func(context.Context, targets.Spec, targets.Options) (any, error) { return nil, nil }})
+	// A store that only counts views: what it can play is read off its
+	// type, so it cannot play five-checkouts.
+	cat := targets.Builtin().With(targets.Entry{Name: "test-counter-only", Kind: countOnly{},
+		Open: func(context.Context, targets.Spec, targets.Options) (any, error) { return countOnly{}, nil }})
+	if !sc.Plays(countOnly{}) {
+		t.Fatal("a counter cannot play ten-hits-one-view")
+	}
 	checkouts, _ := Lookup("five-checkouts")
 	tests := []struct {
 		name string
@@ -226,7 +240,7 @@ func TestPlanErrors(t *testing.T) {
 		{"unknown target", Plan{Scenario: sc, Targets: []string{"sqlit"}}, &targets.UnknownNameError{}},
 		{"too many", Plan{Scenario: sc, Requests: MaxRequests + 1}, ErrUsage},
 		{"bad expect", Plan{Scenario: sc, Expect: "maybe"}, ErrUsage},
-		{"cannot play", Plan{Scenario: checkouts, Targets: []string{"test-counter-only"}}, ErrUsage},
+		{"cannot play", Plan{Scenario: checkouts, Catalog: cat, Targets: []string{"test-counter-only"}}, ErrUsage},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -266,9 +280,9 @@ func TestBadParamIsUsage(t *testing.T) {
 // races (a test-only fault): the run must mark it failed.
 func TestFaultyAtomicTargetFails(t *testing.T) {
 	kvEntry := mustEntry(t, "kv")
-	targets.Register(targets.Entry{Name: "test-faulty", Holds: true, Abilities: kvEntry.Abilities, Open: kvEntry.Open})
+	cat := targets.Builtin().With(targets.Entry{Name: "test-faulty", Holds: true, Kind: kvEntry.Kind, Open: kvEntry.Open})
 	sc, _ := Lookup("ten-hits-one-view")
-	res, err := Run(context.Background(), Plan{Scenario: sc, Targets: []string{"test-faulty", "sqlite"}, Trials: 3})
+	res, err := Run(context.Background(), Plan{Scenario: sc, Catalog: cat, Targets: []string{"test-faulty", "sqlite"}, Trials: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,9 +7,10 @@ import (
 	"strings"
 
 	"github.com/racelab/racelab/targets"
+	"github.com/racelab/racelab/targets/story"
 )
 
-var tenHitsOneView = &Scenario{
+var tenHitsOneView = define(Scenario{
 	Name:  "ten-hits-one-view",
 	Title: "ten readers open a post at once; the view counter records one",
 	Story: "A blog counts views in a key-value store: read the count, add one, " +
@@ -27,20 +28,14 @@ var tenHitsOneView = &Scenario{
 		"adds one inside the database and hands back the new total in the same " +
 		"round trip, so there is no gap between a read and a write for another " +
 		"request to slip into.",
-	Needs:           targets.CanCount,
+	Needs:           "view counter",
 	DefaultRequests: 10,
 	Lineup:          []string{"kv", "actor", "sqlite"},
 	Op:              targets.OpHit,
 	KeyPrefix:       "slug",
 
-	Do: func(ctx context.Context, store any, key string, _ int) Answer {
-		n, err := store.(targets.Counter).Hit(ctx, key)
-		return answerOf(true, n, err)
-	},
-	Read: func(ctx context.Context, store any, key string) (int64, error) {
-		return store.(targets.Counter).Views(ctx, key)
-	},
-	Tell: tellHits,
+	model: counterModel(),
+	Tell:  tellHits,
 	Judge: func(t *Trial, target string) {
 		allowed := int64(t.Allowed)
 		t.Lost = max(0, allowed-t.Counted)
@@ -59,7 +54,10 @@ var tenHitsOneView = &Scenario{
 			t.Why = fmt.Sprintf("%s: two hits were both answered %d views: their increments overlapped", target, dup)
 		}
 	},
-}
+}, func(s story.Counter, ctx context.Context, key string, _ int) Answer {
+	n, err := s.Hit(ctx, key)
+	return answerOf(true, n, err)
+}, story.Counter.Views)
 
 func tellHits(t *Trial, target string) string {
 	return fmt.Sprintf("%s: %s answered %s, each total once; %s stored", target,

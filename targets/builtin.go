@@ -12,65 +12,65 @@ import (
 	"github.com/racelab/racelab/targets/postgres"
 	"github.com/racelab/racelab/targets/redis"
 	"github.com/racelab/racelab/targets/sqlite"
+	"github.com/racelab/racelab/targets/story"
 )
 
 // Every built-in store implements every story; checked here, beside the
 // one place that wires them in.
 var (
 	_ interface {
-		Counter
-		Quota
-		Inventory
+		story.Counter
+		story.Quota
+		story.Inventory
+		Forgetter
 	} = (*kv.App)(nil)
 	_ interface {
-		Counter
-		Quota
-		Inventory
+		story.Counter
+		story.Quota
+		story.Inventory
 		Preparer
+		Forgetter
 	} = (*actor.Store)(nil)
 	_ interface {
-		Counter
-		Quota
-		Inventory
+		story.Counter
+		story.Quota
+		story.Inventory
 		Preparer
 	} = (*sqlite.Store)(nil)
 	_ interface {
-		Counter
-		Quota
-		Inventory
+		story.Counter
+		story.Quota
+		story.Inventory
 		Preparer
+		Retrier
 	} = (*redis.Store)(nil)
 	_ interface {
-		Counter
-		Quota
-		Inventory
+		story.Counter
+		story.Quota
+		story.Inventory
 		Preparer
+		Retrier
 	} = (*postgres.Store)(nil)
-	_ Retrier = (*redis.Store)(nil)
-	_ Retrier = (*postgres.Store)(nil)
 )
 
-const allStories = CanCount | CanQuota | CanCheckout
-
-func init() {
-	for _, e := range []Entry{
-		{Name: "kv", Guarantee: "none: read, then write; reads cached", Embedded: true, Open: openKV},
-		{Name: "actor", Guarantee: "one request at a time per key", Holds: true, Embedded: true, Open: openActor(actor.StrategyDefault)},
-		{Name: "actor:await-fetch", Guarantee: "none: fetch awaited between read and write", Embedded: true, Open: openActor(actor.StrategyAwaitFetch)},
-		{Name: "sqlite", Guarantee: "one atomic upsert (as on D1)", Holds: true, Embedded: true, Open: openSQLite("")},
-		{Name: "sqlite:naive", Guarantee: "none: SELECT, then UPDATE", Embedded: true, Open: openSQLite("naive")},
-		{Name: "redis", Guarantee: "INCR, Lua check-and-increment, SET NX", Holds: true, Open: openRedis("")},
-		{Name: "redis:naive", Guarantee: "none: GET, then SET", Open: openRedis("naive")},
-		{Name: "redis:watch", Guarantee: "WATCH/MULTI/EXEC, retried", Holds: true, Open: openRedis("watch")},
-		{Name: "postgres", Guarantee: "one atomic statement", Holds: true, Open: openPostgres("")},
-		{Name: "postgres:naive", Guarantee: "none: SELECT, then UPDATE", Open: openPostgres("naive")},
-		{Name: "postgres:for-update", Guarantee: "row lock: SELECT FOR UPDATE", Holds: true, Open: openPostgres("for-update")},
-		{Name: "postgres:serializable", Guarantee: "SERIALIZABLE, retried on 40001", Holds: true, Open: openPostgres("serializable")},
-		{Name: "http", Guarantee: "whatever the service does", Holds: true, Open: openHTTP},
-		{Name: "https", Guarantee: "whatever the service does", Holds: true, Open: openHTTP},
-	} {
-		e.Abilities = allStories
-		Register(e)
+// builtinEntries are racelab's own targets, store by store, embedded ones
+// first; Kind is each store's type, for what it can play.
+func builtinEntries() []Entry {
+	return []Entry{
+		{Name: "kv", Guarantee: "none: read, then write; reads cached", Embedded: true, Kind: (*kv.App)(nil), Open: openKV},
+		{Name: "actor", Guarantee: "one request at a time per key", Holds: true, Embedded: true, Kind: (*actor.Store)(nil), Open: openActor(actor.StrategyDefault)},
+		{Name: "actor:await-fetch", Guarantee: "none: fetch awaited between read and write", Embedded: true, Kind: (*actor.Store)(nil), Open: openActor(actor.StrategyAwaitFetch)},
+		{Name: "sqlite", Guarantee: "one atomic upsert (as on D1)", Holds: true, Embedded: true, Kind: (*sqlite.Store)(nil), Open: openSQLite("")},
+		{Name: "sqlite:naive", Guarantee: "none: SELECT, then UPDATE", Embedded: true, Kind: (*sqlite.Store)(nil), Open: openSQLite("naive")},
+		{Name: "redis", Guarantee: "INCR, Lua check-and-increment, SET NX", Holds: true, Kind: (*redis.Store)(nil), Open: openRedis("")},
+		{Name: "redis:naive", Guarantee: "none: GET, then SET", Kind: (*redis.Store)(nil), Open: openRedis("naive")},
+		{Name: "redis:watch", Guarantee: "WATCH/MULTI/EXEC, retried", Holds: true, Kind: (*redis.Store)(nil), Open: openRedis("watch")},
+		{Name: "postgres", Guarantee: "one atomic statement", Holds: true, Kind: (*postgres.Store)(nil), Open: openPostgres("")},
+		{Name: "postgres:naive", Guarantee: "none: SELECT, then UPDATE", Kind: (*postgres.Store)(nil), Open: openPostgres("naive")},
+		{Name: "postgres:for-update", Guarantee: "row lock: SELECT FOR UPDATE", Holds: true, Kind: (*postgres.Store)(nil), Open: openPostgres("for-update")},
+		{Name: "postgres:serializable", Guarantee: "SERIALIZABLE, retried on 40001", Holds: true, Kind: (*postgres.Store)(nil), Open: openPostgres("serializable")},
+		{Name: "http", Guarantee: "whatever the service does", Holds: true, Kind: httpTarget{}, Open: openHTTP},
+		{Name: "https", Guarantee: "whatever the service does", Holds: true, Kind: httpTarget{}, Open: openHTTP},
 	}
 }
 
@@ -224,9 +224,9 @@ func openHTTP(_ context.Context, spec Spec, o Options) (any, error) {
 type httpTarget struct{ *httpapi.Client }
 
 var _ interface {
-	Counter
-	Quota
-	Inventory
+	story.Counter
+	story.Quota
+	story.Inventory
 	Preparer
 	Stager
 } = httpTarget{}

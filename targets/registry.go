@@ -5,7 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
+	"slices"
 	"time"
 
 	"github.com/racelab/racelab/targets/clock"
@@ -21,12 +21,14 @@ type Entry struct {
 	// Holds says whether the strategy is expected to keep the hard rules;
 	// a naive strategy is expected to break them.
 	Holds bool
-	// Abilities lists the story interfaces the opened store implements.
-	Abilities Ability
+	// Kind is a value of the type Open returns, such as (*kv.App)(nil):
+	// what the target can play is read off its method set (a
+	// scenario's Plays), without opening it.
+	Kind any
 	// Embedded says the target needs no server: it runs inside racelab.
 	Embedded bool
-	// Open opens the store for spec; the result implements the interfaces
-	// in Abilities and may implement Preparer, Retrier and io.Closer.
+	// Open opens the store for spec; the result has Kind's type and may
+	// implement Preparer, Retrier and io.Closer.
 	Open func(ctx context.Context, spec Spec, o Options) (any, error)
 }
 
@@ -120,39 +122,41 @@ func buildOptions(opts []Option) Options {
 	return o
 }
 
-var (
-	mu      sync.RWMutex
-	catalog = map[string]Entry{}
-	order   []string // names in the order they were first registered
-)
-
-// Register adds an entry to the catalog, replacing one of the same name. The
-// built-in targets register themselves; programs and tests may add their own.
-func Register(e Entry) {
-	mu.Lock()
-	defer mu.Unlock()
-	if _, ok := catalog[e.Name]; !ok {
-		order = append(order, e.Name)
-	}
-	catalog[e.Name] = e
+// Catalog is a set of targets by name, in the order they were added. The
+// built-in one is Builtin(); a program or a test that needs another
+// target builds its own with With, and passes it where targets are looked
+// up (scenarios.Plan.Catalog), instead of changing a shared one.
+type Catalog struct {
+	entries []Entry
 }
 
-// Entries returns the catalog in the order it was registered: the built-in
+// NewCatalog is a catalog of es, in order; a later entry replaces an
+// earlier one of the same name.
+func NewCatalog(es ...Entry) *Catalog {
+	return (&Catalog{}).With(es...)
+}
+
+// With is a copy of c with es added; c is not changed.
+func (c *Catalog) With(es ...Entry) *Catalog {
+	out := &Catalog{entries: slices.Clone(c.entries)}
+	for _, e := range es {
+		if i := slices.IndexFunc(out.entries, func(x Entry) bool { return x.Name == e.Name }); i >= 0 {
+			out.entries[i] = e
+			continue
+		}
+		out.entries = append(out.entries, e)
+	}
+	return out
+}
+
+// Entries returns the catalog in the order it was built: the built-in
 // targets store by store, embedded ones first.
-func Entries() []Entry {
-	mu.RLock()
-	defer mu.RUnlock()
-	es := make([]Entry, len(order))
-	for i, name := range order {
-		es[i] = catalog[name]
-	}
-	return es
-}
+func (c *Catalog) Entries() []Entry { return slices.Clone(c.entries) }
 
-// Names returns every target name in the catalog.
-func Names() []string {
+// Names returns every target name in the catalog, URLs as one pattern.
+func (c *Catalog) Names() []string {
 	var n []string
-	for _, e := range Entries() {
+	for _, e := range c.entries {
 		if e.Name == "http" || e.Name == "https" {
 			continue // named by URL, not by word
 		}
@@ -163,29 +167,34 @@ func Names() []string {
 
 // Lookup parses raw and finds its catalog entry. The error wraps ErrBadSpec
 // or is an *UnknownNameError; both are usage errors.
-func Lookup(raw string) (Spec, Entry, error) {
+func (c *Catalog) Lookup(raw string) (Spec, Entry, error) {
 	spec, err := Parse(raw)
 	if err != nil {
 		return Spec{}, Entry{}, err
 	}
-	mu.RLock()
-	e, ok := catalog[spec.Name()]
+	name := spec.Name()
 	if spec.URL != nil {
-		e, ok = catalog[spec.Store]
+		name = spec.Store
 	}
-	mu.RUnlock()
-	if !ok {
-		return Spec{}, Entry{}, &UnknownNameError{Kind: "target", Name: spec.Name(), Known: Names()}
+	for _, e := range c.entries {
+		if e.Name == name {
+			return spec, e, nil
+		}
 	}
-	return spec, e, nil
+	return Spec{}, Entry{}, &UnknownNameError{Kind: "target", Name: spec.Name(), Known: c.Names()}
 }
 
 // Open looks raw up and opens it.
-func Open(ctx context.Context, raw string, opts ...Option) (*Target, error) {
-	spec, e, err := Lookup(raw)
+func (c *Catalog) Open(ctx context.Context, raw string, opts ...Option) (*Target, error) {
+	spec, e, err := c.Lookup(raw)
 	if err != nil {
 		return nil, err
 	}
+	return OpenEntry(ctx, spec, e, opts...)
+}
+
+// OpenEntry opens a spec already looked up, without parsing it again.
+func OpenEntry(ctx context.Context, spec Spec, e Entry, opts ...Option) (*Target, error) {
 	store, err := e.Open(ctx, spec, buildOptions(opts))
 	switch {
 	case errors.Is(err, ErrBadSpec):
@@ -194,4 +203,24 @@ func Open(ctx context.Context, raw string, opts ...Option) (*Target, error) {
 		return nil, fmt.Errorf("open %s: %w", spec.Name(), err)
 	}
 	return &Target{Spec: spec, Entry: e, Store: store}, nil
+}
+
+// builtin is the built-in catalog, built once and never changed.
+var builtin = NewCatalog(builtinEntries()...)
+
+// Builtin is the catalog of racelab's own targets.
+func Builtin() *Catalog { return builtin }
+
+// Entries is Builtin().Entries().
+func Entries() []Entry { return builtin.Entries() }
+
+// Names is Builtin().Names().
+func Names() []string { return builtin.Names() }
+
+// Lookup is Builtin().Lookup(raw).
+func Lookup(raw string) (Spec, Entry, error) { return builtin.Lookup(raw) }
+
+// Open is Builtin().Open(ctx, raw, opts...).
+func Open(ctx context.Context, raw string, opts ...Option) (*Target, error) {
+	return builtin.Open(ctx, raw, opts...)
 }

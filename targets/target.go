@@ -8,34 +8,6 @@ import (
 	"github.com/racelab/racelab/targets/clock"
 )
 
-// Counter is a store that counts views per slug (ten-hits-one-view).
-type Counter interface {
-	// Hit records one view of slug and answers the total it stored.
-	Hit(ctx context.Context, slug string) (int64, error)
-	// Views reads the total stored for slug, 0 if it has none.
-	Views(ctx context.Context, slug string) (int64, error)
-}
-
-// Quota is a store that grants at most limit downloads a visitor a UTC day
-// (six-become-four). A refused download must not be counted.
-type Quota interface {
-	// Consume asks for one download and answers whether it was granted and
-	// the count the store answered with.
-	Consume(ctx context.Context, visitor string, limit int64) (granted bool, count int64, err error)
-	// Count reads the visitor's count for today.
-	Count(ctx context.Context, visitor string) (int64, error)
-}
-
-// Inventory is a store of one-of-a-kind items (five-checkouts): every item
-// has a stock of exactly one.
-type Inventory interface {
-	// Checkout tries to claim item for buyer and answers whether this
-	// request got it.
-	Checkout(ctx context.Context, item, buyer string) (bool, error)
-	// Claims reads how many claims the store recorded on item.
-	Claims(ctx context.Context, item string) (int64, error)
-}
-
 // Preparer is implemented by stores that hold connections or goroutines and
 // can set them up before a burst, so that set-up never smears the release.
 type Preparer interface {
@@ -49,8 +21,8 @@ type Target struct {
 	Spec Spec
 	// Entry is the catalog entry: the target's guarantee and expectation.
 	Entry Entry
-	// Store implements Counter, Quota and/or Inventory, and may implement
-	// Preparer and io.Closer.
+	// Store plays the stories whose interfaces (package story) it
+	// implements, and may implement Preparer and io.Closer.
 	Store any
 }
 
@@ -71,34 +43,6 @@ func (t *Target) Close() error {
 		return c.Close()
 	}
 	return nil
-}
-
-// Ability is a set of story interfaces a target implements.
-type Ability uint8
-
-// The abilities a target can have, one per story interface.
-const (
-	CanCount    Ability = 1 << iota // implements Counter
-	CanQuota                        // implements Quota
-	CanCheckout                     // implements Inventory
-)
-
-// Has reports whether a includes every ability in b.
-func (a Ability) Has(b Ability) bool { return a&b == b }
-
-// AbilitiesOf reports which story interfaces store implements.
-func AbilitiesOf(store any) Ability {
-	var a Ability
-	if _, ok := store.(Counter); ok {
-		a |= CanCount
-	}
-	if _, ok := store.(Quota); ok {
-		a |= CanQuota
-	}
-	if _, ok := store.(Inventory); ok {
-		a |= CanCheckout
-	}
-	return a
 }
 
 // Forgetter is implemented by the simulated stores, which hold every key
@@ -122,9 +66,9 @@ type Op string
 
 // The story operations.
 const (
-	OpHit      Op = "hit"      // Counter.Hit
-	OpDownload Op = "download" // Quota.Consume
-	OpCheckout Op = "checkout" // Inventory.Checkout
+	OpHit      Op = "hit"      // story.Counter's Hit
+	OpDownload Op = "download" // story.Quota's Consume
+	OpCheckout Op = "checkout" // story.Inventory's Checkout
 )
 
 // Reply is a staged request's answer.

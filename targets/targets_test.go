@@ -3,7 +3,9 @@ package targets
 import (
 	"context"
 	"errors"
+	"github.com/racelab/racelab/targets/kv"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -193,9 +195,10 @@ func TestServerURLErrors(t *testing.T) {
 	}
 }
 
-// TestCatalogAbilities opens every embedded target and checks that it
-// implements exactly the story interfaces its entry declares.
-func TestCatalogAbilities(t *testing.T) {
+// TestCatalogKinds opens every embedded target and checks that the store
+// it opens has its entry's Kind: what a target can play is read off Kind
+// without opening it, so the two must agree.
+func TestCatalogKinds(t *testing.T) {
 	for _, e := range Entries() {
 		if !e.Embedded {
 			continue
@@ -206,10 +209,26 @@ func TestCatalogAbilities(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer tg.Close()
-			if got := AbilitiesOf(tg.Store); got != e.Abilities {
-				t.Errorf("abilities %b, entry declares %b", got, e.Abilities)
+			if got, want := reflect.TypeOf(tg.Store), reflect.TypeOf(e.Kind); got != want {
+				t.Errorf("opens a %v, entry's Kind is a %v", got, want)
 			}
 		})
+	}
+}
+
+// TestCatalogWith checks that a catalog built from another leaves it as it
+// was: tests add targets to their own catalog, never to the built-in one.
+func TestCatalogWith(t *testing.T) {
+	extra := Entry{Name: "test-extra", Kind: (*kv.App)(nil)}
+	mine := Builtin().With(extra)
+	if _, _, err := mine.Lookup("test-extra"); err != nil {
+		t.Errorf("the new catalog lacks its entry: %v", err)
+	}
+	if _, _, err := Lookup("test-extra"); err == nil {
+		t.Error("the built-in catalog gained a test's entry")
+	}
+	if got, want := len(mine.Entries()), len(Entries())+1; got != want {
+		t.Errorf("%d entries, want %d", got, want)
 	}
 }
 

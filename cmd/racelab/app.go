@@ -44,10 +44,11 @@ func isTerminal(f *os.File) bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
-// Main runs racelab with args and returns the exit code. It is main without
+// Main runs racelab with args, looking targets up in cat, and returns the
+// exit code. It is main without
 // os.Exit, so tests run the whole command in-process.
-func Main(ctx context.Context, args []string, s Streams) int {
-	root := newRootCmd(s)
+func Main(ctx context.Context, args []string, s Streams, cat *targets.Catalog) int {
+	root := newRootCmd(s, cat)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	code := exitCode(err)
@@ -95,7 +96,7 @@ func exitCode(err error) int {
 	}
 }
 
-func newRootCmd(s Streams) *cobra.Command {
+func newRootCmd(s Streams, cat *targets.Catalog) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "racelab",
 		Short: "Fire simultaneous requests at a store and see whether its hard rule survives",
@@ -151,7 +152,7 @@ time: the same --seed replays the same race.`,
 		return usageError{fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
 	})
 	root.SuggestionsMinimumDistance = 2
-	root.AddCommand(newRunCmd(s, nil), newListCmd(s), newExplainCmd(s), newServeCmd(s), newReportCmd(s), newVersionCmd(s))
+	root.AddCommand(newRunCmd(s, cat, nil), newListCmd(s, cat), newExplainCmd(s, cat), newServeCmd(s), newReportCmd(s), newVersionCmd(s))
 	return root
 }
 

@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func newListCmd(s Streams) *cobra.Command {
+func newListCmd(s Streams, cat *targets.Catalog) *cobra.Command {
 	return &cobra.Command{
 		Use:   "list",
 		Short: "List the scenarios and the targets that can play them",
@@ -16,13 +16,13 @@ strategy guarantees, whether it is expected to keep the rules, and which
 stories it can play. Use it to pick a line-up for -t.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(*cobra.Command, []string) error {
-			return report.WriteCatalog(s.Out, catalog())
+			return report.WriteCatalog(s.Out, catalog(cat))
 		},
 	}
 }
 
 // catalog gathers the scenario and target tables that `list` prints.
-func catalog() report.Catalog {
+func catalog(cat *targets.Catalog) report.Catalog {
 	var c report.Catalog
 	all := scenarios.All()
 	for _, sc := range all {
@@ -30,7 +30,7 @@ func catalog() report.Catalog {
 			Name: sc.Name, Requests: sc.DefaultRequests, Rule: sc.Rule, Title: sc.Title,
 		})
 	}
-	for _, e := range targets.Entries() {
+	for _, e := range cat.Entries() {
 		t := report.CatalogTarget{Name: e.Name, Guarantee: e.Guarantee, Expect: string(scenarios.ExpectBreak), Embedded: e.Embedded}
 		if e.Name == "http" || e.Name == "https" {
 			t.Name = e.Name + "://HOST:PORT"
@@ -39,7 +39,7 @@ func catalog() report.Catalog {
 			t.Expect = string(scenarios.ExpectHold)
 		}
 		for _, sc := range all {
-			t.Plays = append(t.Plays, e.Abilities.Has(sc.Needs))
+			t.Plays = append(t.Plays, sc.Plays(e.Kind))
 		}
 		c.Targets = append(c.Targets, t)
 	}

@@ -19,24 +19,25 @@ import (
 )
 
 // TestMain lets testscript run this test binary as the racelab command, so
-// scripts exercise the real main: flags, streams and exit codes.
+// scripts exercise the real main (flags, streams and exit codes) with the
+// test catalog.
 func TestMain(m *testing.M) {
-	registerFaultyTarget()
 	testscript.Main(m, map[string]func(){
-		"racelab": main,
+		"racelab": func() { os.Exit(run(testCatalog)) },
 	})
 }
 
-// registerFaultyTarget adds a test-only fault: a target that claims to hold
-// but runs the naive KV code, so a run against it must exit 3.
-func registerFaultyTarget() {
+// testCatalog is the built-in targets plus a test-only fault: a target
+// that claims to hold but runs the naive KV code, so a run against it must
+// exit 3.
+var testCatalog = func() *targets.Catalog {
 	_, kv, err := targets.Lookup("kv")
 	if err != nil {
 		panic(err)
 	}
-	targets.Register(targets.Entry{Name: "faulty", Guarantee: "claims to hold, races (test fault)",
-		Holds: true, Embedded: true, Abilities: kv.Abilities, Open: kv.Open})
-}
+	return targets.Builtin().With(targets.Entry{Name: "faulty", Guarantee: "claims to hold, races (test fault)",
+		Holds: true, Embedded: true, Kind: kv.Kind, Open: kv.Open})
+}()
 
 // updateScripts rewrites the expected files inside the scripts' archives
 // (cmp stdout want.txt) from what racelab prints now.
@@ -59,7 +60,7 @@ func TestScripts(t *testing.T) {
 // execute runs racelab in-process and returns its exit code and streams.
 func execute(ctx context.Context, args ...string) (code int, stdout, stderr string) {
 	var out, errOut bytes.Buffer
-	code = Main(ctx, args, Streams{In: strings.NewReader(""), Out: &out, Err: &errOut})
+	code = Main(ctx, args, Streams{In: strings.NewReader(""), Out: &out, Err: &errOut}, testCatalog)
 	return code, out.String(), errOut.String()
 }
 
@@ -156,7 +157,7 @@ func TestRunJSON(t *testing.T) {
 // TestRunFlags checks flag parsing apart from running, through the runF seam.
 func TestRunFlags(t *testing.T) {
 	var got *runOptions
-	c := newRunCmd(Streams{Out: &bytes.Buffer{}, Err: &bytes.Buffer{}}, func(_ *cobra.Command, o *runOptions) error {
+	c := newRunCmd(Streams{Out: &bytes.Buffer{}, Err: &bytes.Buffer{}}, testCatalog, func(_ *cobra.Command, o *runOptions) error {
 		got = o
 		return nil
 	})
@@ -262,7 +263,7 @@ func TestEvidenceExitCodes(t *testing.T) {
 // and what they put in the plan.
 func TestEvidenceFlags(t *testing.T) {
 	var got *runOptions
-	c := newRunCmd(Streams{Out: &bytes.Buffer{}, Err: &bytes.Buffer{}}, func(_ *cobra.Command, o *runOptions) error {
+	c := newRunCmd(Streams{Out: &bytes.Buffer{}, Err: &bytes.Buffer{}}, testCatalog, func(_ *cobra.Command, o *runOptions) error {
 		got = o
 		return nil
 	})

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
 	"strings"
 	"time"
 
@@ -16,6 +15,8 @@ import (
 
 // runOptions is everything `racelab run` was asked to do, fresh per call.
 type runOptions struct {
+	// catalog is where the targets are looked up.
+	catalog     *targets.Catalog
 	Scenario    string
 	Targets     []string
 	Requests    int
@@ -33,14 +34,16 @@ type runOptions struct {
 	Sequential  bool
 	Gap         time.Duration
 	Timeline    bool
-	Payment     bool
-	KeepAll     bool
-	HTTP        httpFlags     // run_http.go
-	Evidence    evidenceFlags // run_evidence.go
+	// Parts are the stories' own parts, by flag (--payment): whether
+	// each was asked for.
+	Parts    map[string]*bool
+	KeepAll  bool
+	HTTP     httpFlags     // run_http.go
+	Evidence evidenceFlags // run_evidence.go
 }
 
-func newRunCmd(s Streams, runF func(*cobra.Command, *runOptions) error) *cobra.Command {
-	o := &runOptions{}
+func newRunCmd(s Streams, cat *targets.Catalog, runF func(*cobra.Command, *runOptions) error) *cobra.Command {
+	o := &runOptions{catalog: cat}
 	c := &cobra.Command{
 		Use:   "run SCENARIO",
 		Short: "Fire bursts of simultaneous requests at targets and judge the hard rule",
@@ -50,7 +53,7 @@ rule. Each trial uses fresh state. Without -t, the story's own line-up runs,
 naive store first.
 
 Scenarios: ` + strings.Join(scenarios.Names(), ", ") + `
-Targets:   ` + strings.Join(targets.Names(), ", ") + `
+Targets:   ` + strings.Join(cat.Names(), ", ") + `
 
 A naive target breaking the rule is expected and exits 0; a target expected
 to hold that breaks it exits 3.`,
@@ -80,12 +83,18 @@ to hold that breaks it exits 3.`,
 	f.DurationVar(&o.Timeout, "timeout", scenarios.DefaultTimeout, "time limit of each request")
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, "no progress bar or notices on stderr")
 	f.StringVar(&o.Expect, "expect", "auto", "what every target must do: auto (naive may break, others must hold), hold, or race")
-	f.StringVar(&o.RedisURL, "redis-url", os.Getenv("RACELAB_REDIS_URL"), "Redis server for redis targets (env RACELAB_REDIS_URL; default "+targets.DefaultRedisURL+")")
-	f.StringVar(&o.PostgresURL, "postgres-url", os.Getenv("RACELAB_POSTGRES_URL"), "PostgreSQL server for postgres targets (env RACELAB_POSTGRES_URL)")
+	o.servers().register(f, "targets")
 	f.StringVar(&o.Clock, "clock", "virtual", "time of the simulated stores (kv, actor): virtual (deterministic, replayable by --seed) or real")
 	f.BoolVar(&o.Sequential, "sequential", false, "fire a trial's requests one after another, --gap apart, instead of all at once")
 	f.DurationVar(&o.Gap, "gap", scenarios.DefaultGap, "pause between two requests with --sequential")
-	f.BoolVar(&o.Payment, "payment", false, "five-checkouts only: play the whole checkout (7-minute reservations, 30-minute payment sessions) against both shop designs, in virtual time")
+	o.Parts = map[string]*bool{}
+	for _, sc := range scenarios.All() {
+		for _, part := range sc.Parts {
+			if _, ok := o.Parts[part.Flag]; !ok { // two stories may share a part's flag
+				o.Parts[part.Flag] = f.Bool(part.Flag, false, part.Usage)
+			}
+		}
+	}
 	f.BoolVar(&o.Timeline, "timeline", false, "under the table, one lane per request of one trial per target: what it read, wrote, and whose update it erased")
 	f.BoolVar(&o.KeepAll, "keep-all", false, fmt.Sprintf("keep every trial's requests in the result (-o json); by default the first %d trials keep them\n"+
 		"(at most %d requests in all) with the first broken, first inconclusive and worst trial, and the rest are only counted", scenarios.DefaultKeepTrials, scenarios.DefaultKeepRequests))
@@ -133,6 +142,7 @@ func (o *runOptions) plan() (scenarios.Plan, report.Format, error) {
 	}
 	p := scenarios.Plan{
 		Scenario: sc,
+		Catalog:  o.catalog,
 		Targets:  o.Targets,
 		Requests: o.Requests,
 		Trials:   o.Trials,
@@ -146,7 +156,7 @@ func (o *runOptions) plan() (scenarios.Plan, report.Format, error) {
 		Gap:        o.Gap,
 		Trace:      o.Timeline,
 		Keep:       scenarios.Keep{All: o.KeepAll},
-		Options:    []targets.Option{targets.WithRedisURL(o.RedisURL), targets.WithPostgresURL(o.PostgresURL)},
+		Options:    o.servers().options(),
 	}
 	if err := o.HTTP.apply(&p); err != nil {
 		return scenarios.Plan{}, "", err
@@ -176,14 +186,13 @@ func runRun(c *cobra.Command, s Streams, o *runOptions) error {
 	if bars == 0 {
 		bars = len(p.Scenario.Lineup)
 	}
-	if o.Payment {
-		if err := o.checkPayment(p); err != nil {
-			return err
-		}
+	if part, err := o.part(p); err != nil {
+		return err
+	} else if part != nil {
 		play = func(onTrial func(string, int, int)) (*scenarios.Result, error) {
-			return scenarios.RunPayments(ctx, p.Trials, p.Seed, onTrial)
+			return part.Run(ctx, p.Trials, p.Seed, onTrial)
 		}
-		bars = len(scenarios.PaymentDesigns)
+		bars = part.Bars
 	}
 	var onTrial func(string, int, int)
 	var bar *progress
@@ -215,17 +224,34 @@ func runRun(c *cobra.Command, s Streams, o *runOptions) error {
 	return verdict(res)
 }
 
-// checkPayment says whether --payment fits the rest of the command: the
-// whole checkout is part of five-checkouts and compares the two shop
-// designs in virtual time, so it takes no targets of its own.
-func (o *runOptions) checkPayment(p scenarios.Plan) error {
-	if p.Scenario.Name != "five-checkouts" {
-		return usageError{fmt.Errorf("--payment is part of five-checkouts, not %s", p.Scenario.Name)}
+// part is the story's own part asked for by its flag (--payment), or nil
+// for the bursts. A part is the story's whole scenario played its own way,
+// in virtual time, so it takes no targets, no sequential firing and no
+// real clock of its own.
+func (o *runOptions) part(p scenarios.Plan) (*scenarios.Part, error) {
+	for flag, on := range o.Parts {
+		if !*on {
+			continue
+		}
+		for i := range p.Scenario.Parts {
+			if part := &p.Scenario.Parts[i]; part.Flag == flag {
+				if len(o.Targets) > 0 || o.Sequential || o.Clock == "real" {
+					return nil, usageError{fmt.Errorf("--%s %s; drop -t, --sequential and --clock", flag, part.Alone)}
+				}
+				return part, nil
+			}
+		}
+		owner := "another story"
+		for _, sc := range scenarios.All() {
+			for _, part := range sc.Parts {
+				if part.Flag == flag {
+					owner = sc.Name
+				}
+			}
+		}
+		return nil, usageError{fmt.Errorf("--%s is part of %s, not %s", flag, owner, p.Scenario.Name)}
 	}
-	if len(o.Targets) > 0 || o.Sequential || o.Clock == "real" {
-		return usageError{fmt.Errorf("--payment compares the two shop designs in virtual time; drop -t, --sequential and --clock")}
-	}
-	return nil
+	return nil, nil
 }
 
 // verdict turns a finished run into its exit code: interrupted first,

@@ -1,0 +1,127 @@
+package scenarios
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/racelab/racelab/targets"
+)
+
+// Replay is one traced trial of an explanation, with a heading and its
+// outcome in words.
+type Replay struct {
+	Heading string
+	Target  string
+	Clock   string
+	Trial   *Trial
+	Outcome string
+}
+
+// Explanation is what `racelab explain` shows of a story: its replays in
+// order, and the command that replays the same explanation.
+type Explanation struct {
+	Scenario *Scenario
+	Replays  []Replay
+	Footer   string
+}
+
+// ErrFixBroke is matched by Explain's error (errors.Is) when the fixed
+// target broke the rule in its replay: "how the fix works" under it would
+// be a lie.
+var ErrFixBroke = errors.New("the fixed target broke the rule")
+
+// fixBroke says how the fixed target broke; it is ErrFixBroke.
+type fixBroke struct{ msg string }
+
+func (e fixBroke) Error() string        { return e.msg }
+func (e fixBroke) Is(target error) bool { return target == ErrFixBroke }
+
+// Explainer is what an explanation was asked for, handed to a story's
+// extras so that they replay on the same targets and seed.
+type Explainer struct {
+	Scenario *Scenario
+	Catalog  *targets.Catalog
+	// Target breaks the rule; Fixed holds it.
+	Target, Fixed string
+	Requests      int
+	Seed          int64
+	// Race and Fix are the replays of the burst on Target and on Fixed.
+	Race, Fix *TargetResult
+}
+
+// Plan is the plan of one traced trial on target, from the explainer's
+// scenario, N and seed.
+func (x *Explainer) Plan(target string) Plan {
+	return Plan{Scenario: x.Scenario, Catalog: x.Catalog, Targets: []string{target}, Requests: x.Requests, Seed: x.Seed, Trace: true}
+}
+
+// Replay runs one traced trial of plan and returns its target's result.
+func (x *Explainer) Replay(ctx context.Context, plan Plan) (*TargetResult, error) {
+	res, err := Run(ctx, plan)
+	if err != nil {
+		return nil, err
+	}
+	if res.Interrupted {
+		return nil, context.Canceled
+	}
+	tr := &res.Targets[0]
+	if tr.Error != "" {
+		return nil, errors.New(tr.Error)
+	}
+	return tr, nil
+}
+
+// Explain replays the story's race on target, then the same burst on
+// fixed, with the story's own extras after each (Scenario.Extras): the
+// library behind `racelab explain`. A fixed target that breaks the rule
+// gives an error wrapping ErrFixBroke.
+func Explain(ctx context.Context, cat *targets.Catalog, sc *Scenario, target, fixed string, requests int, seed int64) (Explanation, error) {
+	x := &Explainer{Scenario: sc, Catalog: cat, Target: target, Fixed: fixed, Requests: requests, Seed: seed}
+	e := Explanation{
+		Scenario: sc,
+		Footer:   fmt.Sprintf("Replay it: racelab explain %s --seed %d; see more trials: racelab run %s --trials 100", sc.Name, seed, sc.Name),
+	}
+	race, err := x.Replay(ctx, x.Plan(target))
+	if err != nil {
+		return e, err
+	}
+	x.Race = race
+	t := &race.Trials[0]
+	e.Replays = append(e.Replays, Replay{
+		Heading: fmt.Sprintf("The race, replayed on %s (%s at once, seed %d)", race.Target, plural(int64(len(t.Requests)), "request"), seed),
+		Target:  race.Target, Clock: race.Clock, Trial: t, Outcome: sc.Outcome(t, race.Target),
+	})
+	if err := x.extras(ctx, &e, "race"); err != nil {
+		return e, err
+	}
+	fix, err := x.Replay(ctx, x.Plan(fixed))
+	if err != nil {
+		return e, err
+	}
+	x.Fix = fix
+	t = &fix.Trials[0]
+	if t.Broken {
+		return e, fixBroke{fmt.Sprintf("--fixed %s broke the rule in the replay, so it shows no fix: %s", fix.Target, sc.Outcome(t, fix.Target))}
+	}
+	e.Replays = append(e.Replays, Replay{
+		Heading: fmt.Sprintf("The same burst on %s (%s)", fix.Target, fix.Guarantee),
+		Target:  fix.Target, Clock: fix.Clock, Trial: t, Outcome: sc.Outcome(t, fix.Target),
+	})
+	return e, x.extras(ctx, &e, "fix")
+}
+
+// extras appends the story's extras that go after the given replay.
+func (x *Explainer) extras(ctx context.Context, e *Explanation, after string) error {
+	for _, ex := range x.Scenario.Extras {
+		if ex.After != after {
+			continue
+		}
+		rs, err := ex.Replay(ctx, x)
+		if err != nil {
+			return err
+		}
+		e.Replays = append(e.Replays, rs...)
+	}
+	return nil
+}

@@ -1,0 +1,40 @@
+package story
+
+import "context"
+
+// The stories' shared figures.
+const (
+	// DailyLimit is six-become-four's quota: 5 downloads a visitor a UTC
+	// day.
+	DailyLimit = 5
+	// Stock is five-checkouts' stock: every item exists once.
+	Stock = 1
+)
+
+// Counter is a store that counts views per slug (ten-hits-one-view).
+type Counter interface {
+	// Hit records one view of slug and answers the total it stored.
+	Hit(ctx context.Context, slug string) (int64, error)
+	// Views reads the total stored for slug, 0 if it has none.
+	Views(ctx context.Context, slug string) (int64, error)
+}
+
+// Quota is a store that grants at most limit downloads a visitor a UTC day
+// (six-become-four). A refused download must not be counted.
+type Quota interface {
+	// Consume asks for one download and answers whether it was granted and
+	// the count the store answered with.
+	Consume(ctx context.Context, visitor string, limit int64) (granted bool, count int64, err error)
+	// Count reads the visitor's count for today.
+	Count(ctx context.Context, visitor string) (int64, error)
+}
+
+// Inventory is a store of one-of-a-kind items (five-checkouts): every item
+// has a stock of exactly one.
+type Inventory interface {
+	// Checkout tries to claim item for buyer and answers whether this
+	// request got it.
+	Checkout(ctx context.Context, item, buyer string) (bool, error)
+	// Claims reads how many claims the store recorded on item.
+	Claims(ctx context.Context, item string) (int64, error)
+}
