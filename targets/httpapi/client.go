@@ -18,6 +18,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/racelab/racelab/targets/story"
 	"golang.org/x/net/http/httpguts"
 )
 
@@ -108,7 +109,7 @@ type Reply struct {
 }
 
 // Client plays the stories against one service over HTTP. It implements
-// Counter, Quota and Inventory with whole requests, and stages
+// story.Counter, story.Quota and story.Inventory with whole requests, and stages
 // synchronized bursts with Stage. Prepare opens the connections a burst
 // needs; Close closes them. Its story methods are safe for concurrent use;
 // bursts are one at a time, as the engine runs them: Stage again only once
@@ -132,9 +133,9 @@ type Client struct {
 
 // Compile-time checks that Client plays every story.
 var (
-	_ Counter   = (*Client)(nil)
-	_ Quota     = (*Client)(nil)
-	_ Inventory = (*Client)(nil)
+	_ story.Counter   = (*Client)(nil)
+	_ story.Quota     = (*Client)(nil)
+	_ story.Inventory = (*Client)(nil)
 )
 
 // New returns a Client for the service at base (http or https). It opens
@@ -477,7 +478,7 @@ func (c *Client) Views(ctx context.Context, slug string) (int64, error) {
 }
 
 // Consume asks for a download with POST /download/{visitor}. The service
-// keeps its own limit (the contract's is DailyLimit); limit is not sent.
+// keeps its own limit (the contract's is story.DailyLimit); limit is not sent.
 func (c *Client) Consume(ctx context.Context, visitor string, _ int64) (bool, int64, error) {
 	r, err := c.do(ctx, CallDownload, visitor)
 	return r.OK, r.Value, err

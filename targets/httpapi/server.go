@@ -17,27 +17,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
-)
 
-// Counter, Quota and Inventory are the story interfaces Handler serves,
-// with the method sets of racelab's targets.Counter, targets.Quota and
-// targets.Inventory, so that any opened store fits as it is.
-type (
-	// Counter counts views per slug.
-	Counter interface {
-		Hit(ctx context.Context, slug string) (int64, error)
-		Views(ctx context.Context, slug string) (int64, error)
-	}
-	// Quota grants at most limit downloads a visitor a UTC day.
-	Quota interface {
-		Consume(ctx context.Context, visitor string, limit int64) (granted bool, count int64, err error)
-		Count(ctx context.Context, visitor string) (int64, error)
-	}
-	// Inventory claims one-of-a-kind items.
-	Inventory interface {
-		Checkout(ctx context.Context, item, buyer string) (bool, error)
-		Claims(ctx context.Context, item string) (int64, error)
-	}
+	"github.com/racelab/racelab/targets/story"
 )
 
 // ArrivalHeader carries, on every answer of Handler, the instant the
@@ -46,10 +27,6 @@ const ArrivalHeader = "Racelab-Arrival"
 
 // Defaults of Handler and Server, in one place.
 const (
-	// DailyLimit is the contract's download limit: 5 a visitor a UTC day.
-	DailyLimit = 5
-	// Stock is every item's stock: one of a kind.
-	Stock = 1
 	// DefaultMaxBody bounds a request's body; the contract sends none.
 	DefaultMaxBody = 64 << 10
 	// MaxKeyBytes bounds a key once decoded. WordPress keeps a post's
@@ -132,8 +109,9 @@ type Handler struct {
 
 var _ http.Handler = (*Handler)(nil)
 
-// NewHandler serves the contract over store, which implements Counter,
-// Quota and/or Inventory; a story it does not implement is answered 501.
+// NewHandler serves the contract over store, which implements
+// story.Counter, story.Quota and/or story.Inventory; a story it does not
+// implement is answered 501.
 func NewHandler(store any, opts ...HandlerOption) *Handler {
 	h := &Handler{store: store, now: time.Now, maxBody: DefaultMaxBody,
 		stats: &stats{max: DefaultStatsKeys, keys: map[statKey]*keyStats{}, routes: map[string]int64{}}}
@@ -356,7 +334,7 @@ func (h *Handler) download(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	granted, n, err := q.Consume(r.Context(), visitor, DailyLimit)
+	granted, n, err := q.Consume(r.Context(), visitor, story.DailyLimit)
 	if err != nil {
 		h.storeError(w, r, err)
 		return
@@ -387,7 +365,7 @@ func (h *Handler) quota(w http.ResponseWriter, r *http.Request) {
 		h.storeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"visitor": visitor, "day": h.now().UTC().Format(time.DateOnly), "count": n, "limit": DailyLimit})
+	writeJSON(w, http.StatusOK, map[string]any{"visitor": visitor, "day": h.now().UTC().Format(time.DateOnly), "count": n, "limit": story.DailyLimit})
 }
 
 func (h *Handler) checkout(w http.ResponseWriter, r *http.Request) {
@@ -428,27 +406,27 @@ func (h *Handler) item(w http.ResponseWriter, r *http.Request) {
 		h.storeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"item": item, "stock": Stock, "claims": n})
+	writeJSON(w, http.StatusOK, map[string]any{"item": item, "stock": story.Stock, "claims": n})
 }
 
-func (h *Handler) counter(w http.ResponseWriter) (Counter, bool) {
-	c, ok := h.store.(Counter)
+func (h *Handler) counter(w http.ResponseWriter) (story.Counter, bool) {
+	c, ok := h.store.(story.Counter)
 	if !ok {
 		writeError(w, http.StatusNotImplemented, h.storeLabel()+" does not count views")
 	}
 	return c, ok
 }
 
-func (h *Handler) quotaStore(w http.ResponseWriter) (Quota, bool) {
-	q, ok := h.store.(Quota)
+func (h *Handler) quotaStore(w http.ResponseWriter) (story.Quota, bool) {
+	q, ok := h.store.(story.Quota)
 	if !ok {
 		writeError(w, http.StatusNotImplemented, h.storeLabel()+" keeps no download quota")
 	}
 	return q, ok
 }
 
-func (h *Handler) inventory(w http.ResponseWriter) (Inventory, bool) {
-	inv, ok := h.store.(Inventory)
+func (h *Handler) inventory(w http.ResponseWriter) (story.Inventory, bool) {
+	inv, ok := h.store.(story.Inventory)
 	if !ok {
 		writeError(w, http.StatusNotImplemented, h.storeLabel()+" keeps no inventory")
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/httpapi"
+	"github.com/racelab/racelab/targets/story"
 )
 
 // TestContract walks every route of the contract, in order, against a
@@ -170,7 +171,7 @@ func TestStats(t *testing.T) {
 
 // gatedCounter holds every Hit until released, to catch requests in flight.
 type gatedCounter struct {
-	httpapi.Counter
+	story.Counter
 	inside  chan struct{}
 	release chan struct{}
 }
@@ -191,7 +192,7 @@ func TestShutdownFinishesInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	const inFlight = 8
-	store := gatedCounter{tg.Store.(httpapi.Counter), make(chan struct{}), make(chan struct{})}
+	store := gatedCounter{tg.Store.(story.Counter), make(chan struct{}), make(chan struct{})}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -246,7 +247,7 @@ func TestShutdownFinishesInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer again.Close()
-	if n, err := again.Store.(httpapi.Counter).Views(context.Background(), "kept"); err != nil || n != inFlight {
+	if n, err := again.Store.(story.Counter).Views(context.Background(), "kept"); err != nil || n != inFlight {
 		t.Errorf("after shutdown the store holds %d views (%v), want the %d answered", n, err, inFlight)
 	}
 }
