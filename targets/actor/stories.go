@@ -81,14 +81,9 @@ func (s *Store) Views(ctx context.Context, slug string) (int64, error) {
 // download is not counted. The count answered is the one stored afterwards.
 func (s *Store) Consume(ctx context.Context, visitor string, limit int64) (bool, int64, error) {
 	g, err := call(ctx, s, address{quotas, visitor}, func(o *object, reply func(grant)) {
-		day := o.s.today()
-		q, open := load[quotaState](o, quotaKey)
+		q, open := loadToday(ctx, o)
 		if !open {
 			return
-		}
-		o.record(ctx, trace.OpRead, itoa(q.Count), dayNote(q, day))
-		if q.Day != day {
-			q = quotaState{Day: day}
 		}
 		if q.Count >= limit {
 			o.record(ctx, trace.OpRefuse, itoa(q.Count), fmt.Sprintf("limit of %d reached", limit))
@@ -109,6 +104,22 @@ func (s *Store) Consume(ctx context.Context, visitor string, limit int64) (bool,
 	return g.granted, g.count, nil
 }
 
+// loadToday loads the visitor's quota and records the read. A quota of
+// another day answers as today's, with nothing counted yet. It answers
+// false, as load does, when the object is no longer open.
+func loadToday(ctx context.Context, o *object) (quotaState, bool) {
+	day := o.s.today()
+	q, open := load[quotaState](o, quotaKey)
+	if !open {
+		return q, false
+	}
+	o.record(ctx, trace.OpRead, itoa(q.Count), dayNote(q, day))
+	if q.Day != day {
+		q = quotaState{Day: day}
+	}
+	return q, true
+}
+
 // dayNote says which day a stored quota counts, and whether it is over.
 func dayNote(q quotaState, today string) string {
 	switch q.Day {
@@ -124,16 +135,9 @@ func dayNote(q quotaState, today string) string {
 // downloaded anything since the day began.
 func (s *Store) Count(ctx context.Context, visitor string) (int64, error) {
 	n, err := call(ctx, s, address{quotas, visitor}, func(o *object, reply func(int64)) {
-		day := o.s.today()
-		q, open := load[quotaState](o, quotaKey)
-		if !open {
-			return
+		if q, open := loadToday(ctx, o); open {
+			reply(q.Count)
 		}
-		o.record(ctx, trace.OpRead, itoa(q.Count), dayNote(q, day))
-		if q.Day != day {
-			q.Count = 0
-		}
-		reply(q.Count)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("count for %q: %w", visitor, err)

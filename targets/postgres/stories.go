@@ -36,9 +36,8 @@ func (s *Store) hit(ctx context.Context, slug string) (int64, error) {
 		}
 	}
 	err := s.readThenWrite(ctx, func(q querier, lock string) error {
-		var n int64
-		err := q.QueryRow(ctx, `SELECT count FROM racelab_views WHERE slug = $1`+lock, slug).Scan(&n)
-		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		n, err := readInt(ctx, q, `SELECT count FROM racelab_views WHERE slug = $1`+lock, slug)
+		if err != nil {
 			return err
 		}
 		total = n + 1
@@ -53,12 +52,7 @@ func (s *Store) hit(ctx context.Context, slug string) (int64, error) {
 
 // Views reads the total stored for slug, 0 if it has none.
 func (s *Store) Views(ctx context.Context, slug string) (int64, error) {
-	var n int64
-	err := s.db().QueryRow(ctx, `SELECT count FROM racelab_views WHERE slug = $1`, slug).Scan(&n)
-	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return 0, fmt.Errorf("views %q: %w", slug, err)
-	}
-	return n, nil
+	return s.readBack(ctx, "views", slug, `SELECT count FROM racelab_views WHERE slug = $1`)
 }
 
 // Consume asks for one download for visitor and answers whether it was
@@ -134,13 +128,7 @@ func (s *Store) Count(ctx context.Context, visitor string) (int64, error) {
 }
 
 func (s *Store) count(ctx context.Context, visitor, day string) (int64, error) {
-	var n int64
-	err := s.db().QueryRow(ctx, `SELECT count FROM racelab_quota WHERE visitor = $1 AND day = $2::date`,
-		visitor, day).Scan(&n)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, nil
-	}
-	return n, err
+	return readInt(ctx, s.db(), `SELECT count FROM racelab_quota WHERE visitor = $1 AND day = $2::date`, visitor, day)
 }
 
 // day is the store's UTC day as PostgreSQL writes a date.
@@ -196,12 +184,28 @@ func (s *Store) checkout(ctx context.Context, item, buyer string) (bool, error) 
 
 // Claims reads how many claims the store recorded on item.
 func (s *Store) Claims(ctx context.Context, item string) (int64, error) {
-	var n int64
-	err := s.db().QueryRow(ctx, `SELECT claims FROM racelab_items WHERE item = $1`, item).Scan(&n)
-	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return 0, fmt.Errorf("claims %q: %w", item, err)
+	return s.readBack(ctx, "claims", item, `SELECT claims FROM racelab_items WHERE item = $1`)
+}
+
+// readBack is a story's read-back of one integer of key's row, 0 when there
+// is no row, its error told as what failed on which key.
+func (s *Store) readBack(ctx context.Context, what, key, sql string) (int64, error) {
+	n, err := readInt(ctx, s.db(), sql, key)
+	if err != nil {
+		return 0, fmt.Errorf("%s %q: %w", what, key, err)
 	}
 	return n, nil
+}
+
+// readInt runs a query for one integer through q, answering 0 when there
+// is no row.
+func readInt(ctx context.Context, q querier, sql string, args ...any) (int64, error) {
+	var n int64
+	err := q.QueryRow(ctx, sql, args...).Scan(&n)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, nil
+	}
+	return n, err
 }
 
 // ensure runs a statement that creates a row when it is missing.

@@ -216,23 +216,11 @@ type write func(p goredis.Pipeliner)
 func (s *Store) readThenWrite(ctx context.Context, key string, step func(r goredis.Cmdable) (write, error)) error {
 	c := s.redis()
 	if s.cfg.Strategy == StrategyNaive {
-		w, err := step(c)
-		if err != nil || w == nil {
-			return err
-		}
-		s.pause(ctx)
-		_, err = c.Pipelined(ctx, func(p goredis.Pipeliner) error { w(p); return nil })
-		return err
+		return s.readThenPipeline(ctx, c, c.Pipelined, step)
 	}
 	watch := func() error {
 		return c.Watch(ctx, func(tx *goredis.Tx) error {
-			w, err := step(tx)
-			if err != nil || w == nil {
-				return err
-			}
-			s.pause(ctx)
-			_, err = tx.TxPipelined(ctx, func(p goredis.Pipeliner) error { w(p); return nil })
-			return err
+			return s.readThenPipeline(ctx, tx, tx.TxPipelined, step)
 		}, key)
 	}
 	return s.retries.Do(ctx, watch, func(attempts int, _, deadline error) error {
@@ -242,6 +230,21 @@ func (s *Store) readThenWrite(ctx context.Context, key string, step func(r gored
 		return fmt.Errorf("%w: %s changed under each of %d attempts before the request's deadline: %w",
 			ErrTooManyRetries, key, attempts, deadline)
 	})
+}
+
+// readThenPipeline runs step's read through r and, after the pause, the
+// write step returns, if any, through pipelined: a plain pipeline (naive) or
+// MULTI/EXEC (watch).
+func (s *Store) readThenPipeline(ctx context.Context, r goredis.Cmdable,
+	pipelined func(context.Context, func(goredis.Pipeliner) error) ([]goredis.Cmder, error),
+	step func(r goredis.Cmdable) (write, error)) error {
+	w, err := step(r)
+	if err != nil || w == nil {
+		return err
+	}
+	s.pause(ctx)
+	_, err = pipelined(ctx, func(p goredis.Pipeliner) error { w(p); return nil })
+	return err
 }
 
 // pause runs between a strategy's read and its write.

@@ -49,11 +49,7 @@ func (s *Store) Hit(ctx context.Context, slug string) (int64, error) {
 
 // Views reads the total stored for slug, 0 if it has none.
 func (s *Store) Views(ctx context.Context, slug string) (int64, error) {
-	n, err := getInt(ctx, s.redis(), viewsKey(slug))
-	if err != nil {
-		return 0, fmt.Errorf("views %s: %w", viewsKey(slug), err)
-	}
-	return n, nil
+	return s.readBack(ctx, "views", viewsKey(slug))
 }
 
 // consumeScript grants a download when the visitor's count for the day is
@@ -180,9 +176,15 @@ func (s *Store) Checkout(ctx context.Context, item, buyer string) (bool, error) 
 
 // Claims reads how many claims the store recorded on item.
 func (s *Store) Claims(ctx context.Context, item string) (int64, error) {
-	n, err := getInt(ctx, s.redis(), claimsKey(item))
+	return s.readBack(ctx, "claims", claimsKey(item))
+}
+
+// readBack is a story's read-back of an integer key, 0 when it is absent,
+// its error told as what failed on which key.
+func (s *Store) readBack(ctx context.Context, what, key string) (int64, error) {
+	n, err := getInt(ctx, s.redis(), key)
 	if err != nil {
-		return 0, fmt.Errorf("claims %s: %w", claimsKey(item), err)
+		return 0, fmt.Errorf("%s %s: %w", what, key, err)
 	}
 	return n, nil
 }

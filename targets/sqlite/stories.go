@@ -83,11 +83,7 @@ func (s *Store) hitNaive(ctx context.Context, slug string) (int64, error) {
 
 // Views reads the total stored for slug, 0 if it has none.
 func (s *Store) Views(ctx context.Context, slug string) (int64, error) {
-	n, err := s.readInt(ctx, viewsSQL, slug)
-	if err != nil {
-		return 0, s.fail(fmt.Sprintf("views of %q", slug), err)
-	}
-	return n, nil
+	return s.readBack(ctx, fmt.Sprintf("views of %q", slug), viewsSQL, slug)
 }
 
 // Consume asks for one download for visitor. It is granted iff the
@@ -150,11 +146,7 @@ func (s *Store) consumeNaive(ctx context.Context, visitor string, limit int64) (
 // Count reads the visitor's count for today, 0 if the visitor has not
 // downloaded anything since the day began.
 func (s *Store) Count(ctx context.Context, visitor string) (int64, error) {
-	n, err := s.readInt(ctx, countSQL, visitor, s.today())
-	if err != nil {
-		return 0, s.fail(fmt.Sprintf("count for %q", visitor), err)
-	}
-	return n, nil
+	return s.readBack(ctx, fmt.Sprintf("count for %q", visitor), countSQL, visitor, s.today())
 }
 
 // Checkout tries to claim item for buyer and answers whether this request
@@ -197,9 +189,14 @@ func (s *Store) checkoutNaive(ctx context.Context, item, buyer string) (bool, er
 
 // Claims reads how many claims the store recorded on item.
 func (s *Store) Claims(ctx context.Context, item string) (int64, error) {
-	n, err := s.readInt(ctx, claimsSQL, item)
+	return s.readBack(ctx, fmt.Sprintf("claims on %q", item), claimsSQL, item)
+}
+
+// readBack is a story's read-back: readInt, its error told as what failed.
+func (s *Store) readBack(ctx context.Context, what, query string, args ...any) (int64, error) {
+	n, err := s.readInt(ctx, query, args...)
 	if err != nil {
-		return 0, s.fail(fmt.Sprintf("claims on %q", item), err)
+		return 0, s.fail(what, err)
 	}
 	return n, nil
 }
