@@ -99,8 +99,7 @@ per request, unless --quiet.`,
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, "print nothing on stderr")
 	f.IntVar(&o.Pool, "pool", defaultServePool, "simultaneous requests the store is prepared for (its connections, opened up front)")
 	f.IntVar(&o.MaxConns, "max-conns", httpapi.DefaultMaxConns, "most client connections open at once; more wait until one closes")
-	f.StringVar(&o.RedisURL, "redis-url", os.Getenv("RACELAB_REDIS_URL"), "Redis server for redis stores (env RACELAB_REDIS_URL; default "+targets.DefaultRedisURL+")")
-	f.StringVar(&o.PostgresURL, "postgres-url", os.Getenv("RACELAB_POSTGRES_URL"), "PostgreSQL server for postgres stores (env RACELAB_POSTGRES_URL)")
+	o.servers().register(f, "stores")
 	_ = c.RegisterFlagCompletionFunc("store", completeTargets)
 	return c
 }
@@ -217,7 +216,7 @@ func runServe(ctx context.Context, s Streams, o *serveOptions) (err error) {
 	if o.Quiet {
 		notice = io.Discard
 	}
-	t, err := targets.Open(ctx, o.Store, targets.WithRedisURL(o.RedisURL), targets.WithPostgresURL(o.PostgresURL))
+	t, err := targets.Open(ctx, o.Store, o.servers().options()...)
 	if err != nil {
 		return err
 	}
