@@ -63,7 +63,7 @@ func trial(i int, key string, allowed, refused, failed int, counted int64, sprea
 		case j < allowed+refused:
 			r.Outcome, r.Value = scenarios.Refused, counted
 		default:
-			r.Outcome, r.Error = scenarios.Failed, "context deadline exceeded"
+			r.Outcome, r.Error = scenarios.Errored, "context deadline exceeded"
 		}
 		t.Requests = append(t.Requests, r)
 	}

@@ -306,7 +306,7 @@ func timeline(b *bytes.Buffer, r *scenarios.Result, tr *scenarios.TargetResult, 
 		switch q.Outcome {
 		case scenarios.Refused:
 			colour = "#8c959f"
-		case scenarios.Failed:
+		case scenarios.Errored:
 			colour = "#cf222e"
 		}
 		x0, x1 := x(q.Invoke), x(q.Return)

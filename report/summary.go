@@ -513,7 +513,7 @@ func spreadLines(r *scenarios.Result, tallies []scenarios.Tally, labels []string
 		if tallies[i].Trials == 0 {
 			continue
 		}
-		if tr.Clock == "virtual" {
+		if tr.Clock == scenarios.ClockVirtual {
 			virtual = append(virtual, labels[i])
 			continue
 		}

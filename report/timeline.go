@@ -18,10 +18,10 @@ import (
 // update without having seen it, whose update it erased. Requests of a
 // store that records no steps (SQLite, Redis, PostgreSQL, HTTP) get their
 // instants and answer only.
-func Timeline(w io.Writer, target string, clock string, trial *scenarios.Trial) error {
+func Timeline(w io.Writer, target string, clock scenarios.Clock, trial *scenarios.Trial) error {
 	var b strings.Builder
 	unit := "real time"
-	if clock == "virtual" {
+	if clock == scenarios.ClockVirtual {
 		unit = "virtual time"
 	}
 	fmt.Fprintf(&b, "%s, trial %d (%s, from the release):\n", target, trial.Index+1, unit)

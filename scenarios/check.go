@@ -64,7 +64,7 @@ func Check(r *Result, historyTimeout time.Duration) error {
 			// Every run makes a target expected to hold strict; a result
 			// saying otherwise would let a break pass.
 			return bad(where+".strict", "false for a target expected to hold")
-		case t.Clock != "" && t.Clock != "virtual" && t.Clock != "real":
+		case t.Clock != "" && t.Clock != ClockVirtual && t.Clock != ClockReal:
 			return bad(where+".clock", "%q; want virtual or real", t.Clock)
 		}
 		last := -1
@@ -119,7 +119,7 @@ func recheckTrial(sc *Scenario, script bool, n int, t *Trial, target string, his
 			c.Allowed++
 		case Refused:
 			c.Refused++
-		case Failed:
+		case Errored:
 			c.Errors++
 		default:
 			return &fieldError{fmt.Sprintf("requests[%d].outcome", k), fmt.Sprintf("%q; want allowed, refused or error", r.Outcome)}

@@ -28,14 +28,16 @@ const (
 	DefaultGap = 3 * time.Second
 )
 
-// Expect overrides what targets are expected to do.
-type Expect string
+// Override overrides what targets are expected to do (--expect): the
+// words the user types, where Expectation is what a target was expected
+// to do.
+type Override string
 
 // The overrides.
 const (
-	ExpectAuto Expect = ""     // each target's catalog entry decides
-	ExpectRace Expect = "race" // every target must show the race
-	ExpectSafe Expect = "hold" // every target must keep the rule
+	OverrideAuto Override = ""     // each target's catalog entry decides
+	OverrideRace Override = "race" // every target must show the race
+	OverrideHold Override = "hold" // every target must keep the rule
 )
 
 // ErrUsage is wrapped by every error about a plan that cannot be run as
@@ -59,7 +61,7 @@ type Plan struct {
 	// Seed decides the simulated stores' random choices.
 	Seed int64
 	// Expect overrides the targets' expectations.
-	Expect Expect
+	Expect Override
 	// Options are passed to every target as it is opened.
 	Options []targets.Option
 	// OnTrial, when set, is called after every trial from the goroutine
@@ -116,7 +118,7 @@ func (p *Plan) resolve() ([]resolved, error) {
 		return nil, fmt.Errorf("%w: --timeout %s is negative; want a duration such as 5s", ErrUsage, p.Timeout)
 	}
 	switch p.Expect {
-	case ExpectAuto, ExpectRace, ExpectSafe:
+	case OverrideAuto, OverrideRace, OverrideHold:
 	default:
 		return nil, fmt.Errorf("%w: --expect %q; want auto, hold or race", ErrUsage, p.Expect)
 	}
@@ -216,9 +218,9 @@ func Run(ctx context.Context, p Plan) (*Result, error) {
 			tr.Error = openErr[ti].Error()
 		} else {
 			f := firing{n: n, timeout: timeout, gap: gap, trace: p.Trace, virtual: virtualClock(opened[ti].Store)}
-			tr.Clock = "real"
+			tr.Clock = ClockReal
 			if f.virtual != nil {
-				tr.Clock = "virtual"
+				tr.Clock = ClockVirtual
 			}
 			rec := newRecorder(&tr, p.Keep)
 			runTarget(ctx, rec, sc, opened[ti], f, trials, func(trial int) string {
@@ -262,11 +264,11 @@ func closeAll(ts []*targets.Target) {
 	}
 }
 
-func expectation(e targets.Entry, override Expect) (Expectation, bool) {
+func expectation(e targets.Entry, override Override) (Expectation, bool) {
 	switch override {
-	case ExpectRace:
+	case OverrideRace:
 		return ExpectBreak, true
-	case ExpectSafe:
+	case OverrideHold:
 		return ExpectHold, true
 	}
 	if e.Holds {

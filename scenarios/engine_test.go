@@ -74,9 +74,9 @@ func TestBurstFailuresAreData(t *testing.T) {
 		err     string
 	}{
 		{Allowed, ""},
-		{Failed, "connection refused"},
-		{Failed, "context deadline exceeded"},
-		{Failed, "panic in target: store bug"},
+		{Errored, "connection refused"},
+		{Errored, "context deadline exceeded"},
+		{Errored, "panic in target: store bug"},
 	}
 	for i, w := range want {
 		if reqs[i].Outcome != w.outcome || reqs[i].Error != w.err {

@@ -13,7 +13,7 @@ import (
 type Replay struct {
 	Heading string
 	Target  string
-	Clock   string
+	Clock   Clock
 	Trial   *Trial
 	Outcome string
 }
@@ -90,7 +90,7 @@ func Explain(ctx context.Context, cat *targets.Catalog, sc *Scenario, target, fi
 	t := &race.Trials[0]
 	e.Replays = append(e.Replays, Replay{
 		Heading: fmt.Sprintf("The race, replayed on %s (%s at once, seed %d)", race.Target, plural(int64(len(t.Requests)), "request"), seed),
-		Target:  race.Target, Clock: race.Clock, Trial: t, Outcome: sc.Outcome(t, race.Target),
+		Target:  race.Target, Clock: race.Clock, Trial: t, Outcome: sc.Account(t, race.Target),
 	})
 	if err := x.extras(ctx, &e, "race"); err != nil {
 		return e, err
@@ -102,11 +102,11 @@ func Explain(ctx context.Context, cat *targets.Catalog, sc *Scenario, target, fi
 	x.Fix = fix
 	t = &fix.Trials[0]
 	if t.Broken {
-		return e, fixBroke{fmt.Sprintf("--fixed %s broke the rule in the replay, so it shows no fix: %s", fix.Target, sc.Outcome(t, fix.Target))}
+		return e, fixBroke{fmt.Sprintf("--fixed %s broke the rule in the replay, so it shows no fix: %s", fix.Target, sc.Account(t, fix.Target))}
 	}
 	e.Replays = append(e.Replays, Replay{
 		Heading: fmt.Sprintf("The same burst on %s (%s)", fix.Target, fix.Guarantee),
-		Target:  fix.Target, Clock: fix.Clock, Trial: t, Outcome: sc.Outcome(t, fix.Target),
+		Target:  fix.Target, Clock: fix.Clock, Trial: t, Outcome: sc.Account(t, fix.Target),
 	})
 	return e, x.extras(ctx, &e, "fix")
 }

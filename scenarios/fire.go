@@ -111,7 +111,7 @@ func (f firing) one(ctx context.Context, i int, do func(context.Context, int) An
 		Early:   a.Early,
 	}
 	if a.Err != nil {
-		r.Outcome = Failed
+		r.Outcome = Errored
 		r.Error = a.Err.Error()
 	}
 	if rec != nil {
@@ -135,7 +135,7 @@ func (f firing) call(ctx context.Context, i int, do func(context.Context, int) A
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			a = Answer{Outcome: Failed, Err: fmt.Errorf("panic in target: %v", p)}
+			a = Answer{Outcome: Errored, Err: fmt.Errorf("panic in target: %v", p)}
 		}
 	}()
 	return do(ctx, i)

@@ -324,9 +324,9 @@ func operations(t *Trial) []porcupine.Operation {
 			// says otherwise.
 			op.Call = -1
 		}
-		if r.Outcome == Failed {
+		if r.Outcome == Errored {
 			op.Input = opInput{kind: opRequest, unknown: true}
-			op.Output = opOutput{outcome: Failed}
+			op.Output = opOutput{outcome: Errored}
 			op.Return = never
 		}
 		ops = append(ops, op)
@@ -384,7 +384,7 @@ func judgeHistory(sc *Scenario, t *Trial, target string, e Evidence) {
 // was told: "3 views", "granted, count 5", "409, taken", "error". Unknown
 // scenarios get the outcome and the value.
 func DescribeAnswer(scenario string, r Request) string {
-	if r.Outcome == Failed {
+	if r.Outcome == Errored {
 		return "error"
 	}
 	if sc, err := Lookup(scenario); err == nil {

@@ -87,11 +87,11 @@ func TestHistorySynthetic(t *testing.T) {
 		{"counter: answers against real time", hits, synthetic(hits, 2,
 			req(0, 0, 10, Allowed, 2), req(1, 20, 30, Allowed, 1)), NotLinearizable, "no order of the 2 requests", true},
 		{"counter: failed hit that counted", hits, synthetic(hits, 3,
-			req(0, 0, 10, Allowed, 1), req(1, 0, 10, Allowed, 3), req(2, 0, 5, Failed, 0)), Linearizable, "", true},
+			req(0, 0, 10, Allowed, 1), req(1, 0, 10, Allowed, 3), req(2, 0, 5, Errored, 0)), Linearizable, "", true},
 		{"counter: failed hit that did not count", hits, synthetic(hits, 2,
-			req(0, 0, 10, Allowed, 1), req(1, 0, 10, Allowed, 2), req(2, 0, 5, Failed, 0)), Linearizable, "", true},
+			req(0, 0, 10, Allowed, 1), req(1, 0, 10, Allowed, 2), req(2, 0, 5, Errored, 0)), Linearizable, "", true},
 		{"counter: failed hit invoked too late", hits, synthetic(hits, 3,
-			req(0, 0, 10, Allowed, 1), req(1, 0, 10, Allowed, 3), req(2, 50, 60, Failed, 0)), NotLinearizable, "no order", true},
+			req(0, 0, 10, Allowed, 1), req(1, 0, 10, Allowed, 3), req(2, 50, 60, Errored, 0)), NotLinearizable, "no order", true},
 		{"counter: lost update", hits, synthetic(hits, 1,
 			req(0, 0, 10, Allowed, 1), req(1, 0, 10, Allowed, 2)), NotLinearizable, "yet the store read back 1", false},
 		{"quota: five granted, then refused", quota, synthetic(quota, 5,
@@ -110,7 +110,7 @@ func TestHistorySynthetic(t *testing.T) {
 		{"item: refused as taken before anyone claimed it", item, synthetic(item, 1,
 			req(0, 20, 30, Allowed, 1), req(1, 0, 10, Refused, 0)), NotLinearizable, "no order", true},
 		{"item: claimed by a request that failed", item, synthetic(item, 1,
-			req(0, 0, 10, Failed, 0), req(1, 0, 10, Refused, 0)), Linearizable, "", true},
+			req(0, 0, 10, Errored, 0), req(1, 0, 10, Refused, 0)), Linearizable, "", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.countsOK && (tc.trial.Lost != 0 || tc.trial.Over != 0) {
@@ -154,7 +154,7 @@ func TestHistoryBreaksTrial(t *testing.T) {
 // accepts: they may only say sooner what the search would say.
 func TestRefuteIsSound(t *testing.T) {
 	rng := rand.New(rand.NewPCG(6, 6))
-	outcomes := []Outcome{Allowed, Allowed, Allowed, Refused, Failed}
+	outcomes := []Outcome{Allowed, Allowed, Allowed, Refused, Errored}
 	for _, sc := range All() {
 		m, _ := modelOf(sc)
 		refuted, accepted := 0, 0

@@ -50,7 +50,7 @@ func RunPayments(ctx context.Context, trials int, seed int64, onTrial func(strin
 	res := &Result{Schema: SchemaVersion, Scenario: paymentScenario, Rule: PaymentRule,
 		Requests: 2, Trials: trials, Seed: seed, Script: "2 buyers, minutes apart, in virtual time"}
 	for _, d := range PaymentDesigns {
-		tr := TargetResult{Target: "shop:" + string(d), Spec: "shop:" + string(d), Clock: "virtual",
+		tr := TargetResult{Target: "shop:" + string(d), Spec: "shop:" + string(d), Clock: ClockVirtual,
 			Guarantee: designGuarantee(d), Expect: ExpectBreak}
 		if d == shop.DesignExpireFirst {
 			tr.Expect, tr.Strict = ExpectHold, true
@@ -275,9 +275,9 @@ func paymentReplays(ctx context.Context, x *Explainer) ([]Replay, error) {
 		}
 		return []Replay{
 			{Heading: fmt.Sprintf("The whole checkout, script %d: a 7-minute reservation, a 30-minute payment page", i+1),
-				Target: "shop:reserve-only", Clock: "virtual", Trial: &naive, Outcome: naive.Why},
+				Target: "shop:reserve-only", Clock: ClockVirtual, Trial: &naive, Outcome: naive.Why},
 			{Heading: "The same script when the shop expires the earlier session before opening a new one",
-				Target: "shop:expire-first", Clock: "virtual", Trial: &fixed, Outcome: fixedOutcome},
+				Target: "shop:expire-first", Clock: ClockVirtual, Trial: &fixed, Outcome: fixedOutcome},
 		}, nil
 	}
 	return nil, fmt.Errorf("no double sale in %d payment scripts of seed %d", search, x.Seed)

@@ -19,7 +19,19 @@ type Outcome string
 const (
 	Allowed Outcome = "allowed" // a hit counted, a download granted, a checkout opened
 	Refused Outcome = "refused" // a download over the limit, a checkout of a taken item
-	Failed  Outcome = "error"   // the target failed: timeout, refused connection, bad answer
+	Errored Outcome = "error"   // the target failed: timeout, refused connection, bad answer
+)
+
+// Clock is the time a target's trials ran in.
+type Clock string
+
+// The clocks.
+const (
+	// ClockVirtual: a simulated store in virtual time; its instants are the
+	// simulation's, and a release spread of 0 is exact.
+	ClockVirtual Clock = "virtual"
+	// ClockReal: the real clock; instants are measured.
+	ClockReal Clock = "real"
 )
 
 // Expectation is what a target is expected to do with the hard rule.
@@ -44,7 +56,7 @@ type Request struct {
 	// Value is the number the store answered with: the new total of views,
 	// the download count, or the claims on the item.
 	Value int64 `json:"value"`
-	// Error is the target's failure in words, when Outcome is Failed.
+	// Error is the target's failure in words, when Outcome is Errored.
 	Error string `json:"error,omitempty"`
 	// Early says the answer came before the request was released (staged
 	// targets only): the burst was not synchronized.
@@ -176,7 +188,7 @@ type TargetResult struct {
 	// Clock is "virtual" for a simulated store run in virtual time (its
 	// instants are the simulation's, and a release spread of 0 is exact),
 	// "real" otherwise.
-	Clock string `json:"clock,omitempty"`
+	Clock Clock `json:"clock,omitempty"`
 	// Trials holds the completed trials in order, or, when Tally is set,
 	// a sample of them: the first ones, then the first broken, the first
 	// inconclusive and the worst (see Keep).

@@ -133,8 +133,9 @@ func Lookup(name string) (*Scenario, error) {
 	return nil, &targets.UnknownNameError{Kind: "scenario", Name: name, Known: Names()}
 }
 
-// Outcome says in one sentence what a judged trial came to.
-func (sc *Scenario) Outcome(t *Trial, target string) string {
+// Account says in one sentence what a judged trial came to: its Why when
+// it broke, the story's Tell when it held.
+func (sc *Scenario) Account(t *Trial, target string) string {
 	if t.Broken {
 		return t.Why
 	}
@@ -153,7 +154,7 @@ func answerOfReply(op targets.Op, r targets.Reply, err error) Answer {
 func answerOf(ok bool, value int64, err error) Answer {
 	switch {
 	case err != nil:
-		return Answer{Outcome: Failed, Err: err}
+		return Answer{Outcome: Errored, Err: err}
 	case ok:
 		return Answer{Outcome: Allowed, Value: value}
 	default:

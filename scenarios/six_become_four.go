@@ -86,7 +86,7 @@ func sixInARow(ctx context.Context, x *Explainer) ([]Replay, error) {
 	t := &tr.Trials[0]
 	return []Replay{{
 		Heading: fmt.Sprintf("No overlap needed: %s one after another on %s, %s apart", plural(int64(len(t.Requests)), "request"), tr.Target, DefaultGap),
-		Target:  tr.Target, Clock: tr.Clock, Trial: t, Outcome: x.Scenario.Outcome(t, tr.Target),
+		Target:  tr.Target, Clock: tr.Clock, Trial: t, Outcome: x.Scenario.Account(t, tr.Target),
 	}}, nil
 }
 
@@ -98,7 +98,7 @@ var midnight = targets.DefaultStart.Truncate(24 * time.Hour).Add(24 * time.Hour)
 // when it runs in virtual time: the clock starts just before midnight UTC
 // and the downloads go on.
 func pastMidnight(ctx context.Context, x *Explainer) ([]Replay, error) {
-	if x.Fix.Clock != "virtual" {
+	if x.Fix.Clock != ClockVirtual {
 		return nil, nil
 	}
 	plan := x.Plan(x.Fixed)

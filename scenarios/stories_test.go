@@ -148,7 +148,7 @@ func TestJudge(t *testing.T) {
 	reqs := func(outcomes string, values ...int64) []Request {
 		var rs []Request
 		for i, c := range outcomes {
-			r := Request{Index: i, Outcome: map[rune]Outcome{'a': Allowed, 'r': Refused, 'e': Failed}[c]}
+			r := Request{Index: i, Outcome: map[rune]Outcome{'a': Allowed, 'r': Refused, 'e': Errored}[c]}
 			if i < len(values) {
 				r.Value = values[i]
 			}
@@ -293,7 +293,7 @@ func TestFaultyAtomicTargetFails(t *testing.T) {
 
 func TestExpectRaceFailsAtomicTarget(t *testing.T) {
 	sc, _ := Lookup("five-checkouts")
-	res, err := Run(context.Background(), Plan{Scenario: sc, Targets: []string{"sqlite"}, Expect: ExpectRace})
+	res, err := Run(context.Background(), Plan{Scenario: sc, Targets: []string{"sqlite"}, Expect: OverrideRace})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -159,7 +159,7 @@ func (s *Tally) Add(t *Trial) {
 	var last time.Duration
 	for i := range t.Requests {
 		r := &t.Requests[i]
-		if r.Outcome == Failed && s.FirstError == "" {
+		if r.Outcome == Errored && s.FirstError == "" {
 			s.FirstError = r.Error
 		}
 		last = max(last, r.Return)

@@ -207,7 +207,9 @@ func TestReportInputLimits(t *testing.T) {
 		time.AfterFunc(200*time.Millisecond, cancel) // as a Ctrl-C would
 		var out, errOut strings.Builder
 		done := make(chan int, 1)
-		go func() { done <- Main(ctx, []string{"report", "-"}, Streams{In: r, Out: &out, Err: &errOut}, testCatalog) }()
+		go func() {
+			done <- Main(ctx, []string{"report", "-"}, Streams{In: r, Out: &out, Err: &errOut}, testCatalog)
+		}()
 		select {
 		case code := <-done:
 			if code != exitInterrupted {

@@ -126,9 +126,9 @@ func (o *runOptions) plan() (scenarios.Plan, report.Format, error) {
 	if o.Timeout <= 0 {
 		return scenarios.Plan{}, "", usageError{fmt.Errorf("--timeout %s: want a positive duration such as 5s", o.Timeout)}
 	}
-	expect := scenarios.Expect(o.Expect)
+	expect := scenarios.Override(o.Expect)
 	if o.Expect == "auto" {
-		expect = scenarios.ExpectAuto
+		expect = scenarios.OverrideAuto
 	}
 	if o.Clock != "virtual" && o.Clock != "real" {
 		return scenarios.Plan{}, "", usageError{fmt.Errorf("--clock %q: want virtual or real", o.Clock)}
