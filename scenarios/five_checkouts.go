@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/story"
 )
 
@@ -38,7 +37,7 @@ var fiveCheckouts = define(Scenario{
 	Needs:           "inventory",
 	DefaultRequests: 5,
 	Lineup:          []string{"kv", "actor", "sqlite"},
-	Op:              targets.OpCheckout,
+	Op:              story.OpCheckout,
 	KeyPrefix:       "item",
 
 	model:  itemModel(Stock),

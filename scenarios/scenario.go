@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/targets"
+	"github.com/racelab/racelab/targets/story"
 )
 
 // Answer is what one request was told by the store.
@@ -45,7 +46,7 @@ type Scenario struct {
 	KeyPrefix string
 	// Op is the story's request, for targets that stage requests
 	// themselves (targets.Stager); Limit is its limit, if it has one.
-	Op    targets.Op
+	Op    story.Op
 	Limit int64
 
 	// Judge fills in Lost, Over, Broken and Why from the trial's outcomes
@@ -144,8 +145,8 @@ func (sc *Scenario) Account(t *Trial, target string) string {
 
 // answerOfReply turns a staged target's reply into an Answer: a hit is
 // always allowed, the other operations are allowed when OK.
-func answerOfReply(op targets.Op, r targets.Reply, err error) Answer {
-	a := answerOf(r.OK || op == targets.OpHit, r.Value, err)
+func answerOfReply(op story.Op, r story.Reply, err error) Answer {
+	a := answerOf(r.OK || op == story.OpHit, r.Value, err)
 	a.Arrival, a.Early = r.Arrival, r.Early
 	return a
 }

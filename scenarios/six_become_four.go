@@ -39,7 +39,7 @@ var sixBecomeFour = define(Scenario{
 	// The story's own cast: KV against one Durable Object per visitor.
 	// Both run in virtual time, so the default run replays exactly.
 	Lineup:    []string{"kv", "actor"},
-	Op:        targets.OpDownload,
+	Op:        story.OpDownload,
 	Limit:     DailyLimit,
 	KeyPrefix: "visitor",
 

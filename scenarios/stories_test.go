@@ -68,7 +68,7 @@ func TestAtomicTargetsHold(t *testing.T) {
 					}
 					var wantAllowed int
 					switch sc.Op {
-					case targets.OpHit:
+					case story.OpHit:
 						wantAllowed = n
 						var got []int64
 						for _, r := range trial.Requests {
@@ -80,7 +80,7 @@ func TestAtomicTargetsHold(t *testing.T) {
 								t.Fatalf("trial %d: answered totals %v, want 1..%d each once", trial.Index, got, n)
 							}
 						}
-					case targets.OpDownload:
+					case story.OpDownload:
 						wantAllowed = DailyLimit
 					default:
 						wantAllowed = Stock

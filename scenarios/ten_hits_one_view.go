@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/story"
 )
 
@@ -31,7 +30,7 @@ var tenHitsOneView = define(Scenario{
 	Needs:           "view counter",
 	DefaultRequests: 10,
 	Lineup:          []string{"kv", "actor", "sqlite"},
-	Op:              targets.OpHit,
+	Op:              story.OpHit,
 	KeyPrefix:       "slug",
 
 	model: counterModel(),

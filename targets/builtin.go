@@ -51,6 +51,13 @@ var (
 		Preparer
 		Retrier
 	} = (*postgres.Store)(nil)
+	_ interface {
+		story.Counter
+		story.Quota
+		story.Inventory
+		Preparer
+		Stager
+	} = (*httpapi.Client)(nil)
 )
 
 // builtinEntries are racelab's own targets, store by store, embedded ones
@@ -69,8 +76,8 @@ func builtinEntries() []Entry {
 		{Name: "postgres:naive", Guarantee: "none: SELECT, then UPDATE", Kind: (*postgres.Store)(nil), Open: openPostgres("naive")},
 		{Name: "postgres:for-update", Guarantee: "row lock: SELECT FOR UPDATE", Holds: true, Kind: (*postgres.Store)(nil), Open: openPostgres("for-update")},
 		{Name: "postgres:serializable", Guarantee: "SERIALIZABLE, retried on 40001", Holds: true, Kind: (*postgres.Store)(nil), Open: openPostgres("serializable")},
-		{Name: "http", Guarantee: "whatever the service does", Holds: true, Kind: httpTarget{}, Open: openHTTP},
-		{Name: "https", Guarantee: "whatever the service does", Holds: true, Kind: httpTarget{}, Open: openHTTP},
+		{Name: "http", Guarantee: "whatever the service does", Holds: true, Kind: (*httpapi.Client)(nil), Open: openHTTP},
+		{Name: "https", Guarantee: "whatever the service does", Holds: true, Kind: (*httpapi.Client)(nil), Open: openHTTP},
 	}
 }
 
@@ -215,33 +222,5 @@ func openHTTP(_ context.Context, spec Spec, o Options) (any, error) {
 	if err != nil {
 		return nil, badSpec("target %s: %v", spec.Name(), err)
 	}
-	return httpTarget{c}, nil
-}
-
-// httpTarget is an httpapi.Client seen as a target: httpapi cannot import
-// this package, so its Stage speaks in its own Op and Reply, which this
-// converts. The stories, Prepare, Close and SyncMode are the client's own.
-type httpTarget struct{ *httpapi.Client }
-
-var _ interface {
-	story.Counter
-	story.Quota
-	story.Inventory
-	Preparer
-	Stager
-} = httpTarget{}
-
-func (t httpTarget) Stage(ctx context.Context, op Op, key string, limit int64, n int) ([]func(context.Context) (Reply, error), error) {
-	staged, err := t.Client.Stage(ctx, string(op), key, limit, n)
-	if err != nil {
-		return nil, err
-	}
-	fs := make([]func(context.Context) (Reply, error), len(staged))
-	for i, f := range staged {
-		fs[i] = func(ctx context.Context) (Reply, error) {
-			r, err := f(ctx)
-			return Reply(r), err
-		}
-	}
-	return fs, nil
+	return c, nil
 }

@@ -3,9 +3,9 @@ package targets
 import (
 	"context"
 	"io"
-	"time"
 
 	"github.com/racelab/racelab/targets/clock"
+	"github.com/racelab/racelab/targets/story"
 )
 
 // Preparer is implemented by stores that hold connections or goroutines and
@@ -61,39 +61,15 @@ type Retrier interface {
 	Retries() int64
 }
 
-// Op names one story's request, for targets that build requests themselves.
-type Op string
-
-// The story operations.
-const (
-	OpHit      Op = "hit"      // story.Counter's Hit
-	OpDownload Op = "download" // story.Quota's Consume
-	OpCheckout Op = "checkout" // story.Inventory's Checkout
-)
-
-// Reply is a staged request's answer.
-type Reply struct {
-	// OK is true for a counted hit, a granted download, a claimed item.
-	OK bool
-	// Value is the total, the count, or the claims the store answered.
-	Value int64
-	// Arrival is when the server says the request arrived, by its own
-	// clock; zero when the server does not say.
-	Arrival time.Time
-	// Early says the answer came before the request's final part was
-	// released: the burst was not synchronized and proves nothing.
-	Early bool
-}
-
 // Stager is implemented by targets that send each request in two parts
 // (HTTP last-byte or single-packet synchronization): everything but the
 // final part before the barrier, the final parts together after it.
 type Stager interface {
 	// Stage readies n requests of op on key and returns one function per
 	// request; calling it sends the final part and waits for the reply.
-	// limit is the story's limit for OpDownload. Staged functions are
+	// limit is the story's limit for story.OpDownload. Staged functions are
 	// called once each, concurrently.
-	Stage(ctx context.Context, op Op, key string, limit int64, n int) ([]func(context.Context) (Reply, error), error)
+	Stage(ctx context.Context, op story.Op, key string, limit int64, n int) ([]func(context.Context) (story.Reply, error), error)
 }
 
 // Clocked is implemented by simulated stores, which run on a clock of their

@@ -94,20 +94,6 @@ type Config struct {
 	DialTimeout time.Duration
 }
 
-// Reply is a request's answer, with the shape of racelab's targets.Reply.
-type Reply struct {
-	// OK is true for a counted hit, a granted download, a claimed item.
-	OK bool
-	// Value is the total, the count, or the claims the service answered.
-	Value int64
-	// Arrival is when the server says the request arrived (ArrivalHeader);
-	// zero when it does not say.
-	Arrival time.Time
-	// Early says the answer came before the request's final part was sent:
-	// the burst was not synchronized.
-	Early bool
-}
-
 // Client plays the stories against one service over HTTP. It implements
 // story.Counter, story.Quota and story.Inventory with whole requests, and stages
 // synchronized bursts with Stage. Prepare opens the connections a burst
@@ -271,12 +257,12 @@ type answer struct {
 }
 
 // do makes call on key as one whole request with net/http.
-func (c *Client) do(ctx context.Context, call Call, key string) (Reply, error) {
+func (c *Client) do(ctx context.Context, call Call, key string) (story.Reply, error) {
 	r := c.routes[call]
 	target := c.target(call, key)
 	req, err := http.NewRequestWithContext(ctx, r.Method, c.base.Scheme+"://"+c.base.Host+target, nil)
 	if err != nil {
-		return Reply{}, fmt.Errorf("%s %s: %w", r.Method, target, err)
+		return story.Reply{}, fmt.Errorf("%s %s: %w", r.Method, target, err)
 	}
 	for name, values := range c.header {
 		req.Header[name] = values
@@ -285,12 +271,12 @@ func (c *Client) do(ctx context.Context, call Call, key string) (Reply, error) {
 	req.Header.Set("Accept", "application/json")
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return Reply{}, fmt.Errorf("%s %s: %w", r.Method, target, unwrapURLError(err))
+		return story.Reply{}, fmt.Errorf("%s %s: %w", r.Method, target, unwrapURLError(err))
 	}
 	defer resp.Body.Close()
 	body, err := readBody(resp.Body)
 	if err != nil {
-		return Reply{}, fmt.Errorf("%s %s: read answer: %w", r.Method, target, err)
+		return story.Reply{}, fmt.Errorf("%s %s: read answer: %w", r.Method, target, err)
 	}
 	return c.judge(call, key, answer{resp.StatusCode, resp.Header, body})
 }
@@ -323,10 +309,10 @@ func readBody(r io.Reader) ([]byte, error) {
 // wanted: a wrong verdict is worse than none. A refusal's body is only
 // read for what the route asks of it: a route without a field accepts any
 // refusal body, since services word their refusals freely.
-func (c *Client) judge(call Call, key string, a answer) (Reply, error) {
+func (c *Client) judge(call Call, key string, a answer) (story.Reply, error) {
 	r := c.routes[call]
-	reply := Reply{Arrival: arrivalOf(a.header)}
-	fail := func(format string, args ...any) (Reply, error) {
+	reply := story.Reply{Arrival: arrivalOf(a.header)}
+	fail := func(format string, args ...any) (story.Reply, error) {
 		return reply, fmt.Errorf("%s %s answered %s", r.Method, c.target(call, key), fmt.Sprintf(format, args...))
 	}
 	switch {
@@ -620,7 +606,7 @@ func (c *Client) warmPool(ctx context.Context, n int) error {
 // Stage readies n requests of op on key and returns one function per
 // request, which sends the request's final part and waits for its answer
 // (targets.Stager). limit is ignored: the service keeps its own.
-func (c *Client) Stage(ctx context.Context, op string, key string, _ int64, n int) ([]func(context.Context) (Reply, error), error) {
+func (c *Client) Stage(ctx context.Context, op story.Op, key string, _ int64, n int) ([]func(context.Context) (story.Reply, error), error) {
 	call, err := callOf(op)
 	if err != nil {
 		return nil, err
@@ -635,9 +621,9 @@ func (c *Client) Stage(ctx context.Context, op string, key string, _ int64, n in
 	case SyncLastByte:
 		return c.stageH1(ctx, call, key, n)
 	}
-	fs := make([]func(context.Context) (Reply, error), n)
+	fs := make([]func(context.Context) (story.Reply, error), n)
 	for i := range fs {
-		fs[i] = func(ctx context.Context) (Reply, error) { return c.do(ctx, call, key) }
+		fs[i] = func(ctx context.Context) (story.Reply, error) { return c.do(ctx, call, key) }
 	}
 	return fs, nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/racelab/racelab/targets/story"
 	"io"
 	"maps"
 	"net/http"
@@ -44,25 +45,17 @@ func (c Call) placeholder() string {
 	}
 }
 
-// Op names a story's request the way the engine does (targets.Op): the
-// value is the word, so the two convert without a table.
-const (
-	OpHit      = "hit"
-	OpDownload = "download"
-	OpCheckout = "checkout"
-)
-
 // callOf is the contract call that plays op.
-func callOf(op string) (Call, error) {
+func callOf(op story.Op) (Call, error) {
 	switch op {
-	case OpHit:
+	case story.OpHit:
 		return CallHit, nil
-	case OpDownload:
+	case story.OpDownload:
 		return CallDownload, nil
-	case OpCheckout:
+	case story.OpCheckout:
 		return CallCheckout, nil
 	}
-	return "", fmt.Errorf("unknown operation %q; want %s, %s or %s", op, OpHit, OpDownload, OpCheckout)
+	return "", fmt.Errorf("unknown operation %q; want %s, %s or %s", op, story.OpHit, story.OpDownload, story.OpCheckout)
 }
 
 // Route says how one call is made and how its answer reads. An empty field

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/racelab/racelab/targets/story"
 	"net"
 	"net/http"
 	"net/url"
@@ -62,9 +63,9 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 // releaseAll calls every staged function at once and returns the replies.
-func releaseAll(t *testing.T, fs []func(context.Context) (Reply, error)) []Reply {
+func releaseAll(t *testing.T, fs []func(context.Context) (story.Reply, error)) []story.Reply {
 	t.Helper()
-	replies := make([]Reply, len(fs))
+	replies := make([]story.Reply, len(fs))
 	errs := make([]error, len(fs))
 	var wg sync.WaitGroup
 	for i, f := range fs {
@@ -126,7 +127,7 @@ func TestEarlyLastByte(t *testing.T) {
 	}
 	defer c.Close()
 	const n = 3
-	fs, err := c.Stage(context.Background(), OpHit, "k", 0, n)
+	fs, err := c.Stage(context.Background(), story.OpHit, "k", 0, n)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +168,7 @@ func TestEarlyH2(t *testing.T) {
 	}
 	defer c.Close()
 	const n = 3
-	fs, err := c.Stage(context.Background(), OpHit, "k", 0, n)
+	fs, err := c.Stage(context.Background(), story.OpHit, "k", 0, n)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +202,7 @@ func TestSynchronizedIsNotEarly(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fs, err := c.Stage(context.Background(), OpHit, "k", 0, 5)
+		fs, err := c.Stage(context.Background(), story.OpHit, "k", 0, 5)
 		if err != nil {
 			t.Fatal(err)
 		}

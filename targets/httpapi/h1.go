@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/racelab/racelab/targets/story"
 	"io"
 	"net"
 	"net/http"
@@ -171,7 +172,7 @@ func (c *Client) h1Conns(ctx context.Context, n int) ([]*h1Conn, error) {
 // them to be called writes every last byte, one connection after another
 // from one goroutine (see burstLatch); every function then reads its own
 // answer.
-func (c *Client) stageH1(ctx context.Context, call Call, key string, n int) ([]func(context.Context) (Reply, error), error) {
+func (c *Client) stageH1(ctx context.Context, call Call, key string, n int) ([]func(context.Context) (story.Reply, error), error) {
 	conns, err := c.h1Conns(ctx, n)
 	if err != nil {
 		return nil, err
@@ -181,7 +182,7 @@ func (c *Client) stageH1(ctx context.Context, call Call, key string, n int) ([]f
 	head, last := req[:len(req)-1], req[len(req)-1:]
 	b := &h1Burst{conns: conns, last: last, wait: c.dialWait, early: make([]bool, n), sent: make([]error, n)}
 	b.latch = newBurstLatch(n, b.release)
-	fs := make([]func(context.Context) (Reply, error), n)
+	fs := make([]func(context.Context) (story.Reply, error), n)
 	for i, hc := range conns {
 		// A write blocks only when the server reads nothing; DialTimeout
 		// or the end of ctx, whichever comes first, unblocks it.
@@ -198,10 +199,10 @@ func (c *Client) stageH1(ctx context.Context, call Call, key string, n int) ([]f
 			hc.broken = true
 			return nil, fmt.Errorf("stage %s %s: %w", r.Method, c.target(call, key), stepErr(ctx, err))
 		}
-		fs[i] = func(ctx context.Context) (Reply, error) {
+		fs[i] = func(ctx context.Context) (story.Reply, error) {
 			if err := b.latch.arrive(ctx); err != nil {
 				hc.broken = true // its last byte may yet go out, unread
-				return Reply{}, fmt.Errorf("%s %s: not released: %w", r.Method, c.target(call, key), err)
+				return story.Reply{}, fmt.Errorf("%s %s: not released: %w", r.Method, c.target(call, key), err)
 			}
 			return hc.answer(ctx, c, call, key, r.Method, b.early[i], b.sent[i])
 		}
@@ -237,19 +238,19 @@ func (b *h1Burst) release() {
 }
 
 // answer reads the answer to the request whose last byte release sent.
-func (hc *h1Conn) answer(ctx context.Context, c *Client, call Call, key, method string, early bool, sent error) (Reply, error) {
+func (hc *h1Conn) answer(ctx context.Context, c *Client, call Call, key, method string, early bool, sent error) (story.Reply, error) {
 	if d, ok := ctx.Deadline(); ok {
 		_ = hc.conn.SetDeadline(d)
 	}
 	// Cancelling ctx unblocks the read; the connection is then spent.
 	stop := context.AfterFunc(ctx, func() { _ = hc.conn.SetDeadline(time.Unix(1, 0)) })
-	fail := func(what string, err error) (Reply, error) {
+	fail := func(what string, err error) (story.Reply, error) {
 		stop()
 		hc.broken = true
 		if ctx.Err() != nil {
 			err = ctx.Err()
 		}
-		return Reply{Early: early}, fmt.Errorf("%s %s: %s: %w", method, c.target(call, key), what, err)
+		return story.Reply{Early: early}, fmt.Errorf("%s %s: %s: %w", method, c.target(call, key), what, err)
 	}
 	if sent != nil {
 		return fail("send", sent)

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/racelab/racelab/targets/story"
 	"maps"
 	"net"
 	"net/http"
@@ -592,7 +593,7 @@ func (c *Client) h2Conns(ctx context.Context, n int) ([]*h2Conn, int, error) {
 // functions that release them: the last of them to be called writes, on
 // each connection in turn, one packet ending every stream on it (see
 // burstLatch); every function then waits for its own stream's answer.
-func (c *Client) stageH2(ctx context.Context, call Call, key string, n int) ([]func(context.Context) (Reply, error), error) {
+func (c *Client) stageH2(ctx context.Context, call Call, key string, n int) ([]func(context.Context) (story.Reply, error), error) {
 	conns, per, err := c.h2Conns(ctx, n)
 	if err != nil {
 		return nil, err
@@ -625,22 +626,22 @@ func (c *Client) stageH2(ctx context.Context, call Call, key string, n int) ([]f
 			return nil, fmt.Errorf("stage %s %s: %w", r.Method, target, err)
 		}
 	}
-	fs := make([]func(context.Context) (Reply, error), n)
+	fs := make([]func(context.Context) (story.Reply, error), n)
 	for i, s := range streams {
 		hc := owner[i]
-		fs[i] = func(ctx context.Context) (Reply, error) {
+		fs[i] = func(ctx context.Context) (story.Reply, error) {
 			if err := b.latch.arrive(ctx); err != nil {
 				hc.cancel(s)
-				return Reply{}, fmt.Errorf("%s %s: not released: %w", r.Method, target, err)
+				return story.Reply{}, fmt.Errorf("%s %s: not released: %w", r.Method, target, err)
 			}
 			select {
 			case <-s.done:
 			case <-ctx.Done():
 				hc.cancel(s)
-				return Reply{Early: s.early}, fmt.Errorf("%s %s: no answer: %w", r.Method, target, ctx.Err())
+				return story.Reply{Early: s.early}, fmt.Errorf("%s %s: no answer: %w", r.Method, target, ctx.Err())
 			}
 			if s.err != nil {
-				return Reply{Early: s.early}, fmt.Errorf("%s %s: %w", r.Method, target, s.err)
+				return story.Reply{Early: s.early}, fmt.Errorf("%s %s: %w", r.Method, target, s.err)
 			}
 			reply, err := c.judge(call, key, answer{s.status, s.header, s.body.Bytes()})
 			reply.Early = s.early

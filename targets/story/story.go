@@ -1,6 +1,9 @@
 package story
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // The stories' shared figures.
 const (
@@ -37,4 +40,29 @@ type Inventory interface {
 	Checkout(ctx context.Context, item, buyer string) (bool, error)
 	// Claims reads how many claims the store recorded on item.
 	Claims(ctx context.Context, item string) (int64, error)
+}
+
+// Op names one story's request, for targets that build requests
+// themselves (a staged HTTP burst): the word is the request.
+type Op string
+
+// The stories' requests.
+const (
+	OpHit      Op = "hit"      // Counter's Hit
+	OpDownload Op = "download" // Quota's Consume
+	OpCheckout Op = "checkout" // Inventory's Checkout
+)
+
+// Reply is a staged request's answer.
+type Reply struct {
+	// OK is true for a counted hit, a granted download, a claimed item.
+	OK bool
+	// Value is the total, the count, or the claims the store answered.
+	Value int64
+	// Arrival is when the server says the request arrived, by its own
+	// clock; zero when the server does not say.
+	Arrival time.Time
+	// Early says the answer came before the request's final part was
+	// released: the burst was not synchronized and proves nothing.
+	Early bool
 }
