@@ -3,7 +3,6 @@ package redis
 import (
 	"context"
 	"io"
-	"testing"
 
 	"github.com/racelab/racelab/targets/storetest"
 )
@@ -15,17 +14,16 @@ var (
 	_ io.Closer          = (*Store)(nil)
 )
 
-// urlVar names the server the tests use; without it, the one
-// .ci/services starts (DefaultURL).
-const urlVar = "RACELAB_REDIS_URL"
-
-// openStore opens a store on the test server, closed when the test ends. A
-// server that does not answer skips the test, except under CI=true, where it
-// fails it: CI starts the server, so its absence there is a bug.
-func openStore(tb testing.TB, cfg Config) *Store {
-	tb.Helper()
-	return storetest.OpenServer(tb, urlVar, DefaultURL, ErrUnreachable, func(ctx context.Context, url string) (*Store, error) {
+// testServer is the redis server the tests use: RACELAB_REDIS_URL's, or the
+// one .ci/services starts. testServer.Store(t, cfg) opens a store on it,
+// closed when the test ends, and skips the test when the server does not
+// answer, except under CI=true, where it fails it.
+var testServer = storetest.Server[Config, *Store]{
+	EnvVar:      "RACELAB_REDIS_URL",
+	DefaultURL:  DefaultURL,
+	Unreachable: ErrUnreachable,
+	Open: func(ctx context.Context, url string, cfg Config) (*Store, error) {
 		cfg.URL = url
 		return Open(ctx, cfg)
-	})
+	},
 }

@@ -3,11 +3,8 @@ package storetest
 import (
 	"context"
 	"crypto/rand"
-	"errors"
 	"fmt"
-	"io"
 	"net"
-	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -77,49 +74,6 @@ var (
 // on a server that keeps its data starts from nothing.
 func Key(tb testing.TB, round int) string {
 	return fmt.Sprintf("test-%s-%d-%s-%d", runID, keySeq.Add(1), tb.Name(), round)
-}
-
-// URL is the test server's URL: the value of envVar, or def, the server
-// .ci/services starts.
-func URL(envVar, def string) string {
-	if u := os.Getenv(envVar); u != "" {
-		return u
-	}
-	return def
-}
-
-// Unreachable ends a test whose server did not answer with err. It skips
-// the test, saying how to start the server, except under CI=true, where it
-// fails it: CI starts the server, so its absence there is a bug.
-func Unreachable(tb testing.TB, envVar string, err error) {
-	tb.Helper()
-	msg := fmt.Sprintf("%v; start it with .ci/services start or set %s", err, envVar)
-	if os.Getenv("CI") == "true" {
-		tb.Fatal(msg)
-	}
-	tb.Skip("skipped: " + msg)
-}
-
-// OpenServer opens a store on the test server, envVar's or def, with open,
-// and closes it when the test ends. An error that wraps unreachable ends the
-// test as Unreachable does; any other error fails it.
-func OpenServer[S io.Closer](tb testing.TB, envVar, def string, unreachable error, open func(ctx context.Context, url string) (S, error)) S {
-	tb.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	s, err := open(ctx, URL(envVar, def))
-	if errors.Is(err, unreachable) {
-		Unreachable(tb, envVar, err)
-	}
-	if err != nil {
-		tb.Fatalf("open: %v", err)
-	}
-	tb.Cleanup(func() {
-		if err := s.Close(); err != nil {
-			tb.Errorf("close: %v", err)
-		}
-	})
-	return s
 }
 
 // ClosedAddr is a loopback address where nothing listens.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -304,8 +306,12 @@ func TestURL(t *testing.T) {
 	}
 }
 
+// TestUnreachable checks that a missing server skips a test, or fails it
+// under CI=true, saying how to start it, and that a skip, and only a skip,
+// is logged for make test's summary.
 func TestUnreachable(t *testing.T) {
 	err := fmt.Errorf("redis at 127.0.0.1:1: connection refused")
+	want := err.Error() + "; start it with make services or set RACELAB_REDIS_URL"
 	for _, tt := range []struct {
 		ci                 string
 		wantFail, wantSkip bool
@@ -315,6 +321,8 @@ func TestUnreachable(t *testing.T) {
 		{"true", true, false},
 	} {
 		t.Setenv("CI", tt.ci)
+		log := filepath.Join(t.TempDir(), "skips")
+		t.Setenv(SkipLogVar, log)
 		r := run(t, func(tb testing.TB) {
 			Unreachable(tb, "RACELAB_REDIS_URL", err)
 			tb.Error("Unreachable returned")
@@ -322,9 +330,29 @@ func TestUnreachable(t *testing.T) {
 		if r.failed != tt.wantFail || r.skipped != tt.wantSkip {
 			t.Errorf("CI=%q: failed %v, skipped %v; want %v, %v", tt.ci, r.failed, r.skipped, tt.wantFail, tt.wantSkip)
 		}
-		if len(r.lines) != 1 || !strings.Contains(r.lines[0], err.Error()+"; start it with .ci/services start or set RACELAB_REDIS_URL") {
+		if len(r.lines) != 1 || !strings.Contains(r.lines[0], want) {
 			t.Errorf("CI=%q: said %q", tt.ci, r.lines)
 		}
+		logged, _ := os.ReadFile(log)
+		wantLog := ""
+		if tt.wantSkip {
+			wantLog = "targets/storetest\t" + want + "\n"
+		}
+		if string(logged) != wantLog {
+			t.Errorf("CI=%q: %s holds %q, want %q", tt.ci, SkipLogVar, logged, wantLog)
+		}
+	}
+}
+
+// TestUnreachableKeepsTheErrorsAdvice checks that an error that already
+// says how to reach the server is not told it twice.
+func TestUnreachableKeepsTheErrorsAdvice(t *testing.T) {
+	t.Setenv("CI", "")
+	t.Setenv(SkipLogVar, "")
+	err := fmt.Errorf("open redis: redis at 127.0.0.1:1: connection refused; start it with `make services` or set RACELAB_REDIS_URL")
+	r := run(t, func(tb testing.TB) { Unreachable(tb, "RACELAB_REDIS_URL", err) })
+	if !r.skipped || len(r.lines) != 1 || !strings.HasSuffix(r.lines[0], err.Error()) {
+		t.Errorf("skipped %v, said %q; want a skip saying %q", r.skipped, r.lines, err)
 	}
 }
 
