@@ -48,7 +48,7 @@ type Evidence struct {
 	HistoryTimeout time.Duration
 	// HistoryHTML, when set, is a file that Run writes porcupine's
 	// visualization of one trial to: the first whose history is not
-	// linearizable, or else the first trial run (see WriteHistoryHTML).
+	// linearizable, or else the first trial run (see writeHistoryHTML).
 	HistoryHTML string
 }
 

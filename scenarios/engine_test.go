@@ -24,7 +24,7 @@ func TestBurstOverlaps(t *testing.T) {
 		// fired one request after another never gets there: each request
 		// then fails after the short timeout, and the test says why
 		// instead of hanging.
-		reqs := Burst(context.Background(), n, 2*time.Second, func(ctx context.Context, i int) Answer {
+		reqs := burst(context.Background(), n, 2*time.Second, func(ctx context.Context, i int) Answer {
 			if inFlight.Add(1) == int64(n) {
 				close(all)
 			}
@@ -56,7 +56,7 @@ func TestBurstOverlaps(t *testing.T) {
 // timeout, a panic) land in the request's slot instead of stopping the run.
 func TestBurstFailuresAreData(t *testing.T) {
 	boom := errors.New("connection refused")
-	reqs := Burst(context.Background(), 4, 20*time.Millisecond, func(ctx context.Context, i int) Answer {
+	reqs := burst(context.Background(), 4, 20*time.Millisecond, func(ctx context.Context, i int) Answer {
 		switch i {
 		case 0:
 			return Answer{Outcome: Allowed, Value: 1}
@@ -96,7 +96,7 @@ func BenchmarkBurst(b *testing.B) {
 	for _, n := range []int{10, 100} {
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
 			for b.Loop() {
-				Burst(context.Background(), n, time.Second, func(context.Context, int) Answer {
+				burst(context.Background(), n, time.Second, func(context.Context, int) Answer {
 					return Answer{Outcome: Allowed}
 				})
 			}

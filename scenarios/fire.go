@@ -141,11 +141,11 @@ func (f firing) call(ctx context.Context, i int, do func(context.Context, int) A
 	return do(ctx, i)
 }
 
-// Burst fires exactly n calls of do at once on the real clock, as a trial
+// burst fires exactly n calls of do at once on the real clock, as a trial
 // does, and returns their requests. Instants are monotonic and relative to
 // the release. Every call gets its own timeout; a panic in do is recorded
 // as that request's failure.
-func Burst(ctx context.Context, n int, timeout time.Duration, do func(ctx context.Context, i int) Answer) []Request {
+func burst(ctx context.Context, n int, timeout time.Duration, do func(ctx context.Context, i int) Answer) []Request {
 	reqs, _, _ := firing{n: n, timeout: timeout}.fire(ctx, do)
 	return reqs
 }

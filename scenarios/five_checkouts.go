@@ -42,7 +42,7 @@ var fiveCheckouts = define(Scenario{
 
 	model:  itemModel(Stock),
 	Extras: []Extra{{After: "fix", Replay: paymentReplays}},
-	Parts: []Part{{Flag: "payment", Bars: len(PaymentDesigns), Run: RunPayments,
+	Parts: []Part{{Flag: "payment", Bars: len(paymentDesigns), Run: runPayments,
 		Alone: "compares the two shop designs in virtual time",
 		Usage: "five-checkouts only: play the whole checkout (7-minute reservations, 30-minute payment sessions) against both shop designs, in virtual time"}},
 	Tell: func(t *Trial, target string) string {

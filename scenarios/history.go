@@ -340,13 +340,13 @@ func operations(t *Trial) []porcupine.Operation {
 	})
 }
 
-// CheckHistory checks whether a trial's history is linearizable against the
+// checkHistory checks whether a trial's history is linearizable against the
 // model of sc's story: a counter whose hits answer the new total, a quota
 // that grants below its limit, an item that can be claimed once. It spends
 // at most timeout searching (0 for no limit) and answers HistoryUnknown if
 // that was not enough; why says in words what is wrong with a history that
 // is not linearizable. A story without a model is not checked: "" and "".
-func CheckHistory(sc *Scenario, t *Trial, timeout time.Duration) (verdict HistoryVerdict, why string) {
+func checkHistory(sc *Scenario, t *Trial, timeout time.Duration) (verdict HistoryVerdict, why string) {
 	m, ok := modelOf(sc)
 	if !ok || len(t.Requests) == 0 {
 		return "", ""
@@ -373,7 +373,7 @@ func judgeHistory(sc *Scenario, t *Trial, target string, e Evidence) {
 	if e.SkipHistory {
 		return
 	}
-	t.History, t.HistoryWhy = CheckHistory(sc, t, e.historyTimeout())
+	t.History, t.HistoryWhy = checkHistory(sc, t, e.historyTimeout())
 	if t.History == NotLinearizable && !t.Broken {
 		t.Broken = true
 		t.Why = fmt.Sprintf("%s: not linearizable: %s", target, t.HistoryWhy)
@@ -395,10 +395,10 @@ func DescribeAnswer(scenario string, r Request) string {
 	return fmt.Sprintf("%s %d", r.Outcome, r.Value)
 }
 
-// HistoryTrial picks the trial of res most worth a picture: the first whose
+// historyTrial picks the trial of res most worth a picture: the first whose
 // history is not linearizable, else the first broken one, else the first
 // trial run. ok is false when no target ran a trial.
-func HistoryTrial(res *Result) (target *TargetResult, trial *Trial, ok bool) {
+func historyTrial(res *Result) (target *TargetResult, trial *Trial, ok bool) {
 	for _, pick := range []func(*Trial) bool{
 		func(t *Trial) bool { return t.History == NotLinearizable },
 		func(t *Trial) bool { return t.Broken },
@@ -414,13 +414,13 @@ func HistoryTrial(res *Result) (target *TargetResult, trial *Trial, ok bool) {
 	return nil, nil, false
 }
 
-// WriteHistoryHTML writes porcupine's visualization of one trial of res
-// (see HistoryTrial) to w: one lane per request from its invoke to its
+// writeHistoryHTML writes porcupine's visualization of one trial of res
+// (see historyTrial) to w: one lane per request from its invoke to its
 // return, the read-back last, and the longest order of them that the model
 // accepts. It is a page with porcupine's own script and styles inline.
 // The search behind it is bounded by timeout; a search cut short still
 // draws what it found.
-func WriteHistoryHTML(w io.Writer, res *Result, timeout time.Duration) error {
+func writeHistoryHTML(w io.Writer, res *Result, timeout time.Duration) error {
 	sc, err := Lookup(res.Scenario)
 	if err != nil {
 		return err
@@ -429,7 +429,7 @@ func WriteHistoryHTML(w io.Writer, res *Result, timeout time.Duration) error {
 	if !ok {
 		return fmt.Errorf("%s has no history model", sc.Name)
 	}
-	tr, t, ok := HistoryTrial(res)
+	tr, t, ok := historyTrial(res)
 	if !ok {
 		return fmt.Errorf("%s: no trial to draw", res.Scenario)
 	}
@@ -456,11 +456,11 @@ func WriteHistoryHTML(w io.Writer, res *Result, timeout time.Duration) error {
 // writeHistoryFile writes WriteHistoryHTML's page to path; a result with no
 // trial to draw writes nothing.
 func writeHistoryFile(path string, res *Result, timeout time.Duration) error {
-	if _, _, ok := HistoryTrial(res); !ok {
+	if _, _, ok := historyTrial(res); !ok {
 		return nil
 	}
 	var b bytes.Buffer
-	if err := WriteHistoryHTML(&b, res, timeout); err != nil {
+	if err := writeHistoryHTML(&b, res, timeout); err != nil {
 		return err
 	}
 	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {

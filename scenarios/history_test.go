@@ -116,7 +116,7 @@ func TestHistorySynthetic(t *testing.T) {
 			if tc.countsOK && (tc.trial.Lost != 0 || tc.trial.Over != 0) {
 				t.Fatalf("test history is wrong: lost %d, over %d", tc.trial.Lost, tc.trial.Over)
 			}
-			got, why := CheckHistory(tc.sc, &tc.trial, time.Second)
+			got, why := checkHistory(tc.sc, &tc.trial, time.Second)
 			if got != tc.want || !strings.Contains(why, tc.why) {
 				t.Errorf("CheckHistory = %q, %q; want %q, containing %q", got, why, tc.want, tc.why)
 			}
@@ -250,7 +250,7 @@ func TestHistoryCostAtN50(t *testing.T) {
 	for i := range runs {
 		trial := atomicCounterTrial(hits, 50, uint64(i))
 		start := time.Now()
-		v, why := CheckHistory(hits, &trial, DefaultHistoryTimeout)
+		v, why := checkHistory(hits, &trial, DefaultHistoryTimeout)
 		d := time.Since(start)
 		if v != Linearizable {
 			t.Fatalf("run %d: %s: %s", i, v, why)
@@ -266,7 +266,7 @@ func BenchmarkCheckHistoryN50(b *testing.B) {
 	hits, _ := Lookup("ten-hits-one-view")
 	trial := atomicCounterTrial(hits, 50, 1)
 	for b.Loop() {
-		if v, _ := CheckHistory(hits, &trial, 0); v != Linearizable {
+		if v, _ := checkHistory(hits, &trial, 0); v != Linearizable {
 			b.Fatal(v)
 		}
 	}
@@ -277,7 +277,7 @@ func BenchmarkCheckHistoryN50(b *testing.B) {
 func TestHistoryTimeout(t *testing.T) {
 	hits := mustLookup(t, "ten-hits-one-view")
 	trial := atomicCounterTrial(hits, 3000, 1) // quadratic work: far more than a nanosecond
-	if v, why := CheckHistory(hits, &trial, time.Nanosecond); v != HistoryUnknown || !strings.Contains(why, "ran out of time") {
+	if v, why := checkHistory(hits, &trial, time.Nanosecond); v != HistoryUnknown || !strings.Contains(why, "ran out of time") {
 		t.Errorf("CheckHistory with 1ns = %q, %q; want unknown", v, why)
 	}
 }
@@ -291,12 +291,12 @@ func TestHistoryTrialAndHTML(t *testing.T) {
 		{Target: "sqlite", Trials: []Trial{good}},
 		{Target: "kv", Trials: []Trial{good, bad}},
 	}}
-	tr, trial, ok := HistoryTrial(res)
+	tr, trial, ok := historyTrial(res)
 	if !ok || tr.Target != "kv" || trial.Index != 1 {
 		t.Fatalf("HistoryTrial = %v, %+v, %v; want kv's trial 1", tr, trial, ok)
 	}
 	var b bytes.Buffer
-	if err := WriteHistoryHTML(&b, res, time.Second); err != nil {
+	if err := writeHistoryHTML(&b, res, time.Second); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"<html", "ten-hits-one-view on kv, trial 1", "hit: 1 view", "read: 2 views"} {
@@ -304,7 +304,7 @@ func TestHistoryTrialAndHTML(t *testing.T) {
 			t.Errorf("visualization lacks %q", want)
 		}
 	}
-	if _, _, ok := HistoryTrial(&Result{Scenario: hits.Name}); ok {
+	if _, _, ok := historyTrial(&Result{Scenario: hits.Name}); ok {
 		t.Error("HistoryTrial found a trial in a result without any")
 	}
 }

@@ -29,27 +29,27 @@ import (
 //
 // The hard rule is the story's: an item that exists once is sold once.
 
-// PaymentDesigns are the two shop designs a payment run compares, naive
+// paymentDesigns are the two shop designs a payment run compares, naive
 // first.
-var PaymentDesigns = []shop.Design{shop.DesignReserveOnly, shop.DesignExpireFirst}
+var paymentDesigns = []shop.Design{shop.DesignReserveOnly, shop.DesignExpireFirst}
 
 // paymentScenario names a payment run's result.
 const paymentScenario = "five-checkouts (payment)"
 
-// PaymentRule is the hard rule of the payment part.
-const PaymentRule = "every painting is sold at most once, however long a payment page stays open"
+// paymentRule is the hard rule of the payment part.
+const paymentRule = "every painting is sold at most once, however long a payment page stays open"
 
-// RunPayments plays trials of the whole checkout against each design, in
+// runPayments plays trials of the whole checkout against each design, in
 // virtual time, and returns them as a Result (one target per design). The
 // same seed replays the same scripts.
-func RunPayments(ctx context.Context, trials int, seed int64, onTrial func(string, int, int)) (*Result, error) {
+func runPayments(ctx context.Context, trials int, seed int64, onTrial func(string, int, int)) (*Result, error) {
 	trials = cmp.Or(trials, DefaultTrials)
 	if trials < 1 {
 		return nil, fmt.Errorf("%w: --trials %d; want 1 or more", ErrUsage, trials)
 	}
-	res := &Result{Schema: SchemaVersion, Scenario: paymentScenario, Rule: PaymentRule,
+	res := &Result{Schema: SchemaVersion, Scenario: paymentScenario, Rule: paymentRule,
 		Requests: 2, Trials: trials, Seed: seed, Script: "2 buyers, minutes apart, in virtual time"}
-	for _, d := range PaymentDesigns {
+	for _, d := range paymentDesigns {
 		tr := TargetResult{Target: "shop:" + string(d), Spec: "shop:" + string(d), Clock: ClockVirtual,
 			Guarantee: designGuarantee(d), Expect: ExpectBreak}
 		if d == shop.DesignExpireFirst {
@@ -61,7 +61,7 @@ func RunPayments(ctx context.Context, trials int, seed int64, onTrial func(strin
 				res.Interrupted = true
 				return res, nil
 			}
-			t, err := PlayPayment(ctx, d, seed, i)
+			t, err := playPayment(ctx, d, seed, i)
 			if err != nil {
 				tr.Error = err.Error()
 				break
@@ -100,8 +100,8 @@ type paymentEvent struct {
 	do  func()
 }
 
-// PlayPayment plays trial i of the payment script of seed against design d.
-func PlayPayment(ctx context.Context, d shop.Design, seed int64, i int) (Trial, error) {
+// playPayment plays trial i of the payment script of seed against design d.
+func playPayment(ctx context.Context, d shop.Design, seed int64, i int) (Trial, error) {
 	// The script depends on the seed and the trial only, so both designs
 	// face exactly the same buyers at exactly the same moments.
 	rng := rand.New(rand.NewPCG(uint64(seed), uint64(i)))
@@ -258,14 +258,14 @@ func clockText(d time.Duration) string {
 func paymentReplays(ctx context.Context, x *Explainer) ([]Replay, error) {
 	const search = 1000
 	for i := range search {
-		naive, err := PlayPayment(ctx, shop.DesignReserveOnly, x.Seed, i)
+		naive, err := playPayment(ctx, shop.DesignReserveOnly, x.Seed, i)
 		if err != nil {
 			return nil, err
 		}
 		if !naive.Broken {
 			continue
 		}
-		fixed, err := PlayPayment(ctx, shop.DesignExpireFirst, x.Seed, i)
+		fixed, err := playPayment(ctx, shop.DesignExpireFirst, x.Seed, i)
 		if err != nil {
 			return nil, err
 		}

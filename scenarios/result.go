@@ -113,7 +113,7 @@ type Trial struct {
 	// released: the trial is reported but cannot count as proof.
 	Unsynchronized bool `json:"unsynchronized,omitempty"`
 	// History is the verdict of the linearizability check of the trial's
-	// requests and the read that followed them (see CheckHistory); empty
+	// requests and the read that followed them (see checkHistory); empty
 	// when the history was not checked. A history that is not
 	// linearizable breaks the trial. HistoryWhy says why it is not, or
 	// how the check ran out.

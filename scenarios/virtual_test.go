@@ -114,7 +114,7 @@ func equalInts(a, b []int64) bool {
 // first never does, and the same seed replays the same scripts.
 func TestPayments(t *testing.T) {
 	const trials = 300
-	res, err := RunPayments(context.Background(), trials, 11, nil)
+	res, err := runPayments(context.Background(), trials, 11, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestPayments(t *testing.T) {
 	if sold < trials/2 {
 		t.Errorf("expire-first sold in %d of %d scripts: a shop that never sells also never sells twice", sold, trials)
 	}
-	again, _ := RunPayments(context.Background(), trials, 11, nil)
+	again, _ := runPayments(context.Background(), trials, 11, nil)
 	a, _ := json.Marshal(res)
 	b, _ := json.Marshal(again)
 	if !bytes.Equal(a, b) {
