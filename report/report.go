@@ -90,30 +90,42 @@ func RenderAll(w io.Writer, rs []*scenarios.Result, f Format, o Options) error {
 	if len(rs) == 0 || slices.Contains(rs, nil) {
 		return errors.New("render: no result")
 	}
-	var render func(io.Writer, *scenarios.Result, Options) error
-	switch f {
-	case Table:
-		render = renderTable
-	case JSON:
-		render = func(w io.Writer, r *scenarios.Result, _ Options) error { return renderJSON(w, r) }
-	case Markdown:
-		render = renderMarkdown
-	case JUnit:
-		return renderJUnit(w, rs, o)
-	case HTML:
-		return renderHTML(w, rs, o)
-	default:
+	render, ok := renderers[f]
+	if !ok {
 		return &UnknownFormatError{Name: string(f)}
 	}
 	var b bytes.Buffer
-	for i, r := range rs {
-		if i > 0 && f != JSON {
-			b.WriteByte('\n')
-		}
-		if err := render(&b, r, o); err != nil {
-			return err
-		}
+	if err := render(&b, rs, o); err != nil {
+		return err
 	}
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+// renderers write several results as one report, one per format.
+var renderers = map[Format]func(io.Writer, []*scenarios.Result, Options) error{
+	Table:    oneAfterAnother(renderTable, "\n"),
+	Markdown: oneAfterAnother(renderMarkdown, "\n"),
+	JSON: oneAfterAnother(func(w io.Writer, r *scenarios.Result, _ Options) error {
+		return renderJSON(w, r)
+	}, ""),
+	JUnit: renderJUnit,
+	HTML:  renderHTML,
+}
+
+// oneAfterAnother renders each result in turn, sep between two.
+func oneAfterAnother(render func(io.Writer, *scenarios.Result, Options) error, sep string) func(io.Writer, []*scenarios.Result, Options) error {
+	return func(w io.Writer, rs []*scenarios.Result, o Options) error {
+		for i, r := range rs {
+			if i > 0 {
+				if _, err := io.WriteString(w, sep); err != nil {
+					return err
+				}
+			}
+			if err := render(w, r, o); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 }
