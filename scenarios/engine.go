@@ -215,7 +215,7 @@ func Run(ctx context.Context, p Plan) (*Result, error) {
 		}
 		tr.Expect, tr.Strict = expectation(r.entry, p.Expect)
 		if openErr[ti] != nil {
-			tr.Error = openErr[ti].Error()
+			tr.Error = openErr[ti].Error() // "open redis: …", as targets says it
 		} else {
 			f := firing{n: n, timeout: timeout, gap: gap, trace: p.Trace, virtual: virtualClock(opened[ti].Store)}
 			tr.Clock = ClockReal
@@ -223,11 +223,14 @@ func Run(ctx context.Context, p Plan) (*Result, error) {
 				tr.Clock = ClockVirtual
 			}
 			rec := newRecorder(&tr, p.Keep)
-			runTarget(ctx, rec, sc, opened[ti], f, trials, func(trial int) string {
-				return fmt.Sprintf("%s-%s-%d-%d", sc.KeyPrefix, runID, ti, trial)
-			}, p.OnTrial, p.Evidence)
-			if err := opened[ti].Close(); err != nil && tr.Error == "" {
-				tr.Error = fmt.Sprintf("close %s: %v", tr.Target, err)
+			run := targetRun{sc: sc, target: opened[ti], firing: f, trials: trials, onTrial: p.OnTrial, ev: p.Evidence,
+				key: func(trial int) string { return fmt.Sprintf("%s-%s-%d-%d", sc.KeyPrefix, runID, ti, trial) }}
+			err := run.play(ctx, rec)
+			if cerr := opened[ti].Close(); cerr != nil && err == nil {
+				err = &TargetError{Stage: "close", Err: cerr}
+			}
+			if err != nil {
+				tr.Error = err.Error()
 			}
 			opened[ti] = nil
 			rec.finish(p.Evidence.level(), p.MaxRate)
@@ -286,23 +289,53 @@ func virtualClock(store any) *clock.Virtual {
 	return nil
 }
 
-// runTarget plays the trials of one opened target into rec.
-func runTarget(ctx context.Context, rec *recorder, sc *Scenario, t *targets.Target,
-	f firing, trials int, key func(int) string, onTrial func(string, int, int), ev Evidence) {
-	tr := rec.tr
+// TargetError is why racelab could not go on with a target: the stage it
+// failed at and the cause, said in one way for every stage. It names no
+// target: the reports put the target's label before it.
+type TargetError struct {
+	// Stage is what racelab was doing: "prepare 10 requests", "read back
+	// slug-…", "close".
+	Stage string
+	// Err is the cause; nil when the stage says it all.
+	Err error
+}
+
+func (e *TargetError) Error() string {
+	if e.Err == nil {
+		return e.Stage
+	}
+	return e.Stage + ": " + e.Err.Error()
+}
+
+func (e *TargetError) Unwrap() error { return e.Err }
+
+// targetRun is the trials of one opened target.
+type targetRun struct {
+	sc      *Scenario
+	target  *targets.Target
+	firing  firing
+	trials  int
+	key     func(trial int) string
+	onTrial func(target string, done, total int)
+	ev      Evidence
+}
+
+// play plays the trials into rec. The error, a *TargetError, is why the
+// target could not go on; the trials before it are kept. A cancelled run
+// returns no error: it proves nothing either way, and says so itself.
+func (r targetRun) play(ctx context.Context, rec *recorder) error {
+	sc, t, f, tr := r.sc, r.target, r.firing, rec.tr
 	n, timeout := f.n, f.timeout
 	if err := t.Prepare(ctx, n); err != nil {
-		tr.Error = fmt.Sprintf("prepare %s for %d requests: %v", tr.Target, n, err)
-		return
+		return &TargetError{Stage: fmt.Sprintf("prepare %d requests", n), Err: err}
 	}
 	retrier, _ := t.Store.(targets.Retrier)
 	pl, ok := sc.bind(t.Store)
 	if !ok { // resolve checked the entry's Kind; the store disagrees with it
-		tr.Error = fmt.Sprintf("%s cannot play %s (it has no %s)", tr.Target, sc.Name, sc.Needs)
-		return
+		return &TargetError{Stage: fmt.Sprintf("cannot play %s (it has no %s)", sc.Name, sc.Needs)}
 	}
-	for i := 0; ev.another(rec, trials); i++ {
-		k := key(i)
+	for i := 0; r.ev.another(rec, r.trials); i++ {
+		k := r.key(i)
 		var before int64
 		if retrier != nil {
 			before = retrier.Retries()
@@ -313,10 +346,10 @@ func runTarget(ctx context.Context, rec *recorder, sc *Scenario, t *targets.Targ
 			// barrier, and only the final parts after it.
 			staged, err := stager.Stage(ctx, sc.Op, k, sc.Limit, n)
 			if err != nil {
-				if ctx.Err() == nil {
-					tr.Error = fmt.Sprintf("%s: stage %d requests: %v", tr.Target, n, err)
+				if ctx.Err() != nil {
+					return nil
 				}
-				return
+				return &TargetError{Stage: fmt.Sprintf("stage %d requests", n), Err: err}
 			}
 			do = func(ctx context.Context, j int) Answer {
 				r, err := staged[j](ctx)
@@ -325,11 +358,10 @@ func runTarget(ctx context.Context, rec *recorder, sc *Scenario, t *targets.Targ
 		}
 		reqs, arrivals, err := f.fire(ctx, do)
 		if ctx.Err() != nil {
-			return // the burst was cut short: it proves nothing either way
+			return nil // the burst was cut short: it proves nothing either way
 		}
 		if err != nil {
-			tr.Error = fmt.Sprintf("%s: %v", tr.Target, err)
-			return
+			return &TargetError{Stage: "fire the burst", Err: err}
 		}
 		trial := Trial{Index: i, Key: k, Requests: reqs, ReleaseSpread: releaseSpread(reqs), ArrivalSpread: arrivalSpread(arrivals)}
 		for _, r := range reqs {
@@ -344,32 +376,32 @@ func runTarget(ctx context.Context, rec *recorder, sc *Scenario, t *targets.Targ
 			}
 		}
 		if trial.Errors == n {
-			tr.Error = fmt.Sprintf("%s: every request failed; first: %s", tr.Target, reqs[0].Error)
-			return
+			return &TargetError{Stage: "every request failed; first: " + reqs[0].Error}
 		}
 		rctx, cancel := context.WithTimeout(ctx, timeout)
 		counted, err := pl.read(rctx, k)
 		trial.Counted = counted
 		cancel()
 		if err != nil {
-			if ctx.Err() == nil {
-				tr.Error = fmt.Sprintf("%s: read back %s: %v", tr.Target, k, err)
+			if ctx.Err() != nil {
+				return nil
 			}
-			return
+			return &TargetError{Stage: "read back " + k, Err: err}
 		}
 		if retrier != nil {
 			trial.Retries = retrier.Retries() - before
 		}
 		sc.Judge(&trial, tr.Target)
-		judgeHistory(sc, &trial, tr.Target, ev)
+		judgeHistory(sc, &trial, tr.Target, r.ev)
 		rec.add(trial)
 		if f, ok := t.Store.(targets.Forgetter); ok {
 			f.Forget(k) // never used again: memory stays flat over trials
 		}
-		if onTrial != nil {
-			onTrial(tr.Target, i+1, trials)
+		if r.onTrial != nil {
+			r.onTrial(tr.Target, i+1, r.trials)
 		}
 	}
+	return nil
 }
 
 // arrivalSpread is the max minus the min of the server's arrival instants,
