@@ -8,6 +8,7 @@ import (
 
 	"github.com/racelab/racelab/targets/actor"
 	"github.com/racelab/racelab/targets/httpapi"
+	"github.com/racelab/racelab/targets/internal/server"
 	"github.com/racelab/racelab/targets/kv"
 	"github.com/racelab/racelab/targets/postgres"
 	"github.com/racelab/racelab/targets/redis"
@@ -165,38 +166,33 @@ func thinkTime(strategy string, d *time.Duration) param {
 }
 
 func openRedis(strategy string) func(context.Context, Spec, Options) (any, error) {
-	return func(ctx context.Context, spec Spec, o Options) (any, error) {
-		cfg := redis.Config{URL: o.RedisURL, Strategy: strategy, Now: o.Now}
-		if err := bind(spec, thinkTime(strategy, &cfg.ThinkTime)); err != nil {
-			return nil, err
-		}
-		s, err := redis.Open(ctx, cfg)
-		var bad *redis.URLError
-		switch {
-		case errors.As(err, &bad):
-			return nil, badServerURL("--redis-url", "RACELAB_REDIS_URL", bad.URL, bad.Reason, DefaultRedisURL)
-		case errors.Is(err, redis.ErrUnreachable):
-			return nil, fmt.Errorf("%w; start it with `make services` or set RACELAB_REDIS_URL", err)
-		case err != nil:
-			return nil, err
-		}
-		return s, nil
-	}
+	return openServer(strategy, func(o Options) server.Config { return server.Config{URL: o.RedisURL} },
+		redis.Open, redis.ErrUnreachable, "--redis-url", "RACELAB_REDIS_URL", DefaultRedisURL)
 }
 
 func openPostgres(strategy string) func(context.Context, Spec, Options) (any, error) {
+	return openServer(strategy, func(o Options) server.Config { return server.Config{URL: o.PostgresURL} },
+		postgres.Open, postgres.ErrUnreachable, "--postgres-url", "RACELAB_POSTGRES_URL", DefaultPostgresURL)
+}
+
+// openServer opens a store on a server: its URL from the options (flag
+// and env say where it came from), a malformed one a usage error, an
+// unreachable server said with how to start one.
+func openServer[S any](strategy string, config func(Options) server.Config, open func(context.Context, server.Config) (S, error),
+	unreachable error, flag, env, example string) func(context.Context, Spec, Options) (any, error) {
 	return func(ctx context.Context, spec Spec, o Options) (any, error) {
-		cfg := postgres.Config{URL: o.PostgresURL, Strategy: strategy, Now: o.Now}
+		cfg := config(o)
+		cfg.Strategy, cfg.Now = strategy, o.Now
 		if err := bind(spec, thinkTime(strategy, &cfg.ThinkTime)); err != nil {
 			return nil, err
 		}
-		s, err := postgres.Open(ctx, cfg)
-		var bad *postgres.URLError
+		s, err := open(ctx, cfg)
+		var bad *server.URLError
 		switch {
 		case errors.As(err, &bad):
-			return nil, badServerURL("--postgres-url", "RACELAB_POSTGRES_URL", bad.URL, bad.Reason, DefaultPostgresURL)
-		case errors.Is(err, postgres.ErrUnreachable):
-			return nil, fmt.Errorf("%w; start it with `make services` or set RACELAB_POSTGRES_URL", err)
+			return nil, badServerURL(flag, env, bad.URL, bad.Reason, example)
+		case errors.Is(err, unreachable):
+			return nil, fmt.Errorf("%w; start it with `make services` or set %s", err, env)
 		case err != nil:
 			return nil, err
 		}

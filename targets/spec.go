@@ -2,6 +2,7 @@ package targets
 
 import (
 	"fmt"
+	"github.com/racelab/racelab/targets/internal/server"
 	"net/netip"
 	"net/url"
 	"strconv"
@@ -137,7 +138,7 @@ func parseURL(s, raw string) (Spec, error) {
 	scheme, _, _ := strings.Cut(s, "://")
 	scheme = strings.ToLower(scheme)
 	if scheme != "http" && scheme != "https" {
-		return Spec{}, badSpec("target %q: scheme %q is not supported; %s", redactRaw(raw), scheme, example)
+		return Spec{}, badSpec("target %q: scheme %q is not supported; %s", server.HidePassword(raw), scheme, example)
 	}
 	u, err := url.Parse(s)
 	if err != nil {
@@ -147,7 +148,7 @@ func parseURL(s, raw string) (Spec, error) {
 		if ue, ok := err.(*url.Error); ok {
 			reason = ue.Err
 		}
-		return Spec{}, badSpec("target %q is not a valid URL: %v; %s", redactRaw(raw), reason, example)
+		return Spec{}, badSpec("target %q is not a valid URL: %v; %s", server.HidePassword(raw), reason, example)
 	}
 	u.Scheme = scheme // url.Parse lowers it already; said here so it is sure
 	if err := checkHost(u); err != nil {
@@ -210,25 +211,4 @@ func hostName(h string) bool {
 		}
 	}
 	return true
-}
-
-// redactRaw hides the password of a URL that may not parse, for messages:
-// whatever lies between "user:" and the last '@'.
-func redactRaw(raw string) string {
-	prefix, rest := "", raw
-	if scheme, r, ok := strings.Cut(raw, "://"); ok {
-		prefix, rest = scheme+"://", r
-	}
-	// The last '@' anywhere, not only before the first '/': a password
-	// may hold an unescaped '/' or '?', and hiding too much in a message
-	// costs nothing.
-	at := strings.LastIndex(rest, "@")
-	if at < 0 {
-		return raw
-	}
-	user, _, hasPassword := strings.Cut(rest[:at], ":")
-	if !hasPassword {
-		return raw
-	}
-	return prefix + user + ":xxxxx" + rest[at:]
 }

@@ -33,9 +33,9 @@ const (
 	DefaultURL = "postgres://racelab@127.0.0.1:55432/racelab?sslmode=disable"
 	// DefaultPoolSize is the pool size before Prepare asks for more.
 	DefaultPoolSize = 16
-	// DefaultConnectTimeout bounds Open's wait for a server that does not
+	// DefaultDialTimeout bounds Open's wait for a server that does not
 	// answer.
-	DefaultConnectTimeout = 2 * time.Second
+	DefaultDialTimeout = 2 * time.Second
 	// PoolConnectTimeout bounds opening a connection once Open has seen
 	// the server answer (Prepare, a dropped connection replaced).
 	PoolConnectTimeout = 15 * time.Second
@@ -57,34 +57,8 @@ var ErrUnreachable = errors.New("postgres unreachable")
 // returns when PostgreSQL refused to commit every one of its attempts.
 var ErrTooManyRetries = errors.New("too many retries")
 
-// Config says which PostgreSQL database to use and how.
-type Config struct {
-	// URL is the server, postgres://user[:password]@host:port/db?…; empty
-	// means DefaultURL.
-	URL string
-	// Strategy is one of Strategies.
-	Strategy string
-	// PoolSize is the number of connections the pool may hold before
-	// Prepare asks for more. Zero means DefaultPoolSize.
-	PoolSize int
-	// Now is the clock that decides the quota's day; nil means time.Now.
-	Now func() time.Time
-	// ThinkTime is a pause between the read and the write of the naive,
-	// for-update and serializable strategies, to widen the window a race
-	// needs.
-	ThinkTime time.Duration
-	// MaxAttempts bounds the serializable strategy's tries per request;
-	// zero means no bound: a refused request is retried until its context
-	// ends, which is what the burst engine's per-request timeout is for.
-	// A fixed bound would make a strategy that holds fail under its own
-	// story's contention (fifty requests on one row need hundreds of
-	// retries in all), and the failures would read as the store's. A
-	// caller whose context has no deadline should set one here.
-	MaxAttempts int
-	// ConnectTimeout bounds each connection attempt; zero means
-	// DefaultConnectTimeout.
-	ConnectTimeout time.Duration
-}
+// Config says which PostgreSQL server to use and how.
+type Config = server.Config
 
 // Store keeps the three stories in one PostgreSQL database. Its methods are
 // safe for concurrent use.
@@ -115,8 +89,8 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if cfg.ConnectTimeout <= 0 {
-		cfg.ConnectTimeout = DefaultConnectTimeout
+	if cfg.DialTimeout <= 0 {
+		cfg.DialTimeout = DefaultDialTimeout
 	}
 	// The URL is checked before anything is dialled: a typo is a usage
 	// error, not an unreachable server.
@@ -136,11 +110,11 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		retries: &retry.Loop{Base: BackoffBase, Cap: BackoffCap, MaxAttempts: cfg.MaxAttempts,
 			Refused: retryable},
 	}
-	pingCtx, cancel := context.WithTimeout(ctx, cfg.ConnectTimeout)
+	pingCtx, cancel := context.WithTimeout(ctx, cfg.DialTimeout)
 	defer cancel()
 	if err := pool.Ping(pingCtx); err != nil {
 		pool.Close()
-		return nil, srv.Unreachable(err, cfg.ConnectTimeout)
+		return nil, srv.Unreachable(err, cfg.DialTimeout)
 	}
 	if err := createTables(ctx, pool); err != nil {
 		pool.Close()
@@ -156,13 +130,13 @@ func poolConfig(cfg Config, size int) (*pgxpool.Config, error) {
 		return nil, err
 	}
 	pcfg.MaxConns = int32(size)
-	// Open bounds its first contact by cfg.ConnectTimeout through its
+	// Open bounds its first contact by cfg.DialTimeout through its
 	// context. Once the server has answered, a connection slow to open is
 	// one of many PostgreSQL is forking at once on a busy machine, not a
 	// server that is down: measured, Prepare's 150 connections at once
 	// under a load of 13 on two cores took more than 2 s. The requests'
 	// own contexts still bound any dial inside a burst.
-	pcfg.ConnConfig.ConnectTimeout = max(cfg.ConnectTimeout, PoolConnectTimeout)
+	pcfg.ConnConfig.ConnectTimeout = max(cfg.DialTimeout, PoolConnectTimeout)
 	// One round trip per statement and no per-connection statement cache:
 	// the first request on a fresh connection then costs what every later
 	// one does, so a burst is not smeared by statements being prepared.

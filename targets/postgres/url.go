@@ -16,15 +16,8 @@ import (
 // is told apart from a server that is down.
 var ErrBadURL = errors.New("bad postgres url")
 
-// URLError says why a PostgreSQL URL cannot be used. URL has its password
-// hidden, so the error can be printed as it is.
-type URLError struct {
-	URL    string // the URL, password hidden
-	Reason string // what is wrong, in a few words
-}
-
-func (e *URLError) Error() string        { return fmt.Sprintf("postgres url %q: %s", e.URL, e.Reason) }
-func (e *URLError) Is(target error) bool { return target == ErrBadURL }
+// URLError says why a URL cannot be used (see server.URLError).
+type URLError = server.URLError
 
 // ParseURL checks raw and turns it into a pool configuration. It accepts
 // what pgx accepts: a URL, postgres://[user[:password]@]host[:port]/db[?…]
@@ -34,7 +27,7 @@ func (e *URLError) Is(target error) bool { return target == ErrBadURL }
 // keyword/value", and its message repeats the whole string.
 func ParseURL(raw string) (*pgxpool.Config, error) {
 	bad := func(format string, args ...any) error {
-		return &URLError{URL: redact(raw), Reason: server.Printable(fmt.Sprintf(format, args...))}
+		return &URLError{Kind: "postgres", URL: redact(raw), Reason: server.Printable(fmt.Sprintf(format, args...)), Bad: ErrBadURL}
 	}
 	switch {
 	case strings.TrimSpace(raw) == "":

@@ -59,31 +59,7 @@ var ErrUnreachable = errors.New("redis unreachable")
 var ErrTooManyRetries = errors.New("too many retries")
 
 // Config says which Redis server to use and how.
-type Config struct {
-	// URL is the server, redis://[user:password@]host:port/db; empty means
-	// DefaultURL.
-	URL string
-	// Strategy is one of Strategies.
-	Strategy string
-	// PoolSize is the number of connections to start with; Prepare grows
-	// the pool when a burst needs more. Zero means DefaultPoolSize.
-	PoolSize int
-	// Now is the clock that decides the quota's day; nil means time.Now.
-	Now func() time.Time
-	// ThinkTime is a pause between the read and the write of the naive and
-	// watch strategies, to widen the window a race needs.
-	ThinkTime time.Duration
-	// MaxAttempts bounds the watch strategy's tries per request; zero
-	// means no bound: a request whose key keeps changing is retried until
-	// its context ends, which is what the burst engine's per-request
-	// timeout is for. A fixed bound would make a strategy that holds fail
-	// under its own story's contention, and the failures would read as the
-	// store's. A caller whose context has no deadline should set one here.
-	MaxAttempts int
-	// DialTimeout bounds each connection attempt; zero means
-	// DefaultDialTimeout.
-	DialTimeout time.Duration
-}
+type Config = server.Config
 
 // Store keeps the three stories in one Redis server. Its methods are safe for
 // concurrent use.

@@ -16,15 +16,8 @@ import (
 // told apart from a server that is down.
 var ErrBadURL = errors.New("bad redis url")
 
-// URLError says why a Redis URL cannot be used. URL has its password
-// hidden, so the error can be printed as it is.
-type URLError struct {
-	URL    string // the URL, password hidden
-	Reason string // what is wrong, in a few words
-}
-
-func (e *URLError) Error() string        { return fmt.Sprintf("redis url %q: %s", e.URL, e.Reason) }
-func (e *URLError) Is(target error) bool { return target == ErrBadURL }
+// URLError says why a URL cannot be used (see server.URLError).
+type URLError = server.URLError
 
 // ParseURL checks raw and turns it into go-redis options. It accepts
 // redis://[user:password@]host[:port][/db], rediss:// (TLS) and
@@ -34,7 +27,7 @@ func (e *URLError) Is(target error) bool { return target == ErrBadURL }
 // of range and report the failure as an unreachable server.
 func ParseURL(raw string) (*goredis.Options, error) {
 	bad := func(format string, args ...any) error {
-		return &URLError{URL: redact(raw), Reason: server.Printable(fmt.Sprintf(format, args...))}
+		return &URLError{Kind: "redis", URL: redact(raw), Reason: server.Printable(fmt.Sprintf(format, args...)), Bad: ErrBadURL}
 	}
 	if strings.TrimSpace(raw) == "" {
 		return nil, bad("empty")

@@ -9,6 +9,20 @@ import (
 	"unicode"
 )
 
+// URLError says why a server URL cannot be used. URL has its password
+// hidden, so the error can be printed as it is. redis.URLError and
+// postgres.URLError are this type; Bad is the store's sentinel
+// (ErrBadURL), which errors.Is matches.
+type URLError struct {
+	Kind   string // the server's kind: "redis", "postgres"
+	URL    string // the URL, password hidden
+	Reason string // what is wrong, in a few words
+	Bad    error  // the store's ErrBadURL
+}
+
+func (e *URLError) Error() string        { return fmt.Sprintf("%s url %q: %s", e.Kind, e.URL, e.Reason) }
+func (e *URLError) Is(target error) bool { return target == e.Bad }
+
 // HidePassword hides the password in the user part of a URL, even of one
 // that does not parse: whatever lies between "user:" and the last '@'. A
 // password given as a setting (password=…) is the caller's to hide, since

@@ -1,0 +1,32 @@
+package server
+
+import "time"
+
+// Config says which server a store uses and how: redis.Config and
+// postgres.Config are this type, since the two stores are set up alike.
+type Config struct {
+	// URL is the server (see the store's ParseURL); empty means the
+	// store's DefaultURL.
+	URL string
+	// Strategy is one of the store's Strategies.
+	Strategy string
+	// PoolSize is the number of connections to start with; Prepare grows
+	// the pool when a burst needs more. Zero means the store's
+	// DefaultPoolSize.
+	PoolSize int
+	// Now is the clock that decides the quota's day; nil means time.Now.
+	Now func() time.Time
+	// ThinkTime is a pause between a strategy's read and its write, to
+	// widen the window a race needs.
+	ThinkTime time.Duration
+	// MaxAttempts bounds an optimistic strategy's tries per request (WATCH,
+	// SERIALIZABLE); zero means no bound: a refused request is retried
+	// until its context ends, which is what the burst engine's per-request
+	// timeout is for. A fixed bound would make a strategy that holds fail
+	// under its own story's contention, and the failures would read as the
+	// store's. A caller whose context has no deadline should set one here.
+	MaxAttempts int
+	// DialTimeout bounds each connection attempt; zero means the store's
+	// DefaultDialTimeout.
+	DialTimeout time.Duration
+}
