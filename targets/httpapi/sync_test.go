@@ -57,8 +57,12 @@ func TestEveryModeDeliversExactlyN(t *testing.T) {
 // TestAtomicStoresHoldOverManyTrials plays every story against stores that
 // keep the rules, in every sync mode, ten-hits-one-view over many trials of
 // 50 requests: a synchronized burst must never make a correct store look
-// broken, nor lose or add a request on the way.
+// broken, nor lose or add a request on the way. It runs beside the other
+// parallel tests, which mostly wait out warm-ups (TestTwelveSecondWarmUp's
+// 12 s), so that its work fills their waits; it has its own servers and
+// keys, and judges no durations.
 func TestAtomicStoresHoldOverManyTrials(t *testing.T) {
+	t.Parallel()
 	for _, store := range []struct {
 		spec   string
 		trials int
