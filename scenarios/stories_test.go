@@ -52,12 +52,20 @@ func run(t *testing.T, sc *Scenario, target string, n, trials int) *TargetResult
 	return tr
 }
 
-// TestAtomicTargetsHold fires 200 trials of 50 simultaneous requests at each
+// TestAtomicTargetsHold fires trials of 50 simultaneous requests at each
 // atomic target for each story; the rule must hold in every one, with the
 // exact figures the story predicts.
 func TestAtomicTargetsHold(t *testing.T) {
-	const n, trials = 50, 200
+	const n = 50
 	for _, target := range []string{"actor", "actor@real", "sqlite"} {
+		// SQLite gets 30 trials, not 200: its statements are atomic or
+		// not, and a strategy that is not loses updates in most bursts
+		// of 50 (TestNaiveTargetsRace); 200 bursts under -race cost two
+		// minutes of the suite.
+		trials := 200
+		if target == "sqlite" {
+			trials = 30
+		}
 		for _, sc := range All() {
 			t.Run(sc.Name+"/"+target, func(t *testing.T) {
 				t.Parallel()
