@@ -47,14 +47,27 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:           "../../testdata/script",
 		UpdateScripts: *updateScripts,
-		Setup: func(e *testscript.Env) error {
-			// Scripts must not depend on the developer's servers or colours.
-			e.Setenv("NO_COLOR", "1")
-			e.Setenv("RACELAB_REDIS_URL", "redis://127.0.0.1:1/0")
-			e.Setenv("RACELAB_POSTGRES_URL", "postgres://racelab@127.0.0.1:1/racelab?sslmode=disable")
-			return nil
-		},
+		Setup:         scriptEnv,
 	})
+}
+
+// scriptEnv is what every script runs racelab with. Scripts must not
+// depend on the developer's servers or colours. And a racelab built with
+// -race, as `make test` builds this binary, sleeps a second at exit by
+// default (GORACE atexit_sleep_ms=1000) so that goroutines still running
+// can report a race: the scripts' hundred execs slept 100 s, two thirds of
+// cmd/racelab's time. racelab lets no goroutine outlive a run, so a tenth
+// of that wait keeps the chance and saves the rest; a race found still
+// fails its exec (exit 66). A GORACE of the caller's that sets the wait
+// is kept.
+func scriptEnv(e *testscript.Env) error {
+	e.Setenv("NO_COLOR", "1")
+	e.Setenv("RACELAB_REDIS_URL", "redis://127.0.0.1:1/0")
+	e.Setenv("RACELAB_POSTGRES_URL", "postgres://racelab@127.0.0.1:1/racelab?sslmode=disable")
+	if gorace := os.Getenv("GORACE"); !strings.Contains(gorace, "atexit_sleep_ms") {
+		e.Setenv("GORACE", strings.TrimSpace(gorace+" atexit_sleep_ms=100"))
+	}
+	return nil
 }
 
 // execute runs racelab in-process and returns its exit code and streams.

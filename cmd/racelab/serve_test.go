@@ -27,13 +27,8 @@ import (
 // $ADDR: the only way to run a server on a free port from a script.
 func TestHTTPScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
-		Dir: "../../testdata/script/http",
-		Setup: func(e *testscript.Env) error {
-			e.Setenv("NO_COLOR", "1")
-			e.Setenv("RACELAB_REDIS_URL", "redis://127.0.0.1:1/0")
-			e.Setenv("RACELAB_POSTGRES_URL", "postgres://racelab@127.0.0.1:1/racelab?sslmode=disable")
-			return nil
-		},
+		Dir:   "../../testdata/script/http",
+		Setup: scriptEnv,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"waitaddr": cmdWaitAddr,
 		},
