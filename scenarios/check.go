@@ -108,24 +108,16 @@ func recheckTrial(sc *Scenario, script bool, n int, t *Trial, target string, his
 	if len(t.Requests) != n {
 		return &fieldError{"requests", fmt.Sprintf("%d requests; the result says %d per burst", len(t.Requests), n)}
 	}
-	c := *t
-	c.Allowed, c.Refused, c.Errors, c.Unsynchronized = 0, 0, 0, false
 	for k, r := range t.Requests {
 		if r.Index != k {
 			return &fieldError{fmt.Sprintf("requests[%d].index", k), fmt.Sprintf("%d; want %d", r.Index, k)}
 		}
-		switch r.Outcome {
-		case Allowed:
-			c.Allowed++
-		case Refused:
-			c.Refused++
-		case Errored:
-			c.Errors++
-		default:
+		if r.Outcome != Allowed && r.Outcome != Refused && r.Outcome != Errored {
 			return &fieldError{fmt.Sprintf("requests[%d].outcome", k), fmt.Sprintf("%q; want allowed, refused or error", r.Outcome)}
 		}
-		c.Unsynchronized = c.Unsynchronized || r.Early
 	}
+	c := *t
+	c.count()
 	for _, f := range []struct {
 		name      string
 		got, want int

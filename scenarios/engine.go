@@ -364,17 +364,7 @@ func (r targetRun) play(ctx context.Context, rec *recorder) error {
 			return &TargetError{Stage: "fire the burst", Err: err}
 		}
 		trial := Trial{Index: i, Key: k, Requests: reqs, ReleaseSpread: releaseSpread(reqs), ArrivalSpread: arrivalSpread(arrivals)}
-		for _, r := range reqs {
-			trial.Unsynchronized = trial.Unsynchronized || r.Early
-			switch r.Outcome {
-			case Allowed:
-				trial.Allowed++
-			case Refused:
-				trial.Refused++
-			default:
-				trial.Errors++
-			}
-		}
+		trial.count()
 		if trial.Errors == n {
 			return &TargetError{Stage: "every request failed; first: " + reqs[0].Error}
 		}

@@ -121,6 +121,23 @@ type Trial struct {
 	HistoryWhy string         `json:"history_why,omitempty"`
 }
 
+// count sets Allowed, Refused, Errors and Unsynchronized from the trial's
+// requests.
+func (t *Trial) count() {
+	t.Allowed, t.Refused, t.Errors, t.Unsynchronized = 0, 0, 0, false
+	for _, r := range t.Requests {
+		t.Unsynchronized = t.Unsynchronized || r.Early
+		switch r.Outcome {
+		case Allowed:
+			t.Allowed++
+		case Refused:
+			t.Refused++
+		default:
+			t.Errors++
+		}
+	}
+}
+
 // Inconclusive reports whether the trial proves nothing either way: it did
 // not break, but some request failed or answered outside the contract
 // (whether it took effect is unknown), an answer came before the release,

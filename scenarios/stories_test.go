@@ -200,16 +200,7 @@ func TestJudge(t *testing.T) {
 				t.Fatal(err)
 			}
 			trial := Trial{Requests: tt.reqs, Counted: tt.counted}
-			for _, r := range tt.reqs {
-				switch r.Outcome {
-				case Allowed:
-					trial.Allowed++
-				case Refused:
-					trial.Refused++
-				default:
-					trial.Errors++
-				}
-			}
+			trial.count()
 			sc.Judge(&trial, "t")
 			if inc := trial.Errors > 0 && !trial.Broken; trial.Inconclusive() != inc {
 				t.Errorf("inconclusive = %v, want %v", trial.Inconclusive(), inc)

@@ -18,44 +18,39 @@ import (
 
 // Every built-in store implements every story; checked here, beside the
 // one place that wires them in.
+// allStories is what every built-in store plays.
+type allStories interface {
+	story.Counter
+	story.Quota
+	story.Inventory
+}
+
 var (
 	_ interface {
-		story.Counter
-		story.Quota
-		story.Inventory
+		allStories
 		Forgetter
 	} = (*kv.App)(nil)
 	_ interface {
-		story.Counter
-		story.Quota
-		story.Inventory
+		allStories
 		Preparer
 		Forgetter
 	} = (*actor.Store)(nil)
 	_ interface {
-		story.Counter
-		story.Quota
-		story.Inventory
+		allStories
 		Preparer
 	} = (*sqlite.Store)(nil)
 	_ interface {
-		story.Counter
-		story.Quota
-		story.Inventory
+		allStories
 		Preparer
 		Retrier
 	} = (*redis.Store)(nil)
 	_ interface {
-		story.Counter
-		story.Quota
-		story.Inventory
+		allStories
 		Preparer
 		Retrier
 	} = (*postgres.Store)(nil)
 	_ interface {
-		story.Counter
-		story.Quota
-		story.Inventory
+		allStories
 		Preparer
 		Stager
 	} = (*httpapi.Client)(nil)
