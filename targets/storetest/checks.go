@@ -3,13 +3,14 @@ package storetest
 import (
 	"context"
 	"fmt"
+	stories "github.com/racelab/racelab/targets/story"
 	"slices"
 	"testing"
 	"time"
 )
 
 // QuotaLimit is the quota story's five downloads a day.
-const QuotaLimit = 5
+const QuotaLimit = stories.DailyLimit
 
 // Outcome is what one burst on one fresh key came to: what the requests
 // were told, and what the store holds afterwards.

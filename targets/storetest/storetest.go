@@ -9,29 +9,18 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	stories "github.com/racelab/racelab/targets/story"
 )
 
-// The story interfaces of racelab's targets package, repeated here because
-// neither this package nor the store packages may import it: a store that
-// stops fitting them fails to compile in its own tests, and a change of
-// signature in targets fails to adapt the store there.
+// The story interfaces come from package story (imported as stories,
+// beside this package's own story type), declared once: a store
+// that stops fitting them fails to compile in its own tests.
 type (
-	// Counter is a store that counts views per slug (ten-hits-one-view).
-	Counter interface {
-		Hit(ctx context.Context, slug string) (int64, error)
-		Views(ctx context.Context, slug string) (int64, error)
-	}
-	// Quota is a store that grants at most limit downloads a visitor a UTC
-	// day (six-become-four).
-	Quota interface {
-		Consume(ctx context.Context, visitor string, limit int64) (granted bool, count int64, err error)
-		Count(ctx context.Context, visitor string) (int64, error)
-	}
-	// Inventory is a store of one-of-a-kind items (five-checkouts).
-	Inventory interface {
-		Checkout(ctx context.Context, item, buyer string) (bool, error)
-		Claims(ctx context.Context, item string) (int64, error)
-	}
+	// Counter, Quota and Inventory are the stories' store interfaces.
+	Counter   = stories.Counter
+	Quota     = stories.Quota
+	Inventory = stories.Inventory
 	// Preparer is a store that readies connections or goroutines for n
 	// simultaneous requests before a burst.
 	Preparer interface {
@@ -39,9 +28,9 @@ type (
 	}
 	// Store is a store that serves all three stories.
 	Store interface {
-		Counter
-		Quota
-		Inventory
+		stories.Counter
+		stories.Quota
+		stories.Inventory
 	}
 )
 
