@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -14,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/racelab/racelab/targets/storetest"
 )
 
 // faultyService speaks the contract's view counter (POST /hit/{slug}, GET
@@ -158,35 +159,11 @@ func TestFaultMatrix(t *testing.T) {
 // TestSilentServer: a server that accepts connections and never answers
 // must not hold a run past its --timeout: the warm-up obeys it too.
 func TestSilentServer(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var conns []net.Conn
-	var mu sync.Mutex
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c) // held open, never answered
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-	})
+	addr := storetest.SilentListener(t)
 	const timeout = 500 * time.Millisecond
 	run := func() (code int, stderr string, took time.Duration) {
 		start := time.Now()
-		code, _, stderr = execute(context.Background(), "run", "ten-hits-one-view", "-t", "http://"+ln.Addr().String(), "--timeout", timeout.String(), "-q")
+		code, _, stderr = execute(context.Background(), "run", "ten-hits-one-view", "-t", "http://"+addr, "--timeout", timeout.String(), "-q")
 		return code, stderr, time.Since(start)
 	}
 	code, stderr, took := run()

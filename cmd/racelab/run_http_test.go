@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -11,12 +10,12 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/httpapi"
+	"github.com/racelab/racelab/targets/storetest"
 )
 
 // TestHTTPExitCodes: a service answering outside the contract, or one that
@@ -142,48 +141,11 @@ func TestHTTPFlagsOnAMixedRun(t *testing.T) {
 	}
 }
 
-// silentListener accepts connections on a loopback port, reads what comes
-// and never answers; it and its connections close at cleanup.
-func silentListener(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var (
-		mu    sync.Mutex
-		conns []net.Conn
-		wg    sync.WaitGroup
-	)
-	wg.Go(func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, conn)
-			mu.Unlock()
-			wg.Go(func() { _, _ = io.Copy(io.Discard, conn) })
-		}
-	})
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	return ln.Addr().String()
-}
-
 // TestHTTPWarmUpObeysTimeout: against a service that accepts connections
 // and never answers, the run gives up after --timeout in every sync mode
 // (exit 1, the cause in the report), not after a fixed limit of its own.
 func TestHTTPWarmUpObeysTimeout(t *testing.T) {
-	addr := silentListener(t)
+	addr := storetest.SilentListener(t)
 	for _, mode := range []string{"auto", "h2", "lastbyte", "none"} {
 		t.Run(mode, func(t *testing.T) {
 			start := time.Now()
@@ -204,7 +166,7 @@ func TestHTTPWarmUpObeysTimeout(t *testing.T) {
 // service ends the run at once, whatever --timeout says (a minute here;
 // the bound is loose for loaded CI machines running -race).
 func TestHTTPWarmUpEndsOnInterrupt(t *testing.T) {
-	addr := silentListener(t)
+	addr := storetest.SilentListener(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(300*time.Millisecond, cancel)
 	start := time.Now()

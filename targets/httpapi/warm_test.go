@@ -3,54 +3,14 @@ package httpapi_test
 import (
 	"context"
 	"errors"
-	"io"
-	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/racelab/racelab/targets/httpapi"
+	"github.com/racelab/racelab/targets/storetest"
 )
-
-// silentServer accepts connections on a loopback port, reads whatever comes
-// and never answers: the service that holds a run at its warm-up. It
-// returns the listener's address; everything closes at cleanup.
-func silentServer(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var (
-		mu    sync.Mutex
-		conns []net.Conn
-		wg    sync.WaitGroup
-	)
-	wg.Go(func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, conn)
-			mu.Unlock()
-			wg.Go(func() { _, _ = io.Copy(io.Discard, conn) })
-		}
-	})
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	return ln.Addr().String()
-}
 
 // slowWarmUp serves the contract over an actor store, but makes every GET
 // of the base URL (the client's warm-up request) wait for delay first.
@@ -78,7 +38,7 @@ var allModes = []httpapi.Sync{httpapi.SyncAuto, httpapi.SyncH2, httpapi.SyncLast
 // cases run one after another, so that each is timed on its own.
 func TestSilentServerGivesUpAtDialTimeout(t *testing.T) {
 	const wait = 500 * time.Millisecond
-	addr := silentServer(t)
+	addr := storetest.SilentListener(t)
 	for _, scheme := range []string{"http", "https"} {
 		for _, mode := range allModes {
 			t.Run(scheme+"/"+string(mode), func(t *testing.T) {
@@ -103,7 +63,7 @@ func TestSilentServerGivesUpAtDialTimeout(t *testing.T) {
 // after the cancel is loose because a loaded CI machine running -race
 // needs it; a warm-up that ignored the context would take the minute.
 func TestWarmUpEndsWithTheContext(t *testing.T) {
-	addr := silentServer(t)
+	addr := storetest.SilentListener(t)
 	for _, mode := range allModes {
 		t.Run(string(mode), func(t *testing.T) {
 			t.Parallel()
