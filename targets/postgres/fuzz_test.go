@@ -1,40 +1,18 @@
 package postgres
 
 import (
-	"errors"
-	"strings"
 	"testing"
-	"unicode/utf8"
+
+	"github.com/racelab/racelab/targets/storetest"
 )
 
 // FuzzParseURL feeds any string to ParseURL, which reads --postgres-url before
-// anything is dialled. It must not panic; every error must be a *URLError
-// (ErrBadURL) printable as one line; and a password written as
-// user:secret@ or password=secret must never show in it. CI runs it for a
-// few seconds with go test -run '^$' -fuzz '^FuzzParseURL$' -fuzztime 10s
-// ./targets/postgres/.
+// anything is dialled; storetest.FuzzURL says what it must hold. CI runs it
+// for a few seconds with go test -run '^$' -fuzz '^FuzzParseURL$' -fuzztime
+// 10s ./targets/postgres/.
 func FuzzParseURL(f *testing.F) {
-	for _, seed := range []string{"postgres://racelab@127.0.0.1:55432/racelab?sslmode=disable", "notaurl", "::garbage::", "postgres://u:secret@h:99999/db", "host=h password=secret port=99999", "postgresql://h1:5432,h2:5433/db", "postgres://h/db?sslmode=bogus", "postgres://h/db?password=secret"} {
-		f.Add(seed)
-	}
-	f.Fuzz(func(t *testing.T, raw string) {
-		_, err := ParseURL(raw)
-		if err == nil {
-			return
-		}
-		var ue *URLError
-		if !errors.As(err, &ue) || !errors.Is(err, ErrBadURL) {
-			t.Fatalf("ParseURL(%q) = %v, want a *URLError", raw, err)
-		}
-		msg := err.Error()
-		if strings.ContainsAny(msg, "\n\r") || !utf8.ValidString(msg) {
-			t.Fatalf("ParseURL(%q): error is not one printable line: %q", raw, msg)
-		}
-		const secret = "s3cretPW"
-		for _, form := range []string{"u:" + secret + "@", "password=" + secret} {
-			if strings.Contains(raw, form) && strings.Count(raw, secret) == 1 && strings.Contains(msg, secret) {
-				t.Fatalf("ParseURL(%q): error shows the password: %q", raw, msg)
-			}
-		}
-	})
+	storetest.FuzzURL[*URLError](f, func(raw string) error { _, err := ParseURL(raw); return err }, ErrBadURL,
+		"postgres://racelab@127.0.0.1:55432/racelab?sslmode=disable", "notaurl", "::garbage::",
+		"postgres://u:secret@h:99999/db", "host=h password=secret port=99999",
+		"postgresql://h1:5432,h2:5433/db", "postgres://h/db?sslmode=bogus", "postgres://h/db?password=secret")
 }
