@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -54,8 +53,9 @@ const (
 var ErrUnreachable = errors.New("postgres unreachable")
 
 // ErrTooManyRetries is wrapped by the error a serializable-strategy request
-// returns when PostgreSQL refused to commit every one of its attempts.
-var ErrTooManyRetries = errors.New("too many retries")
+// returns when PostgreSQL refused to commit every one of its attempts. It is
+// retry.ErrTooManyRetries, which redis.ErrTooManyRetries is too.
+var ErrTooManyRetries = retry.ErrTooManyRetries
 
 // Config says which PostgreSQL server to use and how.
 type Config = server.Config
@@ -63,9 +63,7 @@ type Config = server.Config
 // Store keeps the three stories in one PostgreSQL database. Its methods are
 // safe for concurrent use.
 type Store struct {
-	cfg     Config
-	pool    *server.Pool[*pgxpool.Pool]
-	retries *retry.Loop
+	base server.Store[*pgxpool.Pool]
 
 	// betweenReadAndWrite, when set, runs after the read of the naive,
 	// for-update and serializable strategies: tests use it to change a row
@@ -76,21 +74,10 @@ type Store struct {
 // Open connects to the database cfg names, checks that it answers and
 // creates the store's tables when they do not exist.
 func Open(ctx context.Context, cfg Config) (*Store, error) {
-	if !slices.Contains(Strategies, cfg.Strategy) {
-		return nil, fmt.Errorf("unknown postgres strategy %q (valid: \"\", %q, %q, %q)",
-			cfg.Strategy, StrategyNaive, StrategyForUpdate, StrategySerializable)
-	}
-	if cfg.URL == "" {
-		cfg.URL = DefaultURL
-	}
-	if cfg.PoolSize <= 0 {
-		cfg.PoolSize = DefaultPoolSize
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.DialTimeout <= 0 {
-		cfg.DialTimeout = DefaultDialTimeout
+	cfg, err := cfg.WithDefaults("postgres", Strategies,
+		Config{URL: DefaultURL, PoolSize: DefaultPoolSize, DialTimeout: DefaultDialTimeout})
+	if err != nil {
+		return nil, err
 	}
 	// The URL is checked before anything is dialled: a typo is a usage
 	// error, not an unreachable server.
@@ -104,12 +91,11 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{
-		cfg:  cfg,
-		pool: server.NewPool(srv, d, pool, cfg.PoolSize),
-		retries: &retry.Loop{Base: BackoffBase, Cap: BackoffCap, MaxAttempts: cfg.MaxAttempts,
-			Refused: retryable},
-	}
+	s := &Store{base: server.Store[*pgxpool.Pool]{
+		Config: cfg,
+		Pool:   server.NewPool(srv, d, pool, cfg.PoolSize),
+		Retry:  &retry.Loop{Base: BackoffBase, Cap: BackoffCap, MaxAttempts: cfg.MaxAttempts, Refused: retryable},
+	}}
 	pingCtx, cancel := context.WithTimeout(ctx, cfg.DialTimeout)
 	defer cancel()
 	if err := pool.Ping(pingCtx); err != nil {
@@ -213,18 +199,18 @@ func createTables(ctx context.Context, pool *pgxpool.Pool) error {
 
 // Retries is how many times serializable-strategy requests started over
 // because PostgreSQL refused to commit them, summed over the store's life.
-func (s *Store) Retries() int64 { return s.retries.Retries() }
+func (s *Store) Retries() int64 { return s.base.Retry.Retries() }
 
 // Prepare grows the pgx pool to at least n connections, then acquires n of
 // them at once and pings each, so that a burst of n requests finds them
 // open. It must not run alongside requests: a larger pool replaces the old
 // one.
-func (s *Store) Prepare(ctx context.Context, n int) error { return s.pool.Prepare(ctx, n) }
+func (s *Store) Prepare(ctx context.Context, n int) error { return s.base.Pool.Prepare(ctx, n) }
 
 // Close closes the store's connections.
-func (s *Store) Close() error { return s.pool.Close() }
+func (s *Store) Close() error { return s.base.Pool.Close() }
 
-func (s *Store) db() *pgxpool.Pool { return s.pool.Get() }
+func (s *Store) db() *pgxpool.Pool { return s.base.Pool.Get() }
 
 // querier is what a read-then-write step runs its statements on: the pool
 // itself (naive) or a transaction.
@@ -241,7 +227,7 @@ type querier interface {
 // (or Config.MaxAttempts, when set, is reached).
 func (s *Store) readThenWrite(ctx context.Context, step func(q querier, lock string) error) error {
 	pool := s.db()
-	switch s.cfg.Strategy {
+	switch s.base.Config.Strategy {
 	case StrategyNaive:
 		return step(pool, "")
 	case StrategyForUpdate:
@@ -252,7 +238,7 @@ func (s *Store) readThenWrite(ctx context.Context, step func(q querier, lock str
 		return pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{IsoLevel: pgx.Serializable},
 			func(tx pgx.Tx) error { return step(tx, "") })
 	}
-	return s.retries.Do(ctx, serializable, func(attempts int, last, deadline error) error {
+	return s.base.Retry.Do(ctx, serializable, func(attempts int, last, deadline error) error {
 		if deadline == nil {
 			return fmt.Errorf("%w: refused to commit %d attempts: %w", ErrTooManyRetries, attempts, last)
 		}
@@ -269,4 +255,6 @@ func retryable(err error) bool {
 }
 
 // pause runs between a strategy's read and its write.
-func (s *Store) pause(ctx context.Context) { server.Pause(ctx, s.betweenReadAndWrite, s.cfg.ThinkTime) }
+func (s *Store) pause(ctx context.Context) {
+	server.Pause(ctx, s.betweenReadAndWrite, s.base.Config.ThinkTime)
+}

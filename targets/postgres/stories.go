@@ -20,14 +20,14 @@ func (s *Store) Hit(ctx context.Context, slug string) (int64, error) {
 
 func (s *Store) hit(ctx context.Context, slug string) (int64, error) {
 	var total int64
-	if s.cfg.Strategy == StrategyAtomic {
+	if s.base.Config.Strategy == StrategyAtomic {
 		err := s.db().QueryRow(ctx, `
 			INSERT INTO racelab_views (slug, count) VALUES ($1, 1)
 			ON CONFLICT (slug) DO UPDATE SET count = racelab_views.count + 1
 			RETURNING count`, slug).Scan(&total)
 		return total, err
 	}
-	if s.cfg.Strategy == StrategyForUpdate {
+	if s.base.Config.Strategy == StrategyForUpdate {
 		// FOR UPDATE locks rows, not their absence: the row must exist
 		// before the first request reads it.
 		if err := s.ensure(ctx, `INSERT INTO racelab_views (slug, count) VALUES ($1, 0)
@@ -69,7 +69,7 @@ func (s *Store) Consume(ctx context.Context, visitor string, limit int64) (grant
 
 func (s *Store) consume(ctx context.Context, visitor string, limit int64) (granted bool, count int64, err error) {
 	day := s.day()
-	if s.cfg.Strategy == StrategyAtomic {
+	if s.base.Config.Strategy == StrategyAtomic {
 		if limit < 1 { // the upsert below would insert a first download
 			count, err = s.count(ctx, visitor, day)
 			return false, count, err
@@ -87,7 +87,7 @@ func (s *Store) consume(ctx context.Context, visitor string, limit int64) (grant
 		}
 		return err == nil, count, err
 	}
-	if s.cfg.Strategy == StrategyForUpdate {
+	if s.base.Config.Strategy == StrategyForUpdate {
 		if err := s.ensure(ctx, `INSERT INTO racelab_quota (visitor, day, count) VALUES ($1, $2::date, 0)
 			ON CONFLICT (visitor) DO NOTHING`, visitor, day); err != nil {
 			return false, 0, err
@@ -132,7 +132,7 @@ func (s *Store) count(ctx context.Context, visitor, day string) (int64, error) {
 }
 
 // day is the store's UTC day as PostgreSQL writes a date.
-func (s *Store) day() string { return s.cfg.Now().UTC().Format(time.DateOnly) }
+func (s *Store) day() string { return s.base.Config.Now().UTC().Format(time.DateOnly) }
 
 // Checkout tries to claim item for buyer and answers whether this request
 // got it. Every item has a stock of one: an item without a row has never
@@ -146,7 +146,7 @@ func (s *Store) Checkout(ctx context.Context, item, buyer string) (bool, error) 
 }
 
 func (s *Store) checkout(ctx context.Context, item, buyer string) (bool, error) {
-	if s.cfg.Strategy == StrategyAtomic {
+	if s.base.Config.Strategy == StrategyAtomic {
 		tag, err := s.db().Exec(ctx, `
 			INSERT INTO racelab_items AS i (item, remaining, claims, buyer) VALUES ($1, 0, 1, $2)
 			ON CONFLICT (item) DO UPDATE
@@ -154,7 +154,7 @@ func (s *Store) checkout(ctx context.Context, item, buyer string) (bool, error) 
 				WHERE i.remaining > 0`, item, buyer)
 		return tag.RowsAffected() == 1, err
 	}
-	if s.cfg.Strategy == StrategyForUpdate {
+	if s.base.Config.Strategy == StrategyForUpdate {
 		if err := s.ensure(ctx, `INSERT INTO racelab_items (item, remaining) VALUES ($1, 1)
 			ON CONFLICT (item) DO NOTHING`, item); err != nil {
 			return false, err

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -55,8 +54,9 @@ const (
 var ErrUnreachable = errors.New("redis unreachable")
 
 // ErrTooManyRetries is wrapped by the error a watch-strategy request returns
-// when every one of its attempts met a concurrent change.
-var ErrTooManyRetries = errors.New("too many retries")
+// when every one of its attempts met a concurrent change. It is
+// retry.ErrTooManyRetries, which postgres.ErrTooManyRetries is too.
+var ErrTooManyRetries = retry.ErrTooManyRetries
 
 // Config says which Redis server to use and how.
 type Config = server.Config
@@ -64,9 +64,7 @@ type Config = server.Config
 // Store keeps the three stories in one Redis server. Its methods are safe for
 // concurrent use.
 type Store struct {
-	cfg     Config
-	pool    *server.Pool[*goredis.Client]
-	retries *retry.Loop
+	base server.Store[*goredis.Client]
 
 	// betweenReadAndWrite, when set, runs after the read of the naive and
 	// watch strategies: tests use it to change a key at the worst moment.
@@ -75,20 +73,10 @@ type Store struct {
 
 // Open connects to the server cfg names and checks that it answers.
 func Open(ctx context.Context, cfg Config) (*Store, error) {
-	if !slices.Contains(Strategies, cfg.Strategy) {
-		return nil, fmt.Errorf("unknown redis strategy %q (valid: \"\", %q, %q)", cfg.Strategy, StrategyNaive, StrategyWatch)
-	}
-	if cfg.URL == "" {
-		cfg.URL = DefaultURL
-	}
-	if cfg.PoolSize <= 0 {
-		cfg.PoolSize = DefaultPoolSize
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.DialTimeout <= 0 {
-		cfg.DialTimeout = DefaultDialTimeout
+	cfg, err := cfg.WithDefaults("redis", Strategies,
+		Config{URL: DefaultURL, PoolSize: DefaultPoolSize, DialTimeout: DefaultDialTimeout})
+	if err != nil {
+		return nil, err
 	}
 	// The URL is checked before anything is dialled: a typo is a usage
 	// error, not an unreachable server.
@@ -98,16 +86,16 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	quietOnce.Do(func() { goredis.SetLogger(quiet{}) })
 	srv := server.Server{Kind: "redis", Addr: opts.Addr, ErrUnreachable: ErrUnreachable}
-	s := &Store{
-		cfg:  cfg,
-		pool: server.NewPool(srv, driver(cfg), goredis.NewClient(opts), cfg.PoolSize),
-		retries: &retry.Loop{Base: BackoffBase, Cap: BackoffCap, MaxAttempts: cfg.MaxAttempts,
+	s := &Store{base: server.Store[*goredis.Client]{
+		Config: cfg,
+		Pool:   server.NewPool(srv, driver(cfg), goredis.NewClient(opts), cfg.PoolSize),
+		Retry: &retry.Loop{Base: BackoffBase, Cap: BackoffCap, MaxAttempts: cfg.MaxAttempts,
 			Refused: func(err error) bool { return errors.Is(err, goredis.TxFailedErr) }},
-	}
+	}}
 	pingCtx, cancel := context.WithTimeout(ctx, cfg.DialTimeout+time.Second)
 	defer cancel()
 	if err := s.redis().Ping(pingCtx).Err(); err != nil {
-		_ = s.pool.Close()
+		_ = s.base.Pool.Close()
 		return nil, srv.Unreachable(err, cfg.DialTimeout)
 	}
 	return s, nil
@@ -168,18 +156,18 @@ func (quiet) Printf(context.Context, string, ...any) {}
 // Retries is how many times watch-strategy requests started over because
 // another client changed their key between the read and the write, summed
 // over the store's life.
-func (s *Store) Retries() int64 { return s.retries.Retries() }
+func (s *Store) Retries() int64 { return s.base.Retry.Retries() }
 
 // Prepare grows the client's pool to at least n connections and pings n of
 // them at once, each on a connection of its own, so that a burst of n
 // requests finds them open. It must not run alongside requests: a larger
 // pool replaces the old one.
-func (s *Store) Prepare(ctx context.Context, n int) error { return s.pool.Prepare(ctx, n) }
+func (s *Store) Prepare(ctx context.Context, n int) error { return s.base.Pool.Prepare(ctx, n) }
 
 // Close closes the store's connections.
-func (s *Store) Close() error { return s.pool.Close() }
+func (s *Store) Close() error { return s.base.Pool.Close() }
 
-func (s *Store) redis() *goredis.Client { return s.pool.Get() }
+func (s *Store) redis() *goredis.Client { return s.base.Pool.Get() }
 
 // write is the write half of a read-then-write step, queued on a pipeline.
 type write func(p goredis.Pipeliner)
@@ -191,7 +179,7 @@ type write func(p goredis.Pipeliner)
 // succeeds or ctx ends (or Config.MaxAttempts, when set, is reached).
 func (s *Store) readThenWrite(ctx context.Context, key string, step func(r goredis.Cmdable) (write, error)) error {
 	c := s.redis()
-	if s.cfg.Strategy == StrategyNaive {
+	if s.base.Config.Strategy == StrategyNaive {
 		return s.readThenPipeline(ctx, c, c.Pipelined, step)
 	}
 	watch := func() error {
@@ -199,7 +187,7 @@ func (s *Store) readThenWrite(ctx context.Context, key string, step func(r gored
 			return s.readThenPipeline(ctx, tx, tx.TxPipelined, step)
 		}, key)
 	}
-	return s.retries.Do(ctx, watch, func(attempts int, _, deadline error) error {
+	return s.base.Retry.Do(ctx, watch, func(attempts int, _, deadline error) error {
 		if deadline == nil {
 			return fmt.Errorf("%w: %s changed under each of %d attempts", ErrTooManyRetries, key, attempts)
 		}
@@ -224,4 +212,6 @@ func (s *Store) readThenPipeline(ctx context.Context, r goredis.Cmdable,
 }
 
 // pause runs between a strategy's read and its write.
-func (s *Store) pause(ctx context.Context) { server.Pause(ctx, s.betweenReadAndWrite, s.cfg.ThinkTime) }
+func (s *Store) pause(ctx context.Context) {
+	server.Pause(ctx, s.betweenReadAndWrite, s.base.Config.ThinkTime)
+}

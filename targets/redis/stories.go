@@ -20,7 +20,7 @@ func claimsKey(item string) string   { return KeyPrefix + "claims:" + item }
 // Hit records one view of slug and answers the total it stored.
 func (s *Store) Hit(ctx context.Context, slug string) (int64, error) {
 	key := viewsKey(slug)
-	if s.cfg.Strategy == StrategyAtomic {
+	if s.base.Config.Strategy == StrategyAtomic {
 		var incr *goredis.IntCmd
 		_, err := s.redis().TxPipelined(ctx, func(p goredis.Pipeliner) error {
 			incr = p.Incr(ctx, key)
@@ -76,7 +76,7 @@ return {1, n}
 func (s *Store) Consume(ctx context.Context, visitor string, limit int64) (granted bool, count int64, err error) {
 	key := quotaKey(visitor)
 	day, ttl := s.day()
-	if s.cfg.Strategy == StrategyAtomic {
+	if s.base.Config.Strategy == StrategyAtomic {
 		got, err := consumeScript.Run(ctx, s.redis(), []string{key}, day, limit, ttl.Milliseconds()).Int64Slice()
 		if err != nil {
 			return false, 0, fmt.Errorf("consume %s: %w", key, err)
@@ -120,7 +120,7 @@ func (s *Store) Count(ctx context.Context, visitor string) (int64, error) {
 // day is the store's UTC day, and the time left until it ends, at least a
 // millisecond so that a fresh key never expires before it is written.
 func (s *Store) day() (string, time.Duration) {
-	now := s.cfg.Now().UTC()
+	now := s.base.Config.Now().UTC()
 	next := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
 	return now.Format(time.DateOnly), max(next.Sub(now), time.Millisecond)
 }
@@ -143,7 +143,7 @@ return 1
 // got it. A claim holds for ReservationTTL.
 func (s *Store) Checkout(ctx context.Context, item, buyer string) (bool, error) {
 	claim, claims := claimKey(item), claimsKey(item)
-	if s.cfg.Strategy == StrategyAtomic {
+	if s.base.Config.Strategy == StrategyAtomic {
 		got, err := checkoutScript.Run(ctx, s.redis(), []string{claim, claims},
 			buyer, ReservationTTL.Milliseconds(), RecordTTL.Milliseconds()).Int64()
 		if err != nil {

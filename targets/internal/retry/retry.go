@@ -2,12 +2,18 @@ package retry
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"sync/atomic"
 	"time"
 
 	"github.com/racelab/racelab/targets/clock"
 )
+
+// ErrTooManyRetries is wrapped by the error a store answers when it gave up
+// on a request whose every attempt was refused (see Loop.Do). redis and
+// postgres re-export it under the same name.
+var ErrTooManyRetries = errors.New("too many retries")
 
 // Loop is a store's retry policy and its count of restarts. Its methods are
 // safe for concurrent use; a Loop must not be copied after first use.

@@ -1,6 +1,12 @@
 package server
 
-import "time"
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
 
 // Config says which server a store uses and how: redis.Config and
 // postgres.Config are this type, since the two stores are set up alike.
@@ -29,4 +35,31 @@ type Config struct {
 	// DialTimeout bounds each connection attempt; zero means the store's
 	// DefaultDialTimeout.
 	DialTimeout time.Duration
+}
+
+// WithDefaults answers c with the fields left zero set from defaults (URL,
+// PoolSize, DialTimeout) and Now set to time.Now, or an error when
+// c.Strategy is not one of strategies, the store's list, which the error
+// names after kind ("redis", "postgres").
+func (c Config) WithDefaults(kind string, strategies []string, defaults Config) (Config, error) {
+	if !slices.Contains(strategies, c.Strategy) {
+		valid := make([]string, len(strategies))
+		for i, s := range strategies {
+			valid[i] = strconv.Quote(s)
+		}
+		return c, fmt.Errorf("unknown %s strategy %q (valid: %s)", kind, c.Strategy, strings.Join(valid, ", "))
+	}
+	if c.URL == "" {
+		c.URL = defaults.URL
+	}
+	if c.PoolSize <= 0 {
+		c.PoolSize = defaults.PoolSize
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.DialTimeout <= 0 {
+		c.DialTimeout = defaults.DialTimeout
+	}
+	return c, nil
 }
