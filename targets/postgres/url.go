@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"errors"
-	"fmt"
 	"regexp"
 	"strings"
 
@@ -26,9 +25,7 @@ type URLError = server.URLError
 // without a scheme as keyword=value, so "notaurl" would be "invalid
 // keyword/value", and its message repeats the whole string.
 func ParseURL(raw string) (*pgxpool.Config, error) {
-	bad := func(format string, args ...any) error {
-		return &URLError{Kind: "postgres", URL: redact(raw), Reason: server.Printable(fmt.Sprintf(format, args...)), Bad: ErrBadURL}
-	}
+	bad := server.URLErrors("postgres", redact(raw), ErrBadURL)
 	switch {
 	case strings.TrimSpace(raw) == "":
 		return nil, bad("empty")

@@ -2,7 +2,6 @@ package redis
 
 import (
 	"errors"
-	"fmt"
 	"regexp"
 	"strings"
 
@@ -26,9 +25,7 @@ type URLError = server.URLError
 // included, or leave out the part at fault, and it would dial a port out
 // of range and report the failure as an unreachable server.
 func ParseURL(raw string) (*goredis.Options, error) {
-	bad := func(format string, args ...any) error {
-		return &URLError{Kind: "redis", URL: redact(raw), Reason: server.Printable(fmt.Sprintf(format, args...)), Bad: ErrBadURL}
-	}
+	bad := server.URLErrors("redis", redact(raw), ErrBadURL)
 	if strings.TrimSpace(raw) == "" {
 		return nil, bad("empty")
 	}

@@ -23,6 +23,16 @@ type URLError struct {
 func (e *URLError) Error() string        { return fmt.Sprintf("%s url %q: %s", e.Kind, e.URL, e.Reason) }
 func (e *URLError) Is(target error) bool { return target == e.Bad }
 
+// URLErrors answers how a store's ParseURL words what is wrong with one URL:
+// a function that makes a *URLError of kind about shown (the URL, its
+// password already hidden), with the store's sentinel bad, and with a reason
+// formatted as fmt.Sprintf does and made Printable.
+func URLErrors(kind, shown string, bad error) func(format string, args ...any) error {
+	return func(format string, args ...any) error {
+		return &URLError{Kind: kind, URL: shown, Reason: Printable(fmt.Sprintf(format, args...)), Bad: bad}
+	}
+}
+
 // HidePassword hides the password in the user part of a URL, even of one
 // that does not parse: whatever lies between "user:" and the last '@'. A
 // password given as a setting (password=…) is the caller's to hide, since
