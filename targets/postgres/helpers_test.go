@@ -2,28 +2,30 @@ package postgres
 
 import (
 	"context"
-	"io"
 
 	"github.com/racelab/racelab/targets/storetest"
 )
 
-// A Store must keep fitting racelab's story interfaces.
-var (
-	_ storetest.Store    = (*Store)(nil)
-	_ storetest.Preparer = (*Store)(nil)
-	_ io.Closer          = (*Store)(nil)
-)
-
-// testServer is the postgres server the tests use: RACELAB_POSTGRES_URL's, or the
-// one .ci/services starts. testServer.Store(t, cfg) opens a store on it,
-// closed when the test ends, and skips the test when the server does not
-// answer, except under CI=true, where it fails it.
-var testServer = storetest.Server[Config, *Store]{
-	EnvVar:      "RACELAB_POSTGRES_URL",
-	DefaultURL:  DefaultURL,
-	Unreachable: ErrUnreachable,
-	Open: func(ctx context.Context, url string, cfg Config) (*Store, error) {
-		cfg.URL = url
-		return Open(ctx, cfg)
-	},
+// kit is what storetest's real-server checks need to know of this package.
+// Its type, Kit[*Store], keeps a Store fitting racelab's story interfaces,
+// Preparer, Retrier and io.Closer: a Store that stops fitting fails to compile.
+// Its server is RACELAB_POSTGRES_URL's, or the one .ci/services starts.
+var kit = storetest.Kit[*Store]{
+	Name:                "postgres",
+	EnvVar:              "RACELAB_POSTGRES_URL",
+	DefaultURL:          DefaultURL,
+	Open:                Open,
+	Strategies:          Strategies,
+	Holding:             []string{StrategyAtomic, StrategyForUpdate, StrategySerializable},
+	Naive:               StrategyNaive,
+	Optimistic:          StrategySerializable,
+	URL:                 func(addr string) string { return "postgres://racelab@" + addr + "/racelab?sslmode=disable" },
+	Conns:               func(s *Store) int64 { return int64(s.db().Stat().TotalConns()) },
+	DefaultPoolSize:     DefaultPoolSize,
+	Unreachable:         ErrUnreachable,
+	TooManyRetries:      ErrTooManyRetries,
+	BetweenReadAndWrite: func(s *Store) *func(context.Context) { return &s.betweenReadAndWrite },
 }
+
+// testServer is kit's server: testServer.Store(t, cfg) opens a store on it.
+var testServer = kit.Server()

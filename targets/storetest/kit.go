@@ -1,0 +1,317 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/racelab/racelab/targets/internal/server"
+)
+
+// ServerStore is a store on a real server that readies its connections
+// before a burst and counts the retries of its optimistic strategy.
+type ServerStore interface {
+	Store
+	Preparer
+	Retrier
+	io.Closer
+}
+
+// Kit is what the checks every real-server store package (redis,
+// postgres) runs need to know of that package, so that each check is
+// written once. The tests named after each method stay in the package,
+// under the package's own names.
+type Kit[S ServerStore] struct {
+	// Name is how the package's errors name the server: "redis".
+	Name string
+	// Strategies are all the package's strategies; Holding those that must
+	// never lose an update; Naive the one that does; Optimistic the one that
+	// retries when another request got there first.
+	Strategies []string
+	Holding    []string
+	Naive      string
+	Optimistic string
+	// EnvVar names the test server's URL, e.g. RACELAB_REDIS_URL, and
+	// DefaultURL is the one .ci/services starts, used when EnvVar is unset.
+	EnvVar, DefaultURL string
+	// Open is the package's Open.
+	Open func(ctx context.Context, cfg Config) (S, error)
+	// URL is the package's URL for a server at addr.
+	URL func(addr string) string
+	// Conns is how many connections s's pool holds open.
+	Conns func(s S) int64
+	// BetweenReadAndWrite is s's hook run between the read and the write of
+	// an optimistic attempt.
+	BetweenReadAndWrite func(s S) *func(ctx context.Context)
+	// DefaultPoolSize is the pool's size before Prepare grows it.
+	DefaultPoolSize int
+	// Unreachable and TooManyRetries are the package's sentinels.
+	Unreachable, TooManyRetries error
+}
+
+// Server is the kit's test server. Server().Store(t, cfg) opens a store on
+// it, closed when the test ends, and skips the test when the server does
+// not answer, except under CI=true, where it fails it.
+func (k Kit[S]) Server() Server[Config, S] {
+	return Server[Config, S]{
+		EnvVar:      k.EnvVar,
+		DefaultURL:  k.DefaultURL,
+		Unreachable: k.Unreachable,
+		Open: func(ctx context.Context, url string, cfg Config) (S, error) {
+			cfg.URL = url
+			return k.Open(ctx, cfg)
+		},
+	}
+}
+
+// Config is the configuration of a store on a real server, the same type
+// in every such package.
+type Config = server.Config
+
+// StrategyName names strategy in a subtest: "" is "atomic", the default.
+func StrategyName(strategy string) string {
+	if strategy == "" {
+		return "atomic"
+	}
+	return strategy
+}
+
+// eachStrategy runs test on a store of each strategy, as parallel subtests
+// when parallel is set.
+func (k Kit[S]) eachStrategy(t *testing.T, strategies []string, parallel bool, test func(t *testing.T, strategy string)) {
+	t.Helper()
+	for _, strategy := range strategies {
+		t.Run(StrategyName(strategy), func(t *testing.T) {
+			if parallel {
+				t.Parallel()
+			}
+			test(t, strategy)
+		})
+	}
+}
+
+// prepared opens a store of strategy and readies it for n requests at once.
+func (k Kit[S]) prepared(t *testing.T, cfg Config, n int) S {
+	t.Helper()
+	s := k.Server().Store(t, cfg)
+	if err := s.Prepare(t.Context(), n); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// FixedStrategiesHold runs every story 10 times at 50 simultaneous requests
+// on each Holding strategy, in parallel.
+//
+// Ten rounds, not more: at N=50 a strategy that loses updates shows it in
+// (nearly) every round, as the naive one does in 19 or 20 of 20 rounds of
+// every story without any think time, so a broken strategy fails in the
+// first round or two. N stays 50, past the pools' default sizes and with
+// contention enough to make the optimistic strategy retry hundreds of times
+// a round; more rounds only repeated that for a minute.
+func (k Kit[S]) FixedStrategiesHold(t *testing.T) {
+	const rounds, n = 10, 50
+	k.eachStrategy(t, k.Holding, true, func(t *testing.T, strategy string) {
+		s := k.prepared(t, Config{Strategy: strategy}, n)
+		Holds(t, s, rounds, n)
+		t.Logf("%s: %d retries over %d rounds of each story", StrategyName(strategy), s.Retries(), rounds)
+	})
+}
+
+// NaiveThinkTime stands in for the time a deployed service spends between
+// its read and its write. On loopback a round trip takes tens of
+// microseconds, while under -race on a busy two-core machine the ten
+// goroutines of a burst can start up to a hundred microseconds apart; with
+// no pause the race then shows in fewer rounds, though still in most when
+// the machine is idle.
+const NaiveThinkTime = 100 * time.Microsecond
+
+// NaiveLosesUpdates shows the race the stories are about on the Naive
+// strategy: it loses updates in most rounds of 10 simultaneous requests.
+func (k Kit[S]) NaiveLosesUpdates(t *testing.T) {
+	const rounds, n = 40, 10
+	s := k.prepared(t, Config{Strategy: k.Naive, ThinkTime: NaiveThinkTime}, QuotaN)
+	LosesUpdates(t, s, rounds, n, Most)
+}
+
+// QuotaDayRollsOver runs QuotaDayRollsOver on every strategy.
+func (k Kit[S]) QuotaDayRollsOver(t *testing.T) {
+	k.eachStrategy(t, k.Strategies, false, func(t *testing.T, strategy string) {
+		clock := &Clock{}
+		QuotaDayRollsOver(t, k.Server().Store(t, Config{Strategy: strategy, Now: clock.Now}), clock)
+	})
+}
+
+// EachStrategy runs test on a store of each strategy, as subtests.
+func (k Kit[S]) EachStrategy(t *testing.T, test func(t *testing.T, s S)) {
+	k.eachStrategy(t, k.Strategies, false, func(t *testing.T, strategy string) {
+		test(t, k.Server().Store(t, Config{Strategy: strategy}))
+	})
+}
+
+// contended opens a store of the Optimistic strategy with maxAttempts and
+// a slug on which another client hits between every read and write of its
+// attempts, so that every attempt fails.
+func (k Kit[S]) contended(t *testing.T, maxAttempts int) (s S, slug string) {
+	t.Helper()
+	s = k.Server().Store(t, Config{Strategy: k.Optimistic, MaxAttempts: maxAttempts})
+	slug = Key(t, 0)
+	other := k.Server().Store(t, Config{})
+	*k.BetweenReadAndWrite(s) = func(ctx context.Context) {
+		if _, err := other.Hit(context.WithoutCancel(ctx), slug); err != nil {
+			t.Error(err)
+		}
+	}
+	return s, slug
+}
+
+// GivesUpAfterMaxAttempts changes what the Optimistic strategy read
+// between every read and write, so that every attempt fails and the
+// request must end with TooManyRetries after exactly MaxAttempts tries.
+func (k Kit[S]) GivesUpAfterMaxAttempts(t *testing.T) {
+	const attempts = 3
+	s, slug := k.contended(t, attempts)
+	ctx := t.Context()
+	_, err := s.Hit(ctx, slug)
+	if !errors.Is(err, k.TooManyRetries) {
+		t.Fatalf("got error %v, want %v", err, k.TooManyRetries)
+	}
+	if got, want := s.Retries(), int64(attempts-1); got != want {
+		t.Errorf("retries: got %d, want %d", got, want)
+	}
+	views, err := s.Views(ctx, slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if views != attempts {
+		t.Errorf("views: got %d, want %d (only the other client's hits)", views, attempts)
+	}
+}
+
+// RetriesUntilDeadline makes every attempt of one request of the
+// Optimistic strategy fail, as GivesUpAfterMaxAttempts does but with no
+// MaxAttempts: the request must keep retrying, counting each retry, until
+// its context's deadline, and then say so.
+func (k Kit[S]) RetriesUntilDeadline(t *testing.T) {
+	const deadline = 300 * time.Millisecond
+	s, slug := k.contended(t, 0)
+	ctx, cancel := context.WithTimeout(t.Context(), deadline)
+	defer cancel()
+	start := time.Now()
+	_, err := s.Hit(ctx, slug)
+	took := time.Since(start)
+	// Retrying stops at the deadline: in the wait, or before a wait that
+	// would outlast it (TooManyRetries), or in a command the deadline
+	// cut short (whatever the driver says then, and maybe a moment
+	// before ctx's own timer has fired).
+	if end, _ := ctx.Deadline(); !errors.Is(err, k.TooManyRetries) && (err == nil || time.Now().Before(end)) {
+		t.Fatalf("got error %v, want the request ended by its deadline", err)
+	}
+	if retries := s.Retries(); retries < 5 {
+		t.Errorf("retries: got %d in %v, want it to keep retrying until the deadline", retries, took)
+	}
+	if took < deadline-50*time.Millisecond || took > deadline+time.Second {
+		t.Errorf("gave up after %v, want about %v (the deadline)", took, deadline)
+	}
+}
+
+// PrepareOpensConnections checks that Prepare leaves n open connections in
+// the pool, growing it past its starting size when n asks for more.
+func (k Kit[S]) PrepareOpensConnections(t *testing.T) {
+	for _, n := range []int{4, k.DefaultPoolSize, 50} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			s := k.prepared(t, Config{}, n)
+			if got := k.Conns(s); got < int64(n) {
+				t.Errorf("open connections: got %d, want at least %d", got, n)
+			}
+		})
+	}
+}
+
+// OpenFailsFastWhenServerIsDown checks that opening a store where nothing
+// listens fails at once with one line naming the server, wrapping
+// Unreachable.
+func (k Kit[S]) OpenFailsFastWhenServerIsDown(t *testing.T) {
+	addr := ClosedAddr(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	_, err := k.Open(ctx, Config{URL: k.URL(addr)})
+	if err == nil {
+		t.Fatal("open: got no error")
+	}
+	if got, want := err.Error(), k.Name+" at "+addr+": connection refused"; got != want {
+		t.Errorf("error: got %q, want %q", got, want)
+	}
+	if !errors.Is(err, k.Unreachable) {
+		t.Errorf("error %v does not wrap %v", err, k.Unreachable)
+	}
+}
+
+// HoldingStrategiesAnswerEveryRequest runs every story at its own N (10
+// hits, 12 downloads, 5 checkouts), 20 rounds each, on every Holding
+// strategy at once, so that the server is under their combined load, and
+// fails if a single request errored: an optimistic transaction that gives
+// up its retries while others commit proves nothing, and would pass a
+// check that looks only at the requests that answered.
+func (k Kit[S]) HoldingStrategiesAnswerEveryRequest(t *testing.T) {
+	const rounds = 20
+	k.eachStrategy(t, k.Holding, true, func(t *testing.T, strategy string) {
+		AnswersEveryRequest(t, k.prepared(t, Config{Strategy: strategy}, QuotaN), rounds)
+	})
+}
+
+// BenchmarkHit measures one view hit per strategy, all goroutines on one
+// slug, as in the story.
+func (k Kit[S]) BenchmarkHit(b *testing.B) {
+	for _, strategy := range k.Strategies {
+		b.Run(StrategyName(strategy), func(b *testing.B) {
+			s := k.Server().Store(b, Config{Strategy: strategy})
+			ctx := context.Background()
+			slug := Key(b, 0)
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if _, err := s.Hit(ctx, slug); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
+}
+
+// OpenRejectsUnknownStrategy checks that a strategy the package does not
+// know is refused by name when the store opens.
+func (k Kit[S]) OpenRejectsUnknownStrategy(t *testing.T) {
+	_, err := k.Open(t.Context(), Config{Strategy: "optimistic"})
+	want := "unknown " + k.Name + ` strategy "optimistic"`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("got %v, want an error saying %s", err, want)
+	}
+}
+
+// Run runs every check of the kit as a subtest named after it, one after
+// another: a check whose strategies run in parallel ends before the next
+// starts, so each has the server to itself.
+func (k Kit[S]) Run(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		check func(*testing.T)
+	}{
+		{"FixedStrategiesHold", k.FixedStrategiesHold},
+		{"NaiveLosesUpdates", k.NaiveLosesUpdates},
+		{"QuotaDayRollsOver", k.QuotaDayRollsOver},
+		{"GivesUpAfterMaxAttempts", k.GivesUpAfterMaxAttempts},
+		{"RetriesUntilDeadline", k.RetriesUntilDeadline},
+		{"PrepareOpensConnections", k.PrepareOpensConnections},
+		{"OpenFailsFastWhenServerIsDown", k.OpenFailsFastWhenServerIsDown},
+		{"OpenRejectsUnknownStrategy", k.OpenRejectsUnknownStrategy},
+		{"HoldingStrategiesAnswerEveryRequest", k.HoldingStrategiesAnswerEveryRequest},
+	} {
+		t.Run(c.name, c.check)
+	}
+}
