@@ -2,9 +2,11 @@
 // postgres) share, so that each store keeps only what its driver and its
 // strategies make its own:
 //
+//   - what a store holds (Store) and its Config's defaults filled in and
+//     strategy checked (Config.WithDefaults);
 //   - the server's URL checked in plain words before anything is dialled,
 //     its password hidden in every message (HidePassword, ParseURL,
-//     CheckPort, Printable);
+//     CheckPort, Printable, URLErrors);
 //   - a failed first contact told in one line that wraps the store's
 //     sentinel (Server.Unreachable);
 //   - the pool of connections, replaced by a larger one and warmed before a
