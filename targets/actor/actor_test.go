@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"sync"
 	"testing"
 	"time"
@@ -19,11 +18,7 @@ func TestMain(m *testing.M) {
 }
 
 // A Store must keep fitting racelab's story interfaces.
-var (
-	_ storetest.Store    = (*Store)(nil)
-	_ storetest.Preparer = (*Store)(nil)
-	_ io.Closer          = (*Store)(nil)
-)
+var _ storetest.Local = (*Store)(nil)
 
 func open(t testing.TB, cfg Config) *Store {
 	t.Helper()
@@ -32,37 +27,30 @@ func open(t testing.TB, cfg Config) *Store {
 	return s
 }
 
-func TestHitBurst(t *testing.T) {
-	t.Run(fmt.Sprintf("%q", StrategyDefault), func(t *testing.T) {
-		// Every hit counted, every answer distinct.
-		storetest.CounterExact(t, open(t, Config{Strategy: StrategyDefault}), 10, 50)
-	})
-	t.Run(fmt.Sprintf("%q", StrategyAwaitFetch), func(t *testing.T) {
-		// The await opens the gate between read and write, so some of the
-		// hits read a total another one is about to overwrite: every round
-		// loses updates.
-		storetest.CounterLoses(t, open(t, Config{Strategy: StrategyAwaitFetch}), 5, 10, storetest.All)
-	})
-}
-
-func TestConsumeBurst(t *testing.T) {
-	const n = 12
-	t.Run(fmt.Sprintf("%q", StrategyDefault), func(t *testing.T) {
-		storetest.QuotaExact(t, open(t, Config{Strategy: StrategyDefault}), 1, n)
-	})
-	t.Run(fmt.Sprintf("%q", StrategyAwaitFetch), func(t *testing.T) {
-		storetest.QuotaLoses(t, open(t, Config{Strategy: StrategyAwaitFetch}), 1, n, storetest.All)
-	})
-}
-
-func TestCheckoutBurst(t *testing.T) {
-	const n = 5
-	t.Run(fmt.Sprintf("%q", StrategyDefault), func(t *testing.T) {
-		storetest.InventoryExact(t, open(t, Config{Strategy: StrategyDefault}), 1, n)
-	})
-	t.Run(fmt.Sprintf("%q", StrategyAwaitFetch), func(t *testing.T) {
-		storetest.InventoryLoses(t, open(t, Config{Strategy: StrategyAwaitFetch}), 1, n, storetest.All)
-	})
+// TestBursts runs each story's burst on both strategies: the default one
+// gives its exact outcome (every hit counted, every answer distinct);
+// StrategyAwaitFetch's await opens the gate between read and write, so some
+// requests read a value another one is about to overwrite, and every round
+// loses updates.
+func TestBursts(t *testing.T) {
+	holds, awaits := Config{Strategy: StrategyDefault}, Config{Strategy: StrategyAwaitFetch}
+	tests := []struct {
+		story string
+		cfg   Config
+		check func(tb testing.TB, s *Store)
+	}{
+		{"hit", holds, func(tb testing.TB, s *Store) { storetest.CounterExact(tb, s, 10, 50) }},
+		{"hit", awaits, func(tb testing.TB, s *Store) { storetest.CounterLoses(tb, s, 5, 10, storetest.All) }},
+		{"consume", holds, func(tb testing.TB, s *Store) { storetest.QuotaExact(tb, s, 1, storetest.QuotaN) }},
+		{"consume", awaits, func(tb testing.TB, s *Store) { storetest.QuotaLoses(tb, s, 1, storetest.QuotaN, storetest.All) }},
+		{"checkout", holds, func(tb testing.TB, s *Store) { storetest.InventoryExact(tb, s, 1, storetest.InventoryN) }},
+		{"checkout", awaits, func(tb testing.TB, s *Store) {
+			storetest.InventoryLoses(tb, s, 1, storetest.InventoryN, storetest.All)
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s/%q", tt.story, tt.cfg.Strategy), func(t *testing.T) { tt.check(t, open(t, tt.cfg)) })
+	}
 }
 
 func TestQuotaDayRollover(t *testing.T) {

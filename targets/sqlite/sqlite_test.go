@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -18,11 +17,7 @@ func TestMain(m *testing.M) {
 }
 
 // A Store must keep fitting racelab's story interfaces.
-var (
-	_ storetest.Store    = (*Store)(nil)
-	_ storetest.Preparer = (*Store)(nil)
-	_ io.Closer          = (*Store)(nil)
-)
+var _ storetest.Local = (*Store)(nil)
 
 // open opens a store for the test, ready for bursts of n, and closes it when
 // the test ends.
@@ -66,24 +61,30 @@ func TestHitNaive(t *testing.T) {
 	storetest.CounterLoses(t, open(t, Config{Strategy: StrategyNaive}, n), rounds, n, storetest.Most)
 }
 
-func TestConsumeBurst(t *testing.T) {
-	const n, rounds = 12, 20
-	t.Run(fmt.Sprintf("%q", StrategyAtomic), func(t *testing.T) {
-		storetest.QuotaExact(t, open(t, Config{Strategy: StrategyAtomic}, n), rounds, n)
-	})
-	t.Run(fmt.Sprintf("%q", StrategyNaive), func(t *testing.T) {
-		storetest.QuotaLoses(t, open(t, Config{Strategy: StrategyNaive}, n), rounds, n, storetest.Some)
-	})
-}
-
-func TestCheckoutBurst(t *testing.T) {
-	const n, rounds = 5, 20
-	t.Run(fmt.Sprintf("%q", StrategyAtomic), func(t *testing.T) {
-		storetest.InventoryExact(t, open(t, Config{Strategy: StrategyAtomic}, n), rounds, n)
-	})
-	t.Run(fmt.Sprintf("%q", StrategyNaive), func(t *testing.T) {
-		storetest.InventoryLoses(t, open(t, Config{Strategy: StrategyNaive}, n), rounds, n, storetest.Some)
-	})
+// TestQuotaAndInventoryBursts runs the quota's and the inventory's bursts,
+// at their stories' N, on both strategies: the atomic one gives the exact
+// outcome, and the naive one loses updates in some of the rounds.
+func TestQuotaAndInventoryBursts(t *testing.T) {
+	const rounds = 20
+	atomic, naive := Config{Strategy: StrategyAtomic}, Config{Strategy: StrategyNaive}
+	tests := []struct {
+		story string
+		cfg   Config
+		n     int
+		check func(tb testing.TB, s *Store, n int)
+	}{
+		{"consume", atomic, storetest.QuotaN, func(tb testing.TB, s *Store, n int) { storetest.QuotaExact(tb, s, rounds, n) }},
+		{"consume", naive, storetest.QuotaN, func(tb testing.TB, s *Store, n int) {
+			storetest.QuotaLoses(tb, s, rounds, n, storetest.Some)
+		}},
+		{"checkout", atomic, storetest.InventoryN, func(tb testing.TB, s *Store, n int) { storetest.InventoryExact(tb, s, rounds, n) }},
+		{"checkout", naive, storetest.InventoryN, func(tb testing.TB, s *Store, n int) {
+			storetest.InventoryLoses(tb, s, rounds, n, storetest.Some)
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s/%q", tt.story, tt.cfg.Strategy), func(t *testing.T) { tt.check(t, open(t, tt.cfg, tt.n), tt.n) })
+	}
 }
 
 func TestQuotaDayRollover(t *testing.T) {

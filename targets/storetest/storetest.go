@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"io"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -31,6 +32,15 @@ type (
 		stories.Counter
 		stories.Quota
 		stories.Inventory
+	}
+	// Local is a store racelab runs in its own process: it serves all
+	// three stories, readies itself for a burst and closes. A
+	// package's tests declare var _ storetest.Local = (*Store)(nil), so
+	// that a store that stops fitting fails to compile there.
+	Local interface {
+		Store
+		Preparer
+		io.Closer
 	}
 )
 
