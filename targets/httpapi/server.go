@@ -236,12 +236,7 @@ func (h *Handler) index(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) hit(w http.ResponseWriter, r *http.Request) {
-	slug, ok := h.key(w, r, "slug")
-	if !ok {
-		return
-	}
-	h.stats.record("hit", slug, r)
-	c, ok := h.counter(w)
+	slug, c, ok := keyed(h, w, r, "slug", "hit", h.counter)
 	if !ok {
 		return
 	}
@@ -254,12 +249,7 @@ func (h *Handler) hit(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
-	slug, ok := h.key(w, r, "slug")
-	if !ok {
-		return
-	}
-	h.stats.record("get", slug, r)
-	c, ok := h.counter(w)
+	slug, c, ok := keyed(h, w, r, "slug", "get", h.counter)
 	if !ok {
 		return
 	}
@@ -325,12 +315,7 @@ func (h *Handler) getBatch(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) download(w http.ResponseWriter, r *http.Request) {
-	visitor, ok := h.key(w, r, "visitor")
-	if !ok {
-		return
-	}
-	h.stats.record("download", visitor, r)
-	q, ok := h.quotaStore(w)
+	visitor, q, ok := keyed(h, w, r, "visitor", "download", h.quotaStore)
 	if !ok {
 		return
 	}
@@ -351,12 +336,7 @@ func (h *Handler) download(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) quota(w http.ResponseWriter, r *http.Request) {
-	visitor, ok := h.key(w, r, "visitor")
-	if !ok {
-		return
-	}
-	h.stats.record("quota", visitor, r)
-	q, ok := h.quotaStore(w)
+	visitor, q, ok := keyed(h, w, r, "visitor", "quota", h.quotaStore)
 	if !ok {
 		return
 	}
@@ -369,12 +349,7 @@ func (h *Handler) quota(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) checkout(w http.ResponseWriter, r *http.Request) {
-	item, ok := h.key(w, r, "item")
-	if !ok {
-		return
-	}
-	h.stats.record("checkout", item, r)
-	inv, ok := h.inventory(w)
+	item, inv, ok := keyed(h, w, r, "item", "checkout", h.inventory)
 	if !ok {
 		return
 	}
@@ -392,12 +367,7 @@ func (h *Handler) checkout(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) item(w http.ResponseWriter, r *http.Request) {
-	item, ok := h.key(w, r, "item")
-	if !ok {
-		return
-	}
-	h.stats.record("item", item, r)
-	inv, ok := h.inventory(w)
+	item, inv, ok := keyed(h, w, r, "item", "item", h.inventory)
 	if !ok {
 		return
 	}
@@ -409,28 +379,40 @@ func (h *Handler) item(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"item": item, "stock": story.Stock, "claims": n})
 }
 
-func (h *Handler) counter(w http.ResponseWriter) (story.Counter, bool) {
-	c, ok := h.store.(story.Counter)
-	if !ok {
-		writeError(w, http.StatusNotImplemented, h.storeLabel()+" does not count views")
+// keyed starts a route on one key: it checks the path's {name} wildcard,
+// counts the request under route, then takes the story S off the store
+// through as, which answers 501 when the store does not play it. ok is
+// false when the answer is written already.
+func keyed[S any](h *Handler, w http.ResponseWriter, r *http.Request, name, route string,
+	as func(http.ResponseWriter) (S, bool)) (key string, s S, ok bool) {
+	if key, ok = h.key(w, r, name); !ok {
+		return key, s, false
 	}
-	return c, ok
+	h.stats.record(route, key, r)
+	s, ok = as(w)
+	return key, s, ok
+}
+
+func (h *Handler) counter(w http.ResponseWriter) (story.Counter, bool) {
+	return plays[story.Counter](h, w, "does not count views")
 }
 
 func (h *Handler) quotaStore(w http.ResponseWriter) (story.Quota, bool) {
-	q, ok := h.store.(story.Quota)
-	if !ok {
-		writeError(w, http.StatusNotImplemented, h.storeLabel()+" keeps no download quota")
-	}
-	return q, ok
+	return plays[story.Quota](h, w, "keeps no download quota")
 }
 
 func (h *Handler) inventory(w http.ResponseWriter) (story.Inventory, bool) {
-	inv, ok := h.store.(story.Inventory)
+	return plays[story.Inventory](h, w, "keeps no inventory")
+}
+
+// plays takes the story S off the store, or answers 501 saying what the
+// store does not do.
+func plays[S any](h *Handler, w http.ResponseWriter, doesNot string) (S, bool) {
+	s, ok := h.store.(S)
 	if !ok {
-		writeError(w, http.StatusNotImplemented, h.storeLabel()+" keeps no inventory")
+		writeError(w, http.StatusNotImplemented, h.storeLabel()+" "+doesNot)
 	}
-	return inv, ok
+	return s, ok
 }
 
 func (h *Handler) storeLabel() string {
