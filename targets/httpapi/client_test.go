@@ -224,7 +224,7 @@ func TestNewRefusesBadConfig(t *testing.T) {
 		{"http://127.0.0.1:1", httpapi.Config{Header: http.Header{"X": {"a\r\nb"}}}, "not valid"},
 	}
 	for _, tt := range tests {
-		if _, err := httpapi.New(mustURL(t, tt.base), tt.cfg); err == nil || !strings.Contains(err.Error(), tt.says) {
+		if _, err := httpapi.New(httpapi.MustParseURL(t, tt.base), tt.cfg); err == nil || !strings.Contains(err.Error(), tt.says) {
 			t.Errorf("New(%s, %+v) = %v, want an error saying %q", tt.base, tt.cfg, err, tt.says)
 		}
 	}

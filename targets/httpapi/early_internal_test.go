@@ -84,6 +84,26 @@ func releaseAll(t *testing.T, fs []func(context.Context) (story.Reply, error)) [
 	return replies
 }
 
+// stageHits opens a client of base in mode and stages n hits on one key;
+// the caller closes the client.
+func stageHits(t *testing.T, base string, mode Sync, n int) (*Client, []func(context.Context) (story.Reply, error)) {
+	t.Helper()
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := New(u, Config{Sync: mode})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, err := c.Stage(context.Background(), story.OpHit, "k", 0, n)
+	if err != nil {
+		c.Close()
+		t.Fatal(err)
+	}
+	return c, fs
+}
+
 // hastyHTTP1 answers each request as soon as its request line is in.
 func hastyHTTP1(t *testing.T) string {
 	t.Helper()
@@ -120,17 +140,9 @@ func hastyHTTP1(t *testing.T) string {
 }
 
 func TestEarlyLastByte(t *testing.T) {
-	base, _ := url.Parse(hastyHTTP1(t))
-	c, err := New(base, Config{Sync: SyncLastByte})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
 	const n = 3
-	fs, err := c.Stage(context.Background(), story.OpHit, "k", 0, n)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, fs := stageHits(t, hastyHTTP1(t), SyncLastByte, n)
+	defer c.Close()
 	for _, hc := range c.h1[:n] {
 		waitFor(t, "the hasty answers", hc.answered)
 	}
@@ -161,17 +173,8 @@ func TestEarlyH2(t *testing.T) {
 	go func() { srv.Serve(ln); close(served) }()
 	defer func() { srv.Close(); <-served }()
 
-	base, _ := url.Parse("http://" + ln.Addr().String())
-	c, err := New(base, Config{Sync: SyncH2})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, fs := stageHits(t, "http://"+ln.Addr().String(), SyncH2, 3)
 	defer c.Close()
-	const n = 3
-	fs, err := c.Stage(context.Background(), story.OpHit, "k", 0, n)
-	if err != nil {
-		t.Fatal(err)
-	}
 	hc := c.h2[0]
 	waitFor(t, "the hasty answers", func() bool {
 		hc.mu.Lock()
@@ -197,15 +200,7 @@ func TestSynchronizedIsNotEarly(t *testing.T) {
 		ctx, stop := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() { done <- Server{Handler: h}.Serve(ctx, ln) }()
-		base, _ := url.Parse("http://" + ln.Addr().String())
-		c, err := New(base, Config{Sync: mode})
-		if err != nil {
-			t.Fatal(err)
-		}
-		fs, err := c.Stage(context.Background(), story.OpHit, "k", 0, 5)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c, fs := stageHits(t, "http://"+ln.Addr().String(), mode, 5)
 		for i, r := range releaseAll(t, fs) {
 			if r.Early || r.Arrival.IsZero() {
 				t.Errorf("%s: request %d early %t, arrival %v; want not early, with an arrival", mode, i, r.Early, r.Arrival)

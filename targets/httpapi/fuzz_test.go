@@ -3,7 +3,6 @@ package httpapi
 import (
 	"encoding/json"
 	"net/http"
-	"net/url"
 	"reflect"
 	"slices"
 	"strconv"
@@ -109,7 +108,7 @@ func FuzzParseCall(f *testing.F) {
 		if err := m.Validate(); err != nil {
 			return
 		}
-		c, err := New(mustParseURL(t, "http://127.0.0.1:1/base"), Config{Mapping: Mapping{call: r}})
+		c, err := New(MustParseURL(t, "http://127.0.0.1:1/base"), Config{Mapping: Mapping{call: r}})
 		if err != nil {
 			t.Fatalf("New with a mapping that validates: %v", err)
 		}
@@ -143,13 +142,7 @@ func FuzzJudge(f *testing.F) {
 	f.Add(uint8(0), 500, "s", []byte("<html>\x00\xff</html>"), "")
 	f.Add(uint8(1), 200, "ç", []byte(`{"slug":"\u00e7","views":99999999999999999999}`), "")
 	f.Fuzz(func(t *testing.T, which uint8, status int, key string, body []byte, arrival string) {
-		c, err := New(mustParseURL(t, "http://127.0.0.1:1"), Config{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		call := Calls()[int(which)%len(Calls())]
-		r := c.routes[call]
+		c, call, r := judgeCall(t, which)
 		h := http.Header{}
 		if arrival != "" {
 			h.Set(ArrivalHeader, arrival)
@@ -207,13 +200,7 @@ func FuzzJudgeRoundTrip(f *testing.F) {
 		if !utf8.ValidString(key) {
 			t.Skip("JSON carries text only: a key that is not UTF-8 cannot be echoed")
 		}
-		c, err := New(mustParseURL(t, "http://127.0.0.1:1"), Config{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		call := Calls()[int(which)%len(Calls())]
-		r := c.routes[call]
+		c, call, r := judgeCall(t, which)
 		if len(r.No) == 0 {
 			ok = true // a read has no refusal
 		}
@@ -249,12 +236,16 @@ func FuzzJudgeRoundTrip(f *testing.F) {
 	})
 }
 
-// mustParseURL parses a URL a test wrote.
-func mustParseURL(t *testing.T, s string) *url.URL {
+// judgeCall opens a client of the contract, closed when the test ends,
+// and picks the call which names, wrapping around: the fuzzers' way to
+// choose a call and its route.
+func judgeCall(t *testing.T, which uint8) (*Client, Call, Route) {
 	t.Helper()
-	u, err := url.Parse(s)
+	c, err := New(MustParseURL(t, "http://127.0.0.1:1"), Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return u
+	t.Cleanup(func() { c.Close() })
+	call := Calls()[int(which)%len(Calls())]
+	return c, call, c.routes[call]
 }

@@ -138,20 +138,10 @@ func stats(t *testing.T, base, route, key string) (requests int64, spreadNS int6
 	return int64(r), int64(s)
 }
 
-// mustURL parses a URL a test wrote.
-func mustURL(t *testing.T, s string) *url.URL {
-	t.Helper()
-	u, err := url.Parse(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return u
-}
-
 // client builds a Client for base, closed at cleanup.
 func client(t *testing.T, base string, cfg httpapi.Config) *httpapi.Client {
 	t.Helper()
-	c, err := httpapi.New(mustURL(t, base), cfg)
+	c, err := httpapi.New(httpapi.MustParseURL(t, base), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
