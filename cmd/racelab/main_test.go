@@ -71,6 +71,24 @@ func scriptEnv(e *testscript.Env) error {
 }
 
 // execute runs racelab in-process and returns its exit code and streams.
+// executeWant runs racelab with args and fails the test unless it exits
+// with want and, when want is not exitOK, says why on one stderr line
+// starting "racelab: ". It returns what racelab wrote to stdout.
+func executeWant(t *testing.T, ctx context.Context, want int, args ...string) (stdout string) {
+	t.Helper()
+	code, stdout, stderr := execute(ctx, args...)
+	if code != want {
+		t.Fatalf("racelab %s: exit %d, want %d\nstderr: %s", strings.Join(args, " "), code, want, stderr)
+	}
+	if code != exitOK {
+		lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
+		if len(lines) != 1 || !strings.HasPrefix(lines[0], "racelab: ") {
+			t.Errorf("stderr = %q, want one line starting \"racelab: \"", stderr)
+		}
+	}
+	return stdout
+}
+
 func execute(ctx context.Context, args ...string) (code int, stdout, stderr string) {
 	var out, errOut bytes.Buffer
 	code = Main(ctx, args, Streams{In: strings.NewReader(""), Out: &out, Err: &errOut}, testCatalog)
@@ -116,16 +134,7 @@ func TestExitCodes(t *testing.T) {
 			if ctx == nil {
 				ctx = context.Background()
 			}
-			code, _, stderr := execute(ctx, tt.args...)
-			if code != tt.want {
-				t.Fatalf("racelab %s: exit %d, want %d\nstderr: %s", strings.Join(tt.args, " "), code, tt.want, stderr)
-			}
-			if code != exitOK {
-				lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
-				if len(lines) != 1 || !strings.HasPrefix(lines[0], "racelab: ") {
-					t.Errorf("stderr = %q, want one line starting \"racelab: \"", stderr)
-				}
-			}
+			executeWant(t, ctx, tt.want, tt.args...)
 		})
 	}
 }
@@ -247,16 +256,7 @@ func TestEvidenceExitCodes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, stdout, stderr := execute(context.Background(), tt.args...)
-			if code != tt.want {
-				t.Fatalf("racelab %s: exit %d, want %d\nstderr: %s", strings.Join(tt.args, " "), code, tt.want, stderr)
-			}
-			if code != exitOK {
-				lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
-				if len(lines) != 1 || !strings.HasPrefix(lines[0], "racelab: ") {
-					t.Errorf("stderr = %q, want one line starting \"racelab: \"", stderr)
-				}
-			}
+			stdout := executeWant(t, context.Background(), tt.want, tt.args...)
 			if tt.xml == nil {
 				return
 			}
