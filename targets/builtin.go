@@ -26,34 +26,23 @@ type allStories interface {
 }
 
 var (
-	_ interface {
-		allStories
-		Forgetter
-	} = (*kv.App)(nil)
-	_ interface {
-		allStories
-		Preparer
-		Forgetter
-	} = (*actor.Store)(nil)
-	_ interface {
-		allStories
-		Preparer
-	} = (*sqlite.Store)(nil)
-	_ interface {
-		allStories
-		Preparer
-		Retrier
-	} = (*redis.Store)(nil)
-	_ interface {
-		allStories
-		Preparer
-		Retrier
-	} = (*postgres.Store)(nil)
-	_ interface {
-		allStories
-		Preparer
-		Stager
-	} = (*httpapi.Client)(nil)
+	_ allStories = (*kv.App)(nil)
+	_ allStories = (*actor.Store)(nil)
+	_ allStories = (*sqlite.Store)(nil)
+	_ allStories = (*redis.Store)(nil)
+	_ allStories = (*postgres.Store)(nil)
+	_ allStories = (*httpapi.Client)(nil)
+	// What each also does for the engine.
+	_ Forgetter = (*kv.App)(nil)
+	_ Forgetter = (*actor.Store)(nil)
+	_ Preparer  = (*actor.Store)(nil)
+	_ Preparer  = (*sqlite.Store)(nil)
+	_ Preparer  = (*redis.Store)(nil)
+	_ Preparer  = (*postgres.Store)(nil)
+	_ Preparer  = (*httpapi.Client)(nil)
+	_ Retrier   = (*redis.Store)(nil)
+	_ Retrier   = (*postgres.Store)(nil)
+	_ Stager    = (*httpapi.Client)(nil)
 )
 
 // builtinEntries are racelab's own targets, store by store, embedded ones
