@@ -23,16 +23,7 @@ func req(i int, invoke, ret int, outcome Outcome, value int64) Request {
 // outcomes counted, judged by sc's own rule.
 func synthetic(sc *Scenario, counted int64, reqs ...Request) Trial {
 	t := Trial{Key: "k", Requests: reqs, Counted: counted}
-	for _, r := range reqs {
-		switch r.Outcome {
-		case Allowed:
-			t.Allowed++
-		case Refused:
-			t.Refused++
-		default:
-			t.Errors++
-		}
-	}
+	t.count()
 	sc.Judge(&t, "t")
 	return t
 }
