@@ -76,6 +76,16 @@ func broken(t scenarios.Trial, over, lost int64, why string) scenarios.Trial {
 	return t
 }
 
+// result is a finished run of the scenario with rule (the constants above)
+// in the current schema: n requests a burst, trials asked for, seed, and
+// the targets' results.
+func result(scenario, rule string, n, trials int, seed int64, targets ...scenarios.TargetResult) *scenarios.Result {
+	return &scenarios.Result{
+		Schema: scenarios.SchemaVersion, Scenario: scenario, Rule: rule,
+		Requests: n, Trials: trials, Seed: seed, Targets: targets,
+	}
+}
+
 func target(name, guarantee string, expect scenarios.Expectation, strict bool, trials ...scenarios.Trial) scenarios.TargetResult {
 	return scenarios.TargetResult{Target: name, Spec: name, Guarantee: guarantee, Expect: expect, Strict: strict, Trials: trials}
 }
@@ -83,19 +93,15 @@ func target(name, guarantee string, expect scenarios.Expectation, strict bool, t
 // tenHitsOneView: the story's own figures, one trial: KV records 1 view of
 // 10, the actor and SQLite count all ten.
 func tenHitsOneView() *scenarios.Result {
-	return &scenarios.Result{
-		Schema: scenarios.SchemaVersion, Scenario: "ten-hits-one-view", Rule: rule10,
-		Requests: 10, Trials: 1, Seed: 1,
-		Targets: []scenarios.TargetResult{
-			target("kv", guaranteeKV, scenarios.ExpectBreak, false,
-				broken(trial(0, "slug-5f1c-0-0", 10, 0, 0, 1, 84612*time.Nanosecond), 0, 9,
-					"kv: 10 hits answered, 1 view stored: 9 updates lost")),
-			target("actor", guaranteeActor, scenarios.ExpectHold, true,
-				trial(0, "slug-5f1c-1-0", 10, 0, 0, 10, 62140*time.Nanosecond)),
-			target("sqlite", guaranteeSQLite, scenarios.ExpectHold, true,
-				trial(0, "slug-5f1c-2-0", 10, 0, 0, 10, 1183*time.Microsecond)),
-		},
-	}
+	return result("ten-hits-one-view", rule10, 10, 1, 1,
+		target("kv", guaranteeKV, scenarios.ExpectBreak, false,
+			broken(trial(0, "slug-5f1c-0-0", 10, 0, 0, 1, 84612*time.Nanosecond), 0, 9,
+				"kv: 10 hits answered, 1 view stored: 9 updates lost")),
+		target("actor", guaranteeActor, scenarios.ExpectHold, true,
+			trial(0, "slug-5f1c-1-0", 10, 0, 0, 10, 62140*time.Nanosecond)),
+		target("sqlite", guaranteeSQLite, scenarios.ExpectHold, true,
+			trial(0, "slug-5f1c-2-0", 10, 0, 0, 10, 1183*time.Microsecond)),
+	)
 }
 
 // sixBecomeFour20: twenty trials of twelve downloads. KV breaks every time,
@@ -130,38 +136,30 @@ func sixBecomeFour20() *scenarios.Result {
 		}
 		watch = append(watch, w)
 	}
-	return &scenarios.Result{
-		Schema: scenarios.SchemaVersion, Scenario: "six-become-four", Rule: rule6,
-		Requests: 12, Trials: 20, Seed: 7,
-		Targets: []scenarios.TargetResult{
-			target("kv", guaranteeKV, scenarios.ExpectBreak, false, kv...),
-			target("actor", guaranteeActor, scenarios.ExpectHold, true, actor...),
-			target("sqlite:naive", guaranteeSQLNaive, scenarios.ExpectBreak, false, naive...),
-			target("redis:watch", guaranteeRedisWatch, scenarios.ExpectHold, true, watch...),
-		},
-	}
+	return result("six-become-four", rule6, 12, 20, 7,
+		target("kv", guaranteeKV, scenarios.ExpectBreak, false, kv...),
+		target("actor", guaranteeActor, scenarios.ExpectHold, true, actor...),
+		target("sqlite:naive", guaranteeSQLNaive, scenarios.ExpectBreak, false, naive...),
+		target("redis:watch", guaranteeRedisWatch, scenarios.ExpectHold, true, watch...),
+	)
 }
 
 // fiveCheckoutsErrors: KV oversells, the actor holds, and two targets could
 // not be run: one never opened, one failed on every request (its error
 // already names it).
 func fiveCheckoutsErrors() *scenarios.Result {
-	return &scenarios.Result{
-		Schema: scenarios.SchemaVersion, Scenario: "five-checkouts", Rule: rule5,
-		Requests: 5, Trials: 1, Seed: 1,
-		Targets: []scenarios.TargetResult{
-			target("kv", guaranteeKV, scenarios.ExpectBreak, false,
-				broken(trial(0, "item-77e0-0-0", 5, 0, 0, 1, 51*time.Microsecond), 4, 4,
-					"kv: 5 checkouts succeeded for 1 in stock, 1 claim recorded: 4 oversold")),
-			target("actor", guaranteeActor, scenarios.ExpectHold, true,
-				trial(0, "item-77e0-1-0", 1, 4, 0, 1, 38*time.Microsecond)),
-			{Target: "redis", Spec: "redis", Guarantee: guaranteeRedis, Expect: scenarios.ExpectHold, Strict: true,
-				Error: "open redis: dial tcp 127.0.0.1:56379: connect: connection refused; " +
-					"start it with `make services` or set RACELAB_REDIS_URL"},
-			{Target: "postgres", Spec: "postgres", Guarantee: guaranteePostgres, Expect: scenarios.ExpectHold, Strict: true,
-				Error: "postgres: every request failed; first: ERROR: relation \"claims\" does not exist (SQLSTATE 42P01)"},
-		},
-	}
+	return result("five-checkouts", rule5, 5, 1, 1,
+		target("kv", guaranteeKV, scenarios.ExpectBreak, false,
+			broken(trial(0, "item-77e0-0-0", 5, 0, 0, 1, 51*time.Microsecond), 4, 4,
+				"kv: 5 checkouts succeeded for 1 in stock, 1 claim recorded: 4 oversold")),
+		target("actor", guaranteeActor, scenarios.ExpectHold, true,
+			trial(0, "item-77e0-1-0", 1, 4, 0, 1, 38*time.Microsecond)),
+		scenarios.TargetResult{Target: "redis", Spec: "redis", Guarantee: guaranteeRedis, Expect: scenarios.ExpectHold, Strict: true,
+			Error: "open redis: dial tcp 127.0.0.1:56379: connect: connection refused; " +
+				"start it with `make services` or set RACELAB_REDIS_URL"},
+		scenarios.TargetResult{Target: "postgres", Spec: "postgres", Guarantee: guaranteePostgres, Expect: scenarios.ExpectHold, Strict: true,
+			Error: "postgres: every request failed; first: ERROR: relation \"claims\" does not exist (SQLSTATE 42P01)"},
+	)
 }
 
 // interrupted: Ctrl-C during a 50-trial run; KV finished three trials, the
@@ -172,14 +170,12 @@ func interrupted() *scenarios.Result {
 		kv = append(kv, broken(trial(i, fmt.Sprintf("slug-c4e9-0-%d", i), 25, 0, 0, counted, 212*time.Microsecond), 0, 25-counted,
 			fmt.Sprintf("kv: 25 hits answered, %d views stored: %d updates lost", counted, 25-counted)))
 	}
-	return &scenarios.Result{
-		Schema: scenarios.SchemaVersion, Scenario: "ten-hits-one-view", Rule: rule10,
-		Requests: 25, Trials: 50, Seed: 3, Interrupted: true,
-		Targets: []scenarios.TargetResult{
-			target("kv", guaranteeKV, scenarios.ExpectBreak, false, kv...),
-			target("actor", guaranteeActor, scenarios.ExpectHold, true),
-		},
-	}
+	res := result("ten-hits-one-view", rule10, 25, 50, 3,
+		target("kv", guaranteeKV, scenarios.ExpectBreak, false, kv...),
+		target("actor", guaranteeActor, scenarios.ExpectHold, true),
+	)
+	res.Interrupted = true
+	return res
 }
 
 // strictBroke: CI against a team's own service, which oversells in two
@@ -200,29 +196,21 @@ func strictBroke() *scenarios.Result {
 		}
 		pg = append(pg, trial(i, fmt.Sprintf("item-19bb-1-%d", i), 1, 4, 0, 1, spread/3))
 	}
-	return &scenarios.Result{
-		Schema: scenarios.SchemaVersion, Scenario: "five-checkouts", Rule: rule5,
-		Requests: 5, Trials: 50, Seed: 0,
-		Targets: []scenarios.TargetResult{
-			target(url, guaranteeHTTP, scenarios.ExpectHold, true, service...),
-			target("postgres:for-update", guaranteeForUpdate, scenarios.ExpectHold, true, pg...),
-		},
-	}
+	return result("five-checkouts", rule5, 5, 50, 0,
+		target(url, guaranteeHTTP, scenarios.ExpectHold, true, service...),
+		target("postgres:for-update", guaranteeForUpdate, scenarios.ExpectHold, true, pg...),
+	)
 }
 
 // raceNotShown: one trial in which KV happened to serialize the downloads;
 // it is only worth a note, as nobody demanded the race.
 func raceNotShown() *scenarios.Result {
-	return &scenarios.Result{
-		Schema: scenarios.SchemaVersion, Scenario: "six-become-four", Rule: rule6,
-		Requests: 12, Trials: 1, Seed: 42,
-		Targets: []scenarios.TargetResult{
-			target("kv", guaranteeKV, scenarios.ExpectBreak, false,
-				trial(0, "visitor-e2b7-0-0", 5, 7, 0, 5, 9*time.Millisecond+40*time.Microsecond)),
-			target("actor", guaranteeActor, scenarios.ExpectHold, true,
-				trial(0, "visitor-e2b7-1-0", 5, 7, 0, 5, 70*time.Microsecond)),
-		},
-	}
+	return result("six-become-four", rule6, 12, 1, 42,
+		target("kv", guaranteeKV, scenarios.ExpectBreak, false,
+			trial(0, "visitor-e2b7-0-0", 5, 7, 0, 5, 9*time.Millisecond+40*time.Microsecond)),
+		target("actor", guaranteeActor, scenarios.ExpectHold, true,
+			trial(0, "visitor-e2b7-1-0", 5, 7, 0, 5, 70*time.Microsecond)),
+	)
 }
 
 // expectRace: --expect race makes every target strict about breaking; KV
@@ -234,14 +222,10 @@ func expectRace() *scenarios.Result {
 			fmt.Sprintf("kv: 10 hits answered, %s stored: %d updates lost", plural(counted, "view"), 10-counted)))
 		sqlite = append(sqlite, trial(i, fmt.Sprintf("slug-0b3d-1-%d", i), 10, 0, 0, 10, 780*time.Microsecond))
 	}
-	return &scenarios.Result{
-		Schema: scenarios.SchemaVersion, Scenario: "ten-hits-one-view", Rule: rule10,
-		Requests: 10, Trials: 5, Seed: 9,
-		Targets: []scenarios.TargetResult{
-			target("kv", guaranteeKV, scenarios.ExpectBreak, true, kv...),
-			target("sqlite", guaranteeSQLite, scenarios.ExpectBreak, true, sqlite...),
-		},
-	}
+	return result("ten-hits-one-view", rule10, 10, 5, 9,
+		target("kv", guaranteeKV, scenarios.ExpectBreak, true, kv...),
+		target("sqlite", guaranteeSQLite, scenarios.ExpectBreak, true, sqlite...),
+	)
 }
 
 // bound is the bound Run records for ts.
@@ -280,15 +264,14 @@ func evidence() *scenarios.Result {
 		}
 		service = append(service, t)
 	}
-	res := &scenarios.Result{
-		Schema: scenarios.SchemaVersion, Scenario: "ten-hits-one-view", Rule: rule10,
-		Requests: 10, Trials: 459, Seed: 11, Confidence: 0.99, MaxRate: 0.01, MaxTrials: 470,
-		Targets: []scenarios.TargetResult{
-			target("kv", guaranteeKV, scenarios.ExpectBreak, false, kv...),
-			target("sqlite", guaranteeSQLite, scenarios.ExpectHold, true, sqlite...),
-			target(url, guaranteeHTTP, scenarios.ExpectHold, true, service...),
-		},
-	}
+	res := result("ten-hits-one-view", rule10, 10, 459, 11,
+		target("kv", guaranteeKV, scenarios.ExpectBreak, false, kv...),
+		target("sqlite", guaranteeSQLite, scenarios.ExpectHold, true, sqlite...),
+		target(url, guaranteeHTTP, scenarios.ExpectHold, true, service...),
+	)
+	res.Confidence = 0.99
+	res.MaxRate = 0.01
+	res.MaxTrials = 470
 	for i := range res.Targets {
 		res.Targets[i].Bound = bound(res.Targets[i].Trials, 0.99, 0.01)
 	}
