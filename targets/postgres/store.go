@@ -62,14 +62,7 @@ type Config = server.Config
 
 // Store keeps the three stories in one PostgreSQL database. Its methods are
 // safe for concurrent use.
-type Store struct {
-	base server.Store[*pgxpool.Pool]
-
-	// betweenReadAndWrite, when set, runs after the read of the naive,
-	// for-update and serializable strategies: tests use it to change a row
-	// at the worst moment.
-	betweenReadAndWrite func(ctx context.Context)
-}
+type Store struct{ base server.Store[*pgxpool.Pool] }
 
 // Open connects to the database cfg names, checks that it answers and
 // creates the store's tables when they do not exist.
@@ -256,5 +249,5 @@ func retryable(err error) bool {
 
 // pause runs between a strategy's read and its write.
 func (s *Store) pause(ctx context.Context) {
-	server.Pause(ctx, s.betweenReadAndWrite, s.base.Config.ThinkTime)
+	server.Pause(ctx, s.base.BetweenReadAndWrite, s.base.Config.ThinkTime)
 }

@@ -24,7 +24,7 @@ var kit = storetest.Kit[*Store]{
 	DefaultPoolSize:     DefaultPoolSize,
 	Unreachable:         ErrUnreachable,
 	TooManyRetries:      ErrTooManyRetries,
-	BetweenReadAndWrite: func(s *Store) *func(context.Context) { return &s.betweenReadAndWrite },
+	BetweenReadAndWrite: func(s *Store) *func(context.Context) { return &s.base.BetweenReadAndWrite },
 }
 
 // testServer is kit's server: testServer.Store(t, cfg) opens a store on it.

@@ -63,13 +63,7 @@ type Config = server.Config
 
 // Store keeps the three stories in one Redis server. Its methods are safe for
 // concurrent use.
-type Store struct {
-	base server.Store[*goredis.Client]
-
-	// betweenReadAndWrite, when set, runs after the read of the naive and
-	// watch strategies: tests use it to change a key at the worst moment.
-	betweenReadAndWrite func(ctx context.Context)
-}
+type Store struct{ base server.Store[*goredis.Client] }
 
 // Open connects to the server cfg names and checks that it answers.
 func Open(ctx context.Context, cfg Config) (*Store, error) {
@@ -213,5 +207,5 @@ func (s *Store) readThenPipeline(ctx context.Context, r goredis.Cmdable,
 
 // pause runs between a strategy's read and its write.
 func (s *Store) pause(ctx context.Context) {
-	server.Pause(ctx, s.betweenReadAndWrite, s.base.Config.ThinkTime)
+	server.Pause(ctx, s.base.BetweenReadAndWrite, s.base.Config.ThinkTime)
 }
