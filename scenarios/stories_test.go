@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/racelab/racelab/targets"
-	"github.com/racelab/racelab/targets/story"
 	"github.com/racelab/racelab/targets/storetest"
+	"github.com/racelab/racelab/targets/story"
 )
 
 // fast keeps the simulated stores' latencies small so that hundreds of
