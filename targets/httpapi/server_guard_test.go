@@ -213,8 +213,8 @@ func TestConnectionCap(t *testing.T) {
 		silentFor    = 300 * time.Millisecond // how long a waiting one must stay unanswered
 	)
 	for _, tt := range []struct{ cap, extra int }{{1, 1}, {3, 2}, {8, 4}} {
-		var logged lockedBuffer
-		addr := serveWith(t, httpapi.Server{MaxConns: tt.cap, ErrorLog: &logged})
+		logged := newFileLog(t)
+		addr := serveWith(t, httpapi.Server{MaxConns: tt.cap, ErrorLog: logged})
 		conns := make([]*rawConn, tt.cap+tt.extra)
 		for i := range conns {
 			conns[i] = dialRaw(t, addr)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -286,23 +287,25 @@ func (f failingStore) Checkout(_ context.Context, k, _ string) (bool, error) {
 }
 func (f failingStore) Claims(_ context.Context, k string) (int64, error) { return 0, f.fail("get", k) }
 
-// lockedBuffer is a log that the server's goroutines may write while the
-// test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
+// fileLog is a log the server's goroutines write to a file, as an
+// operator's log would be; the test reads the file, so it shares no memory
+// with the writers (an *os.File serializes its writes).
+type fileLog struct{ *os.File }
+
+func newFileLog(t *testing.T) fileLog {
+	t.Helper()
+	f, err := os.CreateTemp(t.TempDir(), "serve-*.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return fileLog{f}
 }
 
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+// String is what was logged so far.
+func (l fileLog) String() string {
+	b, _ := os.ReadFile(l.Name())
+	return string(b)
 }
 
 // TestStoreFailure: a failing store answers 500 with a generic body on
@@ -310,8 +313,8 @@ func (l *lockedBuffer) String() string {
 // its credentials, another visitor's key); the operator reads the detail in
 // the log, one line per request.
 func TestStoreFailure(t *testing.T) {
-	var logged lockedBuffer
-	base := serveHandler(t, httpapi.NewHandler(failingStore{}, httpapi.WithStoreName("redis"), httpapi.WithErrorLog(&logged)))
+	logged := newFileLog(t)
+	base := serveHandler(t, httpapi.NewHandler(failingStore{}, httpapi.WithStoreName("redis"), httpapi.WithErrorLog(logged)))
 	routes := []struct{ method, path string }{
 		{"POST", "/hit/" + secretKey},
 		{"GET", "/get/" + secretKey},
