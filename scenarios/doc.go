@@ -7,4 +7,13 @@
 // together from one barrier, records every request's instants and outcome,
 // reads what the store counted, and checks the rule. The result (Run) is
 // plain data that the report package renders; nothing here prints.
+//
+// A story is one file: define[S] builds its Scenario typed on its store
+// interface S (package targets/story), with its judge, its history model,
+// and its own extras for Explain and parts for `racelab run`. A trial that
+// did not break but in which a request failed is inconclusive: it proves
+// nothing, and Result.Shortfalls, the one verdict behind every report and
+// exit code, gives no "holds" without conclusive trials. Every trial is
+// summed into its target's Tally as it finishes, so memory does not grow
+// with the number of trials.
 package scenarios
