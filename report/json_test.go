@@ -113,3 +113,39 @@ func TestRenderAllTable(t *testing.T) {
 		t.Error("RenderAll of nothing succeeded")
 	}
 }
+
+// TestReadJSONSampled reads back a result whose targets keep only a sample
+// of their trials: it passes the checks, and a tally forged to hide the
+// breaks the sample shows is refused.
+func TestReadJSONSampled(t *testing.T) {
+	sc, err := scenarios.Lookup("ten-hits-one-view")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := scenarios.Run(t.Context(), scenarios.Plan{Scenario: sc, Targets: []string{"kv", "actor"}, Trials: 20, Seed: 5,
+		Keep: scenarios.Keep{Trials: 4}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Targets[0].Tally == nil || len(res.Targets[0].Trials) >= 20 {
+		t.Fatalf("kv kept %d of 20 trials with tally %v; want a sample", len(res.Targets[0].Trials), res.Targets[0].Tally != nil)
+	}
+	var b bytes.Buffer
+	if err := Render(&b, res, JSON, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadJSON(bytes.NewReader(b.Bytes()))
+	if err != nil {
+		t.Fatalf("a sampled result is refused: %v", err)
+	}
+	if s := got[0].Targets[0].Summary(); s.Trials != 20 || s.Broken != 20 {
+		t.Errorf("kv read back as %d trials, %d broken; want 20, 20", s.Trials, s.Broken)
+	}
+	forged := strings.Replace(b.String(), `"broken": 20,`, `"broken": 0,`, 1)
+	if forged == b.String() {
+		t.Fatal("the tally has no \"broken\": 20")
+	}
+	if _, err := ReadJSON(strings.NewReader(forged)); err == nil || !strings.Contains(err.Error(), "tally.broken") {
+		t.Errorf("a tally hiding the sample's breaks: %v; want it refused, naming tally.broken", err)
+	}
+}
