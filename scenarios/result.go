@@ -301,12 +301,6 @@ func (t *TargetResult) Failed() bool {
 	}
 }
 
-// Totals sums the outcomes over every trial.
-func (t *TargetResult) Totals() (requests, allowed, refused, errors int, counted, lost, over int64) {
-	s := t.Summary()
-	return int(s.Requests.Sum), int(s.Allowed.Sum), int(s.Refused.Sum), int(s.Errors.Sum), s.CountedSum, s.Lost, s.Over
-}
-
 // CountedDistribution is the minimum, median and maximum of Counted over the
 // trials; ok is false when there are none.
 func (t *TargetResult) CountedDistribution() (lo, median, hi int64, ok bool) {
@@ -316,9 +310,6 @@ func (t *TargetResult) CountedDistribution() (lo, median, hi int64, ok bool) {
 	}
 	return s.CountedMin, s.CountedMedian(), s.CountedMax, true
 }
-
-// MaxReleaseSpread is the widest release spread of any trial.
-func (t *TargetResult) MaxReleaseSpread() time.Duration { s := t.Summary(); return s.MaxReleaseSpread }
 
 // Result is one run of a scenario against its targets.
 type Result struct {
