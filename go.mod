@@ -3,6 +3,7 @@ module github.com/racelab/racelab
 go 1.26.0
 
 require (
+	github.com/HdrHistogram/hdrhistogram-go v1.2.0
 	github.com/anishathalye/porcupine v1.3.1
 	golang.org/x/net v0.62.0
 	modernc.org/sqlite v1.62.0

@@ -35,21 +35,9 @@ const maxBars = 24
 
 func esc(s string) string { return html.EscapeString(s) }
 
-// renderHTML writes every result as sections of one page.
-func renderHTML(w io.Writer, rs []*scenarios.Result, _ Options) error {
-	var names []string
-	for _, r := range rs {
-		names = append(names, r.Scenario)
-	}
-	var b bytes.Buffer
-	b.WriteString(`<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
-<title>racelab: ` + esc(strings.Join(names, ", ")) + `</title>
-<style>
+// pageStyle is the style of every racelab page, run and load reports
+// alike: plain, printable, readable without colour.
+const pageStyle = `<style>
 body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:#1f2328;margin:0;background:#fff}
 main{max-width:1500px;margin:0 auto;padding:20px 28px 48px}
 h1{font-size:20px;margin:0 0 4px}
@@ -75,7 +63,23 @@ figcaption{font-size:13px;color:#59636e;max-width:960px}
 svg text{font:11px ui-monospace,SFMono-Regular,Menlo,monospace;fill:#1f2328}
 svg .muted{fill:#59636e}
 </style>
-</head>
+`
+
+// renderHTML writes every result as sections of one page.
+func renderHTML(w io.Writer, rs []*scenarios.Result, _ Options) error {
+	var names []string
+	for _, r := range rs {
+		names = append(names, r.Scenario)
+	}
+	var b bytes.Buffer
+	b.WriteString(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
+<title>racelab: ` + esc(strings.Join(names, ", ")) + `</title>
+` + pageStyle + `</head>
 <body>
 <main>
 <h1>racelab report</h1>

@@ -56,18 +56,41 @@ func ReadJSON(r io.Reader) ([]*scenarios.Result, error) {
 // readJSON is ReadJSON with the time limit of each history's recheck and
 // the most it reads.
 func readJSON(r io.Reader, historyTimeout time.Duration, limit int64) ([]*scenarios.Result, error) {
+	saved, err := readSaved(r, historyTimeout, limit, false)
+	return saved.Runs, err
+}
+
+// Saved is what a stream of saved documents held: run results and load
+// results, each kind in the order read.
+type Saved struct {
+	Runs  []*scenarios.Result
+	Loads []*scenarios.LoadResult
+}
+
+// ReadSaved reads saved results of either kind, as ReadJSON reads runs:
+// `racelab run -o json` and `racelab load -o json` documents, in any mix.
+// A load result must pass scenarios.CheckLoad.
+func ReadSaved(r io.Reader) (Saved, error) {
+	return readSaved(r, scenarios.DefaultHistoryTimeout, MaxResultBytes, true)
+}
+
+func readSaved(r io.Reader, historyTimeout time.Duration, limit int64, loads bool) (Saved, error) {
 	// Decoded as it is read, so that input that is not JSON at all
 	// (/dev/zero, a binary) is refused at its first bytes, not after the
 	// limit; what was read is kept to say on which line JSON broke.
 	var data bytes.Buffer
 	limited := &io.LimitedReader{R: r, N: limit + 1}
 	dec := json.NewDecoder(io.TeeReader(limited, &data))
-	var out []*scenarios.Result
-	for {
+	var out Saved
+	schemas := fmt.Sprintf("%q", scenarios.SchemaVersion)
+	if loads {
+		schemas += fmt.Sprintf(" or %q", scenarios.LoadSchemaVersion)
+	}
+	for n := 1; ; n++ {
 		var raw json.RawMessage
 		err := dec.Decode(&raw)
 		if limited.N <= 0 {
-			return nil, fmt.Errorf("%w: larger than %d MiB; a saved result is far smaller (trials past the first %d keep no requests)",
+			return Saved{}, fmt.Errorf("%w: larger than %d MiB; a saved result is far smaller (trials past the first %d keep no requests)",
 				ErrNotResult, limit>>20, scenarios.DefaultKeepTrials)
 		}
 		if errors.Is(err, io.EOF) {
@@ -75,34 +98,45 @@ func readJSON(r io.Reader, historyTimeout time.Duration, limit int64) ([]*scenar
 		}
 		var syn *json.SyntaxError
 		if err != nil && !errors.As(err, &syn) && !errors.Is(err, io.ErrUnexpectedEOF) {
-			return nil, err // the reader's own failure: I/O, not the document
+			return Saved{}, err // the reader's own failure: I/O, not the document
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%w: bad JSON%s: %w", ErrNotResult, where(data.Bytes(), err), err)
+			return Saved{}, fmt.Errorf("%w: bad JSON%s: %w", ErrNotResult, where(data.Bytes(), err), err)
 		}
 		var probe struct {
 			Schema *string `json:"schema"`
 		}
 		if err := json.Unmarshal(raw, &probe); err != nil || probe.Schema == nil {
-			return nil, fmt.Errorf("%w: document %d has no \"schema\" field", ErrNotResult, len(out)+1)
+			return Saved{}, fmt.Errorf("%w: document %d has no \"schema\" field", ErrNotResult, n)
 		}
-		if *probe.Schema != scenarios.SchemaVersion {
-			return nil, fmt.Errorf("%w: document %d has schema %q; this racelab reads %q", ErrNotResult, len(out)+1, *probe.Schema, scenarios.SchemaVersion)
+		switch {
+		case *probe.Schema == scenarios.SchemaVersion:
+			var res scenarios.Result
+			if err := json.Unmarshal(raw, &res); err != nil {
+				return Saved{}, fmt.Errorf("%w: document %d: %w", ErrNotResult, n, err)
+			}
+			out.Runs = append(out.Runs, &res)
+		case loads && *probe.Schema == scenarios.LoadSchemaVersion:
+			var res scenarios.LoadResult
+			if err := json.Unmarshal(raw, &res); err != nil {
+				return Saved{}, fmt.Errorf("%w: document %d: %w", ErrNotResult, n, err)
+			}
+			if err := scenarios.CheckLoad(&res); err != nil {
+				return Saved{}, fmt.Errorf("%w: document %d: %w", ErrNotResult, n, err)
+			}
+			out.Loads = append(out.Loads, &res)
+		default:
+			return Saved{}, fmt.Errorf("%w: document %d has schema %q; this racelab reads %s", ErrNotResult, n, *probe.Schema, schemas)
 		}
-		var res scenarios.Result
-		if err := json.Unmarshal(raw, &res); err != nil {
-			return nil, fmt.Errorf("%w: document %d: %w", ErrNotResult, len(out)+1, err)
-		}
-		out = append(out, &res)
 	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%w: no JSON in it", ErrNotResult)
+	if len(out.Runs)+len(out.Loads) == 0 {
+		return Saved{}, fmt.Errorf("%w: no JSON in it", ErrNotResult)
 	}
 	// Checked once every document has been read, so that a file that is
 	// not results at all says so first.
-	for i, res := range out {
+	for i, res := range out.Runs {
 		if err := scenarios.Check(res, historyTimeout); err != nil {
-			return nil, fmt.Errorf("%w: document %d: %w", ErrNotResult, i+1, err)
+			return Saved{}, fmt.Errorf("%w: document %d: %w", ErrNotResult, i+1, err)
 		}
 	}
 	return out, nil

@@ -461,7 +461,7 @@ func plural(n int64, word string) string {
 	if n == 1 {
 		return fmt.Sprintf("%d %s", n, word)
 	}
-	if strings.HasSuffix(word, "y") {
+	if strings.HasSuffix(word, "y") && !strings.ContainsAny(word[max(len(word)-2, 0):len(word)-1], "aeiou") {
 		return fmt.Sprintf("%d %sies", n, strings.TrimSuffix(word, "y"))
 	}
 	return fmt.Sprintf("%d %ss", n, word)

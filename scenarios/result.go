@@ -357,6 +357,9 @@ const (
 	// InconclusiveShortfall: a target with a strict expectation ran, but
 	// too few of its trials proved anything for a verdict: exit 1.
 	InconclusiveShortfall
+	// ThresholdShortfall: a load missed a threshold it was given
+	// (--threshold 'p99<250ms'): exit 3, like a rule.
+	ThresholdShortfall
 )
 
 // Shortfall is one target that let the run down, and why, in one line.

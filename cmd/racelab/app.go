@@ -152,7 +152,7 @@ time: the same --seed replays the same race.`,
 		return usageError{fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
 	})
 	root.SuggestionsMinimumDistance = 2
-	root.AddCommand(newRunCmd(s, cat, nil), newListCmd(s, cat), newExplainCmd(s, cat), newServeCmd(s), newReportCmd(s), newVersionCmd(s))
+	root.AddCommand(newRunCmd(s, cat, nil), newLoadCmd(s, cat, nil), newListCmd(s, cat), newExplainCmd(s, cat), newServeCmd(s), newReportCmd(s), newVersionCmd(s))
 	return root
 }
 

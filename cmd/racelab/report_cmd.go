@@ -30,10 +30,14 @@ func newReportCmdWith(s Streams, runF func(*cobra.Command, *reportOptions) error
 	c := &cobra.Command{
 		Use:   "report FILE.json...",
 		Short: "Re-render saved results, merging several into one report",
-		Long: `Render results saved with 'racelab run -o json' in any output format, and
-merge several (from several machines, or several CI jobs) into one report.
-A FILE of - reads standard input; a file may hold several results one after
-the other, as -o json writes them.
+		Long: `Render results saved with 'racelab run -o json' or 'racelab load -o json'
+in any output format, and merge several (from several machines, or several
+CI jobs) into one report. A FILE of - reads standard input; a file may hold
+several results one after the other, as -o json writes them.
+
+Load results of the same scenario, model and key count are listed together,
+target after target; their thresholds and rules are judged again from the
+saved figures, and a file whose verdicts contradict its figures is refused.
 
 Results of the same scenario at the same N become one: a target found in
 several files gets their trials one after the other, and its bound on the
@@ -44,7 +48,7 @@ rendered one after the other.
 The exit code judges the merged results as 'racelab run' would: 3 when a
 target broke a rule it had to keep (or did not show a race it had to), 1
 when one could not be run, 2 for a file that does not exist, and 1 for one
-that is not a racelab result of schema ` + scenarios.SchemaVersion + `.`,
+that is not a racelab result of schema ` + scenarios.SchemaVersion + ` or ` + scenarios.LoadSchemaVersion + `.`,
 		Example: `  racelab run ten-hits-one-view -t sqlite --trials 300 -o json > a.json
   racelab report a.json -o junit > report.xml
   racelab report machine-*.json -o html > report.html
@@ -74,18 +78,38 @@ func runReport(ctx context.Context, s Streams, o *reportOptions) error {
 		return usageError{err}
 	}
 	var all []*scenarios.Result
+	var loads []*scenarios.LoadResult
 	for _, name := range o.Files {
-		rs, err := readResults(ctx, s, name)
+		saved, err := readResults(ctx, s, name)
 		if err != nil {
 			return err
 		}
-		all = append(all, rs...)
+		all = append(all, saved.Runs...)
+		loads = append(loads, saved.Loads...)
 	}
 	merged := scenarios.Merge(all)
-	if err := report.RenderAll(s.Out, merged, format, report.Options{NoColor: s.NoColor}); err != nil {
-		return fmt.Errorf("write report: %w", err)
+	mergedLoads := scenarios.MergeLoads(loads)
+	if len(merged) > 0 {
+		if err := report.RenderAll(s.Out, merged, format, report.Options{NoColor: s.NoColor}); err != nil {
+			return fmt.Errorf("write report: %w", err)
+		}
 	}
-	return reportVerdict(merged)
+	if len(mergedLoads) > 0 {
+		if len(merged) > 0 && (format == report.Table || format == report.Markdown) {
+			fmt.Fprintln(s.Out)
+		}
+		if err := report.RenderLoad(s.Out, mergedLoads, format, report.Options{NoColor: s.NoColor}); err != nil {
+			return fmt.Errorf("write report: %w", err)
+		}
+	}
+	var fs []scenarios.Shortfall
+	for _, r := range mergedLoads {
+		for _, f := range r.Shortfalls() {
+			f.Target, f.Why = r.Scenario+"/"+f.Target, r.Scenario+"/"+f.Why
+			fs = append(fs, f)
+		}
+	}
+	return reportVerdict(merged, fs...)
 }
 
 // readResults reads the results in one named file, or standard input for
@@ -96,9 +120,9 @@ func runReport(ctx context.Context, s Streams, o *reportOptions) error {
 // blocks until a writer comes) must not hold the command past Ctrl-C or
 // SIGTERM. The blocked read cannot be interrupted; its goroutine ends with
 // the process.
-func readResults(ctx context.Context, s Streams, name string) ([]*scenarios.Result, error) {
+func readResults(ctx context.Context, s Streams, name string) (report.Saved, error) {
 	type read struct {
-		rs  []*scenarios.Result
+		rs  report.Saved
 		err error
 	}
 	done := make(chan read, 1)
@@ -110,32 +134,32 @@ func readResults(ctx context.Context, s Streams, name string) ([]*scenarios.Resu
 	case got := <-done:
 		return got.rs, got.err
 	case <-ctx.Done():
-		return nil, fmt.Errorf("%s: %w", name, ctx.Err())
+		return report.Saved{}, fmt.Errorf("%s: %w", name, ctx.Err())
 	}
 }
 
-func readResultsNow(s Streams, name string) ([]*scenarios.Result, error) {
+func readResultsNow(s Streams, name string) (report.Saved, error) {
 	if name == "-" {
-		rs, err := report.ReadJSON(s.In)
+		rs, err := report.ReadSaved(s.In)
 		if err != nil {
-			return nil, fmt.Errorf("standard input: %w", err)
+			return report.Saved{}, fmt.Errorf("standard input: %w", err)
 		}
 		return rs, nil
 	}
 	f, err := os.Open(name)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, usageError{fmt.Errorf("%s: no such file", name)}
+		return report.Saved{}, usageError{fmt.Errorf("%s: no such file", name)}
 	}
 	if err != nil {
-		return nil, err // *fs.PathError names the file
+		return report.Saved{}, err // *fs.PathError names the file
 	}
 	defer f.Close()
 	if fi, err := f.Stat(); err == nil && fi.IsDir() {
-		return nil, usageError{fmt.Errorf("%s is a folder; want a result file", name)}
+		return report.Saved{}, usageError{fmt.Errorf("%s is a folder; want a result file", name)}
 	}
-	rs, err := report.ReadJSON(f)
+	rs, err := report.ReadSaved(f)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return report.Saved{}, fmt.Errorf("%s: %w", name, err)
 	}
 	return rs, nil
 }
@@ -143,7 +167,7 @@ func readResultsNow(s Streams, name string) ([]*scenarios.Result, error) {
 // reportVerdict is run's verdict over merged results, less the interrupt:
 // re-rendering a partial result is not itself interrupted, and the report
 // already says the result is partial.
-func reportVerdict(rs []*scenarios.Result) error {
+func reportVerdict(rs []*scenarios.Result, loads ...scenarios.Shortfall) error {
 	var fs []scenarios.Shortfall
 	for _, r := range rs {
 		for _, f := range r.Shortfalls() {
@@ -151,7 +175,21 @@ func reportVerdict(rs []*scenarios.Result) error {
 			fs = append(fs, f)
 		}
 	}
-	// Rule breaks first, across results, as within one.
-	slices.SortStableFunc(fs, func(a, b scenarios.Shortfall) int { return cmp.Compare(a.Kind, b.Kind) })
+	fs = append(fs, loads...)
+	// Rule breaks (and missed thresholds) first, across results, as within
+	// one.
+	slices.SortStableFunc(fs, func(a, b scenarios.Shortfall) int { return cmp.Compare(shortfallRank(a.Kind), shortfallRank(b.Kind)) })
 	return shortfallError(fs)
+}
+
+// shortfallRank orders shortfalls as the exit code ranks them: what was
+// proven wrong (exit 3) before what could not be done (exit 1).
+func shortfallRank(k scenarios.ShortfallKind) int {
+	switch k {
+	case scenarios.RuleShortfall, scenarios.ThresholdShortfall:
+		return 0
+	case scenarios.ErrorShortfall:
+		return 1
+	}
+	return 2
 }

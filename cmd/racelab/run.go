@@ -277,6 +277,8 @@ func shortfallError(fs []scenarios.Shortfall) error {
 	switch first.Kind {
 	case scenarios.RuleShortfall:
 		code, lead = exitRuleBroken, "not as expected: "
+	case scenarios.ThresholdShortfall:
+		code, lead = exitRuleBroken, "threshold missed: "
 	case scenarios.InconclusiveShortfall:
 		lead = "no verdict: "
 	}

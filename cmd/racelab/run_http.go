@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/targets"
@@ -36,6 +37,13 @@ func (h *httpFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&h.Sync, "sync", string(httpapi.SyncAuto),
 		"how http targets release a burst: h2 (one packet ends every HTTP/2 stream),\n"+
 			"lastbyte (HTTP/1.1, last bytes withheld), none, or auto (h2 if the server speaks it)")
+	h.registerMapping(f)
+}
+
+// registerMapping defines the flags that say what the requests are, not
+// how a burst is released: all a load needs.
+func (h *httpFlags) registerMapping(f *pflag.FlagSet) {
+	h.set = f
 	f.StringArrayVar(&h.Calls, "http-call", nil,
 		"map a call onto the service's own API, repeatable (calls: hit get download quota checkout item):\n"+
 			"'CALL=[METHOD] PATH [yes=CODES] [no=CODES] [field=NAME] [key=NAME] [ok=NAME]',\n"+
@@ -104,7 +112,18 @@ func (h *httpFlags) config() (httpapi.Config, error) {
 // http targets. Given to a run without one, they would do nothing, which
 // is worse than an error: the user meant something by them.
 func (h *httpFlags) apply(p *scenarios.Plan) error {
-	if given := h.given(); len(given) > 0 && !hasHTTPTarget(p) {
+	specs := p.Targets
+	if len(specs) == 0 && p.Scenario != nil {
+		specs = p.Scenario.Lineup
+	}
+	return h.applyTo(specs, p.Timeout, &p.Options, nil)
+}
+
+// applyTo is apply for any command: specs are its targets, timeout one
+// request's limit; tweak, when set, adjusts the client's settings (a load
+// sends whole requests, never staged bursts).
+func (h *httpFlags) applyTo(specs []string, timeout time.Duration, opts *[]targets.Option, tweak func(*httpapi.Config)) error {
+	if given := h.given(); len(given) > 0 && !hasHTTPTarget(specs) {
 		verb := "applies"
 		if len(given) > 1 {
 			verb = "apply"
@@ -123,8 +142,11 @@ func (h *httpFlags) apply(p *scenarios.Plan) error {
 	// Warming a connection (connect, TLS, the HTTP/2 settings, a harmless
 	// GET) is one request, so it has one request's time limit: a silent
 	// service fails the run after --timeout, and a slow one gets all of it.
-	cfg.DialTimeout = p.Timeout
-	p.Options = append(p.Options, targets.WithHTTP(cfg))
+	cfg.DialTimeout = timeout
+	if tweak != nil {
+		tweak(&cfg)
+	}
+	*opts = append(*opts, targets.WithHTTP(cfg))
 	return nil
 }
 
@@ -155,11 +177,7 @@ func (h *httpFlags) given() []string {
 // hasHTTPTarget says whether the plan may have an http target: one of its
 // targets (or its story's line-up) is an http(s) URL, or is malformed, in
 // which case the plan's own check reports the spec rather than this.
-func hasHTTPTarget(p *scenarios.Plan) bool {
-	specs := p.Targets
-	if len(specs) == 0 && p.Scenario != nil {
-		specs = p.Scenario.Lineup
-	}
+func hasHTTPTarget(specs []string) bool {
 	for _, raw := range specs {
 		spec, err := targets.Parse(raw)
 		if err != nil || spec.URL != nil {

@@ -185,6 +185,10 @@ func (s Schedule) Arrivals() iter.Seq[time.Duration] {
 		}
 		next()
 		for _, st := range s.Stages {
+			if st.Duration <= 0 {
+				from = st.Target
+				continue
+			}
 			a, b := float64(from), float64(st.Target)
 			sec := st.Duration.Seconds()
 			area := (a + b) / 2 * sec

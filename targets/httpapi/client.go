@@ -92,6 +92,10 @@ type Config struct {
 	// size of the burst: connections are warmed in parallel and the first
 	// failure calls off the rest.
 	DialTimeout time.Duration
+	// HTTP2 sends whole requests (a load's, and SyncNone bursts') over
+	// HTTP/2 only: h2c with prior knowledge on http, ALPN on https. By
+	// default they go over HTTP/1.1 with keep-alive.
+	HTTP2 bool
 }
 
 // Client plays the stories against one service over HTTP. It implements
@@ -188,6 +192,15 @@ func New(base *url.URL, cfg Config) (*Client, error) {
 	tr.DisableCompression = true // an answer's bytes are read as sent
 	tr.MaxIdleConns = 0
 	tr.MaxIdleConnsPerHost = 1024
+	if cfg.HTTP2 {
+		var p http.Protocols
+		if base.Scheme == "https" {
+			p.SetHTTP2(true)
+		} else {
+			p.SetUnencryptedHTTP2(true)
+		}
+		tr.Protocols = &p
+	}
 	c.http = &http.Client{
 		Transport: tr,
 		// A redirect is an answer outside the contract, not a place to go.
@@ -312,8 +325,10 @@ func readBody(r io.Reader) ([]byte, error) {
 func (c *Client) judge(call Call, key string, a answer) (story.Reply, error) {
 	r := c.routes[call]
 	reply := story.Reply{Arrival: arrivalOf(a.header)}
+	known := containsCode(r.Yes, a.status) || containsCode(r.No, a.status)
 	fail := func(format string, args ...any) (story.Reply, error) {
-		return reply, fmt.Errorf("%s %s answered %s", r.Method, c.target(call, key), fmt.Sprintf(format, args...))
+		return reply, &AnswerError{Status: a.status, Known: known,
+			msg: fmt.Sprintf("%s %s answered %s", r.Method, c.target(call, key), fmt.Sprintf(format, args...))}
 	}
 	switch {
 	case containsCode(r.Yes, a.status):
@@ -370,6 +385,22 @@ func (c *Client) judge(call Call, key string, a answer) (story.Reply, error) {
 	reply.Value = value
 	return reply, nil
 }
+
+// AnswerError is an answer outside the contract: a status the route does
+// not know, or a known status with a body that does not say what the
+// contract asks. A load sorts its failures by it.
+type AnswerError struct {
+	// Status is the status answered; Known says whether the route lists
+	// it (as a yes or a no).
+	Status int
+	Known  bool
+	msg    string
+}
+
+func (e *AnswerError) Error() string { return e.msg }
+
+// HTTPStatus is the status answered and whether the contract knows it.
+func (e *AnswerError) HTTPStatus() (int, bool) { return e.Status, e.Known }
 
 // atEnd says dec has nothing left to read but white space.
 func atEnd(dec *json.Decoder) bool {

@@ -1,0 +1,256 @@
+package main
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/racelab/racelab/report"
+	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/pace"
+	"github.com/racelab/racelab/targets"
+	"github.com/racelab/racelab/targets/httpapi"
+	"github.com/spf13/cobra"
+)
+
+// loadOptions is everything `racelab load` was asked to do.
+type loadOptions struct {
+	catalog     *targets.Catalog
+	Scenario    string
+	Targets     []string
+	Rate        string
+	Stages      string
+	Arrivals    string
+	Duration    time.Duration
+	Requests    int64
+	Concurrency int
+	MaxInFlight int
+	Keys        int
+	KeyDist     string
+	Thresholds  []string
+	Timeout     time.Duration
+	Seed        int64
+	Expect      string
+	Output      string
+	Quiet       bool
+	HTTPVersion string
+	RedisURL    string
+	PostgresURL string
+	HTTP        httpFlags
+
+	set func(name string) bool // which flags the command line gave
+}
+
+func (o *loadOptions) servers() serverFlags { return serverFlags{&o.RedisURL, &o.PostgresURL} }
+
+func newLoadCmd(s Streams, cat *targets.Catalog, runF func(*cobra.Command, *loadOptions) error) *cobra.Command {
+	o := &loadOptions{catalog: cat}
+	c := &cobra.Command{
+		Use:   "load SCENARIO",
+		Short: "Put sustained load on targets, measure it, and judge the rule after it",
+		Long: `Load a scenario: send its requests at a rate or from a pool of workers for
+a while, measure throughput, latency percentiles and errors, then read every
+key back and judge the story's rule on each, as 'racelab run' judges a trial.
+
+Two models, as load testers have them:
+  open    --rate R/s or --stages: requests arrive on a schedule whatever the
+          answers (like wrk2, vegeta); latency counts from each request's
+          intended instant, so a stalled server shows in the percentiles.
+  closed  --concurrency C (the default, C=` + fmt.Sprint(scenarios.DefaultConcurrency) + `): C workers each send the next
+          request when the last is answered (like hey, wrk).
+
+The requests spread over --keys fresh keys (slugs, visitors, items), evenly
+or Zipf-hot with --key-dist zipf:S: hot keys are where updates get lost.
+Simulated stores run on the real clock. Exit codes are run's; a missed
+--threshold also exits 3 and is named on stderr.
+
+Scenarios: ` + strings.Join(scenarios.Names(), ", "),
+		Example: `  racelab load ten-hits-one-view -t sqlite --rate 2000/s --duration 10s
+  racelab load ten-hits-one-view -t kv --rate 500/s --duration 5s --keys 10
+  racelab load six-become-four -t http://127.0.0.1:8787 --concurrency 64 --duration 20s --keys 100
+  racelab load ten-hits-one-view -t sqlite --stages 10s:500/s,20s:2000/s --key-dist zipf:1.2
+  racelab load ten-hits-one-view -t redis -c 100 --threshold 'p99<50ms' --threshold 'errors<1%' --threshold 'lost==0'`,
+		Args:              exactArgs(1, "one scenario ("+strings.Join(scenarios.Names(), ", ")+")"),
+		ValidArgsFunction: completeScenarios,
+		RunE: func(c *cobra.Command, args []string) error {
+			o.Scenario = args[0]
+			o.set = c.Flags().Changed
+			if runF != nil {
+				return runF(c, o)
+			}
+			return runLoad(c, s, o)
+		},
+	}
+	f := c.Flags()
+	f.StringArrayVarP(&o.Targets, "target", "t", nil, "target spec STORE[:STRATEGY][?PARAMS] or URL, repeatable (default: the story's line-up)")
+	f.StringVar(&o.Rate, "rate", "", "open model: requests arriving per second, e.g. 2000/s (or 90/m); with --stages, the rate the first stage starts from")
+	f.StringVar(&o.Stages, "stages", "", "open model: ramps DURATION:RATE, comma separated, e.g. 30s:100/s,1m:500/s")
+	f.StringVar(&o.Arrivals, "arrivals", string(pace.Even), "open model: how arrivals are spaced: even, or poisson (seeded)")
+	f.DurationVar(&o.Duration, "duration", scenarios.DefaultLoadDuration, "how long to send")
+	f.Int64VarP(&o.Requests, "requests", "n", 0, "send exactly this many requests instead of for a duration")
+	f.IntVarP(&o.Concurrency, "concurrency", "c", scenarios.DefaultConcurrency, "closed model: workers, each sending when its last request is answered")
+	f.IntVar(&o.MaxInFlight, "max-in-flight", scenarios.DefaultMaxInFlight, "open model: requests in flight at most; arrivals past it wait and count as late")
+	f.IntVar(&o.Keys, "keys", scenarios.DefaultLoadKeys, "fresh keys (slugs, visitors, items) the requests spread over")
+	f.StringVar(&o.KeyDist, "key-dist", "uniform", "how keys are picked: uniform, or zipf:S (S above 1; the larger, the hotter the first keys)")
+	f.StringArrayVar(&o.Thresholds, "threshold", nil, "a condition every target must meet, repeatable: 'p99<250ms', 'errors<1%', 'lost==0', 'rps>=900'\n"+
+		"(metrics: "+strings.Join(scenarios.ThresholdMetrics(), ", ")+")")
+	f.DurationVar(&o.Timeout, "timeout", scenarios.DefaultTimeout, "time limit of each request")
+	f.Int64Var(&o.Seed, "seed", 0, "seed for the keys picked and Poisson arrivals (default: random, in the result)")
+	f.StringVar(&o.Expect, "expect", "auto", "what every target must do: auto (naive may break, others must hold), hold, or race")
+	f.StringVarP(&o.Output, "output", "o", string(report.Table), "output format: "+strings.Join(report.Formats(), ", "))
+	f.BoolVarP(&o.Quiet, "quiet", "q", false, "no progress bar on stderr")
+	f.StringVar(&o.HTTPVersion, "http-version", "1.1", "http targets: 1.1 (keep-alive connections) or 2 (h2c on http, h2 on https)")
+	o.servers().register(f, "targets")
+	o.HTTP.registerMapping(f)
+	_ = c.RegisterFlagCompletionFunc("target", completeTargets)
+	_ = c.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(report.Formats(), cobra.ShellCompDirectiveNoFileComp))
+	_ = c.RegisterFlagCompletionFunc("arrivals", cobra.FixedCompletions([]string{"even", "poisson"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = c.RegisterFlagCompletionFunc("http-version", cobra.FixedCompletions([]string{"1.1", "2"}, cobra.ShellCompDirectiveNoFileComp))
+	return c
+}
+
+// plan turns the options into a scenarios.LoadPlan, checking every value.
+func (o *loadOptions) plan() (scenarios.LoadPlan, report.Format, error) {
+	var p scenarios.LoadPlan
+	given := func(name string) bool { return o.set != nil && o.set(name) }
+	sc, err := scenarios.Lookup(o.Scenario)
+	if err != nil {
+		return p, "", err
+	}
+	format, err := report.ParseFormat(o.Output)
+	if err != nil {
+		return p, "", usageError{err}
+	}
+	bad := func(format string, args ...any) (scenarios.LoadPlan, report.Format, error) {
+		return scenarios.LoadPlan{}, "", usageError{fmt.Errorf(format, args...)}
+	}
+	open := o.Rate != "" || o.Stages != ""
+	switch {
+	case open && given("concurrency"):
+		return bad("--concurrency is the closed model and --rate/--stages the open one; give one of them")
+	case given("duration") && given("requests"):
+		return bad("--duration and --requests both say when to stop; give one of them")
+	case o.Stages != "" && given("duration"):
+		return bad("--stages says how long the load lasts; drop --duration")
+	case given("requests") && o.Requests < 1:
+		return bad("--requests %d: want 1 or more", o.Requests)
+	case o.Duration <= 0:
+		return bad("--duration %s: want a positive duration such as 30s", o.Duration)
+	case o.Timeout <= 0:
+		return bad("--timeout %s: want a positive duration such as 5s", o.Timeout)
+	case o.Concurrency < 1:
+		return bad("--concurrency %d: want 1 or more", o.Concurrency)
+	case o.MaxInFlight < 1:
+		return bad("--max-in-flight %d: want 1 or more", o.MaxInFlight)
+	case o.Keys < 1:
+		return bad("--keys %d: want 1 or more", o.Keys)
+	case !open && (given("arrivals") || given("max-in-flight")):
+		return bad("--arrivals and --max-in-flight shape the open model; add --rate or --stages")
+	}
+	if open {
+		spacing, err := pace.ParseSpacing(o.Arrivals)
+		if err != nil {
+			return bad("--%v", err)
+		}
+		sched := pace.Schedule{Spacing: spacing}
+		if o.Rate != "" {
+			r, err := pace.ParseRate(o.Rate)
+			if err != nil || r <= 0 {
+				return bad("--rate %q: want arrivals per second above 0, such as 2000/s", o.Rate)
+			}
+			sched.Start = r
+		}
+		if o.Stages != "" {
+			st, err := pace.ParseStages(o.Stages)
+			if err != nil {
+				return bad("--stages: %v", err)
+			}
+			sched.Stages = st
+		} else if !given("requests") {
+			sched.Stages = []pace.Stage{{Duration: o.Duration, Target: sched.Start}}
+		}
+		p.Schedule = &sched
+		p.MaxInFlight = o.MaxInFlight
+	} else {
+		p.Concurrency = o.Concurrency
+		p.Duration = o.Duration
+	}
+	if given("requests") {
+		p.Requests = o.Requests
+		p.Duration = 0
+	}
+	dist, err := scenarios.ParseKeyDist(o.KeyDist)
+	if err != nil {
+		return p, "", err
+	}
+	for _, s := range o.Thresholds {
+		t, err := scenarios.ParseThreshold(s)
+		if err != nil {
+			return p, "", err
+		}
+		p.Thresholds = append(p.Thresholds, t)
+	}
+	expect := scenarios.Override(o.Expect)
+	if o.Expect == "auto" {
+		expect = scenarios.OverrideAuto
+	}
+	seed := o.Seed
+	if !given("seed") {
+		seed = rand.Int64N(1 << 31)
+	}
+	var h2 bool
+	switch o.HTTPVersion {
+	case "1.1", "1", "h1":
+	case "2", "h2":
+		h2 = true
+	default:
+		return bad("--http-version %q: want 1.1 or 2", o.HTTPVersion)
+	}
+	p.Scenario, p.Catalog, p.Targets = sc, o.catalog, o.Targets
+	p.Keys, p.KeyDist, p.Timeout, p.Seed, p.Expect = o.Keys, dist, o.Timeout, seed, expect
+	p.Options = o.servers().options()
+	specs := p.Targets
+	if len(specs) == 0 {
+		specs = sc.Lineup
+	}
+	if h2 && !hasHTTPTarget(specs) {
+		return bad("--http-version applies to http targets only, and this load has none (add -t http://HOST:PORT)")
+	}
+	err = o.HTTP.applyTo(specs, o.Timeout, &p.Options, func(c *httpapi.Config) {
+		c.Sync = httpapi.SyncNone // whole requests: a load stages nothing
+		c.HTTP2 = h2
+	})
+	if err != nil {
+		return p, "", err
+	}
+	return p, format, nil
+}
+
+func runLoad(c *cobra.Command, s Streams, o *loadOptions) error {
+	p, format, err := o.plan()
+	if err != nil {
+		return err
+	}
+	if s.ErrIsTTY && !o.Quiet {
+		p.Watch = func(target string, _ scenarios.LoadProgress, now func() scenarios.LoadProgress) func() {
+			return watchLoad(c.Context(), s.Err, p.Scenario.Name+" on "+target, now)
+		}
+	}
+	res, err := scenarios.Load(c.Context(), p)
+	if err != nil {
+		return err
+	}
+	if err := report.RenderLoad(s.Out, []*scenarios.LoadResult{res}, format, report.Options{NoColor: s.NoColor}); err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	return loadVerdict(res)
+}
+
+// loadVerdict is a load's exit, as verdict is a run's.
+func loadVerdict(res *scenarios.LoadResult) error {
+	if res.Interrupted {
+		return verdictError{exitInterrupted, "interrupted: the report above is partial"}
+	}
+	return shortfallError(res.Shortfalls())
+}

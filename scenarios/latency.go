@@ -1,0 +1,280 @@
+package scenarios
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"slices"
+	"sync"
+	"syscall"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// The latency histogram's range and precision. Values are recorded in
+// microseconds: from 1 µs to an hour at three significant figures costs
+// about 200 KB a target, whatever the number of requests. Anything slower
+// than an hour is recorded as an hour.
+const (
+	histLowest  = 1
+	histHighest = int64(time.Hour / time.Microsecond)
+	histSigFigs = 3
+	// secondSigFigs is the precision of each second's own histogram, kept
+	// only until the second is over: two figures are plenty for a line on
+	// a chart, and cost a tenth.
+	secondSigFigs = 2
+)
+
+func newHistogram(sigfigs int) *hdrhistogram.Histogram {
+	return hdrhistogram.New(histLowest, histHighest, sigfigs)
+}
+
+func micros(d time.Duration) int64 {
+	return min(max(int64(d/time.Microsecond), histLowest), histHighest)
+}
+
+// Latency is the spread of a target's answered requests' latencies.
+type Latency struct {
+	Count int64         `json:"count"`
+	Min   time.Duration `json:"min_ns"`
+	Mean  time.Duration `json:"mean_ns"`
+	P50   time.Duration `json:"p50_ns"`
+	P90   time.Duration `json:"p90_ns"`
+	P99   time.Duration `json:"p99_ns"`
+	P999  time.Duration `json:"p99_9_ns"`
+	Max   time.Duration `json:"max_ns"`
+}
+
+// latencyOf reads the percentiles off a histogram of microseconds.
+func latencyOf(h *hdrhistogram.Histogram) Latency {
+	if h.TotalCount() == 0 {
+		return Latency{}
+	}
+	us := func(v int64) time.Duration { return time.Duration(v) * time.Microsecond }
+	return Latency{
+		Count: h.TotalCount(),
+		Min:   us(h.Min()),
+		Mean:  time.Duration(h.Mean() * float64(time.Microsecond)),
+		P50:   us(h.ValueAtQuantile(50)),
+		P90:   us(h.ValueAtQuantile(90)),
+		P99:   us(h.ValueAtQuantile(99)),
+		P999:  us(h.ValueAtQuantile(99.9)),
+		Max:   us(h.Max()),
+	}
+}
+
+// encodeHistogram writes h in HdrHistogram's compressed, base64 form, which
+// other HdrHistogram tools read too, so that saved results can be merged
+// exactly rather than by averaging percentiles.
+func encodeHistogram(h *hdrhistogram.Histogram) string {
+	b, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+	if err != nil {
+		return "" // only a histogram too large to compress fails; ours are bounded
+	}
+	return string(b)
+}
+
+// DecodeHistogram reads a histogram saved by a load result.
+func DecodeHistogram(s string) (*hdrhistogram.Histogram, error) {
+	if s == "" {
+		return newHistogram(histSigFigs), nil
+	}
+	h, err := hdrhistogram.Decode([]byte(s))
+	if err != nil {
+		return nil, fmt.Errorf("latency histogram: %w", err)
+	}
+	return h, nil
+}
+
+// Bucket is one bar of a latency histogram: how many answers took up to
+// UpTo (and more than the previous bucket's UpTo).
+type Bucket struct {
+	UpTo  time.Duration `json:"up_to_ns"`
+	Count int64         `json:"count"`
+}
+
+// Buckets folds a histogram into bars whose bounds double from 1 µs: a
+// few dozen at most, enough to draw.
+func Buckets(h *hdrhistogram.Histogram) []Bucket {
+	var out []Bucket
+	if h.TotalCount() == 0 {
+		return nil
+	}
+	upTo := int64(1)
+	var cur int64
+	for _, b := range h.Distribution() {
+		if b.Count == 0 {
+			continue
+		}
+		for b.To > upTo {
+			if cur > 0 || len(out) > 0 {
+				out = append(out, Bucket{time.Duration(upTo) * time.Microsecond, cur})
+			}
+			cur = 0
+			upTo *= 2
+		}
+		cur += b.Count
+	}
+	return append(out, Bucket{time.Duration(upTo) * time.Microsecond, cur})
+}
+
+// Second is one second of a load: what was answered in it (by the instant
+// the answer came) and how fast.
+type Second struct {
+	// At counts seconds from the start of the load, from 0.
+	At       int           `json:"at"`
+	Answered int64         `json:"answered"`
+	Errors   int64         `json:"errors"`
+	P50      time.Duration `json:"p50_ns"`
+	P99      time.Duration `json:"p99_ns"`
+	Max      time.Duration `json:"max_ns"`
+}
+
+// ErrorCount is how many requests failed one way, and the first such
+// failure in words.
+type ErrorCount struct {
+	Kind  string `json:"kind"`
+	Count int64  `json:"count"`
+	First string `json:"first"`
+}
+
+// The kinds of failure a load tells apart. Status codes are their own
+// kind each ("status 503").
+const (
+	ErrTimeout   = "timeout"
+	ErrRefused   = "refused"
+	ErrReset     = "reset"
+	ErrContract  = "outside the contract"
+	ErrDropped   = "not sent in time"
+	ErrOtherKind = "other"
+)
+
+// statusError is what an HTTP target's error is when it carries the
+// status the service answered (httpapi.AnswerError). It is an interface
+// here so that the engine names no target package.
+type statusError interface {
+	error
+	// HTTPStatus is the status answered, and whether the contract knows it
+	// (an answer with a known status and a wrong body is outside the
+	// contract, an unknown status is a kind of its own).
+	HTTPStatus() (code int, known bool)
+}
+
+// errorKind sorts a failed request's error into one of the kinds.
+func errorKind(err error) string {
+	var se statusError
+	var ne net.Error
+	switch {
+	case errors.As(err, &se):
+		if code, known := se.HTTPStatus(); !known {
+			return fmt.Sprintf("status %d", code)
+		}
+		return ErrContract
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return ErrTimeout
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return ErrRefused
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return ErrReset
+	}
+	return ErrOtherKind
+}
+
+// meter records every answer of one target's load: the whole latency
+// histogram, the current second's, the seconds gone by, and the failures
+// by kind. One mutex guards it all: recording is a few tens of
+// nanoseconds, far below a request's own cost, and a single histogram
+// keeps the percentiles exact rather than merged from shards.
+type meter struct {
+	mu       sync.Mutex
+	start    time.Time
+	all      *hdrhistogram.Histogram
+	sec      *hdrhistogram.Histogram
+	at       int // the second sec is filling
+	cur      Second
+	series   []Second
+	kinds    map[string]*ErrorCount
+	answered int64
+	errors   int64
+}
+
+func newMeter(start time.Time) *meter {
+	return &meter{start: start, all: newHistogram(histSigFigs), sec: newHistogram(secondSigFigs), kinds: map[string]*ErrorCount{}}
+}
+
+// record counts one request that ended at now: its latency when answered,
+// its error otherwise. A failed request's latency is not a latency: it is
+// counted by kind instead, so that timeouts do not pass for slow answers.
+func (m *meter) record(now time.Time, latency time.Duration, err error, kind string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.roll(int(now.Sub(m.start) / time.Second))
+	if err != nil {
+		m.errors++
+		m.cur.Errors++
+		k := m.kinds[kind]
+		if k == nil {
+			k = &ErrorCount{Kind: kind, First: err.Error()}
+			m.kinds[kind] = k
+		}
+		k.Count++
+		return
+	}
+	m.answered++
+	m.cur.Answered++
+	v := micros(latency)
+	_ = m.all.RecordValue(v) // v is within the histogram's range by micros
+	_ = m.sec.RecordValue(v)
+}
+
+// roll closes the seconds before at, so that a second's histogram is
+// freed as soon as it is over and memory does not grow with the load's
+// length beyond one small Second each.
+func (m *meter) roll(at int) {
+	for m.at < at {
+		m.closeSecond()
+		m.at++
+		m.cur = Second{At: m.at}
+	}
+}
+
+func (m *meter) closeSecond() {
+	s := m.cur
+	s.At = m.at
+	if m.sec.TotalCount() > 0 {
+		l := latencyOf(m.sec)
+		s.P50, s.P99, s.Max = l.P50, l.P99, l.Max
+	}
+	m.series = append(m.series, s)
+	m.sec.Reset()
+}
+
+// snapshot is the progress so far: answers, failures, the p99 over all of
+// them, and the answers in the last whole second.
+func (m *meter) snapshot() (answered, errs int64, p99 time.Duration, lastSecond int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if n := len(m.series); n > 0 {
+		lastSecond = m.series[n-1].Answered
+	}
+	return m.answered, m.errors, time.Duration(m.all.ValueAtQuantile(99)) * time.Microsecond, lastSecond
+}
+
+// finish closes the last second and hands everything over.
+func (m *meter) finish(end time.Time) (lat Latency, hist string, buckets []Bucket, series []Second, kinds []ErrorCount) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.roll(int(end.Sub(m.start) / time.Second))
+	if m.cur.Answered+m.cur.Errors > 0 {
+		m.closeSecond()
+	}
+	for _, k := range m.kinds {
+		kinds = append(kinds, *k)
+	}
+	slices.SortFunc(kinds, func(a, b ErrorCount) int { return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Kind, b.Kind)) })
+	return latencyOf(m.all), encodeHistogram(m.all), Buckets(m.all), m.series, kinds
+}

@@ -1,0 +1,597 @@
+package scenarios
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/racelab/racelab/scenarios/pace"
+	"github.com/racelab/racelab/targets"
+)
+
+// Defaults of a LoadPlan, in one place.
+const (
+	// DefaultLoadDuration is how long a load runs when neither a duration
+	// nor a request count is given.
+	DefaultLoadDuration = 10 * time.Second
+	// DefaultConcurrency is the closed model's workers, as hey's -c.
+	DefaultConcurrency = 50
+	// DefaultMaxInFlight caps the open model's requests in flight: past
+	// it, arrivals wait (and count as late) rather than piling up
+	// goroutines and sockets without bound.
+	DefaultMaxInFlight = 1000
+	// DefaultLoadKeys is how many fresh keys a load spreads over.
+	DefaultLoadKeys = 100
+	// MaxLoadKeys bounds the keys: memory and the read-back grow with them.
+	MaxLoadKeys = 1_000_000
+	// MaxConcurrency bounds the closed model's workers.
+	MaxConcurrency = 100_000
+	// LateAfter is how far behind its intended instant an arrival may be
+	// sent before it counts as late.
+	LateAfter = 10 * time.Millisecond
+	// prepareCap bounds the connections a target readies before a load:
+	// a database's own limit (PostgreSQL's 100) must not fail the start,
+	// and the rest open on demand.
+	prepareCap = 64
+	// readBackWorkers read the keys back after a load, in parallel.
+	readBackWorkers = 16
+)
+
+// LoadModel is how a load sends: arrivals on a schedule, or workers that
+// send again as soon as they are answered.
+type LoadModel string
+
+// The models.
+const (
+	// Open: requests arrive on a schedule whatever the answers (wrk2,
+	// vegeta, k6's arrival-rate executors); latency counts from each
+	// request's intended instant, so a stalled server shows.
+	Open LoadModel = "open"
+	// Closed: C workers each send the next request when the last one is
+	// answered (hey, wrk); a stalled server slows the senders down.
+	Closed LoadModel = "closed"
+)
+
+// KeyDist is how a load picks the key of each request.
+type KeyDist struct {
+	// Zipf's exponent; 0 means uniform. Above 1: the larger, the hotter
+	// the first keys (rand.Zipf's s).
+	Zipf float64
+}
+
+// ParseKeyDist reads "uniform" or "zipf:S" with S above 1.
+func ParseKeyDist(s string) (KeyDist, error) {
+	s = strings.TrimSpace(strings.ToLower(s))
+	if s == "" || s == "uniform" {
+		return KeyDist{}, nil
+	}
+	if rest, ok := strings.CutPrefix(s, "zipf:"); ok {
+		v, err := strconv.ParseFloat(rest, 64)
+		if err == nil && v > 1 && !math.IsInf(v, 0) {
+			return KeyDist{Zipf: v}, nil
+		}
+	}
+	return KeyDist{}, fmt.Errorf("%w: --key-dist %q: want uniform or zipf:S with S above 1 (zipf:1.1 is mildly hot, zipf:2 very)", ErrUsage, s)
+}
+
+func (d KeyDist) String() string {
+	if d.Zipf == 0 {
+		return "uniform"
+	}
+	return "zipf:" + strconv.FormatFloat(d.Zipf, 'g', -1, 64)
+}
+
+// LoadPlan says what load to put on which targets. Zero fields take the
+// package defaults.
+type LoadPlan struct {
+	Scenario *Scenario
+	// Catalog is where targets are looked up; nil means targets.Builtin().
+	Catalog *targets.Catalog
+	// Targets are target specs; empty means the scenario's line-up. Each
+	// gets the same load, one after the other.
+	Targets []string
+	Options []targets.Option
+	Expect  Override
+
+	// Schedule, when set, is the open model's arrivals; otherwise the
+	// load is closed, with Concurrency workers.
+	Schedule    *pace.Schedule
+	Concurrency int
+	// Duration bounds a closed load (an open one lasts its schedule);
+	// Requests, when set, sends exactly that many instead, in either
+	// model (an open schedule then holds its last rate until they are
+	// all sent).
+	Duration time.Duration
+	Requests int64
+	// MaxInFlight caps the open model's requests in flight.
+	MaxInFlight int
+	// Keys is how many fresh keys the requests spread over, KeyDist how.
+	Keys    int
+	KeyDist KeyDist
+	// Timeout bounds each request.
+	Timeout time.Duration
+	// Seed picks the keys, and the arrivals of a Poisson schedule.
+	Seed int64
+	// Thresholds are judged on every target after its load.
+	Thresholds []Threshold
+	// Watch, when set, is called as each target's load starts with a
+	// function that reads its progress, and returns a function called
+	// when it ends (the progress bar).
+	Watch func(target string, plan LoadProgress, now func() LoadProgress) (done func())
+}
+
+// LoadProgress is a load so far, for a progress bar.
+type LoadProgress struct {
+	Elapsed, Total time.Duration
+	// Sent of Requests, when the load is a count of requests.
+	Sent, Requests int64
+	Answered       int64
+	Errors         int64
+	// LastSecond is the answers in the last whole second; P99 is over
+	// every answer so far.
+	LastSecond int64
+	P99        time.Duration
+}
+
+// Model is the plan's model.
+func (p *LoadPlan) Model() LoadModel {
+	if p.Schedule != nil {
+		return Open
+	}
+	return Closed
+}
+
+func (p *LoadPlan) validate() error {
+	switch {
+	case p.Scenario == nil:
+		return fmt.Errorf("%w: no scenario", ErrUsage)
+	case p.Requests < 0:
+		return fmt.Errorf("%w: --requests %d is negative; want 1 or more", ErrUsage, p.Requests)
+	case p.Duration < 0:
+		return fmt.Errorf("%w: --duration %s is negative; want a duration such as 30s", ErrUsage, p.Duration)
+	case p.Concurrency < 0 || p.Concurrency > MaxConcurrency:
+		return fmt.Errorf("%w: --concurrency %d is out of range; want 1 to %d", ErrUsage, p.Concurrency, MaxConcurrency)
+	case p.MaxInFlight < 0 || p.MaxInFlight > MaxConcurrency:
+		return fmt.Errorf("%w: --max-in-flight %d is out of range; want 1 to %d", ErrUsage, p.MaxInFlight, MaxConcurrency)
+	case p.Keys < 0 || p.Keys > MaxLoadKeys:
+		return fmt.Errorf("%w: --keys %d is out of range; want 1 to %d", ErrUsage, p.Keys, MaxLoadKeys)
+	case p.Timeout < 0:
+		return fmt.Errorf("%w: --timeout %s is negative; want a duration such as 5s", ErrUsage, p.Timeout)
+	}
+	if s := p.Schedule; s != nil {
+		if s.Duration() <= 0 && p.Requests == 0 {
+			return fmt.Errorf("%w: an open load needs a duration or --requests", ErrUsage)
+		}
+		if p.Requests > 0 && lastRate(*s) <= 0 {
+			return fmt.Errorf("%w: --requests %d needs a last rate above 0 to send them all", ErrUsage, p.Requests)
+		}
+		if s.Expected() == 0 && p.Requests == 0 {
+			return fmt.Errorf("%w: the schedule sends no request in %s; raise the rate or the duration", ErrUsage, s.Duration())
+		}
+	}
+	switch p.Expect {
+	case OverrideAuto, OverrideRace, OverrideHold:
+	default:
+		return fmt.Errorf("%w: --expect %q; want auto, hold or race", ErrUsage, p.Expect)
+	}
+	return nil
+}
+
+func lastRate(s pace.Schedule) pace.Rate {
+	if n := len(s.Stages); n > 0 {
+		return s.Stages[n-1].Target
+	}
+	return s.Start
+}
+
+// Load puts the plan's load on each target in turn, then reads every key
+// back and judges the story's rule on each, as Run judges a trial. The
+// error is a usage error; a target that fails is recorded in its
+// LoadTarget and the load goes on. When ctx is cancelled, Load returns
+// what it has, marked Interrupted.
+func Load(ctx context.Context, p LoadPlan) (*LoadResult, error) {
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
+	plan := Plan{Scenario: p.Scenario, Catalog: p.Catalog, Targets: p.Targets, Expect: p.Expect}
+	rs, err := plan.resolve()
+	if err != nil {
+		return nil, err
+	}
+	sc := p.Scenario
+	p.Keys = cmp.Or(p.Keys, DefaultLoadKeys)
+	p.Timeout = cmp.Or(p.Timeout, DefaultTimeout)
+	p.MaxInFlight = cmp.Or(p.MaxInFlight, DefaultMaxInFlight)
+	if p.Schedule == nil {
+		p.Concurrency = cmp.Or(p.Concurrency, DefaultConcurrency)
+		if p.Requests == 0 {
+			p.Duration = cmp.Or(p.Duration, DefaultLoadDuration)
+		}
+	} else {
+		p.Duration = p.Schedule.Duration()
+	}
+	res := &LoadResult{
+		Schema:      LoadSchemaVersion,
+		Scenario:    sc.Name,
+		Rule:        sc.Rule,
+		Model:       p.Model(),
+		Concurrency: p.Concurrency,
+		Duration:    p.Duration,
+		Requests:    p.Requests,
+		Keys:        p.Keys,
+		KeyDist:     p.KeyDist.String(),
+		Timeout:     p.Timeout,
+		Seed:        p.Seed,
+	}
+	if s := p.Schedule; s != nil {
+		res.Schedule = &LoadSchedule{Start: float64(s.Start), Spacing: string(s.Spacing)}
+		for _, st := range s.Stages {
+			res.Schedule.Stages = append(res.Schedule.Stages, LoadStage{Duration: st.Duration, Rate: float64(st.Target)})
+		}
+		res.MaxInFlight = p.MaxInFlight
+	}
+	for _, t := range p.Thresholds {
+		res.Thresholds = append(res.Thresholds, t.Expr)
+	}
+	// Loads run on the real clock: throughput and latency are the point,
+	// and a simulated store's delays are then real waits.
+	opts := append([]targets.Option{targets.WithSeed(p.Seed), targets.WithVirtualTime(false)}, p.Options...)
+	opened := make([]*targets.Target, len(rs))
+	openErr := make([]error, len(rs))
+	for i, r := range rs {
+		opened[i], openErr[i] = targets.OpenEntry(ctx, r.spec, r.entry, opts...)
+		if errors.Is(openErr[i], targets.ErrBadSpec) {
+			closeAll(opened)
+			return nil, openErr[i]
+		}
+	}
+	defer closeAll(opened)
+	runID := newRunID()
+	for ti, r := range rs {
+		if ctx.Err() != nil {
+			break
+		}
+		lt := LoadTarget{Target: r.spec.Name(), Spec: r.raw, Guarantee: r.entry.Guarantee}
+		if r.spec.URL != nil {
+			lt.Spec = lt.Target
+		}
+		lt.Expect, lt.Strict = expectation(r.entry, p.Expect)
+		if openErr[ti] != nil {
+			lt.Error = openErr[ti].Error()
+		} else {
+			lr := loadRun{plan: &p, sc: sc, target: opened[ti], label: lt.Target,
+				key: func(k int) string { return fmt.Sprintf("%s-load-%s-%d-%d", sc.KeyPrefix, runID, ti, k) }}
+			err := lr.run(ctx, &lt)
+			if cerr := opened[ti].Close(); cerr != nil && err == nil {
+				err = &TargetError{Stage: "close", Err: cerr}
+			}
+			opened[ti] = nil
+			if err != nil {
+				lt.Error = err.Error()
+			}
+		}
+		res.Targets = append(res.Targets, lt)
+	}
+	res.Interrupted = ctx.Err() != nil
+	labels := LoadLabels(res.Targets)
+	for i := range res.Targets {
+		t := &res.Targets[i]
+		if t.Error != "" || res.Interrupted {
+			continue
+		}
+		for _, th := range p.Thresholds {
+			t.Thresholds = append(t.Thresholds, th.Judge(t, labels[i]))
+		}
+	}
+	return res, nil
+}
+
+// loadRun is the load on one opened target.
+type loadRun struct {
+	plan   *LoadPlan
+	sc     *Scenario
+	target *targets.Target
+	label  string
+	key    func(k int) string
+
+	pl     player
+	meter  *meter
+	counts []keyCount
+	sent   atomic.Int64
+	late   atomic.Int64
+	drop   atomic.Int64
+	seq    atomic.Int64 // request numbers, for the stories that use one (the buyer)
+	// lastSend is when the last request went, in nanoseconds from the start.
+	lastSend atomic.Int64
+	start    time.Time
+}
+
+// keyCount is what one key's requests were told.
+type keyCount struct {
+	allowed, refused, errors atomic.Int64
+}
+
+// run sends the load, reads the keys back and judges them into lt.
+func (r *loadRun) run(ctx context.Context, lt *LoadTarget) error {
+	p := r.plan
+	prep := min(cmp.Or(p.Concurrency, p.MaxInFlight), prepareCap)
+	if err := r.target.Prepare(ctx, prep); err != nil {
+		return &TargetError{Stage: fmt.Sprintf("prepare %d connections", prep), Err: err}
+	}
+	pl, ok := r.sc.bind(r.target.Store)
+	if !ok {
+		return &TargetError{Stage: fmt.Sprintf("cannot play %s (it has no %s)", r.sc.Name, r.sc.Needs)}
+	}
+	r.pl = pl
+	r.counts = make([]keyCount, p.Keys)
+	start := time.Now()
+	r.start = start
+	r.meter = newMeter(start)
+	if p.Watch != nil {
+		total := p.Duration
+		done := p.Watch(r.label, LoadProgress{Total: total, Requests: p.Requests}, func() LoadProgress {
+			answered, errs, p99, last := r.meter.snapshot()
+			return LoadProgress{Elapsed: time.Since(start), Total: total, Sent: r.sent.Load(), Requests: p.Requests,
+				Answered: answered, Errors: errs, P99: p99, LastSecond: last}
+		})
+		defer done()
+	}
+	if p.Schedule != nil {
+		r.open(ctx, start)
+	} else {
+		r.closed(ctx, start)
+	}
+	end := time.Now()
+	lt.Elapsed = end.Sub(start)
+	lt.Sending = time.Duration(r.lastSend.Load())
+	lt.Latency, lt.Histogram, lt.Buckets, lt.Series, lt.ErrorKinds = r.meter.finish(end)
+	lt.Sent, lt.Late, lt.Dropped = r.sent.Load(), r.late.Load(), r.drop.Load()
+	lt.Answered, lt.Errors = r.meter.answered, r.meter.errors
+	for i := range r.counts {
+		lt.Allowed += r.counts[i].allowed.Load()
+		lt.Refused += r.counts[i].refused.Load()
+	}
+	if ctx.Err() != nil {
+		return nil // an interrupted load proves nothing: no read-back
+	}
+	return r.judge(ctx, lt)
+}
+
+// picker draws keys: uniform, or Zipf-hot on the first ones.
+type picker struct {
+	rng  *rand.Rand
+	zipf *rand.Zipf
+	n    int
+}
+
+func newPicker(seed int64, stream uint64, n int, d KeyDist) *picker {
+	rng := rand.New(rand.NewPCG(uint64(seed), stream))
+	pk := &picker{rng: rng, n: n}
+	if d.Zipf > 1 && n > 1 {
+		pk.zipf = rand.NewZipf(rng, d.Zipf, 1, uint64(n-1))
+	}
+	return pk
+}
+
+func (pk *picker) next() int {
+	if pk.zipf != nil {
+		return int(pk.zipf.Uint64())
+	}
+	return pk.rng.IntN(pk.n)
+}
+
+// one sends one request on key k and records it; latency counts from
+// intended, which is when it was meant to be sent.
+func (r *loadRun) one(ctx context.Context, k int, intended time.Time) {
+	i := int(r.seq.Add(1) - 1)
+	r.noteSend(time.Since(r.start))
+	rctx, cancel := context.WithTimeout(ctx, r.plan.Timeout)
+	a := r.pl.do(rctx, r.key(k), i)
+	cancel()
+	now := time.Now()
+	if ctx.Err() != nil && a.Outcome == Errored {
+		return // cut short by the interrupt: neither an answer nor a failure
+	}
+	c := &r.counts[k]
+	kind := ""
+	switch a.Outcome {
+	case Allowed:
+		c.allowed.Add(1)
+	case Refused:
+		c.refused.Add(1)
+	default:
+		c.errors.Add(1)
+		if a.Err == nil {
+			a.Err = errors.New("failed without an error")
+		}
+		kind = errorKind(a.Err)
+	}
+	r.meter.record(now, now.Sub(intended), a.Err, kind)
+}
+
+// noteSend keeps the latest instant a request was sent.
+func (r *loadRun) noteSend(at time.Duration) {
+	for {
+		last := r.lastSend.Load()
+		if int64(at) <= last || r.lastSend.CompareAndSwap(last, int64(at)) {
+			return
+		}
+	}
+}
+
+// closed runs Concurrency workers until the duration is over or the
+// requests are all sent. A worker never starts a request past the end,
+// and never cuts one short at the end: an answer cut off would be a
+// failure racelab made up.
+func (r *loadRun) closed(ctx context.Context, start time.Time) {
+	p := r.plan
+	deadline := start.Add(p.Duration)
+	var wg sync.WaitGroup
+	for w := range p.Concurrency {
+		pk := newPicker(p.Seed, uint64(w)+1, p.Keys, p.KeyDist)
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				if p.Requests > 0 {
+					if r.sent.Add(1) > p.Requests {
+						r.sent.Add(-1)
+						return
+					}
+				} else {
+					if !time.Now().Before(deadline) {
+						return
+					}
+					r.sent.Add(1)
+				}
+				sent := time.Now()
+				r.one(ctx, pk.next(), sent)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// open sends the schedule's arrivals, each when it is due, through at
+// most MaxInFlight requests in flight. An arrival that finds no room
+// waits for one and counts as late when it goes more than LateAfter
+// behind; one that would go more than the timeout behind is not sent at
+// all (it would have timed out anyway) and counts as an error, so the
+// load ends within a timeout of its schedule even against a stalled
+// server.
+func (r *loadRun) open(ctx context.Context, start time.Time) {
+	p := r.plan
+	sched := *p.Schedule
+	if p.Requests > 0 {
+		// Hold the last rate for as long as the count needs, and then some.
+		rate := float64(lastRate(sched))
+		hold := time.Duration(float64(p.Requests)/rate*float64(time.Second)) + time.Second
+		sched.Stages = append(sched.Stages, pace.Stage{Duration: hold, Target: lastRate(sched)})
+		if sched.Duration() == hold {
+			sched.Start = lastRate(sched)
+		}
+	}
+	sched.Seed = uint64(p.Seed)
+	slots := make(chan struct{}, p.MaxInFlight)
+	pk := newPicker(p.Seed, 0, p.Keys, p.KeyDist)
+	var wg sync.WaitGroup
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	var n int64
+	for at := range sched.Arrivals() {
+		if ctx.Err() != nil || (p.Requests > 0 && n >= p.Requests) {
+			break
+		}
+		n++
+		k := pk.next() // drawn for every arrival, sent or not: the keys are the seed's
+		intended := start.Add(at)
+		if wait := time.Until(intended); wait > 0 {
+			timer.Reset(wait)
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+				continue
+			}
+		}
+		select {
+		case slots <- struct{}{}:
+		default:
+			// No room: wait for a slot, but not past the point where the
+			// request could no longer be answered within its timeout.
+			giveUp := time.NewTimer(time.Until(intended.Add(p.Timeout)))
+			select {
+			case slots <- struct{}{}:
+				giveUp.Stop()
+			case <-giveUp.C:
+				r.late.Add(1)
+				r.drop.Add(1)
+				// Never sent: the store saw nothing, so the key's counts
+				// do not change; the load's failures do.
+				r.meter.record(time.Now(), 0, errDropped{p.MaxInFlight, p.Timeout}, ErrDropped)
+				continue
+			case <-ctx.Done():
+				giveUp.Stop()
+				continue
+			}
+		}
+		if time.Since(intended) > LateAfter {
+			r.late.Add(1)
+		}
+		r.sent.Add(1)
+		wg.Go(func() {
+			defer func() { <-slots }()
+			r.one(ctx, k, intended)
+		})
+	}
+	wg.Wait()
+}
+
+// errDropped is an arrival that found every slot taken for longer than
+// the timeout.
+type errDropped struct {
+	max     int
+	timeout time.Duration
+}
+
+func (e errDropped) Error() string {
+	return fmt.Sprintf("not sent: all %d in-flight slots stayed taken for the %s timeout (raise --max-in-flight, or lower the rate)", e.max, e.timeout)
+}
+
+// judge reads every key that was sent a request back and judges it with
+// the story's own Judge, one key as one trial: the same rule, the same
+// words, the same verdict as a run.
+func (r *loadRun) judge(ctx context.Context, lt *LoadTarget) error {
+	p := r.plan
+	counted := make([]int64, p.Keys)
+	readErr := make([]error, p.Keys)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(readBackWorkers, p.Keys) {
+		wg.Go(func() {
+			for {
+				k := int(next.Add(1) - 1)
+				if k >= p.Keys || ctx.Err() != nil {
+					return
+				}
+				rctx, cancel := context.WithTimeout(ctx, p.Timeout)
+				counted[k], readErr[k] = r.pl.read(rctx, r.key(k))
+				cancel()
+			}
+		})
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return nil
+	}
+	var tally Tally
+	for k := range p.Keys {
+		if readErr[k] != nil {
+			return &TargetError{Stage: "read back " + r.key(k), Err: readErr[k]}
+		}
+		c := &r.counts[k]
+		t := Trial{Index: k, Key: r.key(k), Allowed: int(c.allowed.Load()), Refused: int(c.refused.Load()),
+			Errors: int(c.errors.Load()), Counted: counted[k]}
+		if t.Allowed+t.Refused+t.Errors == 0 && t.Counted == 0 {
+			continue // never asked, nothing stored: not a trial of anything
+		}
+		r.sc.Judge(&t, r.label)
+		worse := tally.Trials == 0 || t.Over+t.Lost > tally.Worst.Over+tally.Worst.Lost
+		tally.Add(&t)
+		if worse {
+			lt.WorstKey = KeyAccount{Key: t.Key, Allowed: int64(t.Allowed), Refused: int64(t.Refused),
+				Errors: int64(t.Errors), Counted: t.Counted, Lost: t.Lost, Over: t.Over, Why: r.sc.Account(&t, r.label)}
+		}
+		if f, ok := r.target.Store.(targets.Forgetter); ok {
+			f.Forget(t.Key)
+		}
+	}
+	lt.Keys = tally
+	lt.Counted = tally.CountedSum
+	return nil
+}
