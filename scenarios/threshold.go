@@ -27,7 +27,7 @@ var thresholdMetrics = map[string]metricKind{
 	"p50": latencyMetric, "p90": latencyMetric, "p99": latencyMetric, "p99.9": latencyMetric,
 	"max": latencyMetric, "mean": latencyMetric, "min": latencyMetric,
 	"errors": shareMetric, "refused": shareMetric, "late": shareMetric,
-	"rps": rateMetric,
+	"rps":  rateMetric,
 	"lost": countMetric, "over": countMetric, "broken": countMetric, "inconclusive": countMetric,
 	"sent": countMetric, "answered": countMetric,
 }
