@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/racelab/racelab/scenarios"
+)
+
+// TestLoadExitCodes: a load exits as a run does, and a missed threshold
+// exits 3 with the threshold named on stderr.
+func TestLoadExitCodes(t *testing.T) {
+	ctx := context.Background()
+	base := []string{"load", "ten-hits-one-view", "-q", "--rate", "2000/s", "-n", "200", "--keys", "4", "--seed", "1"}
+	out := executeWant(t, ctx, exitOK, append(base, "-t", "sqlite", "--threshold", "lost==0", "--threshold", "errors<1%")...)
+	for _, want := range []string{"ANSWERED/S", "P99.9", "the rule after the load", "threshold lost==0 met (0)", "| sqlite |    4 |     200 |"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	code, _, stderr := execute(ctx, append(base, "-t", "sqlite", "--threshold", "p50<0s")...)
+	if code != exitRuleBroken || !strings.Contains(stderr, "threshold missed: sqlite: threshold p50<0s not met: p50 was") {
+		t.Errorf("a missed threshold: exit %d, stderr %q", code, stderr)
+	}
+	// kv breaks, as it is expected to: exit 0; made to hold, exit 3.
+	executeWant(t, ctx, exitOK, "load", "ten-hits-one-view", "-q", "-t", "kv", "-c", "16", "-n", "200", "--keys", "2")
+	code, _, stderr = execute(ctx, "load", "ten-hits-one-view", "-q", "-t", "kv", "-c", "16", "-n", "200", "--keys", "2", "--expect", "hold")
+	if code != exitRuleBroken || !strings.Contains(stderr, "not as expected: kv: the rule broke on") {
+		t.Errorf("kv made to hold: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestLoadBadInput: one line naming the flag, exit 2, nothing run.
+func TestLoadBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--rate", "fast"}, "--rate \"fast\""},
+		{[]string{"--rate", "10/s", "-c", "5"}, "give one of them"},
+		{[]string{"--duration", "1s", "-n", "5"}, "give one of them"},
+		{[]string{"--stages", "10s"}, "--stages"},
+		{[]string{"--stages", "1s:5/s", "--duration", "1s"}, "drop --duration"},
+		{[]string{"--key-dist", "zipf:0.5"}, "--key-dist"},
+		{[]string{"--threshold", "p99<soon"}, "--threshold"},
+		{[]string{"--keys", "0"}, "--keys 0"},
+		{[]string{"--arrivals", "poisson"}, "add --rate"},
+		{[]string{"--http-version", "2"}, "http targets only"},
+		{[]string{"--http-version", "3", "-t", "http://127.0.0.1:1"}, "--http-version \"3\""},
+		{[]string{"-o", "yaml"}, "unknown output format"},
+	} {
+		code, stdout, stderr := execute(context.Background(), append([]string{"load", "ten-hits-one-view", "-q", "-t", "sqlite"}, tc.args...)...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) || strings.Count(stderr, "\n") != 1 || stdout != "" {
+			t.Errorf("%v: exit %d, stderr %q, stdout %q; want exit 2 naming %q", tc.args, code, stderr, stdout, tc.want)
+		}
+	}
+}
+
+// TestLoadReportRoundTrip: a saved load renders again in every format
+// through `racelab report`, with the same verdict and exit code, and a
+// forged one is refused.
+func TestLoadReportRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	saved := executeWant(t, ctx, exitOK, "load", "ten-hits-one-view", "-q", "-t", "actor", "-c", "8", "-n", "300", "--keys", "3", "-o", "json", "--threshold", "rps>0")
+	var res scenarios.LoadResult
+	if err := json.Unmarshal([]byte(saved), &res); err != nil || res.Schema != scenarios.LoadSchemaVersion {
+		t.Fatalf("json: %v, schema %q", err, res.Schema)
+	}
+	file := filepath.Join(dir, "load.json")
+	if err := os.WriteFile(file, []byte(saved), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	table := executeWant(t, ctx, exitOK, "report", file)
+	if !strings.Contains(table, "ten-hits-one-view under load") || !strings.Contains(table, "| actor  |    3 |     300 |") {
+		t.Errorf("report table:\n%s", table)
+	}
+	junit := executeWant(t, ctx, exitOK, "report", file, file, "-o", "junit")
+	if strings.Count(junit, "<testcase") != 4 || !strings.Contains(junit, `name="actor: rps&gt;0"`) {
+		t.Errorf("junit of two loads, a rule and a threshold each:\n%s", junit)
+	}
+	html := executeWant(t, ctx, exitOK, "report", file, "-o", "html")
+	for _, want := range []string{"<svg", "latency per second", "answers per second", "latency histogram"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("html lacks %q", want)
+		}
+	}
+	md := executeWant(t, ctx, exitOK, "report", file, "-o", "markdown")
+	if !strings.Contains(md, "**as expected:**") {
+		t.Errorf("markdown:\n%s", md)
+	}
+	forged := strings.Replace(saved, `"passed": true`, `"passed": false`, 1)
+	if err := os.WriteFile(file, []byte(forged), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := execute(ctx, "report", file)
+	if code != exitFailure || !strings.Contains(stderr, "threshold rps>0 is marked passed=false") {
+		t.Errorf("forged: exit %d, stderr %q", code, stderr)
+	}
+}
