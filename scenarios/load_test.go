@@ -353,3 +353,29 @@ func TestZipfKeysAreHot(t *testing.T) {
 		t.Errorf("zipf:2 over 100 keys: first %d, last %d of 10000", hits[0], hits[99])
 	}
 }
+
+// BenchmarkLoadClosedHTTP is the closed model's cost per request against
+// the contract over SQLite on loopback, client and server in one process:
+// go test -run '^$' -bench LoadClosedHTTP -cpuprofile cpu.out ./scenarios
+func BenchmarkLoadClosedHTTP(b *testing.B) {
+	tg, err := targets.Open(context.Background(), "sqlite")
+	if err != nil {
+		b.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- httpapi.Server{Handler: httpapi.NewHandler(tg.Store)}.Serve(ctx, ln) }()
+	defer func() { cancel(); <-done; tg.Close() }()
+	b.ResetTimer()
+	res, err := Load(context.Background(), LoadPlan{Scenario: tenHitsOneView, Targets: []string{"http://" + ln.Addr().String()},
+		Concurrency: 50, Requests: int64(b.N), Keys: 1000,
+		Options: []targets.Option{targets.WithHTTP(httpapi.Config{Sync: httpapi.SyncNone})}})
+	if err != nil || res.Targets[0].Error != "" {
+		b.Fatal(err, res.Targets[0].Error)
+	}
+	b.ReportMetric(res.Targets[0].Throughput(), "req/s")
+}

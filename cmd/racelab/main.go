@@ -4,8 +4,10 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/racelab/racelab/targets"
@@ -21,5 +23,26 @@ func run(cat *targets.Catalog) int {
 	// After the first signal, restore the default handling: the run prints
 	// its partial report, and a second Ctrl-C ends the process at once.
 	go func() { <-ctx.Done(); stop() }()
+	defer profileCPU()()
 	return Main(ctx, os.Args[1:], Stdio(), cat)
+}
+
+// profileCPU writes a CPU profile of the whole command to the file named by
+// RACELAB_CPUPROFILE, for `go tool pprof`: how the load's client was found
+// to spend its time (see the README's load figures). It returns the
+// function that stops it.
+func profileCPU() func() {
+	name := os.Getenv("RACELAB_CPUPROFILE")
+	if name == "" {
+		return func() {}
+	}
+	f, err := os.Create(name)
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "racelab: RACELAB_CPUPROFILE: %v\n", err)
+		return func() {}
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }
 }
