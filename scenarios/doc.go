@@ -16,4 +16,10 @@
 // exit code, gives no "holds" without conclusive trials. Every trial is
 // summed into its target's Tally as it finishes, so memory does not grow
 // with the number of trials.
+//
+// Load is the other engine: sustained load in an open model (arrivals on a
+// schedule from package pace, latency from each intended instant) or a
+// closed one (C workers), measured in an HDR histogram, then every key
+// read back and judged by the story's own Judge, one key as one trial, so
+// that a load's verdict is decided by the same code as a run's.
 package scenarios
