@@ -44,31 +44,66 @@ func TestVirtualRunIsDeterministic(t *testing.T) {
 }
 
 // TestSequentialStaleReads is six downloads one after another, 3 s apart:
-// no two overlap, yet on KV the cached reads let the count fall behind in a
-// clear share of trials; the actor refuses the sixth and counts 5 every time.
+// no two overlap, yet on KV a stale cached read lets the count fall behind
+// in a visible share of trials; spread over locations, in most; the actor
+// refuses the sixth and counts 5 every time.
 func TestSequentialStaleReads(t *testing.T) {
 	sc, _ := Lookup("six-become-four")
-	const trials = 200
-	res, err := Run(context.Background(), Plan{Scenario: sc, Targets: []string{"kv", "actor"}, Trials: trials, Seed: 3, Sequential: true})
+	const trials = 1000
+	res, err := Run(context.Background(), Plan{Scenario: sc, Targets: []string{"kv", "kv?route=spread", "actor"}, Trials: trials, Seed: 3, Sequential: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	kv, actor := &res.Targets[0], &res.Targets[1]
-	behind := 0
-	for _, tr := range kv.Trials {
-		if len(tr.Requests) != 6 {
-			t.Fatalf("kv trial %d: %d requests, want 6", tr.Index, len(tr.Requests))
+	behind := func(tr *TargetResult) int {
+		n := 0
+		for _, trial := range tr.Trials {
+			if len(trial.Requests) != 6 {
+				t.Fatalf("%s trial %d: %d requests, want 6", tr.Target, trial.Index, len(trial.Requests))
+			}
+			if trial.Counted < int64(trial.Allowed) {
+				n++
+			}
 		}
-		if tr.Counted < int64(tr.Allowed) {
-			behind++
-		}
+		return n
 	}
-	if behind < trials/3 {
-		t.Errorf("kv: the count fell behind in %d of %d trials, want at least a third", behind, trials)
+	sticky, spread, actor := behind(&res.Targets[0]), behind(&res.Targets[1]), &res.Targets[2]
+	// Seed 000: six in a row ended behind. Visible: at least 5 in 1000.
+	if sticky < 5 || sticky > trials/10 {
+		t.Errorf("kv: the count fell behind in %d of %d trials, want a visible few (5 to %d)", sticky, trials, trials/10)
+	}
+	if spread < trials/2 || spread < 5*sticky {
+		t.Errorf("kv?route=spread: the count fell behind in %d of %d trials (sticky: %d), want most, and far more than sticky", spread, trials, sticky)
 	}
 	for _, tr := range actor.Trials {
 		if tr.Allowed != 5 || tr.Refused != 1 || tr.Counted != 5 {
 			t.Fatalf("actor trial %d: %d granted, %d refused, count %d; want 5, 1, 5", tr.Index, tr.Allowed, tr.Refused, tr.Counted)
+		}
+	}
+	t.Logf("six in a row, counter behind: kv %d/%d, kv?route=spread %d/%d", sticky, trials, spread, trials)
+}
+
+// TestSequentialTestsPass is seed 002's lesson on the defaults: ten hits
+// one after another (each answered its new total, the check) pass on KV in
+// at least 95 % of trials, while ten at once lose views in every trial.
+func TestSequentialTestsPass(t *testing.T) {
+	sc, _ := Lookup("ten-hits-one-view")
+	const trials = 1000
+	for _, seed := range []int64{1, 7} {
+		seq, err := Run(context.Background(), Plan{Scenario: sc, Targets: []string{"kv"}, Trials: trials, Seed: seed, Sequential: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if broken := seq.Targets[0].Broken(); broken > trials*5/100 {
+			t.Errorf("seed %d: %d of %d sequential trials broke on kv, want at most 5%%", seed, broken, trials)
+		}
+		burst, err := Run(context.Background(), Plan{Scenario: sc, Targets: []string{"kv"}, Trials: 200, Seed: seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tr := range burst.Targets[0].Trials {
+			if tr.Lost == 0 {
+				t.Fatalf("seed %d: burst trial %d lost no view (counted %d)", seed, tr.Index, tr.Counted)
+			}
 		}
 	}
 }

@@ -69,7 +69,9 @@ func builtinEntries() []Entry {
 func openKV(_ context.Context, spec Spec, o Options) (any, error) {
 	cfg := kv.DefaultConfig()
 	var latency = cfg.ColdRead
+	route := string(cfg.Route)
 	if err := bind(spec,
+		stringParam("route", &route),
 		intParam("locations", &cfg.Locations),
 		intParam("machines", &cfg.Machines),
 		durationParam("cache-ttl", &cfg.CacheTTL),
@@ -92,6 +94,7 @@ func openKV(_ context.Context, spec Spec, o Options) (any, error) {
 			cfg.Write = latency
 		}
 	}
+	cfg.Route = kv.Route(route)
 	cfg.Seed = o.Seed
 	cfg.Clock = o.simClock()
 	if err := cfg.Validate(); err != nil {

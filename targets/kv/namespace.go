@@ -52,6 +52,9 @@ type Namespace struct {
 	cfg   Config
 	clock Clock
 
+	// home is the location every request reaches with RouteSticky.
+	home int
+
 	mu        sync.Mutex
 	rng       *rand.Rand
 	central   map[string]string
@@ -75,9 +78,13 @@ func New(cfg Config) (*Namespace, error) {
 	}
 	// The second PCG word is a fixed odd constant: the seed alone decides
 	// the stream, and seed 0 still gives a well-mixed one.
+	// The home location comes from a stream of its own, so that choosing
+	// it takes nothing from the stream every operation draws on.
+	home := rand.New(rand.NewPCG(uint64(cfg.Seed), 0x6a09e667f3bcc909)).IntN(cfg.Locations)
 	return &Namespace{
 		cfg:       cfg,
 		clock:     c,
+		home:      home,
 		rng:       rand.New(rand.NewPCG(uint64(cfg.Seed), 0x9e3779b97f4a7c15)),
 		central:   make(map[string]string),
 		caches:    caches,
@@ -118,14 +125,21 @@ func (ns *Namespace) Stats() Stats {
 }
 
 // Route picks the location that serves the next request, as the platform's
-// routing would: the caller does not choose it. The pick comes from the
-// seeded source.
+// routing would: the caller does not choose it. With RouteSticky it is a
+// machine of the home location, with RouteSpread a machine of any
+// location; the pick comes from the seeded source.
 func (ns *Namespace) Route() Location {
 	ns.mu.Lock()
 	defer ns.mu.Unlock()
+	if ns.cfg.Route == RouteSticky {
+		return Location{Site: ns.home, Machine: ns.rng.IntN(ns.cfg.Machines)}
+	}
 	n := ns.rng.IntN(ns.cfg.Locations * ns.cfg.Machines)
 	return Location{Site: n / ns.cfg.Machines, Machine: n % ns.cfg.Machines}
 }
+
+// Home is the location a sticky route reaches.
+func (ns *Namespace) Home() int { return ns.home }
 
 // Get reads key as seen from loc. A live cache entry answers after a hot
 // read, even if it is stale or says "not found"; otherwise the read goes to

@@ -85,6 +85,8 @@ func TestValidate(t *testing.T) {
 		{"jitter above 1", func(c *Config) { c.Jitter = 1.5 }, "jitter is 1.5; want a fraction from 0 to 1"},
 		{"jitter NaN", func(c *Config) { c.Jitter = math.NaN() }, "jitter is NaN"},
 		{"miss below 0", func(c *Config) { c.MissOwnWrite = -0.1 }, "miss-own-write is -0.1; want a probability from 0 to 1"},
+		{"unknown route", func(c *Config) { c.Route = "anycast" }, `route is "anycast"; want sticky (one client, one location) or spread (any location)`},
+		{"no route", func(c *Config) { c.Route = "" }, `route is ""; want sticky`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -369,11 +371,12 @@ func TestList(t *testing.T) {
 	}
 }
 
-// The seed alone decides the routes, and every location gets some.
+// The seed alone decides the routes. Spread, every machine of every
+// location gets some; sticky, every machine of one location, the home.
 func TestRouteIsSeeded(t *testing.T) {
-	routes := func(seed int64) []Location {
+	routes := func(seed int64, route Route) []Location {
 		cfg := DefaultConfig()
-		cfg.Seed = seed
+		cfg.Seed, cfg.Route = seed, route
 		ns, err := New(cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -384,19 +387,57 @@ func TestRouteIsSeeded(t *testing.T) {
 		}
 		return out
 	}
-	a, b, c := routes(7), routes(7), routes(8)
-	if !slices.Equal(a, b) {
-		t.Errorf("seed 7 routed differently twice")
+	tests := []struct {
+		route     Route
+		wantSites int
+	}{
+		{RouteSpread, DefaultLocations},
+		{RouteSticky, 1},
 	}
-	if slices.Equal(a, c) {
-		t.Errorf("seeds 7 and 8 routed alike")
+	for _, tt := range tests {
+		t.Run(string(tt.route), func(t *testing.T) {
+			a, b, c := routes(7, tt.route), routes(7, tt.route), routes(8, tt.route)
+			if !slices.Equal(a, b) {
+				t.Errorf("seed 7 routed differently twice")
+			}
+			if slices.Equal(a, c) {
+				t.Errorf("seeds 7 and 8 routed alike")
+			}
+			seen, sites := map[Location]int{}, map[int]bool{}
+			for _, l := range a {
+				seen[l]++
+				sites[l.Site] = true
+			}
+			if got, want := len(seen), tt.wantSites*DefaultMachines; got != want {
+				t.Errorf("600 routes reached %d machines, want %d: %v", got, want, seen)
+			}
+			if got := len(sites); got != tt.wantSites {
+				t.Errorf("600 routes reached %d locations, want %d: %v", got, tt.wantSites, seen)
+			}
+		})
 	}
-	seen := map[Location]int{}
-	for _, l := range a {
-		seen[l]++
+}
+
+// The home location of a sticky route is the seed's pick, and over seeds
+// every location is someone's home.
+func TestStickyHomeVaries(t *testing.T) {
+	homes := map[int]bool{}
+	for seed := range int64(50) {
+		cfg := DefaultConfig()
+		cfg.Seed = seed
+		ns, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 20 {
+			if l := ns.Route(); l.Site != ns.Home() {
+				t.Fatalf("seed %d: sticky route reached %v, not home %d", seed, l, ns.Home())
+			}
+		}
+		homes[ns.Home()] = true
 	}
-	if got, want := len(seen), DefaultLocations*DefaultMachines; got != want {
-		t.Errorf("600 routes reached %d locations, want %d: %v", got, want, seen)
+	if len(homes) != DefaultLocations {
+		t.Errorf("50 seeds chose homes %v, want all %d locations", homes, DefaultLocations)
 	}
 }
 
