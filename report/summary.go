@@ -124,6 +124,16 @@ func summarize(r *scenarios.Result) summary {
 		}
 	}
 	for i := range r.Targets {
+		if b := r.Targets[i].Batch; b.Found() {
+			s.add(i, b.Why(labels[i]))
+		} else if b != nil && b.Error != "" {
+			s.add(i, fmt.Sprintf("%s: batch read not checked: %s", labels[i], b.Error))
+		} else if b != nil && (r.KeyChars == "" || r.KeyChars == scenarios.KeyASCII) {
+			s.add(i, fmt.Sprintf("%s: batch read agreed with single reads on %s, all ASCII; --key-chars percent also tries slugs stored percent-encoded",
+				labels[i], plural(int64(b.Keys), "key")))
+		}
+	}
+	for i := range r.Targets {
 		if raceHidden(&r.Targets[i], &tallies[i]) {
 			s.add(i, labels[i]+": the race did not show; raise -n or --trials")
 		}

@@ -85,6 +85,8 @@ type Plan struct {
 	// Keep says how many trials keep their per-request detail; the rest
 	// are only summed (tally.go), so memory does not grow with --trials.
 	Keep Keep
+	// KeyChars is what the fresh keys are made of; empty means KeyASCII.
+	KeyChars KeyChars
 }
 
 // resolved is a target spec checked against the catalog before any runs.
@@ -116,6 +118,9 @@ func (p *Plan) resolve() ([]resolved, error) {
 	}
 	if p.Timeout < 0 {
 		return nil, fmt.Errorf("%w: --timeout %s is negative; want a duration such as 5s", ErrUsage, p.Timeout)
+	}
+	if _, err := ParseKeyChars(string(p.KeyChars)); err != nil {
+		return nil, err
 	}
 	switch p.Expect {
 	case OverrideAuto, OverrideRace, OverrideHold:
@@ -177,6 +182,9 @@ func Run(ctx context.Context, p Plan) (*Result, error) {
 		Sequential: p.Sequential,
 		Gap:        gap,
 	}
+	if p.KeyChars != KeyASCII {
+		res.KeyChars = p.KeyChars
+	}
 	if p.MaxRate > 0 {
 		res.MaxRate, res.MaxTrials = p.MaxRate, p.Evidence.maxTrials()
 	}
@@ -224,7 +232,9 @@ func Run(ctx context.Context, p Plan) (*Result, error) {
 			}
 			rec := newRecorder(&tr, p.Keep)
 			run := targetRun{sc: sc, target: opened[ti], firing: f, trials: trials, onTrial: p.OnTrial, ev: p.Evidence,
-				key: func(trial int) string { return fmt.Sprintf("%s-%s-%d-%d", sc.KeyPrefix, runID, ti, trial) }}
+				key: func(trial int) string {
+					return freshKey(p.KeyChars, sc.KeyPrefix, fmt.Sprintf("%s-%d-%d", runID, ti, trial))
+				}}
 			err := run.play(ctx, rec)
 			if cerr := opened[ti].Close(); cerr != nil && err == nil {
 				err = &TargetError{Stage: "close", Err: cerr}
@@ -334,6 +344,20 @@ func (r targetRun) play(ctx context.Context, rec *recorder) error {
 	if !ok { // resolve checked the entry's Kind; the store disagrees with it
 		return &TargetError{Stage: fmt.Sprintf("cannot play %s (it has no %s)", sc.Name, sc.Needs)}
 	}
+	var batch batchReader
+	if sc.batch != nil {
+		batch = sc.batch(t.Store)
+	}
+	var batchKeys []keyCount
+	defer func() {
+		// After the last burst, on what the service holds then: the
+		// single reads were made right after each burst.
+		if ctx.Err() == nil {
+			rctx, cancel := context.WithTimeout(ctx, timeout)
+			tr.Batch = checkBatch(rctx, batch, batchKeys)
+			cancel()
+		}
+	}()
 	for i := 0; r.ev.another(rec, r.trials); i++ {
 		k := r.key(i)
 		var before int64
@@ -380,6 +404,9 @@ func (r targetRun) play(ctx context.Context, rec *recorder) error {
 		}
 		if retrier != nil {
 			trial.Retries = retrier.Retries() - before
+		}
+		if batch != nil && len(batchKeys) < BatchKeys {
+			batchKeys = append(batchKeys, keyCount{k, counted})
 		}
 		sc.Judge(&trial, tr.Target)
 		judgeHistory(sc, &trial, tr.Target, r.ev)

@@ -219,6 +219,10 @@ type TargetResult struct {
 	// Bound is what the trials prove about the rate of breaking; Run sets
 	// it, and Evidence computes it for results that lack it.
 	Bound *Bound `json:"bound,omitempty"`
+	// Batch is what reading the trials' keys in batches found, for a
+	// story and a store with a batch read (ten-hits-one-view over HTTP);
+	// nil when there was none.
+	Batch *BatchCheck `json:"batch,omitempty"`
 }
 
 // Summary is what every trial of the target came to: the recorded Tally,
@@ -337,6 +341,9 @@ type Result struct {
 	// Gap apart, rather than all at once.
 	Sequential bool          `json:"sequential,omitempty"`
 	Gap        time.Duration `json:"gap_ns,omitempty"`
+	// KeyChars is what the keys were made of (--key-chars); empty for
+	// plain ASCII.
+	KeyChars KeyChars `json:"key_chars,omitempty"`
 	// Interrupted says the run was cancelled and the result is partial.
 	Interrupted bool `json:"interrupted,omitempty"`
 	// Targets holds one result per target, in the order asked for.
@@ -385,6 +392,11 @@ func (r *Result) Shortfalls() []Shortfall {
 			rule = append(rule, Shortfall{RuleShortfall, labels[i], ruleWhy(t, labels[i], &s)})
 		case t.Strict && t.Inconclusive():
 			other = append(other, Shortfall{InconclusiveShortfall, labels[i], InconclusiveWhy(labels[i], &s)})
+		}
+		// Whatever the bursts proved, a batch read that answers other
+		// totals than the single reads is a finding of its own.
+		if t.Batch.Found() {
+			rule = append(rule, Shortfall{RuleShortfall, labels[i], t.Batch.Why(labels[i])})
 		}
 	}
 	return append(rule, other...)

@@ -64,6 +64,9 @@ type Scenario struct {
 
 	// model is the story's sequential specification, for history checks.
 	model model
+	// batch is the story's batch read on a store, nil when the story or
+	// the store has none; see BatchCheck.
+	batch func(store any) batchReader
 	// bind types store for the story once, when a target is opened: ok
 	// is false when store does not implement the story's interface.
 	bind func(store any) (p player, ok bool)

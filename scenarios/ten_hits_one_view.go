@@ -34,6 +34,7 @@ var tenHitsOneView = define(Scenario{
 	KeyPrefix:       "slug",
 
 	model: counterModel(),
+	batch: counterBatch,
 	Tell:  tellHits,
 	Judge: func(t *Trial, target string) {
 		allowed := int64(t.Allowed)

@@ -34,6 +34,9 @@ type runOptions struct {
 	Sequential  bool
 	Gap         time.Duration
 	Timeline    bool
+	// KeyChars is what the fresh keys are made of (--key-chars). Not
+	// --keys: load's --keys counts keys.
+	KeyChars string
 	// Parts are the stories' own parts, by flag (--payment): whether
 	// each was asked for.
 	Parts    map[string]*bool
@@ -87,6 +90,8 @@ to hold that breaks it exits 3.`,
 	f.StringVar(&o.Clock, "clock", "virtual", "time of the simulated stores (kv, actor): virtual (deterministic, replayable by --seed) or real")
 	f.BoolVar(&o.Sequential, "sequential", false, "fire a trial's requests one after another, --gap apart, instead of all at once")
 	f.DurationVar(&o.Gap, "gap", scenarios.DefaultGap, "pause between two requests with --sequential")
+	f.StringVar(&o.KeyChars, "key-chars", string(scenarios.KeyASCII), "what the fresh keys are made of: ascii; unicode (Arabic letters and / , %2C + space);\n"+
+		"percent (Arabic slugs stored percent-encoded, as WordPress does, so sent encoded twice)")
 	o.Parts = map[string]*bool{}
 	for _, sc := range scenarios.All() {
 		for _, part := range sc.Parts {
@@ -156,6 +161,7 @@ func (o *runOptions) plan() (scenarios.Plan, report.Format, error) {
 		Gap:        o.Gap,
 		Trace:      o.Timeline,
 		Keep:       scenarios.Keep{All: o.KeepAll},
+		KeyChars:   scenarios.KeyChars(o.KeyChars),
 		Options:    o.servers().options(),
 	}
 	if err := o.HTTP.apply(&p); err != nil {

@@ -38,6 +38,8 @@ type serveOptions struct {
 	MaxConns    int
 	RedisURL    string
 	PostgresURL string
+	// Bug is a teaching bug to commit on purpose (--bug), "" for none.
+	Bug string
 }
 
 func newServeCmd(s Streams) *cobra.Command { return newServeCmdF(s, nil) }
@@ -75,11 +77,17 @@ curl and racelab send them, pass. At most --max-conns connections are open
 at once, the rest wait until one closes; a lastbyte burst needs one per
 request. A store that fails answers 500 {"error":"store failed"}, which
 names no server, file or key; what failed is written to stderr, one line
-per request, unless --quiet.`,
+per request, unless --quiet.
+
+--bug double-decode serves the contract with seed 002's second bug: the
+batch read decodes each slug once more, so a slug stored percent-encoded
+reads 0 there while its single read counts it. A workshop finds it with
+racelab run ten-hits-one-view -t http://… --key-chars percent.`,
 		Example: `  racelab serve --store kv &
   racelab run ten-hits-one-view -t http://127.0.0.1:8787
   curl -X POST http://127.0.0.1:8787/hit/hello
-  racelab serve --store sqlite --addr 127.0.0.1:0 --addr-file addr`,
+  racelab serve --store sqlite --addr 127.0.0.1:0 --addr-file addr
+  racelab serve --store actor --bug double-decode`,
 		Args: exactArgs(0, "no arguments (the store is --store SPEC)"),
 		RunE: func(c *cobra.Command, _ []string) error {
 			if err := o.check(); err != nil {
@@ -99,6 +107,7 @@ per request, unless --quiet.`,
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, "print nothing on stderr")
 	f.IntVar(&o.Pool, "pool", defaultServePool, "simultaneous requests the store is prepared for (its connections, opened up front)")
 	f.IntVar(&o.MaxConns, "max-conns", httpapi.DefaultMaxConns, "most client connections open at once; more wait until one closes")
+	f.StringVar(&o.Bug, "bug", "", "commit a teaching bug on purpose: double-decode (the batch read decodes each slug twice)")
 	o.servers().register(f, "stores")
 	_ = c.RegisterFlagCompletionFunc("store", completeTargets)
 	return c
@@ -122,6 +131,11 @@ func (o *serveOptions) check() error {
 	}
 	if o.MaxConns < 1 {
 		return usageError{fmt.Errorf("--max-conns %d: want 1 or more connections open at once (default %d)", o.MaxConns, httpapi.DefaultMaxConns)}
+	}
+	if o.Bug != "" {
+		if _, err := httpapi.ParseBug(o.Bug); err != nil {
+			return usageError{fmt.Errorf("--%v", err)}
+		}
 	}
 	return checkAddr(o.Addr, o.Public)
 }
@@ -242,8 +256,15 @@ func runServe(ctx context.Context, s Streams, o *serveOptions) (err error) {
 		}
 	}
 	logs := &syncWriter{w: notice}
-	h := httpapi.NewHandler(t.Store, httpapi.WithStoreName(t.Name()), httpapi.WithErrorLog(logs))
+	opts := []httpapi.HandlerOption{httpapi.WithStoreName(t.Name()), httpapi.WithErrorLog(logs)}
+	if o.Bug != "" {
+		opts = append(opts, httpapi.WithBug(httpapi.Bug(o.Bug)))
+	}
+	h := httpapi.NewHandler(t.Store, opts...)
 	fmt.Fprintf(notice, "racelab serve: %s on http://%s (HTTP/1.1 and h2c); Ctrl-C stops\n", t.Name(), addr)
+	if o.Bug != "" {
+		fmt.Fprintf(notice, "racelab serve: with the teaching bug %s, on purpose\n", o.Bug)
+	}
 	err = httpapi.Server{Handler: h, ErrorLog: logs, MaxConns: o.MaxConns, Public: o.Public}.Serve(ctx, ln)
 	fmt.Fprintf(notice, "racelab serve: stopped after %s\n", pluralWord(h.Requests(), "request"))
 	return err

@@ -233,11 +233,25 @@ func (c *Client) URL() string { return c.base.String() }
 // URL's path and query with the route's template below them, the key
 // percent-encoded once for where it goes.
 func (c *Client) target(call Call, key string) string {
+	return c.targetOf(call, []string{key})
+}
+
+// targetOf is target with keys in the placeholder, each percent-encoded
+// once and joined by literal commas: a comma inside a key is encoded, so
+// it cannot be taken for a separator.
+func (c *Client) targetOf(call Call, keys []string) string {
 	tpl := c.routes[call].Path
 	path, query, _ := strings.Cut(tpl, "?")
 	ph := call.placeholder()
-	path = strings.ReplaceAll(path, ph, url.PathEscape(key))
-	query = strings.ReplaceAll(query, ph, url.QueryEscape(key))
+	escaped := func(escape func(string) string) string {
+		e := make([]string, len(keys))
+		for i, k := range keys {
+			e[i] = escape(k)
+		}
+		return strings.Join(e, ",")
+	}
+	path = strings.ReplaceAll(path, ph, escaped(pathEscape))
+	query = strings.ReplaceAll(query, ph, escaped(url.QueryEscape))
 	t := strings.TrimSuffix(c.base.EscapedPath(), "/") + path
 	switch {
 	case c.base.RawQuery != "" && query != "":
@@ -248,6 +262,13 @@ func (c *Client) target(call Call, key string) string {
 		t += "?" + query
 	}
 	return t
+}
+
+// pathEscape encodes a key for a path segment; a comma too, which
+// url.PathEscape leaves, so that it separates keys only where racelab put
+// it.
+func pathEscape(key string) string {
+	return strings.ReplaceAll(url.PathEscape(key), ",", "%2C")
 }
 
 // warmTarget is the harmless GET that warms a connection: the base URL.
@@ -271,11 +292,18 @@ type answer struct {
 
 // do makes call on key as one whole request with net/http.
 func (c *Client) do(ctx context.Context, call Call, key string) (story.Reply, error) {
-	r := c.routes[call]
-	target := c.target(call, key)
-	req, err := http.NewRequestWithContext(ctx, r.Method, c.base.Scheme+"://"+c.base.Host+target, nil)
+	a, err := c.send(ctx, c.routes[call].Method, c.target(call, key))
 	if err != nil {
-		return story.Reply{}, fmt.Errorf("%s %s: %w", r.Method, target, err)
+		return story.Reply{}, err
+	}
+	return c.judge(call, key, a)
+}
+
+// send makes one whole request with net/http and reads its answer.
+func (c *Client) send(ctx context.Context, method, target string) (answer, error) {
+	req, err := http.NewRequestWithContext(ctx, method, c.base.Scheme+"://"+c.base.Host+target, nil)
+	if err != nil {
+		return answer{}, fmt.Errorf("%s %s: %w", method, target, err)
 	}
 	for name, values := range c.header {
 		req.Header[name] = values
@@ -284,14 +312,14 @@ func (c *Client) do(ctx context.Context, call Call, key string) (story.Reply, er
 	req.Header.Set("Accept", "application/json")
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return story.Reply{}, fmt.Errorf("%s %s: %w", r.Method, target, unwrapURLError(err))
+		return answer{}, fmt.Errorf("%s %s: %w", method, target, unwrapURLError(err))
 	}
 	defer resp.Body.Close()
 	body, err := readBody(resp.Body)
 	if err != nil {
-		return story.Reply{}, fmt.Errorf("%s %s: read answer: %w", r.Method, target, err)
+		return answer{}, fmt.Errorf("%s %s: read answer: %w", method, target, err)
 	}
-	return c.judge(call, key, answer{resp.StatusCode, resp.Header, body})
+	return answer{resp.StatusCode, resp.Header, body}, nil
 }
 
 // unwrapURLError drops net/http's `Post "…": ` wrapping, since the caller

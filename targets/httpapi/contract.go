@@ -26,12 +26,21 @@ const (
 	CallQuota    Call = "quota"    // GET /quota/{visitor}: the downloads counted today
 	CallCheckout Call = "checkout" // POST /checkout/{item}: five-checkouts' request
 	CallItem     Call = "item"     // GET /item/{item}: the claims recorded
+	// CallGetMany is GET /get?slugs={slugs}: many slugs' views in one read,
+	// checked against their single reads. It is the one optional call: a
+	// service without a batch read leaves it out.
+	CallGetMany Call = "get-many"
 )
 
-// Calls lists every call, story by story: request, then read.
+// Calls lists every call a service must have, story by story: request,
+// then read.
 func Calls() []Call {
 	return []Call{CallHit, CallGet, CallDownload, CallQuota, CallCheckout, CallItem}
 }
+
+// knownCalls is every call a mapping may name: the required ones and the
+// optional batch read.
+func knownCalls() []Call { return append(Calls(), CallGetMany) }
 
 // placeholder is the {word} a call's key takes in a path template.
 func (c Call) placeholder() string {
@@ -40,6 +49,8 @@ func (c Call) placeholder() string {
 		return "{slug}"
 	case CallDownload, CallQuota:
 		return "{visitor}"
+	case CallGetMany:
+		return "{slugs}"
 	default:
 		return "{item}"
 	}
@@ -75,7 +86,9 @@ type Route struct {
 	No []int `json:"no,omitempty"`
 	// Field is where the answer's JSON object holds the number: the total
 	// of views, the count, the claims. Dots walk into nested objects
-	// (data.views). Every answer of the route must have it, refusals
+	// (data.views). For get-many it names each slug's total with {slug}
+	// standing for the slug: {slug} (the contract's {"a":N,"b":M}) or
+	// counts.{slug}. Every answer of the route must have it, refusals
 	// included: the count a refusal was made at is part of the history.
 	Field string `json:"field,omitempty"`
 	// Key, when set, is a field that must echo the key the request was
@@ -99,17 +112,24 @@ func Contract() Mapping {
 		CallQuota:    {Method: http.MethodGet, Path: "/quota/{visitor}", Yes: []int{200}, Field: "count", Key: "visitor"},
 		CallCheckout: {Method: http.MethodPost, Path: "/checkout/{item}", Yes: []int{200}, No: []int{409}, OK: "reserved"},
 		CallItem:     {Method: http.MethodGet, Path: "/item/{item}", Yes: []int{200}, Field: "claims", Key: "item"},
+		CallGetMany:  {Method: http.MethodGet, Path: "/get?slugs={slugs}", Yes: []int{200}, Field: "{slug}"},
 	}
 }
 
 // Merge returns m with each route of over laid on it, field by field. A
 // route that names another path speaks another API, so the contract's
 // checks of the answer (Key and OK) are dropped from it unless over sets
-// them.
+// them; and a service whose single read is elsewhere has no batch read of
+// the contract's, so get-many is dropped unless over maps it.
 func (m Mapping) Merge(over Mapping) Mapping {
 	out := maps.Clone(m)
 	if out == nil {
 		out = Mapping{}
+	}
+	if g, ok := over[CallGet]; ok && g.Path != "" && g.Path != out[CallGet].Path {
+		if _, mapped := over[CallGetMany]; !mapped {
+			delete(out, CallGetMany)
+		}
 	}
 	for call, o := range over {
 		r := out[call]
@@ -153,8 +173,13 @@ func (m Mapping) Validate() error {
 			return fmt.Errorf("call %s: %w", call, err)
 		}
 	}
+	if r, ok := m[CallGetMany]; ok {
+		if err := r.validate(CallGetMany); err != nil {
+			return fmt.Errorf("call %s: %w", CallGetMany, err)
+		}
+	}
 	for call := range m {
-		if !slices.Contains(Calls(), call) {
+		if !slices.Contains(knownCalls(), call) {
 			return fmt.Errorf("unknown call %q; want one of %s", call, callList())
 		}
 	}
@@ -190,6 +215,9 @@ func (r Route) validate(call Call) error {
 	if call != CallCheckout && r.Field == "" {
 		return errors.New("no field holds the number")
 	}
+	if call == CallGetMany && !strings.Contains(r.Field, "{slug}") {
+		return fmt.Errorf("field %q has no {slug} to say where each slug's number is (the contract's is {slug})", r.Field)
+	}
 	return nil
 }
 
@@ -206,8 +234,8 @@ func validMethod(m string) bool {
 }
 
 func callList() string {
-	s := make([]string, 0, 6)
-	for _, c := range Calls() {
+	s := make([]string, 0, 7)
+	for _, c := range knownCalls() {
 		s = append(s, string(c))
 	}
 	return strings.Join(s, ", ")
@@ -223,7 +251,7 @@ func callList() string {
 func ParseCall(s string) (Call, Route, error) {
 	name, spec, ok := strings.Cut(s, "=")
 	call := Call(strings.TrimSpace(name))
-	if !ok || !slices.Contains(Calls(), call) {
+	if !ok || !slices.Contains(knownCalls(), call) {
 		return "", Route{}, fmt.Errorf("%q: want CALL=[METHOD] PATH [yes=CODES] [no=CODES] [field=NAME] [key=NAME] [ok=NAME] with CALL one of %s", s, callList())
 	}
 	var r Route
@@ -301,7 +329,7 @@ func LoadMapping(r io.Reader) (Mapping, error) {
 		return nil, fmt.Errorf("not a mapping (a JSON object of calls such as \"hit\" to routes): %w", err)
 	}
 	for call := range m {
-		if !slices.Contains(Calls(), call) {
+		if !slices.Contains(knownCalls(), call) {
 			return nil, fmt.Errorf("unknown call %q; want one of %s", call, callList())
 		}
 	}

@@ -2,6 +2,7 @@ package story
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -21,6 +22,21 @@ type Counter interface {
 	// Views reads the total stored for slug, 0 if it has none.
 	Views(ctx context.Context, slug string) (int64, error)
 }
+
+// BatchCounter is a Counter that also reads many totals in one request, as
+// a blog's index page does (GET /get?slugs=a,b,c). Each key's total must be
+// the one Views answers: a batch read that decodes its keys a second time
+// looks up other strings and answers 0 for them, with no error anywhere.
+type BatchCounter interface {
+	Counter
+	// ViewsMany reads the totals of slugs in one read, in their order. A
+	// store that turns out to offer no batch read answers an error
+	// wrapping ErrNoBatch.
+	ViewsMany(ctx context.Context, slugs []string) ([]int64, error)
+}
+
+// ErrNoBatch says a store offers no batch read after all.
+var ErrNoBatch = errors.New("no batch read")
 
 // Quota is a store that grants at most limit downloads a visitor a UTC day
 // (six-become-four). A refused download must not be counted.

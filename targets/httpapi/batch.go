@@ -1,0 +1,80 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/racelab/racelab/targets/story"
+)
+
+var _ story.BatchCounter = (*Client)(nil)
+
+// ViewsMany reads the views of slugs in one request, with the get-many
+// call (GET /get?slugs=a,b,c in the contract), each slug percent-encoded
+// once. It answers the totals in the order of slugs. A service with no
+// get-many mapped, or that answers it 404, 405 or 501, offers no batch
+// read: the error wraps story.ErrNoBatch. Any other answer outside the
+// route is an error naming what came, as for every call.
+func (c *Client) ViewsMany(ctx context.Context, slugs []string) ([]int64, error) {
+	r, ok := c.routes[CallGetMany]
+	if !ok {
+		return nil, fmt.Errorf("%w: get-many is not mapped", story.ErrNoBatch)
+	}
+	target := c.targetOf(CallGetMany, slugs)
+	a, err := c.send(ctx, r.Method, target)
+	if err != nil {
+		return nil, err
+	}
+	fail := func(format string, args ...any) ([]int64, error) {
+		return nil, fmt.Errorf("%s %s answered %s", r.Method, target, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case containsCode(r.Yes, a.status):
+	case a.status == http.StatusNotFound || a.status == http.StatusMethodNotAllowed || a.status == http.StatusNotImplemented:
+		return nil, fmt.Errorf("%w: %s %s answered %d %s", story.ErrNoBatch, r.Method, target, a.status, http.StatusText(a.status))
+	default:
+		return fail("%d %s, want %s%s", a.status, http.StatusText(a.status), codeList(r.Yes, nil), bodyNote(a.body))
+	}
+	var obj map[string]any
+	dec := json.NewDecoder(bytes.NewReader(a.body))
+	dec.UseNumber()
+	if err := dec.Decode(&obj); err != nil || obj == nil || !atEnd(dec) {
+		return fail("%d with a body that is not a JSON object%s", a.status, bodyNote(a.body))
+	}
+	out := make([]int64, len(slugs))
+	for i, slug := range slugs {
+		v, ok := lookupKeyed(obj, r.Field, slug)
+		n, isNumber := v.(json.Number)
+		if !ok || !isNumber {
+			return fail("%d without a number for %q at %q%s", a.status, slug, r.Field, bodyNote(a.body))
+		}
+		value, err := n.Int64()
+		if err != nil || value < 0 {
+			return fail("%d with %s for %q, want a whole number of at least 0", a.status, n, slug)
+		}
+		out[i] = value
+	}
+	return out, nil
+}
+
+// lookupKeyed walks a dotted path whose {slug} segments stand for slug.
+// The path is split before slug goes in, so a slug holding a dot stays one
+// name.
+func lookupKeyed(obj map[string]any, path, slug string) (any, bool) {
+	var v any = obj
+	for name := range strings.SplitSeq(path, ".") {
+		name = strings.ReplaceAll(name, "{slug}", slug)
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if v, ok = m[name]; !ok {
+			return nil, false
+		}
+	}
+	return v, true
+}
