@@ -130,7 +130,7 @@ func summarize(r *scenarios.Result) summary {
 			s.add(i, fmt.Sprintf("%s: batch read not checked: %s", labels[i], b.Error))
 		} else if b != nil && (r.KeyChars == "" || r.KeyChars == scenarios.KeyASCII) {
 			s.add(i, fmt.Sprintf("%s: batch read agreed with single reads on %s, all ASCII; --key-chars percent also tries slugs stored percent-encoded",
-				labels[i], plural(int64(b.Keys), "key")))
+				labels[i], scenarios.Keys(b.Keys)))
 		}
 	}
 	for i := range r.Targets {

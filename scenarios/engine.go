@@ -233,7 +233,7 @@ func Run(ctx context.Context, p Plan) (*Result, error) {
 			rec := newRecorder(&tr, p.Keep)
 			run := targetRun{sc: sc, target: opened[ti], firing: f, trials: trials, onTrial: p.OnTrial, ev: p.Evidence,
 				key: func(trial int) string {
-					return freshKey(p.KeyChars, sc.KeyPrefix, fmt.Sprintf("%s-%d-%d", runID, ti, trial))
+					return p.KeyChars.Key(sc.KeyPrefix, fmt.Sprintf("%s-%d-%d", runID, ti, trial))
 				}}
 			err := run.play(ctx, rec)
 			if cerr := opened[ti].Close(); cerr != nil && err == nil {

@@ -49,10 +49,10 @@ const arabicSlug = "مقالة-عربية"
 // form encoding of a space, and a space.
 const reserved = "/a,b%2Cc+d e"
 
-// freshKey is a trial's key: prefix and id (the run, target and trial)
-// keep it fresh, and chars says what else it carries.
-func freshKey(chars KeyChars, prefix, id string) string {
-	switch chars {
+// Key is a trial's key in the alphabet: prefix and id (the run, target
+// and trial) keep it fresh, and the alphabet says what else it carries.
+func (k KeyChars) Key(prefix, id string) string {
+	switch k {
 	case KeyUnicode:
 		return fmt.Sprintf("%s-%s-%s%s", prefix, id, arabicSlug, reserved)
 	case KeyPercent:
