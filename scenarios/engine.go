@@ -380,6 +380,9 @@ func (r targetRun) play(ctx context.Context, rec *recorder) error {
 				return answerOfReply(sc.Op, r, err)
 			}
 		}
+		if ts, ok := t.Store.(targets.TrialStarter); ok {
+			ts.StartTrial()
+		}
 		reqs, arrivals, err := f.fire(ctx, do)
 		if ctx.Err() != nil {
 			return nil // the burst was cut short: it proves nothing either way

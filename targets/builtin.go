@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/targets/actor"
+	"github.com/racelab/racelab/targets/faults"
 	"github.com/racelab/racelab/targets/httpapi"
 	"github.com/racelab/racelab/targets/internal/server"
 	"github.com/racelab/racelab/targets/kv"
@@ -33,16 +34,18 @@ var (
 	_ allStories = (*postgres.Store)(nil)
 	_ allStories = (*httpapi.Client)(nil)
 	// What each also does for the engine.
-	_ Forgetter = (*kv.App)(nil)
-	_ Forgetter = (*actor.Store)(nil)
-	_ Preparer  = (*actor.Store)(nil)
-	_ Preparer  = (*sqlite.Store)(nil)
-	_ Preparer  = (*redis.Store)(nil)
-	_ Preparer  = (*postgres.Store)(nil)
-	_ Preparer  = (*httpapi.Client)(nil)
-	_ Retrier   = (*redis.Store)(nil)
-	_ Retrier   = (*postgres.Store)(nil)
-	_ Stager    = (*httpapi.Client)(nil)
+	_ Forgetter    = (*kv.App)(nil)
+	_ TrialStarter = (*kv.App)(nil)
+	_ TrialStarter = (*actor.Store)(nil)
+	_ Forgetter    = (*actor.Store)(nil)
+	_ Preparer     = (*actor.Store)(nil)
+	_ Preparer     = (*sqlite.Store)(nil)
+	_ Preparer     = (*redis.Store)(nil)
+	_ Preparer     = (*postgres.Store)(nil)
+	_ Preparer     = (*httpapi.Client)(nil)
+	_ Retrier      = (*redis.Store)(nil)
+	_ Retrier      = (*postgres.Store)(nil)
+	_ Stager       = (*httpapi.Client)(nil)
 )
 
 // builtinEntries are racelab's own targets, store by store, embedded ones
@@ -70,7 +73,7 @@ func openKV(_ context.Context, spec Spec, o Options) (any, error) {
 	cfg := kv.DefaultConfig()
 	var latency = cfg.ColdRead
 	route := string(cfg.Route)
-	if err := bind(spec,
+	if err := bind(spec, append([]param{
 		stringParam("route", &route),
 		intParam("locations", &cfg.Locations),
 		intParam("machines", &cfg.Machines),
@@ -82,7 +85,7 @@ func openKV(_ context.Context, spec Spec, o Options) (any, error) {
 		floatParam("jitter", &cfg.Jitter),
 		floatParam("miss-own-write", &cfg.MissOwnWrite),
 		boolParam("write-limit", &cfg.WriteLimit),
-	); err != nil {
+	}, faultParams(&cfg.Faults)...)...); err != nil {
 		return nil, err
 	}
 	// latency is shorthand for the two slow operations at once.
@@ -95,7 +98,7 @@ func openKV(_ context.Context, spec Spec, o Options) (any, error) {
 		}
 	}
 	cfg.Route = kv.Route(route)
-	cfg.Seed = o.Seed
+	cfg.Seed, cfg.Faults.Seed = o.Seed, o.Seed
 	cfg.Clock = o.simClock()
 	if err := cfg.Validate(); err != nil {
 		return nil, badSpec("target kv: %v", err)
@@ -111,7 +114,8 @@ func openActor(strategy string) func(context.Context, Spec, Options) (any, error
 	return func(_ context.Context, spec Spec, o Options) (any, error) {
 		// The quota's day comes from the actor's own clock, virtual or real.
 		cfg := actor.Config{Strategy: strategy, Clock: o.simClock()}
-		ps := []param{durationParam("storage-latency", &cfg.StorageLatency)}
+		cfg.Faults.Seed = o.Seed
+		ps := append([]param{durationParam("storage-latency", &cfg.StorageLatency)}, faultParams(&cfg.Faults)...)
 		if strategy == actor.StrategyAwaitFetch {
 			ps = append(ps, durationParam("fetch-latency", &cfg.FetchLatency))
 		}
@@ -119,6 +123,18 @@ func openActor(strategy string) func(context.Context, Spec, Options) (any, error
 			return nil, err
 		}
 		return actor.New(cfg), nil
+	}
+}
+
+// faultParams are the simulated stores' fault injection: fail (an error
+// rate), outage (FROM-TO after the start of each trial), spike (a rate of
+// latency spikes) and spike-latency.
+func faultParams(f *faults.Config) []param {
+	return []param{
+		floatParam("fail", &f.Fail),
+		windowParam("outage", &f.Outage),
+		floatParam("spike", &f.Spike),
+		durationParam("spike-latency", &f.SpikeLatency),
 	}
 }
 

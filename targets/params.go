@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/racelab/racelab/targets/faults"
 )
 
 // param binds one spec parameter to a field of a store's config.
@@ -61,6 +63,18 @@ func boolParam(name string, p *bool) param {
 			return fmt.Errorf("not true or false")
 		}
 		*p = b
+		return nil
+	}}
+}
+
+// windowParam binds an outage window, FROM-TO after the start of a trial.
+func windowParam(name string, p *faults.Window) param {
+	return param{name, "FROM-TO, two durations such as 2m-5m", func(s string) error {
+		w, err := faults.ParseWindow(s)
+		if err != nil {
+			return fmt.Errorf("not FROM-TO")
+		}
+		*p = w
 		return nil
 	}}
 }

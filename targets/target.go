@@ -54,6 +54,13 @@ type Forgetter interface {
 	Forget(key string)
 }
 
+// TrialStarter is implemented by the simulated stores, whose injected
+// outages are measured from the start of each trial: the engine calls
+// StartTrial just before it fires a trial's requests.
+type TrialStarter interface {
+	StartTrial()
+}
+
 // Retrier is implemented by optimistic strategies (WATCH, SERIALIZABLE) that
 // retry on conflict; racelab reports how many retries a trial needed.
 type Retrier interface {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/targets/clock"
+	"github.com/racelab/racelab/targets/faults"
 	"github.com/racelab/racelab/targets/trace"
 )
 
@@ -68,6 +69,10 @@ type Config struct {
 	// (clock.Run) or one at a time from outside its runs; a burst is then a
 	// deterministic sequence of events. Close the store from outside runs.
 	Clock clock.Clock
+	// Faults are failures to inject into the stories' requests (not into
+	// the reads of what was counted): the object unreachable at a rate,
+	// during an outage, or slow now and then. The zero value injects none.
+	Faults faults.Config
 }
 
 // Store is a namespace of simulated Durable Objects, one per key and story.
@@ -80,6 +85,7 @@ type Store struct {
 	fetchLatency   time.Duration
 	clock          clock.Clock
 	now            func() time.Time
+	faults         *faults.Injector // nil: none
 
 	// ctx ends when the store closes: every object, fetch and wait in the
 	// store watches it.
@@ -116,6 +122,7 @@ func New(cfg Config) *Store {
 		fetchLatency:   orDefault(cfg.FetchLatency, DefaultFetchLatency),
 		clock:          c,
 		now:            now,
+		faults:         faults.New(cfg.Faults, c),
 		ctx:            ctx,
 		cancel:         cancel,
 		objects:        make(map[address]*object),
@@ -125,6 +132,19 @@ func New(cfg Config) *Store {
 // Clock is the clock the store's objects wait on: Config.Clock, or the
 // real clock. A caller runs a burst on it with clock.Run.
 func (s *Store) Clock() clock.Clock { return s.clock }
+
+// StartTrial marks the start of a trial, from which an outage window of
+// Config.Faults is measured: see targets.TrialStarter.
+func (s *Store) StartTrial() { s.faults.StartTrial() }
+
+// reach is a request reaching its object, where an injected fault meets
+// it: the error names the request.
+func (s *Store) reach(ctx context.Context, what string) error {
+	if err := s.faults.Before(ctx, "reach the object"); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
+}
 
 func orDefault(d, def time.Duration) time.Duration {
 	switch {

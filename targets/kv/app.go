@@ -171,6 +171,10 @@ func decodeQuota(v string, found bool, today string) (quota, error) {
 	return q, nil
 }
 
+// StartTrial marks the start of a trial for the namespace's faults: see
+// targets.TrialStarter.
+func (a *App) StartTrial() { a.ns.StartTrial() }
+
 // Clock is the clock the namespace runs on, so that racelab can fire a
 // burst in the namespace's virtual time.
 func (a *App) Clock() Clock { return a.ns.Clock() }

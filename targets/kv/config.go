@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/targets/clock"
+	"github.com/racelab/racelab/targets/faults"
 )
 
 // The defaults, in one place. Each mirrors a documented platform figure or,
@@ -90,6 +91,10 @@ type Config struct {
 	WriteLimit bool
 	// Seed decides every random choice: routing, jitter and missed writes.
 	Seed int64
+	// Faults are failures to inject into Get, Put and Delete (not into
+	// Settled, racelab's read of what was counted): an error rate, an
+	// outage window, latency spikes. The zero value injects none.
+	Faults faults.Config
 	// Clock measures and waits out time; nil means the real clock. With a
 	// *clock.Virtual, requests must run as its participants (clock.Run),
 	// or one at a time from outside its runs.
@@ -141,6 +146,9 @@ func (c Config) Validate() error {
 		return fmt.Errorf("miss-own-write is %v; want a probability from 0 to 1", c.MissOwnWrite)
 	case c.Route != RouteSticky && c.Route != RouteSpread:
 		return fmt.Errorf("route is %q; want sticky (one client, one location) or spread (any location)", c.Route)
+	}
+	if err := c.Faults.Validate(); err != nil {
+		return err
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/targets/clock"
+	"github.com/racelab/racelab/targets/faults"
 	"github.com/racelab/racelab/targets/trace"
 )
 
@@ -54,6 +55,8 @@ type Namespace struct {
 
 	// home is the location every request reaches with RouteSticky.
 	home int
+	// faults injects Config.Faults; nil when there are none.
+	faults *faults.Injector
 
 	mu        sync.Mutex
 	rng       *rand.Rand
@@ -85,6 +88,7 @@ func New(cfg Config) (*Namespace, error) {
 		cfg:       cfg,
 		clock:     c,
 		home:      home,
+		faults:    faults.New(cfg.Faults, c),
 		rng:       rand.New(rand.NewPCG(uint64(cfg.Seed), 0x9e3779b97f4a7c15)),
 		central:   make(map[string]string),
 		caches:    caches,
@@ -138,6 +142,10 @@ func (ns *Namespace) Route() Location {
 	return Location{Site: n / ns.cfg.Machines, Machine: n % ns.cfg.Machines}
 }
 
+// StartTrial marks the start of a trial, from which an outage window of
+// Config.Faults is measured.
+func (ns *Namespace) StartTrial() { ns.faults.StartTrial() }
+
 // Home is the location a sticky route reaches.
 func (ns *Namespace) Home() int { return ns.home }
 
@@ -151,6 +159,9 @@ func (ns *Namespace) Home() int { return ns.home }
 // ago that cache took it, and whether the central store has moved on since.
 func (ns *Namespace) Get(ctx context.Context, loc Location, key string) (value string, found bool, err error) {
 	if err := ns.check(loc, key); err != nil {
+		return "", false, err
+	}
+	if err := ns.faults.Before(ctx, "get"); err != nil {
 		return "", false, err
 	}
 	ns.mu.Lock()
@@ -238,6 +249,9 @@ func (ns *Namespace) Delete(ctx context.Context, loc Location, key string) error
 
 func (ns *Namespace) write(ctx context.Context, op string, loc Location, key, value string, found bool) error {
 	if err := ns.check(loc, key); err != nil {
+		return err
+	}
+	if err := ns.faults.Before(ctx, op); err != nil {
 		return err
 	}
 	// Draw everything up front, in one critical section, so that each
