@@ -41,10 +41,13 @@ var fiveCheckouts = define(Scenario{
 	KeyPrefix:       "item",
 
 	model:  itemModel(Stock),
-	Extras: []Extra{{After: "fix", Replay: paymentReplays}},
+	Extras: []Extra{{After: "fix", Replay: paymentReplays}, {After: "fix", Replay: outageReplays}},
 	Parts: []Part{{Flag: "payment", Bars: len(paymentDesigns), Run: runPayments,
 		Alone: "compares the two shop designs in virtual time",
-		Usage: "five-checkouts only: play the whole checkout (7-minute reservations, 30-minute payment sessions) against both shop designs, in virtual time"}},
+		Usage: "five-checkouts only: play the whole checkout (7-minute reservations, 30-minute payment sessions) against both shop designs, in virtual time"},
+		{Flag: "outage", Bars: len(outagePolicies), Run: runOutages,
+			Alone: "compares the two failure policies in virtual time",
+			Usage: "five-checkouts only: the lock object down from 2m to 5m, the KV sold marks cached; sales served and paintings oversold, fail-open next to fail-closed"}},
 	Tell: func(t *Trial, target string) string {
 		return fmt.Sprintf("%s: %s succeeded, %d refused (409), %s recorded", target,
 			plural(int64(t.Allowed), "checkout"), t.Refused, plural(t.Counted, "claim"))
