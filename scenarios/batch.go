@@ -80,8 +80,8 @@ func counterBatch(store any) batchReader {
 	return nil
 }
 
-// keyCount is one key and its single read after its burst.
-type keyCount struct {
+// batchKey is one key and its single read after its burst.
+type batchKey struct {
 	key   string
 	count int64
 }
@@ -89,7 +89,7 @@ type keyCount struct {
 // checkBatch reads keys in batches of BatchSize and compares each total
 // with its single read. A store that offers no batch read after all gives
 // no check (nil).
-func checkBatch(ctx context.Context, read batchReader, keys []keyCount) *BatchCheck {
+func checkBatch(ctx context.Context, read batchReader, keys []batchKey) *BatchCheck {
 	if read == nil || len(keys) == 0 {
 		return nil
 	}

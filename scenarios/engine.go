@@ -348,7 +348,7 @@ func (r targetRun) play(ctx context.Context, rec *recorder) error {
 	if sc.batch != nil {
 		batch = sc.batch(t.Store)
 	}
-	var batchKeys []keyCount
+	var batchKeys []batchKey
 	defer func() {
 		// After the last burst, on what the service holds then: the
 		// single reads were made right after each burst.
@@ -409,7 +409,7 @@ func (r targetRun) play(ctx context.Context, rec *recorder) error {
 			trial.Retries = retrier.Retries() - before
 		}
 		if batch != nil && len(batchKeys) < BatchKeys {
-			batchKeys = append(batchKeys, keyCount{k, counted})
+			batchKeys = append(batchKeys, batchKey{k, counted})
 		}
 		sc.Judge(&trial, tr.Target)
 		judgeHistory(sc, &trial, tr.Target, r.ev)
