@@ -27,6 +27,10 @@ type Entry struct {
 	Kind any
 	// Embedded says the target needs no server: it runs inside racelab.
 	Embedded bool
+	// Shared says Open hands out a store that someone else opened and
+	// will close, such as a store racelab serve is serving while its
+	// classroom page fires a burst at it: Target.Close leaves it open.
+	Shared bool
 	// Open opens the store for spec; the result has Kind's type and may
 	// implement Preparer, Retrier and io.Closer.
 	Open func(ctx context.Context, spec Spec, o Options) (any, error)

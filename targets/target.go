@@ -37,8 +37,13 @@ func (t *Target) Prepare(ctx context.Context, n int) error {
 	return nil
 }
 
-// Close releases whatever the store holds (files, connections, goroutines).
+// Close releases whatever the store holds (files, connections,
+// goroutines), unless the store is shared (Entry.Shared): then its owner
+// closes it.
 func (t *Target) Close() error {
+	if t.Entry.Shared {
+		return nil
+	}
 	if c, ok := t.Store.(io.Closer); ok {
 		return c.Close()
 	}

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/racelab/racelab/cmd/racelab/classroom"
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/httpapi"
 	"github.com/spf13/cobra"
@@ -29,7 +30,9 @@ const (
 
 // serveOptions is everything `racelab serve` was asked to do.
 type serveOptions struct {
-	Store       string
+	// Stores are the --store values: one SPEC, served at the root, or
+	// any number of NAME=SPEC, each served under /NAME/.
+	Stores      []string
 	Addr        string
 	AddrFile    string
 	Public      bool
@@ -48,8 +51,8 @@ func newServeCmd(s Streams) *cobra.Command { return newServeCmdF(s, nil) }
 func newServeCmdF(s Streams, runF func(context.Context, *serveOptions) error) *cobra.Command {
 	o := &serveOptions{}
 	c := &cobra.Command{
-		Use:   "serve --store SPEC",
-		Short: "Serve the HTTP contract backed by a target, for curl and for -t http://",
+		Use:   "serve --store [NAME=]SPEC...",
+		Short: "Serve the HTTP contract backed by a target, for curl, for -t http:// and for a classroom",
 		Long: `Serve racelab's HTTP contract backed by a store, so that a workshop can hit
 it with curl and racelab run can race it over the network:
 
@@ -61,6 +64,20 @@ it with curl and racelab run can race it over the network:
   POST /checkout/{item}     200 {"reserved":true} or 409 {"error":"being checked out",...}
   GET  /item/{item}         200 {"item":s,"stock":1,"claims":k}
   GET  /stats?route=hit&key=K   requests for K and how far apart they arrived
+
+Several stores are served side by side when each is named: with --store
+naive=kv --store fixed=sqlite the contract above is under /naive/ and
+/fixed/, unchanged below each prefix. One store given without a name is
+served at the root.
+
+A browser opening / gets the classroom page: for each story, the keys the
+stores were sent and what each store answered and holds, updated as
+requests land; the curl lines to try; a "fire N at once" button that runs
+a burst at every store with the engine of racelab run (real clock), then
+draws allowed against counted and the burst's lanes; and a replay of
+racelab explain's steps, one per click or key press. One burst runs at a
+time, at most one every ` + classroom.DefaultBurstEvery.String() + `, of at most ` + strconv.Itoa(classroom.DefaultMaxBurst) + ` requests a store. Clients
+that do not ask for HTML (curl, racelab) still get JSON at /.
 
 Keys are percent-decoded exactly once. Every answer carries the instant its
 request was complete in the Racelab-Arrival header (Unix nanoseconds). It
@@ -86,6 +103,8 @@ racelab run ten-hits-one-view -t http://… --key-chars percent.`,
 		Example: `  racelab serve --store kv &
   racelab run ten-hits-one-view -t http://127.0.0.1:8787
   curl -X POST http://127.0.0.1:8787/hit/hello
+  racelab serve --store naive=kv --store fixed=sqlite   # then open http://127.0.0.1:8787/
+  curl -X POST http://127.0.0.1:8787/naive/hit/hello
   racelab serve --store sqlite --addr 127.0.0.1:0 --addr-file addr
   racelab serve --store actor --bug double-decode`,
 		Args: exactArgs(0, "no arguments (the store is --store SPEC)"),
@@ -100,7 +119,7 @@ racelab run ten-hits-one-view -t http://… --key-chars percent.`,
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&o.Store, "store", "", "target to serve, STORE[:STRATEGY][?PARAMS]: kv, actor, sqlite, redis, postgres and their strategies")
+	f.StringArrayVar(&o.Stores, "store", nil, "target to serve, [NAME=]STORE[:STRATEGY][?PARAMS]: kv, actor, sqlite, redis, postgres and their strategies; repeat with names to serve several side by side (naive=kv)")
 	f.StringVar(&o.Addr, "addr", defaultServeAddr, "address to listen on; port 0 picks a free one")
 	f.StringVar(&o.AddrFile, "addr-file", "", "write the address listened on to this file once ready (for scripts, with port 0)")
 	f.BoolVar(&o.Public, "public", false, "allow an --addr other than loopback, and requests for any host name: anyone who reaches it can write to the store")
@@ -116,15 +135,34 @@ racelab run ten-hits-one-view -t http://… --key-chars percent.`,
 // check validates the options before anything is opened: each mistake is
 // one usage error.
 func (o *serveOptions) check() error {
-	if o.Store == "" {
+	if len(o.Stores) == 0 {
 		return usageError{errors.New("racelab serve needs --store SPEC, such as --store kv or --store sqlite (see 'racelab list')")}
 	}
-	spec, _, err := targets.Lookup(o.Store)
-	if err != nil {
-		return err
-	}
-	if spec.URL != nil {
-		return usageError{fmt.Errorf("--store %s: serve fronts a store, not another service; want kv, actor, sqlite, redis or postgres", o.Store)}
+	named := map[string]bool{}
+	for _, v := range o.Stores {
+		name, spec := splitStore(v)
+		if name == "" && len(o.Stores) > 1 {
+			return usageError{fmt.Errorf("--store %s: name each store when serving several, as in --store naive=kv --store fixed=sqlite", v)}
+		}
+		if name != "" {
+			if err := classroom.CheckName(name); err != nil {
+				return usageError{fmt.Errorf("--store %s: %w", v, err)}
+			}
+			if named[name] {
+				return usageError{fmt.Errorf("--store %s: two stores are named %s; give each its own name", v, name)}
+			}
+			named[name] = true
+			if spec == "" {
+				return usageError{fmt.Errorf("--store %s: no store after the name; want NAME=SPEC, such as %s=kv", v, name)}
+			}
+		}
+		sp, _, err := targets.Lookup(spec)
+		if err != nil {
+			return err
+		}
+		if sp.URL != nil {
+			return usageError{fmt.Errorf("--store %s: serve fronts a store, not another service; want kv, actor, sqlite, redis or postgres", v)}
+		}
 	}
 	if o.Pool < 1 {
 		return usageError{fmt.Errorf("--pool %d: want 1 or more", o.Pool)}
@@ -138,6 +176,16 @@ func (o *serveOptions) check() error {
 		}
 	}
 	return checkAddr(o.Addr, o.Public)
+}
+
+// splitStore reads one --store value: NAME=SPEC, or a SPEC alone. What
+// comes before the first "=" is a name only if it looks like one, so a
+// spec whose own parameters hold "=" (kv?cache-ttl=30s) stays a spec.
+func splitStore(v string) (name, spec string) {
+	if n, sp, ok := strings.Cut(v, "="); ok && classroom.IsName(n) {
+		return n, sp
+	}
+	return "", v
 }
 
 // addrWant is what --addr takes, for every complaint about it.
@@ -230,19 +278,27 @@ func runServe(ctx context.Context, s Streams, o *serveOptions) (err error) {
 	if o.Quiet {
 		notice = io.Discard
 	}
-	t, err := targets.Open(ctx, o.Store, o.servers().options()...)
-	if err != nil {
-		return err
-	}
+	var opened []*targets.Target
 	// Closed only once the server has stopped: every answered request's
 	// write is in the store before it goes.
 	defer func() {
-		if cerr := t.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("close %s: %w", t.Name(), cerr)
+		for _, t := range opened {
+			if cerr := t.Close(); cerr != nil && err == nil {
+				err = fmt.Errorf("close %s: %w", t.Name(), cerr)
+			}
 		}
 	}()
-	if err := t.Prepare(ctx, o.Pool); err != nil {
-		return fmt.Errorf("prepare %s for %d requests: %w", t.Name(), o.Pool, err)
+	names := make([]string, len(o.Stores))
+	for i, v := range o.Stores {
+		name, spec := splitStore(v)
+		t, err := targets.Open(ctx, spec, o.servers().options()...)
+		if err != nil {
+			return err
+		}
+		opened, names[i] = append(opened, t), name
+		if err := t.Prepare(ctx, o.Pool); err != nil {
+			return fmt.Errorf("prepare %s for %d requests: %w", t.Name(), o.Pool, err)
+		}
 	}
 	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {
@@ -256,17 +312,37 @@ func runServe(ctx context.Context, s Streams, o *serveOptions) (err error) {
 		}
 	}
 	logs := &syncWriter{w: notice}
-	opts := []httpapi.HandlerOption{httpapi.WithStoreName(t.Name()), httpapi.WithErrorLog(logs)}
-	if o.Bug != "" {
-		opts = append(opts, httpapi.WithBug(httpapi.Bug(o.Bug)))
+	stores := make([]classroom.Store, len(opened))
+	handlers := make([]*httpapi.Handler, len(opened))
+	where := make([]string, len(opened))
+	for i, t := range opened {
+		opts := []httpapi.HandlerOption{httpapi.WithStoreName(t.Name()), httpapi.WithErrorLog(logs)}
+		if o.Bug != "" {
+			opts = append(opts, httpapi.WithBug(httpapi.Bug(o.Bug)))
+		}
+		handlers[i] = httpapi.NewHandler(t.Store, opts...)
+		stores[i] = classroom.Store{Name: names[i], Target: t, Contract: handlers[i]}
+		where[i] = fmt.Sprintf("%s on http://%s", t.Name(), addr)
+		if names[i] != "" {
+			where[i] = fmt.Sprintf("%s (%s) on http://%s/%s", names[i], t.Name(), addr, names[i])
+		}
 	}
-	h := httpapi.NewHandler(t.Store, opts...)
-	fmt.Fprintf(notice, "racelab serve: %s on http://%s (HTTP/1.1 and h2c); Ctrl-C stops\n", t.Name(), addr)
+	room, err := classroom.New(ctx, classroom.Config{Stores: stores, Addrs: classroom.Addrs(ln.Addr())})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	fmt.Fprintf(notice, "racelab serve: %s (HTTP/1.1 and h2c); Ctrl-C stops\n", strings.Join(where, ", "))
 	if o.Bug != "" {
 		fmt.Fprintf(notice, "racelab serve: with the teaching bug %s, on purpose\n", o.Bug)
 	}
-	err = httpapi.Server{Handler: h, ErrorLog: logs, MaxConns: o.MaxConns, Public: o.Public}.Serve(ctx, ln)
-	fmt.Fprintf(notice, "racelab serve: stopped after %s\n", pluralWord(h.Requests(), "request"))
+	fmt.Fprintf(notice, "racelab serve: the classroom page is http://%s/\n", addr)
+	err = httpapi.Server{Handler: room, ErrorLog: logs, MaxConns: o.MaxConns, Public: o.Public}.Serve(ctx, ln)
+	var requests int64
+	for _, h := range handlers {
+		requests += h.Requests()
+	}
+	fmt.Fprintf(notice, "racelab serve: stopped after %s\n", pluralWord(requests, "request"))
 	return err
 }
 

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -105,9 +106,9 @@ func TestServeFlags(t *testing.T) {
 	if err := c.Execute(); err != nil {
 		t.Fatal(err)
 	}
-	want := serveOptions{Store: "sqlite:naive", Addr: "0.0.0.0:9000", AddrFile: "a", Public: true, Quiet: true, Pool: 7, MaxConns: 9,
+	want := serveOptions{Stores: []string{"sqlite:naive"}, Addr: "0.0.0.0:9000", AddrFile: "a", Public: true, Quiet: true, Pool: 7, MaxConns: 9,
 		RedisURL: os.Getenv("RACELAB_REDIS_URL"), PostgresURL: os.Getenv("RACELAB_POSTGRES_URL")}
-	if got == nil || *got != want {
+	if got == nil || !reflect.DeepEqual(*got, want) {
 		t.Errorf("options = %+v\nwant      %+v", got, want)
 	}
 }

@@ -1,0 +1,496 @@
+package classroom
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/targets/story"
+)
+
+// How the board keeps the page current.
+const (
+	// refresh is the shortest gap between two snapshots sent to one page:
+	// a burst of a thousand requests from a student's racelab run becomes
+	// a few redraws, not a thousand.
+	refresh = 100 * time.Millisecond
+	// readEvery and settle: a key is read back from its stores every
+	// readEvery until settle after its last request, so that a write the
+	// store applies late (the KV simulator's writes land after their
+	// latency) still shows, and a quiet board reads nothing.
+	readEvery = 200 * time.Millisecond
+	settle    = 3 * time.Second
+	// readTimeout bounds one read of a key, so that a stuck store cannot
+	// hold the board.
+	readTimeout = 2 * time.Second
+	// heartbeat keeps an idle event stream open through anything that
+	// closes quiet connections.
+	heartbeat = 20 * time.Second
+	// maxAnswer is how much of an answer the log keeps: the contract's
+	// answers are a line of JSON.
+	maxAnswer = 200
+)
+
+// route is one of the contract's keyed routes as the board reads it.
+type route struct {
+	op    story.Op // the story whose key it touches, by its request
+	act   bool     // it asks for something (hit, download, checkout); else it reads
+	field string   // the answer's JSON field holding the number, "" for none
+}
+
+// routes are the contract's keyed routes (design.md §7).
+var routes = map[string]route{
+	"hit":      {story.OpHit, true, "views"},
+	"get":      {story.OpHit, false, "views"},
+	"download": {story.OpDownload, true, "count"},
+	"quota":    {story.OpDownload, false, "count"},
+	"checkout": {story.OpCheckout, true, ""},
+	"item":     {story.OpCheckout, false, "claims"},
+}
+
+// storyRoutes are, per story's request, the route that reads its key and
+// a key to try in a curl line.
+var storyRoutes = map[story.Op]struct{ read, example string }{
+	story.OpHit:      {"get", "hello"},
+	story.OpDownload: {"quota", "ada"},
+	story.OpCheckout: {"item", "painting"},
+}
+
+func routeOf(op story.Op) struct{ read, example string } { return storyRoutes[op] }
+
+// errNotPlayed: the store does not play the story whose key was asked.
+var errNotPlayed = errors.New("the store does not play this story")
+
+// readKey reads what store holds for key in the story of op: the views,
+// today's downloads, the claims.
+func readKey(ctx context.Context, store any, op story.Op, key string) (int64, error) {
+	switch op {
+	case story.OpHit:
+		if c, ok := store.(story.Counter); ok {
+			return c.Views(ctx, key)
+		}
+	case story.OpDownload:
+		if q, ok := store.(story.Quota); ok {
+			return q.Count(ctx, key)
+		}
+	case story.OpCheckout:
+		if inv, ok := store.(story.Inventory); ok {
+			return inv.Claims(ctx, key)
+		}
+	}
+	return 0, errNotPlayed
+}
+
+// board is what the page shows of the stores' traffic: the latest
+// requests, the latest keys of each story with what each store answered
+// and holds, the last burst of each story. Every change bumps seq and
+// wakes the event streams.
+type board struct {
+	now     func() time.Time
+	stores  []*served
+	storyOf map[story.Op]string // the story told by each request word
+	kick    chan struct{}       // a key was touched: read keys back
+
+	mu      sync.Mutex
+	seq     int64
+	total   int64
+	log     []logLine // oldest first, at most LogLines
+	rows    map[string][]*row
+	bursts  map[string]*burstView
+	firing  string        // the story whose burst is running, if any
+	changed chan struct{} // closed at the next change
+	cache   []byte        // the snapshot of cacheSeq
+	cacheAt int64
+}
+
+// logLine is one request as the page lists it, with what it was answered.
+type logLine struct {
+	At     string `json:"at"`
+	Store  string `json:"store"`
+	Method string `json:"method"`
+	URI    string `json:"uri"`
+	Status int    `json:"status"`
+	Answer string `json:"answer"`
+}
+
+// row is one key of a story, with a cell per store it reached.
+type row struct {
+	Key     string           `json:"key"`
+	Cells   map[string]*cell `json:"cells"`
+	touched time.Time
+}
+
+// cell is what one store did with one key.
+type cell struct {
+	Requests int `json:"requests"`
+	// Allowed and Refused count the requests that asked (a hit, a
+	// download, a checkout) by what they were told; Reads the reads;
+	// Failed the answers outside those (a 500, a 503).
+	Allowed int `json:"allowed"`
+	Refused int `json:"refused"`
+	Reads   int `json:"reads"`
+	Failed  int `json:"failed"`
+	// Answered is the number the store last answered a request with: the
+	// views after a hit, the count after a download.
+	Answered *int64 `json:"answered,omitempty"`
+	// Stored is what the store holds, read back after the requests.
+	Stored    *int64 `json:"stored,omitempty"`
+	ReadError string `json:"read_error,omitempty"`
+}
+
+func newBoard(now func() time.Time, stores []*served, stories []*scenarios.Scenario) *board {
+	b := &board{now: now, stores: stores, storyOf: map[story.Op]string{}, kick: make(chan struct{}, 1),
+		rows: map[string][]*row{}, bursts: map[string]*burstView{}, changed: make(chan struct{})}
+	for _, sc := range stories {
+		if _, ok := b.storyOf[sc.Op]; !ok {
+			b.storyOf[sc.Op] = sc.Name
+		}
+	}
+	return b
+}
+
+// bump marks a change; the caller holds mu.
+func (b *board) bump() {
+	b.seq++
+	close(b.changed)
+	b.changed = make(chan struct{})
+}
+
+func (b *board) requests() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.total
+}
+
+// watch serves contract and notes each answered request on the board,
+// after the contract has answered it: the store is told exactly what it
+// would be told without the page.
+func (b *board) watch(s *served, contract http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		c := &capture{ResponseWriter: w}
+		contract.ServeHTTP(c, req)
+		b.landed(s, req, c.status, c.body)
+	})
+}
+
+// landed notes one answered request. The index (every racelab run warms
+// its connections with it) and /stats are not part of any story and stay
+// off the board.
+func (b *board) landed(s *served, req *http.Request, status int, answer []byte) {
+	first, rest, keyed := strings.Cut(strings.TrimPrefix(req.URL.EscapedPath(), "/"), "/")
+	if first == "" || first == "stats" {
+		return
+	}
+	now := b.now()
+	line := logLine{At: now.Format("15:04:05"), Store: s.label, Method: req.Method, URI: req.RequestURI,
+		Status: status, Answer: strings.TrimSpace(string(answer))}
+	if len(line.Answer) > maxAnswer {
+		line.Answer = line.Answer[:maxAnswer] + "…"
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.total++
+	b.log = append(b.log, line)
+	if len(b.log) > LogLines {
+		b.log = slices.Delete(b.log, 0, len(b.log)-LogLines)
+	}
+	rt, known := routes[first]
+	key, err := url.PathUnescape(rest)
+	if name := b.storyOf[rt.op]; known && keyed && err == nil && key != "" && !strings.Contains(rest, "/") && name != "" {
+		b.note(name, key, s.label, rt, status, answer, now)
+	}
+	b.bump()
+	select {
+	case b.kick <- struct{}{}:
+	default:
+	}
+}
+
+// note counts one request on key in its cell; the caller holds mu. A
+// request the contract refused before the store saw it (a bad key, a
+// story the store does not play) makes no row.
+func (b *board) note(storyName, key, store string, rt route, status int, answer []byte, now time.Time) {
+	rows := b.rows[storyName]
+	i := slices.IndexFunc(rows, func(r *row) bool { return r.Key == key })
+	reached := status == http.StatusOK || rt.act && (status == http.StatusConflict || status == http.StatusTooManyRequests) || status >= 500
+	if i < 0 && !reached {
+		return
+	}
+	var r *row
+	if i >= 0 {
+		r = rows[i]
+		rows = slices.Delete(rows, i, i+1)
+	} else {
+		r = &row{Key: key, Cells: map[string]*cell{}}
+	}
+	b.rows[storyName] = append([]*row{r}, rows[:min(len(rows), KeysShown-1)]...)
+	r.touched = now
+	c := r.Cells[store]
+	if c == nil {
+		c = &cell{}
+		r.Cells[store] = c
+	}
+	c.Requests++
+	switch {
+	case status == http.StatusOK && rt.act:
+		c.Allowed++
+	case status == http.StatusOK:
+		c.Reads++
+	case rt.act && (status == http.StatusConflict || status == http.StatusTooManyRequests):
+		c.Refused++
+	default:
+		c.Failed++
+	}
+	if rt.field != "" && (status == http.StatusOK || status == http.StatusTooManyRequests) {
+		if n, ok := answerNumber(answer, rt.field); ok {
+			if rt.act {
+				c.Answered = &n
+			} else {
+				c.Stored = &n // a read of the contract is a read of the store
+			}
+		}
+	}
+}
+
+// answerNumber is the whole number in field of a JSON answer.
+func answerNumber(answer []byte, field string) (int64, bool) {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(answer, &m) != nil {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(string(m[field]), 10, 64)
+	return n, err == nil
+}
+
+// keyRead is one read of one key from one store, for readKeys.
+type keyRead struct {
+	story, key, store string
+	op                story.Op
+	from              any
+	n                 int64
+	err               error
+}
+
+// readKeys reads back the keys touched lately from the stores that were
+// sent them, until ctx ends. It sleeps while nothing is touched.
+func (b *board) readKeys(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-b.kick:
+		}
+		for {
+			due := b.due()
+			if len(due) == 0 {
+				break
+			}
+			for i := range due {
+				rctx, cancel := context.WithTimeout(ctx, readTimeout)
+				due[i].n, due[i].err = readKey(rctx, due[i].from, due[i].op, due[i].key)
+				cancel()
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			b.stored(due)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(readEvery):
+			}
+		}
+	}
+}
+
+// due lists the reads of every key touched within settle.
+func (b *board) due() []keyRead {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.now()
+	var out []keyRead
+	for name, rows := range b.rows {
+		op := b.opOf(name)
+		for _, r := range rows {
+			if now.Sub(r.touched) > settle {
+				continue
+			}
+			for _, s := range b.stores {
+				if _, ok := r.Cells[s.label]; ok {
+					out = append(out, keyRead{story: name, key: r.Key, store: s.label, op: op, from: s.target.Store})
+				}
+			}
+		}
+	}
+	return out
+}
+
+func (b *board) opOf(storyName string) story.Op {
+	for op, name := range b.storyOf {
+		if name == storyName {
+			return op
+		}
+	}
+	return ""
+}
+
+// stored puts what the reads found on the board, and bumps it if that
+// changed anything.
+func (b *board) stored(reads []keyRead) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	changed := false
+	for _, rd := range reads {
+		i := slices.IndexFunc(b.rows[rd.story], func(r *row) bool { return r.Key == rd.key })
+		if i < 0 {
+			continue // pushed off the board meanwhile
+		}
+		c := b.rows[rd.story][i].Cells[rd.store]
+		msg := ""
+		if rd.err != nil {
+			// The page is on a projector: what failed goes to serve's
+			// log through the contract, not to the room.
+			msg = "could not read"
+		}
+		if c.ReadError != msg || rd.err == nil && (c.Stored == nil || *c.Stored != rd.n) {
+			changed = true
+		}
+		c.ReadError = msg
+		if rd.err == nil {
+			n := rd.n
+			c.Stored = &n
+		}
+	}
+	if changed {
+		b.bump()
+	}
+}
+
+// snapshot is the board as JSON, the sequence number it has, and a
+// channel closed at the next change.
+func (b *board) snapshot() ([]byte, int64, <-chan struct{}) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.cache == nil || b.cacheAt != b.seq {
+		log := slices.Clone(b.log)
+		slices.Reverse(log)
+		out := struct {
+			Seq      int64                 `json:"seq"`
+			Requests int64                 `json:"requests"`
+			Log      []logLine             `json:"log"`
+			Keys     map[string][]*row     `json:"keys"`
+			Bursts   map[string]*burstView `json:"bursts"`
+			Firing   string                `json:"firing"`
+		}{b.seq, b.total, log, b.rows, b.bursts, b.firing}
+		if out.Log == nil {
+			out.Log = []logLine{}
+		}
+		data, err := json.Marshal(out)
+		if err != nil { // plain data: cannot happen
+			data = []byte(`{"error":"snapshot"}`)
+		}
+		b.cache, b.cacheAt = data, b.seq
+	}
+	return b.cache, b.seq, b.changed
+}
+
+// setFiring shows every page that a burst of the story is running.
+func (b *board) setFiring(storyName string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.firing = storyName
+	b.bump()
+}
+
+// setBurst records the story's burst as done, and what it came to (nil:
+// it was not fired, and the last one stays).
+func (b *board) setBurst(storyName string, view *burstView) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.firing = ""
+	if view != nil {
+		b.bursts[storyName] = view
+	}
+	b.bump()
+}
+
+// events streams the board to a page as Server-Sent Events: a snapshot
+// at once, then one after each change, at most one every refresh. It ends
+// when the page goes or the room's context ends (serve stopping), so that
+// no open page holds serve's shutdown.
+func (r *Room) events(w http.ResponseWriter, req *http.Request) {
+	rc := http.NewResponseController(w)
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusOK)
+	for {
+		data, seq, changed := r.board.snapshot()
+		if _, err := fmt.Fprintf(w, "id: %d\ndata: %s\n\n", seq, data); err != nil {
+			return
+		}
+		if rc.Flush() != nil {
+			return
+		}
+		for waiting := true; waiting; {
+			select {
+			case <-changed:
+				waiting = false
+			case <-req.Context().Done():
+				return
+			case <-r.ctx.Done():
+				return
+			case <-time.After(heartbeat):
+				if _, err := io.WriteString(w, ": still here\n\n"); err != nil || rc.Flush() != nil {
+					return
+				}
+			}
+		}
+		select {
+		case <-time.After(refresh):
+		case <-req.Context().Done():
+			return
+		case <-r.ctx.Done():
+			return
+		}
+	}
+}
+
+// capture passes an answer through and keeps its status and the start of
+// its body for the board.
+type capture struct {
+	http.ResponseWriter
+	status int
+	body   []byte
+}
+
+func (c *capture) WriteHeader(code int) {
+	if c.status == 0 {
+		c.status = code
+	}
+	c.ResponseWriter.WriteHeader(code)
+}
+
+func (c *capture) Write(p []byte) (int, error) {
+	if c.status == 0 {
+		c.status = http.StatusOK
+	}
+	if room := maxAnswer + 1 - len(c.body); room > 0 {
+		c.body = append(c.body, p[:min(room, len(p))]...)
+	}
+	return c.ResponseWriter.Write(p)
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (c *capture) Unwrap() http.ResponseWriter { return c.ResponseWriter }

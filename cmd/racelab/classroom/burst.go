@@ -1,0 +1,192 @@
+package classroom
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/targets"
+)
+
+// burstView is a burst fired from the page as the page draws it.
+type burstView struct {
+	Story    string       `json:"story"`
+	Requests int          `json:"requests"`
+	At       string       `json:"at"`
+	Stores   []burstStore `json:"stores"`
+}
+
+// burstStore is what one store made of the burst.
+type burstStore struct {
+	Store     string `json:"store"`
+	Target    string `json:"target"`
+	Expect    string `json:"expect"`
+	Allowed   int    `json:"allowed"`
+	Refused   int    `json:"refused"`
+	Errors    int    `json:"errors"`
+	Counted   int64  `json:"counted"`
+	Broken    bool   `json:"broken"`
+	Verdict   string `json:"verdict"`
+	Account   string `json:"account"`
+	Lanes     string `json:"lanes,omitempty"` // SVG
+	Spread    string `json:"spread,omitempty"`
+	Failure   string `json:"failure,omitempty"`
+	Requested int    `json:"requested"`
+}
+
+// burstRequest is what the page's button posts.
+type burstRequest struct {
+	Story    string `json:"story"`
+	Requests int    `json:"requests"`
+}
+
+// Refusals of the burst button, as the page shows them.
+const (
+	msgBusy     = "a burst is already running; wait for it to finish"
+	msgTooSoon  = "one burst every %s: try again in a moment"
+	maxBurstReq = 4 << 10
+)
+
+// fire runs a burst of the story at every store that plays it, through
+// the engine behind racelab run, on the real clock, and answers what the
+// page draws. One burst at a time, at most one every BurstEvery; a press
+// beyond that is answered 429 with Retry-After.
+func (r *Room) fire(w http.ResponseWriter, req *http.Request) {
+	var br burstRequest
+	dec := json.NewDecoder(http.MaxBytesReader(w, req.Body, maxBurstReq))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&br); err != nil {
+		writeError(w, http.StatusBadRequest, `want {"story":"ten-hits-one-view","requests":10}: `+err.Error())
+		return
+	}
+	sc, err := scenarios.Lookup(br.Story)
+	if err != nil || !r.plays(sc) {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("story %q: no store here plays it", br.Story))
+		return
+	}
+	if br.Requests < 1 || br.Requests > r.maxBurst {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("requests %d: want 1 to %d", br.Requests, r.maxBurst))
+		return
+	}
+	if !r.firing.TryLock() {
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusTooManyRequests, msgBusy)
+		return
+	}
+	defer r.firing.Unlock()
+	if res := r.limiter.Reserve(); res.Delay() > 0 {
+		res.Cancel()
+		wait := time.Duration(float64(time.Second) / float64(r.limiter.Limit()))
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(res.Delay().Seconds()))))
+		writeError(w, http.StatusTooManyRequests, fmt.Sprintf(msgTooSoon, wait))
+		return
+	}
+	r.board.setFiring(sc.Name)
+	view, err := r.burst(r.ctx, sc, br.Requests)
+	if err != nil {
+		// Nothing was fired (the plan was refused) or the server is
+		// stopping; the page keeps the last burst it drew.
+		r.board.setBurst(sc.Name, nil)
+		writeError(w, http.StatusServiceUnavailable, "burst not fired: "+err.Error())
+		return
+	}
+	r.board.setBurst(sc.Name, view)
+	writeJSON(w, http.StatusOK, view)
+}
+
+func (r *Room) plays(sc *scenarios.Scenario) bool {
+	for _, s := range r.stories {
+		if s == sc {
+			return true
+		}
+	}
+	return false
+}
+
+// burst fires n requests of sc at every store that plays it. Each store
+// is lent to the engine as a shared catalog entry: the engine prepares it
+// and fires at it exactly as racelab run does, traced so that the lanes
+// show each request's reads and writes, and leaves it open.
+func (r *Room) burst(ctx context.Context, sc *scenarios.Scenario, n int) (*burstView, error) {
+	var entries []targets.Entry
+	var names []string
+	var playing []*served
+	for _, s := range r.stores {
+		if !sc.Plays(s.target.Store) {
+			continue
+		}
+		e := s.target.Entry
+		store := s.target.Store
+		e.Name, e.Shared = s.label, true
+		e.Open = func(context.Context, targets.Spec, targets.Options) (any, error) { return store, nil }
+		entries = append(entries, e)
+		names = append(names, s.label)
+		playing = append(playing, s)
+	}
+	res, err := scenarios.Run(ctx, scenarios.Plan{
+		Scenario:  sc,
+		Catalog:   targets.NewCatalog(entries...),
+		Targets:   names,
+		Requests:  n,
+		Trace:     true,
+		RealClock: true,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if res.Interrupted {
+		return nil, context.Cause(ctx)
+	}
+	short := map[string]scenarios.Shortfall{}
+	for _, s := range res.Shortfalls() {
+		short[s.Target] = s
+	}
+	labels := scenarios.Labels(res.Targets)
+	view := &burstView{Story: sc.Name, Requests: n, At: time.Now().Format("15:04:05")}
+	for i := range res.Targets {
+		tr := &res.Targets[i]
+		bs := burstStore{Store: tr.Target, Target: playing[i].target.Name(), Expect: string(tr.Expect), Requested: n}
+		if len(tr.Trials) == 0 {
+			bs.Verdict = "could not run"
+			bs.Failure = tr.Error
+			view.Stores = append(view.Stores, bs)
+			continue
+		}
+		t := &tr.Trials[0]
+		bs.Allowed, bs.Refused, bs.Errors, bs.Counted, bs.Broken = t.Allowed, t.Refused, t.Errors, t.Counted, t.Broken
+		bs.Account = sc.Account(t, tr.Target)
+		bs.Verdict = verdict(tr, t, short[labels[i]])
+		if t.ReleaseSpread > 0 {
+			bs.Spread = "released within " + formatDuration(t.ReleaseSpread)
+		}
+		bs.Lanes = drawLanes(sc, t, tr.Target, tr.Clock).svg
+		view.Stores = append(view.Stores, bs)
+	}
+	return view, nil
+}
+
+// verdict says in words, never by colour alone, how a store did: the
+// run's own verdict (Result.Shortfalls) first, then what the trial shows.
+func verdict(tr *scenarios.TargetResult, t *scenarios.Trial, s scenarios.Shortfall) string {
+	switch {
+	case s.Why != "" && s.Kind == scenarios.RuleShortfall:
+		return "✗ BROKEN, and it had to hold"
+	case s.Why != "" && s.Kind == scenarios.InconclusiveShortfall:
+		return "? inconclusive: a request failed, so this burst proves nothing"
+	case s.Why != "":
+		return "could not run"
+	case t.Broken && tr.Expect == scenarios.ExpectBreak:
+		return "✗ broken, as a naive store does"
+	case t.Broken:
+		return "✗ broken"
+	case t.Inconclusive():
+		return "? inconclusive: a request failed, so this burst proves nothing"
+	default:
+		return "✓ held"
+	}
+}

@@ -1,0 +1,31 @@
+// Package classroom is the page `racelab serve` shows a room at its root:
+// the stories' keys moving as requests land (Server-Sent Events), the
+// named stores side by side (--store naive=kv --store fixed=sqlite, each
+// under its own path prefix with the HTTP contract unchanged below it), a
+// "fire N at once" button per story that runs a burst through the same
+// engine as `racelab run` and draws its lanes in SVG, the curl lines a
+// student copies, and a replay of `racelab explain`'s steps that advances
+// one step per click or key press.
+//
+// A Room is an http.Handler over the stores serve opened. It owns the
+// routing around the contract: the page and its API under /classroom/,
+// each named store under /NAME/, or a single unnamed store at the root,
+// where GET / still answers the contract's JSON index to anything that
+// does not ask for HTML (curl, racelab's own warm-up). Every request to a
+// store passes through a watcher that notes its route, key and answer for
+// the page after the contract has answered it; the page never changes
+// what a store is told.
+//
+// The page itself (page/) is embedded: no script, font or style comes
+// from anywhere but this server, and its Content Security Policy says so,
+// so it works in a room with no internet. Everything a store or a student
+// sent is shown as text (textContent in the script, escaped in the SVG
+// drawn here), never as markup.
+//
+// The burst button is the one thing on the page that costs the machine
+// work, so with --public a room could press it in a loop: one burst runs
+// at a time, at most one every DefaultBurstEvery, of at most
+// DefaultMaxBurst requests a store; a refused press is answered 429 with
+// Retry-After. The Host and cross-origin checks of httpapi.Server guard
+// the page as they guard the contract.
+package classroom

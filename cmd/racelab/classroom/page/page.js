@@ -1,0 +1,278 @@
+// racelab classroom: draws what the server streams (/classroom/events) and
+// fires the page's bursts (/classroom/burst). Everything a store or a
+// student sent is put on the page as text, never as markup; the only
+// markup inserted is the lanes' SVG, which the server drew and escaped.
+'use strict';
+
+// el builds an element: attributes from attrs, children as nodes or text.
+function el(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === 'class') e.className = v;
+    else if (k === 'text') e.textContent = v;
+    else e.setAttribute(k, v === true ? '' : String(v));
+  }
+  for (const c of children) if (c !== null && c !== undefined) e.append(c);
+  return e;
+}
+
+const byId = (id) => document.getElementById(id);
+const sel = (s) => '"' + String(s).replace(/["\\]/g, '\\$&') + '"';
+
+// Words per story request, for the key tables.
+const words = {
+  hit: { act: 'hits', value: 'views' },
+  download: { act: 'downloads', value: 'count' },
+  checkout: { act: 'checkouts', value: 'claims' },
+};
+
+let config = null;
+let base = location.origin;
+const drawn = {}; // story → the burst drawn, so a redraw keeps the lanes
+
+async function start() {
+  const resp = await fetch('/classroom/config');
+  config = await resp.json();
+  if (config.addrs.length > 0) base = 'http://' + config.addrs[0];
+  buildLive();
+  buildReplay();
+  listen();
+}
+
+// curl writes the command line a student types for method and path.
+function curl(method, path) {
+  return 'curl ' + (method === 'GET' ? '' : '-X ' + method + ' ') + base + path;
+}
+
+function buildLive() {
+  const root = byId('stories');
+  for (const st of config.stories) {
+    const w = words[st.act] || { act: st.act, value: 'value' };
+    const stores = el('div', { class: 'stores' });
+    const lanes = el('div', { class: 'lanes-row' });
+    for (const s of config.stores) {
+      if (!st.played_by.includes(s.name)) continue;
+      const tbody = el('tbody', {}, el('tr', { class: 'empty' }, el('td', { colspan: 6, text: 'no ' + w.act + ' yet: try the curl line below' })));
+      stores.append(el('article', { class: 'store', 'data-store': s.name },
+        el('h3', {}, s.name + ' ', el('span', { class: 'target', text: s.name === s.target ? '' : '(' + s.target + ')' })),
+        el('p', { class: 'guarantee', text: s.guarantee + ' · ' + (s.holds ? 'must hold' : 'expected to break') }),
+        el('div', { class: 'burst', hidden: true },
+          el('p', { class: 'big' },
+            el('span', { class: 'figure' }, el('span', { class: 'num', 'data-field': 'allowed', text: '–' }), el('span', { class: 'lbl', text: 'allowed' })),
+            el('span', { class: 'figure' }, el('span', { class: 'num', 'data-field': 'counted', text: '–' }), el('span', { class: 'lbl', text: 'counted' })),
+            el('span', { class: 'figure' }, el('span', { class: 'num', 'data-field': 'refused', text: '–' }), el('span', { class: 'lbl', text: 'refused' }))),
+          el('p', { class: 'verdict', 'data-field': 'verdict' }),
+          el('p', { class: 'account', 'data-field': 'account' }),
+          el('p', { class: 'spread', 'data-field': 'spread' })),
+        el('table', { class: 'keys' },
+          el('caption', { class: 'muted', text: 'keys from requests as they land' }),
+          el('thead', {}, el('tr', {}, ...['key', 'requests', 'allowed', 'refused', 'answered', 'stored ' + w.value].map((h) => el('th', { scope: 'col', text: h })))),
+          tbody),
+        el('pre', { class: 'curl', text: curl('POST', s.base + '/' + st.act + '/' + st.example) + '\n' + curl('GET', s.base + '/' + st.read + '/' + st.example) })));
+      lanes.append(el('figure', { class: 'lanes-fig', 'data-store': s.name, hidden: true },
+        el('figcaption', { text: s.name + ': one lane per request' }), el('div', { class: 'svg' })));
+    }
+    const n = el('input', { type: 'number', min: 1, max: config.max_burst, value: st.requests, 'aria-label': 'requests in the burst' });
+    const status = el('span', { class: 'fire-status', role: 'status' });
+    const button = el('button', { type: 'button', class: 'fire', text: 'Fire ' + st.requests + ' at once' });
+    n.addEventListener('input', () => { button.textContent = 'Fire ' + (n.value || '?') + ' at once'; });
+    button.addEventListener('click', () => fire(st.name, Number(n.value), button, status));
+    root.append(el('section', { class: 'story', 'data-story': st.name },
+      el('h2', { text: st.name }),
+      el('p', { class: 'title', text: st.title }),
+      el('p', { class: 'rule', text: 'Hard rule: ' + st.rule + '.' }),
+      el('div', { class: 'fire-row' }, button, el('label', {}, 'N ', n), status),
+      stores, lanes));
+  }
+}
+
+async function fire(story, n, button, status) {
+  button.disabled = true;
+  status.textContent = 'firing ' + n + ' at once…';
+  try {
+    const resp = await fetch('/classroom/burst', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ story: story, requests: n }),
+    });
+    const body = await resp.json();
+    if (!resp.ok) {
+      status.textContent = body.error || ('refused: ' + resp.status);
+      return;
+    }
+    status.textContent = 'fired at ' + body.at;
+    drawBurst(body);
+  } catch (e) {
+    status.textContent = 'the server did not answer: ' + e;
+  } finally {
+    button.disabled = false;
+  }
+}
+
+function section(story) { return document.querySelector('section[data-story=' + sel(story) + ']'); }
+
+function drawBurst(b) {
+  const sec = section(b.story);
+  if (!sec) return;
+  const id = b.at + '/' + b.requests + '/' + b.stores.map((s) => s.counted).join(',');
+  if (drawn[b.story] === id) return;
+  drawn[b.story] = id;
+  for (const s of b.stores) {
+    const art = sec.querySelector('article[data-store=' + sel(s.store) + ']');
+    if (!art) continue;
+    const box = art.querySelector('.burst');
+    box.hidden = false;
+    const set = (f, v) => { art.querySelector('[data-field=' + f + ']').textContent = v; };
+    set('allowed', s.allowed);
+    set('counted', s.counted);
+    set('refused', s.refused);
+    set('verdict', s.verdict + (s.failure ? ': ' + s.failure : ''));
+    set('account', s.account || '');
+    set('spread', (s.errors ? s.errors + ' failed · ' : '') + (s.spread || ''));
+    const v = art.querySelector('[data-field=verdict]');
+    v.classList.toggle('broken', s.broken);
+    v.classList.toggle('held', !s.broken && s.verdict.startsWith('✓'));
+    const fig = sec.querySelector('figure[data-store=' + sel(s.store) + ']');
+    if (fig) {
+      fig.hidden = !s.lanes;
+      fig.querySelector('figcaption').textContent = s.store + ': ' + b.requests + ' requests fired at ' + b.at + ', one lane per request';
+      fig.querySelector('.svg').innerHTML = s.lanes || '';
+    }
+  }
+}
+
+function num(v) { return v === undefined || v === null ? '–' : String(v); }
+
+function drawKeys(story, rows) {
+  const sec = section(story);
+  if (!sec) return;
+  for (const art of sec.querySelectorAll('article.store')) {
+    const store = art.getAttribute('data-store');
+    const mine = rows.filter((r) => r.cells[store]);
+    if (mine.length === 0) continue;
+    const tbody = art.querySelector('tbody');
+    tbody.replaceChildren(...mine.map((r) => {
+      const c = r.cells[store];
+      const stored = c.read_error ? c.read_error : num(c.stored);
+      return el('tr', { 'data-key': r.key },
+        el('td', { 'data-field': 'key', text: r.key }),
+        el('td', { 'data-field': 'requests', text: c.requests }),
+        el('td', { 'data-field': 'allowed', text: c.allowed }),
+        el('td', { 'data-field': 'refused', text: c.refused }),
+        el('td', { 'data-field': 'answered', text: num(c.answered) }),
+        el('td', { 'data-field': 'stored', text: stored }));
+    }));
+  }
+}
+
+function drawLog(snap) {
+  byId('log-total').textContent = snap.requests ? '(' + snap.requests + ' so far; the latest first)' : '';
+  byId('log').replaceChildren(...snap.log.map((l) => el('li', { 'data-store': l.store },
+    el('span', { class: 'time', text: l.at }),
+    el('code', { text: curl(l.method, l.uri) }),
+    el('span', { class: 'status', text: '→ ' + l.status }),
+    el('code', { text: l.answer }))));
+}
+
+function draw(snap) {
+  for (const st of config.stories) {
+    const sec = section(st.name);
+    const button = sec.querySelector('button.fire');
+    const status = sec.querySelector('.fire-status');
+    if (snap.firing === st.name) {
+      button.disabled = true;
+      status.textContent = 'firing…';
+    }
+    if (snap.bursts[st.name]) drawBurst(snap.bursts[st.name]);
+    drawKeys(st.name, snap.keys[st.name] || []);
+  }
+  drawLog(snap);
+}
+
+function listen() {
+  const conn = byId('conn');
+  const es = new EventSource('/classroom/events');
+  es.onopen = () => { conn.textContent = '● live'; };
+  es.onerror = () => { conn.textContent = '○ reconnecting…'; };
+  es.onmessage = (m) => { draw(JSON.parse(m.data)); };
+}
+
+// --- Replay: explain's steps, one per click or key press. ---
+
+const replay = { story: null, data: null, part: 0, step: 0 };
+
+function buildReplay() {
+  const pick = byId('replay-story');
+  for (const st of config.stories) pick.append(el('option', { value: st.name, text: st.name }));
+  pick.addEventListener('change', () => loadReplay(pick.value));
+  byId('replay-next').addEventListener('click', () => move(1));
+  byId('replay-prev').addEventListener('click', () => move(-1));
+  byId('tab-live').addEventListener('click', () => show('live'));
+  byId('tab-replay').addEventListener('click', () => show('replay'));
+  document.addEventListener('keydown', (e) => {
+    if (byId('replay').hidden || e.target.tagName === 'SELECT' || e.target.tagName === 'INPUT') return;
+    if (e.key === 'ArrowRight' || e.key === ' ' || e.key === 'PageDown') { e.preventDefault(); move(1); }
+    if (e.key === 'ArrowLeft' || e.key === 'PageUp') { e.preventDefault(); move(-1); }
+  });
+}
+
+function show(which) {
+  byId('live').hidden = which !== 'live';
+  byId('replay').hidden = which !== 'replay';
+  byId('tab-live').setAttribute('aria-pressed', String(which === 'live'));
+  byId('tab-replay').setAttribute('aria-pressed', String(which === 'replay'));
+  if (which === 'replay' && !replay.data && config.stories.length > 0) loadReplay(byId('replay-story').value);
+}
+
+async function loadReplay(story) {
+  byId('replay-caption').textContent = 'replaying ' + story + '…';
+  const resp = await fetch('/classroom/replay?story=' + encodeURIComponent(story));
+  const body = await resp.json();
+  if (!resp.ok) { byId('replay-caption').textContent = body.error; return; }
+  Object.assign(replay, { story: story, data: body, part: 0, step: 0 });
+  byId('replay-fix').textContent = body.fix;
+  byId('replay-footer').textContent = body.footer;
+  drawPart();
+}
+
+function drawPart() {
+  const p = replay.data.replays[replay.part];
+  byId('replay-heading').textContent = (replay.part + 1) + ' of ' + replay.data.replays.length + '. ' + p.heading;
+  byId('replay-lanes').innerHTML = p.lanes;
+  drawStep();
+}
+
+function drawStep() {
+  const p = replay.data.replays[replay.part];
+  for (const g of byId('replay-lanes').querySelectorAll('[data-step]')) {
+    const k = Number(g.getAttribute('data-step'));
+    g.classList.toggle('later', k > replay.step);
+    g.classList.toggle('now', k === replay.step);
+  }
+  byId('replay-caption').textContent = replay.step === 0
+    ? 'Hard rule: ' + replay.data.rule + '. Press → for the first of ' + p.steps.length + ' steps.'
+    : 'Step ' + replay.step + ' of ' + p.steps.length + ' · ' + p.steps[replay.step - 1];
+  byId('replay-outcome').textContent = replay.step === p.steps.length ? p.outcome : '';
+}
+
+function move(d) {
+  if (!replay.data) return;
+  const parts = replay.data.replays;
+  let { part, step } = replay;
+  step += d;
+  if (step > parts[part].steps.length) {
+    if (part + 1 >= parts.length) return;
+    part++;
+    step = 0;
+  } else if (step < 0) {
+    if (part === 0) return;
+    part--;
+    step = parts[part].steps.length;
+  }
+  const newPart = part !== replay.part;
+  Object.assign(replay, { part: part, step: step });
+  if (newPart) drawPart(); else drawStep();
+}
+
+start().catch((e) => { byId('conn').textContent = 'could not start: ' + e; });
