@@ -228,11 +228,28 @@ func classroomCurl(t *testing.T, browser context.Context) {
 	row := func(store, field string) string {
 		return fmt.Sprintf(`section[data-story=%q] article[data-store=%q] tr[data-key=%q] [data-field=%q]`, story, store, visitor, field)
 	}
+	// A row is redrawn at every snapshot, so it is read in one go.
+	cells := func(store string) map[string]int {
+		got, err := chromedp.Run(tab, chromedp.Evaluate[map[string]string](fmt.Sprintf(
+			`Object.fromEntries([...document.querySelectorAll('section[data-story=%q] article[data-store=%q] tr[data-key=%q] td')].map(td => [td.dataset.field, td.textContent]))`,
+			story, store, visitor)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]int{}
+		for _, f := range []string{"requests", "allowed", "refused"} {
+			n, err := strconv.Atoi(got[f])
+			if err != nil {
+				t.Fatalf("%s's row for %s: %s is %q, not a number (%v)", store, visitor, f, got[f], got)
+			}
+			out[f] = n
+		}
+		return out
+	}
 	for _, store := range []string{"naive", "fixed"} {
 		waitFor(t, tab, store+"'s 7 downloads", fmt.Sprintf(`(document.querySelector(%q) || {}).textContent === "7"`, row(store, "requests")))
-		allowed, refused := number(t, tab, row(store, "allowed")), number(t, tab, row(store, "refused"))
-		if allowed+refused != 7 {
-			t.Errorf("%s: %d allowed + %d refused; want the 7 downloads", store, allowed, refused)
+		if c := cells(store); c["allowed"]+c["refused"] != 7 {
+			t.Errorf("%s: %d allowed + %d refused; want the 7 downloads", store, c["allowed"], c["refused"])
 		}
 		// What the page says the store holds is what the store's own
 		// quota route reads, once the store has settled.
@@ -246,10 +263,10 @@ func classroomCurl(t *testing.T, browser context.Context) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, tab, fmt.Sprintf("%s holding %d", store, q.Count), fmt.Sprintf(`document.querySelector(%q).textContent === %q`, row(store, "stored"), strconv.Itoa(q.Count)))
+		waitFor(t, tab, fmt.Sprintf("%s holding %d", store, q.Count), fmt.Sprintf(`(document.querySelector(%q) || {}).textContent === %q`, row(store, "stored"), strconv.Itoa(q.Count)))
 	}
-	if allowed, refused := number(t, tab, row("fixed", "allowed")), number(t, tab, row("fixed", "refused")); allowed != 5 || refused != 2 {
-		t.Errorf("fixed (sqlite): %d granted, %d refused; want 5 and 2, a limit of 5 a day", allowed, refused)
+	if c := cells("fixed"); c["allowed"] != 5 || c["refused"] != 2 {
+		t.Errorf("fixed (sqlite): %d granted, %d refused; want 5 and 2, a limit of 5 a day", c["allowed"], c["refused"])
 	}
 	log, err := chromedp.Run(tab, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#log li code:first-of-type')].map(e => e.textContent)`))
 	if err != nil {
