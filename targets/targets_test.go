@@ -232,6 +232,33 @@ func TestCatalogWith(t *testing.T) {
 	}
 }
 
+// closeCounter counts its Close calls.
+type closeCounter struct{ closed int }
+
+func (c *closeCounter) Close() error { c.closed++; return nil }
+
+// TestSharedStoreStaysOpen: a target opened from a Shared entry hands out
+// a store its owner closes (racelab serve lending a served store to a
+// burst from the classroom page), so Target.Close leaves it open; the same
+// store from an entry of its own is closed.
+func TestSharedStoreStaysOpen(t *testing.T) {
+	for _, shared := range []bool{false, true} {
+		store := &closeCounter{}
+		e := Entry{Name: "lent", Kind: store, Shared: shared,
+			Open: func(context.Context, Spec, Options) (any, error) { return store, nil }}
+		tg, err := NewCatalog(e).Open(context.Background(), "lent")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tg.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if want := map[bool]int{false: 1, true: 0}[shared]; store.closed != want {
+			t.Errorf("Shared %t: the store was closed %d times; want %d", shared, store.closed, want)
+		}
+	}
+}
+
 // TestServerTargetsAnswerEveryRequest opens every server target expected to
 // hold as racelab does, through the catalog with its defaults, and runs
 // each story at its own N: not one request may error. It is the catalog's

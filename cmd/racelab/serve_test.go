@@ -85,6 +85,14 @@ func TestServeUsage(t *testing.T) {
 		{[]string{"serve", "--store", "kv", "--max-conns", "-5"}, "--max-conns -5: want 1 or more"},
 		{[]string{"serve", "--store", "kv", "--max-conns", "many"}, `--max-conns "many": want a whole number`},
 		{[]string{"serve", "--store", "kv", "extra"}, "takes no arguments"},
+		{[]string{"serve", "--store", "kv", "--store", "sqlite"}, "--store kv: name each store when serving several, as in --store naive=kv --store fixed=sqlite"},
+		{[]string{"serve", "--store", "a=kv", "--store", "a=sqlite"}, "--store a=sqlite: two stores are named a; give each its own name"},
+		{[]string{"serve", "--store", "hit=kv"}, `--store hit=kv: store name "hit" is a path racelab serve already uses (/hit/)`},
+		{[]string{"serve", "--store", "classroom=kv", "--store", "b=kv"}, "already uses (/classroom/)"},
+		{[]string{"serve", "--store", "naive="}, "--store naive=: no store after the name; want NAME=SPEC, such as naive=kv"},
+		{[]string{"serve", "--store", "naive=sqlit"}, `unknown target "sqlit"; did you mean "sqlite"?`},
+		{[]string{"serve", "--store", "naive=http://127.0.0.1:8787"}, "--store naive=http://127.0.0.1:8787: serve fronts a store, not another service"},
+		{[]string{"serve", "--store", "naive=kv?locatons=3"}, `no parameter "locatons"`},
 	}
 	for _, tt := range tests {
 		code, stdout, stderr := execute(context.Background(), tt.args...)
@@ -110,6 +118,68 @@ func TestServeFlags(t *testing.T) {
 		RedisURL: os.Getenv("RACELAB_REDIS_URL"), PostgresURL: os.Getenv("RACELAB_POSTGRES_URL")}
 	if got == nil || !reflect.DeepEqual(*got, want) {
 		t.Errorf("options = %+v\nwant      %+v", got, want)
+	}
+}
+
+// TestServeStoreValues: what comes before the first "=" of --store is a
+// name only when it looks like one, so a spec's own parameters stay a
+// spec; several named stores reach the options in order.
+func TestServeStoreValues(t *testing.T) {
+	for _, tt := range []struct{ value, name, spec string }{
+		{"kv", "", "kv"},
+		{"naive=kv", "naive", "kv"},
+		{"fixed=sqlite:naive?think-time=1ms", "fixed", "sqlite:naive?think-time=1ms"},
+		{"kv?cache-ttl=30s", "", "kv?cache-ttl=30s"},
+		{"sqlite:naive?think-time=2ms", "", "sqlite:naive?think-time=2ms"},
+		{"a=b=c", "a", "b=c"},
+		{"naive=", "naive", ""},
+	} {
+		if name, spec := splitStore(tt.value); name != tt.name || spec != tt.spec {
+			t.Errorf("splitStore(%q) = %q, %q; want %q, %q", tt.value, name, spec, tt.name, tt.spec)
+		}
+	}
+	var got *serveOptions
+	c := newServeCmdF(Streams{Out: &bytes.Buffer{}, Err: &bytes.Buffer{}}, func(_ context.Context, o *serveOptions) error {
+		got = o
+		return nil
+	})
+	c.SetArgs([]string{"--store", "naive=kv?cache-ttl=30s", "--store", "fixed=sqlite"})
+	if err := c.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"naive=kv?cache-ttl=30s", "fixed=sqlite"}; !reflect.DeepEqual(got.Stores, want) {
+		t.Errorf("--store values %q; want %q", got.Stores, want)
+	}
+}
+
+// TestServeStopsWithThePageOpen: a classroom page left open (its event
+// stream) does not hold serve's Ctrl-C: serve stops at once, exit 0, and
+// says so.
+func TestServeStopsWithThePageOpen(t *testing.T) {
+	addr, stop := startServe(t, "--store", "naive=kv", "--store", "fixed=actor")
+	resp, err := http.Get("http://" + addr + "/classroom/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if _, err := bufio.NewReader(resp.Body).ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	code, stderr := stop()
+	if code != exitOK || !strings.Contains(stderr, "racelab serve: stopped after") {
+		t.Errorf("serve: exit %d, stderr %q; want 0 and a goodbye", code, stderr)
+	}
+	if took := time.Since(start); took >= httpapi.DefaultShutdownTimeout {
+		t.Errorf("serve took %s to stop with a page open; want it at once, not after the %s shutdown timeout", took, httpapi.DefaultShutdownTimeout)
+	}
+	for _, want := range []string{
+		"racelab serve: naive (kv) on http://" + addr + "/naive, fixed (actor) on http://" + addr + "/fixed (HTTP/1.1 and h2c); Ctrl-C stops\n",
+		"racelab serve: the classroom page is http://" + addr + "/\n",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("serve's stderr lacks %q:\n%s", want, stderr)
+		}
 	}
 }
 
