@@ -336,7 +336,7 @@ func runServe(ctx context.Context, s Streams, o *serveOptions) (err error) {
 	if o.Bug != "" {
 		fmt.Fprintf(notice, "racelab serve: with the teaching bug %s, on purpose\n", o.Bug)
 	}
-	fmt.Fprintf(notice, "racelab serve: the classroom page is http://%s/\n", addr)
+	fmt.Fprintln(notice, pageNotice(ln.Addr()))
 	err = httpapi.Server{Handler: room, ErrorLog: logs, MaxConns: o.MaxConns, Public: o.Public}.Serve(ctx, ln)
 	var requests int64
 	for _, h := range handlers {
@@ -344,6 +344,18 @@ func runServe(ctx context.Context, s Streams, o *serveOptions) (err error) {
 	}
 	fmt.Fprintf(notice, "racelab serve: stopped after %s\n", pluralWord(requests, "request"))
 	return err
+}
+
+// pageNotice says where the classroom page is: on this machine's own
+// loopback when serve listens on every interface, with the addresses the
+// room reaches it at.
+func pageNotice(addr net.Addr) string {
+	tcp, ok := addr.(*net.TCPAddr)
+	if !ok || !tcp.IP.IsUnspecified() {
+		return fmt.Sprintf("racelab serve: the classroom page is http://%s/", addr)
+	}
+	return fmt.Sprintf("racelab serve: the classroom page is http://%s/; the room reaches this machine at %s",
+		net.JoinHostPort("127.0.0.1", strconv.Itoa(tcp.Port)), strings.Join(classroom.Addrs(addr), ", "))
 }
 
 // writeFileAtomic writes data to path so that a reader polling for the

@@ -399,3 +399,15 @@ func TestServeMaxConns(t *testing.T) {
 		t.Fatal("the third connection was not answered once the first closed")
 	}
 }
+
+// TestPageNotice: listening on every interface, serve names the page on
+// loopback for the teacher and the machine's addresses for the room.
+func TestPageNotice(t *testing.T) {
+	if got, want := pageNotice(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8787}), "racelab serve: the classroom page is http://127.0.0.1:8787/"; got != want {
+		t.Errorf("pageNotice(127.0.0.1:8787) = %q; want %q", got, want)
+	}
+	got := pageNotice(&net.TCPAddr{IP: net.IPv4zero, Port: 8787})
+	if !strings.HasPrefix(got, "racelab serve: the classroom page is http://127.0.0.1:8787/; the room reaches this machine at ") || strings.Contains(got, "0.0.0.0") {
+		t.Errorf("pageNotice(0.0.0.0:8787) = %q; want the page on loopback and the machine's addresses", got)
+	}
+}
