@@ -23,20 +23,19 @@ type burstView struct {
 
 // burstStore is what one store made of the burst.
 type burstStore struct {
-	Store     string `json:"store"`
-	Target    string `json:"target"`
-	Expect    string `json:"expect"`
-	Allowed   int    `json:"allowed"`
-	Refused   int    `json:"refused"`
-	Errors    int    `json:"errors"`
-	Counted   int64  `json:"counted"`
-	Broken    bool   `json:"broken"`
-	Verdict   string `json:"verdict"`
-	Account   string `json:"account"`
-	Lanes     string `json:"lanes,omitempty"` // SVG
-	Spread    string `json:"spread,omitempty"`
-	Failure   string `json:"failure,omitempty"`
-	Requested int    `json:"requested"`
+	Store   string `json:"store"`
+	Target  string `json:"target"`
+	Expect  string `json:"expect"`
+	Allowed int    `json:"allowed"`
+	Refused int    `json:"refused"`
+	Errors  int    `json:"errors"`
+	Counted int64  `json:"counted"`
+	Broken  bool   `json:"broken"`
+	Verdict string `json:"verdict"`
+	Account string `json:"account"`
+	Lanes   string `json:"lanes,omitempty"` // SVG
+	Spread  string `json:"spread,omitempty"`
+	Failure string `json:"failure,omitempty"`
 }
 
 // burstRequest is what the page's button posts.
@@ -147,10 +146,10 @@ func (r *Room) burst(ctx context.Context, sc *scenarios.Scenario, n int) (*burst
 		short[s.Target] = s
 	}
 	labels := scenarios.Labels(res.Targets)
-	view := &burstView{Story: sc.Name, Requests: n, At: time.Now().Format("15:04:05")}
+	view := &burstView{Story: sc.Name, Requests: n, At: r.board.now().Format("15:04:05")}
 	for i := range res.Targets {
 		tr := &res.Targets[i]
-		bs := burstStore{Store: tr.Target, Target: playing[i].target.Name(), Expect: string(tr.Expect), Requested: n}
+		bs := burstStore{Store: tr.Target, Target: playing[i].target.Name(), Expect: string(tr.Expect)}
 		if len(tr.Trials) == 0 {
 			bs.Verdict = "could not run"
 			bs.Failure = tr.Error
