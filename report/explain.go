@@ -27,11 +27,30 @@ func Explain(w io.Writer, e scenarios.Explanation) error {
 	}
 	fmt.Fprintf(&b, "\n%d. How the fix works\n\n", len(e.Replays)+1)
 	b.WriteString(wrap(sc.Fix, 78, "  "))
+	if end := e.Ending; end != nil {
+		fmt.Fprintf(&b, "\n%d. %s\n\n", len(e.Replays)+2, end.Heading)
+		for _, it := range end.Items {
+			b.WriteString(hanging(fmt.Sprintf("- %s: %s. %s", it.Part, it.Mark, it.Why), 78, "  ", "    "))
+		}
+		if end.Closing != "" {
+			b.WriteString("\n" + wrap(end.Closing, 78, "  "))
+		}
+	}
 	if e.Footer != "" {
 		b.WriteString("\n" + e.Footer + "\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// hanging wraps text as wrap does, its first line indented by first and
+// the rest by rest: a list item.
+func hanging(text string, width int, first, rest string) string {
+	lines := strings.Split(strings.TrimSuffix(wrap(text, width-len(rest)+len(first), first), "\n"), "\n")
+	for i := 1; i < len(lines); i++ {
+		lines[i] = rest + strings.TrimSpace(lines[i])
+	}
+	return strings.Join(lines, "\n") + "\n"
 }
 
 // wrap breaks text into lines of at most width columns, each starting

@@ -43,6 +43,9 @@ var (
 	// some target ran more than one trial, or a rate was asked for. One
 	// trial bounds nothing worth a column (0 of 1 is "below 95%").
 	rateColumn = column{"BREAK RATE", true}
+	// softColumn is the verdict of a story's soft rule, judged beside its
+	// hard rule: shown for stories that have one (Result.Soft).
+	softColumn = column{"SOFT RULE", false}
 )
 
 // none fills a cell that has nothing to say.
@@ -96,6 +99,9 @@ func summarize(r *scenarios.Result) summary {
 		s.cols = append(s.cols, rateColumn)
 	}
 	s.cols = append(s.cols, columns[len(columns)-1])
+	if r.Soft != "" {
+		s.cols = append(s.cols, softColumn)
+	}
 
 	labels := scenarios.Labels(r.Targets)
 	for i := range r.Targets {
@@ -109,7 +115,11 @@ func summarize(r *scenarios.Result) summary {
 		if showRate {
 			cells = append(cells, rateCell(tr, &tallies[i]))
 		}
-		s.rows = append(s.rows, append(cells, last))
+		cells = append(cells, last)
+		if r.Soft != "" {
+			cells = append(cells, softCell(&tallies[i], multi))
+		}
+		s.rows = append(s.rows, cells)
 	}
 
 	// What broke, then what did not show, then what could not run: the
@@ -164,7 +174,10 @@ func summarize(r *scenarios.Result) summary {
 		}
 	}
 
-	if !r.Sequential && r.Script == "" { // only bursts have a spread
+	for i := range r.Targets {
+		s.add(i, storyLines(r, &tallies[i], labels[i])...)
+	}
+	if !r.Sequential && r.Script == "" && r.Stream == "" { // only bursts have a spread
 		s.lines = append(s.lines, spreadLines(r, tallies, labels)...)
 	}
 	for i := range r.Targets {
@@ -288,6 +301,9 @@ func scale(r *scenarios.Result) string {
 		seed = "seeds " + strings.Join(seeds, ", ")
 	}
 	shape := plural(int64(r.Requests), "request") + " per burst"
+	if r.Stream != "" {
+		shape = fmt.Sprintf("%s (%s expected) per trial", r.Stream, plural(int64(r.Requests), "request"))
+	}
 	if r.Script != "" {
 		shape = r.Script
 	} else if r.Sequential {

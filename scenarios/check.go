@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 )
 
@@ -35,6 +36,13 @@ func Check(r *Result, historyTimeout time.Duration) error {
 	}
 	deadline := time.Now().Add(recheckBudget)
 	sc, err := Lookup(r.Scenario)
+	if err == nil && r.Settings != nil {
+		// The story as the run made it: its rule, model and judgement
+		// follow its settings.
+		if sc, err = sc.With(*r.Settings); err != nil {
+			return bad("settings", "%v", err)
+		}
+	}
 	script := r.Script != "" && r.Scenario == paymentScenario
 	switch {
 	case err != nil && !script:
@@ -80,7 +88,7 @@ func Check(r *Result, historyTimeout time.Duration) error {
 			}
 		}
 		if t.Tally != nil {
-			if err := checkTally(t, r.Requests); err != nil {
+			if err := checkTally(t, r.Requests, sc != nil && sc.stream != nil); err != nil {
 				return bad(where+".tally."+err.field, "%s", err.msg)
 			}
 		}
@@ -105,7 +113,7 @@ type fieldError struct{ field, msg string }
 
 // recheckTrial recomputes a trial's counts and verdict from its requests.
 func recheckTrial(sc *Scenario, script bool, n int, t *Trial, target string, historyTimeout time.Duration) *fieldError {
-	if len(t.Requests) != n {
+	if len(t.Requests) != n && sc.stream == nil { // a stream's arrivals vary by trial
 		return &fieldError{"requests", fmt.Sprintf("%d requests; the result says %d per burst", len(t.Requests), n)}
 	}
 	for k, r := range t.Requests {
@@ -129,11 +137,11 @@ func recheckTrial(sc *Scenario, script bool, n int, t *Trial, target string, his
 	if t.Unsynchronized != c.Unsynchronized {
 		return &fieldError{"unsynchronized", fmt.Sprintf("%v; its requests say %v", t.Unsynchronized, c.Unsynchronized)}
 	}
-	c.Broken, c.Why, c.Lost, c.Over = false, "", 0, 0
+	c.Broken, c.Why, c.Lost, c.Over, c.SoftBroken, c.Windows, c.Exposure = false, "", 0, 0, false, nil, 0
 	if script {
 		judgePayment(&c)
 	} else {
-		sc.Judge(&c, target)
+		sc.judge(&c, target)
 		switch {
 		case t.History == "":
 		case historyTimeout > 0:
@@ -151,6 +159,12 @@ func recheckTrial(sc *Scenario, script bool, n int, t *Trial, target string, his
 		return &fieldError{"broken", fmt.Sprintf("%v; its requests and count (%d) say %v", t.Broken, t.Counted, c.Broken)}
 	case c.Lost != t.Lost || c.Over != t.Over:
 		return &fieldError{"lost", fmt.Sprintf("%d lost, %d over; its requests and count say %d, %d", t.Lost, t.Over, c.Lost, c.Over)}
+	case c.SoftBroken != t.SoftBroken:
+		return &fieldError{"soft_broken", fmt.Sprintf("%v; its requests say %v", t.SoftBroken, c.SoftBroken)}
+	case !slices.Equal(c.Windows, t.Windows):
+		return &fieldError{"windows", fmt.Sprintf("%v; its requests say %v", t.Windows, c.Windows)}
+	case c.Exposure != t.Exposure:
+		return &fieldError{"exposure_ns", fmt.Sprintf("%v; its requests say %v", t.Exposure, c.Exposure)}
 	}
 	// A stored "unknown" stays: the run's check ran out of time, and the
 	// recheck has shown it hid no break (Broken agrees). A stored verdict
@@ -167,7 +181,7 @@ func recheckTrial(sc *Scenario, script bool, n int, t *Trial, target string, his
 
 // checkTally checks a sampled target's tally against itself and its
 // sample: every count of the sample must be within the tally's.
-func checkTally(t *TargetResult, n int) *fieldError {
+func checkTally(t *TargetResult, n int, stream bool) *fieldError {
 	s := t.Tally
 	sample := TallyOf(t.Trials)
 	kept := 0
@@ -183,7 +197,7 @@ func checkTally(t *TargetResult, n int) *fieldError {
 		return &fieldError{"broken", fmt.Sprintf("%d; the kept trials alone show %d broken", s.Broken, sample.Broken)}
 	case s.Inconclusive < sample.Inconclusive || s.Broken+s.Inconclusive > s.Trials:
 		return &fieldError{"inconclusive", fmt.Sprintf("%d; the kept trials alone show %d", s.Inconclusive, sample.Inconclusive)}
-	case s.Requests.Min != n || s.Requests.Max != n || s.Requests.Sum != int64(n)*int64(s.Trials):
+	case !stream && (s.Requests.Min != n || s.Requests.Max != n || s.Requests.Sum != int64(n)*int64(s.Trials)):
 		return &fieldError{"requests", fmt.Sprintf("%+v; want %d in each of %d trials", s.Requests, n, s.Trials)}
 	case s.Allowed.Sum+s.Refused.Sum+s.Errors.Sum != s.Requests.Sum:
 		return &fieldError{"allowed", "allowed, refused and errors do not add up to the requests"}

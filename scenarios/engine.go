@@ -162,6 +162,9 @@ func Run(ctx context.Context, p Plan) (*Result, error) {
 	}
 	sc := p.Scenario
 	n := cmp.Or(p.Requests, sc.DefaultRequests)
+	if sc.stream != nil {
+		n = int(sc.stream.schedule.Expected())
+	}
 	if p.Sequential {
 		n = cmp.Or(p.Requests, sc.SequentialRequests, sc.DefaultRequests)
 	}
@@ -181,6 +184,13 @@ func Run(ctx context.Context, p Plan) (*Result, error) {
 		Confidence: p.Evidence.level(),
 		Sequential: p.Sequential,
 		Gap:        gap,
+		Settings:   sc.settings,
+	}
+	if sc.stream != nil {
+		res.Stream = sc.stream.words
+	}
+	if sc.soft != nil {
+		res.Soft = sc.SoftRule
 	}
 	if p.KeyChars != KeyASCII {
 		res.KeyChars = p.KeyChars
@@ -225,7 +235,7 @@ func Run(ctx context.Context, p Plan) (*Result, error) {
 		if openErr[ti] != nil {
 			tr.Error = openErr[ti].Error() // "open redis: …", as targets says it
 		} else {
-			f := firing{n: n, timeout: timeout, gap: gap, trace: p.Trace, virtual: virtualClock(opened[ti].Store)}
+			f := firing{n: n, timeout: timeout, gap: gap, trace: p.Trace, virtual: virtualClock(opened[ti].Store), stream: sc.stream, seed: p.Seed}
 			tr.Clock = ClockReal
 			if f.virtual != nil {
 				tr.Clock = ClockVirtual
@@ -365,7 +375,7 @@ func (r targetRun) play(ctx context.Context, rec *recorder) error {
 			before = retrier.Retries()
 		}
 		do := func(ctx context.Context, j int) Answer { return pl.do(ctx, k, j) }
-		if stager, ok := t.Store.(targets.Stager); ok && f.gap == 0 {
+		if stager, ok := t.Store.(targets.Stager); ok && f.gap == 0 && f.stream == nil {
 			// The target sends most of each request now, before the
 			// barrier, and only the final parts after it.
 			staged, err := stager.Stage(ctx, sc.Op, k, sc.Limit, n)
@@ -383,7 +393,18 @@ func (r targetRun) play(ctx context.Context, rec *recorder) error {
 		if ts, ok := t.Store.(targets.TrialStarter); ok {
 			ts.StartTrial()
 		}
-		reqs, arrivals, err := f.fire(ctx, do)
+		var reqs []Request
+		var arrivals []time.Time
+		var err error
+		if f.stream != nil {
+			var prelude func(context.Context, func(time.Duration) error) error
+			if pl.prelude != nil {
+				prelude = func(ctx context.Context, sleep func(time.Duration) error) error { return pl.prelude(ctx, k, sleep) }
+			}
+			reqs, err = f.fireStream(ctx, f.stream.arrivals(f.seed, i), prelude, do)
+		} else {
+			reqs, arrivals, err = f.fire(ctx, do)
+		}
 		if ctx.Err() != nil {
 			return nil // the burst was cut short: it proves nothing either way
 		}
@@ -392,11 +413,11 @@ func (r targetRun) play(ctx context.Context, rec *recorder) error {
 		}
 		trial := Trial{Index: i, Key: k, Requests: reqs, ReleaseSpread: releaseSpread(reqs), ArrivalSpread: arrivalSpread(arrivals)}
 		trial.count()
-		if trial.Errors == n {
+		if len(reqs) > 0 && trial.Errors == len(reqs) {
 			return &TargetError{Stage: "every request failed; first: " + reqs[0].Error}
 		}
 		rctx, cancel := context.WithTimeout(ctx, timeout)
-		counted, err := pl.read(rctx, k)
+		counted, err := pl.readTrial(rctx, k, reqs)
 		trial.Counted = counted
 		cancel()
 		if err != nil {
@@ -411,7 +432,7 @@ func (r targetRun) play(ctx context.Context, rec *recorder) error {
 		if batch != nil && len(batchKeys) < BatchKeys {
 			batchKeys = append(batchKeys, batchKey{k, counted})
 		}
-		sc.Judge(&trial, tr.Target)
+		sc.judge(&trial, tr.Target)
 		judgeHistory(sc, &trial, tr.Target, r.ev)
 		rec.add(trial)
 		if f, ok := t.Store.(targets.Forgetter); ok {

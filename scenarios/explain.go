@@ -23,7 +23,26 @@ type Replay struct {
 type Explanation struct {
 	Scenario *Scenario
 	Replays  []Replay
-	Footer   string
+	// Ending, when the story has one, closes the explanation after how
+	// the fix works.
+	Ending *Ending
+	Footer string
+}
+
+// Ending is a story's last section in `racelab explain`: its exercise
+// worked through, one item a part of the design.
+type Ending struct {
+	Heading string
+	Items   []EndingItem
+	Closing string
+}
+
+// EndingItem is one part of a design and how it holds: "approximate" or
+// "strict", and why.
+type EndingItem struct {
+	Part string
+	Mark string
+	Why  string
 }
 
 // ErrFixBroke is matched by Explain's error (errors.Is) when the fixed
@@ -88,8 +107,12 @@ func Explain(ctx context.Context, cat *targets.Catalog, sc *Scenario, target, fi
 	}
 	x.Race = race
 	t := &race.Trials[0]
+	how, same := plural(int64(len(t.Requests)), "request")+" at once", "burst"
+	if sc.stream != nil {
+		how, same = plural(int64(len(t.Requests)), "request")+": "+sc.stream.words, "trial"
+	}
 	e.Replays = append(e.Replays, Replay{
-		Heading: fmt.Sprintf("The race, replayed on %s (%s at once, seed %d)", race.Target, plural(int64(len(t.Requests)), "request"), seed),
+		Heading: fmt.Sprintf("The race, replayed on %s (%s, seed %d)", race.Target, how, seed),
 		Target:  race.Target, Clock: race.Clock, Trial: t, Outcome: sc.Account(t, race.Target),
 	})
 	if err := x.extras(ctx, &e, "race"); err != nil {
@@ -105,10 +128,20 @@ func Explain(ctx context.Context, cat *targets.Catalog, sc *Scenario, target, fi
 		return e, fixBroke{fmt.Sprintf("--fixed %s broke the rule in the replay, so it shows no fix: %s", fix.Target, sc.Account(t, fix.Target))}
 	}
 	e.Replays = append(e.Replays, Replay{
-		Heading: fmt.Sprintf("The same burst on %s (%s)", fix.Target, fix.Guarantee),
+		Heading: fmt.Sprintf("The same %s on %s (%s)", same, fix.Target, fix.Guarantee),
 		Target:  fix.Target, Clock: fix.Clock, Trial: t, Outcome: sc.Account(t, fix.Target),
 	})
-	return e, x.extras(ctx, &e, "fix")
+	if err := x.extras(ctx, &e, "fix"); err != nil {
+		return e, err
+	}
+	if sc.Ending != nil {
+		end, err := sc.Ending(ctx, x)
+		if err != nil {
+			return e, err
+		}
+		e.Ending = &end
+	}
+	return e, nil
 }
 
 // extras appends the story's extras that go after the given replay.

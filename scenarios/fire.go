@@ -23,6 +23,10 @@ type firing struct {
 	gap time.Duration
 	// trace records every request's store operations into Request.Steps.
 	trace bool
+	// stream, when set, fires each trial as arrivals over time; seed
+	// draws each trial's arrivals.
+	stream *stream
+	seed   int64
 }
 
 // fire plays one trial's requests and returns them with the server-side
@@ -109,6 +113,7 @@ func (f firing) one(ctx context.Context, i int, do func(context.Context, int) An
 		Outcome: a.Outcome,
 		Value:   a.Value,
 		Early:   a.Early,
+		Window:  a.Window,
 	}
 	if a.Err != nil {
 		r.Outcome = Errored
@@ -148,4 +153,58 @@ func (f firing) call(ctx context.Context, i int, do func(context.Context, int) A
 func burst(ctx context.Context, n int, timeout time.Duration, do func(ctx context.Context, i int) Answer) []Request {
 	reqs, _, _ := firing{n: n, timeout: timeout}.fire(ctx, do)
 	return reqs
+}
+
+// fireStream plays one trial as a stream: it waits for the stream's start
+// (a window boundary, on the target's clock), runs the prelude, and then
+// fires request i at offsets[i] after that release, each on its own, so
+// that a slow answer never holds back the next arrival (an open model).
+// The error is racelab's own (a virtual run that deadlocked) or the
+// prelude's.
+func (f firing) fireStream(ctx context.Context, offsets []time.Duration, prelude func(context.Context, func(time.Duration) error) error,
+	do func(context.Context, int) Answer) ([]Request, error) {
+	n := len(offsets)
+	reqs := make([]Request, n)
+	arrived := make([]time.Time, n)
+	var perr error
+	start := func(ctx context.Context, c clock.Clock) bool {
+		if d := f.stream.wait(c.Now()); d > 0 && c.Sleep(ctx, d) != nil {
+			return false
+		}
+		if prelude != nil {
+			if perr = prelude(ctx, func(d time.Duration) error { return c.Sleep(ctx, d) }); perr != nil {
+				return false
+			}
+		}
+		return true
+	}
+	if v := f.virtual; v != nil {
+		err := v.Run(ctx, 1, func(ctx context.Context, _ int) { start(ctx, v) })
+		if err == nil && perr == nil {
+			release := v.Now()
+			err = v.Run(ctx, n, func(ctx context.Context, i int) {
+				if v.Sleep(ctx, offsets[i]) == nil {
+					f.one(ctx, i, do, v.Now, release, reqs, arrived)
+				}
+			})
+		}
+		if err != nil && ctx.Err() == nil {
+			return nil, fmt.Errorf("virtual time: %w", err)
+		}
+	} else if start(ctx, clock.Real{}) {
+		release := time.Now()
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				if (clock.Real{}).Sleep(ctx, time.Until(release.Add(offsets[i]))) == nil {
+					f.one(ctx, i, do, time.Now, release, reqs, arrived)
+				}
+			})
+		}
+		wg.Wait()
+	}
+	if perr != nil && ctx.Err() == nil {
+		return nil, fmt.Errorf("before the stream: %w", perr)
+	}
+	return reqs, nil
 }

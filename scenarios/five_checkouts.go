@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strconv"
@@ -11,70 +12,108 @@ import (
 // Stock is how many of each item exist in five-checkouts: one of a kind.
 const Stock = story.Stock
 
-var fiveCheckouts = define(Scenario{
-	Name:  "five-checkouts",
-	Title: "five buyers check out the one painting at once; all five are let through",
-	Story: "A shop sells paintings that exist once each. Its first version kept " +
-		"the sold mark in a key-value store and looked at it before opening a " +
-		"payment session. Five buyers who check out the same painting at the " +
-		"same instant all find it unsold, and all five get a payment page. " +
-		"Claiming the item in one single-threaded object, or in one conditional " +
-		"statement, lets exactly one buyer through; the others are told it is " +
-		"being checked out (409) and when it will be free again.",
-	Rule: fmt.Sprintf("at most %d checkout succeeds per item, and every success is recorded as a claim", Stock),
-	Fix: "Before opening a payment session, the shop asks one object to reserve " +
-		"every item of the order, all or none. The object handles one request at " +
-		"a time, so exactly one buyer gets the reservation; every other buyer is " +
-		"answered 409, the item is being checked out, with the time it will be " +
-		"free again. One conditional statement (UPDATE … WHERE remaining > 0) " +
-		"gives a database the same single winner. Time opens a second gap: the " +
-		"reservation lasts seven minutes, the payment page at least thirty. So " +
-		"when a later buyer reserves after the first reservation lapsed, the shop " +
-		"first expires the earlier session at the provider, and refuses the later " +
-		"buyer as sold if the provider answers that it was already paid. The " +
-		"provider's events close the loop: expired releases a reservation at once, " +
-		"completed marks the items sold for 24 hours.",
-	Needs:           "inventory",
-	DefaultRequests: 5,
-	Lineup:          []string{"kv", "actor", "sqlite"},
-	Op:              story.OpCheckout,
-	KeyPrefix:       "item",
+var fiveCheckouts = fiveCheckoutsOf(Stock)
 
-	model:  itemModel(Stock),
-	Extras: []Extra{{After: "fix", Replay: paymentReplays}, {After: "fix", Replay: outageReplays}},
-	Parts: []Part{{Flag: "payment", Bars: len(paymentDesigns), Run: runPayments,
-		Alone: "compares the two shop designs in virtual time",
-		Usage: "five-checkouts only: play the whole checkout (7-minute reservations, 30-minute payment sessions) against both shop designs, in virtual time"},
-		{Flag: "outage", Bars: len(outagePolicies), Run: runOutages,
-			Alone: "compares the two failure policies in virtual time",
-			Usage: "five-checkouts only: the lock object down from 2m to 5m, the KV sold marks cached; sales served and paintings oversold, fail-open next to fail-closed"}},
-	Tell: func(t *Trial, target string) string {
-		return fmt.Sprintf("%s: %s succeeded, %d refused (409), %s recorded", target,
-			plural(int64(t.Allowed), "checkout"), t.Refused, plural(t.Counted, "claim"))
-	},
-	Judge: func(t *Trial, target string) {
-		sold := int64(t.Allowed)
-		t.Over = max(0, sold-Stock)
-		t.Lost = max(0, sold-t.Counted)
-		switch {
-		case t.Over > 0 || t.Lost > 0:
-			t.Broken = true
-			t.Why = fmt.Sprintf("%s: %s succeeded for %d in stock, %s recorded", target,
-				plural(sold, "checkout"), Stock, plural(t.Counted, "claim"))
-			if t.Over > 0 {
-				t.Why += fmt.Sprintf(": %d oversold", t.Over)
+// fiveCheckoutsOf is the story of an item that exists stock times: the
+// rule becomes successes ≤ stock, every success recorded as a claim. The
+// default stock of one records no settings, so its results read as before.
+func fiveCheckoutsOf(stock int64) *Scenario {
+	sc := defineTrial(Scenario{
+		Name:  "five-checkouts",
+		Title: "five buyers check out the one painting at once; all five are let through",
+		Story: "A shop sells paintings that exist once each. Its first version kept " +
+			"the sold mark in a key-value store and looked at it before opening a " +
+			"payment session. Five buyers who check out the same painting at the " +
+			"same instant all find it unsold, and all five get a payment page. " +
+			"Claiming the item in one single-threaded object, or in one conditional " +
+			"statement, lets exactly one buyer through; the others are told it is " +
+			"being checked out (409) and when it will be free again.",
+		Rule: stockRule(stock),
+		Fix: "Before opening a payment session, the shop asks one object to reserve " +
+			"every item of the order, all or none. The object handles one request at " +
+			"a time, so exactly one buyer gets the reservation; every other buyer is " +
+			"answered 409, the item is being checked out, with the time it will be " +
+			"free again. One conditional statement (UPDATE … WHERE remaining > 0) " +
+			"gives a database the same single winner. Time opens a second gap: the " +
+			"reservation lasts seven minutes, the payment page at least thirty. So " +
+			"when a later buyer reserves after the first reservation lapsed, the shop " +
+			"first expires the earlier session at the provider, and refuses the later " +
+			"buyer as sold if the provider answers that it was already paid. The " +
+			"provider's events close the loop: expired releases a reservation at once, " +
+			"completed marks the items sold for 24 hours.",
+		Needs:           "inventory",
+		DefaultRequests: 5,
+		Lineup:          []string{"kv", "actor", "sqlite"},
+		Op:              story.OpCheckout,
+		KeyPrefix:       "item",
+
+		Knobs:  []string{KnobStock},
+		model:  itemModel(stock),
+		Extras: []Extra{{After: "fix", Replay: paymentReplays}, {After: "fix", Replay: outageReplays}},
+		Parts: []Part{{Flag: "payment", Bars: len(paymentDesigns), Run: runPayments,
+			Alone: "compares the two shop designs in virtual time",
+			Usage: "five-checkouts only: play the whole checkout (7-minute reservations, 30-minute payment sessions) against both shop designs, in virtual time"},
+			{Flag: "outage", Bars: len(outagePolicies), Run: runOutages,
+				Alone: "compares the two failure policies in virtual time",
+				Usage: "five-checkouts only: the lock object down from 2m to 5m, the KV sold marks cached; sales served and paintings oversold, fail-open next to fail-closed"}},
+		Tell: func(t *Trial, target string) string {
+			return fmt.Sprintf("%s: %s succeeded, %d refused (409), %s recorded", target,
+				plural(int64(t.Allowed), "checkout"), t.Refused, plural(t.Counted, "claim"))
+		},
+		Judge: func(t *Trial, target string) {
+			sold := int64(t.Allowed)
+			t.Over = max(0, sold-stock)
+			t.Lost = max(0, sold-t.Counted)
+			switch {
+			case t.Over > 0 || t.Lost > 0:
+				t.Broken = true
+				t.Why = fmt.Sprintf("%s: %s succeeded for %d in stock, %s recorded", target,
+					plural(sold, "checkout"), stock, plural(t.Counted, "claim"))
+				if t.Over > 0 {
+					t.Why += fmt.Sprintf(": %d oversold", t.Over)
+				}
+			case t.Counted > sold+int64(t.Errors):
+				t.Broken = true
+				t.Why = fmt.Sprintf("%s: %s succeeded, yet %s recorded", target,
+					plural(sold, "checkout"), plural(t.Counted, "claim"))
 			}
-		case t.Counted > sold+int64(t.Errors):
-			t.Broken = true
-			t.Why = fmt.Sprintf("%s: %s succeeded, yet %s recorded", target,
-				plural(sold, "checkout"), plural(t.Counted, "claim"))
+		},
+	}, func(s story.Stocked, ctx context.Context, key string, i int) Answer {
+		buyer := "buyer-" + strconv.Itoa(i+1)
+		var ok bool
+		var err error
+		if stock == Stock {
+			ok, err = s.Checkout(ctx, key, buyer)
+		} else {
+			ok, err = s.CheckoutOf(ctx, key, buyer, stock)
 		}
-	},
-}, func(s story.Inventory, ctx context.Context, key string, i int) Answer {
-	ok, err := s.Checkout(ctx, key, "buyer-"+strconv.Itoa(i+1))
-	v := int64(0)
-	if ok {
-		v = 1
+		v := int64(0)
+		if ok {
+			v = 1
+		}
+		return answerOf(ok, v, err)
+	}, func(s story.Stocked, ctx context.Context, key string, _ []Request) (int64, error) {
+		return s.Claims(ctx, key)
+	}, nil)
+	sc.Limit = stock
+	sc.vary = func(set Settings) (*Scenario, error) {
+		k := cmp.Or(set.Stock, Stock)
+		if k < 1 {
+			return nil, fmt.Errorf("--stock %d: want 1 or more copies", k)
+		}
+		v := fiveCheckoutsOf(k)
+		if k != Stock {
+			v.settings = &Settings{Stock: k}
+		}
+		return v, nil
 	}
-	return answerOf(ok, v, err)
-}, story.Inventory.Claims)
+	return sc
+}
+
+// stockRule is the rule for an item of stock copies.
+func stockRule(stock int64) string {
+	if stock == 1 {
+		return "at most 1 checkout succeeds per item, and every success is recorded as a claim"
+	}
+	return fmt.Sprintf("at most %d checkouts succeed per item (a stock of %d, never below zero), and every success is recorded as a claim", stock, stock)
+}

@@ -61,6 +61,9 @@ type Request struct {
 	// Early says the answer came before the request was released (staged
 	// targets only): the burst was not synchronized.
 	Early bool `json:"early,omitempty"`
+	// Window is the number of the rate limiter's window the request was
+	// counted in (six-of-five only).
+	Window int64 `json:"window,omitempty"`
 	// Steps are the store operations the request made, when the run was
 	// traced (Plan.Trace) and the store records them (kv, actor).
 	Steps []Step `json:"steps,omitempty"`
@@ -103,6 +106,15 @@ type Trial struct {
 	// Broken says the hard rule did not hold; Why says how, in plain words.
 	Broken bool   `json:"broken"`
 	Why    string `json:"why,omitempty"`
+	// SoftBroken says the story's soft rule did not hold either (stories
+	// with one: Result.Soft says it in words).
+	SoftBroken bool `json:"soft_broken,omitempty"`
+	// Windows is how many requests each window admitted, in window order
+	// (six-of-five only).
+	Windows []int `json:"windows,omitempty"`
+	// Exposure is how long after the cancel the last original was still
+	// granted (stale-plan only).
+	Exposure time.Duration `json:"exposure_ns,omitempty"`
 	// ReleaseSpread is the max minus the min of the instants the requests
 	// actually started: how tightly the burst was released.
 	ReleaseSpread time.Duration `json:"release_spread_ns"`
@@ -337,6 +349,16 @@ type Result struct {
 	// Script, when set, describes a trial that is a scripted story rather
 	// than a burst (the payment part of five-checkouts).
 	Script string `json:"script,omitempty"`
+	// Settings are the story's own settings (--stock, --limit, --rate, …),
+	// when the story has any or they differ from its defaults.
+	Settings *Settings `json:"settings,omitempty"`
+	// Stream, when set, says the trials were streams of arrivals rather
+	// than bursts: "Poisson arrivals at 20/s for 1m0s"; Requests is then
+	// the arrivals expected per trial, and each trial has its own count.
+	Stream string `json:"stream,omitempty"`
+	// Soft is the story's soft rule in words, when it has one: judged
+	// beside the hard rule, never instead of it.
+	Soft string `json:"soft,omitempty"`
 	// Sequential says the requests of a trial were fired one after another,
 	// Gap apart, rather than all at once.
 	Sequential bool          `json:"sequential,omitempty"`

@@ -17,6 +17,8 @@ type Answer struct {
 	// Arrival and Early come from staged targets; see targets.Reply.
 	Arrival time.Time
 	Early   bool
+	// Window is the rate limiter's window number (six-of-five).
+	Window int64
 }
 
 // Scenario is one story with one hard rule. It is a struct of functions
@@ -30,9 +32,11 @@ type Scenario struct {
 	Title string
 	Story string
 	// Rule is the hard rule in words; Fix says how the fixed targets keep
-	// it, for `racelab explain`.
-	Rule string
-	Fix  string
+	// it, for `racelab explain`. SoftRule, for a story that judges one
+	// beside it, is the soft rule in words.
+	Rule     string
+	SoftRule string
+	Fix      string
 	// Needs says in words what a store must be to play the story: "a
 	// view counter".
 	Needs string
@@ -61,12 +65,33 @@ type Scenario struct {
 	// Parts are the story's own runs besides its bursts, such as
 	// five-checkouts' payment part, each with its flag (see Part).
 	Parts []Part
+	// Ending, when set, is the last section of `racelab explain`, after
+	// how the fix works: a story's exercise worked through.
+	Ending func(ctx context.Context, x *Explainer) (Ending, error)
+
+	// Knobs name the settings the story takes (Settings), by flag:
+	// "stock", "rate", …
+	Knobs []string
 
 	// model is the story's sequential specification, for history checks.
 	model model
 	// batch is the story's batch read on a store, nil when the story or
 	// the store has none; see BatchCheck.
 	batch func(store any) batchReader
+	// vary makes the story with settings other than its defaults; nil
+	// for a story without settings.
+	vary func(Settings) (*Scenario, error)
+	// settings are the settings this story was made with, nil for the
+	// defaults of a story that records none.
+	settings *Settings
+	// stream, when set, fires each trial as arrivals over time rather
+	// than a burst.
+	stream *stream
+	// soft, when set, judges the story's soft rule: whether the trial
+	// broke it (Trial.SoftBroken).
+	soft func(t *Trial) bool
+	// window is the rate limit a limiter story plays, for its replays.
+	window *story.Window
 	// bind types store for the story once, when a target is opened: ok
 	// is false when store does not implement the story's interface.
 	bind func(store any) (p player, ok bool)
@@ -76,8 +101,15 @@ type Scenario struct {
 type player struct {
 	// do performs request i of a burst on key.
 	do func(ctx context.Context, key string, i int) Answer
-	// read reads what the store counted on key after the burst.
-	read func(ctx context.Context, key string) (int64, error)
+	// read reads what the store counted on key; readTrial does it after a
+	// trial whose requests it is given (a rate limiter reads the windows
+	// they were counted in).
+	read      func(ctx context.Context, key string) (int64, error)
+	readTrial func(ctx context.Context, key string, reqs []Request) (int64, error)
+	// prelude, when set, readies key before the trial's requests are
+	// released (stale-plan: subscribe, browse, cancel), waiting with
+	// sleep on the store's clock.
+	prelude func(ctx context.Context, key string, sleep func(time.Duration) error) error
 }
 
 // define makes a story typed on its store interface S (package story):
@@ -85,15 +117,31 @@ type player struct {
 // expression (story.Counter.Views), and a store plays the story exactly
 // when it implements S, asserted once per target rather than per request.
 func define[S any](sc Scenario, do func(s S, ctx context.Context, key string, i int) Answer, read func(s S, ctx context.Context, key string) (int64, error)) *Scenario {
+	return defineTrial(sc, do, func(s S, ctx context.Context, key string, _ []Request) (int64, error) { return read(s, ctx, key) }, nil)
+}
+
+// defineTrial is define for a story whose read-back needs the trial's
+// requests (the windows they were counted in), or whose trial starts with
+// a prelude on its key.
+func defineTrial[S any](sc Scenario, do func(s S, ctx context.Context, key string, i int) Answer,
+	read func(s S, ctx context.Context, key string, reqs []Request) (int64, error),
+	prelude func(s S, ctx context.Context, key string, sleep func(time.Duration) error) error) *Scenario {
 	sc.bind = func(store any) (player, bool) {
 		s, ok := store.(S)
 		if !ok {
 			return player{}, false
 		}
-		return player{
-			do:   func(ctx context.Context, key string, i int) Answer { return do(s, ctx, key, i) },
-			read: func(ctx context.Context, key string) (int64, error) { return read(s, ctx, key) },
-		}, true
+		p := player{
+			do:        func(ctx context.Context, key string, i int) Answer { return do(s, ctx, key, i) },
+			read:      func(ctx context.Context, key string) (int64, error) { return read(s, ctx, key, nil) },
+			readTrial: func(ctx context.Context, key string, reqs []Request) (int64, error) { return read(s, ctx, key, reqs) },
+		}
+		if prelude != nil {
+			p.prelude = func(ctx context.Context, key string, sleep func(time.Duration) error) error {
+				return prelude(s, ctx, key, sleep)
+			}
+		}
+		return p, true
 	}
 	return &sc
 }
@@ -112,7 +160,7 @@ func (sc *Scenario) Plays(store any) bool {
 var registry []*Scenario
 
 func init() {
-	registry = []*Scenario{tenHitsOneView, sixBecomeFour, fiveCheckouts}
+	registry = []*Scenario{tenHitsOneView, sixBecomeFour, fiveCheckouts, sixOfFive, stalePlan}
 }
 
 // All returns every scenario, in the order the stories are told.
@@ -137,6 +185,15 @@ func Lookup(name string) (*Scenario, error) {
 	return nil, &targets.UnknownNameError{Kind: "scenario", Name: name, Known: Names()}
 }
 
+// judge judges a trial by the story's hard rule, then by its soft rule
+// when it has one.
+func (sc *Scenario) judge(t *Trial, target string) {
+	sc.Judge(t, target)
+	if sc.soft != nil {
+		t.SoftBroken = sc.soft(t)
+	}
+}
+
 // Account says in one sentence what a judged trial came to: its Why when
 // it broke, the story's Tell when it held.
 func (sc *Scenario) Account(t *Trial, target string) string {
@@ -150,7 +207,7 @@ func (sc *Scenario) Account(t *Trial, target string) string {
 // always allowed, the other operations are allowed when OK.
 func answerOfReply(op story.Op, r story.Reply, err error) Answer {
 	a := answerOf(r.OK || op == story.OpHit, r.Value, err)
-	a.Arrival, a.Early = r.Arrival, r.Early
+	a.Arrival, a.Early, a.Window = r.Arrival, r.Early, r.Window
 	return a
 }
 

@@ -67,7 +67,7 @@ func TestAtomicTargetsHold(t *testing.T) {
 		if target == "sqlite" {
 			trials = 30
 		}
-		for _, sc := range All() {
+		for _, sc := range burstStories() {
 			t.Run(sc.Name+"/"+target, func(t *testing.T) {
 				t.Parallel()
 				tr := run(t, sc, target, n, trials)
@@ -89,8 +89,8 @@ func TestAtomicTargetsHold(t *testing.T) {
 								t.Fatalf("trial %d: answered totals %v, want 1..%d each once", trial.Index, got, n)
 							}
 						}
-					case story.OpDownload:
-						wantAllowed = DailyLimit
+					case story.OpDownload, story.OpLimit:
+						wantAllowed = int(sc.Limit)
 					default:
 						wantAllowed = Stock
 					}
@@ -113,7 +113,7 @@ func TestAtomicTargetsHold(t *testing.T) {
 func TestNaiveTargetsRace(t *testing.T) {
 	const trials = 30
 	for _, target := range []string{"kv", "kv@real", "actor:await-fetch", "actor:await-fetch@real", "sqlite:naive"} {
-		for _, sc := range All() {
+		for _, sc := range burstStories() {
 			t.Run(sc.Name+"/"+target, func(t *testing.T) {
 				t.Parallel()
 				tr := run(t, sc, target, sc.DefaultRequests, trials)
@@ -363,7 +363,7 @@ func TestServerTargets(t *testing.T) {
 			}
 			probe.Close()
 			for _, name := range names {
-				for _, sc := range All() {
+				for _, sc := range burstStories() {
 					t.Run(sc.Name+"/"+name, func(t *testing.T) {
 						res, err := Run(context.Background(), Plan{Scenario: sc, Targets: []string{name}, Trials: trials, Options: opts})
 						if err != nil {

@@ -104,6 +104,14 @@ type Tally struct {
 	// BurstTime sums, over the trials, the time from the release to the
 	// last answer.
 	BurstTime time.Duration `json:"burst_time_ns"`
+	// SoftBroken counts the trials that broke the story's soft rule.
+	SoftBroken int `json:"soft_broken,omitempty"`
+	// Windows maps a count of requests admitted in one window to the
+	// windows that admitted it (six-of-five).
+	Windows map[int]int `json:"windows,omitempty"`
+	// Exposures are the trials' exposures after a cancel (stale-plan),
+	// the first 100,000 of them.
+	Exposures []time.Duration `json:"exposures_ns,omitempty"`
 }
 
 // Add sums one judged trial into the tally.
@@ -169,6 +177,18 @@ func (s *Tally) Add(t *Trial) {
 	if t.ArrivalSpread > 0 && len(s.ArrivalSpreads) < maxArrivalSpreads {
 		s.ArrivalSpreads = append(s.ArrivalSpreads, t.ArrivalSpread)
 	}
+	if t.SoftBroken {
+		s.SoftBroken++
+	}
+	for _, w := range t.Windows {
+		if s.Windows == nil {
+			s.Windows = map[int]int{}
+		}
+		s.Windows[w]++
+	}
+	if t.Exposure > 0 && len(s.Exposures) < maxArrivalSpreads {
+		s.Exposures = append(s.Exposures, t.Exposure)
+	}
 }
 
 // TallyOf sums trials into a Tally.
@@ -232,6 +252,14 @@ func (s *Tally) merge(o *Tally) {
 			c.Counted[v] = n
 		}
 		c.ArrivalSpreads = slices.Clone(o.ArrivalSpreads)
+		c.Exposures = slices.Clone(o.Exposures)
+		c.Windows = nil
+		for w, n := range o.Windows {
+			if c.Windows == nil {
+				c.Windows = map[int]int{}
+			}
+			c.Windows[w] = n
+		}
 		*s = c
 		return
 	}
@@ -273,6 +301,15 @@ func (s *Tally) merge(o *Tally) {
 	room := max(0, maxArrivalSpreads-len(s.ArrivalSpreads))
 	s.ArrivalSpreads = append(s.ArrivalSpreads, o.ArrivalSpreads[:min(room, len(o.ArrivalSpreads))]...)
 	s.BurstTime += o.BurstTime
+	s.SoftBroken += o.SoftBroken
+	for w, n := range o.Windows {
+		if s.Windows == nil {
+			s.Windows = map[int]int{}
+		}
+		s.Windows[w] += n
+	}
+	room = max(0, maxArrivalSpreads-len(s.Exposures))
+	s.Exposures = append(s.Exposures, o.Exposures[:min(room, len(o.Exposures))]...)
 }
 
 // Keep says how much per-request detail a run keeps; the zero value keeps

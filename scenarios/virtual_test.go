@@ -15,7 +15,7 @@ import (
 // TestVirtualRunIsDeterministic runs the same traced plan twice on the
 // simulated stores: in virtual time the results must match to the byte.
 func TestVirtualRunIsDeterministic(t *testing.T) {
-	for _, sc := range All() {
+	for _, sc := range burstStories() {
 		for _, sequential := range []bool{false, true} {
 			plan := Plan{Scenario: sc, Targets: []string{"kv", "actor", "actor:await-fetch"}, Trials: 20, Seed: 7, Trace: true, Sequential: sequential}
 			var got [2][]byte
@@ -182,7 +182,7 @@ func TestPayments(t *testing.T) {
 // BenchmarkVirtualTrials measures trials of a story on the simulated stores
 // in virtual time; the goal is about a second for 1,000 trials on 2 cores.
 func BenchmarkVirtualTrials(b *testing.B) {
-	for _, sc := range All() {
+	for _, sc := range burstStories() {
 		b.Run(sc.Name, func(b *testing.B) {
 			for b.Loop() {
 				if _, err := Run(context.Background(), Plan{Scenario: sc, Targets: []string{"kv", "actor"}, Trials: 1000, Seed: 1}); err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/racelab/racelab/targets/actor"
 	"github.com/racelab/racelab/targets/faults"
 	"github.com/racelab/racelab/targets/httpapi"
+	"github.com/racelab/racelab/targets/hybrid"
 	"github.com/racelab/racelab/targets/internal/server"
 	"github.com/racelab/racelab/targets/kv"
 	"github.com/racelab/racelab/targets/postgres"
@@ -23,7 +24,8 @@ import (
 type allStories interface {
 	story.Counter
 	story.Quota
-	story.Inventory
+	story.Stocked
+	story.Limiter
 }
 
 var (
@@ -46,6 +48,10 @@ var (
 	_ Retrier      = (*redis.Store)(nil)
 	_ Retrier      = (*postgres.Store)(nil)
 	_ Stager       = (*httpapi.Client)(nil)
+	_ Forgetter    = (*hybrid.Store)(nil)
+	// The subscription story's cast.
+	_ story.Plans = (*kv.App)(nil)
+	_ story.Plans = (*actor.Store)(nil)
 )
 
 // builtinEntries are racelab's own targets, store by store, embedded ones
@@ -55,6 +61,7 @@ func builtinEntries() []Entry {
 		{Name: "kv", Guarantee: "none: read, then write; reads cached", Embedded: true, Kind: (*kv.App)(nil), Open: openKV},
 		{Name: "actor", Guarantee: "one request at a time per key", Holds: true, Embedded: true, Kind: (*actor.Store)(nil), Open: openActor(actor.StrategyDefault)},
 		{Name: "actor:await-fetch", Guarantee: "none: fetch awaited between read and write", Embedded: true, Kind: (*actor.Store)(nil), Open: openActor(actor.StrategyAwaitFetch)},
+		{Name: "hybrid", Guarantee: "quota in one object; plan read from KV", Embedded: true, Kind: (*hybrid.Store)(nil), Open: openHybrid},
 		{Name: "sqlite", Guarantee: "one atomic upsert (as on D1)", Holds: true, Embedded: true, Kind: (*sqlite.Store)(nil), Open: openSQLite("")},
 		{Name: "sqlite:naive", Guarantee: "none: SELECT, then UPDATE", Embedded: true, Kind: (*sqlite.Store)(nil), Open: openSQLite("naive")},
 		{Name: "redis", Guarantee: "INCR, Lua check-and-increment, SET NX", Holds: true, Kind: (*redis.Store)(nil), Open: openRedis("")},
@@ -136,6 +143,25 @@ func faultParams(f *faults.Config) []param {
 		floatParam("spike", &f.Spike),
 		durationParam("spike-latency", &f.SpikeLatency),
 	}
+}
+
+// openHybrid opens a KV namespace and an actor store on one clock: the
+// object decides the quota, KV serves the plan.
+func openHybrid(ctx context.Context, spec Spec, o Options) (any, error) {
+	c := o.simClock()
+	o.shared = c
+	app, err := openKV(ctx, Spec{Store: "kv"}, o)
+	if err != nil {
+		return nil, err
+	}
+	objects, err := openActor(actor.StrategyDefault)(ctx, Spec{Store: "actor"}, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := bind(spec); err != nil {
+		return nil, err
+	}
+	return hybrid.New(app.(*kv.App), objects.(*actor.Store), c), nil
 }
 
 func openSQLite(strategy string) func(context.Context, Spec, Options) (any, error) {

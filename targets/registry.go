@@ -61,6 +61,10 @@ type Options struct {
 	// headers, TLS. The zero value is the contract, as tightly synchronized
 	// as the server allows.
 	HTTP httpapi.Config
+
+	// shared, when set, is the clock every simulated store opened with
+	// these options runs on (the hybrid's two halves).
+	shared clock.Clock
 }
 
 // Option sets one of the Options.
@@ -100,6 +104,9 @@ func WithStart(t time.Time) Option { return func(o *Options) { o.Start = t } }
 // simClock is the clock a simulated store runs on: a fresh virtual clock,
 // or the real one.
 func (o Options) simClock() clock.Clock {
+	if o.shared != nil {
+		return o.shared
+	}
 	if !o.VirtualTime {
 		return clock.Real{}
 	}

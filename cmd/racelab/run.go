@@ -43,6 +43,7 @@ type runOptions struct {
 	KeepAll  bool
 	HTTP     httpFlags     // run_http.go
 	Evidence evidenceFlags // run_evidence.go
+	Story    storyFlags    // run_story.go
 }
 
 func newRunCmd(s Streams, cat *targets.Catalog, runF func(*cobra.Command, *runOptions) error) *cobra.Command {
@@ -105,6 +106,7 @@ to hold that breaks it exits 3.`,
 		"(at most %d requests in all) with the first broken, first inconclusive and worst trial, and the rest are only counted", scenarios.DefaultKeepTrials, scenarios.DefaultKeepRequests))
 	o.HTTP.register(f)
 	o.Evidence.register(f)
+	o.Story.register(f)
 	_ = c.RegisterFlagCompletionFunc("target", completeTargets)
 	_ = c.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(report.Formats(), cobra.ShellCompDirectiveNoFileComp))
 	_ = c.RegisterFlagCompletionFunc("clock", cobra.FixedCompletions([]string{"virtual", "real"}, cobra.ShellCompDirectiveNoFileComp))
@@ -116,6 +118,13 @@ to hold that breaks it exits 3.`,
 func (o *runOptions) plan() (scenarios.Plan, report.Format, error) {
 	sc, err := scenarios.Lookup(o.Scenario)
 	if err != nil {
+		return scenarios.Plan{}, "", err
+	}
+	settings, err := o.Story.settings()
+	if err != nil {
+		return scenarios.Plan{}, "", err
+	}
+	if sc, err = sc.With(settings); err != nil {
 		return scenarios.Plan{}, "", err
 	}
 	format, err := report.ParseFormat(o.Output)

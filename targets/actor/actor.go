@@ -195,7 +195,7 @@ func (s *Store) Close() error {
 func (s *Store) Forget(key string) {
 	s.mu.Lock()
 	var gone []*object
-	for _, ns := range []namespace{counters, quotas, items} {
+	for _, ns := range []namespace{counters, quotas, items, limiters} {
 		a := address{ns, key}
 		if o := s.objects[a]; o != nil {
 			delete(s.objects, a)
@@ -224,6 +224,7 @@ const (
 	counters namespace = iota
 	quotas
 	items
+	limiters
 )
 
 // address names one object: its namespace and the key it owns.
@@ -235,7 +236,7 @@ type address struct {
 // String names the object in trace steps, like the key a KV store would
 // use: "views:post", "quota:visitor", "item:painting".
 func (a address) String() string {
-	return [...]string{counters: "views:", quotas: "quota:", items: "item:"}[a.ns] + a.name
+	return [...]string{counters: "views:", quotas: "quota:", items: "item:", limiters: "rl:"}[a.ns] + a.name
 }
 
 // object is one simulated Durable Object. Its goroutine (run) is the only

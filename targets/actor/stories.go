@@ -155,6 +155,10 @@ func (s *Store) Count(ctx context.Context, visitor string) (int64, error) {
 // this request got it: the first claim succeeds, later ones are refused
 // because the Stock of one is gone.
 func (s *Store) Checkout(ctx context.Context, item, buyer string) (bool, error) {
+	return s.checkout(ctx, item, buyer, Stock)
+}
+
+func (s *Store) checkout(ctx context.Context, item, buyer string, stock int64) (bool, error) {
 	if err := s.reach(ctx, fmt.Sprintf("checkout %q", item)); err != nil {
 		return false, err
 	}
@@ -164,7 +168,7 @@ func (s *Store) Checkout(ctx context.Context, item, buyer string) (bool, error) 
 			return
 		}
 		o.record(ctx, trace.OpRead, itoa(it.Claims), buyerNote(it))
-		if it.Claims >= Stock {
+		if it.Claims >= stock {
 			o.record(ctx, trace.OpRefuse, itoa(it.Claims), "sold out: "+buyerNote(it))
 			reply(false)
 			return

@@ -232,14 +232,14 @@ func (c *Client) URL() string { return c.base.String() }
 // target is the request target (path and query) of call on key: the base
 // URL's path and query with the route's template below them, the key
 // percent-encoded once for where it goes.
-func (c *Client) target(call Call, key string) string {
-	return c.targetOf(call, []string{key})
+func (c *Client) target(call Call, key string, vars ...param) string {
+	return c.targetOf(call, []string{key}, vars...)
 }
 
 // targetOf is target with keys in the placeholder, each percent-encoded
 // once and joined by literal commas: a comma inside a key is encoded, so
 // it cannot be taken for a separator.
-func (c *Client) targetOf(call Call, keys []string) string {
+func (c *Client) targetOf(call Call, keys []string, vars ...param) string {
 	tpl := c.routes[call].Path
 	path, query, _ := strings.Cut(tpl, "?")
 	ph := call.placeholder()
@@ -252,6 +252,19 @@ func (c *Client) targetOf(call Call, keys []string) string {
 	}
 	path = strings.ReplaceAll(path, ph, escaped(pathEscape))
 	query = strings.ReplaceAll(query, ph, escaped(url.QueryEscape))
+	// A call's other values go where the template puts them, or else
+	// into the query under their own name.
+	for _, v := range vars {
+		ph := "{" + v.name + "}"
+		switch {
+		case strings.Contains(path, ph):
+			path = strings.ReplaceAll(path, ph, pathEscape(v.value))
+		case strings.Contains(query, ph):
+			query = strings.ReplaceAll(query, ph, url.QueryEscape(v.value))
+		default:
+			query = strings.TrimPrefix(query+"&"+v.name+"="+url.QueryEscape(v.value), "&")
+		}
+	}
 	t := strings.TrimSuffix(c.base.EscapedPath(), "/") + path
 	switch {
 	case c.base.RawQuery != "" && query != "":
@@ -291,12 +304,16 @@ type answer struct {
 }
 
 // do makes call on key as one whole request with net/http.
-func (c *Client) do(ctx context.Context, call Call, key string) (story.Reply, error) {
-	a, err := c.send(ctx, c.routes[call].Method, c.target(call, key))
+// param is one value of a call besides its key: a window's number, an
+// item's stock.
+type param struct{ name, value string }
+
+func (c *Client) do(ctx context.Context, call Call, key string, vars ...param) (story.Reply, error) {
+	a, err := c.send(ctx, c.routes[call].Method, c.target(call, key, vars...))
 	if err != nil {
 		return story.Reply{}, err
 	}
-	return c.judge(call, key, a)
+	return c.judge(call, key, a, vars...)
 }
 
 // send makes one whole request with net/http and reads its answer.
@@ -350,13 +367,13 @@ func readBody(r io.Reader) ([]byte, error) {
 // wanted: a wrong verdict is worse than none. A refusal's body is only
 // read for what the route asks of it: a route without a field accepts any
 // refusal body, since services word their refusals freely.
-func (c *Client) judge(call Call, key string, a answer) (story.Reply, error) {
+func (c *Client) judge(call Call, key string, a answer, vars ...param) (story.Reply, error) {
 	r := c.routes[call]
 	reply := story.Reply{Arrival: arrivalOf(a.header)}
 	known := containsCode(r.Yes, a.status) || containsCode(r.No, a.status)
 	fail := func(format string, args ...any) (story.Reply, error) {
 		return reply, &AnswerError{Status: a.status, Known: known,
-			msg: fmt.Sprintf("%s %s answered %s", r.Method, c.target(call, key), fmt.Sprintf(format, args...))}
+			msg: fmt.Sprintf("%s %s answered %s", r.Method, c.target(call, key, vars...), fmt.Sprintf(format, args...))}
 	}
 	switch {
 	case containsCode(r.Yes, a.status):
@@ -411,6 +428,15 @@ func (c *Client) judge(call Call, key string, a answer) (story.Reply, error) {
 		return fail("%d with %s at %q, want a whole number of at least 0", a.status, n, r.Field)
 	}
 	reply.Value = value
+	if r.Window != "" {
+		v, ok := lookup(obj, r.Window)
+		n, isNumber := v.(json.Number)
+		w, err := n.Int64()
+		if !ok || !isNumber || err != nil {
+			return fail("%d without a window number at %q%s", a.status, r.Window, bodyNote(a.body))
+		}
+		reply.Window = w
+	}
 	return reply, nil
 }
 
@@ -542,6 +568,38 @@ func (c *Client) Checkout(ctx context.Context, item, _ string) (bool, error) {
 	return r.OK, err
 }
 
+// CheckoutOf claims one of stock copies of item with POST
+// /checkout/{item}?stock=K (the query only when stock is not one).
+func (c *Client) CheckoutOf(ctx context.Context, item, _ string, stock int64) (bool, error) {
+	var vars []param
+	if stock != 1 {
+		vars = append(vars, param{"stock", strconv.FormatInt(stock, 10)})
+	}
+	r, err := c.do(ctx, CallCheckout, item, vars...)
+	return r.OK, err
+}
+
+// Admit counts one request of caller with POST /limit/{caller}. The
+// service keeps its own limit and window; w is not sent.
+func (c *Client) Admit(ctx context.Context, caller string, _ story.Window) (story.Admission, error) {
+	r, err := c.do(ctx, CallLimit, caller)
+	return story.Admission{Allowed: r.OK, Count: r.Value, Window: r.Window}, err
+}
+
+// Admitted reads one window's count with GET /limit/{caller}?window=n.
+func (c *Client) Admitted(ctx context.Context, caller string, _ story.Window, n int64) (int64, error) {
+	r, err := c.do(ctx, CallWindow, caller, param{"window", strconv.FormatInt(n, 10)})
+	return r.Value, err
+}
+
+// errNoRecords: the contract does not list what a service stores.
+var errNoRecords = errors.New("the HTTP contract has no call that lists a caller's window records")
+
+// Records is not part of the contract: what a service keeps is its own.
+func (c *Client) Records(context.Context, string, story.Window) (int64, error) {
+	return 0, errNoRecords
+}
+
 // Claims reads the claims on item with GET /item/{item}.
 func (c *Client) Claims(ctx context.Context, item string) (int64, error) {
 	r, err := c.do(ctx, CallItem, item)
@@ -664,11 +722,16 @@ func (c *Client) warmPool(ctx context.Context, n int) error {
 
 // Stage readies n requests of op on key and returns one function per
 // request, which sends the request's final part and waits for its answer
-// (targets.Stager). limit is ignored: the service keeps its own.
-func (c *Client) Stage(ctx context.Context, op story.Op, key string, _ int64, n int) ([]func(context.Context) (story.Reply, error), error) {
+// (targets.Stager). limit is ignored, the service keeps its own, except
+// as a checkout's stock: an item of more than one copy says it (?stock=K).
+func (c *Client) Stage(ctx context.Context, op story.Op, key string, limit int64, n int) ([]func(context.Context) (story.Reply, error), error) {
 	call, err := callOf(op)
 	if err != nil {
 		return nil, err
+	}
+	var vars []param
+	if op == story.OpCheckout && limit > 1 {
+		vars = append(vars, param{"stock", strconv.FormatInt(limit, 10)})
 	}
 	mode, err := c.resolve(ctx)
 	if err != nil {
@@ -676,13 +739,13 @@ func (c *Client) Stage(ctx context.Context, op story.Op, key string, _ int64, n 
 	}
 	switch mode {
 	case SyncH2:
-		return c.stageH2(ctx, call, key, n)
+		return c.stageH2(ctx, call, key, n, vars...)
 	case SyncLastByte:
-		return c.stageH1(ctx, call, key, n)
+		return c.stageH1(ctx, call, key, n, vars...)
 	}
 	fs := make([]func(context.Context) (story.Reply, error), n)
 	for i := range fs {
-		fs[i] = func(ctx context.Context) (story.Reply, error) { return c.do(ctx, call, key) }
+		fs[i] = func(ctx context.Context) (story.Reply, error) { return c.do(ctx, call, key, vars...) }
 	}
 	return fs, nil
 }

@@ -26,6 +26,8 @@ const (
 	CallQuota    Call = "quota"    // GET /quota/{visitor}: the downloads counted today
 	CallCheckout Call = "checkout" // POST /checkout/{item}: five-checkouts' request
 	CallItem     Call = "item"     // GET /item/{item}: the claims recorded
+	CallLimit    Call = "limit"    // POST /limit/{caller}: six-of-five's request
+	CallWindow   Call = "window"   // GET /limit/{caller}?window={window}: one window's count
 	// CallGetMany is GET /get?slugs={slugs}: many slugs' views in one read,
 	// checked against their single reads. It is the one optional call: a
 	// service without a batch read leaves it out.
@@ -35,7 +37,7 @@ const (
 // Calls lists every call a service must have, story by story: request,
 // then read.
 func Calls() []Call {
-	return []Call{CallHit, CallGet, CallDownload, CallQuota, CallCheckout, CallItem}
+	return []Call{CallHit, CallGet, CallDownload, CallQuota, CallCheckout, CallItem, CallLimit, CallWindow}
 }
 
 // knownCalls is every call a mapping may name: the required ones and the
@@ -51,6 +53,8 @@ func (c Call) placeholder() string {
 		return "{visitor}"
 	case CallGetMany:
 		return "{slugs}"
+	case CallLimit, CallWindow:
+		return "{caller}"
 	default:
 		return "{item}"
 	}
@@ -65,8 +69,10 @@ func callOf(op story.Op) (Call, error) {
 		return CallDownload, nil
 	case story.OpCheckout:
 		return CallCheckout, nil
+	case story.OpLimit:
+		return CallLimit, nil
 	}
-	return "", fmt.Errorf("unknown operation %q; want %s, %s or %s", op, story.OpHit, story.OpDownload, story.OpCheckout)
+	return "", fmt.Errorf("unknown operation %q; want %s, %s, %s or %s", op, story.OpHit, story.OpDownload, story.OpCheckout, story.OpLimit)
 }
 
 // Route says how one call is made and how its answer reads. An empty field
@@ -97,6 +103,9 @@ type Route struct {
 	// OK, when set, is a boolean field that must agree with the status:
 	// true on a yes answer, false (or absent) on a no.
 	OK string `json:"ok,omitempty"`
+	// Window, for the limit call, is the field holding the number of the
+	// window the request was counted in.
+	Window string `json:"window,omitempty"`
 }
 
 // Mapping is how each call is made against one service.
@@ -113,6 +122,8 @@ func Contract() Mapping {
 		CallCheckout: {Method: http.MethodPost, Path: "/checkout/{item}", Yes: []int{200}, No: []int{409}, OK: "reserved"},
 		CallItem:     {Method: http.MethodGet, Path: "/item/{item}", Yes: []int{200}, Field: "claims", Key: "item"},
 		CallGetMany:  {Method: http.MethodGet, Path: "/get?slugs={slugs}", Yes: []int{200}, Field: "{slug}"},
+		CallLimit:    {Method: http.MethodPost, Path: "/limit/{caller}", Yes: []int{200}, No: []int{429}, Field: "count", OK: "allowed", Window: "window"},
+		CallWindow:   {Method: http.MethodGet, Path: "/limit/{caller}?window={window}", Yes: []int{200}, Field: "count", Key: "caller"},
 	}
 }
 
@@ -156,6 +167,9 @@ func (m Mapping) Merge(over Mapping) Mapping {
 		}
 		if o.OK != "" {
 			r.OK = o.OK
+		}
+		if o.Window != "" {
+			r.Window = o.Window
 		}
 		out[call] = r
 	}
@@ -234,7 +248,7 @@ func validMethod(m string) bool {
 }
 
 func callList() string {
-	s := make([]string, 0, 7)
+	s := make([]string, 0, 9)
 	for _, c := range knownCalls() {
 		s = append(s, string(c))
 	}
@@ -277,8 +291,10 @@ func ParseCall(s string) (Call, Route, error) {
 				r.Key = v
 			case "ok":
 				r.OK = v
+			case "window":
+				r.Window = v
 			default:
-				err = fmt.Errorf("unknown setting %q; want yes=, no=, field=, key= or ok=", k)
+				err = fmt.Errorf("unknown setting %q; want yes=, no=, field=, key=, ok= or window=", k)
 			}
 			if err != nil {
 				return "", Route{}, fmt.Errorf("%s: %w", call, err)

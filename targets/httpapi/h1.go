@@ -172,13 +172,13 @@ func (c *Client) h1Conns(ctx context.Context, n int) ([]*h1Conn, error) {
 // them to be called writes every last byte, one connection after another
 // from one goroutine (see burstLatch); every function then reads its own
 // answer.
-func (c *Client) stageH1(ctx context.Context, call Call, key string, n int) ([]func(context.Context) (story.Reply, error), error) {
+func (c *Client) stageH1(ctx context.Context, call Call, key string, n int, vars ...param) ([]func(context.Context) (story.Reply, error), error) {
 	conns, err := c.h1Conns(ctx, n)
 	if err != nil {
 		return nil, err
 	}
 	r := c.routes[call]
-	req := c.h1Request(r.Method, c.target(call, key))
+	req := c.h1Request(r.Method, c.target(call, key, vars...))
 	head, last := req[:len(req)-1], req[len(req)-1:]
 	b := &h1Burst{conns: conns, last: last, wait: c.dialWait, early: make([]bool, n), sent: make([]error, n)}
 	b.latch = newBurstLatch(n, b.release)
@@ -197,14 +197,14 @@ func (c *Client) stageH1(ctx context.Context, call Call, key string, n int) ([]f
 		}
 		if err != nil {
 			hc.broken = true
-			return nil, fmt.Errorf("stage %s %s: %w", r.Method, c.target(call, key), stepErr(ctx, err))
+			return nil, fmt.Errorf("stage %s %s: %w", r.Method, c.target(call, key, vars...), stepErr(ctx, err))
 		}
 		fs[i] = func(ctx context.Context) (story.Reply, error) {
 			if err := b.latch.arrive(ctx); err != nil {
 				hc.broken = true // its last byte may yet go out, unread
-				return story.Reply{}, fmt.Errorf("%s %s: not released: %w", r.Method, c.target(call, key), err)
+				return story.Reply{}, fmt.Errorf("%s %s: not released: %w", r.Method, c.target(call, key, vars...), err)
 			}
-			return hc.answer(ctx, c, call, key, r.Method, b.early[i], b.sent[i])
+			return hc.answer(ctx, c, call, key, r.Method, b.early[i], b.sent[i], vars...)
 		}
 	}
 	return fs, nil
@@ -238,7 +238,7 @@ func (b *h1Burst) release() {
 }
 
 // answer reads the answer to the request whose last byte release sent.
-func (hc *h1Conn) answer(ctx context.Context, c *Client, call Call, key, method string, early bool, sent error) (story.Reply, error) {
+func (hc *h1Conn) answer(ctx context.Context, c *Client, call Call, key, method string, early bool, sent error, vars ...param) (story.Reply, error) {
 	if d, ok := ctx.Deadline(); ok {
 		_ = hc.conn.SetDeadline(d)
 	}
@@ -250,7 +250,7 @@ func (hc *h1Conn) answer(ctx context.Context, c *Client, call Call, key, method 
 		if ctx.Err() != nil {
 			err = ctx.Err()
 		}
-		return story.Reply{Early: early}, fmt.Errorf("%s %s: %s: %w", method, c.target(call, key), what, err)
+		return story.Reply{Early: early}, fmt.Errorf("%s %s: %s: %w", method, c.target(call, key, vars...), what, err)
 	}
 	if sent != nil {
 		return fail("send", sent)
@@ -269,7 +269,7 @@ func (hc *h1Conn) answer(ctx context.Context, c *Client, call Call, key, method 
 	}
 	_ = hc.conn.SetDeadline(time.Time{})
 	hc.broken = hc.broken || resp.Close
-	reply, err := c.judge(call, key, answer{resp.StatusCode, resp.Header, body})
+	reply, err := c.judge(call, key, answer{resp.StatusCode, resp.Header, body}, vars...)
 	reply.Early = early
 	return reply, err
 }

@@ -593,13 +593,13 @@ func (c *Client) h2Conns(ctx context.Context, n int) ([]*h2Conn, int, error) {
 // functions that release them: the last of them to be called writes, on
 // each connection in turn, one packet ending every stream on it (see
 // burstLatch); every function then waits for its own stream's answer.
-func (c *Client) stageH2(ctx context.Context, call Call, key string, n int) ([]func(context.Context) (story.Reply, error), error) {
+func (c *Client) stageH2(ctx context.Context, call Call, key string, n int, vars ...param) ([]func(context.Context) (story.Reply, error), error) {
 	conns, per, err := c.h2Conns(ctx, n)
 	if err != nil {
 		return nil, err
 	}
 	r := c.routes[call]
-	target := c.target(call, key)
+	target := c.target(call, key, vars...)
 	b := &h2Burst{}
 	b.latch = newBurstLatch(n, b.release)
 	streams := make([]*h2Stream, 0, n)
@@ -643,7 +643,7 @@ func (c *Client) stageH2(ctx context.Context, call Call, key string, n int) ([]f
 			if s.err != nil {
 				return story.Reply{Early: s.early}, fmt.Errorf("%s %s: %w", r.Method, target, s.err)
 			}
-			reply, err := c.judge(call, key, answer{s.status, s.header, s.body.Bytes()})
+			reply, err := c.judge(call, key, answer{s.status, s.header, s.body.Bytes()}, vars...)
 			reply.Early = s.early
 			return reply, err
 		}

@@ -130,6 +130,13 @@ func NewHandler(store any, opts ...HandlerOption) *Handler {
 	mux.HandleFunc("/quota/{visitor}", h.only(http.MethodGet, h.quota))
 	mux.HandleFunc("/checkout/{item}", h.only(http.MethodPost, h.checkout))
 	mux.HandleFunc("/item/{item}", h.only(http.MethodGet, h.item))
+	mux.HandleFunc("/limit/{caller}", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			h.limit(w, r)
+			return
+		}
+		h.only(http.MethodGet, h.window)(w, r)
+	})
 	mux.HandleFunc("/stats", h.only(http.MethodGet, h.serveStats))
 	mux.HandleFunc("/", h.notFound)
 	h.mux = mux
@@ -355,7 +362,17 @@ func (h *Handler) checkout(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	buyer := "buyer-" + strconv.FormatInt(h.buyers.Add(1), 10)
-	claimed, err := inv.Checkout(r.Context(), item, buyer)
+	stock, ok := h.stock(w, r)
+	if !ok {
+		return
+	}
+	var claimed bool
+	var err error
+	if st, many := inv.(story.Stocked); many && stock != story.Stock {
+		claimed, err = st.CheckoutOf(r.Context(), item, buyer, stock)
+	} else {
+		claimed, err = inv.Checkout(r.Context(), item, buyer)
+	}
 	if err != nil {
 		h.storeError(w, r, err)
 		return
@@ -377,7 +394,75 @@ func (h *Handler) item(w http.ResponseWriter, r *http.Request) {
 		h.storeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"item": item, "stock": story.Stock, "claims": n})
+	stock, ok := h.stock(w, r)
+	if !ok {
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"item": item, "stock": stock, "claims": n})
+}
+
+// maxStock bounds ?stock=: racelab's bursts are at most this big.
+const maxStock = 10000
+
+// stock reads an item's ?stock=K, one when absent; ok is false when the
+// answer (400) is written already.
+func (h *Handler) stock(w http.ResponseWriter, r *http.Request) (int64, bool) {
+	v := r.URL.Query().Get("stock")
+	if v == "" {
+		return story.Stock, true
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 1 || n > maxStock {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("stock %q: want a whole number from 1 to %d", v, maxStock))
+		return 0, false
+	}
+	return n, true
+}
+
+// serveWindow is the limit racelab serve keeps: six-of-five's, 5 a caller
+// per 60-second window.
+var serveWindow = story.Window{Limit: story.WindowLimit, Length: story.WindowLength}
+
+func (h *Handler) limit(w http.ResponseWriter, r *http.Request) {
+	caller, lim, ok := keyed(h, w, r, "caller", "limit", h.limiter)
+	if !ok {
+		return
+	}
+	a, err := lim.Admit(r.Context(), caller, serveWindow)
+	if err != nil {
+		h.storeError(w, r, err)
+		return
+	}
+	body := map[string]any{"allowed": a.Allowed, "count": a.Count, "window": a.Window}
+	if !a.Allowed {
+		// The count starts over with the next window.
+		end := time.Unix(0, (a.Window+1)*int64(serveWindow.Length))
+		w.Header().Set("Retry-After", strconv.Itoa(int(end.Sub(h.now()).Seconds())+1))
+		writeJSON(w, http.StatusTooManyRequests, body)
+		return
+	}
+	writeJSON(w, http.StatusOK, body)
+}
+
+func (h *Handler) window(w http.ResponseWriter, r *http.Request) {
+	caller, lim, ok := keyed(h, w, r, "caller", "window", h.limiter)
+	if !ok {
+		return
+	}
+	n := serveWindow.Number(h.now())
+	if v := r.URL.Query().Get("window"); v != "" {
+		var err error
+		if n, err = strconv.ParseInt(v, 10, 64); err != nil || n < 0 {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("window %q: want a window number such as %d", v, serveWindow.Number(h.now())))
+			return
+		}
+	}
+	c, err := lim.Admitted(r.Context(), caller, serveWindow, n)
+	if err != nil {
+		h.storeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"caller": caller, "window": n, "count": c, "limit": serveWindow.Limit})
 }
 
 // keyed starts a route on one key: it checks the path's {name} wildcard,
@@ -400,6 +485,10 @@ func (h *Handler) counter(w http.ResponseWriter) (story.Counter, bool) {
 
 func (h *Handler) quotaStore(w http.ResponseWriter) (story.Quota, bool) {
 	return plays[story.Quota](h, w, "keeps no download quota")
+}
+
+func (h *Handler) limiter(w http.ResponseWriter) (story.Limiter, bool) {
+	return plays[story.Limiter](h, w, "keeps no rate limit")
 }
 
 func (h *Handler) inventory(w http.ResponseWriter) (story.Inventory, bool) {

@@ -134,7 +134,9 @@ func (a *App) Claims(_ context.Context, item string) (int64, error) {
 	if _, sold := a.ns.Settled(soldPrefix + item); sold {
 		return 1, nil
 	}
-	return 0, nil
+	// An item of more than one copy counts its claims (CheckoutOf).
+	v, _ := a.ns.Settled(claimsPrefix + item)
+	return number(v), nil
 }
 
 // Buyer answers the buyer the settled sold mark names: the last writer.
@@ -182,7 +184,8 @@ func (a *App) Clock() Clock { return a.ns.Clock() }
 // Forget drops what the namespace holds for key in every story: see
 // targets.Forgetter.
 func (a *App) Forget(key string) {
-	for _, prefix := range []string{viewsPrefix, quotaPrefix, soldPrefix} {
+	for _, prefix := range []string{viewsPrefix, quotaPrefix, soldPrefix, planPrefix, claimsPrefix} {
 		a.ns.Forget(prefix + key)
 	}
+	a.ns.ForgetPrefix(limitPrefix + key + ":")
 }

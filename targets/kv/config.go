@@ -22,6 +22,8 @@ const (
 	DefaultCacheTTL = 60 * time.Second
 	// MinCacheTTL is the smallest cacheTtl the platform accepts.
 	MinCacheTTL = 30 * time.Second
+	// MinExpirationTTL is the smallest expirationTtl a put may ask for.
+	MinExpirationTTL = 60 * time.Second
 	// DefaultHotRead is a read served from the machine's own cache.
 	DefaultHotRead = time.Millisecond
 	// DefaultColdRead is a read that has to reach the central store.

@@ -61,7 +61,8 @@ type Namespace struct {
 	mu        sync.Mutex
 	rng       *rand.Rand
 	central   map[string]string
-	caches    []map[string]entry // indexed by site*Machines + machine
+	expires   map[string]time.Time // keys written with an expiry, and when it comes
+	caches    []map[string]entry   // indexed by site*Machines + machine
 	lastWrite map[string]time.Time
 	stats     Stats
 }
@@ -91,6 +92,7 @@ func New(cfg Config) (*Namespace, error) {
 		faults:    faults.New(cfg.Faults, c),
 		rng:       rand.New(rand.NewPCG(uint64(cfg.Seed), 0x9e3779b97f4a7c15)),
 		central:   make(map[string]string),
+		expires:   make(map[string]time.Time),
 		caches:    caches,
 		lastWrite: make(map[string]time.Time),
 	}, nil
@@ -104,9 +106,32 @@ func (ns *Namespace) Forget(key string) {
 	ns.mu.Lock()
 	defer ns.mu.Unlock()
 	delete(ns.central, key)
+	delete(ns.expires, key)
 	delete(ns.lastWrite, key)
 	for _, c := range ns.caches {
 		delete(c, key)
+	}
+}
+
+// ForgetPrefix forgets every key that starts with prefix, as Forget does.
+func (ns *Namespace) ForgetPrefix(prefix string) {
+	ns.mu.Lock()
+	var keys []string
+	for k := range ns.central {
+		if strings.HasPrefix(k, prefix) {
+			keys = append(keys, k)
+		}
+	}
+	for _, c := range ns.caches {
+		for k := range c {
+			if strings.HasPrefix(k, prefix) {
+				keys = append(keys, k)
+			}
+		}
+	}
+	ns.mu.Unlock()
+	for _, k := range keys {
+		ns.Forget(k)
 	}
 }
 
@@ -158,6 +183,14 @@ func (ns *Namespace) Home() int { return ns.home }
 // arrives: the value (or "not found"), whether a cache served it, how long
 // ago that cache took it, and whether the central store has moved on since.
 func (ns *Namespace) Get(ctx context.Context, loc Location, key string) (value string, found bool, err error) {
+	return ns.GetCached(ctx, loc, key, ns.cfg.CacheTTL)
+}
+
+// GetCached is Get with the Worker's own cacheTtl: how long this read's
+// answer stays in the location's cache (at least MinCacheTTL, as the
+// platform requires).
+func (ns *Namespace) GetCached(ctx context.Context, loc Location, key string, cacheTTL time.Duration) (value string, found bool, err error) {
+	cacheTTL = max(cacheTTL, MinCacheTTL)
 	if err := ns.check(loc, key); err != nil {
 		return "", false, err
 	}
@@ -197,8 +230,12 @@ func (ns *Namespace) Get(ctx context.Context, loc Location, key string) (value s
 		central, inCentral := ns.central[key]
 		note = cacheHitNote(now, e, central, inCentral)
 	} else {
+		ns.expire(key, now)
 		e.value, e.found = ns.central[key]
-		e.cached, e.expires = now, now.Add(ns.cfg.CacheTTL)
+		e.cached, e.expires = now, now.Add(cacheTTL)
+		if at, ok := ns.expires[key]; ok && at.Before(e.expires) {
+			e.expires = at // an expired key is not served from a cache either
+		}
 		cache[key] = e
 		note = "cache miss: read the central store"
 	}
@@ -236,7 +273,18 @@ func cacheHitNote(now time.Time, e entry, central string, inCentral bool) string
 // issued and, when it arrives, a write-lands step naming the value it
 // replaced (the write it erased), or a refuse step for a 429.
 func (ns *Namespace) Put(ctx context.Context, loc Location, key, value string) error {
-	return ns.write(ctx, "put", loc, key, value, true)
+	return ns.write(ctx, "put", loc, key, value, true, 0)
+}
+
+// PutExpiring is Put with an expirationTtl: the key is gone ttl after the
+// write lands, from the central store and from every cache, with nothing
+// left for anyone to clean up. The platform refuses a ttl under 60
+// seconds; so does PutExpiring.
+func (ns *Namespace) PutExpiring(ctx context.Context, loc Location, key, value string, ttl time.Duration) error {
+	if ttl < MinExpirationTTL {
+		return fmt.Errorf("put %q: expiration ttl %v: %w: want at least %v", key, ttl, ErrInvalidKey, MinExpirationTTL)
+	}
+	return ns.write(ctx, "put", loc, key, value, true, ttl)
 }
 
 // Delete removes key from loc, by the same rules as Put: the writing
@@ -244,10 +292,18 @@ func (ns *Namespace) Put(ctx context.Context, loc Location, key, value string) e
 // old value until their entries expire. Its trace steps are Put's, noted
 // "delete", with no value.
 func (ns *Namespace) Delete(ctx context.Context, loc Location, key string) error {
-	return ns.write(ctx, "delete", loc, key, "", false)
+	return ns.write(ctx, "delete", loc, key, "", false, 0)
 }
 
-func (ns *Namespace) write(ctx context.Context, op string, loc Location, key, value string, found bool) error {
+// expire removes key once its expiry has come. The caller holds mu.
+func (ns *Namespace) expire(key string, now time.Time) {
+	if at, ok := ns.expires[key]; ok && !now.Before(at) {
+		delete(ns.central, key)
+		delete(ns.expires, key)
+	}
+}
+
+func (ns *Namespace) write(ctx context.Context, op string, loc Location, key, value string, found bool, ttl time.Duration) error {
 	if err := ns.check(loc, key); err != nil {
 		return err
 	}
@@ -287,17 +343,25 @@ func (ns *Namespace) write(ctx context.Context, op string, loc Location, key, va
 		}
 		ns.lastWrite[key] = now
 	}
+	ns.expire(key, now)
 	old, had := ns.central[key]
 	if found {
 		ns.central[key] = value
 	} else {
 		delete(ns.central, key)
 	}
+	delete(ns.expires, key)
+	if ttl > 0 {
+		ns.expires[key] = now.Add(ttl)
+	}
 	ns.stats.Writes++
 	if missed {
 		ns.stats.Missed++
 	} else {
 		e := entry{value: value, found: found, cached: now, expires: now.Add(ns.cfg.CacheTTL)}
+		if ttl > 0 && ttl < ns.cfg.CacheTTL {
+			e.expires = now.Add(ttl)
+		}
 		for m := range ns.cfg.Machines {
 			ns.caches[ns.index(Location{Site: loc.Site, Machine: m})][key] = e
 		}
@@ -346,8 +410,10 @@ func (ns *Namespace) List(ctx context.Context, loc Location, prefix string) ([]s
 	ns.mu.Lock()
 	defer ns.mu.Unlock()
 	var keys []string
+	now := ns.clock.Now()
 	for k := range ns.central {
-		if strings.HasPrefix(k, prefix) {
+		ns.expire(k, now)
+		if _, ok := ns.central[k]; ok && strings.HasPrefix(k, prefix) {
 			keys = append(keys, k)
 		}
 	}
@@ -361,6 +427,7 @@ func (ns *Namespace) List(ctx context.Context, loc Location, prefix string) ([]s
 func (ns *Namespace) Settled(key string) (string, bool) {
 	ns.mu.Lock()
 	defer ns.mu.Unlock()
+	ns.expire(key, ns.clock.Now())
 	v, ok := ns.central[key]
 	return v, ok
 }

@@ -181,6 +181,13 @@ func createTables(ctx context.Context, pool *pgxpool.Pool) error {
 				claims    bigint NOT NULL DEFAULT 0,
 				buyer     text
 			)`,
+			`CREATE TABLE IF NOT EXISTS racelab_limits (
+				caller  text NOT NULL,
+				win     bigint NOT NULL,
+				count   bigint NOT NULL,
+				expires timestamptz NOT NULL,
+				PRIMARY KEY (caller, win)
+			)`,
 		} {
 			if _, err := tx.Exec(ctx, ddl); err != nil {
 				return fmt.Errorf("create tables: %w", err)

@@ -138,31 +138,38 @@ func (s *Store) day() string { return s.base.Config.Now().UTC().Format(time.Date
 // got it. Every item has a stock of one: an item without a row has never
 // been claimed, and its first claim writes the row.
 func (s *Store) Checkout(ctx context.Context, item, buyer string) (bool, error) {
-	won, err := s.checkout(ctx, item, buyer)
+	return s.CheckoutOf(ctx, item, buyer, 1)
+}
+
+// CheckoutOf claims one of stock copies of item for buyer: remaining
+// starts at the stock with the item's first claim and is decremented only
+// while above zero.
+func (s *Store) CheckoutOf(ctx context.Context, item, buyer string, stock int64) (bool, error) {
+	won, err := s.checkout(ctx, item, buyer, stock)
 	if err != nil {
 		return false, fmt.Errorf("checkout %q: %w", item, err)
 	}
 	return won, nil
 }
 
-func (s *Store) checkout(ctx context.Context, item, buyer string) (bool, error) {
+func (s *Store) checkout(ctx context.Context, item, buyer string, stock int64) (bool, error) {
 	if s.base.Config.Strategy == StrategyAtomic {
 		tag, err := s.db().Exec(ctx, `
-			INSERT INTO racelab_items AS i (item, remaining, claims, buyer) VALUES ($1, 0, 1, $2)
+			INSERT INTO racelab_items AS i (item, remaining, claims, buyer) VALUES ($1, $3 - 1, 1, $2)
 			ON CONFLICT (item) DO UPDATE
 				SET remaining = i.remaining - 1, claims = i.claims + 1, buyer = EXCLUDED.buyer
-				WHERE i.remaining > 0`, item, buyer)
+				WHERE i.remaining > 0`, item, buyer, stock)
 		return tag.RowsAffected() == 1, err
 	}
 	if s.base.Config.Strategy == StrategyForUpdate {
-		if err := s.ensure(ctx, `INSERT INTO racelab_items (item, remaining) VALUES ($1, 1)
-			ON CONFLICT (item) DO NOTHING`, item); err != nil {
+		if err := s.ensure(ctx, `INSERT INTO racelab_items (item, remaining) VALUES ($1, $2)
+			ON CONFLICT (item) DO NOTHING`, item, stock); err != nil {
 			return false, err
 		}
 	}
 	var won bool
 	err := s.readThenWrite(ctx, func(q querier, lock string) error {
-		remaining := int64(1) // the stock of an item without a row
+		remaining := stock // the stock of an item without a row
 		err := q.QueryRow(ctx, `SELECT remaining FROM racelab_items WHERE item = $1`+lock, item).Scan(&remaining)
 		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return err

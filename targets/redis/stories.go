@@ -176,7 +176,12 @@ func (s *Store) Checkout(ctx context.Context, item, buyer string) (bool, error) 
 
 // Claims reads how many claims the store recorded on item.
 func (s *Store) Claims(ctx context.Context, item string) (int64, error) {
-	return s.readBack(ctx, "claims", claimsKey(item))
+	n, err := s.readBack(ctx, "claims", claimsKey(item))
+	if err != nil || n > 0 {
+		return n, err
+	}
+	// An item of more than one copy counts its claims apart (CheckoutOf).
+	return s.readBack(ctx, "claims", stockKey(item))
 }
 
 // readBack is a story's read-back of an integer key, 0 when it is absent,

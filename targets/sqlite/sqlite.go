@@ -100,6 +100,13 @@ var schema = []string{
 		claims INTEGER NOT NULL,
 		buyer  TEXT NOT NULL -- the buyer of the last recorded claim
 	)`,
+	`CREATE TABLE IF NOT EXISTS racelab_limits (
+		caller  TEXT NOT NULL,
+		win     INTEGER NOT NULL, -- floor(now / window)
+		count   INTEGER NOT NULL,
+		expires INTEGER NOT NULL, -- Unix nanoseconds: the window's end plus its expiry
+		PRIMARY KEY (caller, win)
+	)`,
 }
 
 // Open opens (or creates) the database cfg names, turns on WAL mode and

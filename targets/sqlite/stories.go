@@ -152,13 +152,20 @@ func (s *Store) Count(ctx context.Context, visitor string) (int64, error) {
 // Checkout tries to claim item for buyer and answers whether this request
 // got it: the first claim succeeds, later ones find the Stock of one gone.
 func (s *Store) Checkout(ctx context.Context, item, buyer string) (bool, error) {
+	return s.CheckoutOf(ctx, item, buyer, Stock)
+}
+
+// CheckoutOf claims one of stock copies of item for buyer: the claim is
+// recorded only while claims are below the stock the item's row was
+// created with, so the stock never goes below zero.
+func (s *Store) CheckoutOf(ctx context.Context, item, buyer string, stock int64) (bool, error) {
 	var ok bool
 	var err error
 	if s.naive {
-		ok, err = s.checkoutNaive(ctx, item, buyer)
+		ok, err = s.checkoutNaive(ctx, item, buyer, stock)
 	} else {
 		var claims int64
-		err = s.db.QueryRowContext(ctx, checkoutSQL, item, buyer, Stock).Scan(&claims)
+		err = s.db.QueryRowContext(ctx, checkoutSQL, item, buyer, stock).Scan(&claims)
 		ok = err == nil
 		if errors.Is(err, sql.ErrNoRows) {
 			err = nil
@@ -170,18 +177,18 @@ func (s *Store) Checkout(ctx context.Context, item, buyer string) (bool, error) 
 	return ok, nil
 }
 
-func (s *Store) checkoutNaive(ctx context.Context, item, buyer string) (bool, error) {
+func (s *Store) checkoutNaive(ctx context.Context, item, buyer string, stock int64) (bool, error) {
 	claims, err := s.readInt(ctx, claimsSQL, item)
 	if err != nil {
 		return false, err
 	}
-	if claims >= Stock {
+	if claims >= stock {
 		return false, nil
 	}
 	if err := s.pause(ctx); err != nil {
 		return false, err
 	}
-	if _, err := s.db.ExecContext(ctx, putClaimsSQL, item, buyer, claims+1, Stock); err != nil {
+	if _, err := s.db.ExecContext(ctx, putClaimsSQL, item, buyer, claims+1, stock); err != nil {
 		return false, err
 	}
 	return true, nil

@@ -11,8 +11,22 @@ const (
 	// DailyLimit is six-become-four's quota: 5 downloads a visitor a UTC
 	// day.
 	DailyLimit = 5
-	// Stock is five-checkouts' stock: every item exists once.
+	// Stock is five-checkouts' stock: every item exists once, unless
+	// the run asks for more (--stock).
 	Stock = 1
+	// WindowLimit and WindowLength are six-of-five's rate limit: 5
+	// requests a caller per fixed window of 60 seconds.
+	WindowLimit  = 5
+	WindowLength = 60 * time.Second
+	// MinExpiry is the shortest expiry a key-value store accepts for a
+	// key (expirationTtl): a window's key lives max(MinExpiry, window).
+	MinExpiry = 60 * time.Second
+	// PlanCacheTTL is how long a server's read of a subscription plan is
+	// cached: a cancel reaches the server "about 45 seconds later".
+	PlanCacheTTL = 45 * time.Second
+	// Revalidation is how often the browser extension asks the server
+	// again: it learns of a cancel "at most twelve hours after that".
+	Revalidation = 12 * time.Hour
 )
 
 // Counter is a store that counts views per slug (ten-hits-one-view).
@@ -58,6 +72,71 @@ type Inventory interface {
 	Claims(ctx context.Context, item string) (int64, error)
 }
 
+// Stocked is an Inventory whose items may exist more than once
+// (five-checkouts --stock K): a checkout succeeds while claims are below
+// the stock, and never takes it below zero.
+type Stocked interface {
+	Inventory
+	// CheckoutOf tries to claim one of stock copies of item for buyer;
+	// Checkout is CheckoutOf with a stock of one.
+	CheckoutOf(ctx context.Context, item, buyer string, stock int64) (bool, error)
+}
+
+// Window is a fixed-window rate limit: Limit requests a caller in every
+// window of Length, the windows numbered floor(now / Length).
+type Window struct {
+	Limit  int64
+	Length time.Duration
+}
+
+// Number is the window that holds t.
+func (w Window) Number(t time.Time) int64 { return t.UnixNano() / int64(w.Length) }
+
+// Expiry is how long a window's record is kept after its last write:
+// max(MinExpiry, Length), as the KV limiter wrote it.
+func (w Window) Expiry() time.Duration { return max(MinExpiry, w.Length) }
+
+// Admission is a rate limiter's answer to one request.
+type Admission struct {
+	// Allowed says the request was let through.
+	Allowed bool
+	// Count is the window's count the store answered with: after the
+	// request when it was allowed, the count that refused it otherwise.
+	Count int64
+	// Window is the number of the window the request was counted in.
+	Window int64
+}
+
+// Limiter is a store that rate-limits callers in fixed windows
+// (six-of-five). A refused request is not counted.
+type Limiter interface {
+	// Admit counts one request of caller against w in the window that
+	// holds the store's now.
+	Admit(ctx context.Context, caller string, w Window) (Admission, error)
+	// Admitted reads what the store counted for caller in window number n:
+	// 0 when it holds nothing for it (never written, or expired).
+	Admitted(ctx context.Context, caller string, w Window, n int64) (int64, error)
+	// Records counts the window records the store still holds for caller,
+	// to show what expiry (or its absence) leaves behind.
+	Records(ctx context.Context, caller string, w Window) (int64, error)
+}
+
+// Plans is a store of subscriptions whose paid plan unlocks original
+// downloads, at most a daily limit of them (stale-plan).
+type Plans interface {
+	// Subscribe starts subscriber's paid plan; Cancel ends it.
+	Subscribe(ctx context.Context, subscriber string) error
+	Cancel(ctx context.Context, subscriber string) error
+	// Paid reads the plan as the server sees it when it serves a page:
+	// possibly from a cache.
+	Paid(ctx context.Context, subscriber string) (bool, error)
+	// Download grants an original download when the plan, as the server
+	// reads it, is paid and today's count is below limit, and counts it.
+	Download(ctx context.Context, subscriber string, limit int64) (granted bool, count int64, err error)
+	// Downloads reads the subscriber's count of granted downloads today.
+	Downloads(ctx context.Context, subscriber string) (int64, error)
+}
+
 // Op names one story's request, for targets that build requests
 // themselves (a staged HTTP burst): the word is the request.
 type Op string
@@ -67,6 +146,7 @@ const (
 	OpHit      Op = "hit"      // Counter's Hit
 	OpDownload Op = "download" // Quota's Consume
 	OpCheckout Op = "checkout" // Inventory's Checkout
+	OpLimit    Op = "limit"    // Limiter's Admit
 )
 
 // Reply is a staged request's answer.
@@ -75,6 +155,8 @@ type Reply struct {
 	OK bool
 	// Value is the total, the count, or the claims the store answered.
 	Value int64
+	// Window is the rate limiter's window number (OpLimit only).
+	Window int64
 	// Arrival is when the server says the request arrived, by its own
 	// clock; zero when the server does not say.
 	Arrival time.Time

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/pace"
+	"github.com/spf13/pflag"
+)
+
+// storyFlags are the stories' own settings of `racelab run` (--stock,
+// --limit, --rate, …). Each belongs to the stories whose Knobs name it;
+// given to another story it is a usage error.
+type storyFlags struct {
+	flags     *pflag.FlagSet
+	Stock     int64
+	Limit     int64
+	Window    string
+	Tolerance int64
+	Rate      string
+	Arrivals  string
+	Rollover  bool
+	Bound     string
+}
+
+func (s *storyFlags) register(f *pflag.FlagSet) {
+	s.flags = f
+	f.Int64Var(&s.Stock, scenarios.KnobStock, 0, "five-checkouts: copies of each item (default 1); the rule becomes successes <= stock")
+	f.Int64Var(&s.Limit, scenarios.KnobLimit, 0, "six-of-five: requests a caller per window (default 5)")
+	f.StringVar(&s.Window, scenarios.KnobWindow, "", "six-of-five: the fixed window (default 60s)")
+	f.Int64Var(&s.Tolerance, scenarios.KnobTolerance, 1, "six-of-five: how far over the limit the soft rule lets a window go")
+	f.StringVar(&s.Rate, scenarios.KnobRate, "", "six-of-five: stream one caller's requests at this rate over one window (such as 20/s) instead of a burst;\n"+
+		"stale-plan: the rate of downloads after the cancel (default 6/m)")
+	f.StringVar(&s.Arrivals, scenarios.KnobArrivals, "", "spacing of a stream's arrivals: even (default: one bot keeping time) or poisson (seeded)")
+	f.BoolVar(&s.Rollover, scenarios.KnobRollover, false, "six-of-five: start each stream half a window before a window boundary")
+	f.StringVar(&s.Bound, scenarios.KnobBound, "", "stale-plan: the exposure after a cancel the design accepts (default the plan's 45s cache)")
+}
+
+// settings reads the flags that were given into scenarios.Settings.
+func (s *storyFlags) settings() (scenarios.Settings, error) {
+	var out scenarios.Settings
+	changed := func(name string) bool { return s.flags != nil && s.flags.Changed(name) }
+	if changed(scenarios.KnobStock) {
+		if s.Stock < 1 || s.Stock > scenarios.MaxRequests {
+			return out, usageError{fmt.Errorf("--stock %d: want 1 to %d copies", s.Stock, scenarios.MaxRequests)}
+		}
+		out.Stock = s.Stock
+	}
+	if changed(scenarios.KnobLimit) {
+		if s.Limit < 1 {
+			return out, usageError{fmt.Errorf("--limit %d: want 1 or more requests a window", s.Limit)}
+		}
+		out.Limit = s.Limit
+	}
+	var err error
+	if out.Window, err = positiveDuration(scenarios.KnobWindow, s.Window, "60s"); err != nil {
+		return out, err
+	}
+	if out.Bound, err = positiveDuration(scenarios.KnobBound, s.Bound, "45s"); err != nil {
+		return out, err
+	}
+	if changed(scenarios.KnobTolerance) {
+		tol := s.Tolerance
+		out.Tolerance = &tol
+	}
+	if s.Rate != "" {
+		r, err := pace.ParseRate(s.Rate)
+		if err != nil || r <= 0 {
+			return out, usageError{fmt.Errorf("--rate %q: want a positive rate such as 20/s or 6/m", s.Rate)}
+		}
+		out.Rate = r
+	}
+	if s.Arrivals != "" {
+		sp, err := pace.ParseSpacing(s.Arrivals)
+		if err != nil {
+			return out, usageError{fmt.Errorf("--%v", err)}
+		}
+		out.Arrivals = sp
+	}
+	out.Rollover = s.Rollover
+	return out, nil
+}
+
+func positiveDuration(flag, v, example string) (d time.Duration, err error) {
+	if v == "" {
+		return 0, nil
+	}
+	d, perr := time.ParseDuration(v)
+	if perr != nil || d <= 0 {
+		return 0, usageError{fmt.Errorf("--%s %q: want a positive duration such as %s", flag, v, example)}
+	}
+	return d, nil
+}

@@ -1,0 +1,62 @@
+package report
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/racelab/racelab/scenarios"
+)
+
+// softCell is the soft rule's verdict: "holds", "holds in 200/200",
+// "broken in 3/200". It is said, never judged against an expectation: the
+// hard rule decides the run.
+func softCell(s *scenarios.Tally, multi bool) string {
+	n := s.Trials
+	if n == 0 {
+		return none
+	}
+	in := func(k int) string {
+		if !multi {
+			return ""
+		}
+		return fmt.Sprintf(" in %d/%d", k, n)
+	}
+	if s.SoftBroken > 0 {
+		return "broken" + in(s.SoftBroken)
+	}
+	return "holds" + in(n)
+}
+
+// storyLines are the lines a story's own figures add under the table:
+// the distribution of requests admitted per window (six-of-five), the
+// exposure after a cancel (stale-plan).
+func storyLines(r *scenarios.Result, s *scenarios.Tally, label string) []string {
+	var out []string
+	if len(s.Windows) > 0 {
+		total := 0
+		for _, n := range s.Windows {
+			total += n
+		}
+		var parts []string
+		for _, a := range slices.Sorted(maps.Keys(s.Windows)) {
+			parts = append(parts, fmt.Sprintf("%d in %s", a, percentOf(float64(s.Windows[a])/float64(total))))
+		}
+		out = append(out, fmt.Sprintf("%s: admitted per window: %s (%s)", label, strings.Join(parts, ", "), plural(int64(total), "window")))
+	}
+	if r.Settings != nil && r.Settings.Bound > 0 && s.Trials > 0 {
+		ex := slices.Clone(s.Exposures)
+		slices.Sort(ex)
+		line := fmt.Sprintf("%s: exposure after the cancel: none in any trial", label)
+		if len(ex) > 0 {
+			line = fmt.Sprintf("%s: exposure after the cancel: median %s, max %s over the %s exposed (bound %s)", label,
+				formatDuration(ex[len(ex)/2].Round(time.Millisecond)), formatDuration(ex[len(ex)-1].Round(time.Millisecond)),
+				plural(int64(len(ex)), "trial"), formatDuration(r.Settings.Bound))
+		}
+		line += fmt.Sprintf("; %s given away after it in %s", plural(s.Over, "download"), plural(int64(s.Trials), "trial"))
+		out = append(out, line)
+	}
+	return out
+}

@@ -1,0 +1,241 @@
+package scenarios
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/racelab/racelab/scenarios/pace"
+	"github.com/racelab/racelab/targets/story"
+)
+
+// The rate limiter's defaults: 5 requests a caller per fixed window of 60
+// seconds, and a soft rule that lets one more through.
+const (
+	WindowLimit      = story.WindowLimit
+	WindowLength     = story.WindowLength
+	DefaultTolerance = 1
+)
+
+var sixOfFive = mustVary(sixOfFiveWith(Settings{}))
+
+// mustVary is for the registry's own variants, made from settings that
+// are known to be good.
+func mustVary(sc *Scenario, err error) *Scenario {
+	if err != nil {
+		panic(err)
+	}
+	return sc
+}
+
+// sixOfFiveWith makes the rate limiter's story with settings set: the
+// limit and window, the soft rule's tolerance, and a stream of arrivals
+// instead of a burst.
+func sixOfFiveWith(set Settings) (*Scenario, error) {
+	limit := cmp.Or(set.Limit, WindowLimit)
+	length := cmp.Or(set.Window, WindowLength)
+	tolerance := int64(DefaultTolerance)
+	if set.Tolerance != nil {
+		tolerance = *set.Tolerance
+	}
+	switch {
+	case limit < 1:
+		return nil, fmt.Errorf("--limit %d: want 1 or more requests a window", limit)
+	case length < time.Second || length > 24*time.Hour:
+		return nil, fmt.Errorf("--window %s: want a window from 1s to 24h", length)
+	case tolerance < 0:
+		return nil, fmt.Errorf("--tolerance %d: want 0 or more requests over the limit", tolerance)
+	case set.Rate < 0:
+		return nil, fmt.Errorf("--rate %s: want a positive rate such as 20/s", set.Rate)
+	case set.Rate == 0 && (set.Arrivals != "" || set.Rollover):
+		return nil, fmt.Errorf("--arrivals and --rollover shape a stream; add --rate such as 20/s")
+	}
+	w := story.Window{Limit: limit, Length: length}
+	soft := limit + tolerance
+	resolved := Settings{Limit: limit, Window: length, Tolerance: &tolerance, Rate: set.Rate, Rollover: set.Rollover}
+	sc := Scenario{
+		Name:  "six-of-five",
+		Title: "a rate limit of five a minute that sometimes admits six",
+		Story: "A free endpoint is protected by a fixed-window rate limiter kept in a " +
+			"key-value store: the key is the caller and the window number, the " +
+			"request reads the count, refuses at the limit, and otherwise writes " +
+			"the count plus one with an expiry of max(60 s, window). The increment " +
+			"is not atomic: two requests that read the same count both pass. A bot " +
+			"streaming requests at a steady rate gets five through in most windows " +
+			"and six or seven in some; a burst gets every request through. For abuse " +
+			"protection that is a soft rule, and it holds; as a paid quota it would " +
+			"be a bug. One object per caller, or one conditional upsert, makes the " +
+			"check and the increment one step.",
+		Rule: fmt.Sprintf("at most %d requests admitted a caller per %s window, and every admitted request counted", limit, durationWords(length)),
+		SoftRule: fmt.Sprintf("at most %d admitted a window: the limit of %d with a tolerance of %d, enough for abuse protection",
+			soft, limit, tolerance),
+		Fix: "One object per caller receives every request of that caller and " +
+			"handles them one at a time, so the read of the window's count and its " +
+			"increment are one step and no window ever admits more than the limit. " +
+			"A database does it in one statement: INSERT … ON CONFLICT (caller, " +
+			"window) DO UPDATE SET count = count + 1 WHERE count < limit RETURNING " +
+			"count; Redis with INCR and EXPIRE in one Lua call. The fixed window " +
+			"itself stays approximate on every store: a caller can spend one window's " +
+			"allowance at its end and the next one's at the start.",
+		Needs:           "rate limiter",
+		DefaultRequests: 12,
+		Lineup:          []string{"kv", "actor", "sqlite"},
+		Op:              story.OpLimit,
+		Limit:           limit,
+		KeyPrefix:       "caller",
+		Knobs:           []string{KnobLimit, KnobWindow, KnobTolerance, KnobRate, KnobArrivals, KnobRollover},
+		Extras:          []Extra{{After: "race", Replay: streamReplay}, {After: "fix", Replay: rolloverReplays}},
+		Ending:          limiterExercise,
+		Tell: func(t *Trial, target string) string {
+			return fmt.Sprintf("%s: %s admitted (%s), %d refused, %d counted", target,
+				plural(int64(t.Allowed), "request"), perWindow(t.Windows), t.Refused, t.Counted)
+		},
+		Judge: func(t *Trial, target string) {
+			t.Windows = admittedPerWindow(t.Requests)
+			allowed := int64(t.Allowed)
+			t.Over = 0
+			for _, a := range t.Windows {
+				t.Over += max(0, int64(a)-limit)
+			}
+			t.Lost = max(0, allowed-t.Counted)
+			switch {
+			case t.Over > 0 || t.Lost > 0:
+				t.Broken = true
+				t.Why = fmt.Sprintf("%s: %s admitted (%s) against a limit of %d a window, %d counted", target,
+					plural(allowed, "request"), perWindow(t.Windows), limit, t.Counted)
+				if t.Over > 0 {
+					t.Why += fmt.Sprintf(": %d over the limit", t.Over)
+				}
+				if t.Lost > 0 {
+					t.Why += fmt.Sprintf(", %d never counted", t.Lost)
+				}
+			case t.Counted > allowed+int64(t.Errors):
+				t.Broken = true
+				t.Why = fmt.Sprintf("%s: %s admitted, yet %d counted: refused requests were counted",
+					target, plural(allowed, "request"), t.Counted)
+			}
+		},
+	}
+	// A burst falls in one window, where the limiter is the quota's
+	// bounded counter; a stream's windows each start again, which one
+	// count cannot model, so its histories go unchecked.
+	sc.model = quotaModel(limit)
+	sc.model.noun, sc.model.verb = "request", "request"
+	if set.Rate > 0 || set.Arrivals != "" {
+		sc.model = model{}
+		// One bot keeps time: evenly spaced unless asked for Poisson.
+		spacing := cmp.Or(set.Arrivals, pace.Even)
+		resolved.Arrivals = spacing
+		// The stream ends a hundredth of a window early, so that its
+		// last requests are decided inside the window they arrived in.
+		sch := pace.Constant(set.Rate, length-length/100)
+		sch.Spacing = spacing
+		if n := sch.Expected(); n > MaxRequests || n < 1 {
+			return nil, fmt.Errorf("--rate %s over a %s window is %d arrivals; want 1 to %d (lower --rate or --window)",
+				rateWords(set.Rate), durationWords(length), n, MaxRequests)
+		}
+		st := &stream{schedule: sch, align: length, words: streamWords(sch)}
+		if set.Rollover {
+			// Half a window before a boundary to half after it: the
+			// requests just before and just after the rollover.
+			st.lead = length / 2
+			st.words += ", across a window boundary"
+		}
+		sc.stream = st
+		// Minutes of stream take microseconds on the simulated stores;
+		// on a real clock a window takes a window.
+		sc.Lineup = []string{"kv", "actor"}
+	}
+	out := defineTrial(sc, func(s story.Limiter, ctx context.Context, key string, _ int) Answer {
+		a, err := s.Admit(ctx, key, w)
+		ans := answerOf(a.Allowed, a.Count, err)
+		ans.Window = a.Window
+		return ans
+	}, func(s story.Limiter, ctx context.Context, key string, reqs []Request) (int64, error) {
+		if reqs == nil {
+			return 0, errNoWindows
+		}
+		var sum int64
+		for _, n := range windowsOf(reqs) {
+			c, err := s.Admitted(ctx, key, w, n)
+			if err != nil {
+				return 0, err
+			}
+			sum += c
+		}
+		return sum, nil
+	}, nil)
+	out.soft = func(t *Trial) bool {
+		return slices.ContainsFunc(t.Windows, func(a int) bool { return int64(a) > soft })
+	}
+	out.settings = &resolved
+	out.vary = sixOfFiveWith
+	out.window = &w
+	return out, nil
+}
+
+// errNoWindows: a limiter's count is per window, so its read-back needs
+// the windows the requests were counted in.
+var errNoWindows = errors.New("six-of-five reads back per window, and needs the windows its requests were counted in")
+
+// windowsOf lists the windows the answered requests were counted in, in
+// order.
+func windowsOf(reqs []Request) []int64 {
+	seen := map[int64]bool{}
+	for _, r := range reqs {
+		if r.Outcome != Errored {
+			seen[r.Window] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
+}
+
+// admittedPerWindow counts the admitted requests of each window the trial
+// touched, in window order.
+func admittedPerWindow(reqs []Request) []int {
+	ws := windowsOf(reqs)
+	out := make([]int, len(ws))
+	for _, r := range reqs {
+		if r.Outcome == Allowed {
+			out[slices.Index(ws, r.Window)]++
+		}
+	}
+	return out
+}
+
+// perWindow says the admitted counts of a trial's windows: "5 in one
+// window", "5 and 5 in two windows".
+func perWindow(ws []int) string {
+	parts := make([]string, len(ws))
+	for i, a := range ws {
+		parts[i] = fmt.Sprint(a)
+	}
+	switch len(ws) {
+	case 0:
+		return "no window"
+	case 1:
+		return parts[0] + " in one window"
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1] + fmt.Sprintf(" in %d windows", len(ws))
+}
+
+// durationWords writes a duration the way people say it: "60s", "2m",
+// "1h30m".
+func durationWords(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	if d == time.Minute {
+		return "60s"
+	}
+	return s
+}

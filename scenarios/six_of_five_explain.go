@@ -1,0 +1,191 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/racelab/racelab/scenarios/pace"
+	"github.com/racelab/racelab/targets"
+	"github.com/racelab/racelab/targets/story"
+)
+
+// explainTrials bounds how many stream trials an explanation plays to
+// find one worth showing.
+const explainTrials = 20
+
+// maxLanes bounds the lanes a trimmed stream trial shows.
+const maxLanes = 16
+
+// streamPlan is the explanation's plan of trials on target, the story
+// with its settings changed by change.
+func (x *Explainer) streamPlan(target string, trials int, change func(*Settings)) (Plan, error) {
+	set := *x.Scenario.settings
+	change(&set)
+	sc, err := x.Scenario.vary(set)
+	if err != nil {
+		return Plan{}, err
+	}
+	p := x.Plan(target)
+	p.Scenario, p.Trials, p.Requests = sc, trials, 0
+	return p, nil
+}
+
+// streamReplay plays a bot streaming at 20/s on the naive target until a
+// window admits more than the limit, and shows that window's first lanes:
+// the race without a burst.
+func streamReplay(ctx context.Context, x *Explainer) ([]Replay, error) {
+	const rate = 20
+	p, err := x.streamPlan(x.Target, explainTrials, func(s *Settings) { s.Rate = rate })
+	if err != nil {
+		return nil, err
+	}
+	res, err := Run(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	if res.Interrupted {
+		return nil, context.Canceled
+	}
+	tr := &res.Targets[0]
+	if tr.Error != "" {
+		return nil, fmt.Errorf("%s", tr.Error)
+	}
+	pick := &tr.Trials[0]
+	for i := range tr.Trials {
+		if tr.Trials[i].Over > 0 {
+			pick = &tr.Trials[i]
+			break
+		}
+	}
+	shown := trimmed(pick)
+	heading := fmt.Sprintf("A bot at %d/s for one window on %s (the first %d of %d requests; seed %d)",
+		rate, tr.Target, len(shown.Requests), len(pick.Requests), x.Seed)
+	outcome := x.Scenario.Account(pick, tr.Target)
+	if pick.Over == 0 {
+		outcome += fmt.Sprintf("; no window of %d went over the limit", len(tr.Trials))
+	} else {
+		outcome += fmt.Sprintf(" (window %d of the %d played)", pick.Index+1, len(tr.Trials))
+	}
+	return []Replay{{Heading: heading, Target: tr.Target, Clock: tr.Clock, Trial: &shown, Outcome: outcome}}, nil
+}
+
+// rolloverReplays streams one request a second from half a window before
+// a boundary to half a window after it on the fixed target: each window
+// keeps its limit, and the span across the boundary gets twice it.
+func rolloverReplays(ctx context.Context, x *Explainer) ([]Replay, error) {
+	if x.Fix.Clock != ClockVirtual {
+		return nil, nil // a window of real time is too long to wait for
+	}
+	p, err := x.streamPlan(x.Fixed, 1, func(s *Settings) { s.Rate, s.Arrivals, s.Rollover = 1, pace.Even, true })
+	if err != nil {
+		return nil, err
+	}
+	tr, err := x.Replay(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	t := &tr.Trials[0]
+	shown := trimmed(t)
+	w := x.Scenario.window
+	return []Replay{{
+		Heading: fmt.Sprintf("The rollover on %s: one request a second from %s before a window boundary to %s after it (admitted ones, and the refusal after each run)",
+			tr.Target, durationWords(w.Length/2), durationWords(w.Length/2)),
+		Target: tr.Target, Clock: tr.Clock, Trial: &shown,
+		Outcome: fmt.Sprintf("%s: %s admitted within one window's length (%s): every window kept its limit of %d, and the span across the boundary got %d, on any store",
+			tr.Target, plural(int64(t.Allowed), "request"), perWindow(t.Windows), w.Limit, t.Allowed),
+	}}, nil
+}
+
+// trimmed is t with only the lanes worth reading: every admitted request
+// and the first refusal after each run of them, at most maxLanes.
+func trimmed(t *Trial) Trial {
+	c := *t
+	c.Requests = nil
+	for i, r := range t.Requests {
+		keep := r.Outcome != Refused || i > 0 && t.Requests[i-1].Outcome == Allowed
+		if keep && len(c.Requests) < maxLanes {
+			c.Requests = append(c.Requests, r)
+		}
+	}
+	return c
+}
+
+// records is what expiry left of one caller's windows on target: three
+// requests a second apart, then the window and its expiry past, then a
+// count of the records still held.
+func records(ctx context.Context, x *Explainer, target string) (int64, time.Duration, error) {
+	w := *x.Scenario.window
+	cat := x.Catalog
+	if cat == nil {
+		cat = targets.Builtin()
+	}
+	t, err := cat.Open(ctx, target, targets.WithSeed(x.Seed), targets.WithVirtualTime(true))
+	if err != nil {
+		return 0, 0, err
+	}
+	defer t.Close()
+	lim, ok := t.Store.(story.Limiter)
+	v := virtualClock(t.Store)
+	if !ok || v == nil {
+		return 0, 0, fmt.Errorf("%s: no rate limiter in virtual time", target)
+	}
+	wait := w.Length + w.Expiry() + time.Second
+	var n int64
+	var rerr error
+	err = v.Run(ctx, 1, func(ctx context.Context, _ int) {
+		for range 3 {
+			if _, rerr = lim.Admit(ctx, "caller-ttl", w); rerr != nil {
+				return
+			}
+			if rerr = v.Sleep(ctx, time.Second); rerr != nil {
+				return
+			}
+		}
+		if rerr = v.Sleep(ctx, wait); rerr != nil {
+			return
+		}
+		n, rerr = lim.Records(ctx, "caller-ttl", w)
+	})
+	if err == nil {
+		err = rerr
+	}
+	return n, wait, err
+}
+
+// limiterExercise is the seed's exercise worked through: each part of the
+// KV rate limiter marked approximate or strict, with what the replays and
+// a look after the expiry showed.
+func limiterExercise(ctx context.Context, x *Explainer) (Ending, error) {
+	w := *x.Scenario.window
+	naive, wait, err := records(ctx, x, x.Target)
+	if err != nil {
+		return Ending{}, err
+	}
+	fixed, _, err := records(ctx, x, x.Fixed)
+	if err != nil {
+		return Ending{}, err
+	}
+	most := x.Race.Summary().Allowed.Max
+	return Ending{
+		Heading: "The exercise: which parts are approximate, which strict",
+		Items: []EndingItem{
+			{"The counter", "approximate on KV, strict in one object or one statement",
+				fmt.Sprintf("Read, compare, write is three steps with no lock: the burst above got %d through a limit of %d, and a steady stream gets one or two more through in some windows. %s admits exactly %d.",
+					most, w.Limit, x.Fixed, w.Limit)},
+			{"The window rollover", "approximate on every store",
+				fmt.Sprintf("The count starts over at each boundary of floor(now / %s), so a caller can spend one window's allowance at its end and the next one's at its start: twice the limit within one window's length, as the rollover replay shows on %s. Each window is exact; a span across two is not.",
+					durationWords(w.Length), x.Fixed)},
+			{"The TTL cleanup", "approximate, and harmless",
+				fmt.Sprintf("Each window's key expires max(60 s, window) after its last write, on the platform's own schedule; the window number in the key already retires it, so no rule depends on when it goes. %s after a caller's last request, %s held %s; %s held %s until the caller's next request sweeps them.",
+					durationWords(wait), x.Target, plural(naive, "window record"), x.Fixed, plural(fixed, "window record"))},
+			{"The block decision", "approximate on KV",
+				"It compares a count that may be stale (a cached read) or about to be overwritten (a racing write), so it can admit over the limit, never under it: fine for keeping a bot off a free endpoint."},
+		},
+		Closing: "If the limit became part of a paid contract, the counter and the block decision " +
+			"would need strong coordination: one object per caller, or one conditional upsert, " +
+			"deciding and counting in one step. The rollover would need the contract to say " +
+			"\"per calendar window\", or a sliding window kept in the same strong store. The " +
+			"TTL cleanup can stay as it is.",
+	}, nil
+}

@@ -1,0 +1,226 @@
+package scenarios
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/racelab/racelab/scenarios/pace"
+)
+
+// vary is the story name with settings set, or the test stops.
+func vary(t *testing.T, name string, set Settings) *Scenario {
+	t.Helper()
+	sc, err := Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := sc.With(set)
+	if err != nil {
+		t.Fatalf("%s with %+v: %v", name, set, err)
+	}
+	return v
+}
+
+// runStory runs trials of sc on targets at seed and returns the result.
+func runStory(t *testing.T, sc *Scenario, trials int, seed int64, targets ...string) *Result {
+	t.Helper()
+	res, err := Run(context.Background(), Plan{Scenario: sc, Targets: targets, Trials: trials, Seed: seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range res.Targets {
+		if tr.Error != "" {
+			t.Fatalf("%s: %s", tr.Target, tr.Error)
+		}
+	}
+	return res
+}
+
+// A burst of 12 is the limiter's worst case: KV admits every one and
+// breaks both rules; one object per caller and one upsert admit exactly
+// the limit, and the soft rule holds with them.
+func TestSixOfFiveBurst(t *testing.T) {
+	sc := vary(t, "six-of-five", Settings{})
+	res := runStory(t, sc, 10, 3, "kv", "actor", "sqlite")
+	if res.Soft == "" || res.Settings == nil || res.Settings.Limit != WindowLimit {
+		t.Fatalf("soft %q, settings %+v; want the soft rule and the limit recorded", res.Soft, res.Settings)
+	}
+	for _, tr := range res.Targets {
+		s := tr.Summary()
+		switch tr.Target {
+		case "kv":
+			if s.Broken != 10 || s.SoftBroken != 10 || s.Allowed.Min <= WindowLimit+DefaultTolerance {
+				t.Errorf("kv: broken %d, soft %d, allowed %+v; want every trial over both rules", s.Broken, s.SoftBroken, s.Allowed)
+			}
+		default:
+			if s.Broken != 0 || s.SoftBroken != 0 || s.Allowed.Min != WindowLimit || s.Allowed.Max != WindowLimit || s.Windows[WindowLimit] != 10 {
+				t.Errorf("%s: broken %d, soft %d, allowed %+v, windows %v; want exactly %d a window", tr.Target, s.Broken, s.SoftBroken, s.Allowed, s.Windows, WindowLimit)
+			}
+		}
+	}
+}
+
+// A bot at a steady 10/s: KV admits the limit in every window and more
+// in some, and every admission is in a window of the tally; the object
+// admits exactly the limit. The same seed gives the same bytes.
+func TestSixOfFiveStream(t *testing.T) {
+	sc := vary(t, "six-of-five", Settings{Rate: 10})
+	var out [2][]byte
+	for i := range out {
+		res := runStory(t, sc, 30, 5, "kv", "actor")
+		if res.Stream == "" || res.Requests != int(sc.stream.schedule.Expected()) {
+			t.Fatalf("stream %q, requests %d; want a stream result", res.Stream, res.Requests)
+		}
+		var err error
+		if out[i], err = json.Marshal(res); err != nil {
+			t.Fatal(err)
+		}
+		kv, actor := res.Targets[0].Summary(), res.Targets[1].Summary()
+		if kv.Windows[WindowLimit-1] > 0 || kv.Broken == 0 || kv.Allowed.Min < WindowLimit {
+			t.Errorf("kv: windows %v, broken %d; want at least the limit in each window and some over it", kv.Windows, kv.Broken)
+		}
+		if actor.Broken != 0 || len(actor.Windows) != 1 || actor.Windows[WindowLimit] != 30 {
+			t.Errorf("actor: broken %d, windows %v; want exactly %d in each of 30 windows", actor.Broken, actor.Windows, WindowLimit)
+		}
+		if err := Check(res, time.Second); err != nil {
+			t.Errorf("a stream result does not read back: %v", err)
+		}
+	}
+	if !bytes.Equal(out[0], out[1]) {
+		t.Error("two runs of the same seed differ")
+	}
+}
+
+// Across a boundary, each window keeps its limit on the object, and the
+// span of one window's length admits twice it.
+func TestSixOfFiveRollover(t *testing.T) {
+	sc := vary(t, "six-of-five", Settings{Rate: 1, Arrivals: pace.Even, Rollover: true})
+	res := runStory(t, sc, 3, 1, "actor")
+	for _, trial := range res.Targets[0].Trials {
+		if trial.Broken || !slices.Equal(trial.Windows, []int{WindowLimit, WindowLimit}) {
+			t.Errorf("trial %d: broken %v, windows %v; want %d and %d", trial.Index, trial.Broken, trial.Windows, WindowLimit, WindowLimit)
+		}
+	}
+}
+
+// A saved result whose soft verdict was changed is refused on reading.
+func TestSoftVerdictIsRechecked(t *testing.T) {
+	res := runStory(t, vary(t, "six-of-five", Settings{}), 2, 1, "kv")
+	res.Targets[0].Trials[0].SoftBroken = false
+	if err := Check(res, time.Second); !errors.Is(err, ErrInconsistent) {
+		t.Errorf("Check = %v; want ErrInconsistent", err)
+	}
+}
+
+// Stock K: the rule is successes ≤ K, and every store's checkout
+// generalises; the naive KV shop oversells.
+func TestFiveCheckoutsStock(t *testing.T) {
+	sc := vary(t, "five-checkouts", Settings{Stock: 3})
+	if sc.Settings() == nil || sc.Settings().Stock != 3 {
+		t.Fatalf("settings %+v; want the stock recorded", sc.Settings())
+	}
+	res, err := Run(context.Background(), Plan{Scenario: sc, Targets: []string{"kv", "actor", "sqlite", "sqlite:naive"}, Requests: 10, Trials: 10, Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range res.Targets {
+		s := tr.Summary()
+		switch tr.Target {
+		case "actor", "sqlite":
+			if s.Broken != 0 || s.Allowed.Min != 3 || s.Allowed.Max != 3 || s.CountedMin != 3 || s.CountedMax != 3 {
+				t.Errorf("%s: broken %d, allowed %+v, counted %d-%d; want 3 and 3 in every trial", tr.Target, s.Broken, s.Allowed, s.CountedMin, s.CountedMax)
+			}
+		default:
+			if s.Broken < 8 {
+				t.Errorf("%s: broke in %d of 10 trials, want at least 8", tr.Target, s.Broken)
+			}
+		}
+	}
+	if def := vary(t, "five-checkouts", Settings{Stock: 1}); def.Settings() != nil {
+		t.Errorf("stock 1 records settings %+v; want none, as before", def.Settings())
+	}
+}
+
+// A setting of another story, or out of range, is a usage error.
+func TestSettingsAreChecked(t *testing.T) {
+	neg := int64(-1)
+	for _, c := range []struct {
+		story string
+		set   Settings
+	}{
+		{"six-of-five", Settings{Stock: 3}},
+		{"ten-hits-one-view", Settings{Rate: 20}},
+		{"six-of-five", Settings{Tolerance: &neg}},
+		{"six-of-five", Settings{Rollover: true}},
+		{"six-of-five", Settings{Rate: 1000}},
+		{"stale-plan", Settings{Limit: 3}},
+	} {
+		sc, _ := Lookup(c.story)
+		if _, err := sc.With(c.set); !errors.Is(err, ErrUsage) {
+			t.Errorf("%s with %+v: %v; want a usage error", c.story, c.set, err)
+		}
+	}
+}
+
+// The cancelled plan: the object grants nothing after the cancel; the
+// hybrid's exposure stays within the accepted bound and its quota is
+// exact; KV gives originals away too, and the same seed gives the same
+// bytes.
+func TestStalePlan(t *testing.T) {
+	sc := vary(t, "stale-plan", Settings{})
+	var out [2][]byte
+	for i := range out {
+		res := runStory(t, sc, 40, 9, "kv", "hybrid", "actor")
+		var err error
+		if out[i], err = json.Marshal(res); err != nil {
+			t.Fatal(err)
+		}
+		for _, tr := range res.Targets {
+			s := tr.Summary()
+			var worst time.Duration
+			for _, e := range s.Exposures {
+				worst = max(worst, e)
+			}
+			switch tr.Target {
+			case "actor":
+				if s.Broken != 0 || s.Over != 0 || len(s.Exposures) != 0 {
+					t.Errorf("actor: broken %d, given away %d; want nothing after the cancel", s.Broken, s.Over)
+				}
+			case "hybrid":
+				if s.Broken == 0 || s.SoftBroken != 0 || s.Lost != 0 || worst > DefaultPlanBound {
+					t.Errorf("hybrid: broken %d, soft %d, lost %d, worst exposure %s; want exposure within %s, nothing lost",
+						s.Broken, s.SoftBroken, s.Lost, worst, DefaultPlanBound)
+				}
+			case "kv":
+				if s.Broken == 0 || worst > DefaultPlanBound {
+					t.Errorf("kv: broken %d, worst exposure %s; want originals given away within the cache", s.Broken, worst)
+				}
+			}
+		}
+		if err := Check(res, time.Second); err != nil {
+			t.Errorf("a stale-plan result does not read back: %v", err)
+		}
+	}
+	if !bytes.Equal(out[0], out[1]) {
+		t.Error("two runs of the same seed differ")
+	}
+}
+
+// The explanations of the new stories run to their endings.
+func TestExplainEndings(t *testing.T) {
+	for _, name := range []string{"six-of-five", "stale-plan"} {
+		sc, _ := Lookup(name)
+		e, err := Explain(context.Background(), nil, sc, "kv", "actor", 0, 7)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if e.Ending == nil || len(e.Ending.Items) < 3 {
+			t.Errorf("%s: ending %+v; want the exercise worked through", name, e.Ending)
+		}
+	}
+}
