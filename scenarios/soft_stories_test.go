@@ -65,11 +65,11 @@ func TestSixOfFiveBurst(t *testing.T) {
 	}
 }
 
-// A bot at a steady 10/s: KV admits the limit in every window and more
+// A bot at a steady 20/s: KV admits the limit in every window and more
 // in some, and every admission is in a window of the tally; the object
 // admits exactly the limit. The same seed gives the same bytes.
 func TestSixOfFiveStream(t *testing.T) {
-	sc := vary(t, "six-of-five", Settings{Rate: 10})
+	sc := vary(t, "six-of-five", Settings{Rate: 20})
 	var out [2][]byte
 	for i := range out {
 		res := runStory(t, sc, 30, 5, "kv", "actor")

@@ -69,7 +69,7 @@ func (a *App) Records(ctx context.Context, caller string, _ story.Window) (int64
 	return int64(len(keys)), nil
 }
 
-// Subscribe writes subscriber's plan as paid.
+// Subscribe writes subscriber's plan as paid, from the webhook's location.
 func (a *App) Subscribe(ctx context.Context, subscriber string) error {
 	return a.setPlan(ctx, subscriber, "paid")
 }
@@ -81,10 +81,19 @@ func (a *App) Cancel(ctx context.Context, subscriber string) error {
 }
 
 func (a *App) setPlan(ctx context.Context, subscriber, plan string) error {
-	if err := a.ns.Put(ctx, a.route(), planPrefix+subscriber, plan); err != nil {
+	if err := a.ns.Put(ctx, a.webhook(), planPrefix+subscriber, plan); err != nil {
 		return fmt.Errorf("plan of %q: write: %w", subscriber, err)
 	}
 	return nil
+}
+
+// webhook is where a plan change is written: it arrives as the payment
+// provider's webhook, which reaches the location nearest the provider,
+// not the subscriber's, so the subscriber's location learns of it only
+// when its cached read of the plan expires.
+func (a *App) webhook() Location {
+	cfg := a.ns.Config()
+	return Location{Site: (a.ns.Home() + 1) % cfg.Locations}
 }
 
 // Paid reads subscriber's plan as a server does when it serves a page: a
