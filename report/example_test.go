@@ -33,19 +33,21 @@ func ExampleRender() {
 			}},
 		}},
 	}
-	if err := report.Render(os.Stdout, r, report.Table, report.Options{NoColor: true}); err != nil {
+	if err := report.Render(os.Stdout, r, report.Table, report.Options{NoColor: true, Width: 80}); err != nil {
 		fmt.Println(err)
 	}
 	// Output:
-	// five-checkouts — at most 1 checkout succeeds per item, and every success is recorded as a claim
+	// five-checkouts — at most 1 checkout succeeds per item, and every success is
+	//   recorded as a claim
 	// 5 requests per burst · 1 trial per target · seed 1
 	//
-	// +--------+------------------------+----------+---------+---------+--------+---------+----------+----------------+-------------------+
-	// | TARGET | GUARANTEE              | REQUESTS | ALLOWED | REFUSED | ERRORS | COUNTED | EXPECTED | LOST/OVER      | VERDICT           |
-	// +--------+------------------------+----------+---------+---------+--------+---------+----------+----------------+-------------------+
-	// | kv     | none: read, then write |        5 |       5 |       0 |      0 |       1 | breaks   | 4 over, 4 lost | broken (expected) |
-	// +--------+------------------------+----------+---------+---------+--------+---------+----------+----------------+-------------------+
+	// +--------+---------+---------+---------+-------------+-------------------+
+	// | TARGET | ALLOWED | REFUSED | COUNTED | WORST TRIAL | VERDICT           |
+	// +--------+---------+---------+---------+-------------+-------------------+
+	// | kv     |       5 |       0 |       1 | 4 oversold  | broken (expected) |
+	// +--------+---------+---------+---------+-------------+-------------------+
 	//
+	// kv's guarantee: none: read, then write
 	// kv: 5 checkouts succeeded for 1 in stock, 1 claim recorded: 4 oversold
 	// release spread: max 51µs across all bursts
 }

@@ -104,7 +104,7 @@ func htmlSection(b *bytes.Buffer, r *scenarios.Result) {
 
 	b.WriteString("<div class=\"scroll\"><table>\n<thead><tr>")
 	for _, c := range s.cols {
-		fmt.Fprintf(b, "<th>%s</th>", esc(c.title))
+		fmt.Fprintf(b, "<th>%s</th>", esc(c.label()))
 	}
 	b.WriteString("</tr></thead>\n<tbody>\n")
 	for i, row := range s.rows {
@@ -116,7 +116,7 @@ func htmlSection(b *bytes.Buffer, r *scenarios.Result) {
 				class = " class=\"v-" + verdictClass(&r.Targets[i]) + "\""
 			case s.cols[j].numeric:
 				class = " class=\"num\""
-			case s.cols[j].title == "GUARANTEE":
+			case s.cols[j].title == guaranteeColumn.title:
 				class = " class=\"wrap\"" // the one long text: let it wrap
 			}
 			fmt.Fprintf(b, "<td%s>%s</td>", class, esc(cell))

@@ -161,7 +161,7 @@ func junitText(r *scenarios.Result, s summary, tr *scenarios.TargetResult, i int
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s on %s: %s\n%s\n\n", r.Scenario, label, r.Rule, s.scale)
 	for j, c := range s.cols {
-		fmt.Fprintf(&b, "%s: %s\n", strings.ToLower(c.title), s.rows[i][j])
+		fmt.Fprintf(&b, "%s: %s\n", strings.ToLower(c.label()), s.rows[i][j])
 	}
 	if len(tr.Trials) > 0 {
 		bnd := tr.Evidence()

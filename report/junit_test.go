@@ -98,7 +98,7 @@ func TestJUnitParses(t *testing.T) {
 					if c.Failure == nil {
 						t.Fatalf("%s fails the run but has no <failure>", c.Name)
 					}
-					for _, want := range []string{"allowed: ", "counted: ", "lost/over: ", "bound: ", tr.Target + ": "} {
+					for _, want := range []string{"allowed: ", "counted", "worst trial: ", "bound: ", tr.Target + ": "} {
 						if !strings.Contains(c.Failure.Text, want) {
 							t.Errorf("%s: failure text lacks %q:\n%s", c.Name, want, c.Failure.Text)
 						}

@@ -67,6 +67,10 @@ type Options struct {
 	// uncoloured today; the option is here so that a coloured table can
 	// arrive without changing the signature of Render.
 	NoColor bool
+	// Width is the most display columns the table format may take: it
+	// leaves out or folds columns to fit, and says under the table what
+	// they held. 0 draws every column in full (--wide, or a file).
+	Width int
 }
 
 // Render writes r to w in format f. The output is built whole before the

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mattn/go-runewidth"
 	"github.com/rogpeppe/go-internal/diff"
 
 	"github.com/racelab/racelab/scenarios"
@@ -24,6 +26,14 @@ var update = flag.Bool("update", false, "rewrite golden files")
 // goldenExt names a golden file's format.
 var goldenExt = map[Format]string{Table: ".table.golden", Markdown: ".md.golden", JSON: ".json.golden",
 	JUnit: ".junit.golden", HTML: ".html.golden"}
+
+// goldenWidths are the terminal widths every fixture's table is also
+// locked down at, beside its full width (--wide): a narrow laptop
+// terminal and a wide one.
+var goldenWidths = []int{80, 120}
+
+// widthExt names the golden of a table fitted to width columns.
+func widthExt(width int) string { return fmt.Sprintf(".table%d.golden", width) }
 
 // jsonGolden is the one fixture whose JSON is locked down as well: the
 // shape of a saved result is a contract with other tools.
@@ -58,6 +68,19 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 }
 
+// fitsIn fails the test for every line of out wider than width display
+// columns. It measures with go-runewidth, not with the measure the
+// renderer fits by, so that a wrong measure cannot pass its own check.
+func fitsIn(t *testing.T, out string, width int) {
+	t.Helper()
+	measure := &runewidth.Condition{EastAsianWidth: false}
+	for i, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		if w := measure.StringWidth(line); w > width {
+			t.Errorf("line %d is %d columns wide, more than %d:\n%s", i+1, w, width, line)
+		}
+	}
+}
+
 func render(t *testing.T, r *scenarios.Result, f Format) []byte {
 	t.Helper()
 	var b bytes.Buffer
@@ -72,6 +95,18 @@ func TestGolden(t *testing.T) {
 		for _, f := range append([]Format{Table, Markdown}, moreGoldens[fx.name]...) {
 			t.Run(fx.name+"/"+string(f), func(t *testing.T) {
 				golden(t, fx.name+goldenExt[f], render(t, fx.result(), f))
+			})
+		}
+	}
+	for _, fx := range fixtures {
+		for _, width := range goldenWidths {
+			t.Run(fmt.Sprintf("%s/table%d", fx.name, width), func(t *testing.T) {
+				var b bytes.Buffer
+				if err := Render(&b, fx.result(), Table, Options{NoColor: true, Width: width}); err != nil {
+					t.Fatal(err)
+				}
+				fitsIn(t, b.String(), width)
+				golden(t, fx.name+widthExt(width), b.Bytes())
 			})
 		}
 	}
@@ -111,6 +146,9 @@ func TestNoStaleGoldens(t *testing.T) {
 	for _, fx := range fixtures {
 		want[fx.name+goldenExt[Table]] = true
 		want[fx.name+goldenExt[Markdown]] = true
+		for _, width := range goldenWidths {
+			want[fx.name+widthExt(width)] = true
+		}
 		for _, f := range moreGoldens[fx.name] {
 			want[fx.name+goldenExt[f]] = true
 		}
@@ -287,18 +325,26 @@ func TestVerdict(t *testing.T) {
 	}
 }
 
-func TestLostOver(t *testing.T) {
+// TestDamageWords checks the worst-trial cell in each story's words: an
+// oversold painting is one sale without a claim, said once, not "4 over,
+// 4 lost".
+func TestDamageWords(t *testing.T) {
 	for _, tc := range []struct {
+		scenario   string
 		over, lost int64
 		want       string
 	}{
-		{0, 0, "-"},
-		{0, 9, "9 lost"},
-		{4, 0, "4 over"},
-		{7, 11, "7 over, 11 lost"},
+		{"five-checkouts", 4, 4, "4 oversold"},
+		{"five-checkouts", 4, 5, "4 oversold, 1 more unrecorded"},
+		{"five-checkouts", 0, 1, "1 sale unrecorded"},
+		{"five-checkouts", 0, 0, ""},
+		{"ten-hits-one-view", 0, 9, "9 hits lost"},
+		{"six-become-four", 1, 4, "1 over the limit, 4 never counted"},
+		{"a-story-of-its-own", 7, 11, "7 over, 11 lost"},
+		{"a-story-of-its-own", 0, 0, ""},
 	} {
-		if got := lostOver(scenarios.Worst{Over: tc.over, Lost: tc.lost}); got != tc.want {
-			t.Errorf("lostOver(over %d, lost %d) = %q, want %q", tc.over, tc.lost, got, tc.want)
+		if got := damageWords(tc.scenario)(tc.over, tc.lost); got != tc.want {
+			t.Errorf("%s: damage(over %d, lost %d) = %q, want %q", tc.scenario, tc.over, tc.lost, got, tc.want)
 		}
 	}
 }

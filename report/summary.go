@@ -14,38 +14,55 @@ import (
 
 // column is one column of the summary table.
 type column struct {
-	title   string
+	title string
+	// sub says what the figures are, on a second header line in a
+	// terminal ("min/med/max"), in brackets elsewhere.
+	sub     string
 	numeric bool // right-aligned, so that figures line up
+	// drop orders the columns a narrow table leaves out: the highest
+	// first; 0 is never left out. What a dropped column said is said
+	// under the table instead (see fitTo), or already is.
+	drop int
+	// fold lets the column's cells break between words onto several
+	// lines when leaving columns out is not enough.
+	fold bool
 }
 
-// columns are the summary table's columns, in order. The optional ones
-// go before the verdict, and only into tables whose result has something
-// to put in them (see summarize).
-var columns = []column{
-	{"TARGET", false},
-	{"GUARANTEE", false},
-	{"REQUESTS", true},
-	{"ALLOWED", true},
-	{"REFUSED", true},
-	{"ERRORS", true},
-	{"COUNTED", true},
-	{"EXPECTED", false},
-	{"LOST/OVER", false},
-	{"VERDICT", false},
+// label is the column's title on one line: "COUNTED (min/med/max)".
+func (c column) label() string {
+	if c.sub == "" {
+		return c.title
+	}
+	return c.title + " (" + c.sub + ")"
 }
 
-// The optional columns.
+// The summary table's columns. A narrow table leaves them out from the
+// highest drop down: the guarantee first (said under the table), then
+// what other cells or lines say already (the requests, in the scale line;
+// the expectation, in the verdict; the errors, in a line of their own),
+// then the history, the rate and the worst trial (said under the table).
+// The target, the counts and the verdict always stay.
 var (
-	// historyColumn says whether the trials' histories were linearizable:
-	// shown when some trial was checked.
-	historyColumn = column{"HISTORY", false}
+	targetColumn    = column{title: "TARGET", fold: true}
+	guaranteeColumn = column{title: "GUARANTEE", drop: 9, fold: true}
+	requestsColumn  = column{title: "REQUESTS", numeric: true, drop: 8}
+	allowedColumn   = column{title: "ALLOWED", numeric: true}
+	refusedColumn   = column{title: "REFUSED", numeric: true}
+	errorsColumn    = column{title: "ERRORS", numeric: true, drop: 6}
+	countedColumn   = column{title: "COUNTED", numeric: true}
+	expectedColumn  = column{title: "EXPECTED", drop: 7}
+	worstColumn     = column{title: "WORST TRIAL", drop: 3, fold: true}
+	verdictColumn   = column{title: "VERDICT", fold: true}
+	// historyColumn says whether the trials' answers fit one request at
+	// a time: shown when some trial was checked.
+	historyColumn = column{title: "HISTORY", drop: 5, fold: true}
 	// rateColumn is the rate of breaking and its upper bound: shown when
 	// some target ran more than one trial, or a rate was asked for. One
 	// trial bounds nothing worth a column (0 of 1 is "below 95%").
-	rateColumn = column{"BREAK RATE", true}
+	rateColumn = column{title: "BREAK RATE", numeric: true, drop: 4, fold: true}
 	// softColumn is the verdict of a story's soft rule, judged beside its
 	// hard rule: shown for stories that have one (Result.Soft).
-	softColumn = column{"SOFT RULE", false}
+	softColumn = column{title: "SOFT RULE", fold: true}
 )
 
 // none fills a cell that has nothing to say.
@@ -68,7 +85,15 @@ type summary struct {
 	// own holds, per target, the lines about it, for renderers that
 	// report targets one by one (JUnit).
 	own [][]string
+	// guarantees and histories say, per target, what the guarantee and
+	// history columns do, for a table too narrow for those columns
+	// (a history line only where the order was impossible).
+	guarantees, histories []string
 }
+
+// impossibleOrder is what a failed history check found, in a class's words
+// with the technical term beside them.
+const impossibleOrder = "impossible order (not linearizable)"
 
 // add puts lines about target i under the table.
 func (s *summary) add(i int, lines ...string) {
@@ -91,44 +116,57 @@ func summarize(r *scenarios.Result) summary {
 		showRate = showRate || tr.Bound != nil && tr.Bound.MaxRate > 0
 		showHistory = showHistory || tallies[i].HistoryChecked > 0
 	}
-	s.cols = slices.Clone(columns[:len(columns)-1])
+	counted := countedColumn
+	if multi {
+		counted.sub = "min/med/max"
+	}
+	rate := rateColumn
+	rate.sub = percentSet(cmp.Or(r.Confidence, scenarios.DefaultConfidence)) + " sure"
+	s.cols = []column{targetColumn, guaranteeColumn, requestsColumn, allowedColumn, refusedColumn, errorsColumn, counted, expectedColumn, worstColumn}
 	if showHistory {
 		s.cols = append(s.cols, historyColumn)
 	}
 	if showRate {
-		s.cols = append(s.cols, rateColumn)
+		s.cols = append(s.cols, rate)
 	}
-	s.cols = append(s.cols, columns[len(columns)-1])
+	s.cols = append(s.cols, verdictColumn)
 	if r.Soft != "" {
 		s.cols = append(s.cols, softColumn)
 	}
 
+	damage := damageWords(r.Scenario)
 	labels := scenarios.Labels(r.Targets)
 	for i := range r.Targets {
 		tr := &r.Targets[i]
-		cells := row(tr, &tallies[i], labels[i], multi, r.Interrupted)
-		last := cells[len(cells)-1]
-		cells = cells[:len(cells)-1]
+		cells := row(tr, &tallies[i], labels[i], multi, damage)
 		if showHistory {
 			cells = append(cells, historyCell(&tallies[i], multi))
 		}
 		if showRate {
 			cells = append(cells, rateCell(tr, &tallies[i]))
 		}
-		cells = append(cells, last)
+		cells = append(cells, verdict(tr, &tallies[i], multi, r.Interrupted))
 		if r.Soft != "" {
 			cells = append(cells, softCell(&tallies[i], multi))
 		}
 		s.rows = append(s.rows, cells)
+	}
+	s.guarantees = make([]string, len(r.Targets))
+	s.histories = make([]string, len(r.Targets))
+	for i := range r.Targets {
+		s.guarantees[i] = labels[i] + "'s guarantee: " + orNone(r.Targets[i].Guarantee)
+		if t := &tallies[i]; t.NotLinearizable > 0 {
+			s.histories[i] = fmt.Sprintf("%s: %s in %d of %s", labels[i], impossibleOrder, t.NotLinearizable, plural(int64(t.HistoryChecked), "trial"))
+		}
 	}
 
 	// What broke, then what did not show, then what could not run: the
 	// order in which a reader wants to know.
 	for i := range r.Targets {
 		if k := tallies[i].Broken; k > 0 {
-			line := firstWhy(&tallies[i], labels[i])
+			line := firstWhy(&tallies[i], labels[i], multi)
 			if multi {
-				line += fmt.Sprintf(" (in %d of %d trials)", k, tallies[i].Trials)
+				line += fmt.Sprintf(" (%d of %d trials broke)", k, tallies[i].Trials)
 			}
 			s.add(i, line)
 		}
@@ -197,10 +235,9 @@ func summarize(r *scenarios.Result) summary {
 	return s
 }
 
-// row is one target's cells.
-func row(tr *scenarios.TargetResult, s *scenarios.Tally, label string, multi, interrupted bool) []string {
-	cells := []string{label, orNone(tr.Guarantee), none, none, none, none, none, orNone(string(tr.Expect)), none,
-		verdict(tr, s, multi, interrupted)}
+// row is one target's cells up to the worst trial.
+func row(tr *scenarios.TargetResult, s *scenarios.Tally, label string, multi bool, damage func(over, lost int64) string) []string {
+	cells := []string{label, orNone(tr.Guarantee), none, none, none, none, none, orNone(string(tr.Expect)), none}
 	if s.Trials == 0 {
 		return cells
 	}
@@ -213,8 +250,23 @@ func row(tr *scenarios.TargetResult, s *scenarios.Tally, label string, multi, in
 	} else {
 		cells[6] = strconv.FormatInt(s.CountedMin, 10)
 	}
-	cells[8] = lostOver(s.Worst)
+	if d := damage(s.Worst.Over, s.Worst.Lost); d != "" {
+		cells[8] = d
+		if multi {
+			cells[8] = fmt.Sprintf("#%d: %s", s.Worst.Index+1, d)
+		}
+	}
 	return cells
+}
+
+// damageWords is how the scenario named says how far a trial strayed
+// ("4 oversold", "9 hits lost"), or, for a story this racelab does not
+// know, "7 over, 11 lost".
+func damageWords(scenario string) func(over, lost int64) string {
+	if sc, err := scenarios.Lookup(scenario); err == nil && sc.Damage != nil {
+		return sc.Damage
+	}
+	return scenarios.DefaultDamage
 }
 
 // spanOf shows a per-trial figure as one number when every trial agrees, or
@@ -224,21 +276,6 @@ func spanOf(s scenarios.Span) string {
 		return strconv.Itoa(s.Min)
 	}
 	return fmt.Sprintf("%d-%d", s.Min, s.Max)
-}
-
-// lostOver says how far one trial strayed: "7 over, 11 lost", "9 lost", "-".
-func lostOver(t scenarios.Worst) string {
-	var parts []string
-	if t.Over > 0 {
-		parts = append(parts, fmt.Sprintf("%d over", t.Over))
-	}
-	if t.Lost > 0 {
-		parts = append(parts, fmt.Sprintf("%d lost", t.Lost))
-	}
-	if len(parts) == 0 {
-		return none
-	}
-	return strings.Join(parts, ", ")
 }
 
 // verdict says what the target did against what was expected of it. The
@@ -312,8 +349,10 @@ func scale(r *scenarios.Result) string {
 	return fmt.Sprintf("%s · %s · %s", shape, trials, seed)
 }
 
-// historyCell says what the history checks found: "linearizable", "not
-// linearizable in 3/20", "unknown in 1/20", or "-" when none was checked.
+// historyCell says what the history checks found: whether the answers fit
+// the requests taking turns one at a time ("possible order", or, with the
+// technical term beside it, "impossible order (not linearizable) in 3/20"),
+// "unknown in 1/20", or "-" when none was checked.
 func historyCell(s *scenarios.Tally, multi bool) string {
 	checked, bad, unknown := s.HistoryChecked, s.NotLinearizable, s.HistoryUnknown
 	in := func(k int) string {
@@ -326,16 +365,17 @@ func historyCell(s *scenarios.Tally, multi bool) string {
 	case checked == 0:
 		return none
 	case bad > 0:
-		return "not linearizable" + in(bad)
+		return impossibleOrder + in(bad)
 	case unknown > 0:
 		return "unknown" + in(unknown)
 	default:
-		return "linearizable"
+		return "possible order"
 	}
 }
 
-// rateCell is the rate of breaking with its upper bound: "<1.0%" when no
-// synchronized trial broke, "15% (<38%)" when 3 of 20 did.
+// rateCell is the rate of breaking seen, with the most it can be at the
+// run's confidence (the column's header names it): "0% (at most 1.0%)"
+// when no synchronized trial broke, "15% (at most 38%)" when 3 of 20 did.
 func rateCell(tr *scenarios.TargetResult, s *scenarios.Tally) string {
 	if s.Trials == 0 {
 		return none
@@ -345,11 +385,11 @@ func rateCell(tr *scenarios.TargetResult, s *scenarios.Tally) string {
 	case b.Trials == 0:
 		return none
 	case b.Broken == 0:
-		return "<" + percentUp(b.Upper)
+		return "0% (at most " + percentUp(b.Upper) + ")"
 	case b.Upper >= 1:
 		return percentOf(float64(b.Broken) / float64(b.Trials))
 	default:
-		return percentOf(float64(b.Broken)/float64(b.Trials)) + " (<" + percentUp(b.Upper) + ")"
+		return percentOf(float64(b.Broken)/float64(b.Trials)) + " (at most " + percentUp(b.Upper) + ")"
 	}
 }
 
@@ -443,10 +483,17 @@ func raceHidden(tr *scenarios.TargetResult, s *scenarios.Tally) bool {
 	return tr.Error == "" && tr.Expect == scenarios.ExpectBreak && s.Trials > 0 && s.Broken == 0 && !tr.Inconclusive()
 }
 
-// firstWhy is the plain-words account of the target's first broken trial.
-func firstWhy(s *scenarios.Tally, label string) string {
+// firstWhy is the plain-words account of the target's first broken
+// trial, naming the trial when there were several: its counts are that
+// trial's, not the median's.
+func firstWhy(s *scenarios.Tally, label string, multi bool) string {
 	if s.FirstWhy == "" {
 		return label + ": the rule broke"
+	}
+	if multi && s.FirstBroken > 0 {
+		if rest, ok := strings.CutPrefix(s.FirstWhy, label+": "); ok {
+			return fmt.Sprintf("%s, trial %d: %s", label, s.FirstBroken, rest)
+		}
 	}
 	return s.FirstWhy
 }

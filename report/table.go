@@ -16,22 +16,23 @@ import (
 // the markdown table are both drawn by writeGrid.
 
 // renderTable writes the terminal report: a heading, the scale of the run,
-// the table, and the breakages in plain words.
-func renderTable(w io.Writer, r *scenarios.Result, _ Options) error {
+// the table, and the breakages in plain words, all within o.Width.
+func renderTable(w io.Writer, r *scenarios.Result, o Options) error {
 	s := summarize(r)
+	s.fitTo(o.Width)
 	var b bytes.Buffer
-	b.WriteString(r.Scenario)
+	heading := r.Scenario
 	if r.Rule != "" {
-		b.WriteString(" — " + r.Rule)
+		heading += " — " + r.Rule
 	}
-	b.WriteString("\n" + s.scale + "\n\n")
+	b.WriteString(wrapLine(heading, o.Width) + "\n" + wrapLine(s.scale, o.Width) + "\n\n")
 	if err := writeGrid(&b, s.cols, s.rows, false); err != nil {
 		return err
 	}
 	if len(s.lines) > 0 {
 		b.WriteByte('\n')
 		for _, l := range s.lines {
-			b.WriteString(l + "\n")
+			b.WriteString(wrapLine(l, o.Width) + "\n")
 		}
 	}
 	_, err := w.Write(b.Bytes())
@@ -40,7 +41,8 @@ func renderTable(w io.Writer, r *scenarios.Result, _ Options) error {
 
 // writeGrid draws the summary table: ASCII borders for a terminal, or a
 // GitHub-flavoured markdown table of cells the caller has escaped. Widths
-// follow the cells alone, never the terminal or the locale.
+// follow the cells alone, never the terminal or the locale: fitColumns
+// chooses and folds the cells beforehand when a table must fit a width.
 func writeGrid(w io.Writer, cols []column, rows [][]string, markdown bool) error {
 	if len(rows) == 0 {
 		_, err := io.WriteString(w, "(no target ran)\n")
@@ -49,7 +51,10 @@ func writeGrid(w io.Writer, cols []column, rows [][]string, markdown bool) error
 	header := make([]string, len(cols))
 	align := make([]tw.Align, len(cols))
 	for i, c := range cols {
-		header[i] = c.title
+		header[i] = c.header()
+		if markdown {
+			header[i] = c.label()
+		}
 		align[i] = tw.AlignLeft
 		if c.numeric {
 			align[i] = tw.AlignRight

@@ -2,7 +2,9 @@ package scenarios
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/racelab/racelab/targets"
@@ -56,6 +58,10 @@ type Scenario struct {
 	// Judge fills in Lost, Over, Broken and Why from the trial's outcomes
 	// and Counted.
 	Judge func(t *Trial, target string)
+	// Damage says in the story's words how far a trial strayed, from its
+	// Over and Lost ("4 oversold", "9 hits lost"), "" when it did not;
+	// nil means DefaultDamage.
+	Damage func(over, lost int64) string
 	// Tell says in words what a trial that held came to, as Why does for
 	// one that broke.
 	Tell func(t *Trial, target string) string
@@ -221,4 +227,16 @@ func answerOf(ok bool, value int64, err error) Answer {
 	default:
 		return Answer{Outcome: Refused, Value: value}
 	}
+}
+
+// DefaultDamage is a story's Damage when it says none: "7 over, 11 lost".
+func DefaultDamage(over, lost int64) string {
+	var parts []string
+	if over > 0 {
+		parts = append(parts, fmt.Sprintf("%d over", over))
+	}
+	if lost > 0 {
+		parts = append(parts, fmt.Sprintf("%d lost", lost))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/racelab/racelab/targets"
@@ -46,6 +47,16 @@ var sixBecomeFour = define(Scenario{
 
 	model:  quotaModel(DailyLimit),
 	Extras: []Extra{{After: "race", Replay: sixInARow}, {After: "fix", Replay: pastMidnight}},
+	Damage: func(over, lost int64) string {
+		var parts []string
+		if over > 0 {
+			parts = append(parts, fmt.Sprintf("%d over the limit", over))
+		}
+		if lost > 0 {
+			parts = append(parts, fmt.Sprintf("%d never counted", lost))
+		}
+		return strings.Join(parts, ", ")
+	},
 	Tell: func(t *Trial, target string) string {
 		return fmt.Sprintf("%s: %s granted, %d refused, counter at %d", target,
 			plural(int64(t.Allowed), "download"), t.Refused, t.Counted)

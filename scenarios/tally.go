@@ -95,8 +95,11 @@ type Tally struct {
 	HistoryUnknown  int `json:"history_unknown,omitempty"`
 	// FirstWhy is the first broken trial's account; FirstError the first
 	// failed request's error.
-	FirstWhy   string `json:"first_why,omitempty"`
-	FirstError string `json:"first_error,omitempty"`
+	FirstWhy string `json:"first_why,omitempty"`
+	// FirstBroken numbers the first broken trial from 1 (0: none broke),
+	// so that FirstWhy's figures can be told from a median's.
+	FirstBroken int    `json:"first_broken,omitempty"`
+	FirstError  string `json:"first_error,omitempty"`
 	// MaxReleaseSpread is the widest release spread; ArrivalSpreads the
 	// arrival spreads the server reported (the first 100,000 bursts).
 	MaxReleaseSpread time.Duration   `json:"max_release_spread_ns"`
@@ -121,7 +124,7 @@ func (s *Tally) Add(t *Trial) {
 	if t.Broken {
 		s.Broken++
 		if s.FirstWhy == "" {
-			s.FirstWhy = t.Why
+			s.FirstWhy, s.FirstBroken = t.Why, t.Index+1
 		}
 	}
 	if t.Inconclusive() {
@@ -263,8 +266,9 @@ func (s *Tally) merge(o *Tally) {
 		*s = c
 		return
 	}
+	offset := s.Trials
 	worst := o.Worst
-	worst.Index += s.Trials
+	worst.Index += offset
 	if worst.Over+worst.Lost > s.Worst.Over+s.Worst.Lost {
 		s.Worst = worst
 	}
@@ -291,8 +295,11 @@ func (s *Tally) merge(o *Tally) {
 	s.HistoryChecked += o.HistoryChecked
 	s.NotLinearizable += o.NotLinearizable
 	s.HistoryUnknown += o.HistoryUnknown
-	if s.FirstWhy == "" {
-		s.FirstWhy = o.FirstWhy
+	if s.FirstWhy == "" && o.FirstWhy != "" {
+		s.FirstWhy, s.FirstBroken = o.FirstWhy, 0
+		if o.FirstBroken > 0 { // a result saved before trials were named has none
+			s.FirstBroken = o.FirstBroken + offset
+		}
 	}
 	if s.FirstError == "" {
 		s.FirstError = o.FirstError

@@ -36,6 +36,15 @@ var tenHitsOneView = define(Scenario{
 	model: counterModel(),
 	batch: counterBatch,
 	Tell:  tellHits,
+	Damage: func(over, lost int64) string {
+		if over > 0 { // a judge of this story never sets it; said if it does
+			return DefaultDamage(over, lost)
+		}
+		if lost > 0 {
+			return plural(lost, "hit") + " lost"
+		}
+		return ""
+	},
 	Judge: func(t *Trial, target string) {
 		allowed := int64(t.Allowed)
 		t.Lost = max(0, allowed-t.Counted)
