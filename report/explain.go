@@ -8,36 +8,40 @@ import (
 	"github.com/racelab/racelab/scenarios"
 )
 
+// explainWidth is the width of explain's text: a handout's, whatever the
+// terminal, so that every screen in a room shows the same lines.
+const explainWidth = 78
+
 // Explain writes e for a terminal or a handout: plain text, lines wrapped
-// at 78 columns except the timeline lanes, which keep one request a line.
+// at 78 columns, the timeline lanes folding under themselves.
 func Explain(w io.Writer, e scenarios.Explanation) error {
 	var b strings.Builder
 	sc := e.Scenario
-	fmt.Fprintf(&b, "%s: %s\n\n", sc.Name, sc.Title)
-	b.WriteString(wrap(sc.Story, 78, "  "))
+	b.WriteString(wrapLine(sc.Name+": "+sc.Title, explainWidth) + "\n\n")
+	b.WriteString(wrap(sc.Story, explainWidth, "  "))
 	b.WriteString("\n")
-	b.WriteString(wrap("Hard rule: "+sc.Rule+".", 78, ""))
+	b.WriteString(wrap("Hard rule: "+sc.Rule+".", explainWidth, ""))
 	for i, r := range e.Replays {
-		fmt.Fprintf(&b, "\n%d. %s\n\n", i+1, r.Heading)
-		if err := Timeline(&b, r.Target, r.Clock, r.Trial); err != nil {
+		b.WriteString("\n" + wrapLine(fmt.Sprintf("%d. %s", i+1, r.Heading), explainWidth) + "\n\n")
+		if err := Timeline(&b, r.Target, r.Clock, r.Trial, explainWidth); err != nil {
 			return err
 		}
 		b.WriteString("\n")
-		b.WriteString(wrap(r.Outcome, 78, ""))
+		b.WriteString(wrap(r.Outcome, explainWidth, ""))
 	}
 	fmt.Fprintf(&b, "\n%d. How the fix works\n\n", len(e.Replays)+1)
-	b.WriteString(wrap(sc.Fix, 78, "  "))
+	b.WriteString(wrap(sc.Fix, explainWidth, "  "))
 	if end := e.Ending; end != nil {
 		fmt.Fprintf(&b, "\n%d. %s\n\n", len(e.Replays)+2, end.Heading)
 		for _, it := range end.Items {
-			b.WriteString(hanging(fmt.Sprintf("- %s: %s. %s", it.Part, it.Mark, it.Why), 78, "  ", "    "))
+			b.WriteString(hanging(fmt.Sprintf("- %s: %s. %s", it.Part, it.Mark, it.Why), explainWidth, "  ", "    "))
 		}
 		if end.Closing != "" {
-			b.WriteString("\n" + wrap(end.Closing, 78, "  "))
+			b.WriteString("\n" + wrap(end.Closing, explainWidth, "  "))
 		}
 	}
 	if e.Footer != "" {
-		b.WriteString("\n" + e.Footer + "\n")
+		b.WriteString("\n" + wrapLine(e.Footer, explainWidth) + "\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -83,10 +83,19 @@ func fitColumns(cols []column, rows [][]string, width int) ([]int, [][]string) {
 	if width <= 0 {
 		return keep, rs
 	}
+	// A column with nothing to say in any row ("-", or no errors) goes
+	// before any that has something.
+	rank := make([]int, len(cols))
+	for j, c := range cols {
+		rank[j] = c.drop
+		if c.drop > 0 && !slices.ContainsFunc(rows, func(r []string) bool { return r[j] != none && r[j] != "0" }) {
+			rank[j] += len(cols) * 100
+		}
+	}
 	for gridWidth(cs, rs) > width {
 		drop := -1
 		for k, j := range keep {
-			if cols[j].drop > 0 && (drop < 0 || cols[j].drop > cols[keep[drop]].drop) {
+			if rank[j] > 0 && (drop < 0 || rank[j] > rank[keep[drop]]) {
 				drop = k
 			}
 		}
@@ -224,4 +233,11 @@ func (s *summary) fitTo(width int) {
 		cols[k] = s.cols[j]
 	}
 	s.cols, s.rows = cols, rows
+}
+
+// WrapWords breaks text between words into lines at most width display
+// columns wide, continuing on lines that start with indent: for help
+// texts and lists that must fit a terminal as tables do.
+func WrapWords(text string, width int, indent string) []string {
+	return wrapWords(text, width, "", indent)
 }

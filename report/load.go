@@ -30,7 +30,7 @@ func RenderLoad(w io.Writer, rs []*scenarios.LoadResult, f Format, o Options) er
 	var err error
 	switch f {
 	case Table:
-		err = eachLoad(&b, rs, "\n", renderLoadTable)
+		err = eachLoad(&b, rs, "\n", func(b *bytes.Buffer, r *scenarios.LoadResult) error { return renderLoadTable(b, r, o.Width) })
 	case Markdown:
 		err = eachLoad(&b, rs, "\n", renderLoadMarkdown)
 	case JSON:
@@ -63,10 +63,15 @@ func eachLoad(b *bytes.Buffer, rs []*scenarios.LoadResult, sep string, render fu
 
 // The columns of the two tables.
 var (
-	speedColumns = []column{{"TARGET", false}, {"SENT", true}, {"ANSWERED/S", true}, {"P50", true}, {"P90", true},
-		{"P99", true}, {"P99.9", true}, {"MAX", true}, {"ERRORS", true}}
-	ruleColumns = []column{{"TARGET", false}, {"KEYS", true}, {"ALLOWED", true}, {"REFUSED", true}, {"COUNTED", true},
-		{"LOST", true}, {"OVER", true}, {"EXPECTED", false}, {"VERDICT", false}}
+	// A narrow terminal loses the in-between percentiles first, then the
+	// figures said elsewhere (the keys, in the scale line; the
+	// expectation, in the verdict); fitLoadGrid names what it left out.
+	speedColumns = []column{{title: "TARGET", fold: true}, {title: "SENT", numeric: true}, {title: "ANSWERED/S", numeric: true},
+		{title: "P50", numeric: true, drop: 2}, {title: "P90", numeric: true, drop: 4}, {title: "P99", numeric: true},
+		{title: "P99.9", numeric: true, drop: 3}, {title: "MAX", numeric: true, drop: 1}, {title: "ERRORS", numeric: true}}
+	ruleColumns = []column{{title: "TARGET", fold: true}, {title: "KEYS", numeric: true, drop: 2}, {title: "ALLOWED", numeric: true},
+		{title: "REFUSED", numeric: true}, {title: "COUNTED", numeric: true}, {title: "LOST", numeric: true}, {title: "OVER", numeric: true},
+		{title: "EXPECTED", drop: 3}, {title: "VERDICT", fold: true}}
 )
 
 // loadSummary is a load result read for the table, markdown, JUnit and
@@ -248,27 +253,48 @@ func loadVerdictCell(t *scenarios.LoadTarget, failed, interrupted bool) string {
 	return v
 }
 
-func renderLoadTable(b *bytes.Buffer, r *scenarios.LoadResult) error {
+func renderLoadTable(b *bytes.Buffer, r *scenarios.LoadResult, width int) error {
 	s := summarizeLoad(r)
-	b.WriteString(r.Scenario + " under load")
+	heading := r.Scenario + " under load"
 	if r.Rule != "" {
-		b.WriteString(" — " + r.Rule)
+		heading += " — " + r.Rule
 	}
-	b.WriteString("\n" + s.scale + "\n\n")
-	if err := writeGrid(b, speedColumns, s.speed, false); err != nil {
+	b.WriteString(wrapLine(heading, width) + "\n" + wrapLine(s.scale, width) + "\n\n")
+	var left []string
+	if err := fitLoadGrid(b, speedColumns, s.speed, width, &left); err != nil {
 		return err
 	}
 	b.WriteString("\nthe rule after the load, each key read back:\n")
-	if err := writeGrid(b, ruleColumns, s.rule, false); err != nil {
+	if err := fitLoadGrid(b, ruleColumns, s.rule, width, &left); err != nil {
 		return err
 	}
-	if len(s.lines) > 0 {
+	lines := s.lines
+	if len(left) > 0 {
+		lines = append(lines, "left out to fit the terminal: "+strings.Join(left, ", ")+" (--wide shows every column)")
+	}
+	if len(lines) > 0 {
 		b.WriteByte('\n')
-		for _, l := range s.lines {
-			b.WriteString(l + "\n")
+		for _, l := range lines {
+			b.WriteString(wrapLine(l, width) + "\n")
 		}
 	}
 	return nil
+}
+
+// fitLoadGrid draws a load table fitted to width, adding the titles of
+// the columns it left out to left.
+func fitLoadGrid(b *bytes.Buffer, cols []column, rows [][]string, width int, left *[]string) error {
+	keep, fitted := fitColumns(cols, rows, width)
+	kept := make([]column, len(keep))
+	for k, j := range keep {
+		kept[k] = cols[j]
+	}
+	for j, c := range cols {
+		if !slices.Contains(keep, j) && !slices.Contains(*left, c.title) {
+			*left = append(*left, c.title)
+		}
+	}
+	return writeGrid(b, kept, fitted, false)
 }
 
 func renderLoadMarkdown(b *bytes.Buffer, r *scenarios.LoadResult) error {

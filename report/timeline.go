@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -17,19 +18,21 @@ import (
 // when its write landed, and, for a write that overwrote another request's
 // update without having seen it, whose update it erased. Requests of a
 // store that records no steps (SQLite, Redis, PostgreSQL, HTTP) get their
-// instants and answer only.
-func Timeline(w io.Writer, target string, clock scenarios.Clock, trial *scenarios.Trial) error {
+// instants and answer only. Lanes come in the order their last step
+// happened (a write landing, an answer), so that a chain of erasures reads
+// downwards, each lane erasing one above it; requests keep their numbers,
+// from 1. A lane wider than width folds under itself (0: never).
+func Timeline(w io.Writer, target string, clock scenarios.Clock, trial *scenarios.Trial, width int) error {
 	var b strings.Builder
 	unit := "real time"
 	if clock == scenarios.ClockVirtual {
 		unit = "virtual time"
 	}
-	fmt.Fprintf(&b, "%s, trial %d (%s, from the release):\n", target, trial.Index+1, unit)
+	b.WriteString(wrapLine(fmt.Sprintf("%s, trial %d (%s from the release, lanes in finishing order):", target, trial.Index+1, unit), width) + "\n")
 	erased := Erasures(trial)
-	width := len(fmt.Sprint(len(trial.Requests)))
-	for i := range trial.Requests {
-		r := &trial.Requests[i]
-		fmt.Fprintf(&b, "  #%-*d ", width, r.Index+1)
+	numWidth := len(fmt.Sprint(len(trial.Requests)))
+	for _, r := range byTime(trial) {
+		head := fmt.Sprintf("  #%-*d ", numWidth, r.Index+1)
 		var parts []string
 		if len(r.Steps) == 0 {
 			parts = append(parts, fmt.Sprintf("%s sent", formatInstant(r.Invoke)))
@@ -37,15 +40,64 @@ func Timeline(w io.Writer, target string, clock scenarios.Clock, trial *scenario
 		for _, s := range r.Steps {
 			parts = append(parts, stepText(s))
 		}
-		b.WriteString(strings.Join(parts, " · "))
-		fmt.Fprintf(&b, " → %s at %s", answerText(r), formatInstant(r.Return))
+		parts = append(parts, fmt.Sprintf("→ %s at %s", answerText(r), formatInstant(r.Return)))
 		if q, ok := erased[r.Index]; ok {
-			fmt.Fprintf(&b, "   ✗ erased #%d's update", q+1)
+			parts = append(parts, fmt.Sprintf("✗ erased #%d's update", q+1))
 		}
-		b.WriteByte('\n')
+		b.WriteString(lane(head, parts, width))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// lane joins a request's parts after head, " · " between steps, folding
+// between parts (and, for a part too wide itself, between words) onto
+// lines indented under the first part when the lane is wider than width.
+func lane(head string, parts []string, width int) string {
+	line := head
+	var b strings.Builder
+	indent := strings.Repeat(" ", narrow.String(head))
+	for i, p := range parts {
+		sep := ""
+		if i > 0 {
+			sep = " · "
+			if strings.HasPrefix(p, "→") || strings.HasPrefix(p, "✗") {
+				sep = " "
+			}
+		}
+		if width > 0 && line != indent && line != head && narrow.String(line+sep+p) > width {
+			b.WriteString(line + "\n")
+			line = indent
+			sep = ""
+		}
+		if width > 0 && narrow.String(line+sep+p) > width {
+			folded := wrapWords(p, width, line+sep, indent)
+			b.WriteString(strings.Join(folded[:len(folded)-1], "\n") + "\n")
+			line = folded[len(folded)-1]
+			continue
+		}
+		line += sep + p
+	}
+	b.WriteString(line + "\n")
+	return b.String()
+}
+
+// byTime is trial's requests in the order their last step happened, the
+// instant they were answered when they recorded none; ties keep the
+// requests' own order.
+func byTime(trial *scenarios.Trial) []*scenarios.Request {
+	rs := make([]*scenarios.Request, len(trial.Requests))
+	for i := range trial.Requests {
+		rs[i] = &trial.Requests[i]
+	}
+	last := func(r *scenarios.Request) time.Duration {
+		if n := len(r.Steps); n > 0 {
+			return r.Steps[n-1].At
+		}
+		return r.Return
+	}
+	slices.SortStableFunc(rs, func(a, b *scenarios.Request) int { return cmp.Compare(last(a), last(b)) })
+	return rs
 }
 
 // Erasures finds, for each request whose write overwrote another request's

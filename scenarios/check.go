@@ -83,7 +83,7 @@ func Check(r *Result, historyTimeout time.Duration) error {
 				return bad(at+".index", "%d after %d; trials are kept in the order they ran", tr.Index, last)
 			}
 			last = tr.Index
-			if err := recheckTrial(sc, script, r.Requests, tr, t.Target, min(historyTimeout, time.Until(deadline))); err != nil {
+			if err := recheckTrial(sc, script, r.Requests, tr, t.Label(), min(historyTimeout, time.Until(deadline))); err != nil {
 				return bad(at+"."+err.field, "%s", err.msg)
 			}
 		}

@@ -7,6 +7,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"regexp"
+	"strings"
 	"slices"
 	"time"
 
@@ -38,7 +40,28 @@ const (
 	OverrideAuto Override = ""     // each target's catalog entry decides
 	OverrideRace Override = "race" // every target must show the race
 	OverrideHold Override = "hold" // every target must keep the rule
+	// OverrideBreaks expects the race as of a naive store: breaking is
+	// as expected, holding only worth a note. It is how a run says that
+	// a service of the user's own, which racelab cannot look up in its
+	// catalog, is the naive one (-t naive=http://… --expect naive=breaks).
+	OverrideBreaks Override = "breaks"
 )
+
+// ParseOverride reads an expectation as the user types it: auto, hold
+// (or holds), race, or breaks.
+func ParseOverride(s string) (Override, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "auto":
+		return OverrideAuto, nil
+	case "hold", "holds":
+		return OverrideHold, nil
+	case "race":
+		return OverrideRace, nil
+	case "breaks", "break":
+		return OverrideBreaks, nil
+	}
+	return "", fmt.Errorf("%w: expectation %q; want auto, hold, breaks or race", ErrUsage, s)
+}
 
 // ErrUsage is wrapped by every error about a plan that cannot be run as
 // written (a bad count, a target that cannot play the story).
@@ -60,8 +83,10 @@ type Plan struct {
 	Timeout time.Duration
 	// Seed decides the simulated stores' random choices.
 	Seed int64
-	// Expect overrides the targets' expectations.
-	Expect Override
+	// Expect overrides the targets' expectations; ExpectOf overrides one
+	// target's, by the name given it (NAME=SPEC) or its spec as written.
+	Expect   Override
+	ExpectOf map[string]Override
 	// Options are passed to every target as it is opened.
 	Options []targets.Option
 	// OnTrial, when set, is called after every trial from the goroutine
@@ -91,9 +116,25 @@ type Plan struct {
 
 // resolved is a target spec checked against the catalog before any runs.
 type resolved struct {
-	raw   string
-	spec  targets.Spec
-	entry targets.Entry
+	name   string // the name the user gave it (NAME=SPEC), or ""
+	raw    string // the spec as written, without the name
+	spec   targets.Spec
+	entry  targets.Entry
+	expect Override
+}
+
+// targetName is what a name given to a target may be: short, and unlike
+// any spec, so that NAME=SPEC cannot be mistaken for a spec's parameters.
+var targetName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+// splitName splits NAME=SPEC. A spec's own "=" comes after its "?", and a
+// URL's after its "://", so an "=" with only a plain word before it names
+// the target; anything else is a spec with no name.
+func splitName(raw string) (name, spec string) {
+	if n, rest, ok := strings.Cut(raw, "="); ok && targetName.MatchString(n) {
+		return n, rest
+	}
+	return "", raw
 }
 
 // Validate checks the plan without running anything: every target exists,
@@ -123,9 +164,9 @@ func (p *Plan) resolve() ([]resolved, error) {
 		return nil, err
 	}
 	switch p.Expect {
-	case OverrideAuto, OverrideRace, OverrideHold:
+	case OverrideAuto, OverrideRace, OverrideHold, OverrideBreaks:
 	default:
-		return nil, fmt.Errorf("%w: --expect %q; want auto, hold or race", ErrUsage, p.Expect)
+		return nil, fmt.Errorf("%w: --expect %q; want auto, hold, breaks or race", ErrUsage, p.Expect)
 	}
 	if err := p.Evidence.validate(cmp.Or(p.Trials, DefaultTrials)); err != nil {
 		return nil, err
@@ -135,7 +176,18 @@ func (p *Plan) resolve() ([]resolved, error) {
 		specs = p.Scenario.Lineup
 	}
 	out := make([]resolved, 0, len(specs))
-	for _, raw := range specs {
+	names := map[string]bool{}
+	for _, given := range specs {
+		name, raw := splitName(given)
+		if name != "" {
+			if _, _, err := p.catalog().Lookup(name); err == nil {
+				return nil, fmt.Errorf("%w: -t %s: %q is a target of its own; name it something else, such as %q", ErrUsage, given, name, "my-"+name)
+			}
+			if names[name] {
+				return nil, fmt.Errorf("%w: -t %s: two targets are named %q; give each its own name", ErrUsage, given, name)
+			}
+			names[name] = true
+		}
 		spec, e, err := p.catalog().Lookup(raw)
 		if err != nil {
 			return nil, err
@@ -143,7 +195,23 @@ func (p *Plan) resolve() ([]resolved, error) {
 		if !p.Scenario.Plays(e.Kind) {
 			return nil, fmt.Errorf("%w: target %s cannot play %s (it has no %s)", ErrUsage, spec.Name(), p.Scenario.Name, p.Scenario.Needs)
 		}
-		out = append(out, resolved{raw, spec, e})
+		out = append(out, resolved{name: name, raw: raw, spec: spec, entry: e, expect: p.Expect})
+	}
+	// One target's expectation, by its name or its spec as written.
+	for key, ov := range p.ExpectOf {
+		found := false
+		for i := range out {
+			if r := &out[i]; key == r.name || r.name == "" && (key == r.raw || key == r.spec.Name()) {
+				r.expect, found = ov, true
+			}
+		}
+		if !found {
+			var have []string
+			for _, r := range out {
+				have = append(have, cmp.Or(r.name, r.raw))
+			}
+			return nil, fmt.Errorf("%w: --expect %s=%s: no target %q in this run (targets: %s)", ErrUsage, key, cmp.Or(string(ov), "auto"), key, strings.Join(have, ", "))
+		}
 	}
 	return out, nil
 }
@@ -224,6 +292,7 @@ func Run(ctx context.Context, p Plan) (*Result, error) {
 			break
 		}
 		tr := TargetResult{
+			Name:      r.name,
 			Target:    r.spec.Name(),
 			Spec:      r.raw,
 			Guarantee: r.entry.Guarantee,
@@ -231,7 +300,7 @@ func Run(ctx context.Context, p Plan) (*Result, error) {
 		if r.spec.URL != nil {
 			tr.Spec = tr.Target // a URL's password never reaches a report
 		}
-		tr.Expect, tr.Strict = expectation(r.entry, p.Expect)
+		tr.Expect, tr.Strict = expectation(r.entry, r.expect)
 		if openErr[ti] != nil {
 			tr.Error = openErr[ti].Error() // "open redis: …", as targets says it
 		} else {
@@ -293,6 +362,8 @@ func expectation(e targets.Entry, override Override) (Expectation, bool) {
 		return ExpectBreak, true
 	case OverrideHold:
 		return ExpectHold, true
+	case OverrideBreaks:
+		return ExpectBreak, false
 	}
 	if e.Holds {
 		return ExpectHold, true
@@ -432,14 +503,14 @@ func (r targetRun) play(ctx context.Context, rec *recorder) error {
 		if batch != nil && len(batchKeys) < BatchKeys {
 			batchKeys = append(batchKeys, batchKey{k, counted})
 		}
-		sc.judge(&trial, tr.Target)
-		judgeHistory(sc, &trial, tr.Target, r.ev)
+		sc.judge(&trial, tr.Label())
+		judgeHistory(sc, &trial, tr.Label(), r.ev)
 		rec.add(trial)
 		if f, ok := t.Store.(targets.Forgetter); ok {
 			f.Forget(k) // never used again: memory stays flat over trials
 		}
 		if r.onTrial != nil {
-			r.onTrial(tr.Target, i+1, r.trials)
+			r.onTrial(tr.Label(), i+1, r.trials)
 		}
 	}
 	return nil

@@ -203,6 +203,9 @@ func (b Bound) Met() bool {
 
 // TargetResult is every trial of one scenario against one target.
 type TargetResult struct {
+	// Name is what the user named the target (-t NAME=SPEC), shown
+	// instead of its store or URL wherever the target is named.
+	Name string `json:"name,omitempty"`
 	// Target is the target's name as the user gave it (no parameters).
 	Target string `json:"target"`
 	// Spec is the full spec, parameters included.
@@ -235,6 +238,15 @@ type TargetResult struct {
 	// story and a store with a batch read (ten-hits-one-view over HTTP);
 	// nil when there was none.
 	Batch *BatchCheck `json:"batch,omitempty"`
+}
+
+// Label is how the target is named on its own: the name the user gave
+// it, or its store (or URL).
+func (t *TargetResult) Label() string {
+	if t.Name != "" {
+		return t.Name
+	}
+	return t.Target
 }
 
 // Summary is what every trial of the target came to: the recorded Tally,
@@ -457,12 +469,12 @@ func InconclusiveWhy(label string, s *Tally) string {
 func Labels(ts []TargetResult) []string {
 	seen := make(map[string]int, len(ts))
 	for _, t := range ts {
-		seen[t.Target]++
+		seen[t.Label()]++
 	}
 	l := make([]string, len(ts))
 	for i, t := range ts {
-		l[i] = t.Target
-		if seen[t.Target] > 1 && t.Spec != "" {
+		l[i] = t.Label()
+		if t.Name == "" && seen[t.Target] > 1 && t.Spec != "" {
 			l[i] = t.Spec
 		}
 	}
@@ -578,7 +590,7 @@ func mergeParts(parts []*Result) *Result {
 		seen := map[string]int{}
 		for i := range r.Targets {
 			t := &r.Targets[i]
-			base := t.Spec + "\x00" + string(t.Expect)
+			base := t.Name + "\x00" + t.Spec + "\x00" + string(t.Expect)
 			k := fmt.Sprintf("%s\x00%d", base, seen[base])
 			seen[base]++
 			s, ok := slots[k]

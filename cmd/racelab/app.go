@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/targets"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"golang.org/x/term"
 )
 
 // Exit codes; see doc.go.
@@ -31,12 +33,45 @@ type Streams struct {
 	Err      io.Writer
 	ErrIsTTY bool // progress bars only on a terminal
 	NoColor  bool // NO_COLOR is set
+	// Width is how many display columns a line written to Out may take:
+	// tables leave out and fold columns to fit it. 0 means no limit.
+	Width int
+	// InIsTTY and OutIsTTY say whether In and Out are a terminal:
+	// explain --step waits for Enter only when someone is there to press it.
+	InIsTTY, OutIsTTY bool
 }
 
 // Stdio returns the process's own streams.
 func Stdio() Streams {
 	_, noColor := os.LookupEnv("NO_COLOR")
-	return Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, ErrIsTTY: isTerminal(os.Stderr), NoColor: noColor}
+	return Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, ErrIsTTY: isTerminal(os.Stderr), NoColor: noColor,
+		Width: outputWidth(os.Stdout, os.Getenv), InIsTTY: isTerminal(os.Stdin), OutIsTTY: isTerminal(os.Stdout)}
+}
+
+// pipeWidth is the width of output that goes to no terminal and whose
+// reader set no COLUMNS: wide enough for most tables whole, narrow enough
+// for a pager or a CI log.
+const pipeWidth = 100
+
+// outputWidth is the width tables written to out must fit: the terminal's
+// own when out is one, else COLUMNS when it is set (shells set it but do
+// not export it; a user who exports it means it), else pipeWidth.
+func outputWidth(out *os.File, getenv func(string) string) int {
+	if w, _, err := term.GetSize(int(out.Fd())); err == nil && w > 0 {
+		return w
+	}
+	if c, err := strconv.Atoi(strings.TrimSpace(getenv("COLUMNS"))); err == nil && c > 0 {
+		return c
+	}
+	return pipeWidth
+}
+
+// width is the width a command's output must fit: none under --wide.
+func (s Streams) width(c *cobra.Command) int {
+	if wide, err := c.Flags().GetBool("wide"); err == nil && wide {
+		return 0
+	}
+	return s.Width
 }
 
 func isTerminal(f *os.File) bool {
@@ -152,6 +187,8 @@ time: the same --seed replays the same race.`,
 		return usageError{fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
 	})
 	root.SuggestionsMinimumDistance = 2
+	root.PersistentFlags().Bool("wide", false, "draw every column of every table in full, however wide the terminal")
+	wrapHelp(root, s)
 	root.AddCommand(newRunCmd(s, cat, nil), newLoadCmd(s, cat, nil), newListCmd(s, cat), newExplainCmd(s, cat), newServeCmd(s), newReportCmd(s), newVersionCmd(s))
 	return root
 }
@@ -180,4 +217,30 @@ func exactArgs(n int, what string) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// widthAnnotation holds, on the root command, the width of the streams
+// it writes to, for the usage template's flagUsages.
+const widthAnnotation = "racelab/width"
+
+// The usage template folds each flag's help to the terminal, as tables
+// are. Template functions are cobra's own global, so the function keeps no
+// state: it reads the width off the command it renders.
+func init() {
+	cobra.AddTemplateFunc("flagUsages", func(c *cobra.Command, f *pflag.FlagSet) string {
+		width, _ := strconv.Atoi(c.Root().Annotations[widthAnnotation])
+		if wide, err := c.Flags().GetBool("wide"); err == nil && wide {
+			width = 0
+		}
+		return f.FlagUsagesWrapped(width)
+	})
+}
+
+// wrapHelp makes every command's help fold its flags to s.Width.
+func wrapHelp(root *cobra.Command, s Streams) {
+	root.Annotations = map[string]string{widthAnnotation: strconv.Itoa(s.Width)}
+	t := root.UsageTemplate()
+	t = strings.ReplaceAll(t, ".LocalFlags.FlagUsages", "flagUsages $ .LocalFlags")
+	t = strings.ReplaceAll(t, ".InheritedFlags.FlagUsages", "flagUsages $ .InheritedFlags")
+	root.SetUsageTemplate(t)
 }

@@ -183,12 +183,12 @@ func TestRunFlags(t *testing.T) {
 		got = o
 		return nil
 	})
-	c.SetArgs([]string{"five-checkouts", "-t", "kv?locations=5&cold-read=40ms", "-t", "sqlite", "-n", "50", "--trials", "20", "--seed", "7", "-o", "json", "--timeout", "3s", "-q", "--expect", "hold"})
+	c.SetArgs([]string{"five-checkouts", "-t", "kv?locations=5&cold-read=40ms", "-t", "sqlite", "-n", "50", "--trials", "20", "--seed", "7", "-o", "json", "-o", "junit=r.xml", "--timeout", "3s", "-q", "--expect", "hold"})
 	if err := c.Execute(); err != nil {
 		t.Fatal(err)
 	}
 	want := runOptions{Scenario: "five-checkouts", Targets: []string{"kv?locations=5&cold-read=40ms", "sqlite"}, Requests: 50, RequestsSet: true,
-		Trials: 20, Seed: 7, SeedSet: true, Output: "json", Timeout: 3e9, Quiet: true, Expect: "hold",
+		Trials: 20, Seed: 7, SeedSet: true, Outputs: outputFlags{raw: []string{"json", "junit=r.xml"}}, Timeout: 3e9, Quiet: true, Expect: []string{"hold"},
 		RedisURL: os.Getenv("RACELAB_REDIS_URL"), PostgresURL: os.Getenv("RACELAB_POSTGRES_URL")}
 	if got == nil || !equalOptions(*got, want) {
 		t.Errorf("options = %+v\nwant      %+v", got, want)
@@ -198,8 +198,8 @@ func TestRunFlags(t *testing.T) {
 func equalOptions(a, b runOptions) bool {
 	return strings.Join(a.Targets, "\n") == strings.Join(b.Targets, "\n") &&
 		a.Scenario == b.Scenario && a.Requests == b.Requests && a.RequestsSet == b.RequestsSet && a.Trials == b.Trials &&
-		a.Seed == b.Seed && a.SeedSet == b.SeedSet && a.Output == b.Output && a.Timeout == b.Timeout &&
-		a.Quiet == b.Quiet && a.Expect == b.Expect && a.RedisURL == b.RedisURL && a.PostgresURL == b.PostgresURL
+		a.Seed == b.Seed && a.SeedSet == b.SeedSet && strings.Join(a.Outputs.raw, "\n") == strings.Join(b.Outputs.raw, "\n") && a.Timeout == b.Timeout &&
+		a.Quiet == b.Quiet && strings.Join(a.Expect, "\n") == strings.Join(b.Expect, "\n") && a.RedisURL == b.RedisURL && a.PostgresURL == b.PostgresURL
 }
 
 // fastKV is the KV simulator with small latencies, for many quick trials.
@@ -236,7 +236,7 @@ func TestEvidenceExitCodes(t *testing.T) {
 		{"kv race expected", []string{"run", "ten-hits-one-view", "-t", fastKV, "--trials", "20", "-o", "junit"}, exitOK,
 			[]string{`failures="0"`, "broken in 20/20 (expected)"}},
 		{"kv made to hold", []string{"run", "ten-hits-one-view", "-t", fastKV, "--trials", "20", "--expect", "hold", "-o", "junit"}, exitRuleBroken,
-			[]string{`failures="1"`, `<failure message="kv: BROKEN in 20/20, expected to hold"`, "allowed: 10", "lost/over: ", "bound: 20 of 20"}},
+			[]string{`failures="1"`, `<failure message="kv: BROKEN in 20/20, expected to hold"`, "allowed: 10", "worst trial: ", "bound: 20 of 20"}},
 		{"bound met", []string{"run", "five-checkouts", "-t", "sqlite", "--max-rate", "5%"}, exitOK, nil},
 		{"bound out of reach", []string{"run", "five-checkouts", "--confidence", "99%", "--max-rate", "0.1%", "--max-trials", "1000"}, exitUsage, nil},
 		{"max-trials alone", []string{"run", "five-checkouts", "--max-trials", "10"}, exitUsage, nil},
@@ -334,11 +334,11 @@ func TestReportFlags(t *testing.T) {
 		got = o
 		return nil
 	})
-	c.SetArgs([]string{"a.json", "-", "b.json", "-o", "html"})
+	c.SetArgs([]string{"a.json", "-", "b.json", "-o", "html", "-o", "junit=r.xml"})
 	if err := c.Execute(); err != nil {
 		t.Fatal(err)
 	}
-	if got == nil || strings.Join(got.Files, " ") != "a.json - b.json" || got.Output != "html" {
+	if got == nil || strings.Join(got.Files, " ") != "a.json - b.json" || strings.Join(got.Outputs.raw, " ") != "html junit=r.xml" {
 		t.Errorf("report options = %+v", got)
 	}
 }

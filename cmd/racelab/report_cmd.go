@@ -5,10 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"slices"
-	"strings"
 
 	"github.com/racelab/racelab/report"
 	"github.com/racelab/racelab/scenarios"
@@ -17,8 +17,8 @@ import (
 
 // reportOptions is everything `racelab report` was asked to do.
 type reportOptions struct {
-	Files  []string
-	Output string
+	Files   []string
+	Outputs outputFlags
 }
 
 func newReportCmd(s Streams) *cobra.Command { return newReportCmdWith(s, nil) }
@@ -50,9 +50,9 @@ target broke a rule it had to keep (or did not show a race it had to), 1
 when one could not be run, 2 for a file that does not exist, and 1 for one
 that is not a racelab result of schema ` + scenarios.SchemaVersion + ` or ` + scenarios.LoadSchemaVersion + `.`,
 		Example: `  racelab run ten-hits-one-view -t sqlite --trials 300 -o json > a.json
-  racelab report a.json -o junit > report.xml
-  racelab report machine-*.json -o html > report.html
-  racelab run five-checkouts -o json | racelab report - -o markdown >> "$GITHUB_STEP_SUMMARY"`,
+  racelab report a.json -o junit=report.xml -o html=report.html
+  racelab report machine-*.json -o table -o markdown+="$GITHUB_STEP_SUMMARY"
+  racelab run five-checkouts -o json | racelab report - -o markdown`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageError{fmt.Errorf("%s takes one or more result files (FILE.json, or - for standard input) (see '%s --help')", c.CommandPath(), c.CommandPath())}
@@ -64,18 +64,17 @@ that is not a racelab result of schema ` + scenarios.SchemaVersion + ` or ` + sc
 			if runF != nil {
 				return runF(c, o)
 			}
-			return runReport(c.Context(), s, o)
+			return runReport(c.Context(), s, s.width(c), o)
 		},
 	}
-	c.Flags().StringVarP(&o.Output, "output", "o", string(report.Table), "output format: "+strings.Join(report.Formats(), ", "))
-	_ = c.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(report.Formats(), cobra.ShellCompDirectiveNoFileComp))
+	o.Outputs.register(c, c.Flags(), report.Formats())
 	return c
 }
 
-func runReport(ctx context.Context, s Streams, o *reportOptions) error {
-	format, err := report.ParseFormat(o.Output)
+func runReport(ctx context.Context, s Streams, width int, o *reportOptions) error {
+	outs, err := o.Outputs.parse()
 	if err != nil {
-		return usageError{err}
+		return err
 	}
 	var all []*scenarios.Result
 	var loads []*scenarios.LoadResult
@@ -89,18 +88,27 @@ func runReport(ctx context.Context, s Streams, o *reportOptions) error {
 	}
 	merged := scenarios.Merge(all)
 	mergedLoads := scenarios.MergeLoads(loads)
-	if len(merged) > 0 {
-		if err := report.RenderAll(s.Out, merged, format, report.Options{NoColor: s.NoColor}); err != nil {
-			return fmt.Errorf("write report: %w", err)
+	// Bursts and load in one report: the bursts' report, then the load's,
+	// a blank line between in the formats read as text.
+	err = writeOutputs(s, width, outs, func(w io.Writer, format string, width int) error {
+		f, opts := report.Format(format), report.Options{NoColor: s.NoColor, Width: width}
+		if len(merged) > 0 {
+			if err := report.RenderAll(w, merged, f, opts); err != nil {
+				return err
+			}
 		}
-	}
-	if len(mergedLoads) > 0 {
-		if len(merged) > 0 && (format == report.Table || format == report.Markdown) {
-			fmt.Fprintln(s.Out)
+		if len(mergedLoads) > 0 {
+			if len(merged) > 0 && (f == report.Table || f == report.Markdown) {
+				if _, err := io.WriteString(w, "\n"); err != nil {
+					return err
+				}
+			}
+			return report.RenderLoad(w, mergedLoads, f, opts)
 		}
-		if err := report.RenderLoad(s.Out, mergedLoads, format, report.Options{NoColor: s.NoColor}); err != nil {
-			return fmt.Errorf("write report: %w", err)
-		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	var fs []scenarios.Shortfall
 	for _, r := range mergedLoads {

@@ -24,10 +24,10 @@ type runOptions struct {
 	Trials      int
 	Seed        int64
 	SeedSet     bool
-	Output      string
+	Outputs     outputFlags
 	Timeout     time.Duration
 	Quiet       bool
-	Expect      string
+	Expect      []string
 	RedisURL    string
 	PostgresURL string
 	Clock       string
@@ -56,8 +56,8 @@ one barrier, read back what the store counted, and check the story's hard
 rule. Each trial uses fresh state. Without -t, the story's own line-up runs,
 naive store first.
 
-Scenarios: ` + strings.Join(scenarios.Names(), ", ") + `
-Targets:   ` + strings.Join(cat.Names(), ", ") + `
+` + strings.Join(report.WrapWords("Scenarios: "+strings.Join(scenarios.Names(), ", "), 78, "           "), "\n") + `
+` + strings.Join(report.WrapWords("Targets:   "+strings.Join(cat.Names(), ", "), 78, "           "), "\n") + `
 
 A naive target breaking the rule is expected and exits 0; a target expected
 to hold that breaks it exits 3.`,
@@ -79,14 +79,16 @@ to hold that breaks it exits 3.`,
 		},
 	}
 	f := c.Flags()
-	f.StringArrayVarP(&o.Targets, "target", "t", nil, "target spec STORE[:STRATEGY][?PARAMS], repeatable (default: the story's line-up)")
+	f.StringArrayVarP(&o.Targets, "target", "t", nil, "target spec STORE[:STRATEGY][?PARAMS] or URL, or NAME=SPEC to name it in reports;\n"+
+		"repeatable (default: the story's line-up)")
 	f.IntVarP(&o.Requests, "requests", "n", 0, "requests per burst (default: the story's own: 10, 12 or 5)")
 	f.IntVar(&o.Trials, "trials", scenarios.DefaultTrials, "bursts per target, each on fresh state")
 	f.Int64Var(&o.Seed, "seed", 0, "seed for the simulated stores' random choices (default: random, printed)")
-	f.StringVarP(&o.Output, "output", "o", string(report.Table), "output format: "+strings.Join(report.Formats(), ", "))
+	o.Outputs.register(c, f, report.Formats())
 	f.DurationVar(&o.Timeout, "timeout", scenarios.DefaultTimeout, "time limit of each request")
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, "no progress bar or notices on stderr")
-	f.StringVar(&o.Expect, "expect", "auto", "what every target must do: auto (naive may break, others must hold), hold, or race")
+	f.StringArrayVar(&o.Expect, "expect", nil, "what every target must do: auto (naive may break, others must hold), hold, breaks or race;\n"+
+		"NAME=WHAT for one target, by the name given with -t NAME=SPEC or its spec (repeatable; default auto)")
 	o.servers().register(f, "targets")
 	f.StringVar(&o.Clock, "clock", "virtual", "time of the simulated stores (kv, actor): virtual (deterministic, replayable by --seed) or real")
 	f.BoolVar(&o.Sequential, "sequential", false, "fire a trial's requests one after another, --gap apart, instead of all at once")
@@ -108,47 +110,46 @@ to hold that breaks it exits 3.`,
 	o.Evidence.register(f)
 	o.Story.register(f)
 	_ = c.RegisterFlagCompletionFunc("target", completeTargets)
-	_ = c.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(report.Formats(), cobra.ShellCompDirectiveNoFileComp))
 	_ = c.RegisterFlagCompletionFunc("clock", cobra.FixedCompletions([]string{"virtual", "real"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = c.RegisterFlagCompletionFunc("expect", cobra.FixedCompletions([]string{"auto", "hold", "race"}, cobra.ShellCompDirectiveNoFileComp))
 	return c
 }
 
 // plan turns the options into a scenarios.Plan, checking every value.
-func (o *runOptions) plan() (scenarios.Plan, report.Format, error) {
+func (o *runOptions) plan() (scenarios.Plan, []output, error) {
 	sc, err := scenarios.Lookup(o.Scenario)
 	if err != nil {
-		return scenarios.Plan{}, "", err
+		return scenarios.Plan{}, nil, err
 	}
 	settings, err := o.Story.settings()
 	if err != nil {
-		return scenarios.Plan{}, "", err
+		return scenarios.Plan{}, nil, err
 	}
 	if sc, err = sc.With(settings); err != nil {
-		return scenarios.Plan{}, "", err
+		return scenarios.Plan{}, nil, err
 	}
-	format, err := report.ParseFormat(o.Output)
+	outs, err := o.Outputs.parse()
 	if err != nil {
-		return scenarios.Plan{}, "", usageError{err}
+		return scenarios.Plan{}, nil, err
 	}
 	if o.Requests < 0 || o.RequestsSet && o.Requests == 0 {
-		return scenarios.Plan{}, "", usageError{fmt.Errorf("--requests %d: want a whole number from 1 to %d", o.Requests, scenarios.MaxRequests)}
+		return scenarios.Plan{}, nil, usageError{fmt.Errorf("--requests %d: want a whole number from 1 to %d", o.Requests, scenarios.MaxRequests)}
 	}
 	if o.Trials < 1 {
-		return scenarios.Plan{}, "", usageError{fmt.Errorf("--trials %d: want 1 or more", o.Trials)}
+		return scenarios.Plan{}, nil, usageError{fmt.Errorf("--trials %d: want 1 or more", o.Trials)}
 	}
 	if o.Timeout <= 0 {
-		return scenarios.Plan{}, "", usageError{fmt.Errorf("--timeout %s: want a positive duration such as 5s", o.Timeout)}
+		return scenarios.Plan{}, nil, usageError{fmt.Errorf("--timeout %s: want a positive duration such as 5s", o.Timeout)}
 	}
-	expect := scenarios.Override(o.Expect)
-	if o.Expect == "auto" {
-		expect = scenarios.OverrideAuto
+	expect, expectOf, err := parseExpect(o.Expect)
+	if err != nil {
+		return scenarios.Plan{}, nil, err
 	}
 	if o.Clock != "virtual" && o.Clock != "real" {
-		return scenarios.Plan{}, "", usageError{fmt.Errorf("--clock %q: want virtual or real", o.Clock)}
+		return scenarios.Plan{}, nil, usageError{fmt.Errorf("--clock %q: want virtual or real", o.Clock)}
 	}
 	if o.Gap <= 0 {
-		return scenarios.Plan{}, "", usageError{fmt.Errorf("--gap %s: want a positive duration such as 3s", o.Gap)}
+		return scenarios.Plan{}, nil, usageError{fmt.Errorf("--gap %s: want a positive duration such as 3s", o.Gap)}
 	}
 	seed := o.Seed
 	if !o.SeedSet {
@@ -163,6 +164,7 @@ func (o *runOptions) plan() (scenarios.Plan, report.Format, error) {
 		Timeout:  o.Timeout,
 		Seed:     seed,
 		Expect:   expect,
+		ExpectOf: expectOf,
 		// Virtual time by default: a simulated store's trial is then a
 		// deterministic replay of the seed.
 		RealClock:  o.Clock == "real",
@@ -174,19 +176,19 @@ func (o *runOptions) plan() (scenarios.Plan, report.Format, error) {
 		Options:    o.servers().options(),
 	}
 	if err := o.HTTP.apply(&p); err != nil {
-		return scenarios.Plan{}, "", err
+		return scenarios.Plan{}, nil, err
 	}
 	if err := o.Evidence.apply(&p); err != nil {
-		return scenarios.Plan{}, "", err
+		return scenarios.Plan{}, nil, err
 	}
 	if err := p.Validate(); err != nil {
-		return scenarios.Plan{}, "", err
+		return scenarios.Plan{}, nil, err
 	}
-	return p, format, nil
+	return p, outs, nil
 }
 
 func runRun(c *cobra.Command, s Streams, o *runOptions) error {
-	p, format, err := o.plan()
+	p, outs, err := o.plan()
 	if err != nil {
 		return err
 	}
@@ -225,19 +227,59 @@ func runRun(c *cobra.Command, s Streams, o *runOptions) error {
 	}
 	// A result comes with an error only when a side file (--history-html)
 	// could not be written: the report is still worth printing first.
-	if err := report.Render(s.Out, res, format, report.Options{NoColor: s.NoColor}); err != nil {
-		return fmt.Errorf("write report: %w", err)
-	}
-	if o.Timeline && (format == report.Table || format == report.Markdown) {
-		if err := writeTimelines(s.Out, res); err != nil {
-			return fmt.Errorf("write timeline: %w", err)
+	err = writeOutputs(s, s.width(c), outs, func(w io.Writer, format string, width int) error {
+		f := report.Format(format)
+		if err := report.Render(w, res, f, report.Options{NoColor: s.NoColor, Width: width}); err != nil {
+			return err
 		}
+		if o.Timeline && (f == report.Table || f == report.Markdown) {
+			return writeTimelines(w, res, width)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if runErr != nil {
 		return runErr
 	}
 	return verdict(res)
 }
+
+// parseExpect reads --expect: one bare value for every target, and
+// NAME=VALUE for one target each. The value is split at the last "=", so
+// that a URL given as the name keeps its own.
+func parseExpect(raw []string) (scenarios.Override, map[string]scenarios.Override, error) {
+	all := scenarios.OverrideAuto
+	var one map[string]scenarios.Override
+	allSet := false
+	for _, v := range raw {
+		key, what, named := "", v, false
+		if i := strings.LastIndex(v, "="); i >= 0 {
+			key, what, named = v[:i], v[i+1:], true
+		}
+		ov, err := scenarios.ParseOverride(what)
+		if err != nil || named && key == "" {
+			return "", nil, usageError{fmt.Errorf("--expect %s: want auto, hold, breaks or race, or NAME=one of them for one target", v)}
+		}
+		switch {
+		case !named && allSet:
+			return "", nil, usageError{fmt.Errorf("--expect %s: a second expectation for every target; give one, and NAME=%s for single targets", v, what)}
+		case !named:
+			all, allSet = ov, true
+		case hasKey(one, key):
+			return "", nil, usageError{fmt.Errorf("--expect %s: %s already has an expectation", v, key)}
+		default:
+			if one == nil {
+				one = map[string]scenarios.Override{}
+			}
+			one[key] = ov
+		}
+	}
+	return all, one, nil
+}
+
+func hasKey[V any](m map[string]V, k string) bool { _, ok := m[k]; return ok }
 
 // part is the story's own part asked for by its flag (--payment), or nil
 // for the bursts. A part is the story's whole scenario played its own way,
@@ -332,7 +374,8 @@ func completeTargets(_ *cobra.Command, _ []string, _ string) ([]string, cobra.Sh
 
 // writeTimelines prints, for each target, the lanes of its first broken
 // trial, or of its first trial when none broke.
-func writeTimelines(w io.Writer, res *scenarios.Result) error {
+func writeTimelines(w io.Writer, res *scenarios.Result, width int) error {
+	labels := scenarios.Labels(res.Targets)
 	for i := range res.Targets {
 		tr := &res.Targets[i]
 		if len(tr.Trials) == 0 {
@@ -348,7 +391,7 @@ func writeTimelines(w io.Writer, res *scenarios.Result) error {
 		if _, err := io.WriteString(w, "\n"); err != nil {
 			return err
 		}
-		if err := report.Timeline(w, tr.Target, tr.Clock, pick); err != nil {
+		if err := report.Timeline(w, labels[i], tr.Clock, pick, width); err != nil {
 			return err
 		}
 	}
