@@ -8,8 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"strings"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/racelab/racelab/targets"
