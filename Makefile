@@ -4,13 +4,19 @@ GO      ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all build run test test-short check bench services services-stop clean fuzz
+.PHONY: all build install run test test-short check bench services services-stop clean fuzz
 
 all: build
 
 ## build: the racelab binary in ./bin
 build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o bin/racelab ./cmd/racelab
+
+## install: racelab into your Go bin folder (go env GOBIN, else GOPATH/bin),
+## with the version git describes; `go install ./cmd/racelab` does the same
+## with the version Go stamps from the clone
+install:
+	$(GO) install -ldflags '$(LDFLAGS)' ./cmd/racelab
 
 ## run: the README's main command, on embedded targets (no servers needed)
 run:

@@ -3,7 +3,9 @@ package report
 import (
 	"bytes"
 	"io"
+	"slices"
 	"strconv"
+	"strings"
 )
 
 // Catalog is what `racelab list` shows: the stories and the targets that
@@ -30,22 +32,26 @@ type CatalogTarget struct {
 	Plays     []bool // per scenario, in the order of Catalog.Scenarios
 }
 
-// WriteCatalog writes the scenario table, then the target × scenario matrix.
-func WriteCatalog(w io.Writer, c Catalog) error {
+// WriteCatalog writes the scenario table, then the target × scenario
+// matrix, both at most width display columns wide (0: no limit). A narrow
+// matrix leaves out the scenario columns and says under it which targets
+// play which scenarios.
+func WriteCatalog(w io.Writer, c Catalog, width int) error {
 	var b bytes.Buffer
 	b.WriteString("Scenarios\n")
 	rows := make([][]string, len(c.Scenarios))
 	for i, s := range c.Scenarios {
 		rows[i] = []string{s.Name, strconv.Itoa(s.Requests), s.Rule}
 	}
-	cols := []column{{title: "SCENARIO"}, {title: "N", numeric: true}, {title: "HARD RULE"}}
+	cols := []column{{title: "SCENARIO", fold: true}, {title: "N", numeric: true}, {title: "HARD RULE", fold: true}}
+	_, rows = fitColumns(cols, rows, width)
 	if err := writeGrid(&b, cols, rows, false); err != nil {
 		return err
 	}
-	b.WriteString("\nTargets (run one with -t NAME; parameters as NAME?key=value&key=value)\n")
-	cols = []column{{title: "TARGET"}, {title: "GUARANTEE"}, {title: "EXPECTED"}, {title: "NEEDS"}}
+	b.WriteString("\n" + wrapLine("Targets (run one with -t NAME; parameters as NAME?key=value&key=value)", width) + "\n")
+	cols = []column{{title: "TARGET", fold: true}, {title: "GUARANTEE", fold: true}, {title: "EXPECTED"}, {title: "NEEDS", drop: 1}}
 	for _, s := range c.Scenarios {
-		cols = append(cols, column{title: s.Name})
+		cols = append(cols, column{title: s.Name, drop: 2})
 	}
 	rows = make([][]string, len(c.Targets))
 	for i, t := range c.Targets {
@@ -63,9 +69,59 @@ func WriteCatalog(w io.Writer, c Catalog) error {
 		}
 		rows[i] = row
 	}
-	if err := writeGrid(&b, cols, rows, false); err != nil {
+	keep, fitted := fitColumns(cols, rows, width)
+	kept := make([]column, len(keep))
+	for k, j := range keep {
+		kept[k] = cols[j]
+	}
+	if err := writeGrid(&b, kept, fitted, false); err != nil {
 		return err
+	}
+	if len(keep) < len(cols) {
+		b.WriteByte('\n')
+		for _, line := range playsLines(c, keep) {
+			b.WriteString(wrapLine(line, width) + "\n")
+		}
 	}
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+// playsLines say, for a matrix whose columns after the first four were
+// not all kept, what the missing ones held: which targets need a server,
+// and which scenarios each target plays.
+func playsLines(c Catalog, keep []int) []string {
+	var lines []string
+	if !slices.Contains(keep, 3) {
+		var embedded, server []string
+		for _, t := range c.Targets {
+			if t.Embedded {
+				embedded = append(embedded, t.Name)
+			} else {
+				server = append(server, t.Name)
+			}
+		}
+		lines = append(lines, "needs nothing: "+strings.Join(embedded, ", "), "needs a server: "+strings.Join(server, ", "))
+	}
+	all, some := []string{}, []string{}
+	for _, t := range c.Targets {
+		var plays []string
+		for i, ok := range t.Plays {
+			if ok {
+				plays = append(plays, c.Scenarios[i].Name)
+			}
+		}
+		if len(plays) == len(c.Scenarios) {
+			all = append(all, t.Name)
+		} else {
+			some = append(some, t.Name+" plays "+strings.Join(append(plays, "nothing")[:max(1, len(plays))], ", "))
+		}
+	}
+	if len(some) == 0 {
+		return append(lines, "every target plays every scenario")
+	}
+	if len(all) > 0 {
+		lines = append(lines, "plays every scenario: "+strings.Join(all, ", "))
+	}
+	return append(lines, some...)
 }

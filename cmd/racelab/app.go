@@ -174,6 +174,9 @@ time: the same --seed replays the same race.`,
 			return usageError{fmt.Errorf("%s (commands: %s)", msg, strings.Join(names, ", "))}
 		},
 	}
+	// --version prints what `racelab version` does.
+	root.Version = "set"
+	root.SetVersionTemplate(versionLine() + "\n")
 	root.SetOut(s.Out)
 	root.SetErr(s.Err)
 	root.SetIn(s.In)

@@ -15,8 +15,8 @@ func newListCmd(s Streams, cat *targets.Catalog) *cobra.Command {
 strategy guarantees, whether it is expected to keep the rules, and which
 stories it can play. Use it to pick a line-up for -t.`,
 		Args: exactArgs(0, "no arguments"),
-		RunE: func(*cobra.Command, []string) error {
-			return report.WriteCatalog(s.Out, catalog(cat))
+		RunE: func(c *cobra.Command, _ []string) error {
+			return report.WriteCatalog(s.Out, catalog(cat), s.width(c))
 		},
 	}
 }

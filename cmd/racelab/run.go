@@ -50,7 +50,7 @@ func newRunCmd(s Streams, cat *targets.Catalog, runF func(*cobra.Command, *runOp
 	o := &runOptions{catalog: cat}
 	c := &cobra.Command{
 		Use:   "run SCENARIO",
-		Short: "Fire bursts of simultaneous requests at targets and judge the hard rule",
+		Short: "Fire simultaneous requests at targets and judge the hard rule",
 		Long: `Run a scenario: for each target, fire N requests released together from
 one barrier, read back what the store counted, and check the story's hard
 rule. Each trial uses fresh state. Without -t, the story's own line-up runs,

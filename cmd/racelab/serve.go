@@ -52,7 +52,7 @@ func newServeCmdF(s Streams, runF func(context.Context, *serveOptions) error) *c
 	o := &serveOptions{}
 	c := &cobra.Command{
 		Use:   "serve --store [NAME=]SPEC...",
-		Short: "Serve the HTTP contract backed by a target, for curl, for -t http:// and for a classroom",
+		Short: "Serve the HTTP contract for curl, -t http:// and a classroom",
 		Long: `Serve racelab's HTTP contract backed by a store, so that a workshop can hit
 it with curl and racelab run can race it over the network:
 
