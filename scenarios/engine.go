@@ -92,6 +92,11 @@ type Plan struct {
 	// OnTrial, when set, is called after every trial from the goroutine
 	// that called Run, for progress display.
 	OnTrial func(target string, done, total int)
+	// OnWait, when set, is told before the first trial of a sequential
+	// run how long its gaps will keep it waiting on the real clock, and
+	// on which targets: minutes of nothing on the screen otherwise
+	// (virtual time skips the gaps).
+	OnWait func(targets []string, wait time.Duration)
 	// Sequential fires a trial's requests one after another, Gap apart
 	// (DefaultGap when zero), instead of all at once: the stale-read half
 	// of a story. N then defaults to the scenario's SequentialRequests.
@@ -279,6 +284,17 @@ func Run(ctx context.Context, p Plan) (*Result, error) {
 		}
 	}
 	defer closeAll(opened)
+	if p.OnWait != nil && gap > 0 && n > 1 {
+		var real []string
+		for i, t := range opened {
+			if t != nil && virtualClock(t.Store) == nil {
+				real = append(real, cmp.Or(rs[i].name, rs[i].spec.Name()))
+			}
+		}
+		if len(real) > 0 {
+			p.OnWait(real, time.Duration(len(real)*trials*(n-1))*gap)
+		}
+	}
 	// A run id keeps keys fresh across runs, even with the same seed, so
 	// that a real server never hands one run another run's state. Stores
 	// in virtual time are new for every run, so there the id comes from

@@ -70,7 +70,9 @@ func TestSeveralOutputs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var suites struct{ Tests int `xml:"tests,attr"` }
+	var suites struct {
+		Tests int `xml:"tests,attr"`
+	}
 	if err := xml.Unmarshal(data, &suites); err != nil || suites.Tests != 3 {
 		t.Errorf("r.xml: %d tests, %v; want 3:\n%s", suites.Tests, err, data)
 	}

@@ -218,6 +218,12 @@ func runRun(c *cobra.Command, s Streams, o *runOptions) error {
 		bar = newProgress(ctx, s.Err, p.Scenario.Name, bars*p.Trials)
 		onTrial = bar.Trial
 	}
+	if s.ErrIsTTY && !o.Quiet {
+		p.OnWait = func(real []string, wait time.Duration) {
+			fmt.Fprintf(s.Err, "racelab: %s on the real clock (%s): about %s of gaps between requests; Ctrl-C stops and reports the trials so far\n",
+				plural(p.Trials, "sequential trial"), strings.Join(real, ", "), roughly(wait))
+		}
+	}
 	res, runErr := play(onTrial)
 	if bar != nil {
 		bar.Wait() // the bar is gone before the report is printed
@@ -396,4 +402,29 @@ func writeTimelines(w io.Writer, res *scenarios.Result, width int) error {
 		}
 	}
 	return nil
+}
+
+// plural writes "1 trial", "20 trials".
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// roughly writes a long wait as a person would say it: "50 minutes",
+// "2 hours 5 minutes", "40 seconds".
+func roughly(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return plural(int(d.Round(time.Second)/time.Second), "second")
+	case d < time.Hour:
+		return plural(int(d.Round(time.Minute)/time.Minute), "minute")
+	}
+	d = d.Round(time.Minute)
+	h, m := int(d/time.Hour), int(d%time.Hour/time.Minute)
+	if m == 0 {
+		return plural(h, "hour")
+	}
+	return plural(h, "hour") + " " + plural(m, "minute")
 }

@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/creack/pty"
 	"github.com/mattn/go-runewidth"
@@ -123,6 +124,29 @@ func TestBuildVersion(t *testing.T) {
 	} {
 		if got := buildVersion(tc.linked, tc.bi); got != tc.want {
 			t.Errorf("%s: buildVersion = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestSequentialWaitSaid checks that a sequential run on the real clock
+// says how long its gaps will take before it starts, on a terminal.
+func TestSequentialWaitSaid(t *testing.T) {
+	var out, errOut bytes.Buffer
+	s := Streams{In: strings.NewReader(""), Out: &out, Err: &errOut, ErrIsTTY: true}
+	args := []string{"run", "six-become-four", "-t", "sqlite", "-t", "kv", "--sequential", "--gap", "1ms", "--trials", "2", "-n", "3"}
+	if code := Main(context.Background(), args, s, testCatalog); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	// 2 trials × 2 gaps of 1ms on sqlite alone: kv runs in virtual time.
+	if want := "racelab: 2 sequential trials on the real clock (sqlite): about 0 seconds of gaps"; !strings.Contains(errOut.String(), want) {
+		t.Errorf("stderr lacks %q:\n%s", want, errOut.String())
+	}
+	for _, tc := range []struct {
+		d    time.Duration
+		want string
+	}{{40 * time.Second, "40 seconds"}, {50 * time.Minute, "50 minutes"}, {2*time.Hour + 5*time.Minute, "2 hours 5 minutes"}, {time.Hour, "1 hour"}} {
+		if got := roughly(tc.d); got != tc.want {
+			t.Errorf("roughly(%s) = %q, want %q", tc.d, got, tc.want)
 		}
 	}
 }
