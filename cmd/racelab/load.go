@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"strings"
 	"time"
@@ -32,7 +33,7 @@ type loadOptions struct {
 	Timeout     time.Duration
 	Seed        int64
 	Expect      string
-	Output      string
+	Outputs     outputFlags
 	Quiet       bool
 	HTTPVersion string
 	RedisURL    string
@@ -48,7 +49,7 @@ func newLoadCmd(s Streams, cat *targets.Catalog, runF func(*cobra.Command, *load
 	o := &loadOptions{catalog: cat}
 	c := &cobra.Command{
 		Use:   "load SCENARIO",
-		Short: "Put sustained load on targets, measure it, and judge the rule after it",
+		Short: "Put sustained load on targets, measure it, and judge the rule",
 		Long: `Load a scenario: send its requests at a rate or from a pool of workers for
 a while, measure throughput, latency percentiles and errors, then read every
 key back and judge the story's rule on each, as 'racelab run' judges a trial.
@@ -68,9 +69,12 @@ Simulated stores run on the real clock. Exit codes are run's; a missed
 Scenarios: ` + strings.Join(scenarios.Names(), ", "),
 		Example: `  racelab load ten-hits-one-view -t sqlite --rate 2000/s --duration 10s
   racelab load ten-hits-one-view -t kv --rate 500/s --duration 5s --keys 10
-  racelab load six-become-four -t http://127.0.0.1:8787 --concurrency 64 --duration 20s --keys 100
-  racelab load ten-hits-one-view -t sqlite --stages 10s:500/s,20s:2000/s --key-dist zipf:1.2
-  racelab load ten-hits-one-view -t redis -c 100 --threshold 'p99<50ms' --threshold 'errors<1%' --threshold 'lost==0'`,
+  racelab load six-become-four -t http://127.0.0.1:8787 \
+    --concurrency 64 --duration 20s --keys 100
+  racelab load ten-hits-one-view -t sqlite \
+    --stages 10s:500/s,20s:2000/s --key-dist zipf:1.2
+  racelab load ten-hits-one-view -t redis -c 100 \
+    --threshold 'p99<50ms' --threshold 'errors<1%' --threshold 'lost==0'`,
 		Args:              exactArgs(1, "one scenario ("+strings.Join(scenarios.Names(), ", ")+")"),
 		ValidArgsFunction: completeScenarios,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -98,32 +102,31 @@ Scenarios: ` + strings.Join(scenarios.Names(), ", "),
 	f.DurationVar(&o.Timeout, "timeout", scenarios.DefaultTimeout, "time limit of each request")
 	f.Int64Var(&o.Seed, "seed", 0, "seed for the keys picked and Poisson arrivals (default: random, in the result)")
 	f.StringVar(&o.Expect, "expect", "auto", "what every target must do: auto (naive may break, others must hold), hold, or race")
-	f.StringVarP(&o.Output, "output", "o", string(report.Table), "output format: "+strings.Join(report.Formats(), ", "))
+	o.Outputs.register(c, f, report.Formats())
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, "no progress bar on stderr")
 	f.StringVar(&o.HTTPVersion, "http-version", "1.1", "http targets: 1.1 (keep-alive connections) or 2 (h2c on http, h2 on https)")
 	o.servers().register(f, "targets")
 	o.HTTP.registerMapping(f)
 	_ = c.RegisterFlagCompletionFunc("target", completeTargets)
-	_ = c.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(report.Formats(), cobra.ShellCompDirectiveNoFileComp))
 	_ = c.RegisterFlagCompletionFunc("arrivals", cobra.FixedCompletions([]string{"even", "poisson"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = c.RegisterFlagCompletionFunc("http-version", cobra.FixedCompletions([]string{"1.1", "2"}, cobra.ShellCompDirectiveNoFileComp))
 	return c
 }
 
 // plan turns the options into a scenarios.LoadPlan, checking every value.
-func (o *loadOptions) plan() (scenarios.LoadPlan, report.Format, error) {
+func (o *loadOptions) plan() (scenarios.LoadPlan, []output, error) {
 	var p scenarios.LoadPlan
 	given := func(name string) bool { return o.set != nil && o.set(name) }
 	sc, err := scenarios.Lookup(o.Scenario)
 	if err != nil {
-		return p, "", err
+		return p, nil, err
 	}
-	format, err := report.ParseFormat(o.Output)
+	outs, err := o.Outputs.parse()
 	if err != nil {
-		return p, "", usageError{err}
+		return p, nil, err
 	}
-	bad := func(format string, args ...any) (scenarios.LoadPlan, report.Format, error) {
-		return scenarios.LoadPlan{}, "", usageError{fmt.Errorf(format, args...)}
+	bad := func(format string, args ...any) (scenarios.LoadPlan, []output, error) {
+		return scenarios.LoadPlan{}, nil, usageError{fmt.Errorf(format, args...)}
 	}
 	open := o.Rate != "" || o.Stages != ""
 	switch {
@@ -182,12 +185,12 @@ func (o *loadOptions) plan() (scenarios.LoadPlan, report.Format, error) {
 	}
 	dist, err := scenarios.ParseKeyDist(o.KeyDist)
 	if err != nil {
-		return p, "", err
+		return p, nil, err
 	}
 	for _, s := range o.Thresholds {
 		t, err := scenarios.ParseThreshold(s)
 		if err != nil {
-			return p, "", err
+			return p, nil, err
 		}
 		p.Thresholds = append(p.Thresholds, t)
 	}
@@ -222,13 +225,13 @@ func (o *loadOptions) plan() (scenarios.LoadPlan, report.Format, error) {
 		c.HTTP2 = h2
 	})
 	if err != nil {
-		return p, "", err
+		return p, nil, err
 	}
-	return p, format, nil
+	return p, outs, nil
 }
 
 func runLoad(c *cobra.Command, s Streams, o *loadOptions) error {
-	p, format, err := o.plan()
+	p, outs, err := o.plan()
 	if err != nil {
 		return err
 	}
@@ -241,8 +244,11 @@ func runLoad(c *cobra.Command, s Streams, o *loadOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := report.RenderLoad(s.Out, []*scenarios.LoadResult{res}, format, report.Options{NoColor: s.NoColor}); err != nil {
-		return fmt.Errorf("write report: %w", err)
+	err = writeOutputs(s, s.width(c), outs, func(w io.Writer, format string, width int) error {
+		return report.RenderLoad(w, []*scenarios.LoadResult{res}, report.Format(format), report.Options{NoColor: s.NoColor, Width: width})
+	})
+	if err != nil {
+		return err
 	}
 	return loadVerdict(res)
 }

@@ -57,8 +57,10 @@ func TestCommandsFitTerminal(t *testing.T) {
 		{"run", "six-become-four", "--trials", "20", "--seed", "3"},
 		{"run", "six-become-four", "--sequential", "--trials", "20", "--seed", "3"},
 		{"run", "ten-hits-one-view", "-t", "kv", "-t", "actor", "-t", "actor:await-fetch", "--trials", "5", "--seed", "1", "--timeline"},
+		{"load", "ten-hits-one-view", "-q", "-t", "kv", "-t", "actor", "-t", "sqlite", "-c", "4", "-n", "100", "--keys", "3"},
 		{"list"},
 		{"run", "--help"},
+		{"load", "--help"},
 		{"report", "--help"},
 		{"--help"},
 	}
