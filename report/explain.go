@@ -15,20 +15,37 @@ const explainWidth = 78
 // Explain writes e for a terminal or a handout: plain text, lines wrapped
 // at 78 columns, the timeline lanes folding under themselves.
 func Explain(w io.Writer, e scenarios.Explanation) error {
+	steps, err := ExplainSteps(e)
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(w, strings.Join(steps, ""))
+	return err
+}
+
+// ExplainSteps is Explain's text cut into the steps a workshop shows one
+// at a time: the story and its rule, each replay, then how the fix works
+// (with the footer). Joined, they are Explain's text.
+func ExplainSteps(e scenarios.Explanation) ([]string, error) {
+	var steps []string
 	var b strings.Builder
 	sc := e.Scenario
 	b.WriteString(wrapLine(sc.Name+": "+sc.Title, explainWidth) + "\n\n")
 	b.WriteString(wrap(sc.Story, explainWidth, "  "))
 	b.WriteString("\n")
 	b.WriteString(wrap("Hard rule: "+sc.Rule+".", explainWidth, ""))
+	steps = append(steps, b.String())
 	for i, r := range e.Replays {
+		b.Reset()
 		b.WriteString("\n" + wrapLine(fmt.Sprintf("%d. %s", i+1, r.Heading), explainWidth) + "\n\n")
 		if err := Timeline(&b, r.Target, r.Clock, r.Trial, explainWidth); err != nil {
-			return err
+			return nil, err
 		}
 		b.WriteString("\n")
 		b.WriteString(wrap(r.Outcome, explainWidth, ""))
+		steps = append(steps, b.String())
 	}
+	b.Reset()
 	fmt.Fprintf(&b, "\n%d. How the fix works\n\n", len(e.Replays)+1)
 	b.WriteString(wrap(sc.Fix, explainWidth, "  "))
 	if end := e.Ending; end != nil {
@@ -43,8 +60,7 @@ func Explain(w io.Writer, e scenarios.Explanation) error {
 	if e.Footer != "" {
 		b.WriteString("\n" + wrapLine(e.Footer, explainWidth) + "\n")
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return append(steps, b.String()), nil
 }
 
 // hanging wraps text as wrap does, its first line indented by first and

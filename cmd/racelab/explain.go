@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/racelab/racelab/report"
@@ -22,6 +24,8 @@ type explainOptions struct {
 	// RequestsSet: an explicit -n 0 is a mistake, as in run, not the
 	// story's default.
 	RequestsSet bool
+	// Step waits for Enter between the steps, on a terminal.
+	Step bool
 }
 
 func newExplainCmd(s Streams, cat *targets.Catalog) *cobra.Command {
@@ -42,7 +46,8 @@ The timelines are drawn from what the stores recorded during a real replay
 in virtual time: the same --seed shows the same race on every screen.`,
 		Example: `  racelab explain ten-hits-one-view
   racelab explain six-become-four --seed 7
-  racelab explain five-checkouts --target actor:await-fetch --fixed actor`,
+  racelab explain five-checkouts --target actor:await-fetch --fixed actor
+  racelab explain ten-hits-one-view --step`,
 		Args:              exactArgs(1, "one scenario"),
 		ValidArgsFunction: completeScenarios,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -56,6 +61,7 @@ in virtual time: the same --seed shows the same race on every screen.`,
 	f.StringVar(&o.Fixed, "fixed", "actor", "the fixed target replayed after it")
 	f.Int64Var(&o.Seed, "seed", 7, "seed of the replay")
 	f.IntVarP(&o.Requests, "requests", "n", 0, "requests in the burst (default: the story's own)")
+	f.BoolVar(&o.Step, "step", false, "on a terminal, wait for Enter before each step: the story, each replay, the fix")
 	_ = c.RegisterFlagCompletionFunc("target", completeTargets)
 	_ = c.RegisterFlagCompletionFunc("fixed", completeTargets)
 	return c
@@ -79,7 +85,52 @@ func runExplain(ctx context.Context, s Streams, cat *targets.Catalog, o *explain
 	if err != nil {
 		return err
 	}
-	return report.Explain(s.Out, e)
+	if !o.Step || !s.InIsTTY {
+		// Piped, there is nobody to press Enter: the whole text at once.
+		return report.Explain(s.Out, e)
+	}
+	steps, err := report.ExplainSteps(e)
+	if err != nil {
+		return err
+	}
+	return showSteps(ctx, s, steps)
+}
+
+// showSteps writes each step, then, before the next, asks on stderr for
+// Enter and waits for a line on stdin (or its end, or Ctrl-C).
+func showSteps(ctx context.Context, s Streams, steps []string) error {
+	lines := make(chan struct{})
+	go func() { // ends with the process if no line ever comes
+		in := bufio.NewScanner(s.In)
+		for in.Scan() {
+			lines <- struct{}{}
+		}
+		close(lines)
+	}()
+	for i, step := range steps {
+		if _, err := io.WriteString(s.Out, step); err != nil {
+			return err
+		}
+		if i == len(steps)-1 {
+			break
+		}
+		fmt.Fprintf(s.Err, "-- step %d of %d: press Enter for the next --", i+1, len(steps))
+		select {
+		case _, ok := <-lines:
+			if !ok { // stdin closed: show the rest at once
+				lines = nil
+			}
+		case <-ctx.Done():
+			fmt.Fprintln(s.Err)
+			return ctx.Err()
+		}
+		if lines == nil {
+			fmt.Fprintln(s.Err)
+			_, err := io.WriteString(s.Out, strings.Join(steps[i+1:], ""))
+			return err
+		}
+	}
+	return nil
 }
 
 // checkExplainTargets refuses a --fixed target that breaks the rule by

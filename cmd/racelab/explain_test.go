@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -75,5 +76,34 @@ func TestExplainFixedServiceThatBreaks(t *testing.T) {
 	want := "racelab: --fixed " + srv.URL + " broke the rule in the replay, so it shows no fix: " + srv.URL + ": 10 hits answered, 1 view stored: 9 updates lost\n"
 	if code != exitRuleBroken || stderr != want || strings.Contains(stdout, "How the fix works") {
 		t.Errorf("exit %d, stderr %q, stdout:\n%s\nwant exit %d, stderr %q and no fix told", code, stderr, stdout, exitRuleBroken, want)
+	}
+}
+
+// TestExplainStep checks that --step on a terminal shows one step, waits
+// for Enter, and shows the next; that the steps joined are the whole
+// text; and that piped, --step prints everything at once.
+func TestExplainStep(t *testing.T) {
+	args := []string{"explain", "ten-hits-one-view", "--seed", "7", "--step"}
+	var whole bytes.Buffer
+	if code := Main(context.Background(), args, Streams{In: strings.NewReader(""), Out: &whole, Err: &bytes.Buffer{}}, testCatalog); code != exitOK {
+		t.Fatalf("piped: exit %d", code)
+	}
+	var out, errOut bytes.Buffer
+	s := Streams{In: strings.NewReader("\n\n\n\n\n\n"), Out: &out, Err: &errOut, InIsTTY: true}
+	if code := Main(context.Background(), args, s, testCatalog); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	if out.String() != whole.String() {
+		t.Errorf("the steps joined differ from the whole text")
+	}
+	// The story, two replays and the fix: three waits between four steps.
+	if got := strings.Count(errOut.String(), "press Enter"); got != 3 {
+		t.Errorf("%d prompts, want 3:\n%s", got, errOut.String())
+	}
+	if !strings.Contains(errOut.String(), "-- step 1 of 4: press Enter for the next --") {
+		t.Errorf("stderr lacks the first prompt:\n%s", errOut.String())
+	}
+	if strings.Contains(whole.String(), "press Enter") {
+		t.Errorf("piped output asks for Enter")
 	}
 }
