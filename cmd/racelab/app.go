@@ -235,8 +235,32 @@ func init() {
 		if wide, err := c.Flags().GetBool("wide"); err == nil && wide {
 			width = 0
 		}
-		return f.FlagUsagesWrapped(width)
+		return foldLongWords(f.FlagUsagesWrapped(width), width)
 	})
+}
+
+// foldLongWords cuts the lines pflag could not fold, those holding one
+// word wider than the room (a server URL as a flag's default), at width,
+// continuing under the line's own indent.
+func foldLongWords(text string, width int) string {
+	if width <= 0 {
+		return text
+	}
+	lines := strings.Split(text, "\n")
+	var out []string
+	for _, line := range lines {
+		for len([]rune(line)) > width {
+			indent := len(line) - len(strings.TrimLeft(line, " "))
+			if indent >= width/2 {
+				indent = 2
+			}
+			r := []rune(line)
+			out = append(out, string(r[:width]))
+			line = strings.Repeat(" ", indent) + string(r[width:])
+		}
+		out = append(out, line)
+	}
+	return strings.Join(out, "\n")
 }
 
 // wrapHelp makes every command's help fold its flags to s.Width.
