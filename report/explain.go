@@ -24,8 +24,9 @@ func Explain(w io.Writer, e scenarios.Explanation) error {
 }
 
 // ExplainSteps is Explain's text cut into the steps a workshop shows one
-// at a time: the story and its rule, each replay, then how the fix works
-// (with the footer). Joined, they are Explain's text.
+// at a time: the story and its rule, each replay, how the fix works, and
+// the story's ending if it has one (with the footer). Joined, they are
+// Explain's text.
 func ExplainSteps(e scenarios.Explanation) ([]string, error) {
 	var steps []string
 	var b strings.Builder
@@ -49,6 +50,8 @@ func ExplainSteps(e scenarios.Explanation) ([]string, error) {
 	fmt.Fprintf(&b, "\n%d. How the fix works\n\n", len(e.Replays)+1)
 	b.WriteString(wrap(sc.Fix, explainWidth, "  "))
 	if end := e.Ending; end != nil {
+		steps = append(steps, b.String())
+		b.Reset()
 		fmt.Fprintf(&b, "\n%d. %s\n\n", len(e.Replays)+2, end.Heading)
 		for _, it := range end.Items {
 			b.WriteString(hanging(fmt.Sprintf("- %s: %s. %s", it.Part, it.Mark, it.Why), explainWidth, "  ", "    "))

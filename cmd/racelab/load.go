@@ -66,7 +66,7 @@ or Zipf-hot with --key-dist zipf:S: hot keys are where updates get lost.
 Simulated stores run on the real clock. Exit codes are run's; a missed
 --threshold also exits 3 and is named on stderr.
 
-Scenarios: ` + strings.Join(scenarios.Names(), ", "),
+` + strings.Join(report.WrapWords("Scenarios: "+strings.Join(scenarios.Names(), ", "), 78, "  "), "\n"),
 		Example: `  racelab load ten-hits-one-view -t sqlite --rate 2000/s --duration 10s
   racelab load ten-hits-one-view -t kv --rate 500/s --duration 5s --keys 10
   racelab load six-become-four -t http://127.0.0.1:8787 \
