@@ -103,3 +103,25 @@ func BenchmarkBurst(b *testing.B) {
 		})
 	}
 }
+
+// TestSequentialTrialsNeverStraddleMidnight: six downloads in a row, one
+// trial after another for more than a virtual day, never let a trial run
+// across UTC midnight, where the daily quota starts afresh and a sixth
+// download is rightly granted; the actor then holds in every trial.
+func TestSequentialTrialsNeverStraddleMidnight(t *testing.T) {
+	if got := untilDayFits(time.Date(2026, 1, 1, 23, 59, 50, 0, time.UTC), time.Minute); got != 10*time.Second {
+		t.Errorf("10s before midnight, a minute's trial waits %s, want 10s", got)
+	}
+	if got := untilDayFits(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC), time.Minute); got != 0 {
+		t.Errorf("at noon a minute's trial waits %s, want 0", got)
+	}
+	// Six downloads 3 s apart take 15 s of virtual time: 6,000 trials
+	// span more than a day, so they pass midnight wherever they start.
+	res, err := Run(context.Background(), Plan{Scenario: sixBecomeFour, Targets: []string{"actor"}, Sequential: true, Trials: 6000, Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := res.Targets[0].Summary(); s.Broken != 0 || s.Trials != 6000 {
+		t.Errorf("actor, six in a row over a virtual day: %d of %d trials broke (%s)", s.Broken, s.Trials, s.FirstWhy)
+	}
+}

@@ -29,6 +29,17 @@ type firing struct {
 	seed   int64
 }
 
+// untilDayFits is how long to wait from now for span to fit within one UTC
+// day: zero when it fits already, else the time to the next midnight.
+func untilDayFits(now time.Time, span time.Duration) time.Duration {
+	u := now.UTC()
+	midnight := time.Date(u.Year(), u.Month(), u.Day()+1, 0, 0, 0, 0, time.UTC)
+	if !u.Add(span).After(midnight) {
+		return 0
+	}
+	return midnight.Sub(u)
+}
+
 // fire plays one trial's requests and returns them with the server-side
 // arrival instants, when every answer carried one. The error is racelab's
 // own (a virtual run that deadlocked), never a target's.
@@ -39,6 +50,13 @@ func (f firing) fire(ctx context.Context, do func(context.Context, int) Answer) 
 	switch {
 	case f.virtual != nil && f.gap > 0:
 		err = f.virtual.Run(ctx, 1, func(ctx context.Context, _ int) {
+			// A daily quota starts afresh at UTC midnight: a trial that
+			// straddled it would grant a sixth download rightly and be
+			// judged against one day's limit. Virtual time skips ahead to
+			// the new day instead, as a visitor coming back tomorrow would.
+			if wait := untilDayFits(f.virtual.Now(), time.Duration(f.n)*f.gap+time.Minute); wait > 0 && f.virtual.Sleep(ctx, wait) != nil {
+				return
+			}
 			f.sequence(ctx, f.virtual, f.virtual.Now(), do, reqs, arrived)
 		})
 	case f.virtual != nil:
