@@ -102,6 +102,11 @@ type Plan struct {
 	// of a story. N then defaults to the scenario's SequentialRequests.
 	Sequential bool
 	Gap        time.Duration
+	// AcrossMidnight lets a sequential trial in virtual time run across
+	// UTC midnight. By default a trial that would is started at the next
+	// midnight instead, since daily quotas start afresh there; explain's
+	// replay of that reset asks for the crossing.
+	AcrossMidnight bool
 	// Trace records each request's store operations (Request.Steps), for
 	// timelines.
 	Trace bool
@@ -320,7 +325,7 @@ func Run(ctx context.Context, p Plan) (*Result, error) {
 		if openErr[ti] != nil {
 			tr.Error = openErr[ti].Error() // "open redis: …", as targets says it
 		} else {
-			f := firing{n: n, timeout: timeout, gap: gap, trace: p.Trace, virtual: virtualClock(opened[ti].Store), stream: sc.stream, seed: p.Seed}
+			f := firing{n: n, timeout: timeout, gap: gap, trace: p.Trace, virtual: virtualClock(opened[ti].Store), stream: sc.stream, seed: p.Seed, acrossMidnight: p.AcrossMidnight}
 			tr.Clock = ClockReal
 			if f.virtual != nil {
 				tr.Clock = ClockVirtual

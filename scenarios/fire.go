@@ -27,6 +27,9 @@ type firing struct {
 	// draws each trial's arrivals.
 	stream *stream
 	seed   int64
+	// acrossMidnight lets a sequential virtual trial cross UTC midnight
+	// (Plan.AcrossMidnight).
+	acrossMidnight bool
 }
 
 // untilDayFits is how long to wait from now for span to fit within one UTC
@@ -54,7 +57,7 @@ func (f firing) fire(ctx context.Context, do func(context.Context, int) Answer) 
 			// straddled it would grant a sixth download rightly and be
 			// judged against one day's limit. Virtual time skips ahead to
 			// the new day instead, as a visitor coming back tomorrow would.
-			if wait := untilDayFits(f.virtual.Now(), time.Duration(f.n)*f.gap+time.Minute); wait > 0 && f.virtual.Sleep(ctx, wait) != nil {
+			if wait := untilDayFits(f.virtual.Now(), time.Duration(f.n)*f.gap+time.Minute); wait > 0 && !f.acrossMidnight && f.virtual.Sleep(ctx, wait) != nil {
 				return
 			}
 			f.sequence(ctx, f.virtual, f.virtual.Now(), do, reqs, arrived)

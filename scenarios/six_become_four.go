@@ -164,7 +164,7 @@ func pastMidnight(ctx context.Context, x *Explainer) ([]Replay, error) {
 		return nil, nil
 	}
 	plan := x.Plan(x.Fixed)
-	plan.Sequential, plan.Requests = true, 8
+	plan.Sequential, plan.Requests, plan.AcrossMidnight = true, 8, true
 	plan.Options = []targets.Option{targets.WithStart(midnight.Add(-15 * time.Second))}
 	tr, err := x.Replay(ctx, plan)
 	if err != nil {

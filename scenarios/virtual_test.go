@@ -115,7 +115,7 @@ func TestSequentialTestsPass(t *testing.T) {
 func TestMidnightRollsOver(t *testing.T) {
 	sc, _ := Lookup("six-become-four")
 	start := time.Date(2026, time.March, 14, 23, 59, 45, 0, time.UTC)
-	res, err := Run(context.Background(), Plan{Scenario: sc, Targets: []string{"actor", "kv?miss-own-write=0&locations=1&machines=1"}, Requests: 8, Seed: 1, Sequential: true,
+	res, err := Run(context.Background(), Plan{Scenario: sc, Targets: []string{"actor", "kv?miss-own-write=0&locations=1&machines=1"}, Requests: 8, Seed: 1, Sequential: true, AcrossMidnight: true,
 		Options: []targets.Option{targets.WithStart(start)}})
 	if err != nil {
 		t.Fatal(err)
