@@ -30,6 +30,14 @@ type firing struct {
 	// acrossMidnight lets a sequential virtual trial cross UTC midnight
 	// (Plan.AcrossMidnight).
 	acrossMidnight bool
+	// offset numbers the requests from offset on (Request.Index): a
+	// shard fires requests offset..offset+n-1 of a burst shared with
+	// others (shard.go).
+	offset int
+	// at, when set, is the wall-clock instant a real-clock burst is
+	// released at, and the instant its requests' instants count from;
+	// zero releases as soon as every request is ready.
+	at time.Time
 }
 
 // untilDayFits is how long to wait from now for span to fit within one UTC
@@ -101,6 +109,12 @@ func (f firing) burst(ctx context.Context, do func(context.Context, int) Answer,
 	}
 	ready.Wait()
 	release = time.Now()
+	if !f.at.IsZero() {
+		// Instants count from the agreed instant, not from this process's
+		// own release, so that shards' requests line up in one burst.
+		waitUntil(ctx, f.at)
+		release = f.at
+	}
 	close(gate)
 	done.Wait()
 }
@@ -128,7 +142,7 @@ func (f firing) one(ctx context.Context, i int, do func(context.Context, int) An
 	invoke := now().Sub(release)
 	a := f.call(ctx, i, do)
 	r := Request{
-		Index:   i,
+		Index:   f.offset + i,
 		Invoke:  invoke,
 		Return:  now().Sub(release),
 		Outcome: a.Outcome,

@@ -126,6 +126,13 @@ type LoadPlan struct {
 	// function that reads its progress, and returns a function called
 	// when it ends (the progress bar).
 	Watch func(target string, plan LoadProgress, now func() LoadProgress) (done func())
+	// Sharding, when set, plays one shard's share of the load (its share
+	// of the rate, the workers or the requests) from the agreed start,
+	// and leaves the read-back to the merge (LoadShard).
+	Sharding *Sharding
+	// phase delays a shard's start past the agreed instant, so that the
+	// shards' evenly spaced arrivals interleave rather than coincide.
+	phase time.Duration
 }
 
 // LoadProgress is a load so far, for a progress bar.
@@ -255,6 +262,13 @@ func Load(ctx context.Context, p LoadPlan) (*LoadResult, error) {
 	}
 	defer closeAll(opened)
 	runID := newRunID()
+	run := &p // what this process sends: the whole load, or a shard's share
+	if sh := p.Sharding; sh != nil {
+		if run, err = p.share(rs); err != nil {
+			return nil, err
+		}
+		runID = sh.RunID
+	}
 	for ti, r := range rs {
 		if ctx.Err() != nil {
 			break
@@ -267,7 +281,7 @@ func Load(ctx context.Context, p LoadPlan) (*LoadResult, error) {
 		if openErr[ti] != nil {
 			lt.Error = openErr[ti].Error()
 		} else {
-			lr := loadRun{plan: &p, sc: sc, target: opened[ti], label: lt.Target,
+			lr := loadRun{plan: run, sc: sc, target: opened[ti], label: lt.Target,
 				key: func(k int) string { return fmt.Sprintf("%s-load-%s-%d-%d", sc.KeyPrefix, runID, ti, k) }}
 			err := lr.run(ctx, &lt)
 			if cerr := opened[ti].Close(); cerr != nil && err == nil {
@@ -284,7 +298,7 @@ func Load(ctx context.Context, p LoadPlan) (*LoadResult, error) {
 	labels := LoadLabels(res.Targets)
 	for i := range res.Targets {
 		t := &res.Targets[i]
-		if t.Error != "" || res.Interrupted {
+		if t.Error != "" || res.Interrupted || p.Sharding != nil {
 			continue
 		}
 		for _, th := range p.Thresholds {
@@ -332,6 +346,9 @@ func (r *loadRun) run(ctx context.Context, lt *LoadTarget) error {
 	}
 	r.pl = pl
 	r.counts = make([]keyCount, p.Keys)
+	if sh := p.Sharding; sh != nil && !sh.StartAt.IsZero() {
+		waitUntil(ctx, sh.StartAt.Add(p.phase))
+	}
 	start := time.Now()
 	r.start = start
 	r.meter = newMeter(start)
@@ -361,6 +378,10 @@ func (r *loadRun) run(ctx context.Context, lt *LoadTarget) error {
 	}
 	if ctx.Err() != nil {
 		return nil // an interrupted load proves nothing: no read-back
+	}
+	if p.Sharding != nil {
+		lt.KeyCounts = keyCountsOf(r.counts)
+		return nil // the merge reads the keys back, once every shard is done
 	}
 	return r.judge(ctx, lt)
 }
@@ -547,20 +568,42 @@ func (e errDropped) Error() string {
 // the story's own Judge, one key as one trial: the same rule, the same
 // words, the same verdict as a run.
 func (r *loadRun) judge(ctx context.Context, lt *LoadTarget) error {
-	p := r.plan
-	counted := make([]int64, p.Keys)
-	readErr := make([]error, p.Keys)
+	kj := keyJudge{sc: r.sc, pl: r.pl, store: r.target.Store, label: r.label, keys: r.plan.Keys, timeout: r.plan.Timeout, key: r.key,
+		count: func(k int) (int64, int64, int64) {
+			c := &r.counts[k]
+			return c.allowed.Load(), c.refused.Load(), c.errors.Load()
+		}}
+	return kj.judge(ctx, lt)
+}
+
+// keyJudge reads a load's keys back and judges each: a load's own, or the
+// sum of a sharded load's parts (VerifyLoad).
+type keyJudge struct {
+	sc      *Scenario
+	pl      player
+	store   any
+	label   string
+	keys    int
+	timeout time.Duration
+	key     func(k int) string
+	// count is what key k's requests were told.
+	count func(k int) (allowed, refused, errors int64)
+}
+
+func (j keyJudge) judge(ctx context.Context, lt *LoadTarget) error {
+	counted := make([]int64, j.keys)
+	readErr := make([]error, j.keys)
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range min(readBackWorkers, p.Keys) {
+	for range min(readBackWorkers, j.keys) {
 		wg.Go(func() {
 			for {
 				k := int(next.Add(1) - 1)
-				if k >= p.Keys || ctx.Err() != nil {
+				if k >= j.keys || ctx.Err() != nil {
 					return
 				}
-				rctx, cancel := context.WithTimeout(ctx, p.Timeout)
-				counted[k], readErr[k] = r.pl.read(rctx, r.key(k))
+				rctx, cancel := context.WithTimeout(ctx, j.timeout)
+				counted[k], readErr[k] = j.pl.read(rctx, j.key(k))
 				cancel()
 			}
 		})
@@ -570,24 +613,23 @@ func (r *loadRun) judge(ctx context.Context, lt *LoadTarget) error {
 		return nil
 	}
 	var tally Tally
-	for k := range p.Keys {
+	for k := range j.keys {
 		if readErr[k] != nil {
-			return &TargetError{Stage: "read back " + r.key(k), Err: readErr[k]}
+			return &TargetError{Stage: "read back " + j.key(k), Err: readErr[k]}
 		}
-		c := &r.counts[k]
-		t := Trial{Index: k, Key: r.key(k), Allowed: int(c.allowed.Load()), Refused: int(c.refused.Load()),
-			Errors: int(c.errors.Load()), Counted: counted[k]}
+		a, rf, e := j.count(k)
+		t := Trial{Index: k, Key: j.key(k), Allowed: int(a), Refused: int(rf), Errors: int(e), Counted: counted[k]}
 		if t.Allowed+t.Refused+t.Errors == 0 && t.Counted == 0 {
 			continue // never asked, nothing stored: not a trial of anything
 		}
-		r.sc.Judge(&t, r.label)
+		j.sc.Judge(&t, j.label)
 		worse := tally.Trials == 0 || t.Over+t.Lost > tally.Worst.Over+tally.Worst.Lost
 		tally.Add(&t)
 		if worse {
 			lt.WorstKey = KeyAccount{Key: t.Key, Allowed: int64(t.Allowed), Refused: int64(t.Refused),
-				Errors: int64(t.Errors), Counted: t.Counted, Lost: t.Lost, Over: t.Over, Why: r.sc.Account(&t, r.label)}
+				Errors: int64(t.Errors), Counted: t.Counted, Lost: t.Lost, Over: t.Over, Why: j.sc.Account(&t, j.label)}
 		}
-		if f, ok := r.target.Store.(targets.Forgetter); ok {
+		if f, ok := j.store.(targets.Forgetter); ok {
 			f.Forget(t.Key)
 		}
 	}

@@ -36,6 +36,9 @@ type LoadResult struct {
 	Thresholds  []string     `json:"thresholds,omitempty"`
 	Targets     []LoadTarget `json:"targets"`
 	Interrupted bool         `json:"interrupted,omitempty"`
+	// Sharded says the load was played by several shards and merged
+	// (VerifyLoad); nil for a load played by one process.
+	Sharded *ShardOrigin `json:"sharded,omitempty"`
 }
 
 // LoadSchedule is an open load's arrivals: from Start (per second),
@@ -100,6 +103,10 @@ type LoadTarget struct {
 	WorstKey KeyAccount `json:"worst_key"`
 	// Thresholds is each asked threshold judged on this target.
 	Thresholds []ThresholdResult `json:"thresholds,omitempty"`
+	// KeyCounts is, in one shard's part of a sharded load, what each key's
+	// requests were told (keys never sent a request left out), for the
+	// merge to sum per key before it judges; empty otherwise.
+	KeyCounts []KeyCount `json:"key_counts,omitempty"`
 }
 
 // KeyAccount is one key's figures and what they came to.

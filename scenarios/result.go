@@ -382,6 +382,9 @@ type Result struct {
 	Interrupted bool `json:"interrupted,omitempty"`
 	// Targets holds one result per target, in the order asked for.
 	Targets []TargetResult `json:"targets"`
+	// Sharded says the run was played by several shards and merged
+	// (VerifyRun); nil for a run played by one process.
+	Sharded *ShardOrigin `json:"sharded,omitempty"`
 }
 
 // ShortfallKind says how a target let a run down, in the order a reader

@@ -1,0 +1,495 @@
+package scenarios
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/racelab/racelab/targets"
+)
+
+// ShardSchemaVersion names the shape of one shard's part of a sharded run
+// or load. A part is not a result: a run's part holds only its share of
+// each burst and no read-back, so nothing in it can be judged alone, and
+// it has a schema of its own that `racelab report` never mistakes for a
+// verdict. Bump it whenever a field changes meaning or goes away.
+const ShardSchemaVersion = "racelab/shard/v1"
+
+// Defaults and bounds of sharding, in one place.
+const (
+	// DefaultPeriod is the time between two trials' release instants in a
+	// sharded run: room for staging, the burst and its answers.
+	DefaultPeriod = time.Second
+	// MaxShardRequests bounds the requests one shard of a run keeps for
+	// the merge (every one of them: the merge judges whole bursts), so
+	// that a part stays well inside what `racelab verify` reads.
+	MaxShardRequests = 500_000
+	// MaxRunIDLength bounds --run-id: it goes into every key and URL.
+	MaxRunIDLength = 40
+	// stageLead is how long before its release instant a shard stages a
+	// trial's requests. Staged requests wait on the server, and a server
+	// gives a request head only so long (racelab serve: 30 s), so staging
+	// for a release minutes away would fail.
+	stageLead = 500 * time.Millisecond
+	// spinBefore is the last stretch before a release instant that is
+	// spun rather than slept: a sleeping timer wakes up to a millisecond
+	// late, which would be most of the spread shards can reach.
+	spinBefore = 2 * time.Millisecond
+)
+
+// ShardKind says whether a part is of a run (bursts) or of a load.
+type ShardKind string
+
+// The kinds of part.
+const (
+	ShardRun  ShardKind = "run"
+	ShardLoad ShardKind = "load"
+)
+
+// Sharding is the part of a sharded run or load one process plays: shard
+// Index of Of (counted from 0, as Kubernetes' JOB_COMPLETION_INDEX), of
+// the run named RunID. Every shard derives the same keys from RunID, so
+// that all shards' requests of one trial meet on one key.
+type Sharding struct {
+	Index, Of int
+	RunID     string
+	// StartAt is the wall-clock instant of the first release; zero
+	// releases each trial as soon as the shard is ready (no agreement).
+	StartAt time.Time
+	// Period is the time between two trials' releases (DefaultPeriod).
+	Period time.Duration
+	// Host names the machine the shard ran on, for the merge: histories
+	// of shards on different machines are measured on different clocks.
+	Host string
+}
+
+var runIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
+
+// CheckRunID refuses a run id that would not make a clean key: it goes
+// into every slug, visitor and item, and from there into URLs.
+func CheckRunID(id string) error {
+	if len(id) > MaxRunIDLength || !runIDPattern.MatchString(id) {
+		return fmt.Errorf("%w: --run-id %q: want 1 to %d letters, digits, - or _, starting with a letter or digit (the same on every shard)", ErrUsage, id, MaxRunIDLength)
+	}
+	return nil
+}
+
+// ParseShard reads --shard: "I/N" (I from 0 to N-1), or "auto/N" and
+// "auto", which take I from JOB_COMPLETION_INDEX (set by a Kubernetes
+// Indexed Job) and, for "auto", N from RACELAB_SHARDS. env reads the
+// environment (os.Getenv when nil).
+func ParseShard(s string, env func(string) string) (index, of int, err error) {
+	if env == nil {
+		env = os.Getenv
+	}
+	bad := func(why string) (int, int, error) {
+		return 0, 0, fmt.Errorf("%w: --shard %q: %s", ErrUsage, s, why)
+	}
+	i, n, hasN := strings.Cut(strings.TrimSpace(s), "/")
+	if !hasN && i != "auto" {
+		return bad("want I/N, such as 0/4 (shards count from 0), or auto/N")
+	}
+	if !hasN {
+		n = env("RACELAB_SHARDS")
+		if n == "" {
+			return bad("auto without /N takes N from RACELAB_SHARDS, which is not set; write auto/N")
+		}
+	}
+	of, err = strconv.Atoi(n)
+	if err != nil || of < 1 {
+		return bad("N must be a whole number of shards, 1 or more")
+	}
+	if i == "auto" {
+		v := env("JOB_COMPLETION_INDEX")
+		if v == "" {
+			return bad("auto takes I from JOB_COMPLETION_INDEX (set in a Kubernetes Indexed Job), which is not set; write I/N")
+		}
+		index, err = strconv.Atoi(v)
+		if err != nil {
+			return bad(fmt.Sprintf("JOB_COMPLETION_INDEX=%q is not a whole number", v))
+		}
+	} else if index, err = strconv.Atoi(i); err != nil {
+		return bad("I must be a whole number from 0 to N-1")
+	}
+	if index < 0 || index >= of {
+		return bad(fmt.Sprintf("shard %d of %d: want 0 to %d (shards count from 0)", index, of, of-1))
+	}
+	return index, of, nil
+}
+
+// ParseStartAt reads --start-at: an RFC 3339 instant
+// (2026-05-01T12:00:00Z, fractions allowed) or "+DURATION" from now.
+// "+30s" is only for one process; shards must all be given the same
+// instant, computed once.
+func ParseStartAt(s string, now time.Time) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if rest, ok := strings.CutPrefix(s, "+"); ok {
+		d, err := time.ParseDuration(rest)
+		if err != nil || d < 0 {
+			return time.Time{}, fmt.Errorf("%w: --start-at %q: want +DURATION such as +30s, or an RFC 3339 instant such as 2026-05-01T12:00:00Z", ErrUsage, s)
+		}
+		return now.Add(d).Round(0), nil // Round(0): a wall-clock instant, as a parsed one
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%w: --start-at %q: want an RFC 3339 instant such as 2026-05-01T12:00:00Z, or +DURATION such as +30s", ErrUsage, s)
+	}
+	return t, nil
+}
+
+// span is the requests [lo, hi) of a burst of n that shard Index plays:
+// the n requests split as evenly as possible, every one played once.
+func (s *Sharding) span(n int) (lo, hi int) {
+	return s.Index * n / s.Of, (s.Index + 1) * n / s.Of
+}
+
+func (s *Sharding) check(n int) error {
+	if err := CheckRunID(s.RunID); err != nil {
+		return err
+	}
+	if s.Index < 0 || s.Of < 1 || s.Index >= s.Of {
+		return fmt.Errorf("%w: shard %d of %d; want 0 to %d", ErrUsage, s.Index, s.Of, s.Of-1)
+	}
+	if n < s.Of {
+		return fmt.Errorf("%w: %d shards cannot share %d requests; give each shard at least one (-n %d or more)", ErrUsage, s.Of, n, s.Of)
+	}
+	if s.Period < 0 {
+		return fmt.Errorf("%w: --period %s is negative; want a duration such as 1s", ErrUsage, s.Period)
+	}
+	return nil
+}
+
+// slot is the instant trial number k of the shard is released at; zero
+// when there is no agreed start.
+func (s *Sharding) slot(k int) time.Time {
+	if s.StartAt.IsZero() {
+		return time.Time{}
+	}
+	return s.StartAt.Add(time.Duration(k) * cmp.Or(s.Period, DefaultPeriod))
+}
+
+// waitUntil returns at the wall-clock instant at, or when ctx is done. It
+// sleeps until shortly before and spins the rest, yielding, since a
+// timer's wake-up is far coarser than the spread a release aims for.
+func waitUntil(ctx context.Context, at time.Time) {
+	if d := time.Until(at) - spinBefore; d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return
+		}
+	}
+	for time.Now().Before(at) && ctx.Err() == nil {
+		runtime.Gosched()
+	}
+}
+
+// ShardResult is one shard's part of a sharded run (Run) or load (Load):
+// what its requests were told, for `racelab verify` to merge with the
+// other parts and judge after reading every key back.
+type ShardResult struct {
+	Schema string    `json:"schema"`
+	Kind   ShardKind `json:"kind"`
+	RunID  string    `json:"run_id"`
+	// Shard counts from 0; Shards is how many parts the run has.
+	Shard  int `json:"shard"`
+	Shards int `json:"shards"`
+	// StartAt is the agreed first release, nil when there was none;
+	// Period the time between trials' releases.
+	StartAt *time.Time    `json:"start_at,omitempty"`
+	Period  time.Duration `json:"period_ns,omitempty"`
+	Host    string        `json:"host,omitempty"`
+	Run     *ShardRunPart `json:"run,omitempty"`
+	Load    *LoadResult   `json:"load,omitempty"`
+}
+
+// ShardRunPart is a run's part: the plan every shard shares, and this
+// shard's requests of every trial.
+type ShardRunPart struct {
+	Scenario string `json:"scenario"`
+	Rule     string `json:"rule"`
+	// Requests is N, the whole burst; Lo and Hi the requests [Lo, Hi)
+	// this shard fired.
+	Requests int           `json:"requests"`
+	Lo       int           `json:"lo"`
+	Hi       int           `json:"hi"`
+	Trials   int           `json:"trials"`
+	Seed     int64         `json:"seed"`
+	Timeout  time.Duration `json:"timeout_ns"`
+	// Interrupted says the shard was cancelled: its trials are partial.
+	Interrupted bool          `json:"interrupted,omitempty"`
+	Targets     []ShardTarget `json:"targets"`
+}
+
+// ShardTarget is one target's trials in a shard.
+type ShardTarget struct {
+	Target    string      `json:"target"`
+	Spec      string      `json:"spec"`
+	Guarantee string      `json:"guarantee"`
+	Expect    Expectation `json:"expect"`
+	Strict    bool        `json:"strict"`
+	Error     string      `json:"error,omitempty"`
+	Trials    []ShardTrial `json:"trials"`
+}
+
+// ShardTrial is a shard's share of one burst. Its requests are numbered
+// within the whole burst, and their instants count from the agreed
+// release instant (or the shard's own release, without one).
+type ShardTrial struct {
+	Index    int       `json:"index"`
+	Key      string    `json:"key"`
+	Requests []Request `json:"requests"`
+	// Arrivals are the server's arrival instants (Racelab-Arrival) in
+	// Unix nanoseconds, one per request, when the server reported them.
+	Arrivals []int64 `json:"arrivals_unix_ns,omitempty"`
+	Retries  int64   `json:"retries,omitempty"`
+}
+
+// Shareable reports whether every shard reaches the same state through a
+// target: a URL, a server (Redis, PostgreSQL), or an SQLite file named by
+// path. The simulated stores and a temporary SQLite file live inside one
+// racelab process, where other shards cannot reach them.
+func Shareable(spec targets.Spec, e targets.Entry) bool {
+	if !e.Embedded {
+		return true
+	}
+	return spec.Store == "sqlite" && spec.Params.Get("path") != ""
+}
+
+// errNotShareable says which target cannot be sharded and what would do.
+func errNotShareable(name string) error {
+	return fmt.Errorf("%w: target %s lives inside each racelab process, so shards cannot share its keys; shard against a URL (racelab serve), redis, postgres or sqlite?path=FILE", ErrUsage, name)
+}
+
+// RunShard plays shard s of the plan: its share of every trial's burst,
+// released at the agreed instants, with no read-back and no verdict,
+// since no shard sees a whole burst. The error is a usage error; a target
+// that fails is recorded in its ShardTarget.
+func RunShard(ctx context.Context, p Plan, s Sharding) (*ShardResult, error) {
+	rs, err := p.resolve()
+	if err != nil {
+		return nil, err
+	}
+	sc := p.Scenario
+	n := cmp.Or(p.Requests, sc.DefaultRequests)
+	trials := cmp.Or(p.Trials, DefaultTrials)
+	timeout := cmp.Or(p.Timeout, DefaultTimeout)
+	switch {
+	case p.Sequential:
+		return nil, fmt.Errorf("%w: --sequential fires one request after another; a sharded run fires bursts", ErrUsage)
+	case p.MaxRate > 0:
+		return nil, fmt.Errorf("%w: --max-rate adds trials as the verdicts come, and a shard sees none; give --trials", ErrUsage)
+	}
+	if err := s.check(n); err != nil {
+		return nil, err
+	}
+	lo, hi := s.span(n)
+	if kept := (hi - lo) * trials * len(rs); kept > MaxShardRequests {
+		return nil, fmt.Errorf("%w: this shard would keep %d requests (%d a burst × %d trials × %d targets) for the merge; at most %d: use more shards or fewer trials",
+			ErrUsage, kept, hi-lo, trials, len(rs), MaxShardRequests)
+	}
+	for _, r := range rs {
+		if !Shareable(r.spec, r.entry) {
+			return nil, errNotShareable(r.spec.Name())
+		}
+	}
+	out := &ShardResult{Schema: ShardSchemaVersion, Kind: ShardRun, RunID: s.RunID, Shard: s.Index, Shards: s.Of,
+		Period: cmp.Or(s.Period, DefaultPeriod), Host: s.Host}
+	if !s.StartAt.IsZero() {
+		at := s.StartAt
+		out.StartAt = &at
+	}
+	part := &ShardRunPart{Scenario: sc.Name, Rule: sc.Rule, Requests: n, Lo: lo, Hi: hi, Trials: trials, Seed: p.Seed, Timeout: timeout}
+	out.Run = part
+	opts := append([]targets.Option{targets.WithSeed(p.Seed), targets.WithVirtualTime(false)}, p.Options...)
+	opened := make([]*targets.Target, len(rs))
+	openErr := make([]error, len(rs))
+	for i, r := range rs {
+		opened[i], openErr[i] = targets.OpenEntry(ctx, r.spec, r.entry, opts...)
+		if errors.Is(openErr[i], targets.ErrBadSpec) {
+			closeAll(opened)
+			return nil, openErr[i]
+		}
+	}
+	defer closeAll(opened)
+	for ti, r := range rs {
+		st := ShardTarget{Target: r.spec.Name(), Spec: r.raw, Guarantee: r.entry.Guarantee}
+		if r.spec.URL != nil {
+			st.Spec = st.Target
+		}
+		st.Expect, st.Strict = expectation(r.entry, p.Expect)
+		if ctx.Err() != nil {
+			break
+		}
+		if openErr[ti] != nil {
+			st.Error = openErr[ti].Error()
+		} else {
+			sr := shardRun{sc: sc, target: opened[ti], s: &s, lo: lo, hi: hi, timeout: timeout, trials: trials,
+				first: ti * trials, onTrial: p.OnTrial,
+				key: func(trial int) string { return fmt.Sprintf("%s-%s-%d-%d", sc.KeyPrefix, s.RunID, ti, trial) }}
+			err := sr.play(ctx, &st)
+			if cerr := opened[ti].Close(); cerr != nil && err == nil {
+				err = &TargetError{Stage: "close", Err: cerr}
+			}
+			opened[ti] = nil
+			if err != nil {
+				st.Error = err.Error()
+			}
+		}
+		part.Targets = append(part.Targets, st)
+	}
+	part.Interrupted = ctx.Err() != nil
+	return out, nil
+}
+
+// shardRun is a shard's trials on one opened target.
+type shardRun struct {
+	sc      *Scenario
+	target  *targets.Target
+	s       *Sharding
+	lo, hi  int
+	timeout time.Duration
+	trials  int
+	// first is the slot of the target's first trial: targets play one
+	// after another, each trial in a slot of its own.
+	first   int
+	key     func(trial int) string
+	onTrial func(target string, done, total int)
+}
+
+func (r shardRun) play(ctx context.Context, st *ShardTarget) error {
+	n := r.hi - r.lo
+	t := r.target
+	if err := t.Prepare(ctx, n); err != nil {
+		return &TargetError{Stage: fmt.Sprintf("prepare %d requests", n), Err: err}
+	}
+	pl, ok := r.sc.bind(t.Store)
+	if !ok {
+		return &TargetError{Stage: fmt.Sprintf("cannot play %s (it has no %s)", r.sc.Name, r.sc.Needs)}
+	}
+	retrier, _ := t.Store.(targets.Retrier)
+	for i := range r.trials {
+		k := r.key(i)
+		at := r.s.slot(r.first + i)
+		if !at.IsZero() {
+			waitUntil(ctx, at.Add(-stageLead))
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		var before int64
+		if retrier != nil {
+			before = retrier.Retries()
+		}
+		do := func(ctx context.Context, j int) Answer { return pl.do(ctx, k, r.lo+j) }
+		if stager, ok := t.Store.(targets.Stager); ok {
+			staged, err := stager.Stage(ctx, r.sc.Op, k, r.sc.Limit, n)
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return &TargetError{Stage: fmt.Sprintf("stage %d requests", n), Err: err}
+			}
+			do = func(ctx context.Context, j int) Answer {
+				rep, err := staged[j](ctx)
+				return answerOfReply(r.sc.Op, rep, err)
+			}
+		}
+		f := firing{n: n, timeout: r.timeout, offset: r.lo, at: at}
+		reqs, arrivals, err := f.fire(ctx, do)
+		if ctx.Err() != nil {
+			return nil // cut short: this shard's share proves nothing
+		}
+		if err != nil {
+			return &TargetError{Stage: "fire the burst", Err: err}
+		}
+		trial := ShardTrial{Index: i, Key: k, Requests: reqs}
+		if arrivals != nil {
+			trial.Arrivals = make([]int64, len(arrivals))
+			for j, a := range arrivals {
+				trial.Arrivals[j] = a.UnixNano()
+			}
+		}
+		if retrier != nil {
+			trial.Retries = retrier.Retries() - before
+		}
+		st.Trials = append(st.Trials, trial)
+		if r.onTrial != nil {
+			r.onTrial(st.Target, i+1, r.trials)
+		}
+	}
+	return nil
+}
+
+// CheckShard refuses a part whose own figures do not hold together: a
+// shard outside its count, requests outside its span or missing from it,
+// outcomes racelab never writes. What a part says about the others (the
+// same run, the same plan) is checked when parts are merged.
+func CheckShard(s *ShardResult) error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: shard %d: %s", ErrInconsistent, s.Shard, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case s.Kind != ShardRun && s.Kind != ShardLoad:
+		return bad("kind %q; want run or load", s.Kind)
+	case CheckRunID(s.RunID) != nil:
+		return bad("run_id %q is not a run id racelab writes", s.RunID)
+	case s.Shards < 1 || s.Shard < 0 || s.Shard >= s.Shards:
+		return bad("shard %d of %d", s.Shard, s.Shards)
+	case (s.Run == nil) == (s.Load == nil) || s.Kind == ShardRun && s.Run == nil:
+		return bad("a %s part must hold exactly its %s", s.Kind, s.Kind)
+	}
+	if s.Load != nil {
+		if err := CheckLoad(s.Load); err != nil {
+			return bad("%v", err)
+		}
+		return checkLoadShard(s)
+	}
+	r := s.Run
+	sh := Sharding{Index: s.Shard, Of: s.Shards}
+	if r.Requests < s.Shards || r.Requests > MaxRequests {
+		return bad("requests %d for %d shards; want %d to %d", r.Requests, s.Shards, s.Shards, MaxRequests)
+	}
+	if lo, hi := sh.span(r.Requests); r.Lo != lo || r.Hi != hi {
+		return bad("requests %d to %d; shard %d of %d fires %d to %d of %d", r.Lo, r.Hi, s.Shard, s.Shards, lo, hi, r.Requests)
+	}
+	if r.Trials < 1 {
+		return bad("trials %d; want 1 or more", r.Trials)
+	}
+	if _, err := Lookup(r.Scenario); err != nil {
+		return bad("scenario %q is not a story this racelab knows", r.Scenario)
+	}
+	for ti := range r.Targets {
+		t := &r.Targets[ti]
+		if len(t.Trials) > r.Trials {
+			return bad("target %s: %d trials of %d", t.Target, len(t.Trials), r.Trials)
+		}
+		for i := range t.Trials {
+			tr := &t.Trials[i]
+			if tr.Index != i {
+				return bad("target %s: trial %d where %d was due", t.Target, tr.Index, i)
+			}
+			if len(tr.Requests) != r.Hi-r.Lo || (tr.Arrivals != nil && len(tr.Arrivals) != len(tr.Requests)) {
+				return bad("target %s: trial %d: %d requests, %d arrivals; the shard fires %d", t.Target, i, len(tr.Requests), len(tr.Arrivals), r.Hi-r.Lo)
+			}
+			for j, q := range tr.Requests {
+				if q.Index != r.Lo+j {
+					return bad("target %s: trial %d: request %d where %d was due", t.Target, i, q.Index, r.Lo+j)
+				}
+				if q.Outcome != Allowed && q.Outcome != Refused && q.Outcome != Errored {
+					return bad("target %s: trial %d: request %d: outcome %q", t.Target, i, q.Index, q.Outcome)
+				}
+			}
+		}
+	}
+	return nil
+}

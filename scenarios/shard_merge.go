@@ -1,0 +1,464 @@
+package scenarios
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/racelab/racelab/targets"
+)
+
+// ShardOrigin says where a merged result came from: the shards of one run.
+type ShardOrigin struct {
+	RunID  string `json:"run_id"`
+	Shards int    `json:"shards"`
+	// Hosts are the machines the shards ran on, each once, in shard order.
+	Hosts []string `json:"hosts,omitempty"`
+	// StartAt is the agreed first release, nil when there was none.
+	StartAt *time.Time `json:"start_at,omitempty"`
+}
+
+// LoadShard plays shard s of a load: its share of the workers, requests
+// or rate, from the agreed start, with no read-back and no verdict.
+func LoadShard(ctx context.Context, p LoadPlan, s Sharding) (*ShardResult, error) {
+	p.Sharding = &s
+	res, err := Load(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	out := &ShardResult{Schema: ShardSchemaVersion, Kind: ShardLoad, RunID: s.RunID, Shard: s.Index, Shards: s.Of, Host: s.Host, Load: res}
+	if !s.StartAt.IsZero() {
+		at := s.StartAt
+		out.StartAt = &at
+	}
+	return out, nil
+}
+
+// VerifyPlan says how to read a sharded run's keys back.
+type VerifyPlan struct {
+	// Catalog is where targets are looked up; nil means targets.Builtin().
+	Catalog *targets.Catalog
+	// Targets, when set, replace the specs the shards recorded, one for
+	// each of their targets, in order: the service as the verifier
+	// reaches it, or a URL with the password the parts left out.
+	Targets []string
+	Options []targets.Option
+	// Timeout bounds each read-back.
+	Timeout time.Duration
+	// Evidence and Keep are a run's (Plan.Evidence, Plan.Keep).
+	Evidence Evidence
+	Keep     Keep
+}
+
+// gather puts the parts of one sharded run in shard order, refusing parts
+// that do not make one run together: other kinds, other run ids, other
+// shard counts or starts, a shard given twice or missing. Every such
+// refusal is a usage error that names the two parts that differ.
+func gather(parts []*ShardResult, kind ShardKind) ([]*ShardResult, error) {
+	if len(parts) == 0 {
+		return nil, fmt.Errorf("%w: no shard results to merge", ErrUsage)
+	}
+	first := parts[0]
+	byIndex := make([]*ShardResult, first.Shards)
+	for _, s := range parts {
+		differ := func(what, a, b string) error {
+			return fmt.Errorf("%w: cannot merge shard %d of %s with shard %d of %s: %s %s and %s; merge the parts of one run",
+				ErrUsage, first.Shard, first.RunID, s.Shard, s.RunID, what, a, b)
+		}
+		switch {
+		case s.Kind != kind:
+			return nil, fmt.Errorf("%w: shard %d of run %s is a %s part; want the parts of a %s", ErrUsage, s.Shard, s.RunID, s.Kind, kind)
+		case s.RunID != first.RunID:
+			return nil, differ("run ids", first.RunID, s.RunID)
+		case s.Shards != first.Shards:
+			return nil, differ("shard counts", fmt.Sprint(first.Shards), fmt.Sprint(s.Shards))
+		case !sameInstant(s.StartAt, first.StartAt) || s.Period != first.Period:
+			return nil, differ("starts", startOf(first), startOf(s))
+		case byIndex[s.Shard] != nil:
+			return nil, fmt.Errorf("%w: shard %d of run %s is given twice", ErrUsage, s.Shard, s.RunID)
+		}
+		byIndex[s.Shard] = s
+	}
+	var missing []string
+	for i, s := range byIndex {
+		if s == nil {
+			missing = append(missing, fmt.Sprint(i))
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("%w: run %s has %d shards; shard %s missing: a merge needs every part to judge whole bursts",
+			ErrUsage, first.RunID, first.Shards, strings.Join(missing, ", "))
+	}
+	return byIndex, nil
+}
+
+func sameInstant(a, b *time.Time) bool {
+	return a == nil && b == nil || a != nil && b != nil && a.Equal(*b)
+}
+
+func startOf(s *ShardResult) string {
+	if s.StartAt == nil {
+		return "none"
+	}
+	return fmt.Sprintf("%s every %s", s.StartAt.Format(time.RFC3339Nano), s.Period)
+}
+
+func originOf(ps []*ShardResult) *ShardOrigin {
+	o := &ShardOrigin{RunID: ps[0].RunID, Shards: ps[0].Shards, StartAt: ps[0].StartAt}
+	for _, s := range ps {
+		if s.Host != "" && !slices.Contains(o.Hosts, s.Host) {
+			o.Hosts = append(o.Hosts, s.Host)
+		}
+	}
+	return o
+}
+
+// oneHost reports whether every shard ran on the same named machine, so
+// that their instants were read off one clock.
+func oneHost(ps []*ShardResult) bool {
+	for _, s := range ps {
+		if s.Host == "" || s.Host != ps[0].Host {
+			return false
+		}
+	}
+	return true
+}
+
+// verifySpecs is the target specs to read back: the parts' own, or the
+// plan's in their place, one for one.
+func verifySpecs(recorded []string, v VerifyPlan) ([]string, error) {
+	if len(v.Targets) == 0 {
+		return recorded, nil
+	}
+	if len(v.Targets) != len(recorded) {
+		return nil, fmt.Errorf("%w: the shards ran %d targets (%s); give -t once for each, in order, or not at all",
+			ErrUsage, len(recorded), strings.Join(recorded, ", "))
+	}
+	return v.Targets, nil
+}
+
+// openFor opens the targets the keys are read back from.
+func openFor(ctx context.Context, sc *Scenario, specs []string, v VerifyPlan) ([]resolved, []*targets.Target, []error, error) {
+	plan := Plan{Scenario: sc, Catalog: v.Catalog, Targets: specs}
+	rs, err := plan.resolve()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	opts := append([]targets.Option{targets.WithVirtualTime(false)}, v.Options...)
+	opened := make([]*targets.Target, len(rs))
+	openErr := make([]error, len(rs))
+	for i, r := range rs {
+		opened[i], openErr[i] = targets.OpenEntry(ctx, r.spec, r.entry, opts...)
+		if errors.Is(openErr[i], targets.ErrBadSpec) {
+			closeAll(opened)
+			return nil, nil, nil, openErr[i]
+		}
+	}
+	return rs, opened, openErr, nil
+}
+
+// VerifyRun merges the parts of a sharded run into one result, as one
+// process would have written it: each trial's requests from every shard
+// make one burst of N, every key is read back against the target, and
+// each trial is judged by the story's Judge (and its history checked,
+// when every shard ran on one machine: across machines the requests'
+// instants come from different clocks, and a clock error would pass for
+// a break). A part's target error, or a trial some shard did not finish,
+// makes the target an error, as in a run.
+func VerifyRun(ctx context.Context, parts []*ShardResult, v VerifyPlan) (*Result, error) {
+	ps, err := gather(parts, ShardRun)
+	if err != nil {
+		return nil, err
+	}
+	first := ps[0].Run
+	for _, s := range ps[1:] {
+		r := s.Run
+		if r.Scenario != first.Scenario || r.Requests != first.Requests || r.Trials != first.Trials || len(r.Targets) != len(first.Targets) {
+			return nil, fmt.Errorf("%w: cannot merge shard %d (%s, N=%d, %d trials, %d targets) with shard %d (%s, N=%d, %d trials, %d targets) of run %s",
+				ErrUsage, ps[0].Shard, first.Scenario, first.Requests, first.Trials, len(first.Targets),
+				s.Shard, r.Scenario, r.Requests, r.Trials, len(r.Targets), s.RunID)
+		}
+		for i := range r.Targets {
+			if a, b := first.Targets[i], r.Targets[i]; a.Spec != b.Spec || a.Expect != b.Expect {
+				return nil, fmt.Errorf("%w: shard %d ran target %s where shard %d ran %s", ErrUsage, s.Shard, b.Spec, ps[0].Shard, a.Spec)
+			}
+		}
+	}
+	sc, err := Lookup(first.Scenario)
+	if err != nil {
+		return nil, err
+	}
+	recorded := make([]string, len(first.Targets))
+	for i, t := range first.Targets {
+		recorded[i] = t.Spec
+	}
+	specs, err := verifySpecs(recorded, v)
+	if err != nil {
+		return nil, err
+	}
+	rs, opened, openErr, err := openFor(ctx, sc, specs, v)
+	if err != nil {
+		return nil, err
+	}
+	defer closeAll(opened)
+	timeout := cmp.Or(v.Timeout, first.Timeout, DefaultTimeout)
+	res := &Result{Schema: SchemaVersion, Scenario: sc.Name, Rule: sc.Rule, Requests: first.Requests, Trials: first.Trials,
+		Seed: first.Seed, Confidence: v.Evidence.level(), Sharded: originOf(ps)}
+	history := oneHost(ps)
+	for ti := range first.Targets {
+		t0 := &first.Targets[ti]
+		tr := TargetResult{Target: t0.Target, Spec: t0.Spec, Guarantee: t0.Guarantee, Expect: t0.Expect, Strict: t0.Strict, Clock: ClockReal}
+		complete := first.Trials
+		var errs []string
+		for _, s := range ps {
+			t := &s.Run.Targets[ti]
+			complete = min(complete, len(t.Trials))
+			if t.Error != "" {
+				errs = append(errs, fmt.Sprintf("shard %d: %s", s.Shard, t.Error))
+			}
+		}
+		rec := newRecorder(&tr, v.Keep)
+		err := openErr[ti]
+		if err == nil {
+			pl, ok := sc.bind(opened[ti].Store)
+			if !ok {
+				return nil, fmt.Errorf("%w: target %s cannot play %s (it has no %s)", ErrUsage, rs[ti].spec.Name(), sc.Name, sc.Needs)
+			}
+			err = mergeTrials(ctx, sc, pl, ps, ti, complete, timeout, history, v.Evidence, rec)
+		}
+		if err != nil {
+			errs = append(errs, err.Error())
+		} else if complete < first.Trials && len(errs) == 0 && ctx.Err() == nil && !slices.ContainsFunc(ps, func(s *ShardResult) bool { return s.Run.Interrupted }) {
+			errs = append(errs, fmt.Sprintf("only %d of %d trials were fired by every shard", complete, first.Trials))
+		}
+		tr.Error = strings.Join(errs, "; ")
+		rec.finish(v.Evidence.level(), 0)
+		res.Targets = append(res.Targets, tr)
+	}
+	for _, s := range ps {
+		res.Interrupted = res.Interrupted || s.Run.Interrupted
+	}
+	res.Interrupted = res.Interrupted || ctx.Err() != nil
+	return res, nil
+}
+
+// mergeTrials makes the first complete trials of target ti whole, reads
+// each key back and judges it into rec.
+func mergeTrials(ctx context.Context, sc *Scenario, pl player, ps []*ShardResult, ti, complete int, timeout time.Duration, history bool, ev Evidence, rec *recorder) error {
+	n := ps[0].Run.Requests
+	for i := range complete {
+		k := ps[0].Run.Targets[ti].Trials[i].Key
+		trial := Trial{Index: i, Key: k, Requests: make([]Request, 0, n)}
+		var arrivals []time.Time
+		withArrivals := true
+		for _, s := range ps {
+			st := &s.Run.Targets[ti].Trials[i]
+			if st.Key != k {
+				return fmt.Errorf("trial %d: shard %d fired on %s, shard %d on %s: not one run", i, ps[0].Shard, k, s.Shard, st.Key)
+			}
+			trial.Requests = append(trial.Requests, st.Requests...)
+			trial.Retries += st.Retries
+			withArrivals = withArrivals && st.Arrivals != nil
+			for _, a := range st.Arrivals {
+				arrivals = append(arrivals, time.Unix(0, a))
+			}
+		}
+		if !withArrivals {
+			arrivals = nil
+		}
+		trial.ReleaseSpread = releaseSpread(trial.Requests)
+		trial.ArrivalSpread = arrivalSpread(arrivals)
+		trial.count()
+		if trial.Errors == n {
+			return &TargetError{Stage: "every request failed; first: " + trial.Requests[0].Error}
+		}
+		rctx, cancel := context.WithTimeout(ctx, timeout)
+		counted, err := pl.read(rctx, k)
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return &TargetError{Stage: "read back " + k, Err: err}
+		}
+		trial.Counted = counted
+		label := ps[0].Run.Targets[ti].Target
+		sc.Judge(&trial, label)
+		if history {
+			judgeHistory(sc, &trial, label, ev)
+		}
+		rec.add(trial)
+	}
+	return nil
+}
+
+// VerifyLoad merges the parts of a sharded load into one result: the
+// counts summed, the latency histograms merged exactly (HdrHistogram), the
+// seconds added up, and every key's counts summed over the shards before
+// it is read back and judged, as one process's load would be. The
+// thresholds the parts carry are judged again on the whole.
+func VerifyLoad(ctx context.Context, parts []*ShardResult, v VerifyPlan) (*LoadResult, error) {
+	ps, err := gather(parts, ShardLoad)
+	if err != nil {
+		return nil, err
+	}
+	first := ps[0].Load
+	for _, s := range ps[1:] {
+		l := s.Load
+		if l.Scenario != first.Scenario || l.Model != first.Model || l.Keys != first.Keys || l.KeyDist != first.KeyDist ||
+			l.Duration != first.Duration || l.Requests != first.Requests || l.Concurrency != first.Concurrency ||
+			!slices.Equal(l.Thresholds, first.Thresholds) || len(l.Targets) != 1 || l.Targets[0].Spec != first.Targets[0].Spec {
+			return nil, fmt.Errorf("%w: cannot merge shard %d (%s) with shard %d (%s) of run %s: the parts of one load share its scenario, model, keys, length, target and thresholds",
+				ErrUsage, ps[0].Shard, describeLoad(first), s.Shard, describeLoad(l), s.RunID)
+		}
+	}
+	sc, err := Lookup(first.Scenario)
+	if err != nil {
+		return nil, err
+	}
+	var ths []Threshold
+	for _, expr := range first.Thresholds {
+		th, err := ParseThreshold(expr)
+		if err != nil {
+			return nil, err
+		}
+		ths = append(ths, th)
+	}
+	specs, err := verifySpecs([]string{first.Targets[0].Spec}, v)
+	if err != nil {
+		return nil, err
+	}
+	rs, opened, openErr, err := openFor(ctx, sc, specs, v)
+	if err != nil {
+		return nil, err
+	}
+	defer closeAll(opened)
+	res := *first
+	res.Targets, res.Sharded = nil, originOf(ps)
+	for _, s := range ps[1:] {
+		res.Interrupted = res.Interrupted || s.Load.Interrupted
+	}
+	lt, counts, err := sumLoads(ps)
+	if err != nil {
+		return nil, err
+	}
+	if lt.Error == "" && openErr[0] != nil {
+		lt.Error = openErr[0].Error()
+	}
+	if lt.Error == "" && !res.Interrupted {
+		pl, ok := sc.bind(opened[0].Store)
+		if !ok {
+			return nil, fmt.Errorf("%w: target %s cannot play %s (it has no %s)", ErrUsage, rs[0].spec.Name(), sc.Name, sc.Needs)
+		}
+		runID := ps[0].RunID
+		kj := keyJudge{sc: sc, pl: pl, store: opened[0].Store, label: lt.Target, keys: first.Keys,
+			timeout: cmp.Or(v.Timeout, first.Timeout, DefaultTimeout),
+			key:     func(k int) string { return fmt.Sprintf("%s-load-%s-%d-%d", sc.KeyPrefix, runID, 0, k) },
+			count:   func(k int) (int64, int64, int64) { c := counts[k]; return c.Allowed, c.Refused, c.Errors }}
+		if err := kj.judge(ctx, &lt); err != nil {
+			lt.Error = err.Error()
+		}
+	}
+	res.Interrupted = res.Interrupted || ctx.Err() != nil
+	if lt.Error == "" && !res.Interrupted {
+		for _, th := range ths {
+			lt.Thresholds = append(lt.Thresholds, th.Judge(&lt, lt.Target))
+		}
+	}
+	res.Targets = []LoadTarget{lt}
+	return &res, nil
+}
+
+func describeLoad(l *LoadResult) string {
+	spec := ""
+	if len(l.Targets) > 0 {
+		spec = l.Targets[0].Spec
+	}
+	return fmt.Sprintf("%s %s load, %d keys %s, %s, %d requests, %d workers, on %s, thresholds %v",
+		l.Scenario, l.Model, l.Keys, l.KeyDist, l.Duration, l.Requests, l.Concurrency, spec, l.Thresholds)
+}
+
+// sumLoads adds up the shards' figures of their one target, and each
+// key's counts.
+func sumLoads(ps []*ShardResult) (LoadTarget, []KeyCount, error) {
+	t0 := ps[0].Load.Targets[0]
+	lt := LoadTarget{Target: t0.Target, Spec: t0.Spec, Guarantee: t0.Guarantee, Expect: t0.Expect, Strict: t0.Strict}
+	counts := make([]KeyCount, ps[0].Load.Keys)
+	var hist *hdrhistogram.Histogram
+	kinds := map[string]*ErrorCount{}
+	var kindOrder []string
+	var errs []string
+	for _, s := range ps {
+		t := &s.Load.Targets[0]
+		if t.Error != "" {
+			errs = append(errs, fmt.Sprintf("shard %d: %s", s.Shard, t.Error))
+		}
+		lt.Elapsed, lt.Sending = max(lt.Elapsed, t.Elapsed), max(lt.Sending, t.Sending)
+		lt.Sent += t.Sent
+		lt.Answered += t.Answered
+		lt.Allowed += t.Allowed
+		lt.Refused += t.Refused
+		lt.Errors += t.Errors
+		lt.Late += t.Late
+		lt.Dropped += t.Dropped
+		for _, c := range t.KeyCounts {
+			counts[c.Key].Allowed += c.Allowed
+			counts[c.Key].Refused += c.Refused
+			counts[c.Key].Errors += c.Errors
+		}
+		for _, k := range t.ErrorKinds {
+			if kinds[k.Kind] == nil {
+				c := k
+				c.Count = 0
+				kinds[k.Kind] = &c
+				kindOrder = append(kindOrder, k.Kind)
+			}
+			kinds[k.Kind].Count += k.Count
+		}
+		lt.Series = addSeconds(lt.Series, t.Series)
+		if t.Histogram == "" {
+			continue
+		}
+		h, err := DecodeHistogram(t.Histogram)
+		if err != nil {
+			return lt, nil, fmt.Errorf("%w: shard %d: histogram: %w", ErrInconsistent, s.Shard, err)
+		}
+		if hist == nil {
+			hist = newHistogram(histSigFigs)
+		}
+		hist.Merge(h)
+	}
+	if hist != nil {
+		lt.Latency, lt.Histogram, lt.Buckets = latencyOf(hist), encodeHistogram(hist), Buckets(hist)
+	}
+	for _, k := range kindOrder {
+		lt.ErrorKinds = append(lt.ErrorKinds, *kinds[k])
+	}
+	slices.SortStableFunc(lt.ErrorKinds, func(a, b ErrorCount) int { return cmp.Compare(b.Count, a.Count) })
+	lt.Error = strings.Join(errs, "; ")
+	return lt, counts, nil
+}
+
+// addSeconds adds one shard's seconds into the sum so far. Answers and
+// errors add up exactly; a second's percentiles cannot be merged from
+// percentiles, so each is the highest of the shards' (an upper bound, as
+// Max is exact), while the load's own percentiles come from the merged
+// histogram and are exact.
+func addSeconds(sum, part []Second) []Second {
+	for _, s := range part {
+		for len(sum) <= s.At {
+			sum = append(sum, Second{At: len(sum)})
+		}
+		d := &sum[s.At]
+		d.Answered += s.Answered
+		d.Errors += s.Errors
+		d.P50, d.P99, d.Max = max(d.P50, s.P50), max(d.P99, s.P99), max(d.Max, s.Max)
+	}
+	return sum
+}
