@@ -65,6 +65,9 @@ func readJSON(r io.Reader, historyTimeout time.Duration, limit int64) ([]*scenar
 type Saved struct {
 	Runs  []*scenarios.Result
 	Loads []*scenarios.LoadResult
+	// Shards are parts of sharded runs and loads (racelab run|load
+	// --shard), which only a merge can judge (scenarios.VerifyRun).
+	Shards []*scenarios.ShardResult
 }
 
 // ReadSaved reads saved results of either kind, as ReadJSON reads runs:
@@ -84,7 +87,7 @@ func readSaved(r io.Reader, historyTimeout time.Duration, limit int64, loads boo
 	var out Saved
 	schemas := fmt.Sprintf("%q", scenarios.SchemaVersion)
 	if loads {
-		schemas += fmt.Sprintf(" or %q", scenarios.LoadSchemaVersion)
+		schemas += fmt.Sprintf(", %q or %q", scenarios.LoadSchemaVersion, scenarios.ShardSchemaVersion)
 	}
 	for n := 1; ; n++ {
 		var raw json.RawMessage
@@ -125,11 +128,20 @@ func readSaved(r io.Reader, historyTimeout time.Duration, limit int64, loads boo
 				return Saved{}, fmt.Errorf("%w: document %d: %w", ErrNotResult, n, err)
 			}
 			out.Loads = append(out.Loads, &res)
+		case loads && *probe.Schema == scenarios.ShardSchemaVersion:
+			var part scenarios.ShardResult
+			if err := json.Unmarshal(raw, &part); err != nil {
+				return Saved{}, fmt.Errorf("%w: document %d: %w", ErrNotResult, n, err)
+			}
+			if err := scenarios.CheckShard(&part); err != nil {
+				return Saved{}, fmt.Errorf("%w: document %d: %w", ErrNotResult, n, err)
+			}
+			out.Shards = append(out.Shards, &part)
 		default:
 			return Saved{}, fmt.Errorf("%w: document %d has schema %q; this racelab reads %s", ErrNotResult, n, *probe.Schema, schemas)
 		}
 	}
-	if len(out.Runs)+len(out.Loads) == 0 {
+	if len(out.Runs)+len(out.Loads)+len(out.Shards) == 0 {
 		return Saved{}, fmt.Errorf("%w: no JSON in it", ErrNotResult)
 	}
 	// Checked once every document has been read, so that a file that is

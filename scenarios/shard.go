@@ -232,12 +232,12 @@ type ShardRunPart struct {
 
 // ShardTarget is one target's trials in a shard.
 type ShardTarget struct {
-	Target    string      `json:"target"`
-	Spec      string      `json:"spec"`
-	Guarantee string      `json:"guarantee"`
-	Expect    Expectation `json:"expect"`
-	Strict    bool        `json:"strict"`
-	Error     string      `json:"error,omitempty"`
+	Target    string       `json:"target"`
+	Spec      string       `json:"spec"`
+	Guarantee string       `json:"guarantee"`
+	Expect    Expectation  `json:"expect"`
+	Strict    bool         `json:"strict"`
+	Error     string       `json:"error,omitempty"`
 	Trials    []ShardTrial `json:"trials"`
 }
 

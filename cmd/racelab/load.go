@@ -39,6 +39,7 @@ type loadOptions struct {
 	RedisURL    string
 	PostgresURL string
 	HTTP        httpFlags
+	Shard       shardFlags // shard.go
 
 	set func(name string) bool // which flags the command line gave
 }
@@ -107,6 +108,7 @@ Simulated stores run on the real clock. Exit codes are run's; a missed
 	f.StringVar(&o.HTTPVersion, "http-version", "1.1", "http targets: 1.1 (keep-alive connections) or 2 (h2c on http, h2 on https)")
 	o.servers().register(f, "targets")
 	o.HTTP.registerMapping(f)
+	o.Shard.register(f, false)
 	_ = c.RegisterFlagCompletionFunc("target", completeTargets)
 	_ = c.RegisterFlagCompletionFunc("arrivals", cobra.FixedCompletions([]string{"even", "poisson"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = c.RegisterFlagCompletionFunc("http-version", cobra.FixedCompletions([]string{"1.1", "2"}, cobra.ShellCompDirectiveNoFileComp))
@@ -234,6 +236,12 @@ func runLoad(c *cobra.Command, s Streams, o *loadOptions) error {
 	p, outs, err := o.plan()
 	if err != nil {
 		return err
+	}
+	if err := o.Shard.check(); err != nil {
+		return err
+	}
+	if o.Shard.on() {
+		return loadShard(c, s, o, p)
 	}
 	if s.ErrIsTTY && !o.Quiet {
 		p.Watch = func(target string, _ scenarios.LoadProgress, now func() scenarios.LoadProgress) func() {

@@ -19,6 +19,10 @@ import (
 type reportOptions struct {
 	Files   []string
 	Outputs outputFlags
+	// Merge reads the files as the parts of one sharded run and merges
+	// them, reading every key back as racelab verify does.
+	Merge  bool
+	Verify verifyOptions // verify.go
 }
 
 func newReportCmd(s Streams) *cobra.Command { return newReportCmdWith(s, nil) }
@@ -68,6 +72,9 @@ that is not a racelab result of schema ` + scenarios.SchemaVersion + ` or ` + sc
 		},
 	}
 	o.Outputs.register(c, c.Flags(), report.Formats())
+	c.Flags().BoolVar(&o.Merge, "merge", false, "the files are the parts of one sharded run (run|load --shard): merge them into one result,\n"+
+		"reading every key back against -t, as racelab verify does")
+	o.Verify.register(c.Flags())
 	return c
 }
 
@@ -76,12 +83,22 @@ func runReport(ctx context.Context, s Streams, width int, o *reportOptions) erro
 	if err != nil {
 		return err
 	}
+	if err := o.checkMerge(); err != nil {
+		return err
+	}
+	if o.Merge {
+		o.Verify.Files = o.Files
+		return runVerify(ctx, s, width, &o.Verify, outs)
+	}
 	var all []*scenarios.Result
 	var loads []*scenarios.LoadResult
 	for _, name := range o.Files {
 		saved, err := readResults(ctx, s, name)
 		if err != nil {
 			return err
+		}
+		if len(saved.Shards) > 0 {
+			return usageError{fmt.Errorf("%s holds a shard's part of run %s; merge the parts with --merge -t TARGET (or racelab verify)", name, saved.Shards[0].RunID)}
 		}
 		all = append(all, saved.Runs...)
 		loads = append(loads, saved.Loads...)
@@ -200,4 +217,18 @@ func shortfallRank(k scenarios.ShortfallKind) int {
 		return 1
 	}
 	return 2
+}
+
+// checkMerge refuses the read-back flags without --merge, and --merge
+// without -t: a merge reads every key back, so it must be told where
+// from, and re-rendering saved results never touches a target.
+func (o *reportOptions) checkMerge() error {
+	v := &o.Verify
+	switch {
+	case o.Merge && len(v.Targets) == 0:
+		return usageError{errors.New("--merge reads every key back: add -t TARGET (or use racelab verify, which reads back from the targets the shards recorded)")}
+	case !o.Merge && len(v.Targets) > 0:
+		return usageError{errors.New("-t reads keys back, which only --merge does; add --merge for the parts of a sharded run")}
+	}
+	return nil
 }

@@ -44,6 +44,7 @@ type runOptions struct {
 	HTTP     httpFlags     // run_http.go
 	Evidence evidenceFlags // run_evidence.go
 	Story    storyFlags    // run_story.go
+	Shard    shardFlags    // shard.go
 }
 
 func newRunCmd(s Streams, cat *targets.Catalog, runF func(*cobra.Command, *runOptions) error) *cobra.Command {
@@ -109,6 +110,7 @@ to hold that breaks it exits 3.`,
 	o.HTTP.register(f)
 	o.Evidence.register(f)
 	o.Story.register(f)
+	o.Shard.register(f, true)
 	_ = c.RegisterFlagCompletionFunc("target", completeTargets)
 	_ = c.RegisterFlagCompletionFunc("clock", cobra.FixedCompletions([]string{"virtual", "real"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = c.RegisterFlagCompletionFunc("expect", cobra.FixedCompletions([]string{"auto", "hold", "race"}, cobra.ShellCompDirectiveNoFileComp))
@@ -191,6 +193,12 @@ func runRun(c *cobra.Command, s Streams, o *runOptions) error {
 	p, outs, err := o.plan()
 	if err != nil {
 		return err
+	}
+	if err := o.Shard.check(); err != nil {
+		return err
+	}
+	if o.Shard.on() {
+		return runShard(c, s, o, p)
 	}
 	ctx := c.Context()
 	// play runs the trials, reporting each finished one to onTrial; bars

@@ -1,0 +1,210 @@
+package main
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/racelab/racelab/report"
+	"github.com/racelab/racelab/scenarios"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// shardFlags are run's and load's flags for playing one shard of a run
+// spread over several processes or machines (a Kubernetes Indexed Job, a
+// CI matrix): which shard, the run they share, and when to release.
+type shardFlags struct {
+	Shard   string
+	RunID   string
+	StartAt string
+	Period  time.Duration
+	Dir     string
+
+	set *pflag.FlagSet
+	// now and env are the clock and environment; nil means the real ones.
+	now func() time.Time
+	env func(string) string
+}
+
+// shardFlagNames are the flags that need --shard.
+var shardFlagNames = []string{"run-id", "start-at", "period", "shard-dir"}
+
+func (f *shardFlags) register(fs *pflag.FlagSet, trials bool) {
+	f.set = fs
+	fs.StringVar(&f.Shard, "shard", "", "play one shard of a run spread over N processes: I/N (I from 0), or auto/N with I from\n"+
+		"JOB_COMPLETION_INDEX (a Kubernetes Indexed Job); writes the shard's part as JSON for 'racelab verify'")
+	fs.StringVar(&f.RunID, "run-id", "", "with --shard: the run's id, the same on every shard, so that all shards hit the same keys")
+	fs.StringVar(&f.StartAt, "start-at", "", "with --shard: release at this wall-clock instant, RFC 3339 (2026-05-01T12:00:00Z) or +30s;\n"+
+		"compute it once and give every shard the same")
+	if trials {
+		fs.DurationVar(&f.Period, "period", scenarios.DefaultPeriod, "with --shard and --start-at: time between two trials' releases")
+	}
+	fs.StringVar(&f.Dir, "shard-dir", "", "with --shard: write the part to DIR/shard-I-of-N.json instead of standard output")
+}
+
+// on says whether this process plays a shard.
+func (f *shardFlags) on() bool { return f.Shard != "" }
+
+// check refuses the shard flags without --shard, where they would do
+// nothing.
+func (f *shardFlags) check() error {
+	if f.on() || f.set == nil {
+		return nil
+	}
+	for _, name := range shardFlagNames {
+		if fl := f.set.Lookup(name); fl != nil && f.set.Changed(name) {
+			return usageError{fmt.Errorf("--%s needs --shard I/N: it only means something for one shard of a sharded run", name)}
+		}
+	}
+	return nil
+}
+
+// sharding reads the flags into the shard this process plays.
+func (f *shardFlags) sharding() (scenarios.Sharding, error) {
+	now, env := time.Now, os.Getenv
+	if f.now != nil {
+		now = f.now
+	}
+	if f.env != nil {
+		env = f.env
+	}
+	index, of, err := scenarios.ParseShard(f.Shard, env)
+	if err != nil {
+		return scenarios.Sharding{}, err
+	}
+	if f.RunID == "" {
+		return scenarios.Sharding{}, usageError{errors.New("--shard needs --run-id ID, the same on every shard, so that they hit the same keys (e.g. the CI run number)")}
+	}
+	if err := scenarios.CheckRunID(f.RunID); err != nil {
+		return scenarios.Sharding{}, err
+	}
+	s := scenarios.Sharding{Index: index, Of: of, RunID: f.RunID, Period: f.Period}
+	if s.Period <= 0 && f.set != nil && f.set.Lookup("period") != nil {
+		return scenarios.Sharding{}, usageError{fmt.Errorf("--period %s: want a positive duration such as 1s", f.Period)}
+	}
+	if f.StartAt != "" {
+		if s.StartAt, err = scenarios.ParseStartAt(f.StartAt, now()); err != nil {
+			return scenarios.Sharding{}, err
+		}
+	}
+	s.Host, _ = os.Hostname()
+	return s, nil
+}
+
+// writeShard writes a shard's part: to standard output, or to its file in
+// --shard-dir, named by its index, so that a shard whose index came from
+// the environment needs no shell to name its file.
+func (f *shardFlags) write(s Streams, part *scenarios.ShardResult) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(part); err != nil {
+		return fmt.Errorf("encode shard %d: %w", part.Shard, err)
+	}
+	if f.Dir == "" {
+		_, err := s.Out.Write(b.Bytes())
+		return err
+	}
+	name := filepath.Join(f.Dir, fmt.Sprintf("shard-%d-of-%d.json", part.Shard, part.Shards))
+	// Written whole, then renamed: a collector never reads half a part.
+	tmp := name + ".tmp"
+	if err := os.WriteFile(tmp, b.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("--shard-dir: %w", err)
+	}
+	if err := os.Rename(tmp, name); err != nil {
+		return fmt.Errorf("--shard-dir: %w", err)
+	}
+	return nil
+}
+
+// notice says on a terminal what a shard is about to do.
+func (f *shardFlags) notice(s Streams, quiet bool, sh scenarios.Sharding, what string) {
+	if quiet || !s.ErrIsTTY {
+		return
+	}
+	when := "as soon as it is ready"
+	if !sh.StartAt.IsZero() {
+		when = "at " + sh.StartAt.Format(time.RFC3339Nano)
+	}
+	fmt.Fprintf(s.Err, "racelab: shard %d of %d of run %s: %s, released %s; merge the parts with racelab verify\n", sh.Index, sh.Of, sh.RunID, what, when)
+}
+
+// runShard plays one shard of `racelab run` and writes its part.
+func runShard(c *cobra.Command, s Streams, o *runOptions, p scenarios.Plan) error {
+	switch {
+	case !onlyJSON(o.Outputs):
+		return usageError{errors.New("-o: a shard writes its part as JSON to standard output (or --shard-dir), for racelab verify to merge and render in any format")}
+	case o.Timeline || o.Evidence.HistoryHTML != "":
+		return usageError{errors.New("--timeline and --history-html draw judged trials; give them to racelab verify, which judges the merged run")}
+	}
+	if part, err := o.part(p); err != nil {
+		return err
+	} else if part != nil {
+		return usageError{fmt.Errorf("--%s plays in virtual time inside one process; it cannot be sharded", part.Flag)}
+	}
+	sh, err := o.Shard.sharding()
+	if err != nil {
+		return err
+	}
+	n := cmp.Or(p.Requests, p.Scenario.DefaultRequests)
+	lo, hi := sh.Index*n/max(sh.Of, 1), (sh.Index+1)*n/max(sh.Of, 1)
+	o.Shard.notice(s, o.Quiet, sh, fmt.Sprintf("requests %d to %d of each burst of %d", lo, hi-1, n))
+	part, err := scenarios.RunShard(c.Context(), p, sh)
+	if err != nil {
+		return err
+	}
+	if err := o.Shard.write(s, part); err != nil {
+		return err
+	}
+	if part.Run.Interrupted {
+		return verdictError{exitInterrupted, "interrupted: the shard's part is partial"}
+	}
+	for _, t := range part.Run.Targets {
+		if t.Error != "" {
+			return verdictError{exitFailure, fmt.Sprintf("could not run shard %d: %s: %s", part.Shard, t.Target, t.Error)}
+		}
+	}
+	return nil
+}
+
+// loadShard plays one shard of `racelab load` and writes its part.
+func loadShard(c *cobra.Command, s Streams, o *loadOptions, p scenarios.LoadPlan) error {
+	if !onlyJSON(o.Outputs) {
+		return usageError{errors.New("-o: a shard writes its part as JSON to standard output (or --shard-dir), for racelab verify to merge and render in any format")}
+	}
+	sh, err := o.Shard.sharding()
+	if err != nil {
+		return err
+	}
+	o.Shard.notice(s, o.Quiet, sh, "its share of the load")
+	part, err := scenarios.LoadShard(c.Context(), p, sh)
+	if err != nil {
+		return err
+	}
+	if err := o.Shard.write(s, part); err != nil {
+		return err
+	}
+	if part.Load.Interrupted {
+		return verdictError{exitInterrupted, "interrupted: the shard's part is partial"}
+	}
+	for _, t := range part.Load.Targets {
+		if t.Error != "" {
+			return verdictError{exitFailure, fmt.Sprintf("could not run shard %d: %s: %s", part.Shard, t.Target, t.Error)}
+		}
+	}
+	return nil
+}
+
+// onlyJSON reports whether -o asks for nothing but what a shard writes:
+// JSON on standard output, or no -o at all.
+func onlyJSON(o outputFlags) bool {
+	outs, err := o.parse()
+	return len(o.raw) == 0 || err == nil && len(outs) == 1 && outs[0].Format == string(report.JSON) && outs[0].Path == ""
+}

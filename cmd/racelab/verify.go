@@ -1,0 +1,185 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/racelab/racelab/report"
+	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/targets"
+	"github.com/racelab/racelab/targets/httpapi"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// verifyOptions is everything `racelab verify` (and `racelab report
+// --merge`) was asked to do: which parts to merge, and how to reach the
+// targets to read every key back.
+type verifyOptions struct {
+	catalog        *targets.Catalog
+	Files          []string
+	Targets        []string
+	Outputs        outputFlags
+	Timeout        time.Duration
+	RedisURL       string
+	PostgresURL    string
+	HTTP           httpFlags
+	Confidence     percentage
+	CheckHistory   bool
+	HistoryTimeout time.Duration
+	KeepAll        bool
+}
+
+func (o *verifyOptions) servers() serverFlags { return serverFlags{&o.RedisURL, &o.PostgresURL} }
+
+// register defines the flags of the read-back, all but -o.
+func (o *verifyOptions) register(f *pflag.FlagSet) {
+	o.Confidence = percentage(scenarios.DefaultConfidence)
+	f.StringArrayVarP(&o.Targets, "target", "t", nil, "read the keys back from this target instead of the one the shards recorded, once per target, in order\n"+
+		"(the service as this machine reaches it, or a URL with the password the parts leave out)")
+	f.DurationVar(&o.Timeout, "timeout", scenarios.DefaultTimeout, "time limit of each read-back")
+	o.servers().register(f, "targets")
+	o.HTTP.registerMapping(f)
+	f.Var(&o.Confidence, "confidence", "confidence level of the bound on the rate of breaking, such as 95% or 99%")
+	f.BoolVar(&o.CheckHistory, "check-history", true, "check each merged trial's history for linearizability, when every shard ran on one machine (one clock)")
+	f.DurationVar(&o.HistoryTimeout, "history-timeout", scenarios.DefaultHistoryTimeout, "time limit of one trial's history check")
+	f.BoolVar(&o.KeepAll, "keep-all", false, "keep every merged trial's requests in the result (-o json)")
+}
+
+func newVerifyCmd(s Streams, cat *targets.Catalog, runF func(*cobra.Command, *verifyOptions) error) *cobra.Command {
+	o := &verifyOptions{catalog: cat}
+	c := &cobra.Command{
+		Use:   "verify SHARD.json...",
+		Short: "Merge the shards of a sharded run or load, read every key back, and judge it as one",
+		Long: `Merge the parts written by 'racelab run --shard I/N' or 'racelab load --shard I/N'
+(one per shard, in files, or several one after the other in one file or on
+standard input, as 'kubectl logs' prints them), read every key back against
+the target, and judge the merged run exactly as one machine's run would be
+judged: one table, one verdict, one exit code.
+
+Each trial's requests from every shard make one burst of N; a sharded load's
+counts are summed per key before each key is judged, its latency histograms
+merged exactly. Parts of different runs (run ids), scenarios, N, targets or
+starts are refused, and so is a merge with a shard missing or given twice.
+Linearizability is checked only when every shard ran on one machine: across
+machines the requests' instants come from different clocks.
+
+Exit codes are run's: 0 as expected, 1 could not read back or judge, 2 usage
+(mixed or missing parts), 3 a rule broken where it had to hold.`,
+		Example: `  racelab verify shard-*.json
+  racelab verify results/shard-*.json -t http://shop.internal:8787 -o junit > report.xml
+  kubectl logs -l job-name=racelab-shards --tail=-1 | racelab verify -`,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageError{fmt.Errorf("%s takes the shards' parts (SHARD.json..., or - for standard input) (see '%s --help')", c.CommandPath(), c.CommandPath())}
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			o.Files = args
+			if runF != nil {
+				return runF(c, o)
+			}
+			outs, err := o.Outputs.parse()
+			if err != nil {
+				return err
+			}
+			return runVerify(c.Context(), s, s.width(c), o, outs)
+		},
+	}
+	f := c.Flags()
+	o.Outputs.register(c, f, report.Formats())
+	o.register(f)
+	return c
+}
+
+// runVerify reads the parts named by o.Files, merges them, reads every key
+// back and writes the one result to outs.
+func runVerify(ctx context.Context, s Streams, width int, o *verifyOptions, outs []output) error {
+	var parts []*scenarios.ShardResult
+	for _, name := range o.Files {
+		saved, err := readResults(ctx, s, name)
+		if err != nil {
+			return err
+		}
+		if len(saved.Runs)+len(saved.Loads) > 0 {
+			return usageError{fmt.Errorf("%s holds a judged result, not a shard's part; render it with racelab report", name)}
+		}
+		parts = append(parts, saved.Shards...)
+	}
+	return verifyParts(ctx, s, width, o, parts, outs)
+}
+
+// verifyParts merges parts, reads their keys back and renders the one
+// result, with run's exit code.
+func verifyParts(ctx context.Context, s Streams, width int, o *verifyOptions, parts []*scenarios.ShardResult, outs []output) error {
+	if len(parts) == 0 {
+		return usageError{errors.New("no shard parts to merge")}
+	}
+	if !(o.Confidence > 0 && o.Confidence < 1) {
+		return usageError{fmt.Errorf("--confidence %s: want a level between 0%% and 100%%, such as 95%% or 99%%", o.Confidence.String())}
+	}
+	if o.Timeout <= 0 || o.HistoryTimeout <= 0 {
+		return usageError{fmt.Errorf("--timeout %s, --history-timeout %s: want positive durations such as 5s", o.Timeout, o.HistoryTimeout)}
+	}
+	v := scenarios.VerifyPlan{
+		Catalog: o.catalog,
+		Targets: o.Targets,
+		Options: o.servers().options(),
+		Timeout: o.Timeout,
+		Evidence: scenarios.Evidence{Confidence: float64(o.Confidence), SkipHistory: !o.CheckHistory,
+			HistoryTimeout: o.HistoryTimeout},
+		Keep: scenarios.Keep{All: o.KeepAll},
+	}
+	specs := o.Targets
+	if len(specs) == 0 {
+		specs = recordedSpecs(parts[0])
+	}
+	// A read-back is one whole request: nothing to stage.
+	if err := o.HTTP.applyTo(specs, o.Timeout, &v.Options, func(c *httpapi.Config) { c.Sync = httpapi.SyncNone }); err != nil {
+		return err
+	}
+	opts := func(width int) report.Options { return report.Options{NoColor: s.NoColor, Width: width} }
+	if parts[0].Kind == scenarios.ShardLoad {
+		res, err := scenarios.VerifyLoad(ctx, parts, v)
+		if err != nil {
+			return err
+		}
+		err = writeOutputs(s, width, outs, func(w io.Writer, format string, width int) error {
+			return report.RenderLoad(w, []*scenarios.LoadResult{res}, report.Format(format), opts(width))
+		})
+		if err != nil {
+			return err
+		}
+		return loadVerdict(res)
+	}
+	res, err := scenarios.VerifyRun(ctx, parts, v)
+	if err != nil {
+		return err
+	}
+	err = writeOutputs(s, width, outs, func(w io.Writer, format string, width int) error {
+		return report.Render(w, res, report.Format(format), opts(width))
+	})
+	if err != nil {
+		return err
+	}
+	return verdict(res)
+}
+
+func recordedSpecs(p *scenarios.ShardResult) []string {
+	var out []string
+	switch {
+	case p.Run != nil:
+		for _, t := range p.Run.Targets {
+			out = append(out, t.Spec)
+		}
+	case p.Load != nil:
+		for _, t := range p.Load.Targets {
+			out = append(out, t.Spec)
+		}
+	}
+	return out
+}
