@@ -1,0 +1,398 @@
+package scenarios
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/racelab/racelab/scenarios/pace"
+)
+
+func TestParseShard(t *testing.T) {
+	env := func(vars map[string]string) func(string) string {
+		return func(k string) string { return vars[k] }
+	}
+	tests := []struct {
+		in        string
+		env       map[string]string
+		index, of int
+		err       string
+	}{
+		{in: "0/4", index: 0, of: 4},
+		{in: "3/4", index: 3, of: 4},
+		{in: " 1/1 ", index: 0, of: 1, err: "want 0 to 0"},
+		{in: "0/1", index: 0, of: 1},
+		{in: "auto/8", env: map[string]string{"JOB_COMPLETION_INDEX": "5"}, index: 5, of: 8},
+		{in: "auto", env: map[string]string{"JOB_COMPLETION_INDEX": "2", "RACELAB_SHARDS": "3"}, index: 2, of: 3},
+		{in: "auto", env: map[string]string{"JOB_COMPLETION_INDEX": "2"}, err: "RACELAB_SHARDS"},
+		{in: "auto/4", err: "JOB_COMPLETION_INDEX"},
+		{in: "auto/4", env: map[string]string{"JOB_COMPLETION_INDEX": "4"}, err: "want 0 to 3"},
+		{in: "auto/4", env: map[string]string{"JOB_COMPLETION_INDEX": "x"}, err: "not a whole number"},
+		{in: "4/4", err: "want 0 to 3 (shards count from 0)"},
+		{in: "-1/4", err: "want 0 to 3"},
+		{in: "1/0", err: "1 or more"},
+		{in: "1", err: "want I/N"},
+		{in: "a/4", err: "from 0 to N-1"},
+	}
+	for _, tt := range tests {
+		i, n, err := ParseShard(tt.in, env(tt.env))
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) || !errors.Is(err, ErrUsage) {
+				t.Errorf("ParseShard(%q) = %d, %d, %v; want a usage error containing %q", tt.in, i, n, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || i != tt.index || n != tt.of {
+			t.Errorf("ParseShard(%q) = %d, %d, %v; want %d, %d", tt.in, i, n, err, tt.index, tt.of)
+		}
+	}
+}
+
+func TestParseStartAt(t *testing.T) {
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	got, err := ParseStartAt("+30s", now)
+	if err != nil || !got.Equal(now.Add(30*time.Second)) {
+		t.Errorf("+30s = %v, %v; want %v", got, err, now.Add(30*time.Second))
+	}
+	got, err = ParseStartAt("2026-05-01T12:00:01.5+02:00", now)
+	if want := time.Date(2026, 5, 1, 10, 0, 1, 5e8, time.UTC); err != nil || !got.Equal(want) {
+		t.Errorf("RFC 3339 = %v, %v; want %v", got, err, want)
+	}
+	for _, bad := range []string{"", "30s", "+-1s", "+soon", "2026-05-01 12:00:00", "tomorrow"} {
+		if _, err := ParseStartAt(bad, now); !errors.Is(err, ErrUsage) {
+			t.Errorf("ParseStartAt(%q) = %v; want a usage error", bad, err)
+		}
+	}
+}
+
+// Every request of a burst is played by exactly one shard, and shares
+// differ by one at most: N split as evenly as possible, exactly N in all.
+func TestSpanSplitsEveryBurstExactly(t *testing.T) {
+	for n := 1; n <= 60; n++ {
+		for of := 1; of <= n; of++ {
+			next, small, large := 0, n, 0
+			var total int64
+			for i := range of {
+				s := Sharding{Index: i, Of: of}
+				lo, hi := s.span(n)
+				if lo != next {
+					t.Fatalf("n=%d of=%d: shard %d starts at %d, want %d", n, of, i, lo, next)
+				}
+				next = hi
+				small, large = min(small, hi-lo), max(large, hi-lo)
+				total += partOf(int64(n), i, of)
+			}
+			if next != n || large-small > 1 || total != int64(n) {
+				t.Fatalf("n=%d of=%d: shards end at %d, shares %d..%d, parts sum to %d", n, of, next, small, large, total)
+			}
+		}
+	}
+}
+
+// playShards runs of shards of plan concurrently, as separate processes
+// would, with one run id and one start, and returns their parts.
+func playShards(t *testing.T, p Plan, of int, runID string) []*ShardResult {
+	t.Helper()
+	start := time.Now().Add(300 * time.Millisecond)
+	parts := make([]*ShardResult, of)
+	errs := make([]error, of)
+	var wg sync.WaitGroup
+	for i := range of {
+		wg.Go(func() {
+			parts[i], errs[i] = RunShard(context.Background(), p, Sharding{Index: i, Of: of, RunID: runID, StartAt: start,
+				Period: 300 * time.Millisecond, Host: "here"})
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("shard %d: %v", i, err)
+		}
+		for _, tg := range parts[i].Run.Targets {
+			if tg.Error != "" {
+				t.Fatalf("shard %d: %s: %s", i, tg.Target, tg.Error)
+			}
+		}
+		if err := CheckShard(parts[i]); err != nil {
+			t.Fatalf("shard %d: %v", i, err)
+		}
+	}
+	return parts
+}
+
+// Four shards of 25 make one burst of 100 on one key: an atomic store
+// counts every one of them, and the merge judges it as one trial.
+func TestShardsMergeIntoOneBurst(t *testing.T) {
+	for _, store := range []string{"sqlite", "actor"} {
+		t.Run(store, func(t *testing.T) {
+			url := serveContract(t, store)
+			p := Plan{Scenario: tenHitsOneView, Targets: []string{url}, Requests: 100, Trials: 2, Timeout: 10 * time.Second}
+			parts := playShards(t, p, 4, "merge-"+store)
+			for i, part := range parts {
+				if got := len(part.Run.Targets[0].Trials[0].Requests); got != 25 {
+					t.Errorf("shard %d fired %d requests a burst, want 25", i, got)
+				}
+			}
+			res, err := VerifyRun(context.Background(), parts, VerifyPlan{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr := res.Targets[0]
+			s := tr.Summary()
+			if tr.Error != "" || s.Trials != 2 || s.Allowed.Min != 100 || s.Allowed.Max != 100 || s.CountedMin != 100 || s.CountedMax != 100 || s.Broken != 0 {
+				t.Fatalf("merged: error %q, %d trials, allowed %d..%d, counted %d..%d, broken %d; want 2 trials of 100 allowed and counted",
+					tr.Error, s.Trials, s.Allowed.Min, s.Allowed.Max, s.CountedMin, s.CountedMax, s.Broken)
+			}
+			if tr.Verdict() != "holds" || len(res.Shortfalls()) != 0 {
+				t.Errorf("verdict %q, shortfalls %v; want holds", tr.Verdict(), res.Shortfalls())
+			}
+			// Shards on one machine share a clock: the history is checked.
+			if s.HistoryChecked != 2 || s.NotLinearizable != 0 {
+				t.Errorf("history checked %d, not linearizable %d; want 2 and 0", s.HistoryChecked, s.NotLinearizable)
+			}
+			if len(s.ArrivalSpreads) != 2 {
+				t.Errorf("%d arrival spreads; want one per merged burst", len(s.ArrivalSpreads))
+			}
+			for _, trial := range tr.Trials {
+				for j, r := range trial.Requests {
+					if r.Index != j {
+						t.Fatalf("trial %d: request %d has index %d", trial.Index, j, r.Index)
+					}
+				}
+			}
+			// What the merge wrote is a result like any other.
+			if err := Check(res, time.Second); err != nil {
+				t.Errorf("merged result fails its own check: %v", err)
+			}
+		})
+	}
+}
+
+// On the KV store the shards' hits meet on one key and the loss shows, in
+// one trial of the whole burst.
+func TestShardsShowTheLossOnKV(t *testing.T) {
+	url := serveContract(t, "kv")
+	p := Plan{Scenario: tenHitsOneView, Targets: []string{url}, Requests: 40, Trials: 1, Timeout: 10 * time.Second}
+	parts := playShards(t, p, 4, "kv-loss")
+	res, err := VerifyRun(context.Background(), parts, VerifyPlan{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := res.Targets[0]
+	s := tr.Summary()
+	if s.Trials != 1 || s.Allowed.Sum != 40 || s.Lost == 0 || s.Lost != 40-s.CountedSum || s.Broken != 1 {
+		t.Fatalf("kv: %d trials, %d allowed, %d counted, %d lost, %d broken; want one broken trial of 40 with the loss", s.Trials, s.Allowed.Sum, s.CountedSum, s.Lost, s.Broken)
+	}
+	if fs := res.Shortfalls(); len(fs) != 1 || fs[0].Kind != RuleShortfall {
+		t.Errorf("shortfalls %v; want the rule broken (a service is expected to hold)", fs)
+	}
+}
+
+func TestMergeRefusesPartsOfDifferentRuns(t *testing.T) {
+	url := serveContract(t, "sqlite")
+	p := Plan{Scenario: tenHitsOneView, Targets: []string{url}, Requests: 8, Trials: 1}
+	a := playShards(t, p, 2, "run-a")
+	b := playShards(t, p, 2, "run-b")
+	p.Requests = 10
+	c := playShards(t, p, 2, "run-c")
+	p.Scenario, p.Requests = fiveCheckouts, 8
+	d := playShards(t, p, 2, "run-d")
+	three := playShards(t, Plan{Scenario: tenHitsOneView, Targets: []string{url}, Requests: 9, Trials: 1}, 3, "run-e")
+	// Each posing as part of run-a, so that only what is checked differs.
+	for _, s := range []*ShardResult{c[1], d[1], three[1]} {
+		s.RunID, s.StartAt = a[0].RunID, a[0].StartAt
+	}
+	tests := []struct {
+		name  string
+		parts []*ShardResult
+		want  string
+	}{
+		{"other run id", []*ShardResult{a[0], b[1]}, "run ids run-a and run-b"},
+		{"other N", []*ShardResult{a[0], c[1]}, "N=8"},
+		{"other scenario", []*ShardResult{a[0], d[1]}, "five-checkouts"},
+		{"missing shard", []*ShardResult{a[0]}, "shard 1 missing"},
+		{"twice", []*ShardResult{a[0], a[0], a[1]}, "given twice"},
+		{"other shard count", []*ShardResult{a[0], three[1]}, "shard counts"},
+		{"none", nil, "no shard results"},
+	}
+	for _, tt := range tests {
+		_, err := VerifyRun(context.Background(), tt.parts, VerifyPlan{})
+		if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: %v; want a usage error containing %q", tt.name, err, tt.want)
+		}
+	}
+	if _, err := VerifyRun(context.Background(), []*ShardResult{a[0], a[1]}, VerifyPlan{}); err != nil {
+		t.Errorf("the parts of one run: %v", err)
+	}
+}
+
+func TestShardRefusesWhatCannotBeShared(t *testing.T) {
+	s := Sharding{Index: 0, Of: 2, RunID: "x"}
+	for _, spec := range []string{"kv", "actor", "sqlite"} {
+		_, err := RunShard(context.Background(), Plan{Scenario: tenHitsOneView, Targets: []string{spec}, Requests: 4}, s)
+		if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "lives inside each racelab process") {
+			t.Errorf("%s: %v; want a usage error", spec, err)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "db.sqlite")
+	for _, tt := range []struct {
+		p    Plan
+		s    Sharding
+		want string
+	}{
+		{Plan{Scenario: tenHitsOneView, Targets: []string{"sqlite?path=" + path}, Requests: 1}, s, "cannot share 1 requests"},
+		{Plan{Scenario: tenHitsOneView, Targets: []string{"sqlite?path=" + path}, Sequential: true}, s, "--sequential"},
+		{Plan{Scenario: tenHitsOneView, Targets: []string{"sqlite?path=" + path}}, Sharding{Of: 2, RunID: "a b"}, "--run-id"},
+	} {
+		if _, err := RunShard(context.Background(), tt.p, tt.s); !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%v; want a usage error containing %q", err, tt.want)
+		}
+	}
+}
+
+// A part whose requests lie outside its share is refused before any
+// merge.
+func TestCheckShardRefusesDamagedParts(t *testing.T) {
+	url := serveContract(t, "sqlite")
+	p := Plan{Scenario: tenHitsOneView, Targets: []string{url}, Requests: 6, Trials: 1}
+	parts := playShards(t, p, 2, "damaged")
+	for name, damage := range map[string]func(s *ShardResult){
+		"span":    func(s *ShardResult) { s.Run.Lo++ },
+		"index":   func(s *ShardResult) { s.Run.Targets[0].Trials[0].Requests[0].Index = 0 },
+		"outcome": func(s *ShardResult) { s.Run.Targets[0].Trials[0].Requests[1].Outcome = "maybe" },
+		"shard":   func(s *ShardResult) { s.Shard = 2 },
+		"run id":  func(s *ShardResult) { s.RunID = "../x" },
+	} {
+		c := *parts[1]
+		run := *c.Run
+		run.Targets = []ShardTarget{run.Targets[0]}
+		trial := run.Targets[0].Trials[0]
+		trial.Requests = append([]Request(nil), trial.Requests...)
+		run.Targets[0].Trials = []ShardTrial{trial}
+		c.Run = &run
+		damage(&c)
+		if err := CheckShard(&c); !errors.Is(err, ErrInconsistent) {
+			t.Errorf("%s: %v; want it refused", name, err)
+		}
+	}
+}
+
+// Four shards of one load send exactly the requests asked, their counts
+// are summed per key before each key is judged, and their latency
+// histograms merge into one that holds every answer.
+func TestLoadShardsMergeIntoOneLoad(t *testing.T) {
+	url := serveContract(t, "actor")
+	start := time.Now().Add(200 * time.Millisecond)
+	sched := pace.Constant(200, time.Second)
+	parts := make([]*ShardResult, 4)
+	errs := make([]error, 4)
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Go(func() {
+			parts[i], errs[i] = LoadShard(context.Background(), LoadPlan{Scenario: tenHitsOneView, Targets: []string{url},
+				Schedule: &sched, Keys: 10, Seed: 3}, Sharding{Index: i, Of: 4, RunID: "load-merge", StartAt: start})
+		})
+	}
+	wg.Wait()
+	var sent, latencies int64
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("shard %d: %v", i, err)
+		}
+		if err := CheckShard(parts[i]); err != nil {
+			t.Fatalf("shard %d: %v", i, err)
+		}
+		lt := parts[i].Load.Targets[0]
+		if lt.Error != "" || lt.Keys.Trials != 0 || len(lt.KeyCounts) == 0 {
+			t.Fatalf("shard %d: error %q, %d keys judged, %d key counts; want no judgement and the counts", i, lt.Error, lt.Keys.Trials, len(lt.KeyCounts))
+		}
+		sent += lt.Sent
+		latencies += lt.Latency.Count
+	}
+	if sent != 200 {
+		t.Errorf("the shards sent %d; a second of 200/s is 200", sent)
+	}
+	res, err := VerifyLoad(context.Background(), parts, VerifyPlan{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lt := res.Targets[0]
+	if lt.Error != "" || lt.Sent != 200 || lt.Allowed != 200 || lt.Counted != 200 || lt.Keys.Lost != 0 || lt.Verdict() != "holds" {
+		t.Fatalf("merged: error %q, sent %d, allowed %d, counted %d, lost %d, verdict %s (errors %+v); want 200 counted of 200",
+			lt.Error, lt.Sent, lt.Allowed, lt.Counted, lt.Keys.Lost, lt.Verdict(), lt.ErrorKinds)
+	}
+	if lt.Latency.Count != latencies || lt.Latency.Count != lt.Answered {
+		t.Errorf("merged histogram holds %d latencies; the shards %d, answers %d", lt.Latency.Count, latencies, lt.Answered)
+	}
+	if err := CheckLoad(res); err != nil {
+		t.Errorf("merged load fails its own check: %v", err)
+	}
+	if res.Sharded == nil || res.Sharded.Shards != 4 || res.Sharded.RunID != "load-merge" {
+		t.Errorf("sharded = %+v", res.Sharded)
+	}
+}
+
+// HDR histograms merge exactly: the merge of four shards' histograms
+// reads the same percentiles as one histogram of every value.
+func TestLoadMergeHistogramsExactly(t *testing.T) {
+	whole := newHistogram(histSigFigs)
+	parts := make([]*ShardResult, 4)
+	for i := range parts {
+		h := newHistogram(histSigFigs)
+		for v := range int64(1000) {
+			us := 100 + (v*7919+int64(i)*104729)%50000 // spread, different per shard
+			_ = h.RecordValue(us)
+			_ = whole.RecordValue(us)
+		}
+		lt := LoadTarget{Target: "t", Spec: "t", Expect: ExpectHold, Strict: true, Sent: 1000, Answered: 1000, Allowed: 1000,
+			Latency: latencyOf(h), Histogram: encodeHistogram(h), KeyCounts: []KeyCount{{Key: 0, Allowed: 1000}}}
+		parts[i] = &ShardResult{Shard: i, Shards: 4, Load: &LoadResult{Keys: 1, Targets: []LoadTarget{lt}}}
+	}
+	lt, counts, err := sumLoads(parts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := latencyOf(whole); lt.Latency != want {
+		t.Errorf("merged latency %+v; one histogram of every value says %+v", lt.Latency, want)
+	}
+	if counts[0].Allowed != 4000 || lt.Allowed != 4000 {
+		t.Errorf("key 0 allowed %d, target %d; want 4000", counts[0].Allowed, lt.Allowed)
+	}
+}
+
+func TestLoadShareSplitsTheLoad(t *testing.T) {
+	sched := pace.Schedule{Start: 100, Stages: []pace.Stage{{Duration: time.Second, Target: 1000}}, Spacing: pace.Even}
+	path := filepath.Join(t.TempDir(), "db.sqlite")
+	p := LoadPlan{Scenario: tenHitsOneView, Targets: []string{"sqlite?path=" + path}, Schedule: &sched, MaxInFlight: 10, Requests: 10}
+	plan := Plan{Scenario: tenHitsOneView, Targets: p.Targets}
+	rs, err := plan.resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var requests int64
+	var start, end pace.Rate
+	for i := range 3 {
+		p.Sharding = &Sharding{Index: i, Of: 3, RunID: "r"}
+		q, err := p.share(rs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		requests += q.Requests
+		start += q.Schedule.Start
+		end += q.Schedule.Stages[0].Target
+		if want := time.Duration(float64(i) / 100 * float64(time.Second)); q.phase != want {
+			t.Errorf("shard %d starts %s late; want %s", i, q.phase, want)
+		}
+	}
+	if requests != 10 || fmt.Sprintf("%.6f %.6f", start, end) != "100.000000 1000.000000" {
+		t.Errorf("the shards send %d requests from %v/s to %v/s; want 10, 100 and 1000", requests, start, end)
+	}
+	if sched.Start != 100 {
+		t.Errorf("the plan's own schedule was changed")
+	}
+}
