@@ -115,6 +115,9 @@ func (f *shardFlags) write(s Streams, part *scenarios.ShardResult) error {
 	name := filepath.Join(f.Dir, fmt.Sprintf("shard-%d-of-%d.json", part.Shard, part.Shards))
 	// Written whole, then renamed: a collector never reads half a part.
 	tmp := name + ".tmp"
+	if err := os.MkdirAll(f.Dir, 0o755); err != nil {
+		return fmt.Errorf("--shard-dir: %w", err)
+	}
 	if err := os.WriteFile(tmp, b.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("--shard-dir: %w", err)
 	}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/racelab/racelab/report"
@@ -52,11 +54,12 @@ func (o *verifyOptions) register(f *pflag.FlagSet) {
 func newVerifyCmd(s Streams, cat *targets.Catalog, runF func(*cobra.Command, *verifyOptions) error) *cobra.Command {
 	o := &verifyOptions{catalog: cat}
 	c := &cobra.Command{
-		Use:   "verify SHARD.json...",
+		Use:   "verify SHARD.json|DIR...",
 		Short: "Merge the shards of a sharded run or load, read every key back, and judge it as one",
 		Long: `Merge the parts written by 'racelab run --shard I/N' or 'racelab load --shard I/N'
-(one per shard, in files, or several one after the other in one file or on
-standard input, as 'kubectl logs' prints them), read every key back against
+(one per shard, in files, in the folder --shard-dir wrote them to, or several
+one after the other in one file or on standard input, as 'kubectl logs' prints
+them), read every key back against
 the target, and judge the merged run exactly as one machine's run would be
 judged: one table, one verdict, one exit code.
 
@@ -99,8 +102,12 @@ Exit codes are run's: 0 as expected, 1 could not read back or judge, 2 usage
 // runVerify reads the parts named by o.Files, merges them, reads every key
 // back and writes the one result to outs.
 func runVerify(ctx context.Context, s Streams, width int, o *verifyOptions, outs []output) error {
+	files, err := expandShardDirs(o.Files)
+	if err != nil {
+		return err
+	}
 	var parts []*scenarios.ShardResult
-	for _, name := range o.Files {
+	for _, name := range files {
 		saved, err := readResults(ctx, s, name)
 		if err != nil {
 			return err
@@ -167,6 +174,29 @@ func verifyParts(ctx context.Context, s Streams, width int, o *verifyOptions, pa
 		return err
 	}
 	return verdict(res)
+}
+
+// expandShardDirs replaces each folder among names by the parts in it
+// (shard-*.json, as --shard-dir names them), so that a verifier without a
+// shell (a distroless pod) can be given the folder.
+func expandShardDirs(names []string) ([]string, error) {
+	var out []string
+	for _, name := range names {
+		fi, err := os.Stat(name)
+		if name == "-" || err != nil || !fi.IsDir() {
+			out = append(out, name)
+			continue
+		}
+		parts, err := filepath.Glob(filepath.Join(name, "shard-*.json"))
+		if err != nil {
+			return nil, err
+		}
+		if len(parts) == 0 {
+			return nil, usageError{fmt.Errorf("%s holds no shard-*.json; want the folder the shards wrote with --shard-dir", name)}
+		}
+		out = append(out, parts...)
+	}
+	return out, nil
 }
 
 func recordedSpecs(p *scenarios.ShardResult) []string {
