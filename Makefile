@@ -90,3 +90,9 @@ bench-http: build
 .PHONY: bench-load
 bench-load: build
 	$(GO) run ./cmd/loadbench -racelab bin/racelab $(ARGS)
+
+## bench-shards: 4 local racelab shards against one `racelab serve`, merged
+## by racelab verify, next to one process's bursts (deploy/local-shards.sh)
+.PHONY: bench-shards
+bench-shards: build
+	RACELAB=bin/racelab deploy/local-shards.sh $(ARGS)
