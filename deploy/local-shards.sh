@@ -21,11 +21,12 @@ trap 'kill -INT $serve 2>/dev/null; wait $serve 2>/dev/null; rm -rf "$dir"' EXIT
 serve=$!
 while [ ! -s "$dir/addr" ]; do sleep 0.05; done
 url=http://$(cat "$dir/addr")
-start=$(date -u -d "@$(($(date +%s) + 2))" +%Y-%m-%dT%H:%M:%SZ)
+# Three seconds ahead: time for every process to start, connect and stage.
+start=$(date -u -d "@$(($(date +%s) + 3))" +%Y-%m-%dT%H:%M:%SZ)
 i=0
 pids=
 while [ $i -lt "$SHARDS" ]; do
-	"$RACELAB" run ten-hits-one-view -t "$url" -n "$N" --trials "$TRIALS" --period 300ms \
+	"$RACELAB" run ten-hits-one-view -t "$url" -n "$N" --trials "$TRIALS" \
 		--shard "$i/$SHARDS" --run-id "local$$" --start-at "$start" --shard-dir "$dir/parts" -q &
 	pids="$pids $!"
 	i=$((i + 1))

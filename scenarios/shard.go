@@ -381,7 +381,7 @@ func (r shardRun) play(ctx context.Context, st *ShardTarget) error {
 		k := r.key(i)
 		at := r.s.slot(r.first + i)
 		if !at.IsZero() {
-			waitUntil(ctx, at.Add(-stageLead))
+			waitUntil(ctx, at.Add(-min(stageLead, cmp.Or(r.s.Period, DefaultPeriod)/2)))
 		}
 		if ctx.Err() != nil {
 			return nil
