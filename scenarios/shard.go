@@ -284,6 +284,8 @@ func RunShard(ctx context.Context, p Plan, s Sharding) (*ShardResult, error) {
 	trials := cmp.Or(p.Trials, DefaultTrials)
 	timeout := cmp.Or(p.Timeout, DefaultTimeout)
 	switch {
+	case sc.stream != nil:
+		return nil, fmt.Errorf("%w: %s fires a stream of arrivals over time, not a burst; a sharded run fires bursts", ErrUsage, sc.Name)
 	case p.Sequential:
 		return nil, fmt.Errorf("%w: --sequential fires one request after another; a sharded run fires bursts", ErrUsage)
 	case p.MaxRate > 0:

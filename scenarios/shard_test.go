@@ -240,6 +240,8 @@ func TestShardRefusesWhatCannotBeShared(t *testing.T) {
 		}
 	}
 	path := filepath.Join(t.TempDir(), "db.sqlite")
+	streamed := new(*tenHitsOneView)
+	streamed.stream = stalePlan.stream // a story fired as arrivals over time
 	for _, tt := range []struct {
 		p    Plan
 		s    Sharding
@@ -248,6 +250,7 @@ func TestShardRefusesWhatCannotBeShared(t *testing.T) {
 		{Plan{Scenario: tenHitsOneView, Targets: []string{"sqlite?path=" + path}, Requests: 1}, s, "cannot share 1 requests"},
 		{Plan{Scenario: tenHitsOneView, Targets: []string{"sqlite?path=" + path}, Sequential: true}, s, "--sequential"},
 		{Plan{Scenario: tenHitsOneView, Targets: []string{"sqlite?path=" + path}}, Sharding{Of: 2, RunID: "a b"}, "--run-id"},
+		{Plan{Scenario: streamed, Targets: []string{"sqlite?path=" + path}}, s, "stream of arrivals"},
 	} {
 		if _, err := RunShard(context.Background(), tt.p, tt.s); !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%v; want a usage error containing %q", err, tt.want)
