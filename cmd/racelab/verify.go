@@ -55,7 +55,7 @@ func newVerifyCmd(s Streams, cat *targets.Catalog, runF func(*cobra.Command, *ve
 	o := &verifyOptions{catalog: cat}
 	c := &cobra.Command{
 		Use:   "verify SHARD.json|DIR...",
-		Short: "Merge the shards of a sharded run or load, read every key back, and judge it as one",
+		Short: "Merge the parts of a sharded run or load and judge it as one",
 		Long: `Merge the parts written by 'racelab run --shard I/N' or 'racelab load --shard I/N'
 (one per shard, in files, in the folder --shard-dir wrote them to, or several
 one after the other in one file or on standard input, as 'kubectl logs' prints
