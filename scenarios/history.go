@@ -45,6 +45,9 @@ type opInput struct {
 	// unknown says the request failed: whether it took effect, and what
 	// it would have been answered, are not known.
 	unknown bool
+	// window is the number of the window a rate limiter counted the
+	// request in; other stories leave it zero.
+	window int64
 }
 
 // opOutput is an operation's answer.
@@ -72,6 +75,9 @@ type model struct {
 	noun string
 	// verb names the story's request: "hit".
 	verb string
+	// partition, when set, splits a history into parts the store keeps
+	// apart, each checked from the initial state on its own.
+	partition func(history []porcupine.Operation) [][]porcupine.Operation
 }
 
 // modelOf returns the model of sc's story; ok is false for a story that
@@ -173,6 +179,119 @@ func quotaModel(limit int64) model {
 			return ""
 		},
 	}
+}
+
+// limiterModel is six-of-five's store: a quota per fixed window. The
+// store keys each window apart (caller and window number), so a burst
+// that straddles a window boundary on the real clock meets two quotas,
+// each granting up to the limit and counting from one, and the count a
+// request is answered belongs to its own window. Linearizability is
+// local: the history holds when each window's part of it does, which is
+// how porcupine is asked (byWindow). Only the sum of the windows' counts
+// is read back, so across windows the read is checked against bounds
+// instead (refuteWindows).
+func limiterModel(limit int64) model {
+	m := quotaModel(limit)
+	m.noun, m.verb = "request", "request"
+	inOne := m.refute
+	m.refute = func(t *Trial) string {
+		if ws := windowsOf(t.Requests); len(ws) > 1 {
+			return refuteWindows(t, ws, limit)
+		}
+		return inOne(t)
+	}
+	m.partition = byWindow
+	return m
+}
+
+// byWindow splits a limiter's history by the window each answered request
+// was counted in. A failed request's window is not known, so it joins
+// every part, where it may take effect or not. The read-back is the sum
+// of every window's count, which no one part can explain: with more than
+// one window it is left to refuteWindows.
+func byWindow(history []porcupine.Operation) [][]porcupine.Operation {
+	var windows []int64
+	var failed []porcupine.Operation
+	parts := map[int64][]porcupine.Operation{}
+	for _, op := range history {
+		in := op.Input.(opInput)
+		switch {
+		case in.kind == opRead:
+		case in.unknown:
+			failed = append(failed, op)
+		default:
+			if _, ok := parts[in.window]; !ok {
+				windows = append(windows, in.window)
+			}
+			parts[in.window] = append(parts[in.window], op)
+		}
+	}
+	if len(windows) < 2 {
+		return [][]porcupine.Operation{history}
+	}
+	out := make([][]porcupine.Operation, 0, len(windows))
+	for _, w := range windows {
+		out = append(out, append(parts[w], failed...))
+	}
+	return out
+}
+
+// refuteWindows is the quota's refutation for a burst counted in several
+// windows: within a window, grants answered distinct counts from 1 to the
+// limit and refusals the limit itself; the count read back, the sum over
+// the windows, lies between what the answers prove was counted and what
+// the grants and the failed requests could have counted.
+func refuteWindows(t *Trial, ws []int64, limit int64) string {
+	f := facts(t)
+	var least, most int64
+	for _, w := range ws {
+		inW := func(r Request) bool { return r.Window == w }
+		granted, refused := filterRequests(f.allowed, inW), filterRequests(f.refused, inW)
+		for _, r := range granted {
+			if r.Value < 1 || r.Value > limit {
+				return fmt.Sprintf("request %d was granted at count %d in window %d, which a limit of %d never reaches", r.Index, r.Value, w, limit)
+			}
+		}
+		if a, b, ok := sameValue(granted); ok {
+			return fmt.Sprintf("requests %d and %d were both granted at count %d in window %d", a.Index, b.Index, a.Value, w)
+		}
+		for _, r := range refused {
+			if r.Value != limit {
+				return fmt.Sprintf("request %d was refused at count %d in window %d, not at the limit of %d", r.Index, r.Value, w, limit)
+			}
+		}
+		// Distinct counts from 1 to the limit: no more grants than the
+		// limit, and the highest is at least their number.
+		low := int64(len(granted))
+		if top, ok := highest(granted); ok {
+			low = top.Value
+		}
+		if len(refused) > 0 {
+			low = limit
+		}
+		least += low
+		most += min(limit, int64(len(granted))+f.failed)
+	}
+	most = min(most, int64(len(f.allowed))+f.failed)
+	switch {
+	case t.Counted < least:
+		return fmt.Sprintf("the answers in %d windows prove %d counted, yet the store read back %d", len(ws), least, t.Counted)
+	case t.Counted > most:
+		return fmt.Sprintf("the store read back %d over %d windows, more than the %s granted (and %d failed) could count",
+			t.Counted, len(ws), plural(int64(len(f.allowed)), "request"), f.failed)
+	}
+	return ""
+}
+
+// filterRequests keeps the requests keep says yes to.
+func filterRequests(reqs []Request, keep func(Request) bool) []Request {
+	var out []Request
+	for _, r := range reqs {
+		if keep(r) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // boundedStep is the step of a count that stops at limit: a request is
@@ -297,6 +416,7 @@ func (m model) porcupine() porcupine.Model {
 			}
 		},
 		DescribeState: func(state any) string { return plural(state.(int64), m.noun) },
+		Partition:     m.partition,
 	}
 }
 
@@ -313,7 +433,7 @@ func operations(t *Trial) []porcupine.Operation {
 	for i, r := range t.Requests {
 		op := porcupine.Operation{
 			ClientId: i,
-			Input:    opInput{kind: opRequest},
+			Input:    opInput{kind: opRequest, window: r.Window},
 			Call:     int64(r.Invoke),
 			Output:   opOutput{outcome: r.Outcome, value: r.Value},
 			Return:   int64(r.Return),

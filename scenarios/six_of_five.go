@@ -121,11 +121,11 @@ func sixOfFiveWith(set Settings) (*Scenario, error) {
 			}
 		},
 	}
-	// A burst falls in one window, where the limiter is the quota's
-	// bounded counter; a stream's windows each start again, which one
-	// count cannot model, so its histories go unchecked.
-	sc.model = quotaModel(limit)
-	sc.model.noun, sc.model.verb = "request", "request"
+	// A burst is the quota's bounded counter in each window it touched:
+	// mostly one, two when the real clock crosses a boundary mid-burst.
+	// A stream's many windows each start again, and its histories go
+	// unchecked.
+	sc.model = limiterModel(limit)
 	if set.Rate > 0 || set.Arrivals != "" {
 		sc.model = model{}
 		// One bot keeps time: evenly spaced unless asked for Poisson.

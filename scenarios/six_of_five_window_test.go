@@ -1,0 +1,202 @@
+package scenarios
+
+import (
+	"context"
+	"math/rand/v2"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/racelab/racelab/targets"
+)
+
+// straddlingClock is a wall clock that starts before a window boundary and
+// moves on a step every time it is read, so that the reads of a burst's
+// first before requests fall in one window and the rest in the next: what
+// the real clock does, now and then, to a burst that happens to be fired
+// across a boundary.
+func straddlingClock(window time.Duration, before int) func() time.Time {
+	const step = time.Millisecond
+	boundary := time.Date(2026, time.March, 14, 9, 0, 0, 0, time.UTC).Truncate(window).Add(window)
+	start := boundary.Add(-time.Duration(before) * step)
+	var reads atomic.Int64
+	return func() time.Time {
+		return start.Add(time.Duration(reads.Add(1)-1) * step)
+	}
+}
+
+// TestSixOfFiveAcrossABoundary fires bursts at the atomic SQLite limiter
+// on a clock that crosses a window boundary mid-burst. Each window is a
+// quota of its own, so each admits exactly its limit; the trial holds,
+// and so does its history, whose counts restart at one in the new window.
+func TestSixOfFiveAcrossABoundary(t *testing.T) {
+	const n, before = 50, 25
+	sc := mustLookup(t, "six-of-five")
+	for trial := range 3 {
+		res, err := Run(context.Background(), Plan{Scenario: sc, Targets: []string{"sqlite"}, Requests: n, Trials: 1, Seed: int64(trial + 1),
+			Options: []targets.Option{targets.WithClock(straddlingClock(WindowLength, before))}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := &res.Targets[0]
+		if tr.Error != "" {
+			t.Fatal(tr.Error)
+		}
+		got := tr.Trials[0]
+		if len(got.Windows) != 2 {
+			t.Fatalf("admitted per window %v, want two windows: the clock did not cross the boundary", got.Windows)
+		}
+		if got.Broken || got.History != Linearizable {
+			t.Fatalf("broken %v, history %s: %s %s", got.Broken, got.History, got.Why, got.HistoryWhy)
+		}
+		if got.Windows[0] != int(WindowLimit) || got.Windows[1] != int(WindowLimit) || got.Counted != 2*WindowLimit {
+			t.Errorf("admitted per window %v, counted %d; want %d in each and %d counted", got.Windows, got.Counted, WindowLimit, 2*WindowLimit)
+		}
+		if tr.Verdict() != "holds" {
+			t.Errorf("verdict %s, want holds", tr.Verdict())
+		}
+	}
+}
+
+// TestRefuteWindowsIsSound generates small random histories counted in two
+// windows and checks refuteWindows against an exact search: the history is
+// linearizable when some split of the sum read back into the two windows'
+// counts, and some choice of window for each failed request, makes each
+// window's part linearizable under the quota's model. The refutation may
+// only condemn what that search condemns.
+func TestRefuteWindowsIsSound(t *testing.T) {
+	const limit = 3
+	sc := mustLookup(t, "six-of-five")
+	quota := quotaModel(limit).porcupine()
+	rng := rand.New(rand.NewPCG(7, 7))
+	outcomes := []Outcome{Allowed, Allowed, Allowed, Refused, Errored}
+	exact := func(trial *Trial) bool {
+		var failed []Request
+		parts := [2][]Request{}
+		for _, r := range trial.Requests {
+			if r.Outcome == Errored {
+				failed = append(failed, r)
+			} else {
+				parts[r.Window] = append(parts[r.Window], r)
+			}
+		}
+		for assign := range 1 << len(failed) {
+			for c0 := int64(0); c0 <= trial.Counted; c0++ {
+				ok := true
+				for w, c := range [2]int64{c0, trial.Counted - c0} {
+					part := Trial{Requests: slices.Clone(parts[w]), Counted: c}
+					for i, r := range failed {
+						if assign>>i&1 == w {
+							part.Requests = append(part.Requests, r)
+						}
+					}
+					if porcupine.CheckOperations(quota, operations(&part)) != true {
+						ok = false
+						break
+					}
+				}
+				if ok {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	refuted, accepted := 0, 0
+	for range 2000 {
+		n := 2 + rng.IntN(7)
+		reqs := make([]Request, n)
+		// Mostly the answers an honest limiter gives, in index order,
+		// now and then one that is off, so both sides show up.
+		var counts [2]int64
+		for i := range reqs {
+			invoke := rng.IntN(20)
+			o := outcomes[rng.IntN(len(outcomes))]
+			w := int64(rng.IntN(2))
+			if i < 2 {
+				// Both windows answered at least once, or it is not
+				// this case.
+				o, w = Allowed, int64(i)
+			}
+			var v int64
+			switch {
+			case o == Allowed && counts[w] < limit:
+				counts[w]++
+				v = counts[w]
+			case o == Allowed:
+				v = counts[w] + 1
+			default:
+				v = counts[w]
+			}
+			if rng.IntN(6) == 0 {
+				v = int64(rng.IntN(limit + 2))
+			}
+			reqs[i] = req(i, invoke, invoke+1+rng.IntN(20), o, v)
+			reqs[i].Window = w
+		}
+		counted := counts[0] + counts[1]
+		if rng.IntN(3) == 0 {
+			counted = int64(rng.IntN(2*limit + 2))
+		}
+		trial := Trial{Key: "k", Requests: reqs, Counted: counted}
+		trial.count()
+		sc.Judge(&trial, "t")
+		why := refuteWindows(&trial, windowsOf(trial.Requests), limit)
+		ok := exact(&trial)
+		if why != "" && ok {
+			t.Fatalf("refuted (%s) a history the exact search accepts: %+v counted %d", why, trial.Requests, trial.Counted)
+		}
+		if why != "" {
+			refuted++
+		}
+		if ok {
+			accepted++
+		}
+	}
+	t.Logf("%d refuted, %d accepted of 2000", refuted, accepted)
+	if refuted == 0 || accepted == 0 {
+		t.Errorf("%d refuted, %d accepted of 2000: the generator misses a side", refuted, accepted)
+	}
+}
+
+// TestWindowsStillCatchBreaks: splitting a history by window forgives a
+// second window's fresh counts, never a break inside one window.
+func TestWindowsStillCatchBreaks(t *testing.T) {
+	sc := mustLookup(t, "six-of-five")
+	in := func(r Request, w int64) Request { r.Window = w; return r }
+	tests := []struct {
+		name    string
+		counted int64
+		reqs    []Request
+		want    HistoryVerdict
+		why     string
+	}{
+		{"fresh count in the next window", 3, []Request{in(req(0, 0, 5, Allowed, 1), 7), in(req(1, 0, 5, Allowed, 2), 7), in(req(2, 6, 9, Allowed, 1), 8)}, Linearizable, ""},
+		{"two grants at one count in a window", 3, []Request{in(req(0, 0, 5, Allowed, 1), 7), in(req(1, 0, 5, Allowed, 1), 7), in(req(2, 6, 9, Allowed, 1), 8)}, NotLinearizable,
+			"requests 0 and 1 were both granted at count 1 in window 7"},
+		{"a refusal below the limit", 2, []Request{in(req(0, 0, 5, Allowed, 1), 7), in(req(1, 0, 5, Refused, 1), 7), in(req(2, 6, 9, Allowed, 1), 8)}, NotLinearizable,
+			"request 1 was refused at count 1 in window 7, not at the limit of 5"},
+		{"a grant never counted", 2, []Request{in(req(0, 0, 5, Allowed, 1), 7), in(req(1, 0, 5, Allowed, 2), 7), in(req(2, 6, 9, Allowed, 1), 8)}, NotLinearizable,
+			"the answers in 2 windows prove 3 counted, yet the store read back 2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			trial := synthetic(sc, tt.counted, tt.reqs...)
+			got, why := checkHistory(sc, &trial, 10*time.Second)
+			if got != tt.want || why != tt.why {
+				t.Errorf("checkHistory = %s, %q; want %s, %q", got, why, tt.want, tt.why)
+			}
+			// The search alone, split by window, agrees on the windows'
+			// own answers (the read-back across windows is refute's).
+			if tt.name != "a grant never counted" {
+				wantSearch := map[HistoryVerdict]porcupine.CheckResult{Linearizable: porcupine.Ok, NotLinearizable: porcupine.Illegal}[tt.want]
+				if s := searchOnly(t, sc, &trial); s != wantSearch {
+					t.Errorf("search alone: %s, want %s", s, wantSearch)
+				}
+			}
+		})
+	}
+}
