@@ -107,12 +107,13 @@ func htmlSection(b *bytes.Buffer, r *scenarios.Result) {
 		fmt.Fprintf(b, "<th>%s</th>", esc(c.label()))
 	}
 	b.WriteString("</tr></thead>\n<tbody>\n")
+	v := s.verdictIndex()
 	for i, row := range s.rows {
 		b.WriteString("<tr>")
 		for j, cell := range row {
 			class := ""
 			switch {
-			case j == len(row)-1:
+			case j == v:
 				class = " class=\"v-" + verdictClass(&r.Targets[i]) + "\""
 			case s.cols[j].numeric:
 				class = " class=\"num\""

@@ -140,10 +140,10 @@ func junitSuiteOf(r *scenarios.Result) (junitSuite, time.Duration) {
 			c.Error = &junitProblem{Message: scenarios.InconclusiveWhy(labels[i], &sum), Type: "inconclusive", Text: text}
 			suite.Errors++
 		case len(tr.Trials) == 0:
-			c.Skipped = &junitSkipped{Message: s.rows[i][len(s.rows[i])-1]} // "interrupted", "no trials"
+			c.Skipped = &junitSkipped{Message: s.verdict(i)} // "interrupted", "no trials"
 			suite.Skipped++
 		case tr.Failed():
-			c.Failure = &junitProblem{Message: labels[i] + ": " + s.rows[i][len(s.rows[i])-1], Type: "rule", Text: text}
+			c.Failure = &junitProblem{Message: labels[i] + ": " + s.verdict(i), Type: "rule", Text: text}
 			suite.Failures++
 		default:
 			c.SystemOut = &junitOut{Text: text}

@@ -95,6 +95,15 @@ type summary struct {
 // with the technical term beside them.
 const impossibleOrder = "impossible order (not linearizable)"
 
+// verdictIndex is where the verdict column is: found by its title, since
+// optional columns (a story's soft rule) may follow it.
+func (s *summary) verdictIndex() int {
+	return slices.IndexFunc(s.cols, func(c column) bool { return c.title == verdictColumn.title })
+}
+
+// verdict is target i's verdict cell.
+func (s *summary) verdict(i int) string { return s.rows[i][s.verdictIndex()] }
+
 // add puts lines about target i under the table.
 func (s *summary) add(i int, lines ...string) {
 	s.lines = append(s.lines, lines...)
