@@ -218,11 +218,17 @@ func FuzzJudgeRoundTrip(f *testing.F) {
 		if r.OK != "" {
 			obj[r.OK] = ok
 		}
+		if r.Window != "" {
+			obj[r.Window] = 7 // the limiter's answers name their window, yes or no
+		}
 		body, err := json.Marshal(obj)
 		if err != nil {
 			t.Fatal(err)
 		}
 		reply, err := c.judge(call, key, answer{status, http.Header{}, body})
+		if r.Window != "" && err == nil && reply.Window != 7 {
+			t.Fatalf("%s %d %s: read window %d, want 7", call, status, body, reply.Window)
+		}
 		want := value
 		if r.Field == "" {
 			want = 0
