@@ -147,7 +147,7 @@ func htmlSection(b *bytes.Buffer, r *scenarios.Result) {
 	// The timeline first: it is the picture of the race itself.
 	b.WriteString("<h3>One trial, request by request</h3>\n")
 	b.WriteString("<p class=\"note\">Each lane is one request, from the instant it was sent to the instant it was answered, " +
-		"measured from the release of the burst; the label is what it was told.</p>\n<div class=\"figs\">\n")
+		"on one time axis from the release of the burst, lanes in finishing order. " + svgLegend + "</p>\n<div class=\"figs\">\n")
 	for _, i := range ran {
 		timeline(b, r, &r.Targets[i], labels[i])
 	}
@@ -274,58 +274,16 @@ func timelineTrial(tr *scenarios.TargetResult) *scenarios.Trial {
 	return &tr.Trials[0]
 }
 
-// timeline draws one trial of a target: a lane per request.
+// timeline draws one trial of a target: a lane per request, with the
+// text timeline's marks, on the trial's time axis.
 func timeline(b *bytes.Buffer, r *scenarios.Result, tr *scenarios.TargetResult, label string) {
 	t := timelineTrial(tr)
-	reqs := t.Requests
-	if len(reqs) > maxLanes {
-		reqs = reqs[:maxLanes]
-	}
-	const w, left, right, top, lane, gap = 960, 64, 150, 26, 14, 5
-	var end time.Duration
-	for _, q := range t.Requests {
-		end = max(end, q.Return)
-	}
-	end = max(end, time.Nanosecond)
-	plotW := float64(w - left - right)
-	x := func(d time.Duration) float64 { return float64(left) + plotW*float64(max(d, 0))/float64(end) }
-	h := top + len(reqs)*(lane+gap) + 24
-	fmt.Fprintf(b, "<figure>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"%s\">\n",
-		w, h, w, h, esc(fmt.Sprintf("timeline of trial %d on %s", t.Index+1, label)))
-	// Time axis: the release at 0, ticks at round steps, gridlines down
-	// through the lanes.
-	axisY := h - 18
-	step := niceStep(end / 4)
-	for d := time.Duration(0); d <= end; d += step {
-		fmt.Fprintf(b, "<line x1=\"%s\" y1=\"%d\" x2=\"%s\" y2=\"%d\" stroke=\"#eaeef2\"/>\n", f1(x(d)), top-6, f1(x(d)), axisY)
-		fmt.Fprintf(b, "<text x=\"%s\" y=\"%d\" text-anchor=\"middle\" class=\"muted\">%s</text>\n", f1(x(d)), axisY+13, esc(formatDuration(d)))
-		if end-d < step {
-			break // the next tick is past the end, or past what a Duration holds
-		}
-	}
-	fmt.Fprintf(b, "<line x1=\"%s\" y1=\"%d\" x2=\"%s\" y2=\"%d\" stroke=\"#1f2328\" stroke-dasharray=\"3 3\"/>\n", f1(x(0)), top-10, f1(x(0)), axisY)
-	fmt.Fprintf(b, "<text x=\"%s\" y=\"%d\" class=\"muted\">release</text>\n", f1(x(0)+4), top-12)
-	for i, q := range reqs {
-		y := top + i*(lane+gap)
-		colour := "#0969da"
-		switch q.Outcome {
-		case scenarios.Refused:
-			colour = "#8c959f"
-		case scenarios.Errored:
-			colour = "#cf222e"
-		}
-		x0, x1 := x(q.Invoke), x(q.Return)
-		answer := scenarios.DescribeAnswer(r.Scenario, q)
-		fmt.Fprintf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\" class=\"muted\">#%d</text>\n", left-6, y+lane-3, q.Index+1)
-		fmt.Fprintf(b, "<rect x=\"%s\" y=\"%d\" width=\"%s\" height=\"%d\" rx=\"2\" fill=\"%s\"><title>%s</title></rect>\n",
-			f1(x0), y, f1(max(x1-x0, 2)), lane, colour,
-			esc(fmt.Sprintf("request %d: sent at %s, answered at %s: %s", q.Index, formatDuration(q.Invoke), formatDuration(q.Return), answer)))
-		fmt.Fprintf(b, "<text x=\"%s\" y=\"%d\">%s</text>\n", f1(max(x1, x0+2)+5), y+lane-3, esc(answer))
-	}
-	b.WriteString("</svg>\n")
+	b.WriteString("<figure>\n")
+	drawn := svgTimeline(b, fmt.Sprintf("timeline of trial %d on %s", t.Index+1, label), tr.Clock, t,
+		func(q *scenarios.Request) string { return scenarios.DescribeAnswer(r.Scenario, *q) }, maxLanes)
 	caption := fmt.Sprintf("trial %d (key %s): %s; the store counted %d afterwards", t.Index+1, t.Key, trialState(t), t.Counted)
-	if len(t.Requests) > len(reqs) {
-		caption += fmt.Sprintf("; the first %d of %d requests are drawn", len(reqs), len(t.Requests))
+	if len(t.Requests) > drawn {
+		caption += fmt.Sprintf("; the first %d of %d requests to finish are drawn", drawn, len(t.Requests))
 	}
 	if t.History != "" {
 		caption += "; history " + string(t.History)

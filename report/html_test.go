@@ -99,7 +99,7 @@ func TestHTMLTimelineCap(t *testing.T) {
 	if got := strings.Count(page, "<rect "); got != maxLanes {
 		t.Errorf("%d lanes drawn, want %d", got, maxLanes)
 	}
-	if !strings.Contains(page, "the first 40 of 500 requests are drawn") {
+	if !strings.Contains(page, "the first 40 of 500 requests to finish are drawn") {
 		t.Error("the page does not say that lanes were left out")
 	}
 }

@@ -42,7 +42,7 @@ func Timeline(w io.Writer, target string, clock scenarios.Clock, trial *scenario
 		}
 		parts = append(parts, fmt.Sprintf("→ %s at %s", answerText(r), formatInstant(r.Return)))
 		if q, ok := erased[r.Index]; ok {
-			parts = append(parts, fmt.Sprintf("✗ erased #%d's update", q+1))
+			parts = append(parts, erasedText(q))
 		}
 		b.WriteString(lane(head, parts, width))
 	}
@@ -145,8 +145,11 @@ func Erasures(trial *scenarios.Trial) map[int]int {
 	return out
 }
 
-func stepText(s scenarios.Step) string {
-	at := formatInstant(s.At)
+func stepText(s scenarios.Step) string { return formatInstant(s.At) + " " + stepWords(s) }
+
+// stepWords is what a step did, without its instant: a text lane puts the
+// instant before it, an SVG lane draws it on the time axis.
+func stepWords(s scenarios.Step) string {
 	v := compactValue(s.Value)
 	switch s.Op {
 	case "read":
@@ -159,22 +162,22 @@ func stepText(s scenarios.Step) string {
 		case strings.Contains(s.Note, "cache hit"):
 			note = " (cached)"
 		}
-		return fmt.Sprintf("%s read %s%s", at, v, note)
+		return fmt.Sprintf("read %s%s", v, note)
 	case "write":
-		return fmt.Sprintf("%s write %s", at, v)
+		return "write " + v
 	case "write-lands":
-		return fmt.Sprintf("%s lands", at)
+		return "lands"
 	case "refuse":
-		return fmt.Sprintf("%s refused (%s)", at, s.Note)
+		return fmt.Sprintf("refused (%s)", s.Note)
 	case "expired":
-		return fmt.Sprintf("%s %s expired (%s)", at, s.Value, s.Note)
+		return fmt.Sprintf("%s expired (%s)", s.Value, s.Note)
 	case "checkout", "pay", "event":
-		return fmt.Sprintf("%s %s %s", at, s.Op, s.Value)
+		return s.Op + " " + s.Value
 	default:
 		if s.Note != "" {
-			return fmt.Sprintf("%s %s (%s)", at, s.Op, s.Note)
+			return fmt.Sprintf("%s (%s)", s.Op, s.Note)
 		}
-		return fmt.Sprintf("%s %s", at, s.Op)
+		return s.Op
 	}
 }
 
