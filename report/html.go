@@ -65,6 +65,22 @@ svg .muted{fill:#59636e}
 </style>
 `
 
+// pageHead opens a racelab page up to its <main>: the doctype, a Content
+// Security Policy that forbids fetching anything, the title and the style.
+func pageHead(title string) string {
+	return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
+<title>` + esc(title) + `</title>
+` + pageStyle + `</head>
+<body>
+<main>
+`
+}
+
 // renderHTML writes every result as sections of one page.
 func renderHTML(w io.Writer, rs []*scenarios.Result, _ Options) error {
 	var names []string
@@ -72,17 +88,7 @@ func renderHTML(w io.Writer, rs []*scenarios.Result, _ Options) error {
 		names = append(names, r.Scenario)
 	}
 	var b bytes.Buffer
-	b.WriteString(`<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
-<title>racelab: ` + esc(strings.Join(names, ", ")) + `</title>
-` + pageStyle + `</head>
-<body>
-<main>
-<h1>racelab report</h1>
+	b.WriteString(pageHead("racelab: "+strings.Join(names, ", ")) + `<h1>racelab report</h1>
 <p class="note">What N simultaneous requests were allowed, against what the store counted afterwards (result schema ` + esc(scenarios.SchemaVersion) + `).</p>
 `)
 	for _, r := range rs {

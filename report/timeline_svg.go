@@ -129,14 +129,14 @@ func svgTimeline(b *bytes.Buffer, aria string, clock scenarios.Clock, trial *sce
 	return len(lanes)
 }
 
-// svgMark draws one step of a lane at (x, y): a read is a hollow circle, a
+// svgMark draws one step of a lane at (x, y): a read is a ring (around the write, when both come at one instant), a
 // write a filled diamond, a landing a bar across the lane, a refusal a
 // cross, anything else (a checkout, an expiry) a small grey dot.
 func svgMark(b *bytes.Buffer, s scenarios.Step, x float64, y int) {
 	title := esc(stepText(s))
 	switch s.Op {
 	case "read":
-		fmt.Fprintf(b, "<circle class=\"m-read\" cx=\"%s\" cy=\"%d\" r=\"3.5\" fill=\"#fff\" stroke=\"#0969da\" stroke-width=\"1.5\"><title>%s</title></circle>\n", f1(x), y, title)
+		fmt.Fprintf(b, "<circle class=\"m-read\" cx=\"%s\" cy=\"%d\" r=\"5\" fill=\"none\" stroke=\"#0969da\" stroke-width=\"1.5\"><title>%s</title></circle>\n", f1(x), y, title)
 	case "write":
 		fmt.Fprintf(b, "<path class=\"m-write\" d=\"M%s %dl4 4l-4 4l-4-4z\" fill=\"#0969da\"><title>%s</title></path>\n", f1(x), y-4, title)
 	case "write-lands":

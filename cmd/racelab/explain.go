@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/racelab/racelab/report"
@@ -25,7 +26,8 @@ type explainOptions struct {
 	// story's default.
 	RequestsSet bool
 	// Step waits for Enter between the steps, on a terminal.
-	Step bool
+	Step    bool
+	Outputs outputFlags
 }
 
 func newExplainCmd(s Streams, cat *targets.Catalog) *cobra.Command {
@@ -43,11 +45,15 @@ service by URL) and --fixed one that holds it: a fixed target that breaks
 has no fix to show, and a named target that holds has no race to replay.
 
 The timelines are drawn from what the stores recorded during a real replay
-in virtual time: the same --seed shows the same race on every screen.`,
+in virtual time: the same --seed shows the same race on every screen.
+
+-o html (or html=FILE) writes the same explanation as one self-contained
+page, each replay drawn as an SVG timeline on one shared time axis.`,
 		Example: `  racelab explain ten-hits-one-view
   racelab explain six-become-four --seed 7
   racelab explain five-checkouts --target actor:await-fetch --fixed actor
-  racelab explain ten-hits-one-view --step`,
+  racelab explain ten-hits-one-view --step
+  racelab explain ten-hits-one-view -o html=ten-hits.html`,
 		Args:              exactArgs(1, "one scenario"),
 		ValidArgsFunction: completeScenarios,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -62,6 +68,7 @@ in virtual time: the same --seed shows the same race on every screen.`,
 	f.Int64Var(&o.Seed, "seed", 7, "seed of the replay")
 	f.IntVarP(&o.Requests, "requests", "n", 0, "requests in the burst (default: the story's own)")
 	f.BoolVar(&o.Step, "step", false, "on a terminal, wait for Enter before each step: the story, each replay, the fix")
+	o.Outputs.register(c, f, []string{"text", "html"})
 	_ = c.RegisterFlagCompletionFunc("target", completeTargets)
 	_ = c.RegisterFlagCompletionFunc("fixed", completeTargets)
 	return c
@@ -78,6 +85,10 @@ func runExplain(ctx context.Context, s Streams, cat *targets.Catalog, o *explain
 	if err := checkExplainTargets(cat, sc, o.Target, o.Fixed); err != nil {
 		return err
 	}
+	outs, err := o.Outputs.parse()
+	if err != nil {
+		return err
+	}
 	e, err := scenarios.Explain(ctx, cat, sc, o.Target, o.Fixed, o.Requests, o.Seed)
 	if errors.Is(err, scenarios.ErrFixBroke) {
 		return verdictError{exitRuleBroken, err.Error()}
@@ -85,9 +96,21 @@ func runExplain(ctx context.Context, s Streams, cat *targets.Catalog, o *explain
 	if err != nil {
 		return err
 	}
-	if !o.Step || !s.InIsTTY {
+	render := func(w io.Writer, format string, _ int) error {
+		if format == "html" {
+			return report.ExplainHTML(w, e)
+		}
+		return report.Explain(w, e) // a handout's width, whatever the terminal
+	}
+	i := slices.IndexFunc(outs, func(out output) bool { return out.Path == "" && out.Format == "text" })
+	if !o.Step || !s.InIsTTY || i < 0 {
 		// Piped, there is nobody to press Enter: the whole text at once.
-		return report.Explain(s.Out, e)
+		return writeOutputs(s, 0, outs, render)
+	}
+	// The files first, as writeOutputs would, then the steps on the
+	// terminal.
+	if err := writeOutputs(s, 0, slices.Delete(slices.Clone(outs), i, i+1), render); err != nil {
+		return err
 	}
 	steps, err := report.ExplainSteps(e)
 	if err != nil {
