@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -105,5 +107,48 @@ func TestExplainStep(t *testing.T) {
 	}
 	if strings.Contains(whole.String(), "press Enter") {
 		t.Errorf("piped output asks for Enter")
+	}
+}
+
+// TestExplainHTML: -o html writes the page to stdout, -o html=FILE the same
+// bytes to a file beside the text on stdout, and --step on a terminal
+// writes the file before it starts waiting.
+func TestExplainHTML(t *testing.T) {
+	ctx := context.Background()
+	args := []string{"explain", "ten-hits-one-view", "--seed", "7"}
+	text := executeWant(t, ctx, exitOK, args...)
+	page := executeWant(t, ctx, exitOK, append(args, "-o", "html")...)
+	if !strings.HasPrefix(page, "<!DOCTYPE html>") || !strings.Contains(page, `class="m-erased"`) {
+		t.Fatalf("-o html is not the page with its erasures:\n%.400s", page)
+	}
+	for n := 1; n <= 10; n++ {
+		if !strings.Contains(page, fmt.Sprintf(`class="muted">#%d</text>`, n)) {
+			t.Errorf("the page has no lane #%d", n)
+		}
+	}
+	if again := executeWant(t, ctx, exitOK, append(args, "-o", "html")...); again != page {
+		t.Error("the same seed gave a different page")
+	}
+	file := filepath.Join(t.TempDir(), "explain.html")
+	if out := executeWant(t, ctx, exitOK, append(args, "-o", "text", "-o", "html="+file)...); out != text {
+		t.Errorf("with html=FILE, stdout is not the text")
+	}
+	if got, err := os.ReadFile(file); err != nil || string(got) != page {
+		t.Errorf("html=FILE holds %d bytes (%v), not the page's %d", len(got), err, len(page))
+	}
+	// Only the text on a terminal waits; the file is written first.
+	stepFile := filepath.Join(t.TempDir(), "step.html")
+	var out, errOut bytes.Buffer
+	s := Streams{In: strings.NewReader("\n\n\n\n"), Out: &out, Err: &errOut, InIsTTY: true}
+	if code := Main(ctx, append(args, "--step", "-o", "text", "-o", "html="+stepFile), s, testCatalog); code != exitOK {
+		t.Fatalf("--step -o html=FILE: exit %d: %s", code, errOut.String())
+	}
+	if got, _ := os.ReadFile(stepFile); string(got) != page || out.String() != text || !strings.Contains(errOut.String(), "press Enter") {
+		t.Errorf("--step with html=FILE: file %d bytes, stdout is the text: %v, prompted: %v",
+			len(got), out.String() == text, strings.Contains(errOut.String(), "press Enter"))
+	}
+	code, _, stderr := execute(ctx, append(args, "-o", "pdf")...)
+	if code != exitUsage || !strings.Contains(stderr, `unknown output format "pdf"; want text or html`) {
+		t.Errorf("-o pdf: exit %d, stderr %q", code, stderr)
 	}
 }
