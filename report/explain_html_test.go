@@ -156,6 +156,16 @@ func TestHTMLReportMarks(t *testing.T) {
 			t.Errorf("the report's timeline lacks %q", mark)
 		}
 	}
+	if strings.Contains(page, "These lanes carry no steps") {
+		t.Error("a traced trial's page says its lanes carry no steps")
+	}
+	for i := range rp.Trial.Requests {
+		rp.Trial.Requests[i].Steps = nil
+	}
+	r.Targets[0].Trials[0] = *rp.Trial
+	if !strings.Contains(string(render(t, r, HTML)), "These lanes carry no steps: racelab run --timeline") {
+		t.Error("an untraced trial's page does not say how to get the marks")
+	}
 	if got := len(laneNumber.FindAllString(svgs[0], -1)); got != 10 {
 		t.Errorf("%d lanes, want 10", got)
 	}

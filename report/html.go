@@ -153,7 +153,16 @@ func htmlSection(b *bytes.Buffer, r *scenarios.Result) {
 	// The timeline first: it is the picture of the race itself.
 	b.WriteString("<h3>One trial, request by request</h3>\n")
 	b.WriteString("<p class=\"note\">Each lane is one request, from the instant it was sent to the instant it was answered, " +
-		"on one time axis from the release of the burst, lanes in finishing order. " + svgLegend + "</p>\n<div class=\"figs\">\n")
+		"on one time axis from the release of the burst, lanes in finishing order. " + svgLegend)
+	traced := slices.ContainsFunc(ran, func(i int) bool {
+		return slices.ContainsFunc(timelineTrial(&r.Targets[i]).Requests, func(q scenarios.Request) bool { return len(q.Steps) > 0 })
+	})
+	if !traced {
+		// Without steps the lanes hold only their answers: say how to get
+		// the rest.
+		b.WriteString(" These lanes carry no steps: racelab run --timeline records each request's reads, writes and erasures on the stores that trace them (kv, actor).")
+	}
+	b.WriteString("</p>\n<div class=\"figs\">\n")
 	for _, i := range ran {
 		timeline(b, r, &r.Targets[i], labels[i])
 	}
