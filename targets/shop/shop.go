@@ -155,7 +155,19 @@ func NewLock(now func() time.Time) *Lock { return &Lock{now: now, items: map[str
 type Refusal struct {
 	Item   string
 	Sold   bool      // sold, rather than being checked out
-	FreeAt time.Time // when a reservation will lapse
+	FreeAt time.Time // when the reservation, or the sold hold, ends
+}
+
+// Text is the refusal as the buyer reads it at now: what holds the item and
+// the instant that ends, so a second buyer knows when to come back.
+func (r *Refusal) Text(now time.Time) string {
+	left := r.FreeAt.Sub(now).Round(time.Second)
+	if r.Sold {
+		return fmt.Sprintf("%s is sold: the lock holds it until %s UTC (%s from now), then the catalogue's sold mark decides",
+			r.Item, r.FreeAt.UTC().Format("2006-01-02 15:04:05"), left)
+	}
+	return fmt.Sprintf("%s is being checked out: reserved until %s UTC, free again in %s",
+		r.Item, r.FreeAt.UTC().Format("15:04:05"), left)
 }
 
 // Reserve reserves every item of an order for Reservation, or none. It
@@ -167,8 +179,12 @@ func (l *Lock) Reserve(items []string) (previous []string, refused *Refusal) {
 		h := l.items[it]
 		switch {
 		case h == nil:
+		case !h.sold.IsZero() && !now.Before(h.sold):
+			// The hold has ended: the lock forgets the item, and the
+			// catalogue's own sold mark is all that is left.
+			delete(l.items, it)
 		case now.Before(h.sold):
-			return nil, &Refusal{Item: it, Sold: true}
+			return nil, &Refusal{Item: it, Sold: true, FreeAt: h.sold}
 		case now.Before(h.until):
 			return nil, &Refusal{Item: it, FreeAt: h.until}
 		case h.session != "":
@@ -236,10 +252,7 @@ func (s *Shop) Checkout(buyer string, items []string) Answer {
 	s.Provider.Lapse()
 	prev, refused := s.Lock.Reserve(items)
 	if refused != nil {
-		if refused.Sold {
-			return Answer{Status: 409, Reason: refused.Item + " is sold"}
-		}
-		return Answer{Status: 409, Reason: fmt.Sprintf("%s is being checked out; free again at %s", refused.Item, refused.FreeAt.UTC().Format("15:04:05"))}
+		return Answer{Status: 409, Reason: refused.Text(s.Lock.now())}
 	}
 	if s.Design == DesignExpireFirst {
 		for _, id := range prev {

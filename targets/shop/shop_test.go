@@ -32,11 +32,21 @@ func TestReserveIsAllOrNone(t *testing.T) {
 }
 
 func TestRefusalSaysWhenFree(t *testing.T) {
-	s, _ := newShop(DesignReserveOnly)
+	s, c := newShop(DesignReserveOnly)
 	s.Checkout("A", []string{"p1"})
 	a := s.Checkout("B", []string{"p1"})
-	if a.Status != 409 || a.Reason != "p1 is being checked out; free again at 09:07:00" {
-		t.Errorf("B: %+v, want 409 naming 09:07:00", a)
+	if a.Status != 409 || a.Reason != "p1 is being checked out: reserved until 09:07:00 UTC, free again in 7m0s" {
+		t.Errorf("B: %+v, want 409 naming 09:07:00 and 7m0s", a)
+	}
+	// The count-down follows the clock; the instant stays put.
+	c.advance(2*time.Minute + 20*time.Second)
+	a = s.Checkout("C", []string{"p1"})
+	if a.Status != 409 || a.Reason != "p1 is being checked out: reserved until 09:07:00 UTC, free again in 4m40s" {
+		t.Errorf("C: %+v, want 409 naming 09:07:00 and 4m40s", a)
+	}
+	c.advance(4*time.Minute + 40*time.Second)
+	if a := s.Checkout("D", []string{"p1"}); a.Status != 200 {
+		t.Errorf("D at 09:07:00: %+v, want 200: the reservation has ended when the 409 said", a)
 	}
 }
 
@@ -120,13 +130,13 @@ func TestEventsCloseTheLoop(t *testing.T) {
 		s.Deliver(e)
 	}
 	c.advance(23 * time.Hour)
-	if got := s.Checkout("C", []string{"p1"}); got.Status != 409 || got.Reason != "p1 is sold" {
+	if got := s.Checkout("C", []string{"p1"}); got.Status != 409 || got.Reason != "p1 is sold: the lock holds it until 2026-03-15 09:00:00 UTC (1h0m0s from now), then the catalogue's sold mark decides" {
 		t.Errorf("C after 23 h: %+v, want 409 sold", got)
 	}
-	// After the hold the lock would take a reservation again, but the
-	// fixed shop still asks the provider about the paid session first.
-	c.advance(2 * time.Hour)
-	if got := s.Checkout("D", []string{"p1"}); got.Status != 409 || got.Reason != "sold: the earlier session was already paid" {
-		t.Errorf("D after 25 h: %+v, want 409 sold by the provider's word", got)
+	// After the hold the lock forgets the item altogether, session and
+	// all: from then on only the catalogue's sold mark can refuse it.
+	c.advance(time.Hour)
+	if got := s.Checkout("D", []string{"p1"}); got.Status != 200 {
+		t.Errorf("D at 24 h: %+v, want 200: the lock's hold is over", got)
 	}
 }
