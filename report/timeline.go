@@ -194,8 +194,13 @@ func answerText(r *scenarios.Request) string {
 
 // formatInstant writes an instant after the release: milliseconds with one
 // decimal within a burst, seconds with three past a second, so that a
-// sequential trial's lanes stay readable.
+// sequential trial's lanes stay readable; hours past an hour, for a script
+// that runs a day.
 func formatInstant(d time.Duration) string {
+	if d >= time.Hour {
+		d = d.Round(time.Second)
+		return fmt.Sprintf("%dh%02dm%02ds", int(d.Hours()), int(d.Minutes())%60, int(d.Seconds())%60)
+	}
 	if d >= time.Minute {
 		d = d.Round(time.Second)
 		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)

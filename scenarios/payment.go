@@ -253,8 +253,8 @@ func clockText(d time.Duration) string {
 
 // paymentReplays finds the seed's first payment script in which the
 // reserve-only shop sells a painting twice, and replays that same script
-// on the shop that expires the earlier session first: five-checkouts'
-// extra in `racelab explain`.
+// on the shop that expires the earlier session first, then the 24-hour
+// sold mark (soldmark.go): five-checkouts' extra in `racelab explain`.
 func paymentReplays(ctx context.Context, x *Explainer) ([]Replay, error) {
 	const search = 1000
 	for i := range search {
@@ -273,11 +273,16 @@ func paymentReplays(ctx context.Context, x *Explainer) ([]Replay, error) {
 		if fixed.Broken {
 			fixedOutcome = fixed.Why
 		}
+		sold, err := soldMarkReplay(ctx, x.Seed)
+		if err != nil {
+			return nil, err
+		}
 		return []Replay{
 			{Heading: fmt.Sprintf("The whole checkout, script %d: a 7-minute reservation, a 30-minute payment page", i+1),
 				Target: "shop:reserve-only", Clock: ClockVirtual, Trial: &naive, Outcome: naive.Why},
 			{Heading: "The same script when the shop expires the earlier session before opening a new one",
 				Target: "shop:expire-first", Clock: ClockVirtual, Trial: &fixed, Outcome: fixedOutcome},
+			sold,
 		}, nil
 	}
 	return nil, fmt.Errorf("no double sale in %d payment scripts of seed %d", search, x.Seed)
