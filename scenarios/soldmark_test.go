@@ -10,6 +10,10 @@ import (
 	"github.com/racelab/racelab/targets/shop"
 )
 
+// soldMarkScripts is how many scripts of seed 7 each sold-mark test plays:
+// the README's figures are these tests' (go test -run SoldMark ./scenarios/).
+const soldMarkScripts = 200
+
 // heardAt is when the shop heard A's "completed": the start of the hold.
 func heardAt(t *testing.T, tr Trial) time.Duration {
 	t.Helper()
@@ -30,7 +34,7 @@ func lastNote(r Request) string {
 }
 
 func TestSoldMarkHoldsWhileItLasts(t *testing.T) {
-	for i := range 20 {
+	for i := range soldMarkScripts {
 		for _, stale := range []bool{false, true} {
 			tr, err := playSoldMark(t.Context(), 7, i, stale)
 			if err != nil {
@@ -53,7 +57,7 @@ func TestSoldMarkHoldsWhileItLasts(t *testing.T) {
 }
 
 func TestSoldMarkPropagatedRefusesAfterTheHold(t *testing.T) {
-	for i := range 20 {
+	for i := range soldMarkScripts {
 		tr, err := playSoldMark(t.Context(), 7, i, false)
 		if err != nil {
 			t.Fatal(err)
@@ -78,7 +82,7 @@ func TestSoldMarkPropagatedRefusesAfterTheHold(t *testing.T) {
 }
 
 func TestSoldMarkStaleCacheSellsTwice(t *testing.T) {
-	for i := range 20 {
+	for i := range soldMarkScripts {
 		tr, err := playSoldMark(t.Context(), 7, i, true)
 		if err != nil {
 			t.Fatal(err)
@@ -113,5 +117,34 @@ func TestSoldMarkSameSeedSameScript(t *testing.T) {
 	}
 	if a, b := play(11), play(12); a == b {
 		t.Errorf("seeds 11 and 12 played the same script: %s", a)
+	}
+}
+
+// A buyer refused while another's reservation runs is told the instant it
+// ends and how long that is from the refusal: the payment part's 409.
+func TestPaymentRefusalSaysWhenFree(t *testing.T) {
+	found := 0
+	for i := range 40 {
+		tr, err := playPayment(t.Context(), shop.DesignExpireFirst, 5, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := tr.Requests[1]
+		for _, st := range b.Steps {
+			if st.Op != "refuse" || !strings.Contains(st.Note, "being checked out") {
+				continue
+			}
+			found++
+			// A reserved at 0:00, so the reservation ends at 0:07.
+			end := targets.DefaultStart.Add(shop.Reservation).UTC().Format("15:04:05")
+			left := (shop.Reservation - st.At).Round(time.Second)
+			want := "painting-2 is being checked out: reserved until " + end + " UTC, free again in " + left.String()
+			if st.Note != want {
+				t.Errorf("trial %d: B refused at %v: %q, want %q", i, st.At, st.Note, want)
+			}
+		}
+	}
+	if found == 0 {
+		t.Fatal("no payment script of seed 5 refused B during A's reservation")
 	}
 }
