@@ -432,7 +432,9 @@ func operations(t *Trial) []porcupine.Operation {
 	ops := make([]porcupine.Operation, 0, len(t.Requests)+1)
 	for i, r := range t.Requests {
 		op := porcupine.Operation{
-			ClientId: i,
+			// Porcupine draws a lane per client, named by this number:
+			// from 1, as every other report numbers requests.
+			ClientId: i + 1,
 			Input:    opInput{kind: opRequest, window: r.Window},
 			Call:     int64(r.Invoke),
 			Output:   opOutput{outcome: r.Outcome, value: r.Value},
@@ -452,7 +454,7 @@ func operations(t *Trial) []porcupine.Operation {
 		ops = append(ops, op)
 	}
 	return append(ops, porcupine.Operation{
-		ClientId: len(t.Requests),
+		ClientId: len(t.Requests) + 1,
 		Input:    opInput{kind: opRead},
 		Call:     readCall,
 		Output:   opOutput{outcome: Allowed, value: t.Counted},
@@ -555,7 +557,7 @@ func writeHistoryHTML(w io.Writer, res *Result, timeout time.Duration) error {
 	}
 	pm := m.porcupine()
 	_, info := porcupine.CheckOperationsVerbose(pm, operations(t), timeout)
-	note := fmt.Sprintf("%s on %s, trial %d (key %s)", res.Scenario, tr.Target, t.Index, t.Key)
+	note := fmt.Sprintf("%s on %s, trial %d (key %s)", res.Scenario, tr.Target, t.Index+1, t.Key)
 	details := strings.TrimSpace(string(t.History) + ": " + t.HistoryWhy)
 	if t.History == "" {
 		details = "history not checked"

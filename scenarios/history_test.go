@@ -293,7 +293,9 @@ func TestHistoryTrialAndHTML(t *testing.T) {
 	if err := writeHistoryHTML(&b, res, time.Second); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"<html", "ten-hits-one-view on kv, trial 1", "hit: 1 view", "read: 2 views"} {
+	// Index 1 is the second trial: the picture counts from 1, as the
+	// reports do, and so do its lanes.
+	for _, want := range []string{"<html", "ten-hits-one-view on kv, trial 2", "hit: 1 view", "read: 2 views", `"ClientId":1`, `"ClientId":3`} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("visualization lacks %q", want)
 		}
@@ -318,7 +320,7 @@ func TestRunWritesHistoryHTML(t *testing.T) {
 		}
 	}
 	out, err := readFile(path)
-	if err != nil || !strings.Contains(out, "five-checkouts on sqlite, trial 0") {
+	if err != nil || !strings.Contains(out, "five-checkouts on sqlite, trial 1") {
 		t.Errorf("history page: %v, %d bytes; want the first trial drawn", err, len(out))
 	}
 }
