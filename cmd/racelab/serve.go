@@ -59,9 +59,12 @@ it with curl and racelab run can race it over the network:
   POST /hit/{slug}          200 {"slug":s,"views":N}
   GET  /get/{slug}          200 {"slug":s,"views":N}
   GET  /get?slugs=a,b,c     200 {"a":N,"b":M,"c":0}
-  POST /download/{visitor}  200 {"allowed":true,"count":n} or 429 {"allowed":false,"count":n}
-  GET  /quota/{visitor}     200 {"visitor":s,"day":"YYYY-MM-DD","count":n,"limit":5}
-  POST /checkout/{item}     200 {"reserved":true} or 409 {"error":"being checked out",...}
+  POST /download/{visitor}  200 {"allowed":true,"count":n}
+                            or 429 {"allowed":false,"count":n}
+  GET  /quota/{visitor}     200 {"visitor":s,"day":"YYYY-MM-DD","count":n,
+                                 "limit":5}
+  POST /checkout/{item}     200 {"reserved":true}
+                            or 409 {"error":"being checked out",...}
   GET  /item/{item}         200 {"item":s,"stock":1,"claims":k}
   GET  /stats?route=hit&key=K   requests for K and how far apart they arrived
 
@@ -103,7 +106,7 @@ racelab run ten-hits-one-view -t http://… --key-chars percent.`,
 		Example: `  racelab serve --store kv &
   racelab run ten-hits-one-view -t http://127.0.0.1:8787
   curl -X POST http://127.0.0.1:8787/hit/hello
-  racelab serve --store naive=kv --store fixed=sqlite   # then open http://127.0.0.1:8787/
+  racelab serve --store naive=kv --store fixed=sqlite   # then open its page
   curl -X POST http://127.0.0.1:8787/naive/hit/hello
   racelab serve --store sqlite --addr 127.0.0.1:0 --addr-file addr
   racelab serve --store actor --bug double-decode`,

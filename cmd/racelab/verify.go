@@ -56,12 +56,12 @@ func newVerifyCmd(s Streams, cat *targets.Catalog, runF func(*cobra.Command, *ve
 	c := &cobra.Command{
 		Use:   "verify SHARD.json|DIR...",
 		Short: "Merge the parts of a sharded run or load and judge it as one",
-		Long: `Merge the parts written by 'racelab run --shard I/N' or 'racelab load --shard I/N'
-(one per shard, in files, in the folder --shard-dir wrote them to, or several
-one after the other in one file or on standard input, as 'kubectl logs' prints
-them), read every key back against
-the target, and judge the merged run exactly as one machine's run would be
-judged: one table, one verdict, one exit code.
+		Long: `Merge the parts written by 'racelab run --shard I/N' or 'racelab load
+--shard I/N' (one per shard: in files, in the folder --shard-dir wrote them
+to, or one after the other in one file or on standard input, as 'kubectl
+logs' prints them), read every key back against the target, and judge the
+merged run exactly as one machine's run would be judged: one table, one
+verdict, one exit code.
 
 Each trial's requests from every shard make one burst of N; a sharded load's
 counts are summed per key before each key is judged, its latency histograms
@@ -73,7 +73,8 @@ machines the requests' instants come from different clocks.
 Exit codes are run's: 0 as expected, 1 could not read back or judge, 2 usage
 (mixed or missing parts), 3 a rule broken where it had to hold.`,
 		Example: `  racelab verify shard-*.json
-  racelab verify results/shard-*.json -t http://shop.internal:8787 -o junit > report.xml
+  racelab verify results/shard-*.json -t http://shop.internal:8787 \
+    -o junit=report.xml
   kubectl logs -l job-name=racelab-shards --tail=-1 | racelab verify -`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) == 0 {

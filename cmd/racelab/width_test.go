@@ -62,6 +62,9 @@ func TestCommandsFitTerminal(t *testing.T) {
 		{"run", "--help"},
 		{"load", "--help"},
 		{"report", "--help"},
+		{"serve", "--help"},
+		{"verify", "--help"},
+		{"explain", "--help"},
 		{"--help"},
 	}
 	measure := &runewidth.Condition{EastAsianWidth: false}
