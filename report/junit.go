@@ -33,6 +33,29 @@ type junitSuites struct {
 	Errors   int          `xml:"errors,attr"`
 	Time     string       `xml:"time,attr"`
 	Suites   []junitSuite `xml:"testsuite"`
+	total    time.Duration
+}
+
+// add puts a suite that took d into the document and its totals.
+func (doc *junitSuites) add(suite junitSuite, d time.Duration) {
+	doc.Suites = append(doc.Suites, suite)
+	doc.Tests += suite.Tests
+	doc.Failures += suite.Failures
+	doc.Errors += suite.Errors
+	doc.total += d
+}
+
+// write encodes the document, indented, after the XML header.
+func (doc *junitSuites) write(b *bytes.Buffer) error {
+	doc.Time = seconds(doc.total)
+	b.WriteString(xml.Header)
+	enc := xml.NewEncoder(b)
+	enc.Indent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return fmt.Errorf("encode junit: %w", err)
+	}
+	b.WriteByte('\n')
+	return nil
 }
 
 type junitSuite struct {
@@ -82,24 +105,13 @@ type junitSkipped struct {
 // renderJUnit writes every result as one JUnit document.
 func renderJUnit(w io.Writer, rs []*scenarios.Result, _ Options) error {
 	doc := junitSuites{Name: "racelab"}
-	var total time.Duration
 	for _, r := range rs {
-		suite, d := junitSuiteOf(r)
-		doc.Suites = append(doc.Suites, suite)
-		doc.Tests += suite.Tests
-		doc.Failures += suite.Failures
-		doc.Errors += suite.Errors
-		total += d
+		doc.add(junitSuiteOf(r))
 	}
-	doc.Time = seconds(total)
 	var b bytes.Buffer
-	b.WriteString(xml.Header)
-	enc := xml.NewEncoder(&b)
-	enc.Indent("", "  ")
-	if err := enc.Encode(doc); err != nil {
-		return fmt.Errorf("encode junit: %w", err)
+	if err := doc.write(&b); err != nil {
+		return err
 	}
-	b.WriteByte('\n')
 	_, err := w.Write(b.Bytes())
 	return err
 }

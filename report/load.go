@@ -3,7 +3,6 @@ package report
 import (
 	"bytes"
 	"encoding/json"
-	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
@@ -366,7 +365,6 @@ func renderLoadJSON(b *bytes.Buffer, r *scenarios.LoadResult) error {
 // failed, not only that one did.
 func renderLoadJUnit(b *bytes.Buffer, rs []*scenarios.LoadResult) error {
 	doc := junitSuites{Name: "racelab load"}
-	var total time.Duration
 	for _, r := range rs {
 		s := summarizeLoad(r)
 		suite := junitSuite{Name: r.Scenario + " under load", Properties: []junitProperty{
@@ -418,19 +416,7 @@ func renderLoadJUnit(b *bytes.Buffer, rs []*scenarios.LoadResult) error {
 			}
 		}
 		suite.Time = seconds(d)
-		doc.Suites = append(doc.Suites, suite)
-		doc.Tests += suite.Tests
-		doc.Failures += suite.Failures
-		doc.Errors += suite.Errors
-		total += d
+		doc.add(suite, d)
 	}
-	doc.Time = seconds(total)
-	b.WriteString(xml.Header)
-	enc := xml.NewEncoder(b)
-	enc.Indent("", "  ")
-	if err := enc.Encode(doc); err != nil {
-		return fmt.Errorf("encode junit: %w", err)
-	}
-	b.WriteByte('\n')
-	return nil
+	return doc.write(b)
 }

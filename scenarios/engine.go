@@ -279,14 +279,9 @@ func Run(ctx context.Context, p Plan) (*Result, error) {
 	// Open every target before the first burst, so that a mistyped store
 	// parameter is a usage error before anything runs, not halfway through.
 	opts := append([]targets.Option{targets.WithSeed(p.Seed), targets.WithVirtualTime(!p.RealClock)}, p.Options...)
-	opened := make([]*targets.Target, len(rs))
-	openErr := make([]error, len(rs))
-	for i, r := range rs {
-		opened[i], openErr[i] = targets.OpenEntry(ctx, r.spec, r.entry, opts...)
-		if errors.Is(openErr[i], targets.ErrBadSpec) {
-			closeAll(opened)
-			return nil, openErr[i]
-		}
+	opened, openErr, err := openAll(ctx, rs, opts)
+	if err != nil {
+		return nil, err
 	}
 	defer closeAll(opened)
 	if p.OnWait != nil && gap > 0 && n > 1 {
@@ -335,14 +330,9 @@ func Run(ctx context.Context, p Plan) (*Result, error) {
 				key: func(trial int) string {
 					return p.KeyChars.Key(sc.KeyPrefix, fmt.Sprintf("%s-%d-%d", runID, ti, trial))
 				}}
-			err := run.play(ctx, rec)
-			if cerr := opened[ti].Close(); cerr != nil && err == nil {
-				err = &TargetError{Stage: "close", Err: cerr}
-			}
-			if err != nil {
+			if err := playThenClose(&opened[ti], func() error { return run.play(ctx, rec) }); err != nil {
 				tr.Error = err.Error()
 			}
-			opened[ti] = nil
 			rec.finish(p.Evidence.level(), p.MaxRate)
 		}
 		if tr.Bound == nil {
@@ -367,6 +357,35 @@ func (p *Plan) catalog() *targets.Catalog {
 		return targets.Builtin()
 	}
 	return p.Catalog
+}
+
+// openAll opens every target before anything runs, so that a mistyped
+// store parameter is a usage error up front, not halfway through: the
+// error is that one; any other failure to open is the target's own, in
+// openErr, and the run goes on without it. Close the targets with
+// closeAll.
+func openAll(ctx context.Context, rs []resolved, opts []targets.Option) (opened []*targets.Target, openErr []error, err error) {
+	opened = make([]*targets.Target, len(rs))
+	openErr = make([]error, len(rs))
+	for i, r := range rs {
+		opened[i], openErr[i] = targets.OpenEntry(ctx, r.spec, r.entry, opts...)
+		if errors.Is(openErr[i], targets.ErrBadSpec) {
+			closeAll(opened)
+			return nil, nil, openErr[i]
+		}
+	}
+	return opened, openErr, nil
+}
+
+// playThenClose plays on the opened target *t, then closes it and marks it
+// closed; the error is play's, or else the close's.
+func playThenClose(t **targets.Target, play func() error) error {
+	err := play()
+	if cerr := (*t).Close(); cerr != nil && err == nil {
+		err = &TargetError{Stage: "close", Err: cerr}
+	}
+	*t = nil
+	return err
 }
 
 func closeAll(ts []*targets.Target) {

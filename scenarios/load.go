@@ -251,14 +251,9 @@ func Load(ctx context.Context, p LoadPlan) (*LoadResult, error) {
 	// Loads run on the real clock: throughput and latency are the point,
 	// and a simulated store's delays are then real waits.
 	opts := append([]targets.Option{targets.WithSeed(p.Seed), targets.WithVirtualTime(false)}, p.Options...)
-	opened := make([]*targets.Target, len(rs))
-	openErr := make([]error, len(rs))
-	for i, r := range rs {
-		opened[i], openErr[i] = targets.OpenEntry(ctx, r.spec, r.entry, opts...)
-		if errors.Is(openErr[i], targets.ErrBadSpec) {
-			closeAll(opened)
-			return nil, openErr[i]
-		}
+	opened, openErr, err := openAll(ctx, rs, opts)
+	if err != nil {
+		return nil, err
 	}
 	defer closeAll(opened)
 	runID := newRunID()
@@ -283,12 +278,7 @@ func Load(ctx context.Context, p LoadPlan) (*LoadResult, error) {
 		} else {
 			lr := loadRun{plan: run, sc: sc, target: opened[ti], label: lt.Target,
 				key: func(k int) string { return fmt.Sprintf("%s-load-%s-%d-%d", sc.KeyPrefix, runID, ti, k) }}
-			err := lr.run(ctx, &lt)
-			if cerr := opened[ti].Close(); cerr != nil && err == nil {
-				err = &TargetError{Stage: "close", Err: cerr}
-			}
-			opened[ti] = nil
-			if err != nil {
+			if err := playThenClose(&opened[ti], func() error { return lr.run(ctx, &lt) }); err != nil {
 				lt.Error = err.Error()
 			}
 		}

@@ -3,7 +3,6 @@ package scenarios
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"regexp"
@@ -313,14 +312,9 @@ func RunShard(ctx context.Context, p Plan, s Sharding) (*ShardResult, error) {
 	part := &ShardRunPart{Scenario: sc.Name, Rule: sc.Rule, Requests: n, Lo: lo, Hi: hi, Trials: trials, Seed: p.Seed, Timeout: timeout}
 	out.Run = part
 	opts := append([]targets.Option{targets.WithSeed(p.Seed), targets.WithVirtualTime(false)}, p.Options...)
-	opened := make([]*targets.Target, len(rs))
-	openErr := make([]error, len(rs))
-	for i, r := range rs {
-		opened[i], openErr[i] = targets.OpenEntry(ctx, r.spec, r.entry, opts...)
-		if errors.Is(openErr[i], targets.ErrBadSpec) {
-			closeAll(opened)
-			return nil, openErr[i]
-		}
+	opened, openErr, err := openAll(ctx, rs, opts)
+	if err != nil {
+		return nil, err
 	}
 	defer closeAll(opened)
 	for ti, r := range rs {
@@ -338,12 +332,7 @@ func RunShard(ctx context.Context, p Plan, s Sharding) (*ShardResult, error) {
 			sr := shardRun{sc: sc, target: opened[ti], s: &s, lo: lo, hi: hi, timeout: timeout, trials: trials,
 				first: ti * trials, onTrial: p.OnTrial,
 				key: func(trial int) string { return fmt.Sprintf("%s-%s-%d-%d", sc.KeyPrefix, s.RunID, ti, trial) }}
-			err := sr.play(ctx, &st)
-			if cerr := opened[ti].Close(); cerr != nil && err == nil {
-				err = &TargetError{Stage: "close", Err: cerr}
-			}
-			opened[ti] = nil
-			if err != nil {
+			if err := playThenClose(&opened[ti], func() error { return sr.play(ctx, &st) }); err != nil {
 				st.Error = err.Error()
 			}
 		}
