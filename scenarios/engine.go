@@ -278,7 +278,7 @@ func Run(ctx context.Context, p Plan) (*Result, error) {
 	}
 	// Open every target before the first burst, so that a mistyped store
 	// parameter is a usage error before anything runs, not halfway through.
-	opts := append([]targets.Option{targets.WithSeed(p.Seed), targets.WithVirtualTime(!p.RealClock)}, p.Options...)
+	opts := append([]targets.Option{targets.WithSeed(p.Seed), targets.WithVirtualTime(!p.RealClock), targets.WithVirtualServers(sc.timed)}, p.Options...)
 	opened, openErr, err := openAll(ctx, rs, opts)
 	if err != nil {
 		return nil, err
@@ -300,7 +300,7 @@ func Run(ctx context.Context, p Plan) (*Result, error) {
 	// in virtual time are new for every run, so there the id comes from
 	// the seed and a replay is the same to the last byte.
 	runID := newRunID()
-	if !slices.ContainsFunc(opened, func(t *targets.Target) bool { return t == nil || virtualClock(t.Store) == nil }) {
+	if !slices.ContainsFunc(opened, func(t *targets.Target) bool { return t == nil || virtualClock(t.Store) == nil || !inMemory(t.Store) }) {
 		runID = fmt.Sprintf("s%d", p.Seed)
 	}
 	for ti, r := range rs {
@@ -320,7 +320,8 @@ func Run(ctx context.Context, p Plan) (*Result, error) {
 		if openErr[ti] != nil {
 			tr.Error = openErr[ti].Error() // "open redis: …", as targets says it
 		} else {
-			f := firing{n: n, timeout: timeout, gap: gap, trace: p.Trace, virtual: virtualClock(opened[ti].Store), stream: sc.stream, seed: p.Seed, acrossMidnight: p.AcrossMidnight}
+			f := firing{n: n, timeout: timeout, gap: gap, trace: p.Trace, virtual: virtualClock(opened[ti].Store), realIO: !inMemory(opened[ti].Store),
+				stream: sc.stream, seed: p.Seed, acrossMidnight: p.AcrossMidnight}
 			tr.Clock = ClockReal
 			if f.virtual != nil {
 				tr.Clock = ClockVirtual
@@ -418,6 +419,13 @@ func virtualClock(store any) *clock.Virtual {
 		return v
 	}
 	return nil
+}
+
+// inMemory says store is a simulated one, held in memory and new for
+// every run: a real store keeps what a run wrote, even in virtual time.
+func inMemory(store any) bool {
+	_, ok := store.(targets.Forgetter)
+	return ok
 }
 
 // TargetError is why racelab could not go on with a target: the stage it

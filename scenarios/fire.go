@@ -18,6 +18,10 @@ type firing struct {
 	timeout time.Duration
 	// virtual is the target's virtual clock, nil on the real clock.
 	virtual *clock.Virtual
+	// realIO says the target's requests do real I/O (a real store in
+	// virtual time): they keep their real timeout, since virtual time
+	// does not move while a request waits on a socket.
+	realIO bool
 	// gap, when positive, fires the requests one after another, gap apart,
 	// instead of all at once.
 	gap time.Duration
@@ -164,11 +168,11 @@ func (f firing) one(ctx context.Context, i int, do func(context.Context, int) An
 }
 
 // call runs do with the request's timeout; a panic in the target becomes
-// the request's failure. In virtual time no real timeout is set: requests
-// take no real time, and one that could never finish is a deadlock the
-// clock reports.
+// the request's failure. A simulated store in virtual time gets no real
+// timeout: its requests take no real time, and one that could never
+// finish is a deadlock the clock reports.
 func (f firing) call(ctx context.Context, i int, do func(context.Context, int) Answer) (a Answer) {
-	if f.virtual == nil {
+	if f.virtual == nil || f.realIO {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, f.timeout)
 		defer cancel()

@@ -96,6 +96,10 @@ type Scenario struct {
 	// soft, when set, judges the story's soft rule: whether the trial
 	// broke it (Trial.SoftBroken).
 	soft func(t *Trial) bool
+	// timed says the story's time scale is minutes to hours: with
+	// virtual time on, the real stores play it in virtual time too
+	// (targets.WithVirtualServers).
+	timed bool
 	// window is the rate limit a limiter story plays, for its replays.
 	window *story.Window
 	// bind types store for the story once, when a target is opened: ok

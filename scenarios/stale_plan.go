@@ -117,6 +117,7 @@ func stalePlanWith(set Settings) (*Scenario, error) {
 	}
 	out.settings = &resolved
 	out.vary = stalePlanWith
+	out.timed = true
 	return out, nil
 }
 

@@ -49,10 +49,17 @@ type Options struct {
 	// when zero): every trial becomes a deterministic discrete-event run
 	// decided by the seed. Such a store must then be driven through its
 	// clock (as scenarios.Run does), not from arbitrary goroutines, so the
-	// default is the real clock. Real stores and HTTP targets always run
-	// on the real clock.
+	// default is the real clock. Real stores run on it too unless
+	// VirtualServers is set; HTTP targets always do.
 	VirtualTime bool
 	Start       time.Time
+	// VirtualServers, with VirtualTime, puts the real stores (sqlite,
+	// redis, postgres) on a virtual clock of their own too, for a story
+	// whose time scale is minutes to hours (stale-plan): there the race is
+	// between a cached read and the clock, not between requests in flight,
+	// and an afternoon of downloads takes milliseconds. Requests then run
+	// one at a time, so no story of simultaneous requests asks for it.
+	VirtualServers bool
 
 	// --- HTTP targets (http://, https://; package targets/httpapi) ---
 
@@ -98,6 +105,10 @@ var DefaultStart = time.Date(2026, time.March, 14, 9, 0, 0, 0, time.UTC)
 // WithVirtualTime runs the simulated stores in virtual time.
 func WithVirtualTime(on bool) Option { return func(o *Options) { o.VirtualTime = on } }
 
+// WithVirtualServers runs the real stores in virtual time too, when
+// virtual time is on (see Options.VirtualServers).
+func WithVirtualServers(on bool) Option { return func(o *Options) { o.VirtualServers = on } }
+
 // WithStart sets the instant virtual time starts at.
 func WithStart(t time.Time) Option { return func(o *Options) { o.Start = t } }
 
@@ -109,6 +120,16 @@ func (o Options) simClock() clock.Clock {
 	}
 	if !o.VirtualTime {
 		return clock.Real{}
+	}
+	return clock.NewVirtual(cmp.Or(o.Start, DefaultStart))
+}
+
+// serverClock is the clock a real store runs on: a fresh virtual clock
+// when the servers are in virtual time, nil for the real clock (the store
+// then reads the day from Now).
+func (o Options) serverClock() *clock.Virtual {
+	if !o.VirtualTime || !o.VirtualServers {
+		return nil
 	}
 	return clock.NewVirtual(cmp.Or(o.Start, DefaultStart))
 }
