@@ -364,6 +364,8 @@ func TestFormatDuration(t *testing.T) {
 		{9_960_000, "10ms"},
 		{3 * time.Second, "3s"},
 		{90 * time.Second, "90s"},
+		{999 * time.Second, "999s"},
+		{11*time.Hour + 52*time.Minute + 3*time.Second + 400*time.Millisecond, "11h52m3s"},
 	} {
 		if got := formatDuration(tc.d); got != tc.want {
 			t.Errorf("formatDuration(%d) = %q, want %q", tc.d, got, tc.want)

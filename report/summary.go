@@ -562,8 +562,12 @@ func formatDuration(d time.Duration) string {
 			return s
 		}
 	}
-	s, _ := twoFigures(d.Seconds(), "s")
-	return s
+	if s, ok := twoFigures(d.Seconds(), "s"); ok {
+		return s
+	}
+	// Past 999 s (an extension's exposure is hours): to the second, as Go
+	// writes it, "11h52m3s".
+	return d.Round(time.Second).String()
 }
 
 // twoFigures writes v with one decimal below 10 and none above; ok is false

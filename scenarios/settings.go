@@ -33,7 +33,20 @@ type Settings struct {
 	// Bound is the exposure the design accepts after a cancel
 	// (stale-plan).
 	Bound time.Duration `json:"bound_ns,omitempty"`
+	// For is how long downloads keep arriving after the cancel
+	// (stale-plan).
+	For time.Duration `json:"for_ns,omitempty"`
+	// Via is who grants the downloads after the cancel: ViaServer, whose
+	// cached read of the plan expires in seconds, or ViaExtension, whose
+	// licence is revalidated every twelve hours (stale-plan).
+	Via string `json:"via,omitempty"`
 }
+
+// Who grants stale-plan's downloads (Settings.Via).
+const (
+	ViaServer    = "server"
+	ViaExtension = "extension"
+)
 
 // The knobs, by the flag that sets each.
 const (
@@ -45,6 +58,8 @@ const (
 	KnobArrivals  = "arrivals"
 	KnobRollover  = "rollover"
 	KnobBound     = "bound"
+	KnobFor       = "for"
+	KnobVia       = "via"
 )
 
 // set lists the knobs a Settings sets, in the order of the constants.
@@ -63,6 +78,8 @@ func (s Settings) set() []string {
 	add(s.Arrivals != "", KnobArrivals)
 	add(s.Rollover, KnobRollover)
 	add(s.Bound != 0, KnobBound)
+	add(s.For != 0, KnobFor)
+	add(s.Via != "", KnobVia)
 	return out
 }
 
@@ -146,11 +163,14 @@ func streamWords(s pace.Schedule) string {
 	return fmt.Sprintf("%s at %s for %s", kind, rateWords(s.Start), s.Duration())
 }
 
-// rateWords writes a rate per second, or per minute when that reads
-// better: "20/s", "6/m".
+// rateWords writes a rate per second, or per minute or hour when that
+// reads better: "20/s", "6/m", "6/h".
 func rateWords(r pace.Rate) string {
 	if r < 1 && r*60 == pace.Rate(int64(r*60)) {
 		return fmt.Sprintf("%g/m", float64(r*60))
+	}
+	if r < 1 && r*3600 == pace.Rate(int64(r*3600)) {
+		return fmt.Sprintf("%g/h", float64(r*3600))
 	}
 	return fmt.Sprintf("%g/s", float64(r))
 }

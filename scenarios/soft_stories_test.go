@@ -159,6 +159,10 @@ func TestSettingsAreChecked(t *testing.T) {
 		{"six-of-five", Settings{Rollover: true}},
 		{"six-of-five", Settings{Rate: 1000}},
 		{"stale-plan", Settings{Limit: 3}},
+		{"stale-plan", Settings{Via: "browser"}},
+		{"six-of-five", Settings{Via: ViaExtension}},
+		{"six-of-five", Settings{For: time.Minute}},
+		{"stale-plan", Settings{Rate: 100, For: 24 * time.Hour}},
 	} {
 		sc, _ := Lookup(c.story)
 		if _, err := sc.With(c.set); !errors.Is(err, ErrUsage) {

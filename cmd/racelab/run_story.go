@@ -22,6 +22,8 @@ type storyFlags struct {
 	Arrivals  string
 	Rollover  bool
 	Bound     string
+	For       string
+	Via       string
 }
 
 func (s *storyFlags) register(f *pflag.FlagSet) {
@@ -31,10 +33,14 @@ func (s *storyFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&s.Window, scenarios.KnobWindow, "", "six-of-five: the fixed window (default 60s)")
 	f.Int64Var(&s.Tolerance, scenarios.KnobTolerance, 1, "six-of-five: how far over the limit the soft rule lets a window go")
 	f.StringVar(&s.Rate, scenarios.KnobRate, "", "six-of-five: stream one caller's requests at this rate over one window (such as 20/s) instead of a burst;\n"+
-		"stale-plan: the rate of downloads after the cancel (default 6/m)")
+		"stale-plan: the rate of downloads after the cancel (default 6/m; 6/h via the extension)")
 	f.StringVar(&s.Arrivals, scenarios.KnobArrivals, "", "spacing of a stream's arrivals: even (default: one bot keeping time) or poisson (seeded)")
 	f.BoolVar(&s.Rollover, scenarios.KnobRollover, false, "six-of-five: start each stream half a window before a window boundary")
-	f.StringVar(&s.Bound, scenarios.KnobBound, "", "stale-plan: the exposure after a cancel the design accepts (default the plan's 45s cache)")
+	f.StringVar(&s.Bound, scenarios.KnobBound, "", "stale-plan: the exposure after a cancel the design accepts (default the plan's 45s cache;\n"+
+		"12h0m45s via the extension)")
+	f.StringVar(&s.For, scenarios.KnobFor, "", "stale-plan: how long downloads keep coming after the cancel (default twice the bound, at least 2m)")
+	f.StringVar(&s.Via, scenarios.KnobVia, "", "stale-plan: who grants the downloads: server (default; a cached plan read) or extension\n"+
+		"(a licence revalidated every 12h)")
 }
 
 // settings reads the flags that were given into scenarios.Settings.
@@ -59,6 +65,15 @@ func (s *storyFlags) settings() (scenarios.Settings, error) {
 	}
 	if out.Bound, err = positiveDuration(scenarios.KnobBound, s.Bound, "45s"); err != nil {
 		return out, err
+	}
+	if out.For, err = positiveDuration(scenarios.KnobFor, s.For, "3m"); err != nil {
+		return out, err
+	}
+	switch s.Via {
+	case "", scenarios.ViaServer, scenarios.ViaExtension:
+		out.Via = s.Via
+	default:
+		return out, usageError{fmt.Errorf("--via %q: want %s or %s", s.Via, scenarios.ViaServer, scenarios.ViaExtension)}
 	}
 	if changed(scenarios.KnobTolerance) {
 		tol := s.Tolerance
