@@ -82,6 +82,16 @@ func (f firing) fire(ctx context.Context, do func(context.Context, int) Answer) 
 	case f.gap > 0:
 		f.sequence(ctx, clock.Real{}, time.Now(), do, reqs, arrived)
 	default:
+		// On the real clock too a burst waits out the last moments of a
+		// UTC day rather than straddle midnight, where a daily quota
+		// rightly grants afresh and would be judged against one day. The
+		// wait is at most the burst's own timeout, capped at a minute.
+		// Shards have agreed on an instant and keep to it.
+		if f.at.IsZero() && !f.acrossMidnight {
+			if wait := untilDayFits(time.Now(), min(f.timeout, time.Minute)); wait > 0 && (clock.Real{}).Sleep(ctx, wait) != nil {
+				break
+			}
+		}
 		f.burst(ctx, do, reqs, arrived)
 	}
 	if err != nil && ctx.Err() == nil {
