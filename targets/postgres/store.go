@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/racelab/racelab/targets/clock"
 	"github.com/racelab/racelab/targets/internal/retry"
 	"github.com/racelab/racelab/targets/internal/server"
 )
@@ -88,6 +89,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		Config: cfg,
 		Pool:   server.NewPool(srv, d, pool, cfg.PoolSize),
 		Retry:  &retry.Loop{Base: BackoffBase, Cap: BackoffCap, MaxAttempts: cfg.MaxAttempts, Refused: retryable},
+		Plans:  server.NewPlans(cfg, StrategyNaive),
 	}}
 	pingCtx, cancel := context.WithTimeout(ctx, cfg.DialTimeout)
 	defer cancel()
@@ -188,6 +190,12 @@ func createTables(ctx context.Context, pool *pgxpool.Pool) error {
 				expires timestamptz NOT NULL,
 				PRIMARY KEY (caller, win)
 			)`,
+			`CREATE TABLE IF NOT EXISTS racelab_plans (
+				subscriber text PRIMARY KEY,
+				plan       text NOT NULL,
+				day        date,
+				count      bigint NOT NULL DEFAULT 0
+			)`,
 		} {
 			if _, err := tx.Exec(ctx, ddl); err != nil {
 				return fmt.Errorf("create tables: %w", err)
@@ -209,6 +217,10 @@ func (s *Store) Prepare(ctx context.Context, n int) error { return s.base.Pool.P
 
 // Close closes the store's connections.
 func (s *Store) Close() error { return s.base.Pool.Close() }
+
+// Clock is the clock the store runs on (Config.Clock, or the real one):
+// a virtual one makes the engine drive its requests in virtual time.
+func (s *Store) Clock() clock.Clock { return s.base.Clock() }
 
 func (s *Store) db() *pgxpool.Pool { return s.base.Pool.Get() }
 
@@ -256,5 +268,5 @@ func retryable(err error) bool {
 
 // pause runs between a strategy's read and its write.
 func (s *Store) pause(ctx context.Context) {
-	server.Pause(ctx, s.base.BetweenReadAndWrite, s.base.Config.ThinkTime)
+	s.base.Pause(ctx)
 }

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 
+	"github.com/racelab/racelab/targets/clock"
 	"github.com/racelab/racelab/targets/internal/retry"
 	"github.com/racelab/racelab/targets/internal/server"
 )
@@ -85,6 +87,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		Pool:   server.NewPool(srv, driver(cfg), goredis.NewClient(opts), cfg.PoolSize),
 		Retry: &retry.Loop{Base: BackoffBase, Cap: BackoffCap, MaxAttempts: cfg.MaxAttempts,
 			Refused: func(err error) bool { return errors.Is(err, goredis.TxFailedErr) }},
+		Plans: server.NewPlans(cfg, StrategyNaive),
 	}}
 	pingCtx, cancel := context.WithTimeout(ctx, cfg.DialTimeout+time.Second)
 	defer cancel()
@@ -161,6 +164,10 @@ func (s *Store) Prepare(ctx context.Context, n int) error { return s.base.Pool.P
 // Close closes the store's connections.
 func (s *Store) Close() error { return s.base.Pool.Close() }
 
+// Clock is the clock the store runs on (Config.Clock, or the real one):
+// a virtual one makes the engine drive its requests in virtual time.
+func (s *Store) Clock() clock.Clock { return s.base.Clock() }
+
 func (s *Store) redis() *goredis.Client { return s.base.Pool.Get() }
 
 // write is the write half of a read-then-write step, queued on a pipeline.
@@ -172,6 +179,12 @@ type write func(p goredis.Pipeliner)
 // starts over when another client changed key in between, until EXEC
 // succeeds or ctx ends (or Config.MaxAttempts, when set, is reached).
 func (s *Store) readThenWrite(ctx context.Context, key string, step func(r goredis.Cmdable) (write, error)) error {
+	return s.readThenWriteKeys(ctx, []string{key}, step)
+}
+
+// readThenWriteKeys is readThenWrite of a step that reads several keys:
+// the watch strategy watches them all, and starts over when any changed.
+func (s *Store) readThenWriteKeys(ctx context.Context, keys []string, step func(r goredis.Cmdable) (write, error)) error {
 	c := s.redis()
 	if s.base.Config.Strategy == StrategyNaive {
 		return s.readThenPipeline(ctx, c, c.Pipelined, step)
@@ -179,8 +192,9 @@ func (s *Store) readThenWrite(ctx context.Context, key string, step func(r gored
 	watch := func() error {
 		return c.Watch(ctx, func(tx *goredis.Tx) error {
 			return s.readThenPipeline(ctx, tx, tx.TxPipelined, step)
-		}, key)
+		}, keys...)
 	}
+	key := strings.Join(keys, " or ")
 	return s.base.Retry.Do(ctx, watch, func(attempts int, _, deadline error) error {
 		if deadline == nil {
 			return fmt.Errorf("%w: %s changed under each of %d attempts", ErrTooManyRetries, key, attempts)
@@ -207,5 +221,5 @@ func (s *Store) readThenPipeline(ctx context.Context, r goredis.Cmdable,
 
 // pause runs between a strategy's read and its write.
 func (s *Store) pause(ctx context.Context) {
-	server.Pause(ctx, s.base.BetweenReadAndWrite, s.base.Config.ThinkTime)
+	s.base.Pause(ctx)
 }

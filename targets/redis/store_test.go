@@ -33,12 +33,18 @@ func TestKeysStayUnderPrefixAndExpire(t *testing.T) {
 			if _, err := s.Checkout(ctx, name, "buyer"); err != nil {
 				t.Fatal(err)
 			}
+			if err := s.Subscribe(ctx, name); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := s.Download(ctx, name, storetest.QuotaLimit); err != nil {
+				t.Fatal(err)
+			}
 			keys, err := s.redis().Keys(ctx, "*"+name+"*").Result()
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(keys) != 4 {
-				t.Errorf("keys: got %q, want views, quota, claim and claims", keys)
+			if len(keys) != 6 {
+				t.Errorf("keys: got %q, want views, quota, claim, claims, plan and downloads", keys)
 			}
 			for _, k := range keys {
 				if !strings.HasPrefix(k, KeyPrefix) {

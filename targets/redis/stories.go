@@ -8,6 +8,8 @@ import (
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/racelab/racelab/targets/clock"
 )
 
 // The keys of each story. The kind comes before the name, so that no name,
@@ -118,9 +120,18 @@ func (s *Store) Count(ctx context.Context, visitor string) (int64, error) {
 }
 
 // day is the store's UTC day, and the time left until it ends, at least a
-// millisecond so that a fresh key never expires before it is written.
+// millisecond so that a fresh key never expires before it is written, on
+// the real clock; on another, RecordTTL.
 func (s *Store) day() (string, time.Duration) {
 	now := s.base.Config.Now().UTC()
+	if _, wall := s.Clock().(clock.Real); !wall {
+		// The server expires keys in real time, which on a virtual clock
+		// has nothing to do with the store's day: a key written a
+		// virtual millisecond before midnight must not vanish before the
+		// next request of the same virtual day. The day field alone rolls
+		// the count over; the key lives a record's lifetime.
+		return now.Format(time.DateOnly), RecordTTL
+	}
 	next := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
 	return now.Format(time.DateOnly), max(next.Sub(now), time.Millisecond)
 }

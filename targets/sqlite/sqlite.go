@@ -14,6 +14,8 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
 	"github.com/racelab/racelab/targets/clock"
+	"github.com/racelab/racelab/targets/internal/plancache"
+	"github.com/racelab/racelab/targets/story"
 )
 
 // The strategies a Store can follow.
@@ -61,10 +63,21 @@ type Config struct {
 	// write. Zero means DefaultThinkTime; a negative value means none at
 	// all. The atomic strategy has no such gap and ignores it.
 	ThinkTime time.Duration
-	// Now tells the time for the quota's UTC day; nil means time.Now. It is
-	// called from many requests at once, so it must be safe for concurrent
-	// use.
+	// Now tells the time for the quota's UTC day; nil means Clock's Now,
+	// or time.Now when Clock is nil too. It is called from many requests
+	// at once, so it must be safe for concurrent use.
 	Now func() time.Time
+	// Clock is what the store waits on and dates its plan reads by: the
+	// naive strategy's think time and plan cache. Nil means the real
+	// clock. A *clock.Virtual runs the store in virtual time (a story on
+	// the scale of hours); its requests must then be made by the clock's
+	// participants.
+	Clock clock.Clock
+	// PlanCacheTTL is how long StrategyNaive keeps a read of a
+	// subscription plan in the process; zero means story.PlanCacheTTL, a
+	// negative value none at all. The atomic strategy reads the plan where
+	// it decides and ignores it.
+	PlanCacheTTL time.Duration
 }
 
 // Store is a SQLite database holding the stories' state, with the strategy
@@ -75,7 +88,9 @@ type Store struct {
 	naive bool
 	think time.Duration
 	now   func() time.Time
-	dir   string // the temporary folder to remove on Close, if any
+	clock clock.Clock
+	plans *plancache.Cache // the naive strategy's plan reads; nil on the atomic one
+	dir   string           // the temporary folder to remove on Close, if any
 
 	mu       sync.Mutex
 	poolSize int // the largest n Prepare was asked for
@@ -107,16 +122,30 @@ var schema = []string{
 		expires INTEGER NOT NULL, -- Unix nanoseconds: the window's end plus its expiry
 		PRIMARY KEY (caller, win)
 	)`,
+	`CREATE TABLE IF NOT EXISTS racelab_plans (
+		subscriber TEXT PRIMARY KEY,
+		plan       TEXT NOT NULL,           -- 'paid' or 'cancelled'
+		day        TEXT NOT NULL DEFAULT '', -- UTC date of count; '' before the first original
+		count      INTEGER NOT NULL DEFAULT 0
+	)`,
 }
 
 // Open opens (or creates) the database cfg names, turns on WAL mode and
 // creates the tables.
 func Open(ctx context.Context, cfg Config) (*Store, error) {
-	s := &Store{now: cfg.Now, think: cfg.ThinkTime}
+	s := &Store{now: cfg.Now, think: cfg.ThinkTime, clock: cfg.Clock}
+	if s.clock == nil {
+		s.clock = clock.Real{}
+	}
 	switch cfg.Strategy {
 	case StrategyAtomic:
 	case StrategyNaive:
 		s.naive = true
+		ttl := cfg.PlanCacheTTL
+		if ttl == 0 {
+			ttl = story.PlanCacheTTL
+		}
+		s.plans = plancache.New(ttl, s.clock)
 	default:
 		return nil, fmt.Errorf("open sqlite: unknown strategy %q (want %q or %q)", cfg.Strategy, StrategyAtomic, StrategyNaive)
 	}
@@ -127,7 +156,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		s.think = 0
 	}
 	if s.now == nil {
-		s.now = time.Now
+		s.now = s.clock.Now
 	}
 
 	path := cfg.Path
@@ -238,10 +267,15 @@ func (s *Store) removeDir() error {
 	return nil
 }
 
-// pause waits out the naive strategy's think time, or until ctx ends.
+// pause waits out the naive strategy's think time on the store's clock,
+// or until ctx ends.
 func (s *Store) pause(ctx context.Context) error {
-	return clock.Real{}.Sleep(ctx, s.think)
+	return s.clock.Sleep(ctx, s.think)
 }
+
+// Clock is the clock the store runs on (Config.Clock, or the real one):
+// a virtual one makes the engine drive its requests in virtual time.
+func (s *Store) Clock() clock.Clock { return s.clock }
 
 // today is the UTC day that a quota counts downloads in.
 func (s *Store) today() string {

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,13 +10,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/racelab/racelab/targets/clock"
 	"github.com/racelab/racelab/targets/internal/server"
+	stories "github.com/racelab/racelab/targets/story"
 )
 
 // ServerStore is a store on a real server that readies its connections
 // before a burst and counts the retries of its optimistic strategy.
 type ServerStore interface {
 	Store
+	Plans
 	Preparer
 	Retrier
 	io.Closer
@@ -143,6 +147,40 @@ func (k Kit[S]) QuotaDayRollsOver(t *testing.T) {
 	k.eachStrategy(t, k.Strategies, false, func(t *testing.T, strategy string) {
 		clock := &Clock{}
 		QuotaDayRollsOver(t, k.Server().Store(t, Config{Strategy: strategy, Now: clock.Now}), clock)
+	})
+}
+
+// PlansStart is where the plan checks' virtual clocks start: a fixed
+// morning, far from midnight UTC.
+var PlansStart = time.Date(2026, time.March, 14, 9, 0, 0, 0, time.UTC)
+
+// PlansHold runs PlansExact, 5 rounds of bursts of PlansN, on every
+// Holding strategy in parallel.
+func (k Kit[S]) PlansHold(t *testing.T) {
+	const rounds = 5
+	k.eachStrategy(t, k.Holding, true, func(t *testing.T, strategy string) {
+		PlansExact(t, k.prepared(t, Config{Strategy: strategy}, PlansN), rounds)
+	})
+}
+
+// NaivePlansStale runs PlansStale on the Naive strategy in virtual time,
+// with the default plan cache and with a short one.
+func (k Kit[S]) NaivePlansStale(t *testing.T) {
+	for _, ttl := range []time.Duration{0, 2 * time.Second} {
+		t.Run(fmt.Sprint(ttl), func(t *testing.T) {
+			v := clock.NewVirtual(PlansStart)
+			s := k.Server().Store(t, Config{Strategy: k.Naive, Clock: v, PlanCacheTTL: ttl})
+			PlansStale(t, s, v, cmp.Or(ttl, stories.PlanCacheTTL))
+		})
+	}
+}
+
+// PlansDayRollsOver runs PlansDayRollsOver on every strategy in virtual
+// time.
+func (k Kit[S]) PlansDayRollsOver(t *testing.T) {
+	k.eachStrategy(t, k.Strategies, false, func(t *testing.T, strategy string) {
+		v := clock.NewVirtual(PlansStart)
+		PlansDayRollsOver(t, k.Server().Store(t, Config{Strategy: strategy, Clock: v}), v)
 	})
 }
 
@@ -311,6 +349,9 @@ func (k Kit[S]) Run(t *testing.T) {
 		{"OpenFailsFastWhenServerIsDown", k.OpenFailsFastWhenServerIsDown},
 		{"OpenRejectsUnknownStrategy", k.OpenRejectsUnknownStrategy},
 		{"HoldingStrategiesAnswerEveryRequest", k.HoldingStrategiesAnswerEveryRequest},
+		{"PlansHold", k.PlansHold},
+		{"NaivePlansStale", k.NaivePlansStale},
+		{"PlansDayRollsOver", k.PlansDayRollsOver},
 	} {
 		t.Run(c.name, c.check)
 	}

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/racelab/racelab/targets/clock"
 )
 
 // Config says which server a store uses and how: redis.Config and
@@ -20,8 +22,20 @@ type Config struct {
 	// the pool when a burst needs more. Zero means the store's
 	// DefaultPoolSize.
 	PoolSize int
-	// Now is the clock that decides the quota's day; nil means time.Now.
+	// Now is the clock that decides the quota's day; nil means Clock's
+	// Now, or time.Now when Clock is nil too.
 	Now func() time.Time
+	// Clock is the clock the store waits on and dates its plan reads by:
+	// its think time and its plan cache. Nil means the real clock. A
+	// *clock.Virtual runs the store in virtual time (a story on the scale
+	// of hours); its requests must then be made by the clock's
+	// participants, one at a time.
+	Clock clock.Clock
+	// PlanCacheTTL is how long the naive strategy keeps a read of a
+	// subscription plan in the process; zero means story.PlanCacheTTL, a
+	// negative value none at all. The other strategies read the plan
+	// where they decide and ignore it.
+	PlanCacheTTL time.Duration
 	// ThinkTime is a pause between a strategy's read and its write, to
 	// widen the window a race needs.
 	ThinkTime time.Duration
@@ -57,6 +71,9 @@ func (c Config) WithDefaults(kind string, strategies []string, defaults Config) 
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+		if c.Clock != nil {
+			c.Now = c.Clock.Now
+		}
 	}
 	if c.DialTimeout <= 0 {
 		c.DialTimeout = defaults.DialTimeout

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/racelab/racelab/targets/clock"
 )
 
 func TestHidePassword(t *testing.T) {
@@ -141,15 +143,27 @@ func TestPoolPrepare(t *testing.T) {
 func TestPause(t *testing.T) {
 	ran := false
 	start := time.Now()
-	Pause(t.Context(), func(context.Context) { ran = true }, 10*time.Millisecond)
+	Pause(t.Context(), clock.Real{}, func(context.Context) { ran = true }, 10*time.Millisecond)
 	if !ran || time.Since(start) < 10*time.Millisecond {
 		t.Errorf("Pause: hook ran %t after %v, want true after at least 10ms", ran, time.Since(start))
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	start = time.Now()
-	Pause(ctx, nil, time.Hour)
+	Pause(ctx, clock.Real{}, nil, time.Hour)
 	if time.Since(start) > 10*time.Second {
 		t.Error("Pause did not end with its context")
+	}
+}
+
+// On a virtual clock the pause moves virtual time by the think time and
+// takes none of its own.
+func TestPauseVirtual(t *testing.T) {
+	v := clock.NewVirtual(time.Date(2026, time.March, 14, 9, 0, 0, 0, time.UTC))
+	before := v.Now()
+	real := time.Now()
+	Pause(t.Context(), v, nil, time.Hour)
+	if got := v.Now().Sub(before); got != time.Hour || time.Since(real) > time.Minute {
+		t.Errorf("virtual time moved %v in %v of real time; want an hour in a moment", got, time.Since(real))
 	}
 }
