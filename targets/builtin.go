@@ -52,6 +52,14 @@ var (
 	// The subscription story's cast.
 	_ story.Plans = (*kv.App)(nil)
 	_ story.Plans = (*actor.Store)(nil)
+	_ story.Plans = (*sqlite.Store)(nil)
+	_ story.Plans = (*redis.Store)(nil)
+	_ story.Plans = (*postgres.Store)(nil)
+	// The real stores run on a clock of their own, virtual for a story on
+	// the scale of hours (Options.VirtualServers).
+	_ Clocked = (*sqlite.Store)(nil)
+	_ Clocked = (*redis.Store)(nil)
+	_ Clocked = (*postgres.Store)(nil)
 )
 
 // builtinEntries are racelab's own targets, store by store, embedded ones
@@ -167,9 +175,12 @@ func openHybrid(ctx context.Context, spec Spec, o Options) (any, error) {
 func openSQLite(strategy string) func(context.Context, Spec, Options) (any, error) {
 	return func(ctx context.Context, spec Spec, o Options) (any, error) {
 		cfg := sqlite.Config{Strategy: strategy, Now: o.Now}
+		if c := o.serverClock(); c != nil {
+			cfg.Clock, cfg.Now = c, c.Now
+		}
 		ps := []param{stringParam("path", &cfg.Path)}
 		if strategy == "naive" {
-			ps = append(ps, durationParam("think-time", &cfg.ThinkTime))
+			ps = append(ps, durationParam("think-time", &cfg.ThinkTime), planCacheParam(&cfg.PlanCacheTTL))
 		}
 		if err := bind(spec, ps...); err != nil {
 			return nil, err
@@ -194,6 +205,25 @@ func thinkTime(strategy string, d *time.Duration) param {
 	return durationParam("think-time", d)
 }
 
+// planCacheParam is a naive real store's plan-cache parameter: how long
+// the server keeps a read of a subscription plan (stale-plan's exposure),
+// story.PlanCacheTTL unless set. plan-cache=0s keeps none: the store's
+// Config says that with a negative TTL, since its zero is the default.
+func planCacheParam(ttl *time.Duration) param {
+	p := durationParam("plan-cache", ttl)
+	set := p.set
+	p.set = func(v string) error {
+		if err := set(v); err != nil {
+			return err
+		}
+		if *ttl == 0 {
+			*ttl = -1
+		}
+		return nil
+	}
+	return p
+}
+
 func openRedis(strategy string) func(context.Context, Spec, Options) (any, error) {
 	return openServer(strategy, func(o Options) server.Config { return server.Config{URL: o.RedisURL} },
 		redis.Open, redis.ErrUnreachable, "--redis-url", "RACELAB_REDIS_URL", DefaultRedisURL)
@@ -212,7 +242,14 @@ func openServer[S any](strategy string, config func(Options) server.Config, open
 	return func(ctx context.Context, spec Spec, o Options) (any, error) {
 		cfg := config(o)
 		cfg.Strategy, cfg.Now = strategy, o.Now
-		if err := bind(spec, thinkTime(strategy, &cfg.ThinkTime)); err != nil {
+		if c := o.serverClock(); c != nil {
+			cfg.Clock, cfg.Now = c, c.Now
+		}
+		ps := []param{thinkTime(strategy, &cfg.ThinkTime)}
+		if strategy == "naive" {
+			ps = append(ps, planCacheParam(&cfg.PlanCacheTTL))
+		}
+		if err := bind(spec, ps...); err != nil {
 			return nil, err
 		}
 		s, err := open(ctx, cfg)
