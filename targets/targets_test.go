@@ -3,6 +3,7 @@ package targets
 import (
 	"context"
 	"errors"
+	"fmt"
 	"github.com/racelab/racelab/targets/kv"
 	"os"
 	"reflect"
@@ -10,9 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/racelab/racelab/targets/clock"
 	"github.com/racelab/racelab/targets/postgres"
 	"github.com/racelab/racelab/targets/redis"
 	"github.com/racelab/racelab/targets/storetest"
+	"github.com/racelab/racelab/targets/story"
 )
 
 func TestParse(t *testing.T) {
@@ -297,5 +300,74 @@ func TestServerTargetsAnswerEveryRequest(t *testing.T) {
 			}
 			storetest.AnswersEveryRequest(t, s, rounds)
 		})
+	}
+}
+
+// TestPlanCacheParam opens naive SQLite with a plan-cache on the virtual
+// clock the engine asks for in a story of hours: the store runs on it, a
+// cancel goes unseen for exactly the cache's TTL (none with 0s), and the
+// atomic strategy has no such parameter.
+func TestPlanCacheParam(t *testing.T) {
+	virtual := []Option{WithVirtualTime(true), WithVirtualServers(true)}
+	for _, c := range []struct {
+		raw   string
+		stale time.Duration // how long a cancel goes unseen
+	}{
+		{"sqlite:naive?plan-cache=2s", 2 * time.Second},
+		{"sqlite:naive?plan-cache=0s", 0},
+		{"sqlite:naive", story.PlanCacheTTL},
+	} {
+		t.Run(c.raw, func(t *testing.T) {
+			tg, err := Open(t.Context(), c.raw, virtual...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tg.Close()
+			v, ok := tg.Store.(Clocked).Clock().(*clock.Virtual)
+			if !ok {
+				t.Fatalf("%s runs on %T; want the virtual clock", c.raw, tg.Store.(Clocked).Clock())
+			}
+			s := tg.Store.(story.Plans)
+			ctx := t.Context()
+			if err := s.Subscribe(ctx, "erin"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Paid(ctx, "erin"); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Cancel(ctx, "erin"); err != nil {
+				t.Fatal(err)
+			}
+			read := v.Now()
+			// Each download moves the clock by the think time; the last
+			// one before the TTL is asked just short of it.
+			var granted []bool
+			for _, at := range []time.Duration{0, c.stale - 10*time.Millisecond, c.stale} {
+				if err := v.Sleep(ctx, max(0, read.Add(at).Sub(v.Now()))); err != nil {
+					t.Fatal(err)
+				}
+				ok, _, err := s.Download(ctx, "erin", story.DailyLimit)
+				if err != nil {
+					t.Fatal(err)
+				}
+				granted = append(granted, ok)
+			}
+			want := []bool{c.stale > 0, c.stale > 0, false}
+			if fmt.Sprint(granted) != fmt.Sprint(want) {
+				t.Errorf("downloads at 0, just before and at %v after the cancel: granted %v; want %v", c.stale, granted, want)
+			}
+		})
+	}
+	tg, err := Open(t.Context(), "sqlite:naive")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	if _, ok := tg.Store.(Clocked).Clock().(clock.Real); !ok {
+		t.Errorf("without virtual servers sqlite runs on %T; want the real clock", tg.Store.(Clocked).Clock())
+	}
+	_, err = Open(t.Context(), "sqlite?plan-cache=2s", virtual...)
+	if want := `target sqlite has no parameter "plan-cache"; valid: path`; err == nil || err.Error() != want {
+		t.Errorf("got %v; want %q", err, want)
 	}
 }
