@@ -61,7 +61,10 @@ var errGaveUp = errors.New("gave up")
 // next attempt gives up at once, with the context's error.
 func TestDoDeadline(t *testing.T) {
 	l := &Loop{Base: time.Hour, Cap: time.Hour, Refused: func(err error) bool { return errors.Is(err, errRefused) }}
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	// The wait is drawn up to an hour, so a deadline a minute away fitted
+	// it about once in 60 runs, and the test then slept; a millisecond
+	// fits it about once in 3.6 million.
+	ctx, cancel := context.WithTimeout(t.Context(), time.Millisecond)
 	defer cancel()
 	start := time.Now()
 	var deadline error
