@@ -55,6 +55,7 @@ var (
 	_ story.Plans = (*sqlite.Store)(nil)
 	_ story.Plans = (*redis.Store)(nil)
 	_ story.Plans = (*postgres.Store)(nil)
+	_ story.Plans = (*httpapi.Client)(nil)
 	// The real stores run on a clock of their own, virtual for a story on
 	// the scale of hours (Options.VirtualServers).
 	_ Clocked = (*sqlite.Store)(nil)
@@ -93,6 +94,7 @@ func openKV(_ context.Context, spec Spec, o Options) (any, error) {
 		intParam("locations", &cfg.Locations),
 		intParam("machines", &cfg.Machines),
 		durationParam("cache-ttl", &cfg.CacheTTL),
+		durationParam("plan-cache", &cfg.PlanCacheTTL),
 		durationParam("latency", &latency),
 		durationParam("hot-read", &cfg.HotRead),
 		durationParam("cold-read", &cfg.ColdRead),

@@ -45,7 +45,8 @@ func (h *httpFlags) register(f *pflag.FlagSet) {
 func (h *httpFlags) registerMapping(f *pflag.FlagSet) {
 	h.set = f
 	f.StringArrayVar(&h.Calls, "http-call", nil,
-		"map a call onto the service's own API, repeatable (calls: hit get download quota checkout item):\n"+
+		"map a call onto the service's own API, repeatable (calls: hit get get-many download quota "+
+			"checkout item limit window subscribe cancel plan original originals):\n"+
 			"'CALL=[METHOD] PATH [yes=CODES] [no=CODES] [field=NAME] [key=NAME] [ok=NAME]',\n"+
 			"e.g. 'hit=PUT /api/posts/{slug}/views field=data.total'")
 	f.StringVar(&h.MapFile, "http-map", "", "JSON file of the same mappings: {\"hit\": {\"path\": \"/v/{slug}\", \"field\": \"total\"}, ...}")

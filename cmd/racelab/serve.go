@@ -66,6 +66,15 @@ it with curl and racelab run can race it over the network:
   POST /checkout/{item}     200 {"reserved":true}
                             or 409 {"error":"being checked out",...}
   GET  /item/{item}         200 {"item":s,"stock":1,"claims":k}
+  POST /limit/{caller}      200 {"allowed":true,"count":n,"window":w}
+                            or 429 {"allowed":false,...}
+  GET  /limit/{caller}      200 {"caller":s,"window":w,"count":n,"limit":5}
+  POST /subscribe/{subscriber}  200 {"subscriber":s,"plan":"paid"}
+  POST /cancel/{subscriber}     200 {"subscriber":s,"plan":"cancelled"}
+  GET  /plan/{subscriber}       200 {"subscriber":s,"paid":true|false}
+  POST /original/{subscriber}   200 {"granted":true,"count":n}, or 403
+                                (no paid plan) or 429 (5 today), granted false
+  GET  /original/{subscriber}   200 {"subscriber":s,"count":n,...}
   GET  /stats?route=hit&key=K   requests for K and how far apart they arrived
 
 Several stores are served side by side when each is named: with --store

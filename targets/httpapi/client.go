@@ -99,7 +99,8 @@ type Config struct {
 }
 
 // Client plays the stories against one service over HTTP. It implements
-// story.Counter, story.Quota and story.Inventory with whole requests, and stages
+// story.Counter, story.Quota, story.Inventory, story.Limiter and
+// story.Plans with whole requests, and stages
 // synchronized bursts with Stage. Prepare opens the connections a burst
 // needs; Close closes them. Its story methods are safe for concurrent use;
 // bursts are one at a time, as the engine runs them: Stage again only once
@@ -126,6 +127,8 @@ var (
 	_ story.Counter   = (*Client)(nil)
 	_ story.Quota     = (*Client)(nil)
 	_ story.Inventory = (*Client)(nil)
+	_ story.Limiter   = (*Client)(nil)
+	_ story.Plans     = (*Client)(nil)
 )
 
 // New returns a Client for the service at base (http or https). It opens
@@ -385,6 +388,9 @@ func (c *Client) judge(call Call, key string, a answer, vars ...param) (story.Re
 	if call == CallCheckout && reply.OK {
 		reply.Value = 1 // one claim, unless the service says otherwise
 	}
+	if call == CallPlan {
+		return c.judgePlan(key, r, reply, a, fail)
+	}
 	if r.Field == "" && r.Key == "" && r.OK == "" {
 		return reply, nil
 	}
@@ -436,6 +442,53 @@ func (c *Client) judge(call Call, key string, a answer, vars ...param) (story.Re
 			return fail("%d without a window number at %q%s", a.status, r.Window, bodyNote(a.body))
 		}
 		reply.Window = w
+	}
+	return reply, nil
+}
+
+// judgePlan reads the plan call's answer: paid (reply.OK) is the boolean
+// at the route's Field on a yes status, or the status itself when the
+// route has no field; a no status is never paid. A yes answer without
+// the boolean is an error, not a guess: a plan read wrongly would grant
+// or refuse downloads nobody asked about.
+func (c *Client) judgePlan(key string, r Route, reply story.Reply, a answer,
+	fail func(string, ...any) (story.Reply, error)) (story.Reply, error) {
+	yes := reply.OK
+	reply.OK = false
+	if r.Field == "" && r.Key == "" {
+		reply.OK = yes
+		return reply, nil
+	}
+	var obj map[string]any
+	dec := json.NewDecoder(bytes.NewReader(a.body))
+	dec.UseNumber()
+	if err := dec.Decode(&obj); err != nil || obj == nil || !atEnd(dec) {
+		if !yes {
+			return reply, nil // the status said it: not paid
+		}
+		return fail("%d with a body that is not a JSON object%s", a.status, bodyNote(a.body))
+	}
+	if r.Key != "" && yes {
+		echo, ok := lookup(obj, r.Key)
+		if s, isString := echo.(string); !ok || !isString || s != key {
+			return fail("%d for key %s, asked for %q (a key decoded twice no longer matches)%s", a.status, jsonText(echo, ok), key, bodyNote(a.body))
+		}
+	}
+	if r.Field == "" {
+		reply.OK = yes
+		return reply, nil
+	}
+	v, ok := lookup(obj, r.Field)
+	paid, isBool := v.(bool)
+	switch {
+	case yes && !isBool:
+		return fail("%d with %s at %q, want true or false (is the plan paid?)%s", a.status, jsonText(v, ok), r.Field, bodyNote(a.body))
+	case !yes && ok && (!isBool || paid):
+		return fail("%d with %s at %q, want false or nothing: the status says not paid%s", a.status, jsonText(v, ok), r.Field, bodyNote(a.body))
+	}
+	reply.OK = yes && paid
+	if reply.OK {
+		reply.Value = 1
 	}
 	return reply, nil
 }
@@ -589,6 +642,44 @@ func (c *Client) Admit(ctx context.Context, caller string, _ story.Window) (stor
 // Admitted reads one window's count with GET /limit/{caller}?window=n.
 func (c *Client) Admitted(ctx context.Context, caller string, _ story.Window, n int64) (int64, error) {
 	r, err := c.do(ctx, CallWindow, caller, param{"window", strconv.FormatInt(n, 10)})
+	return r.Value, err
+}
+
+// Subscribe starts subscriber's paid plan with POST /subscribe/{subscriber}.
+func (c *Client) Subscribe(ctx context.Context, subscriber string) error {
+	_, err := c.do(ctx, CallSubscribe, subscriber)
+	return err
+}
+
+// Cancel ends subscriber's plan with POST /cancel/{subscriber}.
+func (c *Client) Cancel(ctx context.Context, subscriber string) error {
+	_, err := c.do(ctx, CallCancel, subscriber)
+	return err
+}
+
+// Paid reads the plan as the service's pages read it, possibly cached,
+// with GET /plan/{subscriber}.
+func (c *Client) Paid(ctx context.Context, subscriber string) (bool, error) {
+	r, err := c.do(ctx, CallPlan, subscriber)
+	return r.OK && err == nil, err
+}
+
+// Download asks for an original with POST /original/{subscriber}. The
+// service keeps its own daily limit (the contract's is story.DailyLimit);
+// limit is not sent. Either refusal (403 no paid plan, 429 the limit) is
+// a refusal; any other answer is an error, never a grant.
+func (c *Client) Download(ctx context.Context, subscriber string, _ int64) (bool, int64, error) {
+	r, err := c.do(ctx, CallOriginal, subscriber)
+	if err != nil {
+		return false, 0, err
+	}
+	return r.OK, r.Value, nil
+}
+
+// Downloads reads the originals counted today with GET
+// /original/{subscriber}.
+func (c *Client) Downloads(ctx context.Context, subscriber string) (int64, error) {
+	r, err := c.do(ctx, CallOriginals, subscriber)
 	return r.Value, err
 }
 

@@ -28,6 +28,13 @@ const (
 	CallItem     Call = "item"     // GET /item/{item}: the claims recorded
 	CallLimit    Call = "limit"    // POST /limit/{caller}: six-of-five's request
 	CallWindow   Call = "window"   // GET /limit/{caller}?window={window}: one window's count
+	// stale-plan's calls: the plan's changes, the server's read of it, the
+	// request (an original download) and the originals counted today.
+	CallSubscribe Call = "subscribe" // POST /subscribe/{subscriber}: start the paid plan
+	CallCancel    Call = "cancel"    // POST /cancel/{subscriber}: end it
+	CallPlan      Call = "plan"      // GET /plan/{subscriber}: the plan as a page reads it
+	CallOriginal  Call = "original"  // POST /original/{subscriber}: stale-plan's request
+	CallOriginals Call = "originals" // GET /original/{subscriber}: the originals counted today
 	// CallGetMany is GET /get?slugs={slugs}: many slugs' views in one read,
 	// checked against their single reads. It is the one optional call: a
 	// service without a batch read leaves it out.
@@ -37,7 +44,8 @@ const (
 // Calls lists every call a service must have, story by story: request,
 // then read.
 func Calls() []Call {
-	return []Call{CallHit, CallGet, CallDownload, CallQuota, CallCheckout, CallItem, CallLimit, CallWindow}
+	return []Call{CallHit, CallGet, CallDownload, CallQuota, CallCheckout, CallItem, CallLimit, CallWindow,
+		CallSubscribe, CallCancel, CallPlan, CallOriginal, CallOriginals}
 }
 
 // knownCalls is every call a mapping may name: the required ones and the
@@ -55,6 +63,8 @@ func (c Call) placeholder() string {
 		return "{slugs}"
 	case CallLimit, CallWindow:
 		return "{caller}"
+	case CallSubscribe, CallCancel, CallPlan, CallOriginal, CallOriginals:
+		return "{subscriber}"
 	default:
 		return "{item}"
 	}
@@ -71,8 +81,13 @@ func callOf(op story.Op) (Call, error) {
 		return CallCheckout, nil
 	case story.OpLimit:
 		return CallLimit, nil
+	case story.OpOriginal:
+		// stale-plan's download is an original, not six-become-four's
+		// /download/: another route, another refusal (403 or 429).
+		return CallOriginal, nil
 	}
-	return "", fmt.Errorf("unknown operation %q; want %s, %s, %s or %s", op, story.OpHit, story.OpDownload, story.OpCheckout, story.OpLimit)
+	return "", fmt.Errorf("unknown operation %q; want %s, %s, %s, %s or %s", op,
+		story.OpHit, story.OpDownload, story.OpCheckout, story.OpLimit, story.OpOriginal)
 }
 
 // Route says how one call is made and how its answer reads. An empty field
@@ -81,7 +96,8 @@ type Route struct {
 	// Method is the HTTP method, such as POST.
 	Method string `json:"method,omitempty"`
 	// Path is the path template below the base URL, with the call's key as
-	// {slug}, {visitor} or {item}; it may carry a query (?id={slug}).
+	// {slug}, {visitor}, {item}, {caller} or {subscriber}; it may carry a
+	// query (?id={slug}).
 	Path string `json:"path,omitempty"`
 	// Yes lists the statuses that mean the request was allowed (a hit
 	// counted, a download granted, an item claimed) or, for a read, that it
@@ -96,6 +112,13 @@ type Route struct {
 	// standing for the slug: {slug} (the contract's {"a":N,"b":M}) or
 	// counts.{slug}. Every answer of the route must have it, refusals
 	// included: the count a refusal was made at is part of the history.
+	//
+	// The plan call answers a yes or no, not a number: its Field holds a
+	// JSON boolean, true for a paid plan (the contract's "paid"), and a
+	// yes status must carry it. A service that says it by status instead
+	// (200 paid, 402 not) maps plan with no= and no field; a no status is
+	// "not paid" and, if it carries the field, the field must be false.
+	// subscribe and cancel answer no number, so they need no Field.
 	Field string `json:"field,omitempty"`
 	// Key, when set, is a field that must echo the key the request was
 	// made for: a service that decoded the key twice answers for another.
@@ -124,6 +147,13 @@ func Contract() Mapping {
 		CallGetMany:  {Method: http.MethodGet, Path: "/get?slugs={slugs}", Yes: []int{200}, Field: "{slug}"},
 		CallLimit:    {Method: http.MethodPost, Path: "/limit/{caller}", Yes: []int{200}, No: []int{429}, Field: "count", OK: "allowed", Window: "window"},
 		CallWindow:   {Method: http.MethodGet, Path: "/limit/{caller}?window={window}", Yes: []int{200}, Field: "count", Key: "caller"},
+		// stale-plan's: a refused original is 403 without a paid plan (as
+		// the server reads it) and 429 at the daily limit.
+		CallSubscribe: {Method: http.MethodPost, Path: "/subscribe/{subscriber}", Yes: []int{200}, Key: "subscriber"},
+		CallCancel:    {Method: http.MethodPost, Path: "/cancel/{subscriber}", Yes: []int{200}, Key: "subscriber"},
+		CallPlan:      {Method: http.MethodGet, Path: "/plan/{subscriber}", Yes: []int{200}, Field: "paid", Key: "subscriber"},
+		CallOriginal:  {Method: http.MethodPost, Path: "/original/{subscriber}", Yes: []int{200}, No: []int{403, 429}, Field: "count", OK: "granted"},
+		CallOriginals: {Method: http.MethodGet, Path: "/original/{subscriber}", Yes: []int{200}, Field: "count", Key: "subscriber"},
 	}
 }
 
@@ -146,6 +176,11 @@ func (m Mapping) Merge(over Mapping) Mapping {
 		r := out[call]
 		if o.Path != "" && o.Path != r.Path {
 			r.Key, r.OK = "", ""
+			if call == CallPlan {
+				// The plan's "paid" is the contract's word too; another
+				// API says it its own way, by a field or by status.
+				r.Field = ""
+			}
 		}
 		if o.Method != "" {
 			r.Method = o.Method
@@ -226,8 +261,20 @@ func (r Route) validate(call Call) error {
 			return fmt.Errorf("status %d means both yes and no", code)
 		}
 	}
-	if call != CallCheckout && r.Field == "" {
-		return errors.New("no field holds the number")
+	switch call {
+	case CallCheckout, CallSubscribe, CallCancel:
+		// A claim is one; a plan change answers no number.
+	case CallPlan:
+		if r.OK != "" {
+			return fmt.Errorf("ok=%s: the plan's answer is a field of its own (field=%s, a boolean true when paid)", r.OK, r.OK)
+		}
+		if r.Field == "" && len(r.No) == 0 {
+			return errors.New("neither a field (field=paid) nor a status (no=402) says whether the plan is paid")
+		}
+	default:
+		if r.Field == "" {
+			return errors.New("no field holds the number")
+		}
 	}
 	if call == CallGetMany && !strings.Contains(r.Field, "{slug}") {
 		return fmt.Errorf("field %q has no {slug} to say where each slug's number is (the contract's is {slug})", r.Field)
@@ -248,7 +295,7 @@ func validMethod(m string) bool {
 }
 
 func callList() string {
-	s := make([]string, 0, 9)
+	s := make([]string, 0, len(knownCalls()))
 	for _, c := range knownCalls() {
 		s = append(s, string(c))
 	}

@@ -111,8 +111,8 @@ type Handler struct {
 var _ http.Handler = (*Handler)(nil)
 
 // NewHandler serves the contract over store, which implements
-// story.Counter, story.Quota and/or story.Inventory; a story it does not
-// implement is answered 501.
+// story.Counter, story.Quota, story.Inventory, story.Limiter and/or
+// story.Plans; a story it does not implement is answered 501.
 func NewHandler(store any, opts ...HandlerOption) *Handler {
 	h := &Handler{store: store, now: time.Now, maxBody: DefaultMaxBody,
 		stats: &stats{max: DefaultStatsKeys, keys: map[statKey]*keyStats{}, routes: map[string]int64{}}}
@@ -136,6 +136,16 @@ func NewHandler(store any, opts ...HandlerOption) *Handler {
 			return
 		}
 		h.only(http.MethodGet, h.window)(w, r)
+	})
+	mux.HandleFunc("/subscribe/{subscriber}", h.only(http.MethodPost, h.subscribe))
+	mux.HandleFunc("/cancel/{subscriber}", h.only(http.MethodPost, h.cancel))
+	mux.HandleFunc("/plan/{subscriber}", h.only(http.MethodGet, h.plan))
+	mux.HandleFunc("/original/{subscriber}", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			h.original(w, r)
+			return
+		}
+		h.only(http.MethodGet, h.originals)(w, r)
 	})
 	mux.HandleFunc("/stats", h.only(http.MethodGet, h.serveStats))
 	mux.HandleFunc("/", h.notFound)
@@ -185,7 +195,8 @@ func (h *Handler) only(m string, next http.HandlerFunc) http.HandlerFunc {
 }
 
 // routeNames are the routes that take a key, for notFound's advice.
-var routeNames = []string{"hit", "get", "download", "quota", "checkout", "item"}
+var routeNames = []string{"hit", "get", "download", "quota", "checkout", "item", "limit",
+	"subscribe", "cancel", "plan", "original"}
 
 func (h *Handler) notFound(w http.ResponseWriter, r *http.Request) {
 	first, rest, hasKey := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
@@ -238,7 +249,11 @@ func (h *Handler) index(w http.ResponseWriter, r *http.Request) {
 		"routes": []string{
 			"POST /hit/{slug}", "GET /get/{slug}", "GET /get?slugs=a,b,c",
 			"POST /download/{visitor}", "GET /quota/{visitor}",
-			"POST /checkout/{item}", "GET /item/{item}", "GET /stats?route=hit&key=K",
+			"POST /checkout/{item}", "GET /item/{item}",
+			"POST /limit/{caller}", "GET /limit/{caller}?window=w",
+			"POST /subscribe/{subscriber}", "POST /cancel/{subscriber}", "GET /plan/{subscriber}",
+			"POST /original/{subscriber}", "GET /original/{subscriber}",
+			"GET /stats?route=hit&key=K",
 		},
 	})
 }
@@ -465,6 +480,84 @@ func (h *Handler) window(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"caller": caller, "window": n, "count": c, "limit": serveWindow.Limit})
 }
 
+func (h *Handler) subscribe(w http.ResponseWriter, r *http.Request) {
+	h.setPlan(w, r, "subscribe", "paid", story.Plans.Subscribe)
+}
+
+func (h *Handler) cancel(w http.ResponseWriter, r *http.Request) {
+	h.setPlan(w, r, "cancel", "cancelled", story.Plans.Cancel)
+}
+
+// setPlan changes the plan with set and answers the plan it wrote.
+func (h *Handler) setPlan(w http.ResponseWriter, r *http.Request, route, plan string,
+	set func(story.Plans, context.Context, string) error) {
+	subscriber, p, ok := keyed(h, w, r, "subscriber", route, h.plans)
+	if !ok {
+		return
+	}
+	if err := set(p, r.Context(), subscriber); err != nil {
+		h.storeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"subscriber": subscriber, "plan": plan})
+}
+
+// plan answers the plan as the store's pages read it: from its cache,
+// where it keeps one, so possibly still paid after a cancel.
+func (h *Handler) plan(w http.ResponseWriter, r *http.Request) {
+	subscriber, p, ok := keyed(h, w, r, "subscriber", "plan", h.plans)
+	if !ok {
+		return
+	}
+	paid, err := p.Paid(r.Context(), subscriber)
+	if err != nil {
+		h.storeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"subscriber": subscriber, "paid": paid})
+}
+
+// original answers stale-plan's request. story.Plans gives no reason for
+// a refusal; the count tells them apart: a store refuses at the daily
+// limit with the count that reached it, and without a paid plan below it
+// (every store answers 0 then, having read no count at all).
+func (h *Handler) original(w http.ResponseWriter, r *http.Request) {
+	subscriber, p, ok := keyed(h, w, r, "subscriber", "original", h.plans)
+	if !ok {
+		return
+	}
+	granted, n, err := p.Download(r.Context(), subscriber, story.DailyLimit)
+	if err != nil {
+		h.storeError(w, r, err)
+		return
+	}
+	body := map[string]any{"granted": granted, "count": n}
+	switch {
+	case granted:
+		writeJSON(w, http.StatusOK, body)
+	case n >= story.DailyLimit:
+		now := h.now().UTC()
+		midnight := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
+		w.Header().Set("Retry-After", strconv.Itoa(int(midnight.Sub(now).Seconds())+1))
+		writeJSON(w, http.StatusTooManyRequests, body)
+	default:
+		writeJSON(w, http.StatusForbidden, body)
+	}
+}
+
+func (h *Handler) originals(w http.ResponseWriter, r *http.Request) {
+	subscriber, p, ok := keyed(h, w, r, "subscriber", "originals", h.plans)
+	if !ok {
+		return
+	}
+	n, err := p.Downloads(r.Context(), subscriber)
+	if err != nil {
+		h.storeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"subscriber": subscriber, "day": h.now().UTC().Format(time.DateOnly), "count": n, "limit": story.DailyLimit})
+}
+
 // keyed starts a route on one key: it checks the path's {name} wildcard,
 // counts the request under route, then takes the story S off the store
 // through as, which answers 501 when the store does not play it. ok is
@@ -489,6 +582,10 @@ func (h *Handler) quotaStore(w http.ResponseWriter) (story.Quota, bool) {
 
 func (h *Handler) limiter(w http.ResponseWriter) (story.Limiter, bool) {
 	return plays[story.Limiter](h, w, "keeps no rate limit")
+}
+
+func (h *Handler) plans(w http.ResponseWriter) (story.Plans, bool) {
+	return plays[story.Plans](h, w, "keeps no subscription plans")
 }
 
 func (h *Handler) inventory(w http.ResponseWriter) (story.Inventory, bool) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/racelab/racelab/targets/clock"
 	"github.com/racelab/racelab/targets/faults"
+	"github.com/racelab/racelab/targets/story"
 )
 
 // The defaults, in one place. Each mirrors a documented platform figure or,
@@ -77,6 +78,15 @@ type Config struct {
 	// CacheTTL is how long a read result, "not found" included, stays in
 	// the cache that fetched it. At least MinCacheTTL.
 	CacheTTL time.Duration
+	// PlanCacheTTL is the cacheTtl of the server's read of a subscription
+	// plan (stale-plan): how long a location goes on answering "paid"
+	// after a cancel. Zero means story.PlanCacheTTL, the 45 seconds the
+	// seed measured. Unlike CacheTTL it may be shorter than the
+	// platform's MinCacheTTL: the story plays on the real clock over HTTP,
+	// where a test cannot wait 45 seconds a trial (plan-cache=1s). The
+	// platform would round such a value up; the simulator keeps it, as
+	// asked, and says so in the parameter's help.
+	PlanCacheTTL time.Duration
 	// HotRead, ColdRead and Write are the mean latencies of a cached read,
 	// a read from the central store, and a put or delete.
 	HotRead, ColdRead, Write time.Duration
@@ -110,6 +120,7 @@ func DefaultConfig() Config {
 		Locations:    DefaultLocations,
 		Machines:     DefaultMachines,
 		CacheTTL:     DefaultCacheTTL,
+		PlanCacheTTL: story.PlanCacheTTL,
 		HotRead:      DefaultHotRead,
 		ColdRead:     DefaultColdRead,
 		Write:        DefaultWrite,
@@ -136,6 +147,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("locations × machines is %d × %d; want at most %d caches in all", c.Locations, c.Machines, maxCaches)
 	case c.CacheTTL < MinCacheTTL:
 		return fmt.Errorf("cache-ttl is %v; want at least %v, the platform's minimum", c.CacheTTL, MinCacheTTL)
+	case c.PlanCacheTTL < 0:
+		return fmt.Errorf("plan-cache is %v; want a positive duration such as 1s (the default is %v)", c.PlanCacheTTL, story.PlanCacheTTL)
 	case c.HotRead < 0:
 		return fmt.Errorf("hot-read latency is %v; want 0 or more", c.HotRead)
 	case c.ColdRead < 0:

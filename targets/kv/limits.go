@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strconv"
@@ -97,7 +98,8 @@ func (a *App) webhook() Location {
 }
 
 // Paid reads subscriber's plan as a server does when it serves a page: a
-// read cached for PlanCacheTTL where it was made.
+// read cached for Config.PlanCacheTTL (PlanCacheTTL unless set) where it
+// was made.
 func (a *App) Paid(ctx context.Context, subscriber string) (bool, error) {
 	return a.PaidAt(ctx, a.route(), subscriber)
 }
@@ -105,7 +107,8 @@ func (a *App) Paid(ctx context.Context, subscriber string) (bool, error) {
 // PaidAt is Paid, read at loc: the hybrid store reads the plan here and
 // leaves the quota to a strong store.
 func (a *App) PaidAt(ctx context.Context, loc Location, subscriber string) (bool, error) {
-	v, _, err := a.ns.GetCached(ctx, loc, planPrefix+subscriber, PlanCacheTTL)
+	ttl := cmp.Or(a.ns.Config().PlanCacheTTL, PlanCacheTTL)
+	v, _, err := a.ns.getCached(ctx, loc, planPrefix+subscriber, ttl)
 	if err != nil {
 		return false, fmt.Errorf("plan of %q: read: %w", subscriber, err)
 	}

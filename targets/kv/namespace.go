@@ -190,7 +190,12 @@ func (ns *Namespace) Get(ctx context.Context, loc Location, key string) (value s
 // answer stays in the location's cache (at least MinCacheTTL, as the
 // platform requires).
 func (ns *Namespace) GetCached(ctx context.Context, loc Location, key string, cacheTTL time.Duration) (value string, found bool, err error) {
-	cacheTTL = max(cacheTTL, MinCacheTTL)
+	return ns.getCached(ctx, loc, key, max(cacheTTL, MinCacheTTL))
+}
+
+// getCached is GetCached with cacheTTL as given, below the platform's
+// minimum too: Config.PlanCacheTTL, shortened for tests on the real clock.
+func (ns *Namespace) getCached(ctx context.Context, loc Location, key string, cacheTTL time.Duration) (value string, found bool, err error) {
 	if err := ns.check(loc, key); err != nil {
 		return "", false, err
 	}

@@ -147,6 +147,7 @@ const (
 	OpDownload Op = "download" // Quota's Consume
 	OpCheckout Op = "checkout" // Inventory's Checkout
 	OpLimit    Op = "limit"    // Limiter's Admit
+	OpOriginal Op = "original" // Plans' Download
 )
 
 // Reply is a staged request's answer.
