@@ -256,7 +256,7 @@ func TestShutdownFinishesInFlight(t *testing.T) {
 // TestHandlerWithoutStories answers 501 for a story the store cannot play.
 func TestHandlerWithoutStories(t *testing.T) {
 	base, _ := serve(t, struct{}{})
-	for _, path := range []string{"/hit/a", "/download/a", "/checkout/a"} {
+	for _, path := range []string{"/hit/a", "/download/a", "/checkout/a", "/limit/a", "/subscribe/a", "/cancel/a", "/original/a"} {
 		if status, _, got := call(t, "POST", base+path, nil); status != http.StatusNotImplemented {
 			t.Errorf("POST %s = %d %v, want 501", path, status, got)
 		}
