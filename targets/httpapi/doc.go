@@ -15,7 +15,15 @@
 //	GET  B/quota/{visitor}      200 {"visitor":s,"day":"YYYY-MM-DD","count":n,"limit":5}
 //	POST B/checkout/{item}      200 {"reserved":true} | 409 {"error":"being checked out",…}
 //	GET  B/item/{item}          200 {"item":s,"stock":1,"claims":k}
-//	errors                      400 bad key, 404 unknown route, 405 wrong method: {"error":…}
+//	POST B/limit/{caller}       200 {"allowed":true,"count":n,"window":w} | 429 {"allowed":false,…}
+//	GET  B/limit/{caller}       200 {"caller":s,"window":w,"count":n,"limit":5} (?window=w)
+//	POST B/subscribe/{subscriber}  200 {"subscriber":s,"plan":"paid"}
+//	POST B/cancel/{subscriber}     200 {"subscriber":s,"plan":"cancelled"}
+//	GET  B/plan/{subscriber}       200 {"subscriber":s,"paid":true|false} (as a page reads it: cached)
+//	POST B/original/{subscriber}   200 {"granted":true,"count":n} | 403 no paid plan | 429 5 today
+//	GET  B/original/{subscriber}   200 {"subscriber":s,"day":"YYYY-MM-DD","count":n,"limit":5}
+//	errors                      400 bad key, 404 unknown route, 405 wrong method,
+//	                            501 a story the store does not play: {"error":…}
 //
 // Every answer of Handler carries the instant the request was complete (its
 // last byte read) in the Racelab-Arrival header, in Unix nanoseconds, so a
