@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"time"
 
 	"github.com/racelab/racelab/targets/actor"
@@ -160,15 +161,22 @@ func faultParams(f *faults.Config) []param {
 func openHybrid(ctx context.Context, spec Spec, o Options) (any, error) {
 	c := o.simClock()
 	o.shared = c
-	app, err := openKV(ctx, Spec{Store: "kv"}, o)
+	// The plan is KV's, and so is its cache: hybrid?plan-cache=1s
+	// shortens it as kv?plan-cache=1s does, for runs on the real clock.
+	var planCache time.Duration
+	if err := bind(spec, durationParam("plan-cache", &planCache)); err != nil {
+		return nil, err
+	}
+	kvSpec := Spec{Store: "kv", Params: url.Values{}}
+	if spec.Params.Has("plan-cache") {
+		kvSpec.Params.Set("plan-cache", spec.Params.Get("plan-cache"))
+	}
+	app, err := openKV(ctx, kvSpec, o)
 	if err != nil {
 		return nil, err
 	}
 	objects, err := openActor(actor.StrategyDefault)(ctx, Spec{Store: "actor"}, o)
 	if err != nil {
-		return nil, err
-	}
-	if err := bind(spec); err != nil {
 		return nil, err
 	}
 	return hybrid.New(app.(*kv.App), objects.(*actor.Store), c), nil
