@@ -95,7 +95,7 @@ func openKV(_ context.Context, spec Spec, o Options) (any, error) {
 		intParam("locations", &cfg.Locations),
 		intParam("machines", &cfg.Machines),
 		durationParam("cache-ttl", &cfg.CacheTTL),
-		durationParam("plan-cache", &cfg.PlanCacheTTL),
+		planCacheParam(&cfg.PlanCacheTTL),
 		durationParam("latency", &latency),
 		durationParam("hot-read", &cfg.HotRead),
 		durationParam("cold-read", &cfg.ColdRead),
@@ -215,7 +215,7 @@ func thinkTime(strategy string, d *time.Duration) param {
 	return durationParam("think-time", d)
 }
 
-// planCacheParam is a naive real store's plan-cache parameter: how long
+// planCacheParam is kv's, the hybrid's and a naive real store's plan-cache parameter: how long
 // the server keeps a read of a subscription plan (stale-plan's exposure),
 // story.PlanCacheTTL unless set. plan-cache=0s keeps none: the store's
 // Config says that with a negative TTL, since its zero is the default.

@@ -121,7 +121,8 @@ func TestClientPlansStaleRead(t *testing.T) {
 }
 
 // TestPlanCacheDefault: kv's plan cache is 45 s unless shortened, so a
-// read right after the cancel, and one a second later, still say paid.
+// read a second after the cancel still says paid; plan-cache=0s keeps
+// none; a negative one is refused by name.
 func TestPlanCacheDefault(t *testing.T) {
 	base, _ := serve(t, open(t, "kv?machines=1").Store)
 	c := client(t, base, httpapi.Config{})
@@ -138,6 +139,20 @@ func TestPlanCacheDefault(t *testing.T) {
 	time.Sleep(time.Second)
 	if paid, err := c.Paid(ctx, "s"); err != nil || !paid {
 		t.Errorf("Paid a second after the cancel = %t, %v; want true (cached for 45 s)", paid, err)
+	}
+	// plan-cache=0s keeps none: the cancel is read at once.
+	none, _ := serve(t, open(t, "kv?plan-cache=0s&machines=1").Store)
+	c0 := client(t, none, httpapi.Config{})
+	for i, step := range []func(context.Context, string) error{c0.Subscribe, nil, c0.Cancel, nil} {
+		if step != nil {
+			if err := step(ctx, "s"); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if paid, err := c0.Paid(ctx, "s"); err != nil || paid != (i == 1) {
+			t.Errorf("plan-cache=0s, Paid at step %d = %t, %v; want %t", i+1, paid, err, i == 1)
+		}
 	}
 	if tg, err := targets.Open(ctx, "kv?plan-cache=-1s"); err == nil {
 		tg.Close()

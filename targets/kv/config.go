@@ -81,7 +81,8 @@ type Config struct {
 	// PlanCacheTTL is the cacheTtl of the server's read of a subscription
 	// plan (stale-plan): how long a location goes on answering "paid"
 	// after a cancel. Zero means story.PlanCacheTTL, the 45 seconds the
-	// seed measured. Unlike CacheTTL it may be shorter than the
+	// seed measured; a negative TTL keeps no cached plan (plan-cache=0s),
+	// as on the naive real stores. Unlike CacheTTL it may be shorter than the
 	// platform's MinCacheTTL: the story plays on the real clock over HTTP,
 	// where a test cannot wait 45 seconds a trial (plan-cache=1s). The
 	// platform would round such a value up; the simulator keeps it, as
@@ -147,8 +148,6 @@ func (c Config) Validate() error {
 		return fmt.Errorf("locations × machines is %d × %d; want at most %d caches in all", c.Locations, c.Machines, maxCaches)
 	case c.CacheTTL < MinCacheTTL:
 		return fmt.Errorf("cache-ttl is %v; want at least %v, the platform's minimum", c.CacheTTL, MinCacheTTL)
-	case c.PlanCacheTTL < 0:
-		return fmt.Errorf("plan-cache is %v; want a positive duration such as 1s (the default is %v)", c.PlanCacheTTL, story.PlanCacheTTL)
 	case c.HotRead < 0:
 		return fmt.Errorf("hot-read latency is %v; want 0 or more", c.HotRead)
 	case c.ColdRead < 0:
