@@ -88,7 +88,7 @@ func stalePlanWith(set Settings) (*Scenario, error) {
 		Needs:           "subscription plan",
 		DefaultRequests: int(sch.Expected()),
 		Lineup:          []string{"kv", "hybrid", "actor"},
-		Op:              story.OpDownload,
+		Op:              story.OpOriginal,
 		Limit:           limit,
 		KeyPrefix:       "subscriber",
 		Knobs:           []string{KnobRate, KnobArrivals, KnobBound, KnobFor, KnobVia},

@@ -19,14 +19,14 @@ import (
 	"github.com/racelab/racelab/targets/story"
 )
 
-// Every built-in store implements every story; checked here, beside the
-// one place that wires them in.
-// allStories is what every built-in store plays.
+// allStories is what every built-in store plays: every story, checked
+// here, beside the one place that wires them in.
 type allStories interface {
 	story.Counter
 	story.Quota
 	story.Stocked
 	story.Limiter
+	story.Plans
 }
 
 var (
@@ -50,13 +50,6 @@ var (
 	_ Retrier      = (*postgres.Store)(nil)
 	_ Stager       = (*httpapi.Client)(nil)
 	_ Forgetter    = (*hybrid.Store)(nil)
-	// The subscription story's cast.
-	_ story.Plans = (*kv.App)(nil)
-	_ story.Plans = (*actor.Store)(nil)
-	_ story.Plans = (*sqlite.Store)(nil)
-	_ story.Plans = (*redis.Store)(nil)
-	_ story.Plans = (*postgres.Store)(nil)
-	_ story.Plans = (*httpapi.Client)(nil)
 	// The real stores run on a clock of their own, virtual for a story on
 	// the scale of hours (Options.VirtualServers).
 	_ Clocked = (*sqlite.Store)(nil)
