@@ -473,6 +473,11 @@ func (r targetRun) play(ctx context.Context, rec *recorder) error {
 	if !ok { // resolve checked the entry's Kind; the store disagrees with it
 		return &TargetError{Stage: fmt.Sprintf("cannot play %s (it has no %s)", sc.Name, sc.Needs)}
 	}
+	if f.stream != nil && f.virtual == nil {
+		if err := f.stream.realTrialError(); err != nil {
+			return &TargetError{Stage: "play " + sc.Name, Err: err}
+		}
+	}
 	var batch batchReader
 	if sc.batch != nil {
 		batch = sc.batch(t.Store)

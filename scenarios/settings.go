@@ -123,6 +123,22 @@ type stream struct {
 	align, lead time.Duration
 	// words says it for the report: "Poisson arrivals at 20/s for 1m".
 	words string
+	// prelude is how long a trial's prelude takes before the arrivals
+	// start (stale-plan's subscription and cancel).
+	prelude time.Duration
+}
+
+// maxRealTrial is the longest trial racelab plays on the real clock: a
+// story of hours is for virtual time, where it takes milliseconds.
+const maxRealTrial = time.Hour
+
+// realTrialError says why a trial of st is too long for the real clock,
+// nil when it is not.
+func (st *stream) realTrialError() error {
+	if d := st.prelude + st.schedule.Duration(); d > maxRealTrial {
+		return fmt.Errorf("a trial takes %s on the real clock; play it in virtual time, on an embedded or real store without --clock real", durationWords(d))
+	}
+	return nil
 }
 
 // arrivals are trial i's arrival offsets.

@@ -124,9 +124,10 @@ func stalePlanWith(set Settings) (*Scenario, error) {
 		viaExtension(&sc, bound)
 		prelude = validateThenCancel(browse)
 	}
-	sc.stream = &stream{schedule: sch, words: streamWords(sch) + " after the cancel"}
+	sc.stream = &stream{schedule: sch, words: streamWords(sch) + " after the cancel", prelude: browseViews * browse}
 	if ext {
 		sc.stream.words += ", granted by the extension"
+		sc.stream.prelude = story.Revalidation
 	}
 	out := defineTrial(sc, func(s story.Plans, ctx context.Context, key string, _ int) Answer {
 		return answerOf(s.Download(ctx, key, limit))

@@ -138,3 +138,16 @@ func TestStalePlanTiming(t *testing.T) {
 		t.Errorf("via extension: %q; want the rate said per hour", ext.stream.words)
 	}
 }
+
+// A trial of hours is refused on the real clock, at once and with the way
+// out, rather than played for a day and a half.
+func TestStalePlanHoursNotOnRealClock(t *testing.T) {
+	sc := vary(t, "stale-plan", Settings{Via: ViaExtension})
+	res, err := Run(context.Background(), Plan{Scenario: sc, Targets: []string{"kv"}, Trials: 1, Seed: 1, RealClock: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Targets[0].Error; !strings.Contains(got, "36h1m30s on the real clock; play it in virtual time") {
+		t.Errorf("error %q; want the trial refused on the real clock", got)
+	}
+}
