@@ -143,7 +143,7 @@ func summarize(r *scenarios.Result) summary {
 		s.cols = append(s.cols, softColumn)
 	}
 
-	damage := damageWords(r.Scenario)
+	damage := damageWords(r.Scenario, r.Settings)
 	labels := scenarios.Labels(r.Targets)
 	for i := range r.Targets {
 		tr := &r.Targets[i]
@@ -268,11 +268,20 @@ func row(tr *scenarios.TargetResult, s *scenarios.Tally, label string, multi boo
 	return cells
 }
 
-// damageWords is how the scenario named says how far a trial strayed
-// ("4 oversold", "9 hits lost"), or, for a story this racelab does not
-// know, "7 over, 11 lost".
-func damageWords(scenario string) func(over, lost int64) string {
-	if sc, err := scenarios.Lookup(scenario); err == nil && sc.Damage != nil {
+// damageWords is how the scenario named, with the settings it ran with,
+// says how far a trial strayed ("4 oversold", "9 hits lost", "88 given
+// away"), or, for a story this racelab does not know, "7 over, 11 lost".
+func damageWords(scenario string, set *scenarios.Settings) func(over, lost int64) string {
+	sc, err := scenarios.Lookup(scenario)
+	if err != nil {
+		return scenarios.DefaultDamage
+	}
+	if set != nil {
+		if v, err := sc.With(*set); err == nil {
+			sc = v
+		}
+	}
+	if sc.Damage != nil {
 		return sc.Damage
 	}
 	return scenarios.DefaultDamage

@@ -150,6 +150,12 @@ func viaExtension(sc *Scenario, bound time.Duration) {
 		return fmt.Sprintf("%s: %s granted on the extension's licence after the cancel, the last %s after it (accepted: %s); the licence was not renewed, and the server counted %d",
 			target, plural(int64(t.Allowed), "original"), formatExposure(t.Exposure), durationWords(bound), t.Counted)
 	}
+	sc.Damage = func(over, _ int64) string {
+		if over == 0 {
+			return ""
+		}
+		return fmt.Sprintf("%d given away", over)
+	}
 	sc.Judge = func(t *Trial, target string) {
 		t.Exposure = exposure(t)
 		t.Over = int64(t.Allowed) // given away, within the bound or not
