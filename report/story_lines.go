@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -42,7 +43,7 @@ func storyLines(r *scenarios.Result, s *scenarios.Tally, label string) []string 
 		}
 		var parts []string
 		for _, a := range slices.Sorted(maps.Keys(s.Windows)) {
-			parts = append(parts, fmt.Sprintf("%d in %s", a, percentOf(float64(s.Windows[a])/float64(total))))
+			parts = append(parts, fmt.Sprintf("%d in %s", a, shareOf(s.Windows[a], total)))
 		}
 		out = append(out, fmt.Sprintf("%s: admitted per window: %s (%s)", label, strings.Join(parts, ", "), plural(int64(total), "window")))
 	}
@@ -59,4 +60,15 @@ func storyLines(r *scenarios.Result, s *scenarios.Tally, label string) []string 
 		out = append(out, line)
 	}
 	return out
+}
+
+// shareOf writes n of total as a percentage to one decimal, so that the
+// shares of a distribution add up to 100% as written ("97.5%", "2.5%");
+// a share too small for one decimal gets two significant figures.
+func shareOf(n, total int) string {
+	p := 100 * float64(n) / float64(total)
+	if p < 0.05 {
+		return percentOf(p / 100)
+	}
+	return strings.TrimSuffix(strconv.FormatFloat(p, 'f', 1, 64), ".0") + "%"
 }
