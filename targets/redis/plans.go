@@ -104,27 +104,15 @@ func (s *Store) Download(ctx context.Context, subscriber string, limit int64) (g
 			return false, 0, err
 		}
 	}
-	err = s.readThenWriteKeys(ctx, []string{plan, key}, func(r goredis.Cmdable) (write, error) {
+	err = s.readThenWriteKeys(ctx, []string{plan, key}, func(r goredis.Cmdable) (w write, err error) {
 		granted, count = false, 0
 		if s.base.Config.Strategy != StrategyNaive {
-			paid, err := readPlan(ctx, r, plan)
-			if err != nil || !paid {
+			if paid, err := readPlan(ctx, r, plan); err != nil || !paid {
 				return nil, err
 			}
 		}
-		n, err := dayCount(ctx, r, key, day)
-		if err != nil {
-			return nil, err
-		}
-		if n >= limit {
-			count = n
-			return nil, nil
-		}
-		granted, count = true, n+1
-		return func(p goredis.Pipeliner) {
-			p.HSet(ctx, key, "day", day, "count", count)
-			p.PExpire(ctx, key, ttl)
-		}, nil
+		granted, count, w, err = takeOne(ctx, r, key, day, limit, ttl)
+		return w, err
 	})
 	if err != nil {
 		return false, 0, fmt.Errorf("download %s: %w", key, err)

@@ -88,25 +88,28 @@ func (s *Store) Consume(ctx context.Context, visitor string, limit int64) (grant
 		}
 		return got[0] == 1, got[1], nil
 	}
-	err = s.readThenWrite(ctx, key, func(r goredis.Cmdable) (write, error) {
-		n, err := dayCount(ctx, r, key, day)
-		if err != nil {
-			return nil, err
-		}
-		if n >= limit {
-			granted, count = false, n
-			return nil, nil
-		}
-		granted, count = true, n+1
-		return func(p goredis.Pipeliner) {
-			p.HSet(ctx, key, "day", day, "count", count)
-			p.PExpire(ctx, key, ttl)
-		}, nil
+	err = s.readThenWrite(ctx, key, func(r goredis.Cmdable) (w write, err error) {
+		granted, count, w, err = takeOne(ctx, r, key, day, limit, ttl)
+		return w, err
 	})
 	if err != nil {
 		return false, 0, fmt.Errorf("consume %s: %w", key, err)
 	}
 	return granted, count, nil
+}
+
+// takeOne reads key's count for day and, while it is under limit, answers
+// the write that counts one more: the read-then-write half of a daily
+// quota, for the strategies that do it in Go.
+func takeOne(ctx context.Context, r goredis.Cmdable, key, day string, limit int64, ttl time.Duration) (granted bool, count int64, w write, err error) {
+	n, err := dayCount(ctx, r, key, day)
+	if err != nil || n >= limit {
+		return false, n, nil, err
+	}
+	return true, n + 1, func(p goredis.Pipeliner) {
+		p.HSet(ctx, key, "day", day, "count", n+1)
+		p.PExpire(ctx, key, ttl)
+	}, nil
 }
 
 // Count reads the visitor's count for today.

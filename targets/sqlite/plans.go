@@ -102,22 +102,7 @@ func (s *Store) downloadNaive(ctx context.Context, subscriber string, limit int6
 	if err != nil || !paid {
 		return false, 0, err
 	}
-	day := s.today()
-	n, err := s.readInt(ctx, downloadsSQL, subscriber, day)
-	if err != nil {
-		return false, 0, err
-	}
-	if n >= limit {
-		return false, n, nil
-	}
-	if err := s.pause(ctx); err != nil {
-		return false, 0, err
-	}
-	n++
-	if _, err := s.db.ExecContext(ctx, putDownloadsSQL, subscriber, day, n); err != nil {
-		return false, 0, err
-	}
-	return true, n, nil
+	return s.takeOneNaive(ctx, downloadsSQL, putDownloadsSQL, subscriber, limit)
 }
 
 // Downloads reads the subscriber's count of originals today.

@@ -125,8 +125,15 @@ func (s *Store) consumeAtomic(ctx context.Context, visitor string, limit int64) 
 }
 
 func (s *Store) consumeNaive(ctx context.Context, visitor string, limit int64) (bool, int64, error) {
+	return s.takeOneNaive(ctx, countSQL, putQuotaSQL, visitor, limit)
+}
+
+// takeOneNaive is a daily count the naive way: read the row's count for
+// today with readSQL, decide in Go, pause, and write count+1 with
+// writeSQL (key, day, count), two statements with nothing around them.
+func (s *Store) takeOneNaive(ctx context.Context, readSQL, writeSQL, key string, limit int64) (bool, int64, error) {
 	day := s.today()
-	n, err := s.readInt(ctx, countSQL, visitor, day)
+	n, err := s.readInt(ctx, readSQL, key, day)
 	if err != nil {
 		return false, 0, err
 	}
@@ -137,7 +144,7 @@ func (s *Store) consumeNaive(ctx context.Context, visitor string, limit int64) (
 		return false, 0, err
 	}
 	n++
-	if _, err := s.db.ExecContext(ctx, putQuotaSQL, visitor, day, n); err != nil {
+	if _, err := s.db.ExecContext(ctx, writeSQL, key, day, n); err != nil {
 		return false, 0, err
 	}
 	return true, n, nil
