@@ -213,7 +213,7 @@ func planEnding(ctx context.Context, x *Explainer) (Ending, error) {
 					x.Race.Target, formatExposure(race.Exposure), durationWords(story.PlanCacheTTL), race.Allowed)},
 			{"The extension's licence", "approximate, within a bound of its own", ext},
 			{"The daily quota", "strict only in one place",
-				fmt.Sprintf("Read, compare, write on KV lets more than %d through and counts fewer; decided in one place (%s, or the hybrid's object) it is exact.", DailyLimit, x.Fixed)},
+				fmt.Sprintf("Read, compare, write, as %s does it, lets more than %d through and counts fewer; decided in one place (%s, or the hybrid's object) it is exact.", x.Target, DailyLimit, x.Fixed)},
 		},
 		Closing: "The hybrid keeps each part where it belongs: the quota, which is money, in a " +
 			"strong store that decides atomically; the plan, where a minute of staleness " +
