@@ -46,34 +46,110 @@ type route struct {
 	op    story.Op // the story whose key it touches, by its request
 	act   bool     // it asks for something (hit, download, checkout); else it reads
 	field string   // the answer's JSON field holding the number, "" for none
+	// no are the statuses that refuse what was asked (a download over the
+	// quota, an item taken), as the contract's mapping lists them.
+	no []int
+	// scope, when set, is a query parameter that makes a read another
+	// key's than the board's: GET /limit/{caller}?window=w reads one
+	// window, the board the current one.
+	scope string
+	// plan says what a 200 did to the plan (stale-plan): "subscribed",
+	// "cancelled", or readPlan for a read of it.
+	plan string
 }
 
-// routes are the contract's keyed routes (design.md §7).
+// readPlan is the plan of the route that reads the plan, whose answer
+// says in "paid" whether it is paid.
+const readPlan = "read"
+
+// routes are the contract's keyed routes (design.md §7), by the first
+// word of their path, or by method and word where one path both asks
+// (POST) and reads (GET).
 var routes = map[string]route{
-	"hit":      {story.OpHit, true, "views"},
-	"get":      {story.OpHit, false, "views"},
-	"download": {story.OpDownload, true, "count"},
-	"quota":    {story.OpDownload, false, "count"},
-	"checkout": {story.OpCheckout, true, ""},
-	"item":     {story.OpCheckout, false, "claims"},
+	"hit":          {op: story.OpHit, act: true, field: "views"},
+	"get":          {op: story.OpHit, field: "views"},
+	"download":     {op: story.OpDownload, act: true, field: "count", no: []int{http.StatusConflict, http.StatusTooManyRequests}},
+	"quota":        {op: story.OpDownload, field: "count"},
+	"checkout":     {op: story.OpCheckout, act: true, no: []int{http.StatusConflict, http.StatusTooManyRequests}},
+	"item":         {op: story.OpCheckout, field: "claims"},
+	"limit":        {op: story.OpLimit, act: true, field: "count", no: []int{http.StatusTooManyRequests}},
+	"GET limit":    {op: story.OpLimit, field: "count", scope: "window"},
+	"subscribe":    {op: story.OpOriginal, plan: "subscribed"},
+	"cancel":       {op: story.OpOriginal, plan: "cancelled"},
+	"plan":         {op: story.OpOriginal, plan: readPlan},
+	"original":     {op: story.OpOriginal, act: true, field: "count", no: []int{http.StatusForbidden, http.StatusTooManyRequests}},
+	"GET original": {op: story.OpOriginal, field: "count"},
 }
 
-// storyRoutes are, per story's request, the route that reads its key and
-// a key to try in a curl line.
-var storyRoutes = map[story.Op]struct{ read, example string }{
-	story.OpHit:      {"get", "hello"},
-	story.OpDownload: {"quota", "ada"},
-	story.OpCheckout: {"item", "painting"},
+// lookupRoute finds the route of a request by its method and the first
+// word of its path.
+func lookupRoute(method, word string) (route, bool) {
+	if method == http.MethodGet || method == http.MethodHead {
+		if rt, ok := routes["GET "+word]; ok {
+			return rt, true
+		}
+	}
+	rt, ok := routes[word]
+	return rt, ok
 }
 
-func routeOf(op story.Op) struct{ read, example string } { return storyRoutes[op] }
+// call is one line of curl a story's example shows, below a store's base.
+type call struct {
+	Method string `json:"method"`
+	Path   string `json:"path"`
+}
+
+// storyPage is what the page shows of one story's requests.
+type storyPage struct {
+	read, example string // the route that reads its key, and a key to try
+	// calls are the curl lines to try, in order; nil means the request
+	// then the read, on the example.
+	calls []call
+	// notBurst, when set, is why the story has no "fire N at once"
+	// button, and runFlags the flags of the racelab run that plays it
+	// instead on the page's stores in a minute or so.
+	notBurst, runFlags string
+}
+
+// storyRoutes are, per story's request, what the page shows of it.
+var storyRoutes = map[story.Op]storyPage{
+	story.OpHit:      {read: "get", example: "hello"},
+	story.OpDownload: {read: "quota", example: "ada"},
+	story.OpCheckout: {read: "item", example: "painting"},
+	story.OpLimit:    {read: "limit", example: "bot"},
+	story.OpOriginal: {read: "original", example: "grace",
+		calls: []call{{"POST", "/subscribe/grace"}, {"POST", "/original/grace"}, {"POST", "/cancel/grace"},
+			{"POST", "/original/grace"}, {"GET", "/plan/grace"}, {"GET", "/original/grace"}},
+		// Its trial is a subscription, pages read, a cancel, then
+		// downloads arriving for minutes (a stream, not a burst): on the
+		// real clock that is minutes a press, unless the story is
+		// shortened, as README's "Over HTTP" does.
+		notBurst: "plays over minutes, not at once: a subscription, a cancel, then downloads arriving for minutes",
+		runFlags: "--bound 2s --for 2s --rate 10/s --arrivals even --trials 3"},
+}
+
+func routeOf(op story.Op) storyPage { return storyRoutes[op] }
+
+// curlCalls are the curl lines of the story of op.
+func (p storyPage) curlCalls(op story.Op) []call {
+	if p.calls != nil {
+		return p.calls
+	}
+	return []call{{"POST", "/" + string(op) + "/" + p.example}, {"GET", "/" + p.read + "/" + p.example}}
+}
+
+// liveWindow is the rate limit racelab serve's contract keeps (httpapi's
+// serveWindow): the board reads a caller's count in its current window,
+// as GET /limit/{caller} does.
+var liveWindow = story.Window{Limit: story.WindowLimit, Length: story.WindowLength}
 
 // errNotPlayed: the store does not play the story whose key was asked.
 var errNotPlayed = errors.New("the store does not play this story")
 
 // readKey reads what store holds for key in the story of op: the views,
-// today's downloads, the claims.
-func readKey(ctx context.Context, store any, op story.Op, key string) (int64, error) {
+// today's downloads, the claims, the count of the window that holds now,
+// today's originals.
+func readKey(ctx context.Context, store any, op story.Op, key string, now time.Time) (int64, error) {
 	switch op {
 	case story.OpHit:
 		if c, ok := store.(story.Counter); ok {
@@ -86,6 +162,14 @@ func readKey(ctx context.Context, store any, op story.Op, key string) (int64, er
 	case story.OpCheckout:
 		if inv, ok := store.(story.Inventory); ok {
 			return inv.Claims(ctx, key)
+		}
+	case story.OpLimit:
+		if l, ok := store.(story.Limiter); ok {
+			return l.Admitted(ctx, key, liveWindow, liveWindow.Number(now))
+		}
+	case story.OpOriginal:
+		if p, ok := store.(story.Plans); ok {
+			return p.Downloads(ctx, key)
 		}
 	}
 	return 0, errNotPlayed
@@ -146,6 +230,12 @@ type cell struct {
 	// Stored is what the store holds, read back after the requests.
 	Stored    *int64 `json:"stored,omitempty"`
 	ReadError string `json:"read_error,omitempty"`
+	// Plan is what the store was last told of the key's plan
+	// ("subscribed", "cancelled"), and PlanRead what a read of the plan
+	// answered since ("paid", "not paid"): a cancelled plan read as paid
+	// is stale-plan's stale read (stale-plan only).
+	Plan     string `json:"plan,omitempty"`
+	PlanRead string `json:"plan_read,omitempty"`
 }
 
 func newBoard(now func() time.Time, stores []*served, stories []*scenarios.Scenario) *board {
@@ -204,7 +294,10 @@ func (b *board) landed(s *served, req *http.Request, status int, answer []byte) 
 	if len(b.log) > LogLines {
 		b.log = slices.Delete(b.log, 0, len(b.log)-LogLines)
 	}
-	rt, known := routes[first]
+	rt, known := lookupRoute(req.Method, first)
+	if rt.scope != "" && req.URL.Query().Has(rt.scope) {
+		rt.field = "" // a read of another window than the board's
+	}
 	key, err := url.PathUnescape(rest)
 	if name := b.storyOf[rt.op]; known && keyed && err == nil && key != "" && !strings.Contains(rest, "/") && name != "" {
 		b.note(name, key, s.label, rt, status, answer, now)
@@ -222,7 +315,8 @@ func (b *board) landed(s *served, req *http.Request, status int, answer []byte) 
 func (b *board) note(storyName, key, store string, rt route, status int, answer []byte, now time.Time) {
 	rows := b.rows[storyName]
 	i := slices.IndexFunc(rows, func(r *row) bool { return r.Key == key })
-	reached := status == http.StatusOK || rt.act && (status == http.StatusConflict || status == http.StatusTooManyRequests) || status >= 500
+	refused := rt.act && slices.Contains(rt.no, status)
+	reached := status == http.StatusOK || refused || status >= 500
 	if i < 0 && !reached {
 		return
 	}
@@ -246,10 +340,21 @@ func (b *board) note(storyName, key, store string, rt route, status int, answer 
 		c.Allowed++
 	case status == http.StatusOK:
 		c.Reads++
-	case rt.act && (status == http.StatusConflict || status == http.StatusTooManyRequests):
+	case refused:
 		c.Refused++
 	default:
 		c.Failed++
+	}
+	switch {
+	case status != http.StatusOK || rt.plan == "":
+	case rt.plan == readPlan:
+		// A plan read as not paid is an answer, not a failure.
+		if paid, ok := answerBool(answer, "paid"); ok {
+			c.PlanRead = map[bool]string{true: "paid", false: "not paid"}[paid]
+		}
+	default:
+		// A read before this change says nothing of the plan after it.
+		c.Plan, c.PlanRead = rt.plan, ""
 	}
 	if rt.field != "" && (status == http.StatusOK || status == http.StatusTooManyRequests) {
 		if n, ok := answerNumber(answer, rt.field); ok {
@@ -270,6 +375,16 @@ func answerNumber(answer []byte, field string) (int64, bool) {
 	}
 	n, err := strconv.ParseInt(string(m[field]), 10, 64)
 	return n, err == nil
+}
+
+// answerBool is the JSON boolean in field of an answer.
+func answerBool(answer []byte, field string) (bool, bool) {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(answer, &m) != nil {
+		return false, false
+	}
+	var v bool
+	return v, json.Unmarshal(m[field], &v) == nil
 }
 
 // keyRead is one read of one key from one store, for readKeys.
@@ -297,7 +412,7 @@ func (b *board) readKeys(ctx context.Context) {
 			}
 			for i := range due {
 				rctx, cancel := context.WithTimeout(ctx, readTimeout)
-				due[i].n, due[i].err = readKey(rctx, due[i].from, due[i].op, due[i].key)
+				due[i].n, due[i].err = readKey(rctx, due[i].from, due[i].op, due[i].key, b.now())
 				cancel()
 			}
 			if ctx.Err() != nil {

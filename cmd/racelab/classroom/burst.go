@@ -68,6 +68,11 @@ func (r *Room) fire(w http.ResponseWriter, req *http.Request) {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("story %q: no store here plays it", br.Story))
 		return
 	}
+	if why := routeOf(sc.Op).notBurst; why != "" {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("story %q has no burst: it %s; play it with racelab run %s -t http://… instead",
+			sc.Name, why, sc.Name))
+		return
+	}
 	if br.Requests < 1 || br.Requests > r.maxBurst {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("requests %d: want 1 to %d", br.Requests, r.maxBurst))
 		return

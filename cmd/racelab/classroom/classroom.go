@@ -67,7 +67,9 @@ type Config struct {
 	// DefaultBurstEvery and DefaultMaxBurst.
 	BurstEvery time.Duration
 	MaxBurst   int
-	// Now is the wall clock of the request log; nil means time.Now.
+	// Now is the wall clock of the request log, and the one the board
+	// reads a rate limit's current window by; nil means time.Now, the
+	// clock the contract's handler reads it by as well.
 	Now func() time.Time
 }
 
@@ -169,7 +171,8 @@ func New(ctx context.Context, cfg Config) (*Room, error) {
 // reserved are the names a store may not take: the page's own prefix, and
 // the contract's routes, which a store at /hit/ would make ambiguous to
 // a reader of the curl lines.
-var reserved = []string{"classroom", "hit", "get", "download", "quota", "checkout", "item", "stats"}
+var reserved = []string{"classroom", "hit", "get", "download", "quota", "checkout", "item", "limit",
+	"subscribe", "cancel", "plan", "original", "stats"}
 
 // nameWant is what a store's name may be, for every complaint about one.
 const nameWant = "want letters, digits, - and _ (up to 40), such as naive or fixed"
@@ -333,6 +336,12 @@ func (r *Room) config(w http.ResponseWriter, _ *http.Request) {
 		Read     string   `json:"read"`
 		Example  string   `json:"example"`
 		PlayedBy []string `json:"played_by"`
+		// Curl are the curl lines to try, below a store's base.
+		Curl []call `json:"curl"`
+		// NotBurst, when set, is why the story has no burst button, and
+		// RunFlags the flags of the racelab run that plays it instead.
+		NotBurst string `json:"not_burst,omitempty"`
+		RunFlags string `json:"run_flags,omitempty"`
 	}
 	out := struct {
 		Stores     []storeJSON `json:"stores"`
@@ -354,7 +363,8 @@ func (r *Room) config(w http.ResponseWriter, _ *http.Request) {
 	for _, sc := range r.stories {
 		rt := routeOf(sc.Op)
 		st := storyJSON{Name: sc.Name, Title: sc.Title, Rule: sc.Rule, Requests: min(sc.DefaultRequests, r.maxBurst),
-			Act: string(sc.Op), Read: rt.read, Example: rt.example, PlayedBy: []string{}}
+			Act: string(sc.Op), Read: rt.read, Example: rt.example, PlayedBy: []string{},
+			Curl: rt.curlCalls(sc.Op), NotBurst: rt.notBurst, RunFlags: rt.runFlags}
 		for _, s := range r.stores {
 			if sc.Plays(s.target.Store) {
 				st.PlayedBy = append(st.PlayedBy, s.label)

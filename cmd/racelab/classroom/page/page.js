@@ -25,6 +25,8 @@ const words = {
   hit: { act: 'hits', value: 'views' },
   download: { act: 'downloads', value: 'count' },
   checkout: { act: 'checkouts', value: 'claims' },
+  limit: { act: 'requests', value: 'this window' },
+  original: { act: 'originals', value: 'today', plan: true },
 };
 
 let config = null;
@@ -45,15 +47,24 @@ function curl(method, path) {
   return 'curl ' + (method === 'GET' ? '' : '-X ' + method + ' ') + base + path;
 }
 
+// runLine is the racelab run that plays a story with no burst button on
+// the page's stores.
+function runLine(st) {
+  const targets = config.stores.filter((s) => st.played_by.includes(s.name))
+    .map((s) => ' -t ' + (s.base ? s.name + '=' : '') + base + s.base);
+  return 'racelab run ' + st.name + targets.join('') + ' ' + st.run_flags;
+}
+
 function buildLive() {
   const root = byId('stories');
   for (const st of config.stories) {
     const w = words[st.act] || { act: st.act, value: 'value' };
+    const heads = ['key', 'requests', 'allowed', 'refused', 'answered', 'stored ' + w.value].concat(w.plan ? ['plan'] : []);
     const stores = el('div', { class: 'stores' });
     const lanes = el('div', { class: 'lanes-row' });
     for (const s of config.stores) {
       if (!st.played_by.includes(s.name)) continue;
-      const tbody = el('tbody', {}, el('tr', { class: 'empty' }, el('td', { colspan: 6, text: 'no ' + w.act + ' yet: try the curl line below' })));
+      const tbody = el('tbody', {}, el('tr', { class: 'empty' }, el('td', { colspan: heads.length, text: 'no ' + w.act + ' yet: try the curl line below' })));
       stores.append(el('article', { class: 'store', 'data-store': s.name },
         el('h3', {}, s.name + ' ', el('span', { class: 'target', text: s.name === s.target ? '' : '(' + s.target + ')' })),
         el('p', { class: 'guarantee', text: s.guarantee + ' · ' + (s.holds ? 'must hold' : 'expected to break') }),
@@ -67,22 +78,30 @@ function buildLive() {
           el('p', { class: 'spread', 'data-field': 'spread' })),
         el('table', { class: 'keys' },
           el('caption', { class: 'muted', text: 'keys from requests as they land' }),
-          el('thead', {}, el('tr', {}, ...['key', 'requests', 'allowed', 'refused', 'answered', 'stored ' + w.value].map((h) => el('th', { scope: 'col', text: h })))),
+          el('thead', {}, el('tr', {}, ...heads.map((h) => el('th', { scope: 'col', text: h })))),
           tbody),
-        el('pre', { class: 'curl', text: curl('POST', s.base + '/' + st.act + '/' + st.example) + '\n' + curl('GET', s.base + '/' + st.read + '/' + st.example) })));
+        el('pre', { class: 'curl', text: st.curl.map((c) => curl(c.method, s.base + c.path)).join('\n') })));
       lanes.append(el('figure', { class: 'lanes-fig', 'data-store': s.name, hidden: true },
         el('figcaption', { text: s.name + ': one lane per request' }), el('div', { class: 'svg' })));
     }
-    const n = el('input', { type: 'number', min: 1, max: config.max_burst, value: st.requests, 'aria-label': 'requests in the burst' });
-    const status = el('span', { class: 'fire-status', role: 'status' });
-    const button = el('button', { type: 'button', class: 'fire', text: 'Fire ' + st.requests + ' at once' });
-    n.addEventListener('input', () => { button.textContent = 'Fire ' + (n.value || '?') + ' at once'; });
-    button.addEventListener('click', () => fire(st.name, Number(n.value), button, status));
+    let row;
+    if (st.not_burst) {
+      row = el('div', { class: 'no-burst' },
+        el('p', { text: 'No burst button: ' + st.name + ' ' + st.not_burst + '. Play it with racelab run:' }),
+        el('pre', { class: 'curl', text: runLine(st) }));
+    } else {
+      const n = el('input', { type: 'number', min: 1, max: config.max_burst, value: st.requests, 'aria-label': 'requests in the burst' });
+      const status = el('span', { class: 'fire-status', role: 'status' });
+      const button = el('button', { type: 'button', class: 'fire', text: 'Fire ' + st.requests + ' at once' });
+      n.addEventListener('input', () => { button.textContent = 'Fire ' + (n.value || '?') + ' at once'; });
+      button.addEventListener('click', () => fire(st.name, Number(n.value), button, status));
+      row = el('div', { class: 'fire-row' }, button, el('label', {}, 'N ', n), status);
+    }
     root.append(el('section', { class: 'story', 'data-story': st.name },
       el('h2', { text: st.name }),
       el('p', { class: 'title', text: st.title }),
       el('p', { class: 'rule', text: 'Hard rule: ' + st.rule + '.' }),
-      el('div', { class: 'fire-row' }, button, el('label', {}, 'N ', n), status),
+      row,
       stores, lanes));
   }
 }
@@ -144,9 +163,10 @@ function drawBurst(b) {
 
 function num(v) { return v === undefined || v === null ? '–' : String(v); }
 
-function drawKeys(story, rows) {
+function drawKeys(story, act, rows) {
   const sec = section(story);
   if (!sec) return;
+  const withPlan = (words[act] || {}).plan;
   for (const art of sec.querySelectorAll('article.store')) {
     const store = art.getAttribute('data-store');
     const mine = rows.filter((r) => r.cells[store]);
@@ -155,13 +175,15 @@ function drawKeys(story, rows) {
     tbody.replaceChildren(...mine.map((r) => {
       const c = r.cells[store];
       const stored = c.read_error ? c.read_error : num(c.stored);
+      const plan = [c.plan, c.plan_read && 'reads ' + c.plan_read].filter(Boolean).join(' · ') || '–';
       return el('tr', { 'data-key': r.key },
         el('td', { 'data-field': 'key', text: r.key }),
         el('td', { 'data-field': 'requests', text: c.requests }),
         el('td', { 'data-field': 'allowed', text: c.allowed }),
         el('td', { 'data-field': 'refused', text: c.refused }),
         el('td', { 'data-field': 'answered', text: num(c.answered) }),
-        el('td', { 'data-field': 'stored', text: stored }));
+        el('td', { 'data-field': 'stored', text: stored }),
+        withPlan ? el('td', { 'data-field': 'plan', text: plan }) : null);
     }));
   }
 }
@@ -180,12 +202,12 @@ function draw(snap) {
     const sec = section(st.name);
     const button = sec.querySelector('button.fire');
     const status = sec.querySelector('.fire-status');
-    if (snap.firing === st.name) {
+    if (snap.firing === st.name && button) {
       button.disabled = true;
       status.textContent = 'firing…';
     }
     if (snap.bursts[st.name]) drawBurst(snap.bursts[st.name]);
-    drawKeys(st.name, snap.keys[st.name] || []);
+    drawKeys(st.name, st.act, snap.keys[st.name] || []);
   }
   drawLog(snap);
 }
