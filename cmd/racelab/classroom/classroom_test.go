@@ -221,41 +221,76 @@ type snapshot struct {
 		Cells map[string]struct {
 			Requests, Allowed, Refused, Reads, Failed int
 			Answered, Stored                          *int64
+			Plan                                      string
+			PlanRead                                  string `json:"plan_read"`
 		}
 	}
 	Bursts map[string]burstView
 	Firing string
 }
 
-// stream opens the event stream; next reads its next snapshot.
+// stream opens the event stream; next reads its next snapshot, failing
+// the test if none comes within 20s (a board that stopped changing sends
+// none).
 func stream(t *testing.T, base string) (next func() snapshot) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
 	req, _ := http.NewRequestWithContext(ctx, "GET", base+"/classroom/events", nil)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
+		cancel()
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { resp.Body.Close() })
 	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		cancel()
+		resp.Body.Close()
 		t.Fatalf("events: Content-Type %q; want text/event-stream", ct)
 	}
-	lines := bufio.NewReader(resp.Body)
-	return func() snapshot {
-		t.Helper()
+	type event struct {
+		data string
+		err  error
+	}
+	events := make(chan event)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		lines := bufio.NewReader(resp.Body)
 		for {
 			line, err := lines.ReadString('\n')
+			data, ok := strings.CutPrefix(line, "data: ")
+			if err == nil && !ok {
+				continue
+			}
+			select {
+			case events <- event{data, err}:
+			case <-ctx.Done():
+				return
+			}
 			if err != nil {
-				t.Fatalf("events: %v", err)
+				return
 			}
-			if data, ok := strings.CutPrefix(line, "data: "); ok {
-				var s snapshot
-				if err := json.Unmarshal([]byte(data), &s); err != nil {
-					t.Fatalf("events: %v: %s", err, data)
-				}
-				return s
+		}
+	}()
+	t.Cleanup(func() {
+		cancel()
+		resp.Body.Close()
+		<-done
+	})
+	return func() snapshot {
+		t.Helper()
+		select {
+		case e := <-events:
+			if e.err != nil {
+				t.Fatalf("events: %v", e.err)
 			}
+			var s snapshot
+			if err := json.Unmarshal([]byte(e.data), &s); err != nil {
+				t.Fatalf("events: %v: %s", err, e.data)
+			}
+			return s
+		case <-time.After(20 * time.Second):
+			t.Fatal("events: no snapshot in 20s")
+			return snapshot{}
 		}
 	}
 }
@@ -415,6 +450,7 @@ func TestBurstRefusals(t *testing.T) {
 		{`{"story":"ten-hits-one-view","requests":0}`, 400, "requests 0: want 1 to 20"},
 		{`{"story":"ten-hits-one-view","requests":21}`, 400, "requests 21: want 1 to 20"},
 		{`{"story":"ten-hits-one-view","requests":10,"seed":3}`, 400, "unknown field"},
+		{`{"story":"stale-plan","requests":10}`, 400, "has no burst: it plays over minutes"},
 		{`not json`, 400, "want {"},
 	} {
 		if got := post(t, base+"/classroom/burst", tt.body); got.status != tt.code || !strings.Contains(got.body, tt.says) {
@@ -491,7 +527,7 @@ func TestEventsEndWithTheRoom(t *testing.T) {
 func TestReplay(t *testing.T) {
 	a, _ := room(t, Config{}, "actor")
 	b, _ := room(t, Config{}, "naive=kv", "fixed=sqlite")
-	for _, story := range []string{"ten-hits-one-view", "six-become-four", "five-checkouts"} {
+	for _, story := range []string{"ten-hits-one-view", "six-become-four", "five-checkouts", "six-of-five", "stale-plan"} {
 		ra, rb := do(t, "GET", a+"/classroom/replay?story="+story), do(t, "GET", b+"/classroom/replay?story="+story)
 		if ra.status != 200 || ra != rb {
 			t.Errorf("%s: replays differ between rooms, or failed: %d / %d", story, ra.status, rb.status)
@@ -534,6 +570,8 @@ func TestCheckName(t *testing.T) {
 		"classroom":             "already uses (/classroom/)",
 		"hit":                   "already uses (/hit/)",
 		"Stats":                 "already uses (/stats/)",
+		"limit":                 "already uses (/limit/)",
+		"plan":                  "already uses (/plan/)",
 	} {
 		if err := CheckName(name); err == nil || !strings.Contains(err.Error(), says) {
 			t.Errorf("CheckName(%q) = %v; want an error saying %q", name, err, says)
