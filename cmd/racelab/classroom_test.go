@@ -177,6 +177,7 @@ func TestClassroomInBrowser(t *testing.T) {
 	t.Run("burst", func(t *testing.T) { classroomBurst(t, b) })
 	t.Run("curl", func(t *testing.T) { classroomCurl(t, b) })
 	t.Run("replay", func(t *testing.T) { classroomReplay(t, b) })
+	t.Run("stories", func(t *testing.T) { classroomStories(t, b) })
 }
 
 // classroomBurst: the teacher opens the page and clicks "Fire
@@ -349,4 +350,57 @@ func countOf(lines []string, want string) int {
 		}
 	}
 	return n
+}
+
+// classroomStories: the stories told after the first three are on the
+// page too. six-of-five has its button and its curl lines; stale-plan,
+// which plays over minutes, has none and says how racelab run plays it
+// on these stores; a subscriber who cancels shows as cancelled, with what
+// the store's plan read answered.
+func classroomStories(t *testing.T, browser context.Context) {
+	addr, _ := startServe(t, "--store", "naive=kv", "--store", "fixed=sqlite", "--quiet")
+	tab, _ := tab(t, browser) // closed before serve stops
+	within(t, tab, chromedp.Navigate("http://"+addr+"/"))
+	waitFor(t, tab, "the live stream", `document.getElementById("conn").textContent.includes("live")`)
+	if got := text(t, tab, `section[data-story="six-of-five"] button.fire`); got != "Fire 12 at once" {
+		t.Errorf("six-of-five's button says %q; want %q", got, "Fire 12 at once")
+	}
+	if got, want := text(t, tab, `section[data-story="six-of-five"] article[data-store="naive"] pre.curl`),
+		"curl -X POST http://"+addr+"/naive/limit/bot\ncurl http://"+addr+"/naive/limit/bot"; got != want {
+		t.Errorf("six-of-five's curl lines read %q; want %q", got, want)
+	}
+	buttons, err := chromedp.Run(tab, chromedp.Evaluate[int](`document.querySelectorAll('section[data-story="stale-plan"] button.fire').length`))
+	if err != nil || buttons != 0 {
+		t.Errorf("stale-plan has %d burst buttons (%v); want none", buttons, err)
+	}
+	if got := text(t, tab, `section[data-story="stale-plan"] .no-burst p`); !strings.HasPrefix(got, "No burst button: stale-plan plays over minutes") {
+		t.Errorf("stale-plan says %q; want why it has no burst button", got)
+	}
+	run := "racelab run stale-plan -t naive=http://" + addr + "/naive -t fixed=http://" + addr + "/fixed --bound 2s"
+	if got := text(t, tab, `section[data-story="stale-plan"] .no-burst pre`); !strings.HasPrefix(got, run) {
+		t.Errorf("stale-plan's run line reads %q; want it to start %q", got, run)
+	}
+	for _, call := range []string{"POST /subscribe/grace", "POST /original/grace", "POST /cancel/grace", "GET /plan/grace"} {
+		method, path, _ := strings.Cut(call, " ")
+		req, err := http.NewRequest(method, "http://"+addr+"/fixed"+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s /fixed%s = %d; want 200", method, path, resp.StatusCode)
+		}
+	}
+	cell := func(field string) string {
+		return fmt.Sprintf(`section[data-story="stale-plan"] article[data-store="fixed"] tr[data-key="grace"] [data-field=%q]`, field)
+	}
+	waitFor(t, tab, "the subscriber's 4 requests", fmt.Sprintf(`(document.querySelector(%q) || {}).textContent === "4"`, cell("requests")))
+	waitFor(t, tab, "the original counted", fmt.Sprintf(`(document.querySelector(%q) || {}).textContent === "1"`, cell("stored")))
+	if got := text(t, tab, cell("plan")); !strings.HasPrefix(got, "cancelled · reads ") {
+		t.Errorf("the plan reads %q; want cancelled, then what the plan read answered", got)
+	}
 }
