@@ -376,7 +376,7 @@ func classroomStories(t *testing.T, browser context.Context) {
 	if got := text(t, tab, `section[data-story="stale-plan"] .no-burst p`); !strings.HasPrefix(got, "No burst button: stale-plan plays over minutes") {
 		t.Errorf("stale-plan says %q; want why it has no burst button", got)
 	}
-	run := "racelab run stale-plan -t naive=http://" + addr + "/naive -t fixed=http://" + addr + "/fixed --bound 2s"
+	run := "racelab run stale-plan -t naive=http://" + addr + "/naive -t fixed=http://" + addr + "/fixed --expect naive=breaks --bound 2s"
 	if got := text(t, tab, `section[data-story="stale-plan"] .no-burst pre`); !strings.HasPrefix(got, run) {
 		t.Errorf("stale-plan's run line reads %q; want it to start %q", got, run)
 	}

@@ -83,11 +83,13 @@ naive=kv --store fixed=sqlite the contract above is under /naive/ and
 served at the root.
 
 A browser opening / gets the classroom page: for each story, the keys the
-stores were sent and what each store answered and holds, updated as
-requests land; the curl lines to try; a "fire N at once" button that runs
-a burst at every store with the engine of racelab run (real clock), then
-draws allowed against counted and the burst's lanes; and a replay of
-racelab explain's steps, one per click or key press. One burst runs at a
+stores were sent and what each store answered and holds (for stale-plan
+also the plan each was told and read), updated as requests land; the curl
+lines to try; a "fire N at once" button that runs a burst at every store
+with the engine of racelab run (real clock), then draws allowed against
+counted and the burst's lanes (stale-plan, which plays over minutes, has
+none: the page gives the racelab run line that plays it); and a replay
+of racelab explain's steps, one per click or key press. One burst runs at a
 time, at most one every ` + classroom.DefaultBurstEvery.String() + `, of at most ` + strconv.Itoa(classroom.DefaultMaxBurst) + ` requests a store. Clients
 that do not ask for HTML (curl, racelab) still get JSON at /.
 

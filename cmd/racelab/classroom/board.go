@@ -124,7 +124,7 @@ var storyRoutes = map[story.Op]storyPage{
 		// downloads arriving for minutes (a stream, not a burst): on the
 		// real clock that is minutes a press, unless the story is
 		// shortened, as README's "Over HTTP" does.
-		notBurst: "plays over minutes, not at once: a subscription, a cancel, then downloads arriving for minutes",
+		notBurst: "plays over minutes, not at once (a subscription, a cancel, then downloads arriving for minutes)",
 		runFlags: "--bound 2s --for 2s --rate 10/s --arrivals even --trials 3"},
 }
 

@@ -69,7 +69,7 @@ func (r *Room) fire(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	if why := routeOf(sc.Op).notBurst; why != "" {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("story %q has no burst: it %s; play it with racelab run %s -t http://… instead",
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("story %q has no burst button: it %s; play it with racelab run %s -t http://… instead",
 			sc.Name, why, sc.Name))
 		return
 	}

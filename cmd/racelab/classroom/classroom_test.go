@@ -450,7 +450,7 @@ func TestBurstRefusals(t *testing.T) {
 		{`{"story":"ten-hits-one-view","requests":0}`, 400, "requests 0: want 1 to 20"},
 		{`{"story":"ten-hits-one-view","requests":21}`, 400, "requests 21: want 1 to 20"},
 		{`{"story":"ten-hits-one-view","requests":10,"seed":3}`, 400, "unknown field"},
-		{`{"story":"stale-plan","requests":10}`, 400, "has no burst: it plays over minutes"},
+		{`{"story":"stale-plan","requests":10}`, 400, "has no burst button: it plays over minutes"},
 		{`not json`, 400, "want {"},
 	} {
 		if got := post(t, base+"/classroom/burst", tt.body); got.status != tt.code || !strings.Contains(got.body, tt.says) {

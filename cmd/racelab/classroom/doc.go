@@ -5,7 +5,10 @@
 // "fire N at once" button per story that runs a burst through the same
 // engine as `racelab run` and draws its lanes in SVG, the curl lines a
 // student copies, and a replay of `racelab explain`'s steps that advances
-// one step per click or key press.
+// one step per click or key press. A story whose trial is not a burst
+// (stale-plan: a subscription, a cancel, then downloads over minutes) has
+// no button; the page gives the `racelab run` line that plays it on the
+// same stores instead, and the button's API refuses it.
 //
 // A Room is an http.Handler over the stores serve opened. It owns the
 // routing around the contract: the page and its API under /classroom/,

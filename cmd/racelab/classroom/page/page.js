@@ -48,11 +48,14 @@ function curl(method, path) {
 }
 
 // runLine is the racelab run that plays a story with no burst button on
-// the page's stores.
+// the page's stores. An http target must hold unless told otherwise, so
+// a named store expected to break is told so, and the run exits 0 when
+// each store does what its guarantee says.
 function runLine(st) {
-  const targets = config.stores.filter((s) => st.played_by.includes(s.name))
-    .map((s) => ' -t ' + (s.base ? s.name + '=' : '') + base + s.base);
-  return 'racelab run ' + st.name + targets.join('') + ' ' + st.run_flags;
+  const stores = config.stores.filter((s) => st.played_by.includes(s.name));
+  const targets = stores.map((s) => ' -t ' + (s.base ? s.name + '=' : '') + base + s.base);
+  const expect = stores.filter((s) => s.base && !s.holds).map((s) => ' --expect ' + s.name + '=breaks');
+  return 'racelab run ' + st.name + targets.join('') + expect.join('') + ' ' + st.run_flags;
 }
 
 function buildLive() {
