@@ -118,7 +118,9 @@ var storyRoutes = map[story.Op]storyPage{
 	story.OpCheckout: {read: "item", example: "painting"},
 	story.OpLimit:    {read: "limit", example: "bot"},
 	story.OpOriginal: {read: "original", example: "grace",
-		calls: []call{{"POST", "/subscribe/grace"}, {"POST", "/original/grace"}, {"POST", "/cancel/grace"},
+		// A page read of the plan before the cancel warms a caching
+		// store's read, so that the original after the cancel meets it.
+		calls: []call{{"POST", "/subscribe/grace"}, {"GET", "/plan/grace"}, {"POST", "/original/grace"}, {"POST", "/cancel/grace"},
 			{"POST", "/original/grace"}, {"GET", "/plan/grace"}, {"GET", "/original/grace"}},
 		// Its trial is a subscription, pages read, a cancel, then
 		// downloads arriving for minutes (a stream, not a burst): on the

@@ -274,8 +274,8 @@ func TestStoryCurlLines(t *testing.T) {
 	if want := []string{"ten-hits-one-view", "six-become-four", "five-checkouts", "six-of-five", "stale-plan"}; !slices.Equal(names, want) {
 		t.Fatalf("the page lists %v; want %v", names, want)
 	}
-	if got := fmt.Sprint(cfg.Stories[4].Curl); got != "[{POST /subscribe/grace} {POST /original/grace} {POST /cancel/grace} {POST /original/grace} {GET /plan/grace} {GET /original/grace}]" {
-		t.Errorf("stale-plan's curl lines %s; want subscribe, original, cancel, original, plan, originals", got)
+	if got := fmt.Sprint(cfg.Stories[4].Curl); got != "[{POST /subscribe/grace} {GET /plan/grace} {POST /original/grace} {POST /cancel/grace} {POST /original/grace} {GET /plan/grace} {GET /original/grace}]" {
+		t.Errorf("stale-plan's curl lines %s; want subscribe, plan, original, cancel, original, plan, originals", got)
 	}
 	s := until(t, stream(t, base), "a row in every story", func(s snapshot) bool {
 		for _, n := range names {
