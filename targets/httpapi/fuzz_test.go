@@ -141,6 +141,9 @@ func FuzzJudge(f *testing.F) {
 	f.Add(uint8(0), 200, "s", []byte(`{"slug":"s","views":-1}`), "")
 	f.Add(uint8(0), 500, "s", []byte("<html>\x00\xff</html>"), "")
 	f.Add(uint8(1), 200, "ç", []byte(`{"slug":"\u00e7","views":99999999999999999999}`), "")
+	f.Add(uint8(10), 200, "s", []byte(`{"subscriber":"s","paid":false}`), "")
+	f.Add(uint8(10), 200, "s", []byte(`{"subscriber":"s","paid":1}`), "")
+	f.Add(uint8(11), 403, "s", []byte(`{"granted":false,"count":0}`), "")
 	f.Fuzz(func(t *testing.T, which uint8, status int, key string, body []byte, arrival string) {
 		c, call, r := judgeCall(t, which)
 		h := http.Header{}
@@ -156,6 +159,21 @@ func FuzzJudge(f *testing.F) {
 		}
 		if !slices.Contains(slices.Concat(r.Yes, r.No), status) {
 			t.Fatalf("status %d taken by %s, which lists %v and %v", status, call, r.Yes, r.No)
+		}
+		if call == CallPlan {
+			// A plan read says yes or no in its body: paid only with a
+			// yes status and true at the field.
+			var obj map[string]any
+			_ = json.Unmarshal(body, &obj)
+			paid, _ := obj[r.Field].(bool)
+			var one int64 // a paid plan reads as 1
+			if reply.OK {
+				one = 1
+			}
+			if reply.OK != (slices.Contains(r.Yes, status) && paid) || reply.Value != one {
+				t.Fatalf("plan %d %q read as ok=%t value %d", status, body, reply.OK, reply.Value)
+			}
+			return
 		}
 		if reply.OK != slices.Contains(r.Yes, status) {
 			t.Fatalf("status %d read as ok=%t", status, reply.OK)
@@ -193,6 +211,9 @@ func FuzzJudgeRoundTrip(f *testing.F) {
 	f.Add(uint8(3), true, `a"b\c/d`, int64(1<<62))
 	f.Add(uint8(4), false, "item/1?x=#", int64(0))
 	f.Add(uint8(5), true, "\u2028\x00", int64(9223372036854775807))
+	f.Add(uint8(8), true, "0", int64(0))              // subscribe: no count
+	f.Add(uint8(10), false, "subscriber-1", int64(0)) // plan: not paid
+	f.Add(uint8(11), false, "subscriber-1", int64(5)) // original: refused at 5
 	f.Fuzz(func(t *testing.T, which uint8, ok bool, key string, value int64) {
 		if value < 0 {
 			value = -(value + 1)
@@ -201,6 +222,7 @@ func FuzzJudgeRoundTrip(f *testing.F) {
 			t.Skip("JSON carries text only: a key that is not UTF-8 cannot be echoed")
 		}
 		c, call, r := judgeCall(t, which)
+		paid := ok // a plan read answers yes or no in its body
 		if len(r.No) == 0 {
 			ok = true // a read has no refusal
 		}
@@ -209,7 +231,10 @@ func FuzzJudgeRoundTrip(f *testing.F) {
 			status = r.No[0]
 		}
 		obj := map[string]any{}
-		if r.Field != "" {
+		switch {
+		case call == CallPlan:
+			obj[r.Field] = paid
+		case r.Field != "":
 			obj[r.Field] = value
 		}
 		if r.Key != "" {
@@ -230,9 +255,15 @@ func FuzzJudgeRoundTrip(f *testing.F) {
 			t.Fatalf("%s %d %s: read window %d, want 7", call, status, body, reply.Window)
 		}
 		want := value
-		if r.Field == "" {
+		switch {
+		case call == CallPlan:
+			ok, want = paid, 0
+			if paid {
+				want = 1
+			}
+		case r.Field == "":
 			want = 0
-			if ok {
+			if ok && call == CallCheckout {
 				want = 1 // one claim
 			}
 		}
