@@ -175,8 +175,16 @@ func checkHost(u *url.URL) error {
 		return fmt.Errorf("empty port after the colon; give a port from 1 to 65535 or leave the colon out")
 	}
 	if strings.HasPrefix(u.Host, "[") {
-		if _, err := netip.ParseAddr(host); err != nil {
+		addr, err := netip.ParseAddr(host)
+		if err != nil {
 			return fmt.Errorf("%q is not an IPv6 address", host)
+		}
+		// A zone is an interface's name or number (fe80::1%eth0); any
+		// other byte would not survive being written back into a URL.
+		if zone := addr.Zone(); strings.ContainsFunc(zone, func(r rune) bool {
+			return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '-' || r == '_' || r == '.')
+		}) {
+			return fmt.Errorf("zone %q of %q is not an interface name such as eth0", zone, host)
 		}
 		return nil
 	}
