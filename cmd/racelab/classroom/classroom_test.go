@@ -393,25 +393,14 @@ func TestBurst(t *testing.T) {
 	base, _ := room(t, Config{BurstEvery: time.Hour}, "naive=kv", "fixed=sqlite")
 	next := stream(t, base)
 	next()
-	got := post(t, base+"/classroom/burst", `{"story":"ten-hits-one-view","requests":10}`)
-	if got.status != 200 {
-		t.Fatalf("burst: %+v", got)
-	}
-	var view burstView
-	if err := json.Unmarshal([]byte(got.body), &view); err != nil {
-		t.Fatal(err)
-	}
-	if len(view.Stores) != 2 {
-		t.Fatalf("burst at %d stores; want naive and fixed", len(view.Stores))
-	}
-	naive, fixed := view.Stores[0], view.Stores[1]
+	naive, fixed := burstTwo(t, base, `{"story":"ten-hits-one-view","requests":10}`)
 	if naive.Store != "naive" || naive.Target != "kv" || naive.Allowed != 10 || naive.Counted >= 10 || !naive.Broken || naive.Verdict != "✗ broken, as a naive store does" {
 		t.Errorf("naive: %+v; want 10 allowed, fewer counted, broken as expected", naive)
 	}
 	if fixed.Store != "fixed" || fixed.Target != "sqlite" || fixed.Allowed != 10 || fixed.Counted != 10 || fixed.Broken || fixed.Verdict != "✓ held" {
 		t.Errorf("fixed: %+v; want 10 allowed, 10 counted, held", fixed)
 	}
-	for _, s := range view.Stores {
+	for _, s := range []burstStore{naive, fixed} {
 		if n := strings.Count(s.Lanes, `class="answer allowed"><rect`); n != 10 {
 			t.Errorf("%s's lanes draw %d answered bars; want 10", s.Store, n)
 		}
@@ -617,4 +606,22 @@ func TestAddrs(t *testing.T) {
 			}
 		}
 	}
+}
+
+// burstTwo presses the burst button with body on a room of two stores and
+// answers what each made of it, naive first.
+func burstTwo(t *testing.T, base, body string) (naive, fixed burstStore) {
+	t.Helper()
+	got := post(t, base+"/classroom/burst", body)
+	if got.status != 200 {
+		t.Fatalf("burst: %+v", got)
+	}
+	var view burstView
+	if err := json.Unmarshal([]byte(got.body), &view); err != nil {
+		t.Fatal(err)
+	}
+	if len(view.Stores) != 2 {
+		t.Fatalf("burst at %d stores; want naive and fixed", len(view.Stores))
+	}
+	return view.Stores[0], view.Stores[1]
 }

@@ -199,25 +199,14 @@ func TestBurstSixOfFive(t *testing.T) {
 	next := stream(t, base)
 	next()
 	awayFromWindowEdge(t)
-	got := post(t, base+"/classroom/burst", `{"story":"six-of-five","requests":12}`)
-	if got.status != 200 {
-		t.Fatalf("burst: %+v", got)
-	}
-	var view burstView
-	if err := json.Unmarshal([]byte(got.body), &view); err != nil {
-		t.Fatal(err)
-	}
-	if len(view.Stores) != 2 {
-		t.Fatalf("burst at %d stores; want naive and fixed", len(view.Stores))
-	}
-	naive, fixed := view.Stores[0], view.Stores[1]
+	naive, fixed := burstTwo(t, base, `{"story":"six-of-five","requests":12}`)
 	if naive.Store != "naive" || naive.Allowed <= story.WindowLimit || !naive.Broken || naive.Verdict != "✗ broken, as a naive store does" {
 		t.Errorf("naive (kv): %+v; want more than %d admitted, broken as expected", naive, story.WindowLimit)
 	}
 	if fixed.Store != "fixed" || fixed.Allowed != story.WindowLimit || fixed.Refused != 12-story.WindowLimit || fixed.Counted != story.WindowLimit || fixed.Broken || fixed.Verdict != "✓ held" {
 		t.Errorf("fixed (actor): %+v; want exactly %d admitted and counted, the rest refused, held", fixed, story.WindowLimit)
 	}
-	for _, s := range view.Stores {
+	for _, s := range []burstStore{naive, fixed} {
 		drawn := strings.Count(s.Lanes, `class="answer allowed"><rect`) + strings.Count(s.Lanes, `class="answer refused"><rect`)
 		if drawn != 12 {
 			t.Errorf("%s's lanes draw %d answered bars; want 12, admitted and refused", s.Store, drawn)
