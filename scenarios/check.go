@@ -60,6 +60,7 @@ func Check(r *Result, historyTimeout time.Duration) error {
 	case len(r.Targets) == 0:
 		return bad("targets", "none; a result has one per target run")
 	}
+	labels := Labels(r.Targets)
 	for i := range r.Targets {
 		t := &r.Targets[i]
 		where := fmt.Sprintf("targets[%d]", i)
@@ -83,7 +84,7 @@ func Check(r *Result, historyTimeout time.Duration) error {
 				return bad(at+".index", "%d after %d; trials are kept in the order they ran", tr.Index, last)
 			}
 			last = tr.Index
-			if err := recheckTrial(sc, script, r.Requests, tr, t.Label(), min(historyTimeout, time.Until(deadline))); err != nil {
+			if err := recheckTrial(sc, script, r.Requests, tr, labels[i], min(historyTimeout, time.Until(deadline))); err != nil {
 				return bad(at+"."+err.field, "%s", err.msg)
 			}
 		}

@@ -303,19 +303,21 @@ func Run(ctx context.Context, p Plan) (*Result, error) {
 	if !slices.ContainsFunc(opened, func(t *targets.Target) bool { return t == nil || virtualClock(t.Store) == nil || !inMemory(t.Store) }) {
 		runID = fmt.Sprintf("s%d", p.Seed)
 	}
+	// Every line a trial writes names its target as the reports will:
+	// by its full spec when two targets share a name.
+	results := make([]TargetResult, len(rs))
+	for ti, r := range rs {
+		results[ti] = TargetResult{Name: r.name, Target: r.spec.Name(), Spec: r.raw, Guarantee: r.entry.Guarantee}
+		if r.spec.URL != nil {
+			results[ti].Spec = results[ti].Target // a URL's password never reaches a report
+		}
+	}
+	labels := Labels(results)
 	for ti, r := range rs {
 		if ctx.Err() != nil {
 			break
 		}
-		tr := TargetResult{
-			Name:      r.name,
-			Target:    r.spec.Name(),
-			Spec:      r.raw,
-			Guarantee: r.entry.Guarantee,
-		}
-		if r.spec.URL != nil {
-			tr.Spec = tr.Target // a URL's password never reaches a report
-		}
+		tr := results[ti]
 		tr.Expect, tr.Strict = expectation(r.entry, r.expect)
 		if openErr[ti] != nil {
 			tr.Error = openErr[ti].Error() // "open redis: …", as targets says it
@@ -327,7 +329,7 @@ func Run(ctx context.Context, p Plan) (*Result, error) {
 				tr.Clock = ClockVirtual
 			}
 			rec := newRecorder(&tr, p.Keep)
-			run := targetRun{sc: sc, target: opened[ti], firing: f, trials: trials, onTrial: p.OnTrial, ev: p.Evidence,
+			run := targetRun{sc: sc, target: opened[ti], label: labels[ti], firing: f, trials: trials, onTrial: p.OnTrial, ev: p.Evidence,
 				key: func(trial int) string {
 					return p.KeyChars.Key(sc.KeyPrefix, fmt.Sprintf("%s-%d-%d", runID, ti, trial))
 				}}
@@ -450,8 +452,10 @@ func (e *TargetError) Unwrap() error { return e.Err }
 
 // targetRun is the trials of one opened target.
 type targetRun struct {
-	sc      *Scenario
-	target  *targets.Target
+	sc     *Scenario
+	target *targets.Target
+	// label names the target in what its trials say (Labels).
+	label   string
 	firing  firing
 	trials  int
 	key     func(trial int) string
@@ -556,14 +560,14 @@ func (r targetRun) play(ctx context.Context, rec *recorder) error {
 		if batch != nil && len(batchKeys) < BatchKeys {
 			batchKeys = append(batchKeys, batchKey{k, counted})
 		}
-		sc.judge(&trial, tr.Label())
-		judgeHistory(sc, &trial, tr.Label(), r.ev)
+		sc.judge(&trial, r.label)
+		judgeHistory(sc, &trial, r.label, r.ev)
 		rec.add(trial)
 		if f, ok := t.Store.(targets.Forgetter); ok {
 			f.Forget(k) // never used again: memory stays flat over trials
 		}
 		if r.onTrial != nil {
-			r.onTrial(tr.Label(), i+1, r.trials)
+			r.onTrial(r.label, i+1, r.trials)
 		}
 	}
 	return nil

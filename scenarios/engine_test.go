@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -123,5 +124,24 @@ func TestSequentialTrialsNeverStraddleMidnight(t *testing.T) {
 	}
 	if s := res.Targets[0].Summary(); s.Broken != 0 || s.Trials != 6000 {
 		t.Errorf("actor, six in a row over a virtual day: %d of %d trials broke (%s)", s.Broken, s.Trials, s.FirstWhy)
+	}
+}
+
+// Two targets of one name are told apart in what their trials say, as in
+// the table: by their full spec.
+func TestTrialsNameTargetsAsReportsDo(t *testing.T) {
+	sc, _ := Lookup("ten-hits-one-view")
+	res, err := Run(context.Background(), Plan{Scenario: sc, Targets: []string{"kv", "kv?cache-ttl=30s"}, Trials: 3, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{"kv: ", "kv?cache-ttl=30s: "} {
+		tr := res.Targets[i]
+		if len(tr.Trials) == 0 || !tr.Trials[0].Broken {
+			t.Fatalf("%s: %d trials, first broken %v; want the race shown", tr.Spec, len(tr.Trials), len(tr.Trials) > 0 && tr.Trials[0].Broken)
+		}
+		if why := tr.Trials[0].Why; !strings.HasPrefix(why, want) {
+			t.Errorf("%s: %q; want it to start %q", tr.Spec, why, want)
+		}
 	}
 }
