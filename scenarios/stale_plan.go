@@ -119,15 +119,10 @@ func stalePlanWith(set Settings) (*Scenario, error) {
 			}
 		},
 	}
+	sc.stream = &stream{schedule: sch, words: streamWords(sch) + " after the cancel", prelude: browseViews * browse}
 	prelude := browseThenCancel(browse)
 	if ext {
-		viaExtension(&sc, bound)
-		prelude = validateThenCancel(browse)
-	}
-	sc.stream = &stream{schedule: sch, words: streamWords(sch) + " after the cancel", prelude: browseViews * browse}
-	if ext {
-		sc.stream.words += ", granted by the extension"
-		sc.stream.prelude = story.Revalidation
+		prelude = viaExtension(&sc, bound, browse)
 	}
 	out := defineTrial(sc, func(s story.Plans, ctx context.Context, key string, _ int) Answer {
 		return answerOf(s.Download(ctx, key, limit))
@@ -135,16 +130,7 @@ func stalePlanWith(set Settings) (*Scenario, error) {
 		return s.Downloads(ctx, key)
 	}, prelude)
 	if ext {
-		// The extension wraps the store the server reads the plan from,
-		// one per opened target, so that its licences are the target's.
-		bind := out.bind
-		out.bind = func(store any) (player, bool) {
-			s, ok := store.(story.Plans)
-			if !ok {
-				return player{}, false
-			}
-			return bind(newExtension(s, store))
-		}
+		bindExtension(out)
 	}
 	out.soft = func(t *Trial) bool {
 		return t.Exposure > bound || int64(t.Allowed) > limit && !ext || t.Lost > 0

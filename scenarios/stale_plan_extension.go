@@ -136,11 +136,14 @@ func validateThenCancel(browse time.Duration) func(s story.Plans, ctx context.Co
 	}
 }
 
-// viaExtension turns stale-plan's rules to the extension's: no store can
-// stop the downloads a licence already granted allows, so the hard rule is
-// the part a store decides, that the licence is not renewed after the
-// cancel; the exposure is judged by the soft rule, against bound.
-func viaExtension(sc *Scenario, bound time.Duration) {
+// viaExtension turns stale-plan's rules and stream to the extension's
+// and answers its prelude: no store can stop the downloads a licence
+// already granted allows, so the hard rule is the part a store decides,
+// that the licence is not renewed after the cancel; the exposure is
+// judged by the soft rule, against bound.
+func viaExtension(sc *Scenario, bound, browse time.Duration) func(s story.Plans, ctx context.Context, key string, sleep func(time.Duration) error) error {
+	sc.stream.words += ", granted by the extension"
+	sc.stream.prelude = story.Revalidation
 	sc.Rule = "the extension's licence is never renewed after the cancel"
 	sc.SoftRule = fmt.Sprintf("originals after the cancel only within the accepted %s", durationWords(bound))
 	sc.Tell = func(t *Trial, target string) string {
@@ -167,5 +170,20 @@ func viaExtension(sc *Scenario, bound time.Duration) {
 		t.Broken = true
 		t.Why = fmt.Sprintf("%s: the server renewed the extension's licence %s after the cancel from a stale plan; %s granted, the last %s after the cancel",
 			target, formatExposure(t.Requests[i].Invoke), plural(int64(t.Allowed), "original"), formatExposure(t.Exposure))
+	}
+	return validateThenCancel(browse)
+}
+
+// bindExtension puts an extension in front of the store of every target
+// that plays out, one per opened target, so that its licences are the
+// target's.
+func bindExtension(out *Scenario) {
+	bind := out.bind
+	out.bind = func(store any) (player, bool) {
+		s, ok := store.(story.Plans)
+		if !ok {
+			return player{}, false
+		}
+		return bind(newExtension(s, store))
 	}
 }

@@ -167,22 +167,7 @@ func (s *Store) Download(ctx context.Context, subscriber string, limit int64) (b
 			reply(grant{})
 			return
 		}
-		q, open := loadToday(ctx, o)
-		if !open {
-			return
-		}
-		if q.Count >= limit {
-			o.record(ctx, trace.OpRefuse, itoa(q.Count), fmt.Sprintf("limit of %d reached", limit))
-			reply(grant{false, q.Count})
-			return
-		}
-		o.resume(ctx, func(o *object) {
-			q.Count++
-			if o.save(quotaKey, q) {
-				o.record(ctx, trace.OpWrite, itoa(q.Count), "day "+q.Day)
-				reply(grant{true, q.Count})
-			}
-		})
+		takeOne(ctx, o, limit, reply)
 	})
 	if err != nil {
 		return false, 0, fmt.Errorf("download for %q: %w", subscriber, err)

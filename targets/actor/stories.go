@@ -87,27 +87,33 @@ func (s *Store) Consume(ctx context.Context, visitor string, limit int64) (bool,
 		return false, 0, err
 	}
 	g, err := call(ctx, s, address{quotas, visitor}, func(o *object, reply func(grant)) {
-		q, open := loadToday(ctx, o)
-		if !open {
-			return
-		}
-		if q.Count >= limit {
-			o.record(ctx, trace.OpRefuse, itoa(q.Count), fmt.Sprintf("limit of %d reached", limit))
-			reply(grant{false, q.Count})
-			return
-		}
-		o.resume(ctx, func(o *object) {
-			q.Count++
-			if o.save(quotaKey, q) {
-				o.record(ctx, trace.OpWrite, itoa(q.Count), "day "+q.Day)
-				reply(grant{true, q.Count})
-			}
-		})
+		takeOne(ctx, o, limit, reply)
 	})
 	if err != nil {
 		return false, 0, fmt.Errorf("consume for %q: %w", visitor, err)
 	}
 	return g.granted, g.count, nil
+}
+
+// takeOne is the day's quota decided in the object: granted and counted
+// while today's count is below limit, refused and not counted at it.
+func takeOne(ctx context.Context, o *object, limit int64, reply func(grant)) {
+	q, open := loadToday(ctx, o)
+	if !open {
+		return
+	}
+	if q.Count >= limit {
+		o.record(ctx, trace.OpRefuse, itoa(q.Count), fmt.Sprintf("limit of %d reached", limit))
+		reply(grant{false, q.Count})
+		return
+	}
+	o.resume(ctx, func(o *object) {
+		q.Count++
+		if o.save(quotaKey, q) {
+			o.record(ctx, trace.OpWrite, itoa(q.Count), "day "+q.Day)
+			reply(grant{true, q.Count})
+		}
+	})
 }
 
 // loadToday loads the visitor's quota and records the read. A quota of
