@@ -212,6 +212,17 @@ func TestFaultsReplay(t *testing.T) {
 	if s := a.Targets[1].Summary(); s.Errors.Sum == 0 {
 		t.Error("actor?fail=0.2: no request failed in 30 trials")
 	}
+	// Every story's request meets the actor's faults, not only the first
+	// three stories'.
+	for _, story := range All() {
+		res, err := Run(context.Background(), Plan{Scenario: story, Targets: []string{"actor?fail=0.5"}, Trials: 3, Seed: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := res.Targets[0].Summary(); s.Errors.Sum == 0 {
+			t.Errorf("%s on actor?fail=0.5: no request failed in 3 trials", story.Name)
+		}
+	}
 	down, err := Run(context.Background(), Plan{Scenario: sc, Targets: []string{"actor?outage=0s-1m"}, Trials: 3, Seed: 5, Sequential: true, Gap: time.Second, Requests: 3})
 	if err != nil {
 		t.Fatal(err)
