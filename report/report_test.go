@@ -448,3 +448,31 @@ func TestShareOf(t *testing.T) {
 		}
 	}
 }
+
+// TestSoftCellNeedsProof checks that the soft rule, like the hard one,
+// holds only on proof: trials whose requests failed are inconclusive for
+// it, even when the hard rule's counts proved a break.
+func TestSoftCellNeedsProof(t *testing.T) {
+	held := scenarios.Trial{Requests: []scenarios.Request{{Outcome: scenarios.Allowed}}}
+	failed := scenarios.Trial{Errors: 1, Requests: []scenarios.Request{{Outcome: scenarios.Errored}}}
+	brokeWithError := failed
+	brokeWithError.Broken = true
+	softBroken := brokeWithError
+	softBroken.SoftBroken = true
+	for _, tc := range []struct {
+		name   string
+		trials []scenarios.Trial
+		want   string
+	}{
+		{"all held", []scenarios.Trial{held, held}, "holds in 2/2"},
+		{"all failed", []scenarios.Trial{failed, failed}, "inconclusive in 2/2"},
+		{"hard break with a failed request", []scenarios.Trial{brokeWithError, brokeWithError}, "inconclusive in 2/2"},
+		{"one failed of twenty", append(slices.Repeat([]scenarios.Trial{held}, 19), failed), "holds in 20/20"},
+		{"soft break with a failed request", []scenarios.Trial{softBroken, failed}, "broken in 1/2"},
+	} {
+		s := scenarios.TallyOf(tc.trials)
+		if got := softCell(&s, true); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

@@ -12,7 +12,7 @@ import (
 )
 
 // softCell is the soft rule's verdict: "holds", "holds in 200/200",
-// "broken in 3/200". It is said, never judged against an expectation: the
+// "broken in 3/200", "inconclusive in 20/20". It is said, never judged against an expectation: the
 // hard rule decides the run.
 func softCell(s *scenarios.Tally, multi bool) string {
 	n := s.Trials
@@ -25,8 +25,12 @@ func softCell(s *scenarios.Tally, multi bool) string {
 		}
 		return fmt.Sprintf(" in %d/%d", k, n)
 	}
-	if s.SoftBroken > 0 {
+	switch {
+	case s.SoftBroken > 0:
 		return "broken" + in(s.SoftBroken)
+	case s.SoftTooInconclusive():
+		// A failed request may have taken effect: holding needs proof.
+		return "inconclusive" + in(s.SoftInconclusive)
 	}
 	return "holds" + in(n)
 }

@@ -159,6 +159,15 @@ func (t *Trial) Inconclusive() bool {
 	return !t.Broken && (t.Errors > 0 || t.Unsynchronized || t.History == HistoryUnknown)
 }
 
+// SoftInconclusive reports whether the trial proves nothing about the
+// story's soft rule: it did not break it, and something that makes a hard
+// verdict inconclusive happened, even if the hard rule's counts proved a
+// break (a request that failed may have taken effect and pushed the trial
+// over the soft rule too).
+func (t *Trial) SoftInconclusive() bool {
+	return !t.SoftBroken && (t.Errors > 0 || t.Unsynchronized || t.History == HistoryUnknown)
+}
+
 // HistoryVerdict is what the linearizability check of one trial found.
 type HistoryVerdict string
 

@@ -107,8 +107,12 @@ type Tally struct {
 	// BurstTime sums, over the trials, the time from the release to the
 	// last answer.
 	BurstTime time.Duration `json:"burst_time_ns"`
-	// SoftBroken counts the trials that broke the story's soft rule.
-	SoftBroken int `json:"soft_broken,omitempty"`
+	// SoftBroken counts the trials that broke the story's soft rule;
+	// SoftInconclusive those that proved nothing about it (see
+	// Trial.SoftInconclusive), counted for every story and shown only for
+	// one with a soft rule.
+	SoftBroken       int `json:"soft_broken,omitempty"`
+	SoftInconclusive int `json:"soft_inconclusive,omitempty"`
 	// Windows maps a count of requests admitted in one window to the
 	// windows that admitted it (six-of-five).
 	Windows map[int]int `json:"windows,omitempty"`
@@ -183,6 +187,9 @@ func (s *Tally) Add(t *Trial) {
 	if t.SoftBroken {
 		s.SoftBroken++
 	}
+	if t.SoftInconclusive() {
+		s.SoftInconclusive++
+	}
 	for _, w := range t.Windows {
 		if s.Windows == nil {
 			s.Windows = map[int]int{}
@@ -206,6 +213,12 @@ func TallyOf(trials []Trial) Tally {
 // Conclusive counts the trials that prove something: those that broke,
 // and those that held with every request answered inside the contract.
 func (s *Tally) Conclusive() int { return s.Trials - s.Inconclusive }
+
+// SoftTooInconclusive is TooInconclusive for the soft rule, asked of a
+// target whose trials did not break it.
+func (s *Tally) SoftTooInconclusive() bool {
+	return s.Trials > 0 && (s.SoftInconclusive == s.Trials || float64(s.SoftInconclusive) > MaxInconclusive*float64(s.Trials))
+}
 
 // TooInconclusive reports whether too few trials proved anything for a
 // verdict of holding (or of a race not showing): none at all, or more
@@ -309,6 +322,7 @@ func (s *Tally) merge(o *Tally) {
 	s.ArrivalSpreads = append(s.ArrivalSpreads, o.ArrivalSpreads[:min(room, len(o.ArrivalSpreads))]...)
 	s.BurstTime += o.BurstTime
 	s.SoftBroken += o.SoftBroken
+	s.SoftInconclusive += o.SoftInconclusive
 	for w, n := range o.Windows {
 		if s.Windows == nil {
 			s.Windows = map[int]int{}
