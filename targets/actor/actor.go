@@ -294,6 +294,18 @@ func load[T any](o *object, key string) (v T, open bool) {
 	return v, true
 }
 
+// read answers the value stored under key in the object at addr, and
+// records the read as word tells it: the one shape of the reads that only
+// look (Views, Paid), so that each is traced alike.
+func read[T any](ctx context.Context, s *Store, addr address, key string, word func(T) string) (T, error) {
+	return call(ctx, s, addr, func(o *object, reply func(T)) {
+		if v, open := load[T](o, key); open {
+			o.record(ctx, trace.OpRead, word(v), "")
+			reply(v)
+		}
+	})
+}
+
 // save writes key to the object's storage, awaiting the storage round trip
 // with the input gate closed. It reports false when the store closed during
 // the await; the write is then lost along with the store.

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/racelab/racelab/targets/internal/plan"
 	"github.com/racelab/racelab/targets/story"
 	"github.com/racelab/racelab/targets/trace"
 )
@@ -138,19 +139,14 @@ func (s *Store) setPlan(ctx context.Context, subscriber string, paid bool) error
 
 func planWord(paid bool) string {
 	if paid {
-		return "paid"
+		return plan.Paid
 	}
-	return "cancelled"
+	return plan.Cancelled
 }
 
 // Paid reads the plan in the subscriber's object: never stale.
 func (s *Store) Paid(ctx context.Context, subscriber string) (bool, error) {
-	p, err := call(ctx, s, address{quotas, subscriber}, func(o *object, reply func(bool)) {
-		if paid, open := load[bool](o, planKey); open {
-			o.record(ctx, trace.OpRead, planWord(paid), "")
-			reply(paid)
-		}
-	})
+	p, err := read(ctx, s, address{quotas, subscriber}, planKey, planWord)
 	if err != nil {
 		return false, fmt.Errorf("plan for %q: %w", subscriber, err)
 	}
@@ -169,7 +165,7 @@ func (s *Store) Download(ctx context.Context, subscriber string, limit int64) (b
 			return
 		}
 		if !paid {
-			o.record(ctx, trace.OpRefuse, "cancelled", "no paid plan")
+			o.record(ctx, trace.OpRefuse, plan.Cancelled, "no paid plan")
 			reply(grant{})
 			return
 		}

@@ -67,12 +67,7 @@ func (s *Store) Hit(ctx context.Context, slug string) (int64, error) {
 
 // Views reads the total stored in slug's object, 0 if it has none.
 func (s *Store) Views(ctx context.Context, slug string) (int64, error) {
-	n, err := call(ctx, s, address{counters, slug}, func(o *object, reply func(int64)) {
-		if views, open := load[int64](o, viewsKey); open {
-			o.record(ctx, trace.OpRead, itoa(views), "")
-			reply(views)
-		}
-	})
+	n, err := read(ctx, s, address{counters, slug}, viewsKey, itoa)
 	if err != nil {
 		return 0, fmt.Errorf("views of %q: %w", slug, err)
 	}

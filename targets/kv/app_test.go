@@ -54,12 +54,7 @@ func TestConcurrentRequestsLoseUpdates(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			for seed := range int64(8) {
-				cfg := DefaultConfig()
-				cfg.Seed = seed
-				ns, err := New(cfg)
-				if err != nil {
-					t.Fatal(err)
-				}
+				ns := newNamespace(t, func(cfg *Config) { cfg.Seed = seed })
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 				got, err := tt.burst(ctx, NewApp(ns), tt.n)
 				cancel()

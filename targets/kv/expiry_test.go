@@ -14,13 +14,8 @@ import (
 // and every listing once it passes; a shorter expiry than the platform's
 // minimum is refused.
 func TestPutExpiring(t *testing.T) {
-	cfg := DefaultConfig()
 	v := clock.NewVirtual(time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC))
-	cfg.Clock = v
-	ns, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ns := newNamespace(t, func(cfg *Config) { cfg.Clock = v })
 	ctx := context.Background()
 	loc := Location{}
 	if err := ns.PutExpiring(ctx, loc, "rl:a:1", "3", 30*time.Second); !errors.Is(err, ErrInvalidKey) {
@@ -47,18 +42,13 @@ func TestPutExpiring(t *testing.T) {
 // The naive limiter counts per window and leaves nothing behind after
 // the expiry: Records reads the keys still stored.
 func TestLimiterRecordsExpire(t *testing.T) {
-	cfg := DefaultConfig()
 	v := clock.NewVirtual(time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC))
-	cfg.Clock = v
-	ns, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ns := newNamespace(t, func(cfg *Config) { cfg.Clock = v })
 	app := NewApp(ns)
 	w := story.Window{Limit: 5, Length: time.Minute}
 	ctx := context.Background()
 	var held, after int64
-	err = v.Run(ctx, 1, func(ctx context.Context, _ int) {
+	err := v.Run(ctx, 1, func(ctx context.Context, _ int) {
 		for range 3 {
 			if a, err := app.Admit(ctx, "bot", w); err != nil || !a.Allowed {
 				t.Errorf("admit: %+v %v", a, err)

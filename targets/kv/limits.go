@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/racelab/racelab/targets/internal/plan"
 	"github.com/racelab/racelab/targets/story"
 	"github.com/racelab/racelab/targets/trace"
 )
@@ -72,17 +73,17 @@ func (a *App) Records(ctx context.Context, caller string, _ story.Window) (int64
 
 // Subscribe writes subscriber's plan as paid, from the webhook's location.
 func (a *App) Subscribe(ctx context.Context, subscriber string) error {
-	return a.setPlan(ctx, subscriber, "paid")
+	return a.setPlan(ctx, subscriber, plan.Paid)
 }
 
 // Cancel writes subscriber's plan as cancelled. Locations that read the
 // plan recently go on answering "paid" until their cached copy expires.
 func (a *App) Cancel(ctx context.Context, subscriber string) error {
-	return a.setPlan(ctx, subscriber, "cancelled")
+	return a.setPlan(ctx, subscriber, plan.Cancelled)
 }
 
-func (a *App) setPlan(ctx context.Context, subscriber, plan string) error {
-	if err := a.ns.Put(ctx, a.webhook(), planPrefix+subscriber, plan); err != nil {
+func (a *App) setPlan(ctx context.Context, subscriber, state string) error {
+	if err := a.ns.Put(ctx, a.webhook(), planPrefix+subscriber, state); err != nil {
 		return fmt.Errorf("plan of %q: write: %w", subscriber, err)
 	}
 	return nil
@@ -112,10 +113,10 @@ func (a *App) PaidAt(ctx context.Context, loc Location, subscriber string) (bool
 	if err != nil {
 		return false, fmt.Errorf("plan of %q: read: %w", subscriber, err)
 	}
-	if v != "paid" {
+	if v != plan.Paid {
 		trace.Add(ctx, trace.Step{At: a.ns.Now(), Op: trace.OpRefuse, Key: planPrefix + subscriber, Value: v, Note: "no paid plan"})
 	}
-	return v == "paid", nil
+	return v == plan.Paid, nil
 }
 
 // Download grants an original when the plan reads paid and the daily

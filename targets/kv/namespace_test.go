@@ -49,18 +49,31 @@ var epoch = time.Date(2026, 8, 14, 12, 0, 0, 0, time.UTC)
 func newManual(t *testing.T, change func(*Config)) (*Namespace, *manualClock) {
 	t.Helper()
 	clock := newManualClock(epoch)
+	ns := newNamespace(t, func(cfg *Config) {
+		cfg.Clock = clock
+		cfg.Jitter = 0
+		cfg.MissOwnWrite = 0
+		if change != nil {
+			change(cfg)
+		}
+	})
+	return ns, clock
+}
+
+// newNamespace returns a namespace on DefaultConfig after change (nil: none)
+// has adjusted it: the one place a test builds one, failing tb when New
+// refuses the config.
+func newNamespace(tb testing.TB, change func(*Config)) *Namespace {
+	tb.Helper()
 	cfg := DefaultConfig()
-	cfg.Clock = clock
-	cfg.Jitter = 0
-	cfg.MissOwnWrite = 0
 	if change != nil {
 		change(&cfg)
 	}
 	ns, err := New(cfg)
 	if err != nil {
-		t.Fatalf("New: %v", err)
+		tb.Fatalf("New: %v", err)
 	}
-	return ns, clock
+	return ns
 }
 
 func TestValidate(t *testing.T) {
@@ -375,12 +388,7 @@ func TestList(t *testing.T) {
 // location gets some; sticky, every machine of one location, the home.
 func TestRouteIsSeeded(t *testing.T) {
 	routes := func(seed int64, route Route) []Location {
-		cfg := DefaultConfig()
-		cfg.Seed, cfg.Route = seed, route
-		ns, err := New(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
+		ns := newNamespace(t, func(cfg *Config) { cfg.Seed, cfg.Route = seed, route })
 		out := make([]Location, 600)
 		for i := range out {
 			out[i] = ns.Route()
@@ -423,12 +431,7 @@ func TestRouteIsSeeded(t *testing.T) {
 func TestStickyHomeVaries(t *testing.T) {
 	homes := map[int]bool{}
 	for seed := range int64(50) {
-		cfg := DefaultConfig()
-		cfg.Seed = seed
-		ns, err := New(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
+		ns := newNamespace(t, func(cfg *Config) { cfg.Seed = seed })
 		for range 20 {
 			if l := ns.Route(); l.Site != ns.Home() {
 				t.Fatalf("seed %d: sticky route reached %v, not home %d", seed, l, ns.Home())

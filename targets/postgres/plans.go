@@ -6,19 +6,17 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/racelab/racelab/targets/internal/plan"
 )
 
-// A subscriber's row in racelab_plans holds the plan, "paid" or
-// "cancelled", with the day's count of originals: a download reads both
+// A subscriber's row in racelab_plans holds the plan, plan.Paid or
+// plan.Cancelled, with the day's count of originals: a download reads both
 // in one place. day is NULL until the first original.
-const (
-	planPaid      = "paid"
-	planCancelled = "cancelled"
-)
 
 // Subscribe starts subscriber's paid plan, keeping the day's count.
 func (s *Store) Subscribe(ctx context.Context, subscriber string) error {
-	return s.setPlan(ctx, subscriber, planPaid)
+	return s.setPlan(ctx, subscriber, plan.Paid)
 }
 
 // Cancel ends subscriber's plan in the store. The naive strategy's cache
@@ -26,13 +24,13 @@ func (s *Store) Subscribe(ctx context.Context, subscriber string) error {
 // reaches another server, so a read cached here goes on saying "paid"
 // until it expires.
 func (s *Store) Cancel(ctx context.Context, subscriber string) error {
-	return s.setPlan(ctx, subscriber, planCancelled)
+	return s.setPlan(ctx, subscriber, plan.Cancelled)
 }
 
-func (s *Store) setPlan(ctx context.Context, subscriber, plan string) error {
+func (s *Store) setPlan(ctx context.Context, subscriber, state string) error {
 	_, err := s.db().Exec(ctx, `
 		INSERT INTO racelab_plans (subscriber, plan) VALUES ($1, $2)
-		ON CONFLICT (subscriber) DO UPDATE SET plan = EXCLUDED.plan`, subscriber, plan)
+		ON CONFLICT (subscriber) DO UPDATE SET plan = EXCLUDED.plan`, subscriber, state)
 	if err != nil {
 		return fmt.Errorf("plan %q: %w", subscriber, err)
 	}
@@ -43,12 +41,12 @@ func (s *Store) setPlan(ctx context.Context, subscriber, plan string) error {
 // from the table on the others.
 func (s *Store) Paid(ctx context.Context, subscriber string) (bool, error) {
 	paid, err := s.base.Plans.Read(ctx, subscriber, func(ctx context.Context) (bool, error) {
-		var plan string
-		err := s.db().QueryRow(ctx, `SELECT plan FROM racelab_plans WHERE subscriber = $1`, subscriber).Scan(&plan)
+		var state string
+		err := s.db().QueryRow(ctx, `SELECT plan FROM racelab_plans WHERE subscriber = $1`, subscriber).Scan(&state)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return false, nil
 		}
-		return plan == planPaid, err
+		return state == plan.Paid, err
 	})
 	if err != nil {
 		return false, fmt.Errorf("plan %q: %w", subscriber, err)
@@ -94,10 +92,10 @@ func (s *Store) download(ctx context.Context, subscriber string, limit int64) (g
 	// plan, and FOR UPDATE has a row to lock whenever there is.
 	err = s.readThenWrite(ctx, func(q querier, lock string) error {
 		granted, count = false, 0
-		var plan, rowDay string
+		var state, rowDay string
 		var n int64
 		err := q.QueryRow(ctx, `SELECT plan, coalesce(day::text, ''), count FROM racelab_plans WHERE subscriber = $1`+lock,
-			subscriber).Scan(&plan, &rowDay, &n)
+			subscriber).Scan(&state, &rowDay, &n)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil
 		}
@@ -106,7 +104,7 @@ func (s *Store) download(ctx context.Context, subscriber string, limit int64) (g
 		}
 		// The naive strategy read the plan through its cache already; the
 		// others decide on the plan they read with the count.
-		if s.base.Config.Strategy != StrategyNaive && plan != planPaid {
+		if s.base.Config.Strategy != StrategyNaive && state != plan.Paid {
 			return nil
 		}
 		if rowDay != day {

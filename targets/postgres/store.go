@@ -68,40 +68,36 @@ type Store struct{ base server.Store[*pgxpool.Pool] }
 // Open connects to the database cfg names, checks that it answers and
 // creates the store's tables when they do not exist.
 func Open(ctx context.Context, cfg Config) (*Store, error) {
-	cfg, err := cfg.WithDefaults("postgres", Strategies,
-		Config{URL: DefaultURL, PoolSize: DefaultPoolSize, DialTimeout: DefaultDialTimeout})
+	base, err := server.Open(ctx, cfg, kind)
 	if err != nil {
 		return nil, err
 	}
-	// The URL is checked before anything is dialled: a typo is a usage
-	// error, not an unreachable server.
-	pcfg, err := poolConfig(cfg, cfg.PoolSize)
-	if err != nil {
-		return nil, err
-	}
-	srv := server.Server{Kind: "postgres", Addr: address(pcfg.ConnConfig), ErrUnreachable: ErrUnreachable, BareNetErrors: true}
-	d := driver(cfg, srv)
-	pool, err := d.Open(ctx, cfg.PoolSize)
-	if err != nil {
-		return nil, err
-	}
-	s := &Store{base: server.Store[*pgxpool.Pool]{
-		Config: cfg,
-		Pool:   server.NewPool(srv, d, pool, cfg.PoolSize),
-		Retry:  &retry.Loop{Base: BackoffBase, Cap: BackoffCap, MaxAttempts: cfg.MaxAttempts, Refused: retryable},
-		Plans:  server.NewPlans(cfg, StrategyNaive),
-	}}
-	pingCtx, cancel := context.WithTimeout(ctx, cfg.DialTimeout)
-	defer cancel()
-	if err := pool.Ping(pingCtx); err != nil {
-		pool.Close()
-		return nil, srv.Unreachable(err, cfg.DialTimeout)
-	}
-	if err := createTables(ctx, pool); err != nil {
-		pool.Close()
-		return nil, srv.Errorf("%w", err)
-	}
-	return s, nil
+	return &Store{base: base}, nil
+}
+
+// kind is how Open sets up a store on PostgreSQL.
+var kind = server.Kind[*pgxpool.Pool]{
+	Name:           "postgres",
+	Strategies:     Strategies,
+	Naive:          StrategyNaive,
+	Defaults:       Config{URL: DefaultURL, PoolSize: DefaultPoolSize, DialTimeout: DefaultDialTimeout},
+	ErrUnreachable: ErrUnreachable,
+	// pgx's words around a network error only repeat the connection
+	// settings.
+	BareNetErrors: true,
+	BackoffBase:   BackoffBase,
+	BackoffCap:    BackoffCap,
+	Refused:       retryable,
+	Addr: func(cfg Config) (string, error) {
+		pcfg, err := poolConfig(cfg, cfg.PoolSize)
+		if err != nil {
+			return "", err
+		}
+		return address(pcfg.ConnConfig), nil
+	},
+	Driver: driver,
+	Ping:   func(ctx context.Context, p *pgxpool.Pool) error { return p.Ping(ctx) },
+	Setup:  createTables,
 }
 
 // poolConfig builds a pool configuration of size connections.

@@ -6,17 +6,8 @@ import (
 	"fmt"
 
 	goredis "github.com/redis/go-redis/v9"
-)
 
-// The subscription story's keys: the plan, "paid" or "cancelled", and the
-// day's count of originals, a hash of day and count as the quota's is.
-func planKey(subscriber string) string      { return KeyPrefix + "plan:" + subscriber }
-func downloadsKey(subscriber string) string { return KeyPrefix + "downloads:" + subscriber }
-
-// The plan a paid subscription holds, and a cancelled one.
-const (
-	planPaid      = "paid"
-	planCancelled = "cancelled"
+	"github.com/racelab/racelab/targets/internal/plan"
 )
 
 // downloadScript grants an original when the plan is paid and the day's
@@ -28,19 +19,11 @@ const (
 // (0 or 1), count}: count 0 when the plan refused it.
 var downloadScript = goredis.NewScript(`
 if redis.call('GET', KEYS[1]) ~= 'paid' then return {0, 0} end
-local s = redis.call('HMGET', KEYS[2], 'day', 'count')
-local n = 0
-if s[1] == ARGV[1] then n = tonumber(s[2]) or 0 end
-if n >= tonumber(ARGV[2]) then return {0, n} end
-n = n + 1
-redis.call('HSET', KEYS[2], 'day', ARGV[1], 'count', n)
-redis.call('PEXPIRE', KEYS[2], ARGV[3])
-return {1, n}
-`)
+local key = KEYS[2]` + takeOneLua)
 
 // Subscribe starts subscriber's paid plan.
 func (s *Store) Subscribe(ctx context.Context, subscriber string) error {
-	return s.setPlan(ctx, subscriber, planPaid)
+	return s.setPlan(ctx, subscriber, plan.Paid)
 }
 
 // Cancel ends subscriber's plan in the store. The naive strategy's cache
@@ -48,12 +31,12 @@ func (s *Store) Subscribe(ctx context.Context, subscriber string) error {
 // reaches another server, so a read cached here goes on saying "paid"
 // until it expires.
 func (s *Store) Cancel(ctx context.Context, subscriber string) error {
-	return s.setPlan(ctx, subscriber, planCancelled)
+	return s.setPlan(ctx, subscriber, plan.Cancelled)
 }
 
-func (s *Store) setPlan(ctx context.Context, subscriber, plan string) error {
+func (s *Store) setPlan(ctx context.Context, subscriber, state string) error {
 	key := planKey(subscriber)
-	if err := s.redis().Set(ctx, key, plan, RecordTTL).Err(); err != nil {
+	if err := s.redis().Set(ctx, key, state, RecordTTL).Err(); err != nil {
 		return fmt.Errorf("plan %s: %w", key, err)
 	}
 	return nil
@@ -77,7 +60,7 @@ func readPlan(ctx context.Context, r goredis.Cmdable, key string) (bool, error) 
 	if errors.Is(err, goredis.Nil) {
 		return false, nil
 	}
-	return v == planPaid, err
+	return v == plan.Paid, err
 }
 
 // Download grants an original when the plan is paid and the day's count
@@ -86,28 +69,25 @@ func readPlan(ctx context.Context, r goredis.Cmdable, key string) (bool, error) 
 // or the plan read through the cache, then GET, decide in Go and write
 // (naive).
 func (s *Store) Download(ctx context.Context, subscriber string, limit int64) (granted bool, count int64, err error) {
-	plan, key := planKey(subscriber), downloadsKey(subscriber)
+	pkey, key := planKey(subscriber), downloadsKey(subscriber)
 	day, ttl := s.day()
 	switch s.base.Config.Strategy {
 	case StrategyAtomic:
-		got, err := downloadScript.Run(ctx, s.redis(), []string{plan, key}, day, limit, ttl.Milliseconds()).Int64Slice()
+		granted, count, err = runTakeOne(ctx, s.redis(), downloadScript, []string{pkey, key}, day, limit, ttl)
 		if err != nil {
 			return false, 0, fmt.Errorf("download %s: %w", key, err)
 		}
-		if len(got) != 2 {
-			return false, 0, fmt.Errorf("download %s: script answered %v, want [granted count]", key, got)
-		}
-		return got[0] == 1, got[1], nil
+		return granted, count, nil
 	case StrategyNaive:
 		paid, err := s.Paid(ctx, subscriber)
 		if err != nil || !paid {
 			return false, 0, err
 		}
 	}
-	err = s.readThenWriteKeys(ctx, []string{plan, key}, func(r goredis.Cmdable) (w write, err error) {
+	err = s.readThenWriteKeys(ctx, []string{pkey, key}, func(r goredis.Cmdable) (w write, err error) {
 		granted, count = false, 0
 		if s.base.Config.Strategy != StrategyNaive {
-			if paid, err := readPlan(ctx, r, plan); err != nil || !paid {
+			if paid, err := readPlan(ctx, r, pkey); err != nil || !paid {
 				return nil, err
 			}
 		}
@@ -122,10 +102,5 @@ func (s *Store) Download(ctx context.Context, subscriber string, limit int64) (g
 
 // Downloads reads the subscriber's count of originals today.
 func (s *Store) Downloads(ctx context.Context, subscriber string) (int64, error) {
-	day, _ := s.day()
-	n, err := dayCount(ctx, s.redis(), downloadsKey(subscriber), day)
-	if err != nil {
-		return 0, fmt.Errorf("downloads %s: %w", downloadsKey(subscriber), err)
-	}
-	return n, nil
+	return s.todays(ctx, "downloads", downloadsKey(subscriber))
 }

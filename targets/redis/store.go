@@ -69,43 +69,46 @@ type Store struct{ base server.Store[*goredis.Client] }
 
 // Open connects to the server cfg names and checks that it answers.
 func Open(ctx context.Context, cfg Config) (*Store, error) {
-	cfg, err := cfg.WithDefaults("redis", Strategies,
-		Config{URL: DefaultURL, PoolSize: DefaultPoolSize, DialTimeout: DefaultDialTimeout})
+	base, err := server.Open(ctx, cfg, kind)
 	if err != nil {
 		return nil, err
 	}
-	// The URL is checked before anything is dialled: a typo is a usage
-	// error, not an unreachable server.
-	opts, err := options(cfg, cfg.PoolSize)
-	if err != nil {
-		return nil, err
-	}
-	quietOnce.Do(func() { goredis.SetLogger(quiet{}) })
-	srv := server.Server{Kind: "redis", Addr: opts.Addr, ErrUnreachable: ErrUnreachable}
-	s := &Store{base: server.Store[*goredis.Client]{
-		Config: cfg,
-		Pool:   server.NewPool(srv, driver(cfg), goredis.NewClient(opts), cfg.PoolSize),
-		Retry: &retry.Loop{Base: BackoffBase, Cap: BackoffCap, MaxAttempts: cfg.MaxAttempts,
-			Refused: func(err error) bool { return errors.Is(err, goredis.TxFailedErr) }},
-		Plans: server.NewPlans(cfg, StrategyNaive),
-	}}
-	pingCtx, cancel := context.WithTimeout(ctx, cfg.DialTimeout+time.Second)
-	defer cancel()
-	if err := s.redis().Ping(pingCtx).Err(); err != nil {
-		_ = s.base.Pool.Close()
-		return nil, srv.Unreachable(err, cfg.DialTimeout)
-	}
-	return s, nil
+	return &Store{base: base}, nil
+}
+
+// kind is how Open sets up a store on Redis.
+var kind = server.Kind[*goredis.Client]{
+	Name:           "redis",
+	Strategies:     Strategies,
+	Naive:          StrategyNaive,
+	Defaults:       Config{URL: DefaultURL, PoolSize: DefaultPoolSize, DialTimeout: DefaultDialTimeout},
+	ErrUnreachable: ErrUnreachable,
+	BackoffBase:    BackoffBase,
+	BackoffCap:     BackoffCap,
+	Refused:        func(err error) bool { return errors.Is(err, goredis.TxFailedErr) },
+	Addr: func(cfg Config) (string, error) {
+		opts, err := options(cfg, cfg.PoolSize)
+		if err != nil {
+			return "", err
+		}
+		return opts.Addr, nil
+	},
+	Driver:    driver,
+	Ping:      func(ctx context.Context, c *goredis.Client) error { return c.Ping(ctx).Err() },
+	PingGrace: time.Second,
 }
 
 // driver is how the store's pool opens, warms and closes go-redis clients.
-func driver(cfg Config) server.Driver[*goredis.Client] {
+// Opening a client cannot fail on the server, so it has no error that
+// would name it.
+func driver(cfg Config, _ server.Server) server.Driver[*goredis.Client] {
 	return server.Driver[*goredis.Client]{
 		Open: func(_ context.Context, size int) (*goredis.Client, error) {
 			opts, err := options(cfg, size)
 			if err != nil {
 				return nil, err
 			}
+			quietOnce.Do(func() { goredis.SetLogger(quiet{}) })
 			return goredis.NewClient(opts), nil
 		},
 		// A Conn holds its own pool connection until closed.

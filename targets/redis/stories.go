@@ -19,6 +19,12 @@ func quotaKey(visitor string) string { return KeyPrefix + "quota:" + visitor }
 func claimKey(item string) string    { return KeyPrefix + "claim:" + item }
 func claimsKey(item string) string   { return KeyPrefix + "claims:" + item }
 
+// The subscription story's keys: the plan, plan.Paid or plan.Cancelled,
+// and the day's count of originals, a hash of day and count as the
+// quota's is.
+func planKey(subscriber string) string      { return KeyPrefix + "plan:" + subscriber }
+func downloadsKey(subscriber string) string { return KeyPrefix + "downloads:" + subscriber }
+
 // Hit records one view of slug and answers the total it stored.
 func (s *Store) Hit(ctx context.Context, slug string) (int64, error) {
 	key := viewsKey(slug)
@@ -62,15 +68,36 @@ func (s *Store) Views(ctx context.Context, slug string) (int64, error) {
 // KEYS[1] quota key; ARGV[1] day; ARGV[2] limit; ARGV[3] milliseconds left
 // in the day. Answers {granted (0 or 1), count}.
 var consumeScript = goredis.NewScript(`
-local s = redis.call('HMGET', KEYS[1], 'day', 'count')
+local key = KEYS[1]` + takeOneLua)
+
+// takeOneLua is the daily quota decided on the server, the end of
+// consumeScript and downloadScript (the Lua twin of takeOne): the count of
+// the hash at key, a count from another day counting as 0, is refused at
+// the limit and else counted, the key then living ARGV[3] milliseconds.
+// ARGV[1] day; ARGV[2] limit. Answers {granted (0 or 1), count}.
+const takeOneLua = `
+local s = redis.call('HMGET', key, 'day', 'count')
 local n = 0
 if s[1] == ARGV[1] then n = tonumber(s[2]) or 0 end
 if n >= tonumber(ARGV[2]) then return {0, n} end
 n = n + 1
-redis.call('HSET', KEYS[1], 'day', ARGV[1], 'count', n)
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
+redis.call('HSET', key, 'day', ARGV[1], 'count', n)
+redis.call('PEXPIRE', key, ARGV[3])
 return {1, n}
-`)
+`
+
+// runTakeOne runs script, which ends in takeOneLua, on keys for day, limit
+// and a key lifetime of ttl, and answers its {granted, count}.
+func runTakeOne(ctx context.Context, c goredis.Scripter, script *goredis.Script, keys []string, day string, limit int64, ttl time.Duration) (granted bool, count int64, err error) {
+	got, err := script.Run(ctx, c, keys, day, limit, ttl.Milliseconds()).Int64Slice()
+	if err != nil {
+		return false, 0, err
+	}
+	if len(got) != 2 {
+		return false, 0, fmt.Errorf("script answered %v, want [granted count]", got)
+	}
+	return got[0] == 1, got[1], nil
+}
 
 // Consume asks for one download for visitor and answers whether it was
 // granted and the count the store answered with. A refused download is not
@@ -79,14 +106,11 @@ func (s *Store) Consume(ctx context.Context, visitor string, limit int64) (grant
 	key := quotaKey(visitor)
 	day, ttl := s.day()
 	if s.base.Config.Strategy == StrategyAtomic {
-		got, err := consumeScript.Run(ctx, s.redis(), []string{key}, day, limit, ttl.Milliseconds()).Int64Slice()
+		granted, count, err = runTakeOne(ctx, s.redis(), consumeScript, []string{key}, day, limit, ttl)
 		if err != nil {
 			return false, 0, fmt.Errorf("consume %s: %w", key, err)
 		}
-		if len(got) != 2 {
-			return false, 0, fmt.Errorf("consume %s: script answered %v, want [granted count]", key, got)
-		}
-		return got[0] == 1, got[1], nil
+		return granted, count, nil
 	}
 	err = s.readThenWrite(ctx, key, func(r goredis.Cmdable) (w write, err error) {
 		granted, count, w, err = takeOne(ctx, r, key, day, limit, ttl)
@@ -114,10 +138,16 @@ func takeOne(ctx context.Context, r goredis.Cmdable, key, day string, limit int6
 
 // Count reads the visitor's count for today.
 func (s *Store) Count(ctx context.Context, visitor string) (int64, error) {
+	return s.todays(ctx, "count", quotaKey(visitor))
+}
+
+// todays reads the count for today of the daily-quota hash at key, as
+// readBack reads a plain count; what names the read in its error.
+func (s *Store) todays(ctx context.Context, what, key string) (int64, error) {
 	day, _ := s.day()
-	n, err := dayCount(ctx, s.redis(), quotaKey(visitor), day)
+	n, err := dayCount(ctx, s.redis(), key, day)
 	if err != nil {
-		return 0, fmt.Errorf("count %s: %w", quotaKey(visitor), err)
+		return 0, fmt.Errorf("%s %s: %w", what, key, err)
 	}
 	return n, nil
 }

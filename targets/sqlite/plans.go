@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+
+	"github.com/racelab/racelab/targets/internal/plan"
 )
 
 // The subscription story's statements. A subscriber's row holds the plan
@@ -30,15 +32,9 @@ const (
 	putDownloadsSQL = `UPDATE racelab_plans SET day = ?2, count = ?3 WHERE subscriber = ?1`
 )
 
-// The plan a paid subscription holds, and a cancelled one.
-const (
-	planPaid      = "paid"
-	planCancelled = "cancelled"
-)
-
 // Subscribe starts subscriber's paid plan.
 func (s *Store) Subscribe(ctx context.Context, subscriber string) error {
-	return s.setPlan(ctx, subscriber, planPaid)
+	return s.setPlan(ctx, subscriber, plan.Paid)
 }
 
 // Cancel ends subscriber's plan in the database. The naive strategy's
@@ -46,11 +42,11 @@ func (s *Store) Subscribe(ctx context.Context, subscriber string) error {
 // which reaches another server, so a read cached here goes on saying
 // "paid" until it expires.
 func (s *Store) Cancel(ctx context.Context, subscriber string) error {
-	return s.setPlan(ctx, subscriber, planCancelled)
+	return s.setPlan(ctx, subscriber, plan.Cancelled)
 }
 
-func (s *Store) setPlan(ctx context.Context, subscriber, plan string) error {
-	if _, err := s.db.ExecContext(ctx, setPlanSQL, subscriber, plan); err != nil {
+func (s *Store) setPlan(ctx context.Context, subscriber, state string) error {
+	if _, err := s.db.ExecContext(ctx, setPlanSQL, subscriber, state); err != nil {
 		return s.fail(fmt.Sprintf("plan of %q", subscriber), err)
 	}
 	return nil
@@ -60,12 +56,12 @@ func (s *Store) setPlan(ctx context.Context, subscriber, plan string) error {
 // from the table on the atomic one.
 func (s *Store) Paid(ctx context.Context, subscriber string) (bool, error) {
 	paid, err := s.plans.Read(ctx, subscriber, func(ctx context.Context) (bool, error) {
-		var plan string
-		err := s.db.QueryRowContext(ctx, planSQL, subscriber).Scan(&plan)
+		var state string
+		err := s.db.QueryRowContext(ctx, planSQL, subscriber).Scan(&state)
 		if errors.Is(err, sql.ErrNoRows) {
 			return false, nil
 		}
-		return plan == planPaid, err
+		return state == plan.Paid, err
 	})
 	if err != nil {
 		return false, s.fail(fmt.Sprintf("plan of %q", subscriber), err)

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -48,24 +49,25 @@ func download(tb testing.TB, s Plans, sub string, want planStep) {
 // downloads checks the subscriber's count of originals today.
 func downloads(tb testing.TB, s Plans, sub string, want int64, when string) {
 	tb.Helper()
-	n, err := s.Downloads(tb.Context(), sub)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if n != want {
-		tb.Errorf("%s: Downloads = %d, want %d", when, n, want)
-	}
+	checkRead(tb, "Downloads", s.Downloads, sub, want, when)
 }
 
 // paid checks the plan as a page reads it.
 func paid(tb testing.TB, s Plans, sub string, want bool, when string) {
 	tb.Helper()
-	p, err := s.Paid(tb.Context(), sub)
+	checkRead(tb, "Paid", s.Paid, sub, want, when)
+}
+
+// checkRead checks what the store's reader, named name, answers for sub: one
+// check for every read, so that their failures are told alike.
+func checkRead[T comparable](tb testing.TB, name string, reader func(context.Context, string) (T, error), sub string, want T, when string) {
+	tb.Helper()
+	got, err := reader(tb.Context(), sub)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if p != want {
-		tb.Errorf("%s: Paid = %t, want %t", when, p, want)
+	if got != want {
+		tb.Errorf("%s: %s = %v, want %v", when, name, got, want)
 	}
 }
 

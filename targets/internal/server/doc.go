@@ -4,6 +4,8 @@
 //
 //   - what a store holds (Store) and its Config's defaults filled in and
 //     strategy checked (Config.WithDefaults);
+//   - the steps of opening a store, each store's names, defaults and
+//     driver given as a Kind (Open);
 //   - the server's URL checked in plain words before anything is dialled,
 //     its password hidden in every message (HidePassword, ParseURL,
 //     CheckPort, Printable, URLErrors);
