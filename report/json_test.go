@@ -9,12 +9,13 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/results"
 )
 
 // TestReadJSONRoundTrip reads back what RenderAll writes: one result, or a
 // stream of several.
 func TestReadJSONRoundTrip(t *testing.T) {
-	want := []*scenarios.Result{tenHitsOneView(), evidence(), fiveCheckoutsErrors()}
+	want := []*results.Result{tenHitsOneView(), evidence(), fiveCheckoutsErrors()}
 	var b bytes.Buffer
 	if err := RenderAll(&b, want, JSON, Options{}); err != nil {
 		t.Fatal(err)
@@ -87,7 +88,7 @@ func forged(t *testing.T, old, new string) string {
 		r.Targets[i].Bound = bound(r.Targets[i].Trials, 0.95, 0)
 	}
 	var b bytes.Buffer
-	if err := RenderAll(&b, []*scenarios.Result{r}, JSON, Options{}); err != nil {
+	if err := RenderAll(&b, []*results.Result{r}, JSON, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(b.String(), old) {
@@ -101,7 +102,7 @@ func forged(t *testing.T, old, new string) string {
 func TestRenderAllTable(t *testing.T) {
 	for _, f := range []Format{Table, Markdown} {
 		var all bytes.Buffer
-		if err := RenderAll(&all, []*scenarios.Result{tenHitsOneView(), raceNotShown()}, f, Options{}); err != nil {
+		if err := RenderAll(&all, []*results.Result{tenHitsOneView(), raceNotShown()}, f, Options{}); err != nil {
 			t.Fatal(err)
 		}
 		want := string(render(t, tenHitsOneView(), f)) + "\n" + string(render(t, raceNotShown(), f))
@@ -123,7 +124,7 @@ func TestReadJSONSampled(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := scenarios.Run(t.Context(), scenarios.Plan{Scenario: sc, Targets: []string{"kv", "actor"}, Trials: 20, Seed: 5,
-		Keep: scenarios.Keep{Trials: 4}})
+		Keep: results.Keep{Trials: 4}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/racelab/racelab/scenarios/results"
 )
 
 // recheckBudget bounds the history checks of one Check call in all: honest
@@ -30,7 +32,7 @@ var ErrInconsistent = errors.New("inconsistent result")
 //
 // What a sample leaves out cannot be recomputed: a result saved without
 // --keep-all is checked for agreeing with its sample, not proven whole.
-func Check(r *Result, historyTimeout time.Duration) error {
+func Check(r *results.Result, historyTimeout time.Duration) error {
 	bad := func(field, format string, args ...any) error {
 		return fmt.Errorf("%w: %s: %s", ErrInconsistent, field, fmt.Sprintf(format, args...))
 	}
@@ -60,20 +62,20 @@ func Check(r *Result, historyTimeout time.Duration) error {
 	case len(r.Targets) == 0:
 		return bad("targets", "none; a result has one per target run")
 	}
-	labels := Labels(r.Targets)
+	labels := results.Labels(r.Targets)
 	for i := range r.Targets {
 		t := &r.Targets[i]
 		where := fmt.Sprintf("targets[%d]", i)
 		switch {
 		case t.Target == "":
 			return bad(where+".target", "empty")
-		case t.Expect != ExpectHold && t.Expect != ExpectBreak:
-			return bad(where+".expect", "%q; want %q or %q", t.Expect, ExpectHold, ExpectBreak)
-		case t.Expect == ExpectHold && !t.Strict:
+		case t.Expect != results.ExpectHold && t.Expect != results.ExpectBreak:
+			return bad(where+".expect", "%q; want %q or %q", t.Expect, results.ExpectHold, results.ExpectBreak)
+		case t.Expect == results.ExpectHold && !t.Strict:
 			// Every run makes a target expected to hold strict; a result
 			// saying otherwise would let a break pass.
 			return bad(where+".strict", "false for a target expected to hold")
-		case t.Clock != "" && t.Clock != ClockVirtual && t.Clock != ClockReal:
+		case t.Clock != "" && t.Clock != results.ClockVirtual && t.Clock != results.ClockReal:
 			return bad(where+".clock", "%q; want virtual or real", t.Clock)
 		}
 		last := -1
@@ -99,7 +101,7 @@ func Check(r *Result, historyTimeout time.Duration) error {
 				return bad(where+".bound", "level %g, max rate %g; want both between 0 and 1", b.Level, b.MaxRate)
 			}
 			s := t.Summary()
-			want := s.bound(b.Level, b.MaxRate)
+			want := s.Bound(b.Level, b.MaxRate)
 			if b.Trials != want.Trials || b.Broken != want.Broken || b.Inconclusive != want.Inconclusive || math.Abs(b.Upper-want.Upper) > 1e-9 {
 				return bad(where+".bound", "%d of %d trials broke, bound %g; the trials say %d of %d, bound %g",
 					b.Broken, b.Trials, b.Upper, want.Broken, want.Trials, want.Upper)
@@ -113,7 +115,7 @@ func Check(r *Result, historyTimeout time.Duration) error {
 type fieldError struct{ field, msg string }
 
 // recheckTrial recomputes a trial's counts and verdict from its requests.
-func recheckTrial(sc *Scenario, script bool, n int, t *Trial, target string, historyTimeout time.Duration) *fieldError {
+func recheckTrial(sc *Scenario, script bool, n int, t *results.Trial, target string, historyTimeout time.Duration) *fieldError {
 	if len(t.Requests) != n && sc.stream == nil { // a stream's arrivals vary by trial
 		return &fieldError{"requests", fmt.Sprintf("%d requests; the result says %d per burst", len(t.Requests), n)}
 	}
@@ -121,12 +123,12 @@ func recheckTrial(sc *Scenario, script bool, n int, t *Trial, target string, his
 		if r.Index != k {
 			return &fieldError{fmt.Sprintf("requests[%d].index", k), fmt.Sprintf("%d; want %d", r.Index, k)}
 		}
-		if r.Outcome != Allowed && r.Outcome != Refused && r.Outcome != Errored {
+		if r.Outcome != results.Allowed && r.Outcome != results.Refused && r.Outcome != results.Errored {
 			return &fieldError{fmt.Sprintf("requests[%d].outcome", k), fmt.Sprintf("%q; want allowed, refused or error", r.Outcome)}
 		}
 	}
 	c := *t
-	c.count()
+	c.Count()
 	for _, f := range []struct {
 		name      string
 		got, want int
@@ -147,12 +149,12 @@ func recheckTrial(sc *Scenario, script bool, n int, t *Trial, target string, his
 		case t.History == "":
 		case historyTimeout > 0:
 			judgeHistory(sc, &c, target, Evidence{HistoryTimeout: historyTimeout})
-		case t.History == NotLinearizable:
+		case t.History == results.NotLinearizable:
 			// Out of budget: a stored break is taken at its word, since
 			// it only makes the verdict worse.
 			c.Broken = true
 		default:
-			c.History = HistoryUnknown
+			c.History = results.HistoryUnknown
 		}
 	}
 	switch {
@@ -171,8 +173,8 @@ func recheckTrial(sc *Scenario, script bool, n int, t *Trial, target string, his
 	// recheck has shown it hid no break (Broken agrees). A stored verdict
 	// that the recheck cannot settle again proves nothing any more.
 	switch {
-	case t.History == "" || t.History == HistoryUnknown || c.History == t.History:
-	case c.History == HistoryUnknown:
+	case t.History == "" || t.History == results.HistoryUnknown || c.History == t.History:
+	case c.History == results.HistoryUnknown:
 		t.History, t.HistoryWhy = c.History, c.HistoryWhy
 	default:
 		return &fieldError{"history", fmt.Sprintf("%q; checked again: %q", t.History, c.History)}
@@ -182,9 +184,9 @@ func recheckTrial(sc *Scenario, script bool, n int, t *Trial, target string, his
 
 // checkTally checks a sampled target's tally against itself and its
 // sample: every count of the sample must be within the tally's.
-func checkTally(t *TargetResult, n int, stream bool) *fieldError {
+func checkTally(t *results.TargetResult, n int, stream bool) *fieldError {
 	s := t.Tally
-	sample := TallyOf(t.Trials)
+	sample := results.TallyOf(t.Trials)
 	kept := 0
 	for _, c := range s.Counted {
 		kept += c

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/racelab/racelab/scenarios/results"
+
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/clock"
 )
@@ -60,12 +62,8 @@ func ParseOverride(s string) (Override, error) {
 	case "breaks", "break":
 		return OverrideBreaks, nil
 	}
-	return "", fmt.Errorf("%w: expectation %q; want auto, hold, breaks or race", ErrUsage, s)
+	return "", fmt.Errorf("%w: expectation %q; want auto, hold, breaks or race", results.ErrUsage, s)
 }
-
-// ErrUsage is wrapped by every error about a plan that cannot be run as
-// written (a bad count, a target that cannot play the story).
-var ErrUsage = errors.New("usage")
 
 // Plan says what to run. Zero fields take the scenario's or package defaults.
 type Plan struct {
@@ -119,9 +117,9 @@ type Plan struct {
 	Evidence
 	// Keep says how many trials keep their per-request detail; the rest
 	// are only summed (tally.go), so memory does not grow with --trials.
-	Keep Keep
+	Keep results.Keep
 	// KeyChars is what the fresh keys are made of; empty means KeyASCII.
-	KeyChars KeyChars
+	KeyChars results.KeyChars
 }
 
 // resolved is a target spec checked against the catalog before any runs.
@@ -156,27 +154,27 @@ func (p *Plan) Validate() error {
 
 func (p *Plan) resolve() ([]resolved, error) {
 	if p.Scenario == nil {
-		return nil, fmt.Errorf("%w: no scenario", ErrUsage)
+		return nil, fmt.Errorf("%w: no scenario", results.ErrUsage)
 	}
 	if p.Requests < 0 || p.Requests > MaxRequests {
-		return nil, fmt.Errorf("%w: --requests %d is out of range; want 1 to %d", ErrUsage, p.Requests, MaxRequests)
+		return nil, fmt.Errorf("%w: --requests %d is out of range; want 1 to %d", results.ErrUsage, p.Requests, MaxRequests)
 	}
 	if p.Trials < 0 {
-		return nil, fmt.Errorf("%w: --trials %d is negative; want 1 or more", ErrUsage, p.Trials)
+		return nil, fmt.Errorf("%w: --trials %d is negative; want 1 or more", results.ErrUsage, p.Trials)
 	}
 	if p.Gap < 0 {
-		return nil, fmt.Errorf("%w: --gap %s is negative; want a duration such as 3s", ErrUsage, p.Gap)
+		return nil, fmt.Errorf("%w: --gap %s is negative; want a duration such as 3s", results.ErrUsage, p.Gap)
 	}
 	if p.Timeout < 0 {
-		return nil, fmt.Errorf("%w: --timeout %s is negative; want a duration such as 5s", ErrUsage, p.Timeout)
+		return nil, fmt.Errorf("%w: --timeout %s is negative; want a duration such as 5s", results.ErrUsage, p.Timeout)
 	}
-	if _, err := ParseKeyChars(string(p.KeyChars)); err != nil {
+	if _, err := results.ParseKeyChars(string(p.KeyChars)); err != nil {
 		return nil, err
 	}
 	switch p.Expect {
 	case OverrideAuto, OverrideRace, OverrideHold, OverrideBreaks:
 	default:
-		return nil, fmt.Errorf("%w: --expect %q; want auto, hold, breaks or race", ErrUsage, p.Expect)
+		return nil, fmt.Errorf("%w: --expect %q; want auto, hold, breaks or race", results.ErrUsage, p.Expect)
 	}
 	if err := p.Evidence.validate(cmp.Or(p.Trials, DefaultTrials)); err != nil {
 		return nil, err
@@ -191,10 +189,10 @@ func (p *Plan) resolve() ([]resolved, error) {
 		name, raw := splitName(given)
 		if name != "" {
 			if _, _, err := p.catalog().Lookup(name); err == nil {
-				return nil, fmt.Errorf("%w: -t %s: %q is a target of its own; name it something else, such as %q", ErrUsage, given, name, "my-"+name)
+				return nil, fmt.Errorf("%w: -t %s: %q is a target of its own; name it something else, such as %q", results.ErrUsage, given, name, "my-"+name)
 			}
 			if names[name] {
-				return nil, fmt.Errorf("%w: -t %s: two targets are named %q; give each its own name", ErrUsage, given, name)
+				return nil, fmt.Errorf("%w: -t %s: two targets are named %q; give each its own name", results.ErrUsage, given, name)
 			}
 			names[name] = true
 		}
@@ -203,7 +201,7 @@ func (p *Plan) resolve() ([]resolved, error) {
 			return nil, err
 		}
 		if !p.Scenario.Plays(e.Kind) {
-			return nil, fmt.Errorf("%w: target %s cannot play %s (it has no %s)", ErrUsage, spec.Name(), p.Scenario.Name, p.Scenario.Needs)
+			return nil, fmt.Errorf("%w: target %s cannot play %s (it has no %s)", results.ErrUsage, spec.Name(), p.Scenario.Name, p.Scenario.Needs)
 		}
 		out = append(out, resolved{name: name, raw: raw, spec: spec, entry: e, expect: p.Expect})
 	}
@@ -220,7 +218,7 @@ func (p *Plan) resolve() ([]resolved, error) {
 			for _, r := range out {
 				have = append(have, cmp.Or(r.name, r.raw))
 			}
-			return nil, fmt.Errorf("%w: --expect %s=%s: no target %q in this run (targets: %s)", ErrUsage, key, cmp.Or(string(ov), "auto"), key, strings.Join(have, ", "))
+			return nil, fmt.Errorf("%w: --expect %s=%s: no target %q in this run (targets: %s)", results.ErrUsage, key, cmp.Or(string(ov), "auto"), key, strings.Join(have, ", "))
 		}
 	}
 	return out, nil
@@ -233,7 +231,7 @@ func (p *Plan) resolve() ([]resolved, error) {
 // Interrupted: the burst in flight is dropped, completed trials are kept.
 // The one error that comes back with a result is a failure to write
 // Evidence.HistoryHTML.
-func Run(ctx context.Context, p Plan) (*Result, error) {
+func Run(ctx context.Context, p Plan) (*results.Result, error) {
 	rs, err := p.resolve()
 	if err != nil {
 		return nil, err
@@ -252,8 +250,8 @@ func Run(ctx context.Context, p Plan) (*Result, error) {
 	if p.Sequential {
 		gap = cmp.Or(p.Gap, DefaultGap)
 	}
-	res := &Result{
-		Schema:     SchemaVersion,
+	res := &results.Result{
+		Schema:     results.SchemaVersion,
 		Scenario:   sc.Name,
 		Rule:       sc.Rule,
 		Requests:   n,
@@ -270,7 +268,7 @@ func Run(ctx context.Context, p Plan) (*Result, error) {
 	if sc.soft != nil {
 		res.Soft = sc.SoftRule
 	}
-	if p.KeyChars != KeyASCII {
+	if p.KeyChars != results.KeyASCII {
 		res.KeyChars = p.KeyChars
 	}
 	if p.MaxRate > 0 {
@@ -305,30 +303,30 @@ func Run(ctx context.Context, p Plan) (*Result, error) {
 	}
 	// Every line a trial writes names its target as the reports will:
 	// by its full spec when two targets share a name.
-	results := make([]TargetResult, len(rs))
+	trs := make([]results.TargetResult, len(rs))
 	for ti, r := range rs {
-		results[ti] = TargetResult{Name: r.name, Target: r.spec.Name(), Spec: r.raw, Guarantee: r.entry.Guarantee}
+		trs[ti] = results.TargetResult{Name: r.name, Target: r.spec.Name(), Spec: r.raw, Guarantee: r.entry.Guarantee}
 		if r.spec.URL != nil {
-			results[ti].Spec = results[ti].Target // a URL's password never reaches a report
+			trs[ti].Spec = trs[ti].Target // a URL's password never reaches a report
 		}
 	}
-	labels := Labels(results)
+	labels := results.Labels(trs)
 	for ti, r := range rs {
 		if ctx.Err() != nil {
 			break
 		}
-		tr := results[ti]
+		tr := trs[ti]
 		tr.Expect, tr.Strict = expectation(r.entry, r.expect)
 		if openErr[ti] != nil {
 			tr.Error = openErr[ti].Error() // "open redis: …", as targets says it
 		} else {
 			f := firing{n: n, timeout: timeout, gap: gap, trace: p.Trace, virtual: virtualClock(opened[ti].Store), realIO: !inMemory(opened[ti].Store),
 				stream: sc.stream, seed: p.Seed, acrossMidnight: p.AcrossMidnight}
-			tr.Clock = ClockReal
+			tr.Clock = results.ClockReal
 			if f.virtual != nil {
-				tr.Clock = ClockVirtual
+				tr.Clock = results.ClockVirtual
 			}
-			rec := newRecorder(&tr, p.Keep)
+			rec := results.NewRecorder(&tr, p.Keep)
 			run := targetRun{sc: sc, target: opened[ti], label: labels[ti], firing: f, trials: trials, onTrial: p.OnTrial, ev: p.Evidence,
 				key: func(trial int) string {
 					return p.KeyChars.Key(sc.KeyPrefix, fmt.Sprintf("%s-%d-%d", runID, ti, trial))
@@ -336,10 +334,10 @@ func Run(ctx context.Context, p Plan) (*Result, error) {
 			if err := playThenClose(&opened[ti], func() error { return run.play(ctx, rec) }); err != nil {
 				tr.Error = err.Error()
 			}
-			rec.finish(p.Evidence.level(), p.MaxRate)
+			rec.Finish(p.Evidence.level(), p.MaxRate)
 		}
 		if tr.Bound == nil {
-			b := BoundOf(nil, p.Evidence.level(), p.MaxRate)
+			b := results.BoundOf(nil, p.Evidence.level(), p.MaxRate)
 			tr.Bound = &b
 		}
 		res.Targets = append(res.Targets, tr)
@@ -399,19 +397,19 @@ func closeAll(ts []*targets.Target) {
 	}
 }
 
-func expectation(e targets.Entry, override Override) (Expectation, bool) {
+func expectation(e targets.Entry, override Override) (results.Expectation, bool) {
 	switch override {
 	case OverrideRace:
-		return ExpectBreak, true
+		return results.ExpectBreak, true
 	case OverrideHold:
-		return ExpectHold, true
+		return results.ExpectHold, true
 	case OverrideBreaks:
-		return ExpectBreak, false
+		return results.ExpectBreak, false
 	}
 	if e.Holds {
-		return ExpectHold, true
+		return results.ExpectHold, true
 	}
-	return ExpectBreak, false
+	return results.ExpectBreak, false
 }
 
 // virtualClock is the virtual clock store runs on, nil for the real clock.
@@ -466,8 +464,8 @@ type targetRun struct {
 // play plays the trials into rec. The error, a *TargetError, is why the
 // target could not go on; the trials before it are kept. A cancelled run
 // returns no error: it proves nothing either way, and says so itself.
-func (r targetRun) play(ctx context.Context, rec *recorder) error {
-	sc, t, f, tr := r.sc, r.target, r.firing, rec.tr
+func (r targetRun) play(ctx context.Context, rec *results.Recorder) error {
+	sc, t, f, tr := r.sc, r.target, r.firing, rec.Target()
 	n, timeout := f.n, f.timeout
 	if err := t.Prepare(ctx, n); err != nil {
 		return &TargetError{Stage: fmt.Sprintf("prepare %d requests", n), Err: err}
@@ -521,7 +519,7 @@ func (r targetRun) play(ctx context.Context, rec *recorder) error {
 		if ts, ok := t.Store.(targets.TrialStarter); ok {
 			ts.StartTrial()
 		}
-		var reqs []Request
+		var reqs []results.Request
 		var arrivals []time.Time
 		var err error
 		if f.stream != nil {
@@ -539,8 +537,8 @@ func (r targetRun) play(ctx context.Context, rec *recorder) error {
 		if err != nil {
 			return &TargetError{Stage: "fire the burst", Err: err}
 		}
-		trial := Trial{Index: i, Key: k, Requests: reqs, ReleaseSpread: releaseSpread(reqs), ArrivalSpread: arrivalSpread(arrivals)}
-		trial.count()
+		trial := results.Trial{Index: i, Key: k, Requests: reqs, ReleaseSpread: releaseSpread(reqs), ArrivalSpread: arrivalSpread(arrivals)}
+		trial.Count()
 		if len(reqs) > 0 && trial.Errors == len(reqs) {
 			return &TargetError{Stage: "every request failed; first: " + reqs[0].Error}
 		}
@@ -557,12 +555,12 @@ func (r targetRun) play(ctx context.Context, rec *recorder) error {
 		if retrier != nil {
 			trial.Retries = retrier.Retries() - before
 		}
-		if batch != nil && len(batchKeys) < BatchKeys {
+		if batch != nil && len(batchKeys) < results.BatchKeys {
 			batchKeys = append(batchKeys, batchKey{k, counted})
 		}
 		sc.judge(&trial, r.label)
 		judgeHistory(sc, &trial, r.label, r.ev)
-		rec.add(trial)
+		rec.Add(trial)
 		if f, ok := t.Store.(targets.Forgetter); ok {
 			f.Forget(k) // never used again: memory stays flat over trials
 		}
@@ -591,7 +589,7 @@ func arrivalSpread(ts []time.Time) time.Duration {
 	return hi.Sub(lo)
 }
 
-func releaseSpread(reqs []Request) time.Duration {
+func releaseSpread(reqs []results.Request) time.Duration {
 	if len(reqs) == 0 {
 		return 0
 	}

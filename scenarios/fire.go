@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/racelab/racelab/scenarios/results"
+
 	"github.com/racelab/racelab/targets/clock"
 	"github.com/racelab/racelab/targets/trace"
 )
@@ -58,8 +60,8 @@ func untilDayFits(now time.Time, span time.Duration) time.Duration {
 // fire plays one trial's requests and returns them with the server-side
 // arrival instants, when every answer carried one. The error is racelab's
 // own (a virtual run that deadlocked), never a target's.
-func (f firing) fire(ctx context.Context, do func(context.Context, int) Answer) ([]Request, []time.Time, error) {
-	reqs := make([]Request, f.n)
+func (f firing) fire(ctx context.Context, do func(context.Context, int) Answer) ([]results.Request, []time.Time, error) {
+	reqs := make([]results.Request, f.n)
 	arrived := make([]time.Time, f.n)
 	var err error
 	switch {
@@ -107,7 +109,7 @@ func (f firing) fire(ctx context.Context, do func(context.Context, int) Answer) 
 // goroutines are started and parked on one channel before it is closed, so
 // none of them pays for goroutine start-up after the release; each writes
 // only its own slot.
-func (f firing) burst(ctx context.Context, do func(context.Context, int) Answer, reqs []Request, arrived []time.Time) {
+func (f firing) burst(ctx context.Context, do func(context.Context, int) Answer, reqs []results.Request, arrived []time.Time) {
 	gate := make(chan struct{})
 	var ready, done sync.WaitGroup
 	ready.Add(f.n)
@@ -136,7 +138,7 @@ func (f firing) burst(ctx context.Context, do func(context.Context, int) Answer,
 // sequence fires the requests one after another, gap apart, as one visitor
 // clicking through: the stale-read half of a story, where no two requests
 // overlap and the store still gets it wrong.
-func (f firing) sequence(ctx context.Context, c clock.Clock, start time.Time, do func(context.Context, int) Answer, reqs []Request, arrived []time.Time) {
+func (f firing) sequence(ctx context.Context, c clock.Clock, start time.Time, do func(context.Context, int) Answer, reqs []results.Request, arrived []time.Time) {
 	for i := range f.n {
 		if i > 0 && c.Sleep(ctx, f.gap) != nil {
 			return
@@ -147,7 +149,7 @@ func (f firing) sequence(ctx context.Context, c clock.Clock, start time.Time, do
 
 // one fires request i and writes its slot; instants are relative to
 // release, read from now (the monotonic clock, or virtual time).
-func (f firing) one(ctx context.Context, i int, do func(context.Context, int) Answer, now func() time.Time, release time.Time, reqs []Request, arrived []time.Time) {
+func (f firing) one(ctx context.Context, i int, do func(context.Context, int) Answer, now func() time.Time, release time.Time, reqs []results.Request, arrived []time.Time) {
 	var rec *trace.Recorder
 	if f.trace {
 		rec = new(trace.Recorder)
@@ -155,7 +157,7 @@ func (f firing) one(ctx context.Context, i int, do func(context.Context, int) An
 	}
 	invoke := now().Sub(release)
 	a := f.call(ctx, i, do)
-	r := Request{
+	r := results.Request{
 		Index:   f.offset + i,
 		Invoke:  invoke,
 		Return:  now().Sub(release),
@@ -165,12 +167,12 @@ func (f firing) one(ctx context.Context, i int, do func(context.Context, int) An
 		Window:  a.Window,
 	}
 	if a.Err != nil {
-		r.Outcome = Errored
+		r.Outcome = results.Errored
 		r.Error = a.Err.Error()
 	}
 	if rec != nil {
 		for _, s := range rec.Steps() {
-			r.Steps = append(r.Steps, Step{At: s.At.Sub(release), Op: s.Op, Key: s.Key, Value: s.Value, Note: s.Note})
+			r.Steps = append(r.Steps, results.Step{At: s.At.Sub(release), Op: s.Op, Key: s.Key, Value: s.Value, Note: s.Note})
 		}
 	}
 	reqs[i] = r
@@ -189,7 +191,7 @@ func (f firing) call(ctx context.Context, i int, do func(context.Context, int) A
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			a = Answer{Outcome: Errored, Err: fmt.Errorf("panic in target: %v", p)}
+			a = Answer{Outcome: results.Errored, Err: fmt.Errorf("panic in target: %v", p)}
 		}
 	}()
 	return do(ctx, i)
@@ -199,7 +201,7 @@ func (f firing) call(ctx context.Context, i int, do func(context.Context, int) A
 // does, and returns their requests. Instants are monotonic and relative to
 // the release. Every call gets its own timeout; a panic in do is recorded
 // as that request's failure.
-func burst(ctx context.Context, n int, timeout time.Duration, do func(ctx context.Context, i int) Answer) []Request {
+func burst(ctx context.Context, n int, timeout time.Duration, do func(ctx context.Context, i int) Answer) []results.Request {
 	reqs, _, _ := firing{n: n, timeout: timeout}.fire(ctx, do)
 	return reqs
 }
@@ -211,9 +213,9 @@ func burst(ctx context.Context, n int, timeout time.Duration, do func(ctx contex
 // The error is racelab's own (a virtual run that deadlocked) or the
 // prelude's.
 func (f firing) fireStream(ctx context.Context, offsets []time.Duration, prelude func(context.Context, func(time.Duration) error) error,
-	do func(context.Context, int) Answer) ([]Request, error) {
+	do func(context.Context, int) Answer) ([]results.Request, error) {
 	n := len(offsets)
-	reqs := make([]Request, n)
+	reqs := make([]results.Request, n)
 	arrived := make([]time.Time, n)
 	var perr error
 	start := func(ctx context.Context, c clock.Clock) bool {

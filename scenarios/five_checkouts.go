@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/racelab/racelab/scenarios/results"
+
 	"github.com/racelab/racelab/targets/story"
 )
 
@@ -47,7 +49,7 @@ func fiveCheckoutsOf(stock int64) *Scenario {
 		Op:              story.OpCheckout,
 		KeyPrefix:       "item",
 
-		Knobs:  []string{KnobStock},
+		Knobs:  []string{results.KnobStock},
 		model:  itemModel(stock),
 		Extras: []Extra{{After: "fix", Replay: paymentReplays}, {After: "fix", Replay: outageReplays}},
 		Parts: []Part{{Flag: "payment", Bars: len(paymentDesigns), Run: runPayments,
@@ -65,15 +67,15 @@ func fiveCheckoutsOf(stock int64) *Scenario {
 			case over > 0:
 				return fmt.Sprintf("%d oversold", over)
 			case lost > 0:
-				return fmt.Sprintf("%s unrecorded", plural(lost, "sale"))
+				return fmt.Sprintf("%s unrecorded", results.Plural(lost, "sale"))
 			}
 			return ""
 		},
-		Tell: func(t *Trial, target string) string {
+		Tell: func(t *results.Trial, target string) string {
 			return fmt.Sprintf("%s: %s succeeded, %d refused (409), %s recorded", target,
-				plural(int64(t.Allowed), "checkout"), t.Refused, plural(t.Counted, "claim"))
+				results.Plural(int64(t.Allowed), "checkout"), t.Refused, results.Plural(t.Counted, "claim"))
 		},
-		Judge: func(t *Trial, target string) {
+		Judge: func(t *results.Trial, target string) {
 			sold := int64(t.Allowed)
 			t.Over = max(0, sold-stock)
 			t.Lost = max(0, sold-t.Counted)
@@ -81,14 +83,14 @@ func fiveCheckoutsOf(stock int64) *Scenario {
 			case t.Over > 0 || t.Lost > 0:
 				t.Broken = true
 				t.Why = fmt.Sprintf("%s: %s succeeded for %d in stock, %s recorded", target,
-					plural(sold, "checkout"), stock, plural(t.Counted, "claim"))
+					results.Plural(sold, "checkout"), stock, results.Plural(t.Counted, "claim"))
 				if t.Over > 0 {
 					t.Why += fmt.Sprintf(": %d oversold", t.Over)
 				}
 			case t.Counted > sold+int64(t.Errors):
 				t.Broken = true
 				t.Why = fmt.Sprintf("%s: %s succeeded, yet %s recorded", target,
-					plural(sold, "checkout"), plural(t.Counted, "claim"))
+					results.Plural(sold, "checkout"), results.Plural(t.Counted, "claim"))
 			}
 		},
 	}, func(s story.Stocked, ctx context.Context, key string, i int) Answer {
@@ -105,18 +107,18 @@ func fiveCheckoutsOf(stock int64) *Scenario {
 			v = 1
 		}
 		return answerOf(ok, v, err)
-	}, func(s story.Stocked, ctx context.Context, key string, _ []Request) (int64, error) {
+	}, func(s story.Stocked, ctx context.Context, key string, _ []results.Request) (int64, error) {
 		return s.Claims(ctx, key)
 	}, nil)
 	sc.Limit = stock
-	sc.vary = func(set Settings) (*Scenario, error) {
+	sc.vary = func(set results.Settings) (*Scenario, error) {
 		k := cmp.Or(set.Stock, Stock)
 		if k < 1 {
 			return nil, fmt.Errorf("--stock %d: want 1 or more copies", k)
 		}
 		v := fiveCheckoutsOf(k)
 		if k != Stock {
-			v.settings = &Settings{Stock: k}
+			v.settings = &results.Settings{Stock: k}
 		}
 		return v, nil
 	}

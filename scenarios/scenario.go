@@ -7,13 +7,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/racelab/racelab/scenarios/results"
+
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/story"
 )
 
 // Answer is what one request was told by the store.
 type Answer struct {
-	Outcome Outcome
+	Outcome results.Outcome
 	Value   int64
 	Err     error
 	// Arrival and Early come from staged targets; see targets.Reply.
@@ -57,14 +59,14 @@ type Scenario struct {
 
 	// Judge fills in Lost, Over, Broken and Why from the trial's outcomes
 	// and Counted.
-	Judge func(t *Trial, target string)
+	Judge func(t *results.Trial, target string)
 	// Damage says in the story's words how far a trial strayed, from its
 	// Over and Lost ("4 oversold", "9 hits lost"), "" when it did not;
 	// nil means DefaultDamage.
 	Damage func(over, lost int64) string
 	// Tell says in words what a trial that held came to, as Why does for
 	// one that broke.
-	Tell func(t *Trial, target string) string
+	Tell func(t *results.Trial, target string) string
 	// Extras are the story's own replays in `racelab explain`, after the
 	// race and the fix every story shows (see explain.go).
 	Extras []Extra
@@ -73,7 +75,7 @@ type Scenario struct {
 	Parts []Part
 	// Ending, when set, is the last section of `racelab explain`, after
 	// how the fix works: a story's exercise worked through.
-	Ending func(ctx context.Context, x *Explainer) (Ending, error)
+	Ending func(ctx context.Context, x *Explainer) (results.Ending, error)
 
 	// Knobs name the settings the story takes (Settings), by flag:
 	// "stock", "rate", …
@@ -86,16 +88,16 @@ type Scenario struct {
 	batch func(store any) batchReader
 	// vary makes the story with settings other than its defaults; nil
 	// for a story without settings.
-	vary func(Settings) (*Scenario, error)
+	vary func(results.Settings) (*Scenario, error)
 	// settings are the settings this story was made with, nil for the
 	// defaults of a story that records none.
-	settings *Settings
+	settings *results.Settings
 	// stream, when set, fires each trial as arrivals over time rather
 	// than a burst.
 	stream *stream
 	// soft, when set, judges the story's soft rule: whether the trial
 	// broke it (Trial.SoftBroken).
-	soft func(t *Trial) bool
+	soft func(t *results.Trial) bool
 	// timed says the story's time scale is minutes to hours: with
 	// virtual time on, the real stores play it in virtual time too
 	// (targets.WithVirtualServers).
@@ -115,7 +117,7 @@ type player struct {
 	// trial whose requests it is given (a rate limiter reads the windows
 	// they were counted in).
 	read      func(ctx context.Context, key string) (int64, error)
-	readTrial func(ctx context.Context, key string, reqs []Request) (int64, error)
+	readTrial func(ctx context.Context, key string, reqs []results.Request) (int64, error)
 	// prelude, when set, readies key before the trial's requests are
 	// released (stale-plan: subscribe, browse, cancel), waiting with
 	// sleep on the store's clock.
@@ -127,14 +129,16 @@ type player struct {
 // expression (story.Counter.Views), and a store plays the story exactly
 // when it implements S, asserted once per target rather than per request.
 func define[S any](sc Scenario, do func(s S, ctx context.Context, key string, i int) Answer, read func(s S, ctx context.Context, key string) (int64, error)) *Scenario {
-	return defineTrial(sc, do, func(s S, ctx context.Context, key string, _ []Request) (int64, error) { return read(s, ctx, key) }, nil)
+	return defineTrial(sc, do, func(s S, ctx context.Context, key string, _ []results.Request) (int64, error) {
+		return read(s, ctx, key)
+	}, nil)
 }
 
 // defineTrial is define for a story whose read-back needs the trial's
 // requests (the windows they were counted in), or whose trial starts with
 // a prelude on its key.
 func defineTrial[S any](sc Scenario, do func(s S, ctx context.Context, key string, i int) Answer,
-	read func(s S, ctx context.Context, key string, reqs []Request) (int64, error),
+	read func(s S, ctx context.Context, key string, reqs []results.Request) (int64, error),
 	prelude func(s S, ctx context.Context, key string, sleep func(time.Duration) error) error) *Scenario {
 	sc.bind = func(store any) (player, bool) {
 		s, ok := store.(S)
@@ -142,9 +146,11 @@ func defineTrial[S any](sc Scenario, do func(s S, ctx context.Context, key strin
 			return player{}, false
 		}
 		p := player{
-			do:        func(ctx context.Context, key string, i int) Answer { return do(s, ctx, key, i) },
-			read:      func(ctx context.Context, key string) (int64, error) { return read(s, ctx, key, nil) },
-			readTrial: func(ctx context.Context, key string, reqs []Request) (int64, error) { return read(s, ctx, key, reqs) },
+			do:   func(ctx context.Context, key string, i int) Answer { return do(s, ctx, key, i) },
+			read: func(ctx context.Context, key string) (int64, error) { return read(s, ctx, key, nil) },
+			readTrial: func(ctx context.Context, key string, reqs []results.Request) (int64, error) {
+				return read(s, ctx, key, reqs)
+			},
 		}
 		if prelude != nil {
 			p.prelude = func(ctx context.Context, key string, sleep func(time.Duration) error) error {
@@ -197,7 +203,7 @@ func Lookup(name string) (*Scenario, error) {
 
 // judge judges a trial by the story's hard rule, then by its soft rule
 // when it has one.
-func (sc *Scenario) judge(t *Trial, target string) {
+func (sc *Scenario) judge(t *results.Trial, target string) {
 	sc.Judge(t, target)
 	if sc.soft != nil {
 		t.SoftBroken = sc.soft(t)
@@ -206,7 +212,7 @@ func (sc *Scenario) judge(t *Trial, target string) {
 
 // Account says in one sentence what a judged trial came to: its Why when
 // it broke, the story's Tell when it held.
-func (sc *Scenario) Account(t *Trial, target string) string {
+func (sc *Scenario) Account(t *results.Trial, target string) string {
 	if t.Broken {
 		return t.Why
 	}
@@ -225,11 +231,11 @@ func answerOfReply(op story.Op, r story.Reply, err error) Answer {
 func answerOf(ok bool, value int64, err error) Answer {
 	switch {
 	case err != nil:
-		return Answer{Outcome: Errored, Err: err}
+		return Answer{Outcome: results.Errored, Err: err}
 	case ok:
-		return Answer{Outcome: Allowed, Value: value}
+		return Answer{Outcome: results.Allowed, Value: value}
 	default:
-		return Answer{Outcome: Refused, Value: value}
+		return Answer{Outcome: results.Refused, Value: value}
 	}
 }
 
@@ -243,4 +249,9 @@ func DefaultDamage(over, lost int64) string {
 		parts = append(parts, fmt.Sprintf("%d lost", lost))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// About is the story in its own words, for a report.
+func (sc *Scenario) About() results.About {
+	return results.About{Name: sc.Name, Title: sc.Title, Story: sc.Story, Rule: sc.Rule, SoftRule: sc.SoftRule, Fix: sc.Fix, Needs: sc.Needs}
 }

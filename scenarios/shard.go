@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/racelab/racelab/scenarios/results"
+
 	"github.com/racelab/racelab/targets"
 )
 
@@ -75,7 +77,7 @@ var runIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
 // into every slug, visitor and item, and from there into URLs.
 func CheckRunID(id string) error {
 	if len(id) > MaxRunIDLength || !runIDPattern.MatchString(id) {
-		return fmt.Errorf("%w: --run-id %q: want 1 to %d letters, digits, - or _, starting with a letter or digit (the same on every shard)", ErrUsage, id, MaxRunIDLength)
+		return fmt.Errorf("%w: --run-id %q: want 1 to %d letters, digits, - or _, starting with a letter or digit (the same on every shard)", results.ErrUsage, id, MaxRunIDLength)
 	}
 	return nil
 }
@@ -89,7 +91,7 @@ func ParseShard(s string, env func(string) string) (index, of int, err error) {
 		env = os.Getenv
 	}
 	bad := func(why string) (int, int, error) {
-		return 0, 0, fmt.Errorf("%w: --shard %q: %s", ErrUsage, s, why)
+		return 0, 0, fmt.Errorf("%w: --shard %q: %s", results.ErrUsage, s, why)
 	}
 	i, n, hasN := strings.Cut(strings.TrimSpace(s), "/")
 	if !hasN && i != "auto" {
@@ -132,13 +134,13 @@ func ParseStartAt(s string, now time.Time) (time.Time, error) {
 	if rest, ok := strings.CutPrefix(s, "+"); ok {
 		d, err := time.ParseDuration(rest)
 		if err != nil || d < 0 {
-			return time.Time{}, fmt.Errorf("%w: --start-at %q: want +DURATION such as +30s, or an RFC 3339 instant such as 2026-05-01T12:00:00Z", ErrUsage, s)
+			return time.Time{}, fmt.Errorf("%w: --start-at %q: want +DURATION such as +30s, or an RFC 3339 instant such as 2026-05-01T12:00:00Z", results.ErrUsage, s)
 		}
 		return now.Add(d).Round(0), nil // Round(0): a wall-clock instant, as a parsed one
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("%w: --start-at %q: want an RFC 3339 instant such as 2026-05-01T12:00:00Z, or +DURATION such as +30s", ErrUsage, s)
+		return time.Time{}, fmt.Errorf("%w: --start-at %q: want an RFC 3339 instant such as 2026-05-01T12:00:00Z, or +DURATION such as +30s", results.ErrUsage, s)
 	}
 	return t, nil
 }
@@ -154,13 +156,13 @@ func (s *Sharding) check(n int) error {
 		return err
 	}
 	if s.Index < 0 || s.Of < 1 || s.Index >= s.Of {
-		return fmt.Errorf("%w: shard %d of %d; want 0 to %d", ErrUsage, s.Index, s.Of, s.Of-1)
+		return fmt.Errorf("%w: shard %d of %d; want 0 to %d", results.ErrUsage, s.Index, s.Of, s.Of-1)
 	}
 	if n < s.Of {
-		return fmt.Errorf("%w: %d shards cannot share %d requests; give each shard at least one (-n %d or more)", ErrUsage, s.Of, n, s.Of)
+		return fmt.Errorf("%w: %d shards cannot share %d requests; give each shard at least one (-n %d or more)", results.ErrUsage, s.Of, n, s.Of)
 	}
 	if s.Period < 0 {
-		return fmt.Errorf("%w: --period %s is negative; want a duration such as 1s", ErrUsage, s.Period)
+		return fmt.Errorf("%w: --period %s is negative; want a duration such as 1s", results.ErrUsage, s.Period)
 	}
 	return nil
 }
@@ -204,11 +206,11 @@ type ShardResult struct {
 	Shards int `json:"shards"`
 	// StartAt is the agreed first release, nil when there was none;
 	// Period the time between trials' releases.
-	StartAt *time.Time    `json:"start_at,omitempty"`
-	Period  time.Duration `json:"period_ns,omitempty"`
-	Host    string        `json:"host,omitempty"`
-	Run     *ShardRunPart `json:"run,omitempty"`
-	Load    *LoadResult   `json:"load,omitempty"`
+	StartAt *time.Time          `json:"start_at,omitempty"`
+	Period  time.Duration       `json:"period_ns,omitempty"`
+	Host    string              `json:"host,omitempty"`
+	Run     *ShardRunPart       `json:"run,omitempty"`
+	Load    *results.LoadResult `json:"load,omitempty"`
 }
 
 // ShardRunPart is a run's part: the plan every shard shares, and this
@@ -231,22 +233,22 @@ type ShardRunPart struct {
 
 // ShardTarget is one target's trials in a shard.
 type ShardTarget struct {
-	Target    string       `json:"target"`
-	Spec      string       `json:"spec"`
-	Guarantee string       `json:"guarantee"`
-	Expect    Expectation  `json:"expect"`
-	Strict    bool         `json:"strict"`
-	Error     string       `json:"error,omitempty"`
-	Trials    []ShardTrial `json:"trials"`
+	Target    string              `json:"target"`
+	Spec      string              `json:"spec"`
+	Guarantee string              `json:"guarantee"`
+	Expect    results.Expectation `json:"expect"`
+	Strict    bool                `json:"strict"`
+	Error     string              `json:"error,omitempty"`
+	Trials    []ShardTrial        `json:"trials"`
 }
 
 // ShardTrial is a shard's share of one burst. Its requests are numbered
 // within the whole burst, and their instants count from the agreed
 // release instant (or the shard's own release, without one).
 type ShardTrial struct {
-	Index    int       `json:"index"`
-	Key      string    `json:"key"`
-	Requests []Request `json:"requests"`
+	Index    int               `json:"index"`
+	Key      string            `json:"key"`
+	Requests []results.Request `json:"requests"`
 	// Arrivals are the server's arrival instants (Racelab-Arrival) in
 	// Unix nanoseconds, one per request, when the server reported them.
 	Arrivals []int64 `json:"arrivals_unix_ns,omitempty"`
@@ -266,7 +268,7 @@ func Shareable(spec targets.Spec, e targets.Entry) bool {
 
 // errNotShareable says which target cannot be sharded and what would do.
 func errNotShareable(name string) error {
-	return fmt.Errorf("%w: target %s lives inside each racelab process, so shards cannot share its keys; shard against a URL (racelab serve), redis, postgres or sqlite?path=FILE", ErrUsage, name)
+	return fmt.Errorf("%w: target %s lives inside each racelab process, so shards cannot share its keys; shard against a URL (racelab serve), redis, postgres or sqlite?path=FILE", results.ErrUsage, name)
 }
 
 // RunShard plays shard s of the plan: its share of every trial's burst,
@@ -284,11 +286,11 @@ func RunShard(ctx context.Context, p Plan, s Sharding) (*ShardResult, error) {
 	timeout := cmp.Or(p.Timeout, DefaultTimeout)
 	switch {
 	case sc.stream != nil:
-		return nil, fmt.Errorf("%w: %s fires a stream of arrivals over time, not a burst; a sharded run fires bursts", ErrUsage, sc.Name)
+		return nil, fmt.Errorf("%w: %s fires a stream of arrivals over time, not a burst; a sharded run fires bursts", results.ErrUsage, sc.Name)
 	case p.Sequential:
-		return nil, fmt.Errorf("%w: --sequential fires one request after another; a sharded run fires bursts", ErrUsage)
+		return nil, fmt.Errorf("%w: --sequential fires one request after another; a sharded run fires bursts", results.ErrUsage)
 	case p.MaxRate > 0:
-		return nil, fmt.Errorf("%w: --max-rate adds trials as the verdicts come, and a shard sees none; give --trials", ErrUsage)
+		return nil, fmt.Errorf("%w: --max-rate adds trials as the verdicts come, and a shard sees none; give --trials", results.ErrUsage)
 	}
 	if err := s.check(n); err != nil {
 		return nil, err
@@ -296,7 +298,7 @@ func RunShard(ctx context.Context, p Plan, s Sharding) (*ShardResult, error) {
 	lo, hi := s.span(n)
 	if kept := (hi - lo) * trials * len(rs); kept > MaxShardRequests {
 		return nil, fmt.Errorf("%w: this shard would keep %d requests (%d a burst × %d trials × %d targets) for the merge; at most %d: use more shards or fewer trials",
-			ErrUsage, kept, hi-lo, trials, len(rs), MaxShardRequests)
+			results.ErrUsage, kept, hi-lo, trials, len(rs), MaxShardRequests)
 	}
 	for _, r := range rs {
 		if !Shareable(r.spec, r.entry) {
@@ -440,7 +442,7 @@ func CheckShard(s *ShardResult) error {
 		return bad("a %s part must hold exactly its %s", s.Kind, s.Kind)
 	}
 	if s.Load != nil {
-		if err := CheckLoad(s.Load); err != nil {
+		if err := results.CheckLoad(s.Load); err != nil {
 			return bad("%v", err)
 		}
 		return checkLoadShard(s)
@@ -476,7 +478,7 @@ func CheckShard(s *ShardResult) error {
 				if q.Index != r.Lo+j {
 					return bad("target %s: trial %d: request %d where %d was due", t.Target, i, q.Index, r.Lo+j)
 				}
-				if q.Outcome != Allowed && q.Outcome != Refused && q.Outcome != Errored {
+				if q.Outcome != results.Allowed && q.Outcome != results.Refused && q.Outcome != results.Errored {
 					return bad("target %s: trial %d: request %d: outcome %q", t.Target, i, q.Index, q.Outcome)
 				}
 			}

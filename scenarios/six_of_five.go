@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/racelab/racelab/scenarios/results"
+
 	"github.com/racelab/racelab/scenarios/pace"
 	"github.com/racelab/racelab/targets/story"
 )
@@ -22,7 +24,7 @@ const (
 	DefaultTolerance = 1
 )
 
-var sixOfFive = mustVary(sixOfFiveWith(Settings{}))
+var sixOfFive = mustVary(sixOfFiveWith(results.Settings{}))
 
 // mustVary is for the registry's own variants, made from settings that
 // are known to be good.
@@ -36,7 +38,7 @@ func mustVary(sc *Scenario, err error) *Scenario {
 // sixOfFiveWith makes the rate limiter's story with settings set: the
 // limit and window, the soft rule's tolerance, and a stream of arrivals
 // instead of a burst.
-func sixOfFiveWith(set Settings) (*Scenario, error) {
+func sixOfFiveWith(set results.Settings) (*Scenario, error) {
 	limit := cmp.Or(set.Limit, WindowLimit)
 	length := cmp.Or(set.Window, WindowLength)
 	tolerance := int64(DefaultTolerance)
@@ -57,7 +59,7 @@ func sixOfFiveWith(set Settings) (*Scenario, error) {
 	}
 	w := story.Window{Limit: limit, Length: length}
 	soft := limit + tolerance
-	resolved := Settings{Limit: limit, Window: length, Tolerance: &tolerance, Rate: set.Rate, Rollover: set.Rollover}
+	resolved := results.Settings{Limit: limit, Window: length, Tolerance: &tolerance, Rate: set.Rate, Rollover: set.Rollover}
 	sc := Scenario{
 		Name:  "six-of-five",
 		Title: "a rate limit of five a minute that sometimes admits six",
@@ -71,7 +73,7 @@ func sixOfFiveWith(set Settings) (*Scenario, error) {
 			"protection that is a soft rule, and it holds; as a paid quota it would " +
 			"be a bug. One object per caller, or one conditional upsert, makes the " +
 			"check and the increment one step.",
-		Rule: fmt.Sprintf("at most %d requests admitted a caller per %s window, and every admitted request counted", limit, durationWords(length)),
+		Rule: fmt.Sprintf("at most %d requests admitted a caller per %s window, and every admitted request counted", limit, results.DurationWords(length)),
 		SoftRule: fmt.Sprintf("at most %d admitted a window: the limit of %d with a tolerance of %d, enough for abuse protection",
 			soft, limit, tolerance),
 		Fix: "One object per caller receives every request of that caller and " +
@@ -88,14 +90,14 @@ func sixOfFiveWith(set Settings) (*Scenario, error) {
 		Op:              story.OpLimit,
 		Limit:           limit,
 		KeyPrefix:       "caller",
-		Knobs:           []string{KnobLimit, KnobWindow, KnobTolerance, KnobRate, KnobArrivals, KnobRollover},
+		Knobs:           []string{results.KnobLimit, results.KnobWindow, results.KnobTolerance, results.KnobRate, results.KnobArrivals, results.KnobRollover},
 		Extras:          []Extra{{After: "race", Replay: streamReplay}, {After: "fix", Replay: rolloverReplays}},
 		Ending:          limiterExercise,
-		Tell: func(t *Trial, target string) string {
+		Tell: func(t *results.Trial, target string) string {
 			return fmt.Sprintf("%s: %s admitted (%s), %d refused, %d counted", target,
-				plural(int64(t.Allowed), "request"), perWindow(t.Windows), t.Refused, t.Counted)
+				results.Plural(int64(t.Allowed), "request"), perWindow(t.Windows), t.Refused, t.Counted)
 		},
-		Judge: func(t *Trial, target string) {
+		Judge: func(t *results.Trial, target string) {
 			t.Windows = admittedPerWindow(t.Requests)
 			allowed := int64(t.Allowed)
 			t.Over = 0
@@ -107,7 +109,7 @@ func sixOfFiveWith(set Settings) (*Scenario, error) {
 			case t.Over > 0 || t.Lost > 0:
 				t.Broken = true
 				t.Why = fmt.Sprintf("%s: %s admitted (%s) against a limit of %d a window, %d counted", target,
-					plural(allowed, "request"), perWindow(t.Windows), limit, t.Counted)
+					results.Plural(allowed, "request"), perWindow(t.Windows), limit, t.Counted)
 				if t.Over > 0 {
 					t.Why += fmt.Sprintf(": %d over the limit", t.Over)
 				}
@@ -117,7 +119,7 @@ func sixOfFiveWith(set Settings) (*Scenario, error) {
 			case t.Counted > allowed+int64(t.Errors):
 				t.Broken = true
 				t.Why = fmt.Sprintf("%s: %s admitted, yet %d counted: refused requests were counted",
-					target, plural(allowed, "request"), t.Counted)
+					target, results.Plural(allowed, "request"), t.Counted)
 			}
 		},
 	}
@@ -137,7 +139,7 @@ func sixOfFiveWith(set Settings) (*Scenario, error) {
 		sch.Spacing = spacing
 		if n := sch.Expected(); n > MaxRequests || n < 1 {
 			return nil, fmt.Errorf("--rate %s over a %s window is %d arrivals; want 1 to %d (lower --rate or --window)",
-				rateWords(set.Rate), durationWords(length), n, MaxRequests)
+				rateWords(set.Rate), results.DurationWords(length), n, MaxRequests)
 		}
 		st := &stream{schedule: sch, align: length, words: streamWords(sch)}
 		if set.Rollover {
@@ -156,7 +158,7 @@ func sixOfFiveWith(set Settings) (*Scenario, error) {
 		ans := answerOf(a.Allowed, a.Count, err)
 		ans.Window = a.Window
 		return ans
-	}, func(s story.Limiter, ctx context.Context, key string, reqs []Request) (int64, error) {
+	}, func(s story.Limiter, ctx context.Context, key string, reqs []results.Request) (int64, error) {
 		if reqs == nil {
 			return 0, errNoWindows
 		}
@@ -170,7 +172,7 @@ func sixOfFiveWith(set Settings) (*Scenario, error) {
 		}
 		return sum, nil
 	}, nil)
-	out.soft = func(t *Trial) bool {
+	out.soft = func(t *results.Trial) bool {
 		return slices.ContainsFunc(t.Windows, func(a int) bool { return int64(a) > soft })
 	}
 	out.settings = &resolved
@@ -185,10 +187,10 @@ var errNoWindows = errors.New("six-of-five reads back per window, and needs the 
 
 // windowsOf lists the windows the answered requests were counted in, in
 // order.
-func windowsOf(reqs []Request) []int64 {
+func windowsOf(reqs []results.Request) []int64 {
 	seen := map[int64]bool{}
 	for _, r := range reqs {
-		if r.Outcome != Errored {
+		if r.Outcome != results.Errored {
 			seen[r.Window] = true
 		}
 	}
@@ -197,11 +199,11 @@ func windowsOf(reqs []Request) []int64 {
 
 // admittedPerWindow counts the admitted requests of each window the trial
 // touched, in window order.
-func admittedPerWindow(reqs []Request) []int {
+func admittedPerWindow(reqs []results.Request) []int {
 	ws := windowsOf(reqs)
 	out := make([]int, len(ws))
 	for _, r := range reqs {
-		if r.Outcome == Allowed {
+		if r.Outcome == results.Allowed {
 			out[slices.Index(ws, r.Window)]++
 		}
 	}
@@ -222,20 +224,4 @@ func perWindow(ws []int) string {
 		return parts[0] + " in one window"
 	}
 	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1] + fmt.Sprintf(" in %d windows", len(ws))
-}
-
-// durationWords writes a duration the way people say it: "60s", "2m",
-// "1h30m".
-func durationWords(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	if d == time.Minute {
-		return "60s"
-	}
-	return s
 }

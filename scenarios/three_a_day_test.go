@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/racelab/racelab/scenarios/results"
+
 	"github.com/racelab/racelab/targets/story"
 )
 
@@ -27,14 +29,14 @@ var threeADay = define(Scenario{
 	Op:              "download",
 	Limit:           3,
 	model:           quotaModel(3),
-	Judge: func(t *Trial, target string) {
+	Judge: func(t *results.Trial, target string) {
 		allowed := int64(t.Allowed)
 		t.Over, t.Lost = max(0, allowed-3), max(0, allowed-t.Counted)
 		if t.Over > 0 || t.Lost > 0 {
 			t.Broken, t.Why = true, fmt.Sprintf("%s: %d granted against a limit of 3, counter at %d", target, allowed, t.Counted)
 		}
 	},
-	Tell: func(t *Trial, target string) string {
+	Tell: func(t *results.Trial, target string) string {
 		return fmt.Sprintf("%s: %d granted, counter at %d", target, t.Allowed, t.Counted)
 	},
 }, func(s story.Quota, ctx context.Context, key string, _ int) Answer {

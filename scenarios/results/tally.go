@@ -1,4 +1,4 @@
-package scenarios
+package results
 
 import (
 	"slices"
@@ -230,7 +230,7 @@ func (s *Tally) TooInconclusive() bool {
 
 // bound is what the tally proves about the rate of breaking at level:
 // only conclusive trials count.
-func (s *Tally) bound(level, maxRate float64) Bound {
+func (s *Tally) Bound(level, maxRate float64) Bound {
 	b := Bound{Level: level, MaxRate: maxRate, Trials: s.Conclusive(), Broken: s.Broken, Inconclusive: s.Inconclusive}
 	b.Upper = UpperBound(b.Broken, b.Trials, level)
 	return b
@@ -257,7 +257,7 @@ func (s *Tally) CountedMedian() int64 {
 }
 
 // merge adds another target's tally to s, as if its trials had followed.
-func (s *Tally) merge(o *Tally) {
+func (s *Tally) Merge(o *Tally) {
 	if o.Trials == 0 {
 		return
 	}
@@ -348,7 +348,7 @@ type Keep struct {
 
 // recorder records a target's judged trials: every one into the tally,
 // the sample into tr.Trials.
-type recorder struct {
+type Recorder struct {
 	tr    *TargetResult
 	keep  Keep
 	tally Tally
@@ -361,18 +361,18 @@ type recorder struct {
 	worstAt int
 }
 
-func newRecorder(tr *TargetResult, keep Keep) *recorder {
+func NewRecorder(tr *TargetResult, keep Keep) *Recorder {
 	if keep.Trials <= 0 {
 		keep.Trials = DefaultKeepTrials
 	}
 	if keep.Requests <= 0 {
 		keep.Requests = DefaultKeepRequests
 	}
-	return &recorder{tr: tr, keep: keep, worstAt: -1}
+	return &Recorder{tr: tr, keep: keep, worstAt: -1}
 }
 
 // add records one judged trial.
-func (r *recorder) add(t Trial) {
+func (r *Recorder) Add(t Trial) {
 	firstBroken := t.Broken && r.tally.Broken == 0
 	firstInconclusive := t.Inconclusive() && r.tally.Inconclusive == 0
 	worse := r.tally.Trials > 0 && t.Over+t.Lost > r.tally.Worst.Over+r.tally.Worst.Lost
@@ -404,11 +404,17 @@ func (r *recorder) add(t Trial) {
 
 // finish sets the target's tally, when the sample left trials out, and
 // its bound.
-func (r *recorder) finish(level, maxRate float64) {
+func (r *Recorder) Finish(level, maxRate float64) {
 	if r.dropped {
 		tally := r.tally
 		r.tr.Tally = &tally
 	}
-	b := r.tally.bound(level, maxRate)
+	b := r.tally.Bound(level, maxRate)
 	r.tr.Bound = &b
 }
+
+// Tally is what the trials recorded so far came to.
+func (r *Recorder) Tally() *Tally { return &r.tally }
+
+// Target is the target result the recorder fills in.
+func (r *Recorder) Target() *TargetResult { return r.tr }

@@ -1,4 +1,4 @@
-package scenarios
+package results
 
 import (
 	"cmp"
@@ -135,7 +135,7 @@ type Trial struct {
 
 // count sets Allowed, Refused, Errors and Unsynchronized from the trial's
 // requests.
-func (t *Trial) count() {
+func (t *Trial) Count() {
 	t.Allowed, t.Refused, t.Errors, t.Unsynchronized = 0, 0, 0, false
 	for _, r := range t.Requests {
 		t.Unsynchronized = t.Unsynchronized || r.Early
@@ -275,7 +275,7 @@ func (t *TargetResult) Evidence() Bound {
 		return *t.Bound
 	}
 	s := t.Summary()
-	return s.bound(DefaultConfidence, 0)
+	return s.Bound(DefaultConfidence, 0)
 }
 
 // Proven reports whether the target met the bound asked of it; true when
@@ -459,7 +459,7 @@ func ruleWhy(t *TargetResult, label string, s *Tally) string {
 		return fmt.Sprintf("%s: the race did not show in %d trials", label, s.Trials)
 	default:
 		b := t.Evidence()
-		return fmt.Sprintf("%s: held in %d conclusive trials, not enough to prove a rate below %s", label, b.Trials, percent(b.MaxRate))
+		return fmt.Sprintf("%s: held in %d conclusive trials, not enough to prove a rate below %s", label, b.Trials, Percent(b.MaxRate))
 	}
 }
 
@@ -473,7 +473,7 @@ func InconclusiveWhy(label string, s *Tally) string {
 	} else if s.Unsynchronized > 0 {
 		why += " (answers came before the release)"
 	}
-	return why + fmt.Sprintf("; a verdict needs at most %s of them", percent(MaxInconclusive))
+	return why + fmt.Sprintf("; a verdict needs at most %s of them", Percent(MaxInconclusive))
 }
 
 // Labels names each target for a report: its name, or its full spec when
@@ -629,7 +629,7 @@ func mergeParts(parts []*Result) *Result {
 				s.tr.Trials = append(s.tr.Trials, trial)
 			}
 			part := t.Summary()
-			s.tally.merge(&part)
+			s.tally.Merge(&part)
 			s.sampled = s.sampled || t.Tally != nil
 		}
 	}
@@ -641,7 +641,7 @@ func mergeParts(parts []*Result) *Result {
 		if s.sampled {
 			s.tr.Tally = &s.tally
 		}
-		b := s.tally.bound(s.level, s.maxRate)
+		b := s.tally.Bound(s.level, s.maxRate)
 		s.tr.Bound = &b
 		m.Trials = max(m.Trials, s.asked)
 		m.Targets = append(m.Targets, *s.tr)
