@@ -27,7 +27,7 @@ func ExampleRender() {
 		Targets: []results.TargetResult{{
 			Target: "kv", Spec: "kv", Guarantee: "none: read, then write", Expect: results.ExpectBreak,
 			Trials: []results.Trial{{
-				Requests: make([]results.Request, 5), Allowed: 5, Counted: 1, Over: 4, Lost: 4,
+				Requests: make([]results.Request, 5), Allowed: 5, Counted: 1, Over: 4, Lost: 4, Damage: "4 oversold",
 				Broken: true, Why: "kv: 5 checkouts succeeded for 1 in stock, 1 claim recorded: 4 oversold",
 				ReleaseSpread: 51000,
 			}},

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/results"
 )
 
@@ -79,7 +80,17 @@ func broken(t results.Trial, over, lost int64, why string) results.Trial {
 // result is a finished run of the scenario with rule (the constants above)
 // in the current schema: n requests a burst, trials asked for, seed, and
 // the targets' results.
+//
+// Each trial carries its story's words (its damage, what each request was
+// told), as the engine records them.
 func result(scenario, rule string, n, trials int, seed int64, targets ...results.TargetResult) *results.Result {
+	if sc, err := scenarios.Find(scenario, nil); err == nil {
+		for i := range targets {
+			for j := range targets[i].Trials {
+				sc.Words(&targets[i].Trials[j])
+			}
+		}
+	}
 	return &results.Result{
 		Schema: results.SchemaVersion, Scenario: scenario, Rule: rule,
 		Requests: n, Trials: trials, Seed: seed, Targets: targets,

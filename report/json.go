@@ -8,7 +8,6 @@ import (
 	"io"
 	"time"
 
-	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/results"
 )
 
@@ -47,18 +46,30 @@ var ErrNotResult = errors.New("not a racelab result")
 // it is refused rather than guessed at. Fields this version does not know
 // are ignored, as the schema promises that adding one keeps its meaning.
 //
-// It reads at most MaxResultBytes, and every result must pass
-// scenarios.Check: its verdicts are recomputed from its own request data,
-// so a forged or damaged file is refused rather than rendered as "holds".
-func ReadJSON(r io.Reader) ([]*results.Result, error) {
-	return readJSON(r, results.DefaultHistoryTimeout, MaxResultBytes)
+// It reads at most MaxResultBytes, and every result must pass v.Run: its
+// verdicts are recomputed from its own request data, so a forged or
+// damaged file is refused rather than rendered as "holds".
+func ReadJSON(r io.Reader, v Verifier) ([]*results.Result, error) {
+	return readJSON(r, v, results.DefaultHistoryTimeout, MaxResultBytes)
 }
 
 // readJSON is ReadJSON with the time limit of each history's recheck and
 // the most it reads.
-func readJSON(r io.Reader, historyTimeout time.Duration, limit int64) ([]*results.Result, error) {
-	saved, err := readSaved(r, historyTimeout, limit, false)
+func readJSON(r io.Reader, v Verifier, historyTimeout time.Duration, limit int64) ([]*results.Result, error) {
+	saved, err := readSaved(r, v, historyTimeout, limit, false)
 	return saved.Runs, err
+}
+
+// Verifier checks saved documents before anything is judged from them.
+// Checking a run means judging its trials again by its story's rule, which
+// the report package does not know: the caller hands the checks in (the
+// scenarios package's Check and the shards package's CheckShard).
+type Verifier struct {
+	// Run checks a run result, its histories checked again within the
+	// time limit given.
+	Run func(r *results.Result, historyTimeout time.Duration) error
+	// Shard checks a part of a sharded run or load.
+	Shard func(s *results.ShardResult) error
 }
 
 // Saved is what a stream of saved documents held: run results and load
@@ -68,17 +79,17 @@ type Saved struct {
 	Loads []*results.LoadResult
 	// Shards are parts of sharded runs and loads (racelab run|load
 	// --shard), which only a merge can judge (scenarios.VerifyRun).
-	Shards []*scenarios.ShardResult
+	Shards []*results.ShardResult
 }
 
 // ReadSaved reads saved results of either kind, as ReadJSON reads runs:
 // `racelab run -o json` and `racelab load -o json` documents, in any mix.
 // A load result must pass results.CheckLoad.
-func ReadSaved(r io.Reader) (Saved, error) {
-	return readSaved(r, results.DefaultHistoryTimeout, MaxResultBytes, true)
+func ReadSaved(r io.Reader, v Verifier) (Saved, error) {
+	return readSaved(r, v, results.DefaultHistoryTimeout, MaxResultBytes, true)
 }
 
-func readSaved(r io.Reader, historyTimeout time.Duration, limit int64, loads bool) (Saved, error) {
+func readSaved(r io.Reader, v Verifier, historyTimeout time.Duration, limit int64, loads bool) (Saved, error) {
 	// Decoded as it is read, so that input that is not JSON at all
 	// (/dev/zero, a binary) is refused at its first bytes, not after the
 	// limit; what was read is kept to say on which line JSON broke.
@@ -88,7 +99,7 @@ func readSaved(r io.Reader, historyTimeout time.Duration, limit int64, loads boo
 	var out Saved
 	schemas := fmt.Sprintf("%q", results.SchemaVersion)
 	if loads {
-		schemas += fmt.Sprintf(", %q or %q", results.LoadSchemaVersion, scenarios.ShardSchemaVersion)
+		schemas += fmt.Sprintf(", %q or %q", results.LoadSchemaVersion, results.ShardSchemaVersion)
 	}
 	for n := 1; ; n++ {
 		var raw json.RawMessage
@@ -129,12 +140,12 @@ func readSaved(r io.Reader, historyTimeout time.Duration, limit int64, loads boo
 				return Saved{}, fmt.Errorf("%w: document %d: %w", ErrNotResult, n, err)
 			}
 			out.Loads = append(out.Loads, &res)
-		case loads && *probe.Schema == scenarios.ShardSchemaVersion:
-			var part scenarios.ShardResult
+		case loads && *probe.Schema == results.ShardSchemaVersion:
+			var part results.ShardResult
 			if err := json.Unmarshal(raw, &part); err != nil {
 				return Saved{}, fmt.Errorf("%w: document %d: %w", ErrNotResult, n, err)
 			}
-			if err := scenarios.CheckShard(&part); err != nil {
+			if err := v.Shard(&part); err != nil {
 				return Saved{}, fmt.Errorf("%w: document %d: %w", ErrNotResult, n, err)
 			}
 			out.Shards = append(out.Shards, &part)
@@ -148,7 +159,7 @@ func readSaved(r io.Reader, historyTimeout time.Duration, limit int64, loads boo
 	// Checked once every document has been read, so that a file that is
 	// not results at all says so first.
 	for i, res := range out.Runs {
-		if err := scenarios.Check(res, historyTimeout); err != nil {
+		if err := v.Run(res, historyTimeout); err != nil {
 			return Saved{}, fmt.Errorf("%w: document %d: %w", ErrNotResult, i+1, err)
 		}
 	}

@@ -20,7 +20,7 @@ func TestReadJSONRoundTrip(t *testing.T) {
 	if err := RenderAll(&b, want, JSON, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := ReadJSON(&b)
+	got, err := ReadJSON(&b, verify)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestReadJSONRefuses(t *testing.T) {
 		{"a request too few", forged(t, `"requests": 10`, `"requests": 11`), "not a racelab result: document 1: inconsistent result: targets[0].trials[0].requests: 10 requests; the result says 11 per burst"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ReadJSON(strings.NewReader(tc.in))
+			_, err := ReadJSON(strings.NewReader(tc.in), verify)
 			if err == nil || !strings.HasPrefix(err.Error(), tc.want) || !errors.Is(err, ErrNotResult) {
 				t.Errorf("ReadJSON error = %v, want one starting %q and wrapping ErrNotResult", err, tc.want)
 			}
@@ -73,7 +73,7 @@ func (spaces) Read(p []byte) (int, error) {
 // TestReadJSONLimit: endless input is refused once past the limit, not
 // read until memory runs out.
 func TestReadJSONLimit(t *testing.T) {
-	_, err := readJSON(spaces{}, time.Second, 3<<20)
+	_, err := readJSON(spaces{}, verify, time.Second, 3<<20)
 	if err == nil || !errors.Is(err, ErrNotResult) || !strings.Contains(err.Error(), "larger than 3 MiB") {
 		t.Errorf("endless input: %v; want it refused as larger than 3 MiB", err)
 	}
@@ -135,7 +135,7 @@ func TestReadJSONSampled(t *testing.T) {
 	if err := Render(&b, res, JSON, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := ReadJSON(bytes.NewReader(b.Bytes()))
+	got, err := ReadJSON(bytes.NewReader(b.Bytes()), verify)
 	if err != nil {
 		t.Fatalf("a sampled result is refused: %v", err)
 	}
@@ -146,7 +146,10 @@ func TestReadJSONSampled(t *testing.T) {
 	if forged == b.String() {
 		t.Fatal("the tally has no \"broken\": 20")
 	}
-	if _, err := ReadJSON(strings.NewReader(forged)); err == nil || !strings.Contains(err.Error(), "tally.broken") {
+	if _, err := ReadJSON(strings.NewReader(forged), verify); err == nil || !strings.Contains(err.Error(), "tally.broken") {
 		t.Errorf("a tally hiding the sample's breaks: %v; want it refused, naming tally.broken", err)
 	}
 }
+
+// verify checks saved documents as racelab's commands do.
+var verify = Verifier{Run: scenarios.Check, Shard: scenarios.CheckShard}

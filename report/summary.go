@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/results"
 )
 
@@ -144,11 +143,10 @@ func summarize(r *results.Result) summary {
 		s.cols = append(s.cols, softColumn)
 	}
 
-	damage := damageWords(r.Scenario, r.Settings)
 	labels := results.Labels(r.Targets)
 	for i := range r.Targets {
 		tr := &r.Targets[i]
-		cells := row(tr, &tallies[i], labels[i], multi, damage)
+		cells := row(tr, &tallies[i], labels[i], multi)
 		if showHistory {
 			cells = append(cells, historyCell(&tallies[i], multi))
 		}
@@ -246,7 +244,7 @@ func summarize(r *results.Result) summary {
 }
 
 // row is one target's cells up to the worst trial.
-func row(tr *results.TargetResult, s *results.Tally, label string, multi bool, damage func(over, lost int64) string) []string {
+func row(tr *results.TargetResult, s *results.Tally, label string, multi bool) []string {
 	cells := []string{label, orNone(tr.Guarantee), none, none, none, none, none, orNone(string(tr.Expect)), none}
 	if s.Trials == 0 {
 		return cells
@@ -260,32 +258,13 @@ func row(tr *results.TargetResult, s *results.Tally, label string, multi bool, d
 	} else {
 		cells[6] = strconv.FormatInt(s.CountedMin, 10)
 	}
-	if d := damage(s.Worst.Over, s.Worst.Lost); d != "" {
+	if d := s.Worst.Words(); d != "" {
 		cells[8] = d
 		if multi {
 			cells[8] = fmt.Sprintf("#%d: %s", s.Worst.Index+1, d)
 		}
 	}
 	return cells
-}
-
-// damageWords is how the scenario named, with the settings it ran with,
-// says how far a trial strayed ("4 oversold", "9 hits lost", "88 given
-// away"), or, for a story this racelab does not know, "7 over, 11 lost".
-func damageWords(scenario string, set *results.Settings) func(over, lost int64) string {
-	sc, err := scenarios.Lookup(scenario)
-	if err != nil {
-		return scenarios.DefaultDamage
-	}
-	if set != nil {
-		if v, err := sc.With(*set); err == nil {
-			sc = v
-		}
-	}
-	if sc.Damage != nil {
-		return sc.Damage
-	}
-	return scenarios.DefaultDamage
 }
 
 // spanOf shows a per-trial figure as one number when every trial agrees, or

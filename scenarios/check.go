@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/scenarios/results"
+	"github.com/racelab/racelab/targets"
 )
 
 // recheckBudget bounds the history checks of one Check call in all: honest
@@ -32,23 +33,21 @@ var ErrInconsistent = errors.New("inconsistent result")
 //
 // What a sample leaves out cannot be recomputed: a result saved without
 // --keep-all is checked for agreeing with its sample, not proven whole.
-func Check(r *results.Result, historyTimeout time.Duration) error {
+//
+// find looks the result's story up with the settings it ran with, so
+// that its rule, model and judgement follow them.
+func CheckWith(r *results.Result, find Finder, historyTimeout time.Duration) error {
 	bad := func(field, format string, args ...any) error {
 		return fmt.Errorf("%w: %s: %s", ErrInconsistent, field, fmt.Sprintf(format, args...))
 	}
 	deadline := time.Now().Add(recheckBudget)
-	sc, err := Lookup(r.Scenario)
-	if err == nil && r.Settings != nil {
-		// The story as the run made it: its rule, model and judgement
-		// follow its settings.
-		if sc, err = sc.With(*r.Settings); err != nil {
-			return bad("settings", "%v", err)
-		}
-	}
-	script := r.Script != "" && r.Scenario == paymentScenario
+	sc, err := find(r.Scenario, r.Settings)
+	var unknown *targets.UnknownNameError
 	switch {
-	case err != nil && !script:
-		return bad("scenario", "%q is not a story this racelab knows (%v)", r.Scenario, Names())
+	case errors.As(err, &unknown):
+		return bad("scenario", "%q is not a story this racelab knows (%v)", r.Scenario, unknown.Known)
+	case err != nil:
+		return bad("settings", "%v", err)
 	case r.Requests < 1 || r.Requests > MaxRequests:
 		return bad("requests", "%d; want 1 to %d", r.Requests, MaxRequests)
 	case r.Trials < 0:
@@ -86,7 +85,7 @@ func Check(r *results.Result, historyTimeout time.Duration) error {
 				return bad(at+".index", "%d after %d; trials are kept in the order they ran", tr.Index, last)
 			}
 			last = tr.Index
-			if err := recheckTrial(sc, script, r.Requests, tr, labels[i], min(historyTimeout, time.Until(deadline))); err != nil {
+			if err := recheckTrial(sc, r.Requests, tr, labels[i], min(historyTimeout, time.Until(deadline))); err != nil {
 				return bad(at+"."+err.field, "%s", err.msg)
 			}
 		}
@@ -115,7 +114,7 @@ func Check(r *results.Result, historyTimeout time.Duration) error {
 type fieldError struct{ field, msg string }
 
 // recheckTrial recomputes a trial's counts and verdict from its requests.
-func recheckTrial(sc *Scenario, script bool, n int, t *results.Trial, target string, historyTimeout time.Duration) *fieldError {
+func recheckTrial(sc *Scenario, n int, t *results.Trial, target string, historyTimeout time.Duration) *fieldError {
 	if len(t.Requests) != n && sc.stream == nil { // a stream's arrivals vary by trial
 		return &fieldError{"requests", fmt.Sprintf("%d requests; the result says %d per burst", len(t.Requests), n)}
 	}
@@ -141,8 +140,8 @@ func recheckTrial(sc *Scenario, script bool, n int, t *results.Trial, target str
 		return &fieldError{"unsynchronized", fmt.Sprintf("%v; its requests say %v", t.Unsynchronized, c.Unsynchronized)}
 	}
 	c.Broken, c.Why, c.Lost, c.Over, c.SoftBroken, c.Windows, c.Exposure = false, "", 0, 0, false, nil, 0
-	if script {
-		judgePayment(&c)
+	if sc.Scripted {
+		sc.Judge(&c, target)
 	} else {
 		sc.judge(&c, target)
 		switch {

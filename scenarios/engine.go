@@ -346,7 +346,7 @@ func Run(ctx context.Context, p Plan) (*results.Result, error) {
 	if p.HistoryHTML != "" {
 		// The report is still worth printing when the picture cannot be
 		// written, so the result comes back with the error.
-		if err := writeHistoryFile(p.HistoryHTML, res, p.Evidence.historyTimeout()); err != nil {
+		if err := writeHistoryFile(p.HistoryHTML, sc, res, p.Evidence.historyTimeout()); err != nil {
 			return res, fmt.Errorf("--history-html %s: %w", p.HistoryHTML, err)
 		}
 	}

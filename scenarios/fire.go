@@ -3,11 +3,13 @@ package scenarios
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/racelab/racelab/scenarios/results"
+	"github.com/racelab/racelab/targets"
 
 	"github.com/racelab/racelab/targets/clock"
 	"github.com/racelab/racelab/targets/trace"
@@ -258,4 +260,26 @@ func (f firing) fireStream(ctx context.Context, offsets []time.Duration, prelude
 		return nil, fmt.Errorf("before the stream: %w", perr)
 	}
 	return reqs, nil
+}
+
+// midnight is the day boundary the explanation crosses: the first one
+// after virtual time starts.
+var midnight = targets.DefaultStart.Truncate(24 * time.Hour).Add(24 * time.Hour)
+
+// waitUntil returns at the wall-clock instant at, or when ctx is done. It
+// sleeps until shortly before and spins the rest, yielding, since a
+// timer's wake-up is far coarser than the spread a release aims for.
+func waitUntil(ctx context.Context, at time.Time) {
+	if d := time.Until(at) - spinBefore; d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return
+		}
+	}
+	for time.Now().Before(at) && ctx.Err() == nil {
+		runtime.Gosched()
+	}
 }

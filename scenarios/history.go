@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -504,19 +505,14 @@ func judgeHistory(sc *Scenario, t *results.Trial, target string, e Evidence) {
 	}
 }
 
-// DescribeAnswer says in a few words what a request of the named scenario
+// DescribeAnswer says in a few words what a request of the story
 // was told: "3 views", "granted, count 5", "409, taken", "error". Unknown
 // scenarios get the outcome and the value.
-func DescribeAnswer(scenario string, r results.Request) string {
-	if r.Outcome == results.Errored {
-		return "error"
+func (sc *Scenario) DescribeAnswer(r results.Request) string {
+	if m, ok := modelOf(sc); ok && r.Outcome != results.Errored {
+		return m.answer(opOutput{outcome: r.Outcome, value: r.Value})
 	}
-	if sc, err := Lookup(scenario); err == nil {
-		if m, ok := modelOf(sc); ok {
-			return m.answer(opOutput{outcome: r.Outcome, value: r.Value})
-		}
-	}
-	return fmt.Sprintf("%s %d", r.Outcome, r.Value)
+	return results.DescribeAnswer(r)
 }
 
 // historyTrial picks the trial of res most worth a picture: the first whose
@@ -544,11 +540,7 @@ func historyTrial(res *results.Result) (target *results.TargetResult, trial *res
 // accepts. It is a page with porcupine's own script and styles inline.
 // The search behind it is bounded by timeout; a search cut short still
 // draws what it found.
-func writeHistoryHTML(w io.Writer, res *results.Result, timeout time.Duration) error {
-	sc, err := Lookup(res.Scenario)
-	if err != nil {
-		return err
-	}
+func writeHistoryHTML(w io.Writer, sc *Scenario, res *results.Result, timeout time.Duration) error {
 	m, ok := modelOf(sc)
 	if !ok {
 		return fmt.Errorf("%s has no history model", sc.Name)
@@ -573,22 +565,34 @@ func writeHistoryHTML(w io.Writer, res *results.Result, timeout time.Duration) e
 	if err := porcupine.Visualize(pm, info, &b); err != nil {
 		return fmt.Errorf("draw history: %w", err)
 	}
-	_, err = w.Write(b.Bytes())
+	_, err := w.Write(b.Bytes())
 	return err
 }
 
 // writeHistoryFile writes WriteHistoryHTML's page to path; a result with no
 // trial to draw writes nothing.
-func writeHistoryFile(path string, res *results.Result, timeout time.Duration) error {
+func writeHistoryFile(path string, sc *Scenario, res *results.Result, timeout time.Duration) error {
 	if _, _, ok := historyTrial(res); !ok {
 		return nil
 	}
 	var b bytes.Buffer
-	if err := writeHistoryHTML(&b, res, timeout); err != nil {
+	if err := writeHistoryHTML(&b, sc, res, timeout); err != nil {
 		return err
 	}
 	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("write history: %w", err)
 	}
 	return nil
+}
+
+// windowsOf lists the windows the answered requests were counted in, in
+// order.
+func windowsOf(reqs []results.Request) []int64 {
+	seen := map[int64]bool{}
+	for _, r := range reqs {
+		if r.Outcome != results.Errored {
+			seen[r.Window] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
 }

@@ -292,7 +292,7 @@ func TestHistoryTrialAndHTML(t *testing.T) {
 		t.Fatalf("HistoryTrial = %v, %+v, %v; want kv's trial 1", tr, trial, ok)
 	}
 	var b bytes.Buffer
-	if err := writeHistoryHTML(&b, res, time.Second); err != nil {
+	if err := writeHistoryHTML(&b, hits, res, time.Second); err != nil {
 		t.Fatal(err)
 	}
 	// Index 1 is the second trial: the picture counts from 1, as the

@@ -83,7 +83,7 @@ func (p *LoadPlan) share(rs []resolved) (*LoadPlan, error) {
 
 // checkLoadShard refuses a load part whose per-key counts do not add up
 // to its own totals.
-func checkLoadShard(s *ShardResult) error {
+func checkLoadShard(s *results.ShardResult) error {
 	l := s.Load
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: shard %d: %s", ErrInconsistent, s.Shard, fmt.Sprintf(format, args...))

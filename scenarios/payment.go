@@ -38,6 +38,11 @@ var paymentDesigns = []shop.Design{shop.DesignReserveOnly, shop.DesignExpireFirs
 // paymentScenario names a payment run's result.
 const paymentScenario = "five-checkouts (payment)"
 
+// paymentStory is the payment part as a saved result names it, for the
+// Check of such a result: its trials are judged by judgePayment alone.
+var paymentStory = &Scenario{Name: paymentScenario, Rule: paymentRule, Scripted: true,
+	Judge: func(t *results.Trial, _ string) { judgePayment(t) }}
+
 // paymentRule is the hard rule of the payment part.
 const paymentRule = "every painting is sold at most once, however long a payment page stays open"
 

@@ -2,14 +2,10 @@ package scenarios
 
 import (
 	"context"
-	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/racelab/racelab/scenarios/results"
 
-	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/story"
 )
 
@@ -56,6 +52,11 @@ type Scenario struct {
 	// themselves (targets.Stager); Limit is its limit, if it has one.
 	Op    story.Op
 	Limit int64
+
+	// Scripted says the story's trials are scripted rather than bursts
+	// (five-checkouts' payment part): a saved one is judged again by
+	// Judge alone, with no history to check.
+	Scripted bool
 
 	// Judge fills in Lost, Over, Broken and Why from the trial's outcomes
 	// and Counted.
@@ -170,43 +171,29 @@ func (sc *Scenario) Plays(store any) bool {
 	return ok
 }
 
-// registry is every story, in the order they are told: a new story is
-// one file and one entry here. It is filled in init because the stories'
-// extras replay through Run, which looks stories up here.
-var registry []*Scenario
-
-func init() {
-	registry = []*Scenario{tenHitsOneView, sixBecomeFour, fiveCheckouts, sixOfFive, stalePlan}
-}
-
-// All returns every scenario, in the order the stories are told.
-func All() []*Scenario { return slices.Clone(registry) }
-
-// Names returns every scenario's name.
-func Names() []string {
-	n := make([]string, len(registry))
-	for i, s := range registry {
-		n[i] = s.Name
-	}
-	return n
-}
-
-// Lookup finds a scenario by name; the error is a *targets.UnknownNameError.
-func Lookup(name string) (*Scenario, error) {
-	for _, s := range registry {
-		if s.Name == name {
-			return s, nil
-		}
-	}
-	return nil, &targets.UnknownNameError{Kind: "scenario", Name: name, Known: Names()}
-}
-
 // judge judges a trial by the story's hard rule, then by its soft rule
 // when it has one.
 func (sc *Scenario) judge(t *results.Trial, target string) {
 	sc.Judge(t, target)
 	if sc.soft != nil {
 		t.SoftBroken = sc.soft(t)
+	}
+	sc.Words(t)
+}
+
+// Words records in the trial what it came to in the story's own words, its
+// damage and what each request was told, so that a saved result reads
+// without the story's code.
+func (sc *Scenario) Words(t *results.Trial) {
+	damage := sc.Damage
+	if damage == nil {
+		damage = results.DefaultDamage
+	}
+	t.Damage = damage(t.Over, t.Lost)
+	for i := range t.Requests {
+		if r := &t.Requests[i]; r.Outcome != results.Errored { // an error says itself
+			r.Answer = sc.DescribeAnswer(*r)
+		}
 	}
 }
 
@@ -239,19 +226,13 @@ func answerOf(ok bool, value int64, err error) Answer {
 	}
 }
 
-// DefaultDamage is a story's Damage when it says none: "7 over, 11 lost".
-func DefaultDamage(over, lost int64) string {
-	var parts []string
-	if over > 0 {
-		parts = append(parts, fmt.Sprintf("%d over", over))
-	}
-	if lost > 0 {
-		parts = append(parts, fmt.Sprintf("%d lost", lost))
-	}
-	return strings.Join(parts, ", ")
-}
-
 // About is the story in its own words, for a report.
 func (sc *Scenario) About() results.About {
 	return results.About{Name: sc.Name, Title: sc.Title, Story: sc.Story, Rule: sc.Rule, SoftRule: sc.SoftRule, Fix: sc.Fix, Needs: sc.Needs}
 }
+
+// Finder finds a story by name, made with the settings a result records
+// (nil: its defaults). An unknown name is a *targets.UnknownNameError.
+// The engine looks stories up only through one, so that it knows none of
+// them by name.
+type Finder func(name string, set *results.Settings) (*Scenario, error)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -15,13 +14,6 @@ import (
 
 	"github.com/racelab/racelab/targets"
 )
-
-// ShardSchemaVersion names the shape of one shard's part of a sharded run
-// or load. A part is not a result: a run's part holds only its share of
-// each burst and no read-back, so nothing in it can be judged alone, and
-// it has a schema of its own that `racelab report` never mistakes for a
-// verdict. Bump it whenever a field changes meaning or goes away.
-const ShardSchemaVersion = "racelab/shard/v1"
 
 // Defaults and bounds of sharding, in one place.
 const (
@@ -43,15 +35,6 @@ const (
 	// spun rather than slept: a sleeping timer wakes up to a millisecond
 	// late, which would be most of the spread shards can reach.
 	spinBefore = 2 * time.Millisecond
-)
-
-// ShardKind says whether a part is of a run (bursts) or of a load.
-type ShardKind string
-
-// The kinds of part.
-const (
-	ShardRun  ShardKind = "run"
-	ShardLoad ShardKind = "load"
 )
 
 // Sharding is the part of a sharded run or load one process plays: shard
@@ -176,85 +159,6 @@ func (s *Sharding) slot(k int) time.Time {
 	return s.StartAt.Add(time.Duration(k) * cmp.Or(s.Period, DefaultPeriod))
 }
 
-// waitUntil returns at the wall-clock instant at, or when ctx is done. It
-// sleeps until shortly before and spins the rest, yielding, since a
-// timer's wake-up is far coarser than the spread a release aims for.
-func waitUntil(ctx context.Context, at time.Time) {
-	if d := time.Until(at) - spinBefore; d > 0 {
-		t := time.NewTimer(d)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return
-		}
-	}
-	for time.Now().Before(at) && ctx.Err() == nil {
-		runtime.Gosched()
-	}
-}
-
-// ShardResult is one shard's part of a sharded run (Run) or load (Load):
-// what its requests were told, for `racelab verify` to merge with the
-// other parts and judge after reading every key back.
-type ShardResult struct {
-	Schema string    `json:"schema"`
-	Kind   ShardKind `json:"kind"`
-	RunID  string    `json:"run_id"`
-	// Shard counts from 0; Shards is how many parts the run has.
-	Shard  int `json:"shard"`
-	Shards int `json:"shards"`
-	// StartAt is the agreed first release, nil when there was none;
-	// Period the time between trials' releases.
-	StartAt *time.Time          `json:"start_at,omitempty"`
-	Period  time.Duration       `json:"period_ns,omitempty"`
-	Host    string              `json:"host,omitempty"`
-	Run     *ShardRunPart       `json:"run,omitempty"`
-	Load    *results.LoadResult `json:"load,omitempty"`
-}
-
-// ShardRunPart is a run's part: the plan every shard shares, and this
-// shard's requests of every trial.
-type ShardRunPart struct {
-	Scenario string `json:"scenario"`
-	Rule     string `json:"rule"`
-	// Requests is N, the whole burst; Lo and Hi the requests [Lo, Hi)
-	// this shard fired.
-	Requests int           `json:"requests"`
-	Lo       int           `json:"lo"`
-	Hi       int           `json:"hi"`
-	Trials   int           `json:"trials"`
-	Seed     int64         `json:"seed"`
-	Timeout  time.Duration `json:"timeout_ns"`
-	// Interrupted says the shard was cancelled: its trials are partial.
-	Interrupted bool          `json:"interrupted,omitempty"`
-	Targets     []ShardTarget `json:"targets"`
-}
-
-// ShardTarget is one target's trials in a shard.
-type ShardTarget struct {
-	Target    string              `json:"target"`
-	Spec      string              `json:"spec"`
-	Guarantee string              `json:"guarantee"`
-	Expect    results.Expectation `json:"expect"`
-	Strict    bool                `json:"strict"`
-	Error     string              `json:"error,omitempty"`
-	Trials    []ShardTrial        `json:"trials"`
-}
-
-// ShardTrial is a shard's share of one burst. Its requests are numbered
-// within the whole burst, and their instants count from the agreed
-// release instant (or the shard's own release, without one).
-type ShardTrial struct {
-	Index    int               `json:"index"`
-	Key      string            `json:"key"`
-	Requests []results.Request `json:"requests"`
-	// Arrivals are the server's arrival instants (Racelab-Arrival) in
-	// Unix nanoseconds, one per request, when the server reported them.
-	Arrivals []int64 `json:"arrivals_unix_ns,omitempty"`
-	Retries  int64   `json:"retries,omitempty"`
-}
-
 // Shareable reports whether every shard reaches the same state through a
 // target: a URL, a server (Redis, PostgreSQL), or an SQLite file named by
 // path. The simulated stores and a temporary SQLite file live inside one
@@ -275,7 +179,7 @@ func errNotShareable(name string) error {
 // released at the agreed instants, with no read-back and no verdict,
 // since no shard sees a whole burst. The error is a usage error; a target
 // that fails is recorded in its ShardTarget.
-func RunShard(ctx context.Context, p Plan, s Sharding) (*ShardResult, error) {
+func RunShard(ctx context.Context, p Plan, s Sharding) (*results.ShardResult, error) {
 	rs, err := p.resolve()
 	if err != nil {
 		return nil, err
@@ -305,13 +209,13 @@ func RunShard(ctx context.Context, p Plan, s Sharding) (*ShardResult, error) {
 			return nil, errNotShareable(r.spec.Name())
 		}
 	}
-	out := &ShardResult{Schema: ShardSchemaVersion, Kind: ShardRun, RunID: s.RunID, Shard: s.Index, Shards: s.Of,
+	out := &results.ShardResult{Schema: results.ShardSchemaVersion, Kind: results.ShardRun, RunID: s.RunID, Shard: s.Index, Shards: s.Of,
 		Period: cmp.Or(s.Period, DefaultPeriod), Host: s.Host}
 	if !s.StartAt.IsZero() {
 		at := s.StartAt
 		out.StartAt = &at
 	}
-	part := &ShardRunPart{Scenario: sc.Name, Rule: sc.Rule, Requests: n, Lo: lo, Hi: hi, Trials: trials, Seed: p.Seed, Timeout: timeout}
+	part := &results.ShardRunPart{Scenario: sc.Name, Rule: sc.Rule, Requests: n, Lo: lo, Hi: hi, Trials: trials, Seed: p.Seed, Timeout: timeout}
 	out.Run = part
 	opts := append([]targets.Option{targets.WithSeed(p.Seed), targets.WithVirtualTime(false)}, p.Options...)
 	opened, openErr, err := openAll(ctx, rs, opts)
@@ -320,7 +224,7 @@ func RunShard(ctx context.Context, p Plan, s Sharding) (*ShardResult, error) {
 	}
 	defer closeAll(opened)
 	for ti, r := range rs {
-		st := ShardTarget{Target: r.spec.Name(), Spec: r.raw, Guarantee: r.entry.Guarantee}
+		st := results.ShardTarget{Target: r.spec.Name(), Spec: r.raw, Guarantee: r.entry.Guarantee}
 		if r.spec.URL != nil {
 			st.Spec = st.Target
 		}
@@ -359,7 +263,7 @@ type shardRun struct {
 	onTrial func(target string, done, total int)
 }
 
-func (r shardRun) play(ctx context.Context, st *ShardTarget) error {
+func (r shardRun) play(ctx context.Context, st *results.ShardTarget) error {
 	n := r.hi - r.lo
 	t := r.target
 	if err := t.Prepare(ctx, n); err != nil {
@@ -405,7 +309,7 @@ func (r shardRun) play(ctx context.Context, st *ShardTarget) error {
 		if err != nil {
 			return &TargetError{Stage: "fire the burst", Err: err}
 		}
-		trial := ShardTrial{Index: i, Key: k, Requests: reqs}
+		trial := results.ShardTrial{Index: i, Key: k, Requests: reqs}
 		if arrivals != nil {
 			trial.Arrivals = make([]int64, len(arrivals))
 			for j, a := range arrivals {
@@ -427,18 +331,18 @@ func (r shardRun) play(ctx context.Context, st *ShardTarget) error {
 // shard outside its count, requests outside its span or missing from it,
 // outcomes racelab never writes. What a part says about the others (the
 // same run, the same plan) is checked when parts are merged.
-func CheckShard(s *ShardResult) error {
+func CheckShard(s *results.ShardResult) error {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: shard %d: %s", ErrInconsistent, s.Shard, fmt.Sprintf(format, args...))
 	}
 	switch {
-	case s.Kind != ShardRun && s.Kind != ShardLoad:
+	case s.Kind != results.ShardRun && s.Kind != results.ShardLoad:
 		return bad("kind %q; want run or load", s.Kind)
 	case CheckRunID(s.RunID) != nil:
 		return bad("run_id %q is not a run id racelab writes", s.RunID)
 	case s.Shards < 1 || s.Shard < 0 || s.Shard >= s.Shards:
 		return bad("shard %d of %d", s.Shard, s.Shards)
-	case (s.Run == nil) == (s.Load == nil) || s.Kind == ShardRun && s.Run == nil:
+	case (s.Run == nil) == (s.Load == nil) || s.Kind == results.ShardRun && s.Run == nil:
 		return bad("a %s part must hold exactly its %s", s.Kind, s.Kind)
 	}
 	if s.Load != nil {

@@ -18,13 +18,13 @@ import (
 
 // LoadShard plays shard s of a load: its share of the workers, requests
 // or rate, from the agreed start, with no read-back and no verdict.
-func LoadShard(ctx context.Context, p LoadPlan, s Sharding) (*ShardResult, error) {
+func LoadShard(ctx context.Context, p LoadPlan, s Sharding) (*results.ShardResult, error) {
 	p.Sharding = &s
 	res, err := Load(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	out := &ShardResult{Schema: ShardSchemaVersion, Kind: ShardLoad, RunID: s.RunID, Shard: s.Index, Shards: s.Of, Host: s.Host, Load: res}
+	out := &results.ShardResult{Schema: results.ShardSchemaVersion, Kind: results.ShardLoad, RunID: s.RunID, Shard: s.Index, Shards: s.Of, Host: s.Host, Load: res}
 	if !s.StartAt.IsZero() {
 		at := s.StartAt
 		out.StartAt = &at
@@ -52,12 +52,12 @@ type VerifyPlan struct {
 // that do not make one run together: other kinds, other run ids, other
 // shard counts or starts, a shard given twice or missing. Every such
 // refusal is a usage error that names the two parts that differ.
-func gather(parts []*ShardResult, kind ShardKind) ([]*ShardResult, error) {
+func gather(parts []*results.ShardResult, kind results.ShardKind) ([]*results.ShardResult, error) {
 	if len(parts) == 0 {
 		return nil, fmt.Errorf("%w: no shard results to merge", results.ErrUsage)
 	}
 	first := parts[0]
-	byIndex := make([]*ShardResult, first.Shards)
+	byIndex := make([]*results.ShardResult, first.Shards)
 	for _, s := range parts {
 		differ := func(what, a, b string) error {
 			return fmt.Errorf("%w: cannot merge shard %d of %s with shard %d of %s: %s %s and %s; merge the parts of one run",
@@ -94,14 +94,14 @@ func sameInstant(a, b *time.Time) bool {
 	return a == nil && b == nil || a != nil && b != nil && a.Equal(*b)
 }
 
-func startOf(s *ShardResult) string {
+func startOf(s *results.ShardResult) string {
 	if s.StartAt == nil {
 		return "none"
 	}
 	return fmt.Sprintf("%s every %s", s.StartAt.Format(time.RFC3339Nano), s.Period)
 }
 
-func originOf(ps []*ShardResult) *results.ShardOrigin {
+func originOf(ps []*results.ShardResult) *results.ShardOrigin {
 	o := &results.ShardOrigin{RunID: ps[0].RunID, Shards: ps[0].Shards, StartAt: ps[0].StartAt}
 	for _, s := range ps {
 		if s.Host != "" && !slices.Contains(o.Hosts, s.Host) {
@@ -113,7 +113,7 @@ func originOf(ps []*ShardResult) *results.ShardOrigin {
 
 // oneHost reports whether every shard ran on the same named machine, so
 // that their instants were read off one clock.
-func oneHost(ps []*ShardResult) bool {
+func oneHost(ps []*results.ShardResult) bool {
 	for _, s := range ps {
 		if s.Host == "" || s.Host != ps[0].Host {
 			return false
@@ -163,8 +163,8 @@ func openFor(ctx context.Context, sc *Scenario, specs []string, v VerifyPlan) ([
 // instants come from different clocks, and a clock error would pass for
 // a break). A part's target error, or a trial some shard did not finish,
 // makes the target an error, as in a run.
-func VerifyRun(ctx context.Context, parts []*ShardResult, v VerifyPlan) (*results.Result, error) {
-	ps, err := gather(parts, ShardRun)
+func VerifyRun(ctx context.Context, parts []*results.ShardResult, v VerifyPlan) (*results.Result, error) {
+	ps, err := gather(parts, results.ShardRun)
 	if err != nil {
 		return nil, err
 	}
@@ -226,7 +226,7 @@ func VerifyRun(ctx context.Context, parts []*ShardResult, v VerifyPlan) (*result
 		}
 		if err != nil {
 			errs = append(errs, err.Error())
-		} else if complete < first.Trials && len(errs) == 0 && ctx.Err() == nil && !slices.ContainsFunc(ps, func(s *ShardResult) bool { return s.Run.Interrupted }) {
+		} else if complete < first.Trials && len(errs) == 0 && ctx.Err() == nil && !slices.ContainsFunc(ps, func(s *results.ShardResult) bool { return s.Run.Interrupted }) {
 			errs = append(errs, fmt.Sprintf("only %d of %d trials were fired by every shard", complete, first.Trials))
 		}
 		tr.Error = strings.Join(errs, "; ")
@@ -242,7 +242,7 @@ func VerifyRun(ctx context.Context, parts []*ShardResult, v VerifyPlan) (*result
 
 // mergeTrials makes the first complete trials of target ti whole, reads
 // each key back and judges it into rec.
-func mergeTrials(ctx context.Context, sc *Scenario, pl player, ps []*ShardResult, ti, complete int, timeout time.Duration, history bool, ev Evidence, rec *results.Recorder) error {
+func mergeTrials(ctx context.Context, sc *Scenario, pl player, ps []*results.ShardResult, ti, complete int, timeout time.Duration, history bool, ev Evidence, rec *results.Recorder) error {
 	n := ps[0].Run.Requests
 	for i := range complete {
 		k := ps[0].Run.Targets[ti].Trials[i].Key
@@ -295,8 +295,8 @@ func mergeTrials(ctx context.Context, sc *Scenario, pl player, ps []*ShardResult
 // seconds added up, and every key's counts summed over the shards before
 // it is read back and judged, as one process's load would be. The
 // thresholds the parts carry are judged again on the whole.
-func VerifyLoad(ctx context.Context, parts []*ShardResult, v VerifyPlan) (*results.LoadResult, error) {
-	ps, err := gather(parts, ShardLoad)
+func VerifyLoad(ctx context.Context, parts []*results.ShardResult, v VerifyPlan) (*results.LoadResult, error) {
+	ps, err := gather(parts, results.ShardLoad)
 	if err != nil {
 		return nil, err
 	}
@@ -378,7 +378,7 @@ func describeLoad(l *results.LoadResult) string {
 
 // sumLoads adds up the shards' figures of their one target, and each
 // key's counts.
-func sumLoads(ps []*ShardResult) (results.LoadTarget, []results.KeyCount, error) {
+func sumLoads(ps []*results.ShardResult) (results.LoadTarget, []results.KeyCount, error) {
 	t0 := ps[0].Load.Targets[0]
 	lt := results.LoadTarget{Target: t0.Target, Spec: t0.Spec, Guarantee: t0.Guarantee, Expect: t0.Expect, Strict: t0.Strict}
 	counts := make([]results.KeyCount, ps[0].Load.Keys)

@@ -98,10 +98,10 @@ func TestSpanSplitsEveryBurstExactly(t *testing.T) {
 
 // playShards runs of shards of plan concurrently, as separate processes
 // would, with one run id and one start, and returns their parts.
-func playShards(t *testing.T, p Plan, of int, runID string) []*ShardResult {
+func playShards(t *testing.T, p Plan, of int, runID string) []*results.ShardResult {
 	t.Helper()
 	start := time.Now().Add(300 * time.Millisecond)
-	parts := make([]*ShardResult, of)
+	parts := make([]*results.ShardResult, of)
 	errs := make([]error, of)
 	var wg sync.WaitGroup
 	for i := range of {
@@ -206,20 +206,20 @@ func TestMergeRefusesPartsOfDifferentRuns(t *testing.T) {
 	d := playShards(t, p, 2, "run-d")
 	three := playShards(t, Plan{Scenario: tenHitsOneView, Targets: []string{url}, Requests: 9, Trials: 1}, 3, "run-e")
 	// Each posing as part of run-a, so that only what is checked differs.
-	for _, s := range []*ShardResult{c[1], d[1], three[1]} {
+	for _, s := range []*results.ShardResult{c[1], d[1], three[1]} {
 		s.RunID, s.StartAt = a[0].RunID, a[0].StartAt
 	}
 	tests := []struct {
 		name  string
-		parts []*ShardResult
+		parts []*results.ShardResult
 		want  string
 	}{
-		{"other run id", []*ShardResult{a[0], b[1]}, "run ids run-a and run-b"},
-		{"other N", []*ShardResult{a[0], c[1]}, "N=8"},
-		{"other scenario", []*ShardResult{a[0], d[1]}, "five-checkouts"},
-		{"missing shard", []*ShardResult{a[0]}, "shard 1 missing"},
-		{"twice", []*ShardResult{a[0], a[0], a[1]}, "given twice"},
-		{"other shard count", []*ShardResult{a[0], three[1]}, "shard counts"},
+		{"other run id", []*results.ShardResult{a[0], b[1]}, "run ids run-a and run-b"},
+		{"other N", []*results.ShardResult{a[0], c[1]}, "N=8"},
+		{"other scenario", []*results.ShardResult{a[0], d[1]}, "five-checkouts"},
+		{"missing shard", []*results.ShardResult{a[0]}, "shard 1 missing"},
+		{"twice", []*results.ShardResult{a[0], a[0], a[1]}, "given twice"},
+		{"other shard count", []*results.ShardResult{a[0], three[1]}, "shard counts"},
 		{"none", nil, "no shard results"},
 	}
 	for _, tt := range tests {
@@ -228,7 +228,7 @@ func TestMergeRefusesPartsOfDifferentRuns(t *testing.T) {
 			t.Errorf("%s: %v; want a usage error containing %q", tt.name, err, tt.want)
 		}
 	}
-	if _, err := VerifyRun(context.Background(), []*ShardResult{a[0], a[1]}, VerifyPlan{}); err != nil {
+	if _, err := VerifyRun(context.Background(), []*results.ShardResult{a[0], a[1]}, VerifyPlan{}); err != nil {
 		t.Errorf("the parts of one run: %v", err)
 	}
 }
@@ -266,19 +266,19 @@ func TestCheckShardRefusesDamagedParts(t *testing.T) {
 	url := serveContract(t, "sqlite")
 	p := Plan{Scenario: tenHitsOneView, Targets: []string{url}, Requests: 6, Trials: 1}
 	parts := playShards(t, p, 2, "damaged")
-	for name, damage := range map[string]func(s *ShardResult){
-		"span":    func(s *ShardResult) { s.Run.Lo++ },
-		"index":   func(s *ShardResult) { s.Run.Targets[0].Trials[0].Requests[0].Index = 0 },
-		"outcome": func(s *ShardResult) { s.Run.Targets[0].Trials[0].Requests[1].Outcome = "maybe" },
-		"shard":   func(s *ShardResult) { s.Shard = 2 },
-		"run id":  func(s *ShardResult) { s.RunID = "../x" },
+	for name, damage := range map[string]func(s *results.ShardResult){
+		"span":    func(s *results.ShardResult) { s.Run.Lo++ },
+		"index":   func(s *results.ShardResult) { s.Run.Targets[0].Trials[0].Requests[0].Index = 0 },
+		"outcome": func(s *results.ShardResult) { s.Run.Targets[0].Trials[0].Requests[1].Outcome = "maybe" },
+		"shard":   func(s *results.ShardResult) { s.Shard = 2 },
+		"run id":  func(s *results.ShardResult) { s.RunID = "../x" },
 	} {
 		c := *parts[1]
 		run := *c.Run
-		run.Targets = []ShardTarget{run.Targets[0]}
+		run.Targets = []results.ShardTarget{run.Targets[0]}
 		trial := run.Targets[0].Trials[0]
 		trial.Requests = append([]results.Request(nil), trial.Requests...)
-		run.Targets[0].Trials = []ShardTrial{trial}
+		run.Targets[0].Trials = []results.ShardTrial{trial}
 		c.Run = &run
 		damage(&c)
 		if err := CheckShard(&c); !errors.Is(err, ErrInconsistent) {
@@ -294,7 +294,7 @@ func TestLoadShardsMergeIntoOneLoad(t *testing.T) {
 	url := serveContract(t, "actor")
 	start := time.Now().Add(200 * time.Millisecond)
 	sched := pace.Constant(200, time.Second)
-	parts := make([]*ShardResult, 4)
+	parts := make([]*results.ShardResult, 4)
 	errs := make([]error, 4)
 	var wg sync.WaitGroup
 	for i := range 4 {
@@ -346,7 +346,7 @@ func TestLoadShardsMergeIntoOneLoad(t *testing.T) {
 // reads the same percentiles as one histogram of every value.
 func TestLoadMergeHistogramsExactly(t *testing.T) {
 	whole := results.NewHistogram(results.HistSigFigs)
-	parts := make([]*ShardResult, 4)
+	parts := make([]*results.ShardResult, 4)
 	for i := range parts {
 		h := results.NewHistogram(results.HistSigFigs)
 		for v := range int64(1000) {
@@ -356,7 +356,7 @@ func TestLoadMergeHistogramsExactly(t *testing.T) {
 		}
 		lt := results.LoadTarget{Target: "t", Spec: "t", Expect: results.ExpectHold, Strict: true, Sent: 1000, Answered: 1000, Allowed: 1000,
 			Latency: results.LatencyOf(h), Histogram: results.EncodeHistogram(h), KeyCounts: []results.KeyCount{{Key: 0, Allowed: 1000}}}
-		parts[i] = &ShardResult{Shard: i, Shards: 4, Load: &results.LoadResult{Keys: 1, Targets: []results.LoadTarget{lt}}}
+		parts[i] = &results.ShardResult{Shard: i, Shards: 4, Load: &results.LoadResult{Keys: 1, Targets: []results.LoadTarget{lt}}}
 	}
 	lt, counts, err := sumLoads(parts)
 	if err != nil {

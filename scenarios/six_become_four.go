@@ -154,10 +154,6 @@ func spreadOf(target string) (string, bool) {
 	return spec.Raw + "&route=spread", true
 }
 
-// midnight is the day boundary the explanation crosses: the first one
-// after virtual time starts.
-var midnight = targets.DefaultStart.Truncate(24 * time.Hour).Add(24 * time.Hour)
-
 // pastMidnight shows the day rolling over by itself on the fixed target,
 // when it runs in virtual time: the clock starts just before midnight UTC
 // and the downloads go on.

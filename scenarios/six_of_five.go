@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -184,18 +183,6 @@ func sixOfFiveWith(set results.Settings) (*Scenario, error) {
 // errNoWindows: a limiter's count is per window, so its read-back needs
 // the windows the requests were counted in.
 var errNoWindows = errors.New("six-of-five reads back per window, and needs the windows its requests were counted in")
-
-// windowsOf lists the windows the answered requests were counted in, in
-// order.
-func windowsOf(reqs []results.Request) []int64 {
-	seen := map[int64]bool{}
-	for _, r := range reqs {
-		if r.Outcome != results.Errored {
-			seen[r.Window] = true
-		}
-	}
-	return slices.Sorted(maps.Keys(seen))
-}
 
 // admittedPerWindow counts the admitted requests of each window the trial
 // touched, in window order.

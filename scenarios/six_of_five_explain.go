@@ -172,17 +172,13 @@ func limiterExercise(ctx context.Context, x *Explainer) (results.Ending, error) 
 	return results.Ending{
 		Heading: "The exercise: which parts are approximate, which strict",
 		Items: []results.EndingItem{
-			{Part: "The counter", Mark: "approximate on KV, strict in one object or one statement", Why: 
-				fmt.Sprintf("Read, compare, write is three steps with no lock: the burst above got %d through a limit of %d, and a steady stream gets one or two more through in some windows. %s admits exactly %d.",
-					most, w.Limit, x.Fixed, w.Limit)},
-			{Part: "The window rollover", Mark: "approximate on every store", Why: 
-				fmt.Sprintf("The count starts over at each boundary of floor(now / %s), so a caller can spend one window's allowance at its end and the next one's at its start: twice the limit within one window's length, as the rollover replay shows on %s. Each window is exact; a span across two is not.",
-					results.DurationWords(w.Length), x.Fixed)},
-			{Part: "The TTL cleanup", Mark: "approximate, and harmless", Why: 
-				fmt.Sprintf("Each window's key expires max(60 s, window) after its last write, on the platform's own schedule; the window number in the key already retires it, so no rule depends on when it goes. %s after a caller's last request, %s held %s; %s held %s until the caller's next request sweeps them.",
-					results.DurationWords(wait), x.Target, results.Plural(naive, "window record"), x.Fixed, results.Plural(fixed, "window record"))},
-			{Part: "The block decision", Mark: "approximate on KV", Why: 
-				"It compares a count that may be stale (a cached read) or about to be overwritten (a racing write), so it can admit over the limit, never under it: fine for keeping a bot off a free endpoint."},
+			{Part: "The counter", Mark: "approximate on KV, strict in one object or one statement", Why: fmt.Sprintf("Read, compare, write is three steps with no lock: the burst above got %d through a limit of %d, and a steady stream gets one or two more through in some windows. %s admits exactly %d.",
+				most, w.Limit, x.Fixed, w.Limit)},
+			{Part: "The window rollover", Mark: "approximate on every store", Why: fmt.Sprintf("The count starts over at each boundary of floor(now / %s), so a caller can spend one window's allowance at its end and the next one's at its start: twice the limit within one window's length, as the rollover replay shows on %s. Each window is exact; a span across two is not.",
+				results.DurationWords(w.Length), x.Fixed)},
+			{Part: "The TTL cleanup", Mark: "approximate, and harmless", Why: fmt.Sprintf("Each window's key expires max(60 s, window) after its last write, on the platform's own schedule; the window number in the key already retires it, so no rule depends on when it goes. %s after a caller's last request, %s held %s; %s held %s until the caller's next request sweeps them.",
+				results.DurationWords(wait), x.Target, results.Plural(naive, "window record"), x.Fixed, results.Plural(fixed, "window record"))},
+			{Part: "The block decision", Mark: "approximate on KV", Why: "It compares a count that may be stale (a cached read) or about to be overwritten (a racing write), so it can admit over the limit, never under it: fine for keeping a bot off a free endpoint."},
 		},
 		Closing: "If the limit became part of a paid contract, the counter and the block decision " +
 			"would need strong coordination: one object per caller, or one conditional upsert, " +

@@ -196,12 +196,10 @@ func planEnding(ctx context.Context, x *Explainer) (results.Ending, error) {
 	return results.Ending{
 		Heading: "What the design accepted, part by part",
 		Items: []results.EndingItem{
-			{Part: "The server's plan check", Mark: "approximate, within a bound", Why: 
-				fmt.Sprintf("A cached read of the plan goes on saying \"paid\" until it expires: on %s the last original went %s after the cancel, within the %s cache. The cost is the originals given away in that time: %d here.",
-					x.Race.Target, formatExposure(race.Exposure), results.DurationWords(story.PlanCacheTTL), race.Allowed)},
-			{Part: "The extension's licence", Mark: "approximate, within a bound of its own", Why:  ext},
-			{Part: "The daily quota", Mark: "strict only in one place", Why: 
-				fmt.Sprintf("Read, compare, write, as %s does it, lets more than %d through and counts fewer; decided in one place (%s, or the hybrid's object) it is exact.", x.Target, DailyLimit, x.Fixed)},
+			{Part: "The server's plan check", Mark: "approximate, within a bound", Why: fmt.Sprintf("A cached read of the plan goes on saying \"paid\" until it expires: on %s the last original went %s after the cancel, within the %s cache. The cost is the originals given away in that time: %d here.",
+				x.Race.Target, formatExposure(race.Exposure), results.DurationWords(story.PlanCacheTTL), race.Allowed)},
+			{Part: "The extension's licence", Mark: "approximate, within a bound of its own", Why: ext},
+			{Part: "The daily quota", Mark: "strict only in one place", Why: fmt.Sprintf("Read, compare, write, as %s does it, lets more than %d through and counts fewer; decided in one place (%s, or the hybrid's object) it is exact.", x.Target, DailyLimit, x.Fixed)},
 		},
 		Closing: "The hybrid keeps each part where it belongs: the quota, which is money, in a " +
 			"strong store that decides atomically; the plan, where a minute of staleness " +

@@ -38,7 +38,7 @@ var tenHitsOneView = define(Scenario{
 	Tell:  tellHits,
 	Damage: func(over, lost int64) string {
 		if over > 0 { // a judge of this story never sets it; said if it does
-			return DefaultDamage(over, lost)
+			return results.DefaultDamage(over, lost)
 		}
 		if lost > 0 {
 			return results.Plural(lost, "hit") + " lost"

@@ -11,6 +11,7 @@ import (
 	"slices"
 
 	"github.com/racelab/racelab/report"
+	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/spf13/cobra"
 )
@@ -165,7 +166,7 @@ func readResults(ctx context.Context, s Streams, name string) (report.Saved, err
 
 func readResultsNow(s Streams, name string) (report.Saved, error) {
 	if name == "-" {
-		rs, err := report.ReadSaved(s.In)
+		rs, err := report.ReadSaved(s.In, verifier)
 		if err != nil {
 			return report.Saved{}, fmt.Errorf("standard input: %w", err)
 		}
@@ -182,7 +183,7 @@ func readResultsNow(s Streams, name string) (report.Saved, error) {
 	if fi, err := f.Stat(); err == nil && fi.IsDir() {
 		return report.Saved{}, usageError{fmt.Errorf("%s is a folder; want a result file", name)}
 	}
-	rs, err := report.ReadSaved(f)
+	rs, err := report.ReadSaved(f, verifier)
 	if err != nil {
 		return report.Saved{}, fmt.Errorf("%s: %w", name, err)
 	}
@@ -232,3 +233,7 @@ func (o *reportOptions) checkMerge() error {
 	}
 	return nil
 }
+
+// verifier checks saved documents before a report is made of them: runs
+// judged again by their stories, parts checked against their plan.
+var verifier = report.Verifier{Run: scenarios.Check, Shard: scenarios.CheckShard}

@@ -108,7 +108,7 @@ func runVerify(ctx context.Context, s Streams, width int, o *verifyOptions, outs
 	if err != nil {
 		return err
 	}
-	var parts []*scenarios.ShardResult
+	var parts []*results.ShardResult
 	for _, name := range files {
 		saved, err := readResults(ctx, s, name)
 		if err != nil {
@@ -124,7 +124,7 @@ func runVerify(ctx context.Context, s Streams, width int, o *verifyOptions, outs
 
 // verifyParts merges parts, reads their keys back and renders the one
 // result, with run's exit code.
-func verifyParts(ctx context.Context, s Streams, width int, o *verifyOptions, parts []*scenarios.ShardResult, outs []output) error {
+func verifyParts(ctx context.Context, s Streams, width int, o *verifyOptions, parts []*results.ShardResult, outs []output) error {
 	if len(parts) == 0 {
 		return usageError{errors.New("no shard parts to merge")}
 	}
@@ -152,7 +152,7 @@ func verifyParts(ctx context.Context, s Streams, width int, o *verifyOptions, pa
 		return err
 	}
 	opts := func(width int) report.Options { return report.Options{NoColor: s.NoColor, Width: width} }
-	if parts[0].Kind == scenarios.ShardLoad {
+	if parts[0].Kind == results.ShardLoad {
 		res, err := scenarios.VerifyLoad(ctx, parts, v)
 		if err != nil {
 			return err
@@ -201,7 +201,7 @@ func expandShardDirs(names []string) ([]string, error) {
 	return out, nil
 }
 
-func recordedSpecs(p *scenarios.ShardResult) []string {
+func recordedSpecs(p *results.ShardResult) []string {
 	var out []string
 	switch {
 	case p.Run != nil:

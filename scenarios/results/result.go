@@ -56,6 +56,9 @@ type Request struct {
 	// Value is the number the store answered with: the new total of views,
 	// the download count, or the claims on the item.
 	Value int64 `json:"value"`
+	// Answer says in the story's words what the request was told: "3
+	// views", "granted, count 5", "409, taken" (see DescribeAnswer).
+	Answer string `json:"answer,omitempty"`
 	// Error is the target's failure in words, when Outcome is Errored.
 	Error string `json:"error,omitempty"`
 	// Early says the answer came before the request was released (staged
@@ -103,6 +106,9 @@ type Trial struct {
 	// Retries is how many times the strategy retried within the trial
 	// (optimistic strategies only).
 	Retries int64 `json:"retries,omitempty"`
+	// Damage says in the story's words how far the trial strayed ("4
+	// oversold", "9 hits lost"), empty when it did not.
+	Damage string `json:"damage,omitempty"`
 	// Broken says the hard rule did not hold; Why says how, in plain words.
 	Broken bool   `json:"broken"`
 	Why    string `json:"why,omitempty"`
@@ -647,4 +653,30 @@ func mergeParts(parts []*Result) *Result {
 		m.Targets = append(m.Targets, *s.tr)
 	}
 	return m
+}
+
+// DefaultDamage is a story's damage words when it says none: "7 over, 11
+// lost", "" when a trial did not stray.
+func DefaultDamage(over, lost int64) string {
+	var parts []string
+	if over > 0 {
+		parts = append(parts, fmt.Sprintf("%d over", over))
+	}
+	if lost > 0 {
+		parts = append(parts, fmt.Sprintf("%d lost", lost))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// DescribeAnswer says what a request was told in its story's words when
+// the result recorded them, else as its outcome and value: "allowed 3",
+// "error".
+func DescribeAnswer(r Request) string {
+	switch {
+	case r.Outcome == Errored:
+		return "error"
+	case r.Answer != "":
+		return r.Answer
+	}
+	return fmt.Sprintf("%s %d", r.Outcome, r.Value)
 }

@@ -51,6 +51,17 @@ type Worst struct {
 	Index int   `json:"index"`
 	Over  int64 `json:"over"`
 	Lost  int64 `json:"lost"`
+	// Damage is the trial's damage in its story's words (Trial.Damage).
+	Damage string `json:"damage,omitempty"`
+}
+
+// Words says the worst trial's damage: in its story's words when the
+// result recorded them, else as DefaultDamage does.
+func (w Worst) Words() string {
+	if w.Damage != "" {
+		return w.Damage
+	}
+	return DefaultDamage(w.Over, w.Lost)
 }
 
 // Tally is what every trial of one target came to, summed as the trials
@@ -159,7 +170,7 @@ func (s *Tally) Add(t *Trial) {
 	s.Lost += t.Lost
 	s.Over += t.Over
 	if n == 0 || t.Over+t.Lost > s.Worst.Over+s.Worst.Lost {
-		s.Worst = Worst{Index: t.Index, Over: t.Over, Lost: t.Lost}
+		s.Worst = Worst{Index: t.Index, Over: t.Over, Lost: t.Lost, Damage: t.Damage}
 	}
 	s.Retries += t.Retries
 	if t.History != "" {

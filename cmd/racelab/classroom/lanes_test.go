@@ -28,6 +28,7 @@ func TestLanes(t *testing.T) {
 		}}
 	}
 	trial := &results.Trial{Key: "<post>", Requests: []results.Request{hit(0, 2*ms, 30*ms, 31*ms), hit(1, 3*ms, 32*ms, 33*ms)}}
+	sc.Words(trial) // as the engine records a trial
 	l := drawLanes(sc, trial, "kv <naive>", results.ClockVirtual)
 	want := []string{
 		"0: #1 is sent",
