@@ -12,11 +12,11 @@ import (
 
 // batchReader reads many keys' counts in one read, when the store offers
 // it for the story: nil when it does not.
-type batchReader func(ctx context.Context, keys []string) ([]int64, error)
+type BatchReader func(ctx context.Context, keys []string) ([]int64, error)
 
 // counterBatch is ten-hits-one-view's batch read: a story.BatchCounter's
 // ViewsMany.
-func counterBatch(store any) batchReader {
+func CounterBatch(store any) BatchReader {
 	if b, ok := store.(story.BatchCounter); ok {
 		return b.ViewsMany
 	}
@@ -24,7 +24,7 @@ func counterBatch(store any) batchReader {
 }
 
 // batchKey is one key and its single read after its burst.
-type batchKey struct {
+type BatchKey struct {
 	key   string
 	count int64
 }
@@ -32,7 +32,7 @@ type batchKey struct {
 // checkBatch reads keys in batches of BatchSize and compares each total
 // with its single read. A store that offers no batch read after all gives
 // no check (nil).
-func checkBatch(ctx context.Context, read batchReader, keys []batchKey) *results.BatchCheck {
+func CheckBatch(ctx context.Context, read BatchReader, keys []BatchKey) *results.BatchCheck {
 	if read == nil || len(keys) == 0 {
 		return nil
 	}

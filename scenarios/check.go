@@ -90,7 +90,7 @@ func CheckWith(r *results.Result, find Finder, historyTimeout time.Duration) err
 			}
 		}
 		if t.Tally != nil {
-			if err := checkTally(t, r.Requests, sc != nil && sc.stream != nil); err != nil {
+			if err := checkTally(t, r.Requests, sc != nil && sc.Stream != nil); err != nil {
 				return bad(where+".tally."+err.field, "%s", err.msg)
 			}
 		}
@@ -115,7 +115,7 @@ type fieldError struct{ field, msg string }
 
 // recheckTrial recomputes a trial's counts and verdict from its requests.
 func recheckTrial(sc *Scenario, n int, t *results.Trial, target string, historyTimeout time.Duration) *fieldError {
-	if len(t.Requests) != n && sc.stream == nil { // a stream's arrivals vary by trial
+	if len(t.Requests) != n && sc.Stream == nil { // a stream's arrivals vary by trial
 		return &fieldError{"requests", fmt.Sprintf("%d requests; the result says %d per burst", len(t.Requests), n)}
 	}
 	for k, r := range t.Requests {
@@ -147,7 +147,7 @@ func recheckTrial(sc *Scenario, n int, t *results.Trial, target string, historyT
 		switch {
 		case t.History == "":
 		case historyTimeout > 0:
-			judgeHistory(sc, &c, target, Evidence{HistoryTimeout: historyTimeout})
+			JudgeHistory(sc, &c, target, Evidence{HistoryTimeout: historyTimeout})
 		case t.History == results.NotLinearizable:
 			// Out of budget: a stored break is taken at its word, since
 			// it only makes the verdict worse.

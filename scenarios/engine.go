@@ -123,7 +123,7 @@ type Plan struct {
 }
 
 // resolved is a target spec checked against the catalog before any runs.
-type resolved struct {
+type Resolved struct {
 	name   string // the name the user gave it (NAME=SPEC), or ""
 	raw    string // the spec as written, without the name
 	spec   targets.Spec
@@ -152,7 +152,7 @@ func (p *Plan) Validate() error {
 	return err
 }
 
-func (p *Plan) resolve() ([]resolved, error) {
+func (p *Plan) resolve() ([]Resolved, error) {
 	if p.Scenario == nil {
 		return nil, fmt.Errorf("%w: no scenario", results.ErrUsage)
 	}
@@ -183,7 +183,7 @@ func (p *Plan) resolve() ([]resolved, error) {
 	if len(specs) == 0 {
 		specs = p.Scenario.Lineup
 	}
-	out := make([]resolved, 0, len(specs))
+	out := make([]Resolved, 0, len(specs))
 	names := map[string]bool{}
 	for _, given := range specs {
 		name, raw := splitName(given)
@@ -203,7 +203,7 @@ func (p *Plan) resolve() ([]resolved, error) {
 		if !p.Scenario.Plays(e.Kind) {
 			return nil, fmt.Errorf("%w: target %s cannot play %s (it has no %s)", results.ErrUsage, spec.Name(), p.Scenario.Name, p.Scenario.Needs)
 		}
-		out = append(out, resolved{name: name, raw: raw, spec: spec, entry: e, expect: p.Expect})
+		out = append(out, Resolved{name: name, raw: raw, spec: spec, entry: e, expect: p.Expect})
 	}
 	// One target's expectation, by its name or its spec as written.
 	for key, ov := range p.ExpectOf {
@@ -238,8 +238,8 @@ func Run(ctx context.Context, p Plan) (*results.Result, error) {
 	}
 	sc := p.Scenario
 	n := cmp.Or(p.Requests, sc.DefaultRequests)
-	if sc.stream != nil {
-		n = int(sc.stream.schedule.Expected())
+	if sc.Stream != nil {
+		n = int(sc.Stream.Schedule.Expected())
 	}
 	if p.Sequential {
 		n = cmp.Or(p.Requests, sc.SequentialRequests, sc.DefaultRequests)
@@ -262,10 +262,10 @@ func Run(ctx context.Context, p Plan) (*results.Result, error) {
 		Gap:        gap,
 		Settings:   sc.settings,
 	}
-	if sc.stream != nil {
-		res.Stream = sc.stream.words
+	if sc.Stream != nil {
+		res.Stream = sc.Stream.Words
 	}
-	if sc.soft != nil {
+	if sc.Soft != nil {
 		res.Soft = sc.SoftRule
 	}
 	if p.KeyChars != results.KeyASCII {
@@ -276,16 +276,16 @@ func Run(ctx context.Context, p Plan) (*results.Result, error) {
 	}
 	// Open every target before the first burst, so that a mistyped store
 	// parameter is a usage error before anything runs, not halfway through.
-	opts := append([]targets.Option{targets.WithSeed(p.Seed), targets.WithVirtualTime(!p.RealClock), targets.WithVirtualServers(sc.timed)}, p.Options...)
-	opened, openErr, err := openAll(ctx, rs, opts)
+	opts := append([]targets.Option{targets.WithSeed(p.Seed), targets.WithVirtualTime(!p.RealClock), targets.WithVirtualServers(sc.Timed)}, p.Options...)
+	opened, openErr, err := OpenAll(ctx, rs, opts)
 	if err != nil {
 		return nil, err
 	}
-	defer closeAll(opened)
+	defer CloseAll(opened)
 	if p.OnWait != nil && gap > 0 && n > 1 {
 		var real []string
 		for i, t := range opened {
-			if t != nil && virtualClock(t.Store) == nil {
+			if t != nil && VirtualClock(t.Store) == nil {
 				real = append(real, cmp.Or(rs[i].name, rs[i].spec.Name()))
 			}
 		}
@@ -297,8 +297,8 @@ func Run(ctx context.Context, p Plan) (*results.Result, error) {
 	// that a real server never hands one run another run's state. Stores
 	// in virtual time are new for every run, so there the id comes from
 	// the seed and a replay is the same to the last byte.
-	runID := newRunID()
-	if !slices.ContainsFunc(opened, func(t *targets.Target) bool { return t == nil || virtualClock(t.Store) == nil || !inMemory(t.Store) }) {
+	runID := NewRunID()
+	if !slices.ContainsFunc(opened, func(t *targets.Target) bool { return t == nil || VirtualClock(t.Store) == nil || !InMemory(t.Store) }) {
 		runID = fmt.Sprintf("s%d", p.Seed)
 	}
 	// Every line a trial writes names its target as the reports will:
@@ -316,22 +316,22 @@ func Run(ctx context.Context, p Plan) (*results.Result, error) {
 			break
 		}
 		tr := trs[ti]
-		tr.Expect, tr.Strict = expectation(r.entry, r.expect)
+		tr.Expect, tr.Strict = ExpectationOf(r.entry, r.expect)
 		if openErr[ti] != nil {
 			tr.Error = openErr[ti].Error() // "open redis: …", as targets says it
 		} else {
-			f := firing{n: n, timeout: timeout, gap: gap, trace: p.Trace, virtual: virtualClock(opened[ti].Store), realIO: !inMemory(opened[ti].Store),
-				stream: sc.stream, seed: p.Seed, acrossMidnight: p.AcrossMidnight}
+			f := Firing{n: n, timeout: timeout, gap: gap, trace: p.Trace, virtual: VirtualClock(opened[ti].Store), realIO: !InMemory(opened[ti].Store),
+				Stream: sc.Stream, seed: p.Seed, acrossMidnight: p.AcrossMidnight}
 			tr.Clock = results.ClockReal
 			if f.virtual != nil {
 				tr.Clock = results.ClockVirtual
 			}
 			rec := results.NewRecorder(&tr, p.Keep)
-			run := targetRun{sc: sc, target: opened[ti], label: labels[ti], firing: f, trials: trials, onTrial: p.OnTrial, ev: p.Evidence,
+			run := targetRun{sc: sc, target: opened[ti], label: labels[ti], Firing: f, trials: trials, onTrial: p.OnTrial, ev: p.Evidence,
 				key: func(trial int) string {
 					return p.KeyChars.Key(sc.KeyPrefix, fmt.Sprintf("%s-%d-%d", runID, ti, trial))
 				}}
-			if err := playThenClose(&opened[ti], func() error { return run.play(ctx, rec) }); err != nil {
+			if err := PlayThenClose(&opened[ti], func() error { return run.play(ctx, rec) }); err != nil {
 				tr.Error = err.Error()
 			}
 			rec.Finish(p.Evidence.level(), p.MaxRate)
@@ -365,13 +365,13 @@ func (p *Plan) catalog() *targets.Catalog {
 // error is that one; any other failure to open is the target's own, in
 // openErr, and the run goes on without it. Close the targets with
 // closeAll.
-func openAll(ctx context.Context, rs []resolved, opts []targets.Option) (opened []*targets.Target, openErr []error, err error) {
+func OpenAll(ctx context.Context, rs []Resolved, opts []targets.Option) (opened []*targets.Target, openErr []error, err error) {
 	opened = make([]*targets.Target, len(rs))
 	openErr = make([]error, len(rs))
 	for i, r := range rs {
 		opened[i], openErr[i] = targets.OpenEntry(ctx, r.spec, r.entry, opts...)
 		if errors.Is(openErr[i], targets.ErrBadSpec) {
-			closeAll(opened)
+			CloseAll(opened)
 			return nil, nil, openErr[i]
 		}
 	}
@@ -380,7 +380,7 @@ func openAll(ctx context.Context, rs []resolved, opts []targets.Option) (opened 
 
 // playThenClose plays on the opened target *t, then closes it and marks it
 // closed; the error is play's, or else the close's.
-func playThenClose(t **targets.Target, play func() error) error {
+func PlayThenClose(t **targets.Target, play func() error) error {
 	err := play()
 	if cerr := (*t).Close(); cerr != nil && err == nil {
 		err = &TargetError{Stage: "close", Err: cerr}
@@ -389,7 +389,7 @@ func playThenClose(t **targets.Target, play func() error) error {
 	return err
 }
 
-func closeAll(ts []*targets.Target) {
+func CloseAll(ts []*targets.Target) {
 	for _, t := range ts {
 		if t != nil {
 			_ = t.Close()
@@ -397,7 +397,7 @@ func closeAll(ts []*targets.Target) {
 	}
 }
 
-func expectation(e targets.Entry, override Override) (results.Expectation, bool) {
+func ExpectationOf(e targets.Entry, override Override) (results.Expectation, bool) {
 	switch override {
 	case OverrideRace:
 		return results.ExpectBreak, true
@@ -413,7 +413,7 @@ func expectation(e targets.Entry, override Override) (results.Expectation, bool)
 }
 
 // virtualClock is the virtual clock store runs on, nil for the real clock.
-func virtualClock(store any) *clock.Virtual {
+func VirtualClock(store any) *clock.Virtual {
 	if c, ok := store.(targets.Clocked); ok {
 		v, _ := c.Clock().(*clock.Virtual)
 		return v
@@ -423,7 +423,7 @@ func virtualClock(store any) *clock.Virtual {
 
 // inMemory says store is a simulated one, held in memory and new for
 // every run: a real store keeps what a run wrote, even in virtual time.
-func inMemory(store any) bool {
+func InMemory(store any) bool {
 	_, ok := store.(targets.Forgetter)
 	return ok
 }
@@ -454,7 +454,7 @@ type targetRun struct {
 	target *targets.Target
 	// label names the target in what its trials say (Labels).
 	label   string
-	firing  firing
+	Firing  Firing
 	trials  int
 	key     func(trial int) string
 	onTrial func(target string, done, total int)
@@ -465,7 +465,7 @@ type targetRun struct {
 // target could not go on; the trials before it are kept. A cancelled run
 // returns no error: it proves nothing either way, and says so itself.
 func (r targetRun) play(ctx context.Context, rec *results.Recorder) error {
-	sc, t, f, tr := r.sc, r.target, r.firing, rec.Target()
+	sc, t, f, tr := r.sc, r.target, r.Firing, rec.Target()
 	n, timeout := f.n, f.timeout
 	if err := t.Prepare(ctx, n); err != nil {
 		return &TargetError{Stage: fmt.Sprintf("prepare %d requests", n), Err: err}
@@ -475,22 +475,22 @@ func (r targetRun) play(ctx context.Context, rec *results.Recorder) error {
 	if !ok { // resolve checked the entry's Kind; the store disagrees with it
 		return &TargetError{Stage: fmt.Sprintf("cannot play %s (it has no %s)", sc.Name, sc.Needs)}
 	}
-	if f.stream != nil && f.virtual == nil {
-		if err := f.stream.realTrialError(); err != nil {
+	if f.Stream != nil && f.virtual == nil {
+		if err := f.Stream.realTrialError(); err != nil {
 			return &TargetError{Stage: "play " + sc.Name, Err: err}
 		}
 	}
-	var batch batchReader
-	if sc.batch != nil {
-		batch = sc.batch(t.Store)
+	var batch BatchReader
+	if sc.Batch != nil {
+		batch = sc.Batch(t.Store)
 	}
-	var batchKeys []batchKey
+	var batchKeys []BatchKey
 	defer func() {
 		// After the last burst, on what the service holds then: the
 		// single reads were made right after each burst.
 		if ctx.Err() == nil {
 			rctx, cancel := context.WithTimeout(ctx, timeout)
-			tr.Batch = checkBatch(rctx, batch, batchKeys)
+			tr.Batch = CheckBatch(rctx, batch, batchKeys)
 			cancel()
 		}
 	}()
@@ -500,8 +500,8 @@ func (r targetRun) play(ctx context.Context, rec *results.Recorder) error {
 		if retrier != nil {
 			before = retrier.Retries()
 		}
-		do := func(ctx context.Context, j int) Answer { return pl.do(ctx, k, j) }
-		if stager, ok := t.Store.(targets.Stager); ok && f.gap == 0 && f.stream == nil {
+		do := func(ctx context.Context, j int) Answer { return pl.Do(ctx, k, j) }
+		if stager, ok := t.Store.(targets.Stager); ok && f.gap == 0 && f.Stream == nil {
 			// The target sends most of each request now, before the
 			// barrier, and only the final parts after it.
 			staged, err := stager.Stage(ctx, sc.Op, k, sc.Limit, n)
@@ -513,7 +513,7 @@ func (r targetRun) play(ctx context.Context, rec *results.Recorder) error {
 			}
 			do = func(ctx context.Context, j int) Answer {
 				r, err := staged[j](ctx)
-				return answerOfReply(sc.Op, r, err)
+				return AnswerOfReply(sc.Op, r, err)
 			}
 		}
 		if ts, ok := t.Store.(targets.TrialStarter); ok {
@@ -522,12 +522,12 @@ func (r targetRun) play(ctx context.Context, rec *results.Recorder) error {
 		var reqs []results.Request
 		var arrivals []time.Time
 		var err error
-		if f.stream != nil {
+		if f.Stream != nil {
 			var prelude func(context.Context, func(time.Duration) error) error
-			if pl.prelude != nil {
-				prelude = func(ctx context.Context, sleep func(time.Duration) error) error { return pl.prelude(ctx, k, sleep) }
+			if pl.Prelude != nil {
+				prelude = func(ctx context.Context, sleep func(time.Duration) error) error { return pl.Prelude(ctx, k, sleep) }
 			}
-			reqs, err = f.fireStream(ctx, f.stream.arrivals(f.seed, i), prelude, do)
+			reqs, err = f.fireStream(ctx, f.Stream.arrivals(f.seed, i), prelude, do)
 		} else {
 			reqs, arrivals, err = f.fire(ctx, do)
 		}
@@ -537,13 +537,13 @@ func (r targetRun) play(ctx context.Context, rec *results.Recorder) error {
 		if err != nil {
 			return &TargetError{Stage: "fire the burst", Err: err}
 		}
-		trial := results.Trial{Index: i, Key: k, Requests: reqs, ReleaseSpread: releaseSpread(reqs), ArrivalSpread: arrivalSpread(arrivals)}
+		trial := results.Trial{Index: i, Key: k, Requests: reqs, ReleaseSpread: ReleaseSpread(reqs), ArrivalSpread: ArrivalSpread(arrivals)}
 		trial.Count()
 		if len(reqs) > 0 && trial.Errors == len(reqs) {
 			return &TargetError{Stage: "every request failed; first: " + reqs[0].Error}
 		}
 		rctx, cancel := context.WithTimeout(ctx, timeout)
-		counted, err := pl.readTrial(rctx, k, reqs)
+		counted, err := pl.ReadTrial(rctx, k, reqs)
 		trial.Counted = counted
 		cancel()
 		if err != nil {
@@ -556,10 +556,10 @@ func (r targetRun) play(ctx context.Context, rec *results.Recorder) error {
 			trial.Retries = retrier.Retries() - before
 		}
 		if batch != nil && len(batchKeys) < results.BatchKeys {
-			batchKeys = append(batchKeys, batchKey{k, counted})
+			batchKeys = append(batchKeys, BatchKey{k, counted})
 		}
 		sc.judge(&trial, r.label)
-		judgeHistory(sc, &trial, r.label, r.ev)
+		JudgeHistory(sc, &trial, r.label, r.ev)
 		rec.Add(trial)
 		if f, ok := t.Store.(targets.Forgetter); ok {
 			f.Forget(k) // never used again: memory stays flat over trials
@@ -573,7 +573,7 @@ func (r targetRun) play(ctx context.Context, rec *results.Recorder) error {
 
 // arrivalSpread is the max minus the min of the server's arrival instants,
 // zero when the server did not report them.
-func arrivalSpread(ts []time.Time) time.Duration {
+func ArrivalSpread(ts []time.Time) time.Duration {
 	if len(ts) == 0 {
 		return 0
 	}
@@ -589,7 +589,7 @@ func arrivalSpread(ts []time.Time) time.Duration {
 	return hi.Sub(lo)
 }
 
-func releaseSpread(reqs []results.Request) time.Duration {
+func ReleaseSpread(reqs []results.Request) time.Duration {
 	if len(reqs) == 0 {
 		return 0
 	}
@@ -600,7 +600,7 @@ func releaseSpread(reqs []results.Request) time.Duration {
 	return hi - lo
 }
 
-func newRunID() string {
+func NewRunID() string {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])

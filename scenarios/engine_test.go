@@ -49,7 +49,7 @@ func TestBurstOverlaps(t *testing.T) {
 				t.Errorf("n=%d: slot %d instants invoke=%v return=%v out of order", n, i, r.Invoke, r.Return)
 			}
 		}
-		if s := releaseSpread(reqs); s < 0 {
+		if s := ReleaseSpread(reqs); s < 0 {
 			t.Errorf("n=%d: negative release spread %v", n, s)
 		}
 	}
@@ -90,7 +90,7 @@ func TestBurstFailuresAreData(t *testing.T) {
 
 func TestReleaseSpread(t *testing.T) {
 	reqs := []results.Request{{Invoke: 30}, {Invoke: 10}, {Invoke: 25}}
-	if got, want := releaseSpread(reqs), time.Duration(20); got != want {
+	if got, want := ReleaseSpread(reqs), time.Duration(20); got != want {
 		t.Errorf("releaseSpread = %v, want %v", got, want)
 	}
 }

@@ -73,8 +73,8 @@ func Explain(ctx context.Context, cat *targets.Catalog, sc *Scenario, target, fi
 	x.Race = race
 	t := &race.Trials[0]
 	how, same := results.Plural(int64(len(t.Requests)), "request")+" at once", "burst"
-	if sc.stream != nil {
-		how, same = results.Plural(int64(len(t.Requests)), "request")+": "+sc.stream.words, "trial"
+	if sc.Stream != nil {
+		how, same = results.Plural(int64(len(t.Requests)), "request")+": "+sc.Stream.Words, "trial"
 	}
 	e.Replays = append(e.Replays, results.Replay{
 		Heading: fmt.Sprintf("The race, replayed on %s (%s, seed %d)", race.Target, how, seed),

@@ -20,7 +20,7 @@ var fiveCheckouts = fiveCheckoutsOf(Stock)
 // rule becomes successes ≤ stock, every success recorded as a claim. The
 // default stock of one records no settings, so its results read as before.
 func fiveCheckoutsOf(stock int64) *Scenario {
-	sc := defineTrial(Scenario{
+	sc := DefineTrial(Scenario{
 		Name:  "five-checkouts",
 		Title: "five buyers check out the one painting at once; all five are let through",
 		Story: "A shop sells paintings that exist once each. Its first version kept " +
@@ -50,7 +50,7 @@ func fiveCheckoutsOf(stock int64) *Scenario {
 		KeyPrefix:       "item",
 
 		Knobs:  []string{results.KnobStock},
-		model:  itemModel(stock),
+		Model:  ItemModel(stock),
 		Extras: []Extra{{After: "fix", Replay: paymentReplays}, {After: "fix", Replay: outageReplays}},
 		Parts: []Part{{Flag: "payment", Bars: len(paymentDesigns), Run: runPayments,
 			Alone: "compares the two shop designs in virtual time",
@@ -106,12 +106,12 @@ func fiveCheckoutsOf(stock int64) *Scenario {
 		if ok {
 			v = 1
 		}
-		return answerOf(ok, v, err)
+		return AnswerOf(ok, v, err)
 	}, func(s story.Stocked, ctx context.Context, key string, _ []results.Request) (int64, error) {
 		return s.Claims(ctx, key)
 	}, nil)
 	sc.Limit = stock
-	sc.vary = func(set results.Settings) (*Scenario, error) {
+	sc.Vary = func(set results.Settings) (*Scenario, error) {
 		k := cmp.Or(set.Stock, Stock)
 		if k < 1 {
 			return nil, fmt.Errorf("--stock %d: want 1 or more copies", k)

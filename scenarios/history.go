@@ -62,7 +62,7 @@ type opOutput struct {
 // model is one story's sequential specification over a single key. Its
 // state is one number: the views, the downloads counted today, or the
 // claims on the item.
-type model struct {
+type Model struct {
 	// step applies one operation to state: whether the answer is one the
 	// store could give in that state, and the state after it.
 	step func(state int64, in opInput, out opOutput) (bool, int64)
@@ -85,14 +85,14 @@ type model struct {
 
 // modelOf returns the model of sc's story; ok is false for a story that
 // has none, whose histories are not checked.
-func modelOf(sc *Scenario) (model, bool) {
-	return sc.model, sc.model.step != nil
+func ModelOf(sc *Scenario) (Model, bool) {
+	return sc.Model, sc.Model.step != nil
 }
 
 // counterModel is ten-hits-one-view's store: a hit adds one and answers
 // the new total.
-func counterModel() model {
-	return model{
+func CounterModel() Model {
+	return Model{
 		noun: "view", verb: "hit",
 		step: func(s int64, in opInput, out opOutput) (bool, int64) {
 			switch {
@@ -136,8 +136,8 @@ func counterModel() model {
 // quotaModel is six-become-four's store: a download is granted iff the
 // count is below limit, and then counted; either way it answers the count
 // after it.
-func quotaModel(limit int64) model {
-	return model{
+func QuotaModel(limit int64) Model {
+	return Model{
 		noun: "download", verb: "download",
 		step: boundedStep(limit, true),
 		answer: func(out opOutput) string {
@@ -193,12 +193,12 @@ func quotaModel(limit int64) model {
 // how porcupine is asked (byWindow). Only the sum of the windows' counts
 // is read back, so across windows the read is checked against bounds
 // instead (refuteWindows).
-func limiterModel(limit int64) model {
-	m := quotaModel(limit)
+func LimiterModel(limit int64) Model {
+	m := QuotaModel(limit)
 	m.noun, m.verb = "request", "request"
 	inOne := m.refute
 	m.refute = func(t *results.Trial) string {
-		if ws := windowsOf(t.Requests); len(ws) > 1 {
+		if ws := WindowsOf(t.Requests); len(ws) > 1 {
 			return refuteWindows(t, ws, limit)
 		}
 		return inOne(t)
@@ -323,8 +323,8 @@ func boundedStep(limit int64, checkValue bool) func(s int64, in opInput, out opO
 // itemModel is five-checkouts' store: a checkout claims the item while
 // claims are below stock, and is refused once it is taken. Only outcomes
 // are checked: a checkout answers yes or no, not a count.
-func itemModel(stock int64) model {
-	return model{
+func ItemModel(stock int64) Model {
+	return Model{
 		noun: "claim", verb: "checkout",
 		step: boundedStep(stock, false),
 		answer: func(out opOutput) string {
@@ -400,7 +400,7 @@ func highest(reqs []results.Request) (results.Request, bool) {
 }
 
 // porcupine wraps the model for the checker.
-func (m model) porcupine() porcupine.Model {
+func (m Model) porcupine() porcupine.Model {
 	return porcupine.Model{
 		Init: func() any { return int64(0) },
 		Step: func(state, input, output any) (bool, any) {
@@ -472,7 +472,7 @@ func operations(t *results.Trial) []porcupine.Operation {
 // that was not enough; why says in words what is wrong with a history that
 // is not linearizable. A story without a model is not checked: "" and "".
 func checkHistory(sc *Scenario, t *results.Trial, timeout time.Duration) (verdict results.HistoryVerdict, why string) {
-	m, ok := modelOf(sc)
+	m, ok := ModelOf(sc)
 	if !ok || len(t.Requests) == 0 {
 		return "", ""
 	}
@@ -494,7 +494,7 @@ func checkHistory(sc *Scenario, t *results.Trial, timeout time.Duration) (verdic
 // breaks the trial when it is not linearizable. The rule's own Why, when
 // the counts already broke it, is kept: it says more plainly what went
 // wrong.
-func judgeHistory(sc *Scenario, t *results.Trial, target string, e Evidence) {
+func JudgeHistory(sc *Scenario, t *results.Trial, target string, e Evidence) {
 	if e.SkipHistory {
 		return
 	}
@@ -509,7 +509,7 @@ func judgeHistory(sc *Scenario, t *results.Trial, target string, e Evidence) {
 // was told: "3 views", "granted, count 5", "409, taken", "error". Unknown
 // scenarios get the outcome and the value.
 func (sc *Scenario) DescribeAnswer(r results.Request) string {
-	if m, ok := modelOf(sc); ok && r.Outcome != results.Errored {
+	if m, ok := ModelOf(sc); ok && r.Outcome != results.Errored {
 		return m.answer(opOutput{outcome: r.Outcome, value: r.Value})
 	}
 	return results.DescribeAnswer(r)
@@ -541,7 +541,7 @@ func historyTrial(res *results.Result) (target *results.TargetResult, trial *res
 // The search behind it is bounded by timeout; a search cut short still
 // draws what it found.
 func writeHistoryHTML(w io.Writer, sc *Scenario, res *results.Result, timeout time.Duration) error {
-	m, ok := modelOf(sc)
+	m, ok := ModelOf(sc)
 	if !ok {
 		return fmt.Errorf("%s has no history model", sc.Name)
 	}
@@ -587,7 +587,7 @@ func writeHistoryFile(path string, sc *Scenario, res *results.Result, timeout ti
 
 // windowsOf lists the windows the answered requests were counted in, in
 // order.
-func windowsOf(reqs []results.Request) []int64 {
+func WindowsOf(reqs []results.Request) []int64 {
 	seen := map[int64]bool{}
 	for _, r := range reqs {
 		if r.Outcome != results.Errored {

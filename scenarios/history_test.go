@@ -34,7 +34,7 @@ func synthetic(sc *Scenario, counted int64, reqs ...results.Request) results.Tri
 // the tests show the checker itself reaching the verdict.
 func searchOnly(t *testing.T, sc *Scenario, trial *results.Trial) porcupine.CheckResult {
 	t.Helper()
-	m, ok := modelOf(sc)
+	m, ok := ModelOf(sc)
 	if !ok {
 		t.Fatalf("%s has no model", sc.Name)
 	}
@@ -130,13 +130,13 @@ func TestHistoryBreaksTrial(t *testing.T) {
 	quota := mustLookup(t, "six-become-four")
 	trial := synthetic(quota, 2, req(0, 0, 10, results.Allowed, 1), req(1, 0, 10, results.Allowed, 1))
 	trial.Counted, trial.Lost, trial.Broken, trial.Why = 2, 0, false, "" // as if the counter had caught up
-	judgeHistory(quota, &trial, "kv", Evidence{})
+	JudgeHistory(quota, &trial, "kv", Evidence{})
 	if !trial.Broken || trial.History != results.NotLinearizable || trial.Why != "kv: not linearizable: requests 0 and 1 were both granted at count 1" {
 		t.Errorf("trial = broken %v, history %q, why %q", trial.Broken, trial.History, trial.Why)
 	}
 	skipped := synthetic(quota, 2, req(0, 0, 10, results.Allowed, 1), req(1, 0, 10, results.Allowed, 1))
 	skipped.Broken = false
-	judgeHistory(quota, &skipped, "kv", Evidence{SkipHistory: true})
+	JudgeHistory(quota, &skipped, "kv", Evidence{SkipHistory: true})
 	if skipped.Broken || skipped.History != "" {
 		t.Errorf("with SkipHistory: broken %v, history %q; want untouched", skipped.Broken, skipped.History)
 	}
@@ -149,7 +149,7 @@ func TestRefuteIsSound(t *testing.T) {
 	rng := rand.New(rand.NewPCG(6, 6))
 	outcomes := []results.Outcome{results.Allowed, results.Allowed, results.Allowed, results.Refused, results.Errored}
 	for _, sc := range burstStories() {
-		m, ok := modelOf(sc)
+		m, ok := ModelOf(sc)
 		if !ok {
 			continue
 		}

@@ -204,12 +204,12 @@ func Load(ctx context.Context, p LoadPlan) (*results.LoadResult, error) {
 	// Loads run on the real clock: throughput and latency are the point,
 	// and a simulated store's delays are then real waits.
 	opts := append([]targets.Option{targets.WithSeed(p.Seed), targets.WithVirtualTime(false)}, p.Options...)
-	opened, openErr, err := openAll(ctx, rs, opts)
+	opened, openErr, err := OpenAll(ctx, rs, opts)
 	if err != nil {
 		return nil, err
 	}
-	defer closeAll(opened)
-	runID := newRunID()
+	defer CloseAll(opened)
+	runID := NewRunID()
 	run := &p // what this process sends: the whole load, or a shard's share
 	if sh := p.Sharding; sh != nil {
 		if run, err = p.share(rs); err != nil {
@@ -225,13 +225,13 @@ func Load(ctx context.Context, p LoadPlan) (*results.LoadResult, error) {
 		if r.spec.URL != nil {
 			lt.Spec = lt.Target
 		}
-		lt.Expect, lt.Strict = expectation(r.entry, p.Expect)
+		lt.Expect, lt.Strict = ExpectationOf(r.entry, p.Expect)
 		if openErr[ti] != nil {
 			lt.Error = openErr[ti].Error()
 		} else {
 			lr := loadRun{plan: run, sc: sc, target: opened[ti], label: lt.Target,
 				key: func(k int) string { return fmt.Sprintf("%s-load-%s-%d-%d", sc.KeyPrefix, runID, ti, k) }}
-			if err := playThenClose(&opened[ti], func() error { return lr.run(ctx, &lt) }); err != nil {
+			if err := PlayThenClose(&opened[ti], func() error { return lr.run(ctx, &lt) }); err != nil {
 				lt.Error = err.Error()
 			}
 		}
@@ -259,9 +259,9 @@ type loadRun struct {
 	label  string
 	key    func(k int) string
 
-	pl     player
+	pl     Player
 	meter  *meter
-	counts []keyCount
+	counts []KeyTotal
 	sent   atomic.Int64
 	late   atomic.Int64
 	drop   atomic.Int64
@@ -272,7 +272,7 @@ type loadRun struct {
 }
 
 // keyCount is what one key's requests were told.
-type keyCount struct {
+type KeyTotal struct {
 	allowed, refused, errors atomic.Int64
 }
 
@@ -288,9 +288,9 @@ func (r *loadRun) run(ctx context.Context, lt *results.LoadTarget) error {
 		return &TargetError{Stage: fmt.Sprintf("cannot play %s (it has no %s)", r.sc.Name, r.sc.Needs)}
 	}
 	r.pl = pl
-	r.counts = make([]keyCount, p.Keys)
+	r.counts = make([]KeyTotal, p.Keys)
 	if sh := p.Sharding; sh != nil && !sh.StartAt.IsZero() {
-		waitUntil(ctx, sh.StartAt.Add(p.phase))
+		WaitUntil(ctx, sh.StartAt.Add(p.phase))
 	}
 	start := time.Now()
 	r.start = start
@@ -358,7 +358,7 @@ func (r *loadRun) one(ctx context.Context, k int, intended time.Time) {
 	i := int(r.seq.Add(1) - 1)
 	r.noteSend(time.Since(r.start))
 	rctx, cancel := context.WithTimeout(ctx, r.plan.Timeout)
-	a := r.pl.do(rctx, r.key(k), i)
+	a := r.pl.Do(rctx, r.key(k), i)
 	cancel()
 	now := time.Now()
 	if ctx.Err() != nil && a.Outcome == results.Errored {
@@ -511,7 +511,7 @@ func (e errDropped) Error() string {
 // the story's own Judge, one key as one trial: the same rule, the same
 // words, the same verdict as a run.
 func (r *loadRun) judge(ctx context.Context, lt *results.LoadTarget) error {
-	kj := keyJudge{sc: r.sc, pl: r.pl, store: r.target.Store, label: r.label, keys: r.plan.Keys, timeout: r.plan.Timeout, key: r.key,
+	kj := KeyJudge{sc: r.sc, pl: r.pl, store: r.target.Store, label: r.label, keys: r.plan.Keys, timeout: r.plan.Timeout, key: r.key,
 		count: func(k int) (int64, int64, int64) {
 			c := &r.counts[k]
 			return c.allowed.Load(), c.refused.Load(), c.errors.Load()
@@ -521,9 +521,9 @@ func (r *loadRun) judge(ctx context.Context, lt *results.LoadTarget) error {
 
 // keyJudge reads a load's keys back and judges each: a load's own, or the
 // sum of a sharded load's parts (VerifyLoad).
-type keyJudge struct {
+type KeyJudge struct {
 	sc      *Scenario
-	pl      player
+	pl      Player
 	store   any
 	label   string
 	keys    int
@@ -533,7 +533,7 @@ type keyJudge struct {
 	count func(k int) (allowed, refused, errors int64)
 }
 
-func (j keyJudge) judge(ctx context.Context, lt *results.LoadTarget) error {
+func (j KeyJudge) judge(ctx context.Context, lt *results.LoadTarget) error {
 	counted := make([]int64, j.keys)
 	readErr := make([]error, j.keys)
 	var next atomic.Int64
@@ -546,7 +546,7 @@ func (j keyJudge) judge(ctx context.Context, lt *results.LoadTarget) error {
 					return
 				}
 				rctx, cancel := context.WithTimeout(ctx, j.timeout)
-				counted[k], readErr[k] = j.pl.read(rctx, j.key(k))
+				counted[k], readErr[k] = j.pl.Read(rctx, j.key(k))
 				cancel()
 			}
 		})

@@ -10,7 +10,7 @@ import (
 )
 
 // keyCountsOf lists the keys that were sent a request, in order.
-func keyCountsOf(counts []keyCount) []results.KeyCount {
+func keyCountsOf(counts []KeyTotal) []results.KeyCount {
 	var out []results.KeyCount
 	for k := range counts {
 		c := results.KeyCount{Key: k, Allowed: counts[k].allowed.Load(), Refused: counts[k].refused.Load(), Errors: counts[k].errors.Load()}
@@ -31,7 +31,7 @@ func partOf(total int64, index, of int) int64 {
 // requests, or of every rate of the schedule, from its own seed (so that
 // shards pick different keys and Poisson gaps). The result keeps the
 // whole plan's figures; only the sending is shared.
-func (p *LoadPlan) share(rs []resolved) (*LoadPlan, error) {
+func (p *LoadPlan) share(rs []Resolved) (*LoadPlan, error) {
 	sh := p.Sharding
 	switch {
 	case len(rs) != 1:

@@ -83,54 +83,54 @@ type Scenario struct {
 	Knobs []string
 
 	// model is the story's sequential specification, for history checks.
-	model model
+	Model Model
 	// batch is the story's batch read on a store, nil when the story or
 	// the store has none; see BatchCheck.
-	batch func(store any) batchReader
+	Batch func(store any) BatchReader
 	// vary makes the story with settings other than its defaults; nil
 	// for a story without settings.
-	vary func(results.Settings) (*Scenario, error)
+	Vary func(results.Settings) (*Scenario, error)
 	// settings are the settings this story was made with, nil for the
 	// defaults of a story that records none.
 	settings *results.Settings
 	// stream, when set, fires each trial as arrivals over time rather
 	// than a burst.
-	stream *stream
+	Stream *Stream
 	// soft, when set, judges the story's soft rule: whether the trial
 	// broke it (Trial.SoftBroken).
-	soft func(t *results.Trial) bool
+	Soft func(t *results.Trial) bool
 	// timed says the story's time scale is minutes to hours: with
 	// virtual time on, the real stores play it in virtual time too
 	// (targets.WithVirtualServers).
-	timed bool
+	Timed bool
 	// window is the rate limit a limiter story plays, for its replays.
-	window *story.Window
+	Window *story.Window
 	// bind types store for the story once, when a target is opened: ok
 	// is false when store does not implement the story's interface.
-	bind func(store any) (p player, ok bool)
+	bind func(store any) (p Player, ok bool)
 }
 
 // player is a store bound to a story: its request and its read-back.
-type player struct {
+type Player struct {
 	// do performs request i of a burst on key.
-	do func(ctx context.Context, key string, i int) Answer
+	Do func(ctx context.Context, key string, i int) Answer
 	// read reads what the store counted on key; readTrial does it after a
 	// trial whose requests it is given (a rate limiter reads the windows
 	// they were counted in).
-	read      func(ctx context.Context, key string) (int64, error)
-	readTrial func(ctx context.Context, key string, reqs []results.Request) (int64, error)
+	Read      func(ctx context.Context, key string) (int64, error)
+	ReadTrial func(ctx context.Context, key string, reqs []results.Request) (int64, error)
 	// prelude, when set, readies key before the trial's requests are
 	// released (stale-plan: subscribe, browse, cancel), waiting with
 	// sleep on the store's clock.
-	prelude func(ctx context.Context, key string, sleep func(time.Duration) error) error
+	Prelude func(ctx context.Context, key string, sleep func(time.Duration) error) error
 }
 
 // define makes a story typed on its store interface S (package story):
 // do and read are written against S, the store first as in a method
 // expression (story.Counter.Views), and a store plays the story exactly
 // when it implements S, asserted once per target rather than per request.
-func define[S any](sc Scenario, do func(s S, ctx context.Context, key string, i int) Answer, read func(s S, ctx context.Context, key string) (int64, error)) *Scenario {
-	return defineTrial(sc, do, func(s S, ctx context.Context, key string, _ []results.Request) (int64, error) {
+func Define[S any](sc Scenario, do func(s S, ctx context.Context, key string, i int) Answer, read func(s S, ctx context.Context, key string) (int64, error)) *Scenario {
+	return DefineTrial(sc, do, func(s S, ctx context.Context, key string, _ []results.Request) (int64, error) {
 		return read(s, ctx, key)
 	}, nil)
 }
@@ -138,23 +138,23 @@ func define[S any](sc Scenario, do func(s S, ctx context.Context, key string, i 
 // defineTrial is define for a story whose read-back needs the trial's
 // requests (the windows they were counted in), or whose trial starts with
 // a prelude on its key.
-func defineTrial[S any](sc Scenario, do func(s S, ctx context.Context, key string, i int) Answer,
+func DefineTrial[S any](sc Scenario, do func(s S, ctx context.Context, key string, i int) Answer,
 	read func(s S, ctx context.Context, key string, reqs []results.Request) (int64, error),
 	prelude func(s S, ctx context.Context, key string, sleep func(time.Duration) error) error) *Scenario {
-	sc.bind = func(store any) (player, bool) {
+	sc.bind = func(store any) (Player, bool) {
 		s, ok := store.(S)
 		if !ok {
-			return player{}, false
+			return Player{}, false
 		}
-		p := player{
-			do:   func(ctx context.Context, key string, i int) Answer { return do(s, ctx, key, i) },
-			read: func(ctx context.Context, key string) (int64, error) { return read(s, ctx, key, nil) },
-			readTrial: func(ctx context.Context, key string, reqs []results.Request) (int64, error) {
+		p := Player{
+			Do: func(ctx context.Context, key string, i int) Answer { return do(s, ctx, key, i) },
+			Read: func(ctx context.Context, key string) (int64, error) { return read(s, ctx, key, nil) },
+			ReadTrial: func(ctx context.Context, key string, reqs []results.Request) (int64, error) {
 				return read(s, ctx, key, reqs)
 			},
 		}
 		if prelude != nil {
-			p.prelude = func(ctx context.Context, key string, sleep func(time.Duration) error) error {
+			p.Prelude = func(ctx context.Context, key string, sleep func(time.Duration) error) error {
 				return prelude(s, ctx, key, sleep)
 			}
 		}
@@ -175,8 +175,8 @@ func (sc *Scenario) Plays(store any) bool {
 // when it has one.
 func (sc *Scenario) judge(t *results.Trial, target string) {
 	sc.Judge(t, target)
-	if sc.soft != nil {
-		t.SoftBroken = sc.soft(t)
+	if sc.Soft != nil {
+		t.SoftBroken = sc.Soft(t)
 	}
 	sc.Words(t)
 }
@@ -208,14 +208,14 @@ func (sc *Scenario) Account(t *results.Trial, target string) string {
 
 // answerOfReply turns a staged target's reply into an Answer: a hit is
 // always allowed, the other operations are allowed when OK.
-func answerOfReply(op story.Op, r story.Reply, err error) Answer {
-	a := answerOf(r.OK || op == story.OpHit, r.Value, err)
+func AnswerOfReply(op story.Op, r story.Reply, err error) Answer {
+	a := AnswerOf(r.OK || op == story.OpHit, r.Value, err)
 	a.Arrival, a.Early, a.Window = r.Arrival, r.Early, r.Window
 	return a
 }
 
 // answerOf turns a store's reply into an Answer.
-func answerOf(ok bool, value int64, err error) Answer {
+func AnswerOf(ok bool, value int64, err error) Answer {
 	switch {
 	case err != nil:
 		return Answer{Outcome: results.Errored, Err: err}

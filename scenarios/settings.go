@@ -27,10 +27,10 @@ func (sc *Scenario) With(s results.Settings) (*Scenario, error) {
 			return nil, fmt.Errorf("%w: --%s is a setting of %s, not %s", results.ErrUsage, k, strings.Join(owners, " and "), sc.Name)
 		}
 	}
-	if len(set) == 0 || sc.vary == nil {
+	if len(set) == 0 || sc.Vary == nil {
 		return sc, nil
 	}
-	v, err := sc.vary(s)
+	v, err := sc.Vary(s)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", results.ErrUsage, sc.Name, err)
 	}
@@ -42,18 +42,18 @@ func (sc *Scenario) With(s results.Settings) (*Scenario, error) {
 func (sc *Scenario) Settings() *results.Settings { return sc.settings }
 
 // stream is how a story fires a trial as arrivals over time.
-type stream struct {
+type Stream struct {
 	// schedule is the arrivals' schedule; each trial draws its own from
 	// the run's seed.
-	schedule pace.Schedule
+	Schedule pace.Schedule
 	// align starts each trial on a multiple of align (a window boundary),
 	// lead before it; zero starts at once.
-	align, lead time.Duration
+	Align, Lead time.Duration
 	// words says it for the report: "Poisson arrivals at 20/s for 1m".
-	words string
+	Words string
 	// prelude is how long a trial's prelude takes before the arrivals
 	// start (stale-plan's subscription and cancel).
-	prelude time.Duration
+	Prelude time.Duration
 }
 
 // maxRealTrial is the longest trial racelab plays on the real clock: a
@@ -62,16 +62,16 @@ const maxRealTrial = time.Hour
 
 // realTrialError says why a trial of st is too long for the real clock,
 // nil when it is not.
-func (st *stream) realTrialError() error {
-	if d := st.prelude + st.schedule.Duration(); d > maxRealTrial {
+func (st *Stream) realTrialError() error {
+	if d := st.Prelude + st.Schedule.Duration(); d > maxRealTrial {
 		return fmt.Errorf("a trial takes %s on the real clock; play it in virtual time, on an embedded or real store without --clock real", results.DurationWords(d))
 	}
 	return nil
 }
 
 // arrivals are trial i's arrival offsets.
-func (st *stream) arrivals(seed int64, i int) []time.Duration {
-	sch := st.schedule
+func (st *Stream) arrivals(seed int64, i int) []time.Duration {
+	sch := st.Schedule
 	// Each trial its own seeded draw, the same for the same run seed.
 	sch.Seed = uint64(seed)*0x9e3779b97f4a7c15 + uint64(i)
 	var out []time.Duration
@@ -86,30 +86,30 @@ func (st *stream) arrivals(seed int64, i int) []time.Duration {
 
 // wait is how long to wait at now for the next start: the next multiple
 // of align, lead before it (a whole align later when that has passed).
-func (st *stream) wait(now time.Time) time.Duration {
-	if st.align <= 0 {
+func (st *Stream) wait(now time.Time) time.Duration {
+	if st.Align <= 0 {
 		return 0
 	}
 	ns := now.UnixNano()
-	next := (ns/int64(st.align)+1)*int64(st.align) - int64(st.lead)
+	next := (ns/int64(st.Align)+1)*int64(st.Align) - int64(st.Lead)
 	for next < ns {
-		next += int64(st.align)
+		next += int64(st.Align)
 	}
 	return time.Duration(next - ns)
 }
 
 // streamWords says a schedule in words: "Poisson arrivals at 20/s for 1m0s".
-func streamWords(s pace.Schedule) string {
+func StreamWords(s pace.Schedule) string {
 	kind := "Poisson arrivals"
 	if s.Spacing == pace.Even {
 		kind = "evenly spaced arrivals"
 	}
-	return fmt.Sprintf("%s at %s for %s", kind, rateWords(s.Start), s.Duration())
+	return fmt.Sprintf("%s at %s for %s", kind, RateWords(s.Start), s.Duration())
 }
 
 // rateWords writes a rate per second, or per minute or hour when that
 // reads better: "20/s", "6/m", "6/h".
-func rateWords(r pace.Rate) string {
+func RateWords(r pace.Rate) string {
 	if r < 1 && r*60 == pace.Rate(int64(r*60)) {
 		return fmt.Sprintf("%g/m", float64(r*60))
 	}

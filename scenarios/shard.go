@@ -189,7 +189,7 @@ func RunShard(ctx context.Context, p Plan, s Sharding) (*results.ShardResult, er
 	trials := cmp.Or(p.Trials, DefaultTrials)
 	timeout := cmp.Or(p.Timeout, DefaultTimeout)
 	switch {
-	case sc.stream != nil:
+	case sc.Stream != nil:
 		return nil, fmt.Errorf("%w: %s fires a stream of arrivals over time, not a burst; a sharded run fires bursts", results.ErrUsage, sc.Name)
 	case p.Sequential:
 		return nil, fmt.Errorf("%w: --sequential fires one request after another; a sharded run fires bursts", results.ErrUsage)
@@ -218,17 +218,17 @@ func RunShard(ctx context.Context, p Plan, s Sharding) (*results.ShardResult, er
 	part := &results.ShardRunPart{Scenario: sc.Name, Rule: sc.Rule, Requests: n, Lo: lo, Hi: hi, Trials: trials, Seed: p.Seed, Timeout: timeout}
 	out.Run = part
 	opts := append([]targets.Option{targets.WithSeed(p.Seed), targets.WithVirtualTime(false)}, p.Options...)
-	opened, openErr, err := openAll(ctx, rs, opts)
+	opened, openErr, err := OpenAll(ctx, rs, opts)
 	if err != nil {
 		return nil, err
 	}
-	defer closeAll(opened)
+	defer CloseAll(opened)
 	for ti, r := range rs {
 		st := results.ShardTarget{Target: r.spec.Name(), Spec: r.raw, Guarantee: r.entry.Guarantee}
 		if r.spec.URL != nil {
 			st.Spec = st.Target
 		}
-		st.Expect, st.Strict = expectation(r.entry, p.Expect)
+		st.Expect, st.Strict = ExpectationOf(r.entry, p.Expect)
 		if ctx.Err() != nil {
 			break
 		}
@@ -238,7 +238,7 @@ func RunShard(ctx context.Context, p Plan, s Sharding) (*results.ShardResult, er
 			sr := shardRun{sc: sc, target: opened[ti], s: &s, lo: lo, hi: hi, timeout: timeout, trials: trials,
 				first: ti * trials, onTrial: p.OnTrial,
 				key: func(trial int) string { return fmt.Sprintf("%s-%s-%d-%d", sc.KeyPrefix, s.RunID, ti, trial) }}
-			if err := playThenClose(&opened[ti], func() error { return sr.play(ctx, &st) }); err != nil {
+			if err := PlayThenClose(&opened[ti], func() error { return sr.play(ctx, &st) }); err != nil {
 				st.Error = err.Error()
 			}
 		}
@@ -278,7 +278,7 @@ func (r shardRun) play(ctx context.Context, st *results.ShardTarget) error {
 		k := r.key(i)
 		at := r.s.slot(r.first + i)
 		if !at.IsZero() {
-			waitUntil(ctx, at.Add(-min(stageLead, cmp.Or(r.s.Period, DefaultPeriod)/2)))
+			WaitUntil(ctx, at.Add(-min(stageLead, cmp.Or(r.s.Period, DefaultPeriod)/2)))
 		}
 		if ctx.Err() != nil {
 			return nil
@@ -287,7 +287,7 @@ func (r shardRun) play(ctx context.Context, st *results.ShardTarget) error {
 		if retrier != nil {
 			before = retrier.Retries()
 		}
-		do := func(ctx context.Context, j int) Answer { return pl.do(ctx, k, r.lo+j) }
+		do := func(ctx context.Context, j int) Answer { return pl.Do(ctx, k, r.lo+j) }
 		if stager, ok := t.Store.(targets.Stager); ok {
 			staged, err := stager.Stage(ctx, r.sc.Op, k, r.sc.Limit, n)
 			if err != nil {
@@ -298,10 +298,10 @@ func (r shardRun) play(ctx context.Context, st *results.ShardTarget) error {
 			}
 			do = func(ctx context.Context, j int) Answer {
 				rep, err := staged[j](ctx)
-				return answerOfReply(r.sc.Op, rep, err)
+				return AnswerOfReply(r.sc.Op, rep, err)
 			}
 		}
-		f := firing{n: n, timeout: r.timeout, offset: r.lo, at: at}
+		f := Firing{n: n, timeout: r.timeout, offset: r.lo, at: at}
 		reqs, arrivals, err := f.fire(ctx, do)
 		if ctx.Err() != nil {
 			return nil // cut short: this shard's share proves nothing

@@ -136,7 +136,7 @@ func verifySpecs(recorded []string, v VerifyPlan) ([]string, error) {
 }
 
 // openFor opens the targets the keys are read back from.
-func openFor(ctx context.Context, sc *Scenario, specs []string, v VerifyPlan) ([]resolved, []*targets.Target, []error, error) {
+func openFor(ctx context.Context, sc *Scenario, specs []string, v VerifyPlan) ([]Resolved, []*targets.Target, []error, error) {
 	plan := Plan{Scenario: sc, Catalog: v.Catalog, Targets: specs}
 	rs, err := plan.resolve()
 	if err != nil {
@@ -148,7 +148,7 @@ func openFor(ctx context.Context, sc *Scenario, specs []string, v VerifyPlan) ([
 	for i, r := range rs {
 		opened[i], openErr[i] = targets.OpenEntry(ctx, r.spec, r.entry, opts...)
 		if errors.Is(openErr[i], targets.ErrBadSpec) {
-			closeAll(opened)
+			CloseAll(opened)
 			return nil, nil, nil, openErr[i]
 		}
 	}
@@ -198,7 +198,7 @@ func VerifyRun(ctx context.Context, parts []*results.ShardResult, v VerifyPlan) 
 	if err != nil {
 		return nil, err
 	}
-	defer closeAll(opened)
+	defer CloseAll(opened)
 	timeout := cmp.Or(v.Timeout, first.Timeout, DefaultTimeout)
 	res := &results.Result{Schema: results.SchemaVersion, Scenario: sc.Name, Rule: sc.Rule, Requests: first.Requests, Trials: first.Trials,
 		Seed: first.Seed, Confidence: v.Evidence.level(), Sharded: originOf(ps)}
@@ -242,7 +242,7 @@ func VerifyRun(ctx context.Context, parts []*results.ShardResult, v VerifyPlan) 
 
 // mergeTrials makes the first complete trials of target ti whole, reads
 // each key back and judges it into rec.
-func mergeTrials(ctx context.Context, sc *Scenario, pl player, ps []*results.ShardResult, ti, complete int, timeout time.Duration, history bool, ev Evidence, rec *results.Recorder) error {
+func mergeTrials(ctx context.Context, sc *Scenario, pl Player, ps []*results.ShardResult, ti, complete int, timeout time.Duration, history bool, ev Evidence, rec *results.Recorder) error {
 	n := ps[0].Run.Requests
 	for i := range complete {
 		k := ps[0].Run.Targets[ti].Trials[i].Key
@@ -264,14 +264,14 @@ func mergeTrials(ctx context.Context, sc *Scenario, pl player, ps []*results.Sha
 		if !withArrivals {
 			arrivals = nil
 		}
-		trial.ReleaseSpread = releaseSpread(trial.Requests)
-		trial.ArrivalSpread = arrivalSpread(arrivals)
+		trial.ReleaseSpread = ReleaseSpread(trial.Requests)
+		trial.ArrivalSpread = ArrivalSpread(arrivals)
 		trial.Count()
 		if trial.Errors == n {
 			return &TargetError{Stage: "every request failed; first: " + trial.Requests[0].Error}
 		}
 		rctx, cancel := context.WithTimeout(ctx, timeout)
-		counted, err := pl.read(rctx, k)
+		counted, err := pl.Read(rctx, k)
 		cancel()
 		if err != nil {
 			if ctx.Err() != nil {
@@ -283,7 +283,7 @@ func mergeTrials(ctx context.Context, sc *Scenario, pl player, ps []*results.Sha
 		label := ps[0].Run.Targets[ti].Target
 		sc.Judge(&trial, label)
 		if history {
-			judgeHistory(sc, &trial, label, ev)
+			JudgeHistory(sc, &trial, label, ev)
 		}
 		rec.Add(trial)
 	}
@@ -330,7 +330,7 @@ func VerifyLoad(ctx context.Context, parts []*results.ShardResult, v VerifyPlan)
 	if err != nil {
 		return nil, err
 	}
-	defer closeAll(opened)
+	defer CloseAll(opened)
 	res := *first
 	res.Targets, res.Sharded = nil, originOf(ps)
 	for _, s := range ps[1:] {
@@ -349,7 +349,7 @@ func VerifyLoad(ctx context.Context, parts []*results.ShardResult, v VerifyPlan)
 			return nil, fmt.Errorf("%w: target %s cannot play %s (it has no %s)", results.ErrUsage, rs[0].spec.Name(), sc.Name, sc.Needs)
 		}
 		runID := ps[0].RunID
-		kj := keyJudge{sc: sc, pl: pl, store: opened[0].Store, label: lt.Target, keys: first.Keys,
+		kj := KeyJudge{sc: sc, pl: pl, store: opened[0].Store, label: lt.Target, keys: first.Keys,
 			timeout: cmp.Or(v.Timeout, first.Timeout, DefaultTimeout),
 			key:     func(k int) string { return fmt.Sprintf("%s-load-%s-%d-%d", sc.KeyPrefix, runID, 0, k) },
 			count:   func(k int) (int64, int64, int64) { c := counts[k]; return c.Allowed, c.Refused, c.Errors }}

@@ -243,7 +243,7 @@ func TestShardRefusesWhatCannotBeShared(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "db.sqlite")
 	streamed := new(*tenHitsOneView)
-	streamed.stream = stalePlan.stream // a story fired as arrivals over time
+	streamed.Stream = stalePlan.Stream // a story fired as arrivals over time
 	for _, tt := range []struct {
 		p    Plan
 		s    Sharding

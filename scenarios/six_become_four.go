@@ -16,7 +16,7 @@ import (
 // DailyLimit is the free tier of six-become-four: downloads a visitor a UTC day.
 const DailyLimit = story.DailyLimit
 
-var sixBecomeFour = define(Scenario{
+var sixBecomeFour = Define(Scenario{
 	Name:  "six-become-four",
 	Title: "a free tier of five downloads a day; the counter lets more through and counts fewer",
 	Story: "A tool grants five original-quality downloads a visitor a day, then " +
@@ -47,7 +47,7 @@ var sixBecomeFour = define(Scenario{
 	Limit:     DailyLimit,
 	KeyPrefix: "visitor",
 
-	model:  quotaModel(DailyLimit),
+	Model:  QuotaModel(DailyLimit),
 	Extras: []Extra{{After: "race", Replay: sixInARow}, {After: "fix", Replay: pastMidnight}},
 	Damage: func(over, lost int64) string {
 		var parts []string
@@ -85,7 +85,7 @@ var sixBecomeFour = define(Scenario{
 		}
 	},
 }, func(s story.Quota, ctx context.Context, key string, _ int) Answer {
-	return answerOf(s.Consume(ctx, key, DailyLimit))
+	return AnswerOf(s.Consume(ctx, key, DailyLimit))
 }, story.Quota.Count)
 
 // SequentialTrials is how many times explain plays six downloads in a
@@ -163,7 +163,7 @@ func pastMidnight(ctx context.Context, x *Explainer) ([]results.Replay, error) {
 	}
 	plan := x.Plan(x.Fixed)
 	plan.Sequential, plan.Requests, plan.AcrossMidnight = true, 8, true
-	plan.Options = []targets.Option{targets.WithStart(midnight.Add(-15 * time.Second))}
+	plan.Options = []targets.Option{targets.WithStart(Midnight.Add(-15 * time.Second))}
 	tr, err := x.Replay(ctx, plan)
 	if err != nil {
 		return nil, err

@@ -126,9 +126,9 @@ func sixOfFiveWith(set results.Settings) (*Scenario, error) {
 	// mostly one, two when the real clock crosses a boundary mid-burst.
 	// A stream's many windows each start again, and its histories go
 	// unchecked.
-	sc.model = limiterModel(limit)
+	sc.Model = LimiterModel(limit)
 	if set.Rate > 0 || set.Arrivals != "" {
-		sc.model = model{}
+		sc.Model = Model{}
 		// One bot keeps time: evenly spaced unless asked for Poisson.
 		spacing := cmp.Or(set.Arrivals, pace.Even)
 		resolved.Arrivals = spacing
@@ -138,23 +138,23 @@ func sixOfFiveWith(set results.Settings) (*Scenario, error) {
 		sch.Spacing = spacing
 		if n := sch.Expected(); n > MaxRequests || n < 1 {
 			return nil, fmt.Errorf("--rate %s over a %s window is %d arrivals; want 1 to %d (lower --rate or --window)",
-				rateWords(set.Rate), results.DurationWords(length), n, MaxRequests)
+				RateWords(set.Rate), results.DurationWords(length), n, MaxRequests)
 		}
-		st := &stream{schedule: sch, align: length, words: streamWords(sch)}
+		st := &Stream{Schedule: sch, Align: length, Words: StreamWords(sch)}
 		if set.Rollover {
 			// Half a window before a boundary to half after it: the
 			// requests just before and just after the rollover.
-			st.lead = length / 2
-			st.words += ", across a window boundary"
+			st.Lead = length / 2
+			st.Words += ", across a window boundary"
 		}
-		sc.stream = st
+		sc.Stream = st
 		// Minutes of stream take microseconds on the simulated stores;
 		// on a real clock a window takes a window.
 		sc.Lineup = []string{"kv", "actor"}
 	}
-	out := defineTrial(sc, func(s story.Limiter, ctx context.Context, key string, _ int) Answer {
+	out := DefineTrial(sc, func(s story.Limiter, ctx context.Context, key string, _ int) Answer {
 		a, err := s.Admit(ctx, key, w)
-		ans := answerOf(a.Allowed, a.Count, err)
+		ans := AnswerOf(a.Allowed, a.Count, err)
 		ans.Window = a.Window
 		return ans
 	}, func(s story.Limiter, ctx context.Context, key string, reqs []results.Request) (int64, error) {
@@ -162,7 +162,7 @@ func sixOfFiveWith(set results.Settings) (*Scenario, error) {
 			return 0, errNoWindows
 		}
 		var sum int64
-		for _, n := range windowsOf(reqs) {
+		for _, n := range WindowsOf(reqs) {
 			c, err := s.Admitted(ctx, key, w, n)
 			if err != nil {
 				return 0, err
@@ -171,12 +171,12 @@ func sixOfFiveWith(set results.Settings) (*Scenario, error) {
 		}
 		return sum, nil
 	}, nil)
-	out.soft = func(t *results.Trial) bool {
+	out.Soft = func(t *results.Trial) bool {
 		return slices.ContainsFunc(t.Windows, func(a int) bool { return int64(a) > soft })
 	}
 	out.settings = &resolved
-	out.vary = sixOfFiveWith
-	out.window = &w
+	out.Vary = sixOfFiveWith
+	out.Window = &w
 	return out, nil
 }
 
@@ -187,7 +187,7 @@ var errNoWindows = errors.New("six-of-five reads back per window, and needs the 
 // admittedPerWindow counts the admitted requests of each window the trial
 // touched, in window order.
 func admittedPerWindow(reqs []results.Request) []int {
-	ws := windowsOf(reqs)
+	ws := WindowsOf(reqs)
 	out := make([]int, len(ws))
 	for _, r := range reqs {
 		if r.Outcome == results.Allowed {

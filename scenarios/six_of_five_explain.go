@@ -24,7 +24,7 @@ const maxLanes = 16
 func (x *Explainer) streamPlan(target string, trials int, change func(*results.Settings)) (Plan, error) {
 	set := *x.Scenario.settings
 	change(&set)
-	sc, err := x.Scenario.vary(set)
+	sc, err := x.Scenario.Vary(set)
 	if err != nil {
 		return Plan{}, err
 	}
@@ -89,7 +89,7 @@ func rolloverReplays(ctx context.Context, x *Explainer) ([]results.Replay, error
 	}
 	t := &tr.Trials[0]
 	shown := trimmed(t)
-	w := x.Scenario.window
+	w := x.Scenario.Window
 	return []results.Replay{{
 		Heading: fmt.Sprintf("The rollover on %s: one request a second from %s before a window boundary to %s after it (admitted ones, and the refusal after each run)",
 			tr.Target, results.DurationWords(w.Length/2), results.DurationWords(w.Length/2)),
@@ -117,7 +117,7 @@ func trimmed(t *results.Trial) results.Trial {
 // requests a second apart, then the window and its expiry past, then a
 // count of the records still held.
 func records(ctx context.Context, x *Explainer, target string) (int64, time.Duration, error) {
-	w := *x.Scenario.window
+	w := *x.Scenario.Window
 	cat := x.Catalog
 	if cat == nil {
 		cat = targets.Builtin()
@@ -128,7 +128,7 @@ func records(ctx context.Context, x *Explainer, target string) (int64, time.Dura
 	}
 	defer t.Close()
 	lim, ok := t.Store.(story.Limiter)
-	v := virtualClock(t.Store)
+	v := VirtualClock(t.Store)
 	if !ok || v == nil {
 		return 0, 0, fmt.Errorf("%s: no rate limiter in virtual time", target)
 	}
@@ -159,7 +159,7 @@ func records(ctx context.Context, x *Explainer, target string) (int64, time.Dura
 // KV rate limiter marked approximate or strict, with what the replays and
 // a look after the expiry showed.
 func limiterExercise(ctx context.Context, x *Explainer) (results.Ending, error) {
-	w := *x.Scenario.window
+	w := *x.Scenario.Window
 	naive, wait, err := records(ctx, x, x.Target)
 	if err != nil {
 		return results.Ending{}, err

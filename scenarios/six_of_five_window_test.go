@@ -72,7 +72,7 @@ func TestSixOfFiveAcrossABoundary(t *testing.T) {
 func TestRefuteWindowsIsSound(t *testing.T) {
 	const limit = 3
 	sc := mustLookup(t, "six-of-five")
-	quota := quotaModel(limit).porcupine()
+	quota := QuotaModel(limit).porcupine()
 	rng := rand.New(rand.NewPCG(7, 7))
 	outcomes := []results.Outcome{results.Allowed, results.Allowed, results.Allowed, results.Refused, results.Errored}
 	exact := func(trial *results.Trial) bool {
@@ -146,7 +146,7 @@ func TestRefuteWindowsIsSound(t *testing.T) {
 		trial := results.Trial{Key: "k", Requests: reqs, Counted: counted}
 		trial.Count()
 		sc.Judge(&trial, "t")
-		why := refuteWindows(&trial, windowsOf(trial.Requests), limit)
+		why := refuteWindows(&trial, WindowsOf(trial.Requests), limit)
 		ok := exact(&trial)
 		if why != "" && ok {
 			t.Fatalf("refuted (%s) a history the exact search accepts: %+v counted %d", why, trial.Requests, trial.Counted)

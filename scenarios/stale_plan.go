@@ -60,7 +60,7 @@ func stalePlanWith(set results.Settings) (*Scenario, error) {
 	sch := pace.Constant(rate, span)
 	sch.Spacing = spacing
 	if n := sch.Expected(); n < 1 || n > MaxRequests {
-		return nil, fmt.Errorf("--rate %s for %s is %d downloads; want 1 to %d", rateWords(rate), results.DurationWords(span), n, MaxRequests)
+		return nil, fmt.Errorf("--rate %s for %s is %d downloads; want 1 to %d", RateWords(rate), results.DurationWords(span), n, MaxRequests)
 	}
 	limit := int64(DailyLimit)
 	resolved := results.Settings{Rate: rate, Arrivals: spacing, Bound: bound, For: set.For, Via: set.Via}
@@ -121,25 +121,25 @@ func stalePlanWith(set results.Settings) (*Scenario, error) {
 			}
 		},
 	}
-	sc.stream = &stream{schedule: sch, words: streamWords(sch) + " after the cancel", prelude: browseViews * browse}
+	sc.Stream = &Stream{Schedule: sch, Words: StreamWords(sch) + " after the cancel", Prelude: browseViews * browse}
 	prelude := browseThenCancel(browse)
 	if ext {
 		prelude = viaExtension(&sc, bound, browse)
 	}
-	out := defineTrial(sc, func(s story.Plans, ctx context.Context, key string, _ int) Answer {
-		return answerOf(s.Download(ctx, key, limit))
+	out := DefineTrial(sc, func(s story.Plans, ctx context.Context, key string, _ int) Answer {
+		return AnswerOf(s.Download(ctx, key, limit))
 	}, func(s story.Plans, ctx context.Context, key string, _ []results.Request) (int64, error) {
 		return s.Downloads(ctx, key)
 	}, prelude)
 	if ext {
 		bindExtension(out)
 	}
-	out.soft = func(t *results.Trial) bool {
+	out.Soft = func(t *results.Trial) bool {
 		return t.Exposure > bound || int64(t.Allowed) > limit && !ext || t.Lost > 0
 	}
 	out.settings = &resolved
-	out.vary = stalePlanWith
-	out.timed = true
+	out.Vary = stalePlanWith
+	out.Timed = true
 	return out, nil
 }
 

@@ -144,8 +144,8 @@ func validateThenCancel(browse time.Duration) func(s story.Plans, ctx context.Co
 // that the licence is not renewed after the cancel; the exposure is
 // judged by the soft rule, against bound.
 func viaExtension(sc *Scenario, bound, browse time.Duration) func(s story.Plans, ctx context.Context, key string, sleep func(time.Duration) error) error {
-	sc.stream.words += ", granted by the extension"
-	sc.stream.prelude = story.Revalidation
+	sc.Stream.Words += ", granted by the extension"
+	sc.Stream.Prelude = story.Revalidation
 	sc.Rule = "the extension's licence is never renewed after the cancel"
 	sc.SoftRule = fmt.Sprintf("originals after the cancel only within the accepted %s", results.DurationWords(bound))
 	sc.Tell = func(t *results.Trial, target string) string {
@@ -181,10 +181,10 @@ func viaExtension(sc *Scenario, bound, browse time.Duration) func(s story.Plans,
 // target's.
 func bindExtension(out *Scenario) {
 	bind := out.bind
-	out.bind = func(store any) (player, bool) {
+	out.bind = func(store any) (Player, bool) {
 		s, ok := store.(story.Plans)
 		if !ok {
-			return player{}, false
+			return Player{}, false
 		}
 		return bind(newExtension(s, store))
 	}

@@ -99,7 +99,7 @@ func TestAtomicTargetsHold(t *testing.T) {
 						// a quota of its own and admits up to the limit
 						// of the requests it counted.
 						wantAllowed = 0
-						for _, w := range windowsOf(trial.Requests) {
+						for _, w := range WindowsOf(trial.Requests) {
 							var in int
 							for _, r := range trial.Requests {
 								if r.Window == w {

@@ -9,7 +9,7 @@ import (
 	"github.com/racelab/racelab/targets/story"
 )
 
-var tenHitsOneView = define(Scenario{
+var tenHitsOneView = Define(Scenario{
 	Name:  "ten-hits-one-view",
 	Title: "ten readers open a post at once; the view counter records one",
 	Story: "A blog counts views in a key-value store: read the count, add one, " +
@@ -33,8 +33,8 @@ var tenHitsOneView = define(Scenario{
 	Op:              story.OpHit,
 	KeyPrefix:       "slug",
 
-	model: counterModel(),
-	batch: counterBatch,
+	Model: CounterModel(),
+	Batch: CounterBatch,
 	Tell:  tellHits,
 	Damage: func(over, lost int64) string {
 		if over > 0 { // a judge of this story never sets it; said if it does
@@ -65,7 +65,7 @@ var tenHitsOneView = define(Scenario{
 	},
 }, func(s story.Counter, ctx context.Context, key string, _ int) Answer {
 	n, err := s.Hit(ctx, key)
-	return answerOf(true, n, err)
+	return AnswerOf(true, n, err)
 }, story.Counter.Views)
 
 func tellHits(t *results.Trial, target string) string {
