@@ -1,4 +1,4 @@
-// Package report renders a scenarios.Result for people and for programs.
+// Package report renders a results.Result for people and for programs.
 //
 // A run ends in one plain-data Result; this package only turns it into text
 // and never runs anything. The formats share one reading of the result

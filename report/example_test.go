@@ -5,7 +5,7 @@ import (
 	"os"
 
 	"github.com/racelab/racelab/report"
-	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/results"
 )
 
 func ExampleParseFormat() {
@@ -19,15 +19,15 @@ func ExampleParseFormat() {
 }
 
 func ExampleRender() {
-	r := &scenarios.Result{
-		Schema:   scenarios.SchemaVersion,
+	r := &results.Result{
+		Schema:   results.SchemaVersion,
 		Scenario: "five-checkouts",
 		Rule:     "at most 1 checkout succeeds per item, and every success is recorded as a claim",
 		Requests: 5, Trials: 1, Seed: 1,
-		Targets: []scenarios.TargetResult{{
-			Target: "kv", Spec: "kv", Guarantee: "none: read, then write", Expect: scenarios.ExpectBreak,
-			Trials: []scenarios.Trial{{
-				Requests: make([]scenarios.Request, 5), Allowed: 5, Counted: 1, Over: 4, Lost: 4,
+		Targets: []results.TargetResult{{
+			Target: "kv", Spec: "kv", Guarantee: "none: read, then write", Expect: results.ExpectBreak,
+			Trials: []results.Trial{{
+				Requests: make([]results.Request, 5), Allowed: 5, Counted: 1, Over: 4, Lost: 4, Damage: "4 oversold",
 				Broken: true, Why: "kv: 5 checkouts succeeded for 1 in stock, 1 claim recorded: 4 oversold",
 				ReleaseSpread: 51000,
 			}},

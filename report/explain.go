@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/results"
 )
 
 // explainWidth is the width of explain's text: a handout's, whatever the
@@ -14,7 +14,7 @@ const explainWidth = 78
 
 // Explain writes e for a terminal or a handout: plain text, lines wrapped
 // at 78 columns, the timeline lanes folding under themselves.
-func Explain(w io.Writer, e scenarios.Explanation) error {
+func Explain(w io.Writer, e results.Explanation) error {
 	steps, err := ExplainSteps(e)
 	if err != nil {
 		return err
@@ -27,10 +27,10 @@ func Explain(w io.Writer, e scenarios.Explanation) error {
 // at a time: the story and its rule, each replay, how the fix works, and
 // the story's ending if it has one (with the footer). Joined, they are
 // Explain's text.
-func ExplainSteps(e scenarios.Explanation) ([]string, error) {
+func ExplainSteps(e results.Explanation) ([]string, error) {
 	var steps []string
 	var b strings.Builder
-	sc := e.Scenario
+	sc := e.Story
 	b.WriteString(wrapLine(sc.Name+": "+sc.Title, explainWidth) + "\n\n")
 	b.WriteString(wrap(sc.Story, explainWidth, "  "))
 	b.WriteString("\n")

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/results"
 )
 
 // ExplainHTML writes e as one self-contained page, for a workshop screen
@@ -14,8 +14,8 @@ import (
 // as an SVG timeline, the same lanes in the same order as the text's, on
 // one time axis. Like the run report it has no script and fetches
 // nothing; the same seed gives the same bytes.
-func ExplainHTML(w io.Writer, e scenarios.Explanation) error {
-	sc := e.Scenario
+func ExplainHTML(w io.Writer, e results.Explanation) error {
+	sc := e.Story
 	var b bytes.Buffer
 	b.WriteString(pageHead("racelab explain: " + sc.Name))
 	fmt.Fprintf(&b, "<h1>racelab explain</h1>\n<section>\n<h2>%s</h2>\n<p><b>%s</b></p>\n", esc(sc.Name), esc(sc.Title))
@@ -27,7 +27,7 @@ func ExplainHTML(w io.Writer, e scenarios.Explanation) error {
 	for i, r := range e.Replays {
 		fmt.Fprintf(&b, "<h3>%d. %s</h3>\n<figure>\n", i+1, esc(r.Heading))
 		unit := "real time"
-		if r.Clock == scenarios.ClockVirtual {
+		if r.Clock == results.ClockVirtual {
 			unit = "virtual time"
 		}
 		svgTimeline(&b, fmt.Sprintf("timeline of trial %d on %s", r.Trial.Index+1, r.Target), r.Clock, r.Trial, answerText, 0)

@@ -13,12 +13,13 @@ import (
 	"testing"
 
 	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
 )
 
 // replayed explains story on kv against actor with seed 7, a real replay
 // in virtual time.
-func replayed(t *testing.T, story string) scenarios.Explanation {
+func replayed(t *testing.T, story string) results.Explanation {
 	t.Helper()
 	sc, err := scenarios.Lookup(story)
 	if err != nil {
@@ -31,7 +32,7 @@ func replayed(t *testing.T, story string) scenarios.Explanation {
 	return e
 }
 
-func explainPage(t *testing.T, e scenarios.Explanation) string {
+func explainPage(t *testing.T, e results.Explanation) string {
 	t.Helper()
 	var b bytes.Buffer
 	if err := ExplainHTML(&b, e); err != nil {
@@ -113,7 +114,7 @@ func TestExplainHTML(t *testing.T) {
 	if strings.Contains(svgs[1], "m-erased") {
 		t.Error("the fix's figure shows an erasure")
 	}
-	for _, want := range []string{e.Scenario.Title, "Hard rule: " + esc(e.Scenario.Rule), "How the fix works", esc(e.Replays[0].Outcome)} {
+	for _, want := range []string{e.Story.Title, "Hard rule: " + esc(e.Story.Rule), "How the fix works", esc(e.Replays[0].Outcome)} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
 		}
@@ -142,8 +143,8 @@ func TestExplainHTMLRefused(t *testing.T) {
 func TestHTMLReportMarks(t *testing.T) {
 	e := replayed(t, "ten-hits-one-view")
 	rp := e.Replays[0]
-	r := &scenarios.Result{Scenario: e.Scenario.Name, Rule: e.Scenario.Rule, Targets: []scenarios.TargetResult{
-		{Target: rp.Target, Clock: rp.Clock, Trials: []scenarios.Trial{*rp.Trial}},
+	r := &results.Result{Scenario: e.Story.Name, Rule: e.Story.Rule, Targets: []results.TargetResult{
+		{Target: rp.Target, Clock: rp.Clock, Trials: []results.Trial{*rp.Trial}},
 	}}
 	page := string(render(t, r, HTML))
 	svgs := svgBlock.FindAllString(page, -1)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/results"
 )
 
 // The fixtures are fixed, synthetic results: every figure is written here,
@@ -30,7 +31,7 @@ const (
 // fixtures are the results the golden files are rendered from, by name.
 var fixtures = []struct {
 	name   string
-	result func() *scenarios.Result
+	result func() *results.Result
 }{
 	{"ten-hits-one-view", tenHitsOneView},
 	{"six-become-four-20-trials", sixBecomeFour20},
@@ -46,24 +47,24 @@ var fixtures = []struct {
 // that order, released over spread, with counted read back. Allowed requests
 // are answered the running total, capped by what the store ended up holding
 // (ten lost updates all answer 1); refused ones the final count.
-func trial(i int, key string, allowed, refused, failed int, counted int64, spread time.Duration) scenarios.Trial {
+func trial(i int, key string, allowed, refused, failed int, counted int64, spread time.Duration) results.Trial {
 	n := allowed + refused + failed
-	t := scenarios.Trial{Index: i, Key: key, Allowed: allowed, Refused: refused, Errors: failed,
+	t := results.Trial{Index: i, Key: key, Allowed: allowed, Refused: refused, Errors: failed,
 		Counted: counted, ReleaseSpread: spread}
 	for j := range n {
 		var invoke time.Duration
 		if n > 1 {
 			invoke = spread * time.Duration(j) / time.Duration(n-1)
 		}
-		r := scenarios.Request{Index: j, Invoke: invoke,
+		r := results.Request{Index: j, Invoke: invoke,
 			Return: invoke + 2*time.Millisecond + time.Duration(j)*150*time.Microsecond}
 		switch {
 		case j < allowed:
-			r.Outcome, r.Value = scenarios.Allowed, min(int64(j+1), counted)
+			r.Outcome, r.Value = results.Allowed, min(int64(j+1), counted)
 		case j < allowed+refused:
-			r.Outcome, r.Value = scenarios.Refused, counted
+			r.Outcome, r.Value = results.Refused, counted
 		default:
-			r.Outcome, r.Error = scenarios.Errored, "context deadline exceeded"
+			r.Outcome, r.Error = results.Errored, "context deadline exceeded"
 		}
 		t.Requests = append(t.Requests, r)
 	}
@@ -71,7 +72,7 @@ func trial(i int, key string, allowed, refused, failed int, counted int64, sprea
 }
 
 // broken marks t as breaking the rule.
-func broken(t scenarios.Trial, over, lost int64, why string) scenarios.Trial {
+func broken(t results.Trial, over, lost int64, why string) results.Trial {
 	t.Over, t.Lost, t.Broken, t.Why = over, lost, true, why
 	return t
 }
@@ -79,27 +80,37 @@ func broken(t scenarios.Trial, over, lost int64, why string) scenarios.Trial {
 // result is a finished run of the scenario with rule (the constants above)
 // in the current schema: n requests a burst, trials asked for, seed, and
 // the targets' results.
-func result(scenario, rule string, n, trials int, seed int64, targets ...scenarios.TargetResult) *scenarios.Result {
-	return &scenarios.Result{
-		Schema: scenarios.SchemaVersion, Scenario: scenario, Rule: rule,
+//
+// Each trial carries its story's words (its damage, what each request was
+// told), as the engine records them.
+func result(scenario, rule string, n, trials int, seed int64, targets ...results.TargetResult) *results.Result {
+	if sc, err := scenarios.Find(scenario, nil); err == nil {
+		for i := range targets {
+			for j := range targets[i].Trials {
+				sc.Words(&targets[i].Trials[j])
+			}
+		}
+	}
+	return &results.Result{
+		Schema: results.SchemaVersion, Scenario: scenario, Rule: rule,
 		Requests: n, Trials: trials, Seed: seed, Targets: targets,
 	}
 }
 
-func target(name, guarantee string, expect scenarios.Expectation, strict bool, trials ...scenarios.Trial) scenarios.TargetResult {
-	return scenarios.TargetResult{Target: name, Spec: name, Guarantee: guarantee, Expect: expect, Strict: strict, Trials: trials}
+func target(name, guarantee string, expect results.Expectation, strict bool, trials ...results.Trial) results.TargetResult {
+	return results.TargetResult{Target: name, Spec: name, Guarantee: guarantee, Expect: expect, Strict: strict, Trials: trials}
 }
 
 // tenHitsOneView: the story's own figures, one trial: KV records 1 view of
 // 10, the actor and SQLite count all ten.
-func tenHitsOneView() *scenarios.Result {
+func tenHitsOneView() *results.Result {
 	return result("ten-hits-one-view", rule10, 10, 1, 1,
-		target("kv", guaranteeKV, scenarios.ExpectBreak, false,
+		target("kv", guaranteeKV, results.ExpectBreak, false,
 			broken(trial(0, "slug-5f1c-0-0", 10, 0, 0, 1, 84612*time.Nanosecond), 0, 9,
 				"kv: 10 hits answered, 1 view stored: 9 updates lost")),
-		target("actor", guaranteeActor, scenarios.ExpectHold, true,
+		target("actor", guaranteeActor, results.ExpectHold, true,
 			trial(0, "slug-5f1c-1-0", 10, 0, 0, 10, 62140*time.Nanosecond)),
-		target("sqlite", guaranteeSQLite, scenarios.ExpectHold, true,
+		target("sqlite", guaranteeSQLite, results.ExpectHold, true,
 			trial(0, "slug-5f1c-2-0", 10, 0, 0, 10, 1183*time.Microsecond)),
 	)
 }
@@ -107,8 +118,8 @@ func tenHitsOneView() *scenarios.Result {
 // sixBecomeFour20: twenty trials of twelve downloads. KV breaks every time,
 // by different amounts; the naive SQLite breaks now and then; the actor and
 // Redis with WATCH hold, the latter after retries.
-func sixBecomeFour20() *scenarios.Result {
-	var kv, actor, naive, watch []scenarios.Trial
+func sixBecomeFour20() *results.Result {
+	var kv, actor, naive, watch []results.Trial
 	for i := range 20 {
 		key := func(t int) string { return fmt.Sprintf("visitor-a0d2-%d-%d", t, i) }
 		spread := time.Duration(40+i*7) * time.Microsecond
@@ -137,42 +148,42 @@ func sixBecomeFour20() *scenarios.Result {
 		watch = append(watch, w)
 	}
 	return result("six-become-four", rule6, 12, 20, 7,
-		target("kv", guaranteeKV, scenarios.ExpectBreak, false, kv...),
-		target("actor", guaranteeActor, scenarios.ExpectHold, true, actor...),
-		target("sqlite:naive", guaranteeSQLNaive, scenarios.ExpectBreak, false, naive...),
-		target("redis:watch", guaranteeRedisWatch, scenarios.ExpectHold, true, watch...),
+		target("kv", guaranteeKV, results.ExpectBreak, false, kv...),
+		target("actor", guaranteeActor, results.ExpectHold, true, actor...),
+		target("sqlite:naive", guaranteeSQLNaive, results.ExpectBreak, false, naive...),
+		target("redis:watch", guaranteeRedisWatch, results.ExpectHold, true, watch...),
 	)
 }
 
 // fiveCheckoutsErrors: KV oversells, the actor holds, and two targets could
 // not be run: one never opened, one failed on every request (its error
 // already names it).
-func fiveCheckoutsErrors() *scenarios.Result {
+func fiveCheckoutsErrors() *results.Result {
 	return result("five-checkouts", rule5, 5, 1, 1,
-		target("kv", guaranteeKV, scenarios.ExpectBreak, false,
+		target("kv", guaranteeKV, results.ExpectBreak, false,
 			broken(trial(0, "item-77e0-0-0", 5, 0, 0, 1, 51*time.Microsecond), 4, 4,
 				"kv: 5 checkouts succeeded for 1 in stock, 1 claim recorded: 4 oversold")),
-		target("actor", guaranteeActor, scenarios.ExpectHold, true,
+		target("actor", guaranteeActor, results.ExpectHold, true,
 			trial(0, "item-77e0-1-0", 1, 4, 0, 1, 38*time.Microsecond)),
-		scenarios.TargetResult{Target: "redis", Spec: "redis", Guarantee: guaranteeRedis, Expect: scenarios.ExpectHold, Strict: true,
+		results.TargetResult{Target: "redis", Spec: "redis", Guarantee: guaranteeRedis, Expect: results.ExpectHold, Strict: true,
 			Error: "open redis: dial tcp 127.0.0.1:56379: connect: connection refused; " +
 				"start it with `make services` or set RACELAB_REDIS_URL"},
-		scenarios.TargetResult{Target: "postgres", Spec: "postgres", Guarantee: guaranteePostgres, Expect: scenarios.ExpectHold, Strict: true,
+		results.TargetResult{Target: "postgres", Spec: "postgres", Guarantee: guaranteePostgres, Expect: results.ExpectHold, Strict: true,
 			Error: "postgres: every request failed; first: ERROR: relation \"claims\" does not exist (SQLSTATE 42P01)"},
 	)
 }
 
 // interrupted: Ctrl-C during a 50-trial run; KV finished three trials, the
 // actor none.
-func interrupted() *scenarios.Result {
-	var kv []scenarios.Trial
+func interrupted() *results.Result {
+	var kv []results.Trial
 	for i, counted := range []int64{2, 3, 1} {
 		kv = append(kv, broken(trial(i, fmt.Sprintf("slug-c4e9-0-%d", i), 25, 0, 0, counted, 212*time.Microsecond), 0, 25-counted,
 			fmt.Sprintf("kv: 25 hits answered, %d views stored: %d updates lost", counted, 25-counted)))
 	}
 	res := result("ten-hits-one-view", rule10, 25, 50, 3,
-		target("kv", guaranteeKV, scenarios.ExpectBreak, false, kv...),
-		target("actor", guaranteeActor, scenarios.ExpectHold, true),
+		target("kv", guaranteeKV, results.ExpectBreak, false, kv...),
+		target("actor", guaranteeActor, results.ExpectHold, true),
 	)
 	res.Interrupted = true
 	return res
@@ -180,9 +191,9 @@ func interrupted() *scenarios.Result {
 
 // strictBroke: CI against a team's own service, which oversells in two
 // trials of fifty and times out once; PostgreSQL with a row lock holds.
-func strictBroke() *scenarios.Result {
+func strictBroke() *results.Result {
 	const url = "http://127.0.0.1:8787"
-	var service, pg []scenarios.Trial
+	var service, pg []results.Trial
 	for i := range 50 {
 		spread := time.Duration(300+i*11) * time.Microsecond
 		switch i {
@@ -197,45 +208,45 @@ func strictBroke() *scenarios.Result {
 		pg = append(pg, trial(i, fmt.Sprintf("item-19bb-1-%d", i), 1, 4, 0, 1, spread/3))
 	}
 	return result("five-checkouts", rule5, 5, 50, 0,
-		target(url, guaranteeHTTP, scenarios.ExpectHold, true, service...),
-		target("postgres:for-update", guaranteeForUpdate, scenarios.ExpectHold, true, pg...),
+		target(url, guaranteeHTTP, results.ExpectHold, true, service...),
+		target("postgres:for-update", guaranteeForUpdate, results.ExpectHold, true, pg...),
 	)
 }
 
 // raceNotShown: one trial in which KV happened to serialize the downloads;
 // it is only worth a note, as nobody demanded the race.
-func raceNotShown() *scenarios.Result {
+func raceNotShown() *results.Result {
 	return result("six-become-four", rule6, 12, 1, 42,
-		target("kv", guaranteeKV, scenarios.ExpectBreak, false,
+		target("kv", guaranteeKV, results.ExpectBreak, false,
 			trial(0, "visitor-e2b7-0-0", 5, 7, 0, 5, 9*time.Millisecond+40*time.Microsecond)),
-		target("actor", guaranteeActor, scenarios.ExpectHold, true,
+		target("actor", guaranteeActor, results.ExpectHold, true,
 			trial(0, "visitor-e2b7-1-0", 5, 7, 0, 5, 70*time.Microsecond)),
 	)
 }
 
 // expectRace: --expect race makes every target strict about breaking; KV
 // obliges, SQLite's atomic upsert does not, which fails the run.
-func expectRace() *scenarios.Result {
-	var kv, sqlite []scenarios.Trial
+func expectRace() *results.Result {
+	var kv, sqlite []results.Trial
 	for i, counted := range []int64{1, 2, 1, 1, 3} {
 		kv = append(kv, broken(trial(i, fmt.Sprintf("slug-0b3d-0-%d", i), 10, 0, 0, counted, 95*time.Microsecond), 0, 10-counted,
 			fmt.Sprintf("kv: 10 hits answered, %s stored: %d updates lost", plural(counted, "view"), 10-counted)))
 		sqlite = append(sqlite, trial(i, fmt.Sprintf("slug-0b3d-1-%d", i), 10, 0, 0, 10, 780*time.Microsecond))
 	}
 	return result("ten-hits-one-view", rule10, 10, 5, 9,
-		target("kv", guaranteeKV, scenarios.ExpectBreak, true, kv...),
-		target("sqlite", guaranteeSQLite, scenarios.ExpectBreak, true, sqlite...),
+		target("kv", guaranteeKV, results.ExpectBreak, true, kv...),
+		target("sqlite", guaranteeSQLite, results.ExpectBreak, true, sqlite...),
 	)
 }
 
 // bound is the bound Run records for ts.
-func bound(ts []scenarios.Trial, level, maxRate float64) *scenarios.Bound {
-	b := scenarios.BoundOf(ts, level, maxRate)
+func bound(ts []results.Trial, level, maxRate float64) *results.Bound {
+	b := results.BoundOf(ts, level, maxRate)
 	return &b
 }
 
 // checked marks t's history with v (and why).
-func checked(t scenarios.Trial, v scenarios.HistoryVerdict, why string) scenarios.Trial {
+func checked(t results.Trial, v results.HistoryVerdict, why string) results.Trial {
 	t.History, t.HistoryWhy = v, why
 	return t
 }
@@ -245,29 +256,29 @@ func checked(t scenarios.Trial, v scenarios.HistoryVerdict, why string) scenario
 // holds in the 459 trials the bound needs; the team's service holds, but
 // 20 of its trials were unsynchronized and the cap of 470 came first, so
 // it is unproven and fails the run. Three of its histories ran out of time.
-func evidence() *scenarios.Result {
+func evidence() *results.Result {
 	const url = "http://127.0.0.1:8787"
-	kv := []scenarios.Trial{checked(broken(trial(0, "slug-9a41-0-0", 10, 0, 0, 1, 61*time.Microsecond), 0, 9,
-		"kv: 10 hits answered, 1 view stored: 9 updates lost"), scenarios.NotLinearizable, "requests 0 and 1 were both answered 1 view")}
-	var sqlite, service []scenarios.Trial
+	kv := []results.Trial{checked(broken(trial(0, "slug-9a41-0-0", 10, 0, 0, 1, 61*time.Microsecond), 0, 9,
+		"kv: 10 hits answered, 1 view stored: 9 updates lost"), results.NotLinearizable, "requests 0 and 1 were both answered 1 view")}
+	var sqlite, service []results.Trial
 	for i := range 470 {
 		spread := time.Duration(40+i%9*13) * time.Microsecond
 		if i < 459 {
-			sqlite = append(sqlite, checked(trial(i, fmt.Sprintf("slug-9a41-1-%d", i), 10, 0, 0, 10, spread), scenarios.Linearizable, ""))
+			sqlite = append(sqlite, checked(trial(i, fmt.Sprintf("slug-9a41-1-%d", i), 10, 0, 0, 10, spread), results.Linearizable, ""))
 		}
-		t := checked(trial(i, fmt.Sprintf("slug-9a41-2-%d", i), 10, 0, 0, 10, 10*spread), scenarios.Linearizable, "")
+		t := checked(trial(i, fmt.Sprintf("slug-9a41-2-%d", i), 10, 0, 0, 10, 10*spread), results.Linearizable, "")
 		if i%23 == 5 {
 			t.Unsynchronized, t.Requests[0].Early = true, true
 		}
 		if i == 100 || i == 200 || i == 300 {
-			t = checked(t, scenarios.HistoryUnknown, "the check ran out of time after 2s")
+			t = checked(t, results.HistoryUnknown, "the check ran out of time after 2s")
 		}
 		service = append(service, t)
 	}
 	res := result("ten-hits-one-view", rule10, 10, 459, 11,
-		target("kv", guaranteeKV, scenarios.ExpectBreak, false, kv...),
-		target("sqlite", guaranteeSQLite, scenarios.ExpectHold, true, sqlite...),
-		target(url, guaranteeHTTP, scenarios.ExpectHold, true, service...),
+		target("kv", guaranteeKV, results.ExpectBreak, false, kv...),
+		target("sqlite", guaranteeSQLite, results.ExpectHold, true, sqlite...),
+		target(url, guaranteeHTTP, results.ExpectHold, true, service...),
 	)
 	res.Confidence = 0.99
 	res.MaxRate = 0.01

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/results"
 )
 
 // The HTML report: one self-contained page for a workshop screen or a CI
@@ -82,14 +82,14 @@ func pageHead(title string) string {
 }
 
 // renderHTML writes every result as sections of one page.
-func renderHTML(w io.Writer, rs []*scenarios.Result, _ Options) error {
+func renderHTML(w io.Writer, rs []*results.Result, _ Options) error {
 	var names []string
 	for _, r := range rs {
 		names = append(names, r.Scenario)
 	}
 	var b bytes.Buffer
 	b.WriteString(pageHead("racelab: "+strings.Join(names, ", ")) + `<h1>racelab report</h1>
-<p class="note">What N simultaneous requests were allowed, against what the store counted afterwards (result schema ` + esc(scenarios.SchemaVersion) + `).</p>
+<p class="note">What N simultaneous requests were allowed, against what the store counted afterwards (result schema ` + esc(results.SchemaVersion) + `).</p>
 `)
 	for _, r := range rs {
 		htmlSection(&b, r)
@@ -100,7 +100,7 @@ func renderHTML(w io.Writer, rs []*scenarios.Result, _ Options) error {
 }
 
 // htmlSection writes one scenario: heading, table, lines, figures.
-func htmlSection(b *bytes.Buffer, r *scenarios.Result) {
+func htmlSection(b *bytes.Buffer, r *results.Result) {
 	s := summarize(r)
 	fmt.Fprintf(b, "<section>\n<h2>%s</h2>\n", esc(r.Scenario))
 	if r.Rule != "" {
@@ -139,7 +139,7 @@ func htmlSection(b *bytes.Buffer, r *scenarios.Result) {
 		b.WriteString("</ul>\n")
 	}
 
-	labels := scenarios.Labels(r.Targets)
+	labels := results.Labels(r.Targets)
 	var ran []int
 	for i := range r.Targets {
 		if len(r.Targets[i].Trials) > 0 {
@@ -155,7 +155,7 @@ func htmlSection(b *bytes.Buffer, r *scenarios.Result) {
 	b.WriteString("<p class=\"note\">Each lane is one request, from the instant it was sent to the instant it was answered, " +
 		"on one time axis from the release of the burst, lanes in finishing order. " + svgLegend)
 	traced := slices.ContainsFunc(ran, func(i int) bool {
-		return slices.ContainsFunc(timelineTrial(&r.Targets[i]).Requests, func(q scenarios.Request) bool { return len(q.Steps) > 0 })
+		return slices.ContainsFunc(timelineTrial(&r.Targets[i]).Requests, func(q results.Request) bool { return len(q.Steps) > 0 })
 	})
 	if !traced {
 		// Without steps the lanes hold only their answers: say how to get
@@ -181,7 +181,7 @@ func htmlSection(b *bytes.Buffer, r *scenarios.Result) {
 
 // verdictClass colours a verdict: ok (held as expected), expected (broke as
 // expected), fail (fails the run), error (could not run), none.
-func verdictClass(tr *scenarios.TargetResult) string {
+func verdictClass(tr *results.TargetResult) string {
 	switch {
 	case tr.Error != "":
 		return "error"
@@ -233,7 +233,7 @@ func bars(counts map[int64]int) []bar {
 }
 
 // histogram draws how often each counted value came up over the trials.
-func histogram(b *bytes.Buffer, tr *scenarios.TargetResult, label string) {
+func histogram(b *bytes.Buffer, tr *results.TargetResult, label string) {
 	const w, h, left, bottom, top = 380, 170, 34, 34, 16
 	s := tr.Summary()
 	bs := bars(s.Counted)
@@ -280,7 +280,7 @@ func barTitle(x bar) string {
 
 // timelineTrial is the trial of a target worth drawing: its first broken
 // one, else its first.
-func timelineTrial(tr *scenarios.TargetResult) *scenarios.Trial {
+func timelineTrial(tr *results.TargetResult) *results.Trial {
 	for i := range tr.Trials {
 		if tr.Trials[i].Broken {
 			return &tr.Trials[i]
@@ -291,11 +291,11 @@ func timelineTrial(tr *scenarios.TargetResult) *scenarios.Trial {
 
 // timeline draws one trial of a target: a lane per request, with the
 // text timeline's marks, on the trial's time axis.
-func timeline(b *bytes.Buffer, r *scenarios.Result, tr *scenarios.TargetResult, label string) {
+func timeline(b *bytes.Buffer, r *results.Result, tr *results.TargetResult, label string) {
 	t := timelineTrial(tr)
 	b.WriteString("<figure>\n")
 	drawn := svgTimeline(b, fmt.Sprintf("timeline of trial %d on %s", t.Index+1, label), tr.Clock, t,
-		func(q *scenarios.Request) string { return scenarios.DescribeAnswer(r.Scenario, *q) }, maxLanes)
+		func(q *results.Request) string { return results.DescribeAnswer(*q) }, maxLanes)
 	caption := fmt.Sprintf("trial %d (key %s): %s; the store counted %d afterwards", t.Index+1, t.Key, trialState(t), t.Counted)
 	if len(t.Requests) > drawn {
 		caption += fmt.Sprintf("; the first %d of %d requests to finish are drawn", drawn, len(t.Requests))
@@ -310,7 +310,7 @@ func timeline(b *bytes.Buffer, r *scenarios.Result, tr *scenarios.TargetResult, 
 }
 
 // trialState says how a trial went: "held", or why it broke.
-func trialState(t *scenarios.Trial) string {
+func trialState(t *results.Trial) string {
 	switch {
 	case !t.Broken:
 		return "held"

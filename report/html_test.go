@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/results"
 )
 
 var svgBlock = regexp.MustCompile(`(?s)<svg .*?</svg>`)
@@ -45,7 +45,7 @@ func TestHTMLSelfContained(t *testing.T) {
 				}
 			}
 			figures := ran // a timeline per target that ran...
-			if slices.ContainsFunc(r.Targets, func(tr scenarios.TargetResult) bool { return len(tr.Trials) > 1 }) {
+			if slices.ContainsFunc(r.Targets, func(tr results.TargetResult) bool { return len(tr.Trials) > 1 }) {
 				figures *= 2 // ...and a histogram each when there is a distribution
 			}
 			if len(svgs) != figures {
@@ -73,7 +73,7 @@ func TestHTMLSelfContained(t *testing.T) {
 	}
 }
 
-func scaleOf(r *scenarios.Result) string { return esc(summarize(r).scale) }
+func scaleOf(r *results.Result) string { return esc(summarize(r).scale) }
 
 // TestHTMLEscapes checks that text from targets cannot become markup.
 func TestHTMLEscapes(t *testing.T) {
@@ -116,11 +116,11 @@ func TestNiceStep(t *testing.T) {
 }
 
 func TestBars(t *testing.T) {
-	var ts []scenarios.Trial
+	var ts []results.Trial
 	for _, c := range []int64{1, 1, 2, 4} {
-		ts = append(ts, scenarios.Trial{Counted: c})
+		ts = append(ts, results.Trial{Counted: c})
 	}
-	got := bars(scenarios.TallyOf(ts).Counted)
+	got := bars(results.TallyOf(ts).Counted)
 	want := []bar{{1, 1, 2}, {2, 2, 1}, {3, 3, 0}, {4, 4, 1}}
 	if len(got) != len(want) {
 		t.Fatalf("bars = %v, want %v", got, want)
@@ -132,14 +132,14 @@ func TestBars(t *testing.T) {
 	}
 	ts = nil
 	for c := range int64(100) {
-		ts = append(ts, scenarios.Trial{Counted: c})
+		ts = append(ts, results.Trial{Counted: c})
 	}
 	// Counts a broken service made up at both ends of int64 must not
 	// overflow the span into a loop without end (found by FuzzReadJSON).
 	if got := bars(map[int64]int{math.MinInt64: 1, math.MaxInt64: 2}); len(got) > maxBars || got[0].lo != math.MinInt64 || got[len(got)-1].hi != math.MaxInt64 {
 		t.Errorf("extreme counts gave %d bars from %d to %d", len(got), got[0].lo, got[len(got)-1].hi)
 	}
-	if got := bars(scenarios.TallyOf(ts).Counted); len(got) > maxBars || got[0].lo != 0 || got[len(got)-1].hi != 99 {
+	if got := bars(results.TallyOf(ts).Counted); len(got) > maxBars || got[0].lo != 0 || got[len(got)-1].hi != 99 {
 		t.Errorf("100 values gave %d bars from %d to %d; want at most %d covering 0-99", len(got), got[0].lo, got[len(got)-1].hi, maxBars)
 	}
 }
@@ -163,7 +163,7 @@ func TestHTMLInChromium(t *testing.T) {
 	shots := os.Getenv("RACELAB_SCREENSHOTS")
 	for _, fx := range []string{"five-checkouts-errors", "evidence"} {
 		t.Run(fx, func(t *testing.T) {
-			var r *scenarios.Result
+			var r *results.Result
 			for _, f := range fixtures {
 				if f.name == fx {
 					r = f.result()

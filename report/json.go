@@ -8,16 +8,16 @@ import (
 	"io"
 	"time"
 
-	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/results"
 )
 
 // renderJSON writes the whole Result, indented, with a trailing newline. A
 // result built without a schema (by hand, in a test) is given the current
 // one, so that every saved file says what it is; r itself is not changed.
-func renderJSON(w io.Writer, r *scenarios.Result) error {
+func renderJSON(w io.Writer, r *results.Result) error {
 	doc := *r
 	if doc.Schema == "" {
-		doc.Schema = scenarios.SchemaVersion
+		doc.Schema = results.SchemaVersion
 	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
@@ -31,7 +31,7 @@ func renderJSON(w io.Writer, r *scenarios.Result) error {
 }
 
 // MaxResultBytes is the most ReadJSON reads of one input: 256 MiB, ample
-// for any result racelab writes (see scenarios.Keep), and a bound on what
+// for any result racelab writes (see results.Keep), and a bound on what
 // a wrong file (/dev/zero, a log) can make it hold in memory.
 const MaxResultBytes = 256 << 20
 
@@ -41,43 +41,55 @@ var ErrNotResult = errors.New("not a racelab result")
 
 // ReadJSON reads saved results: one JSON document, or several one after
 // the other, as -o json writes them (RenderAll writes a stream for results
-// of several scenarios). Every document must carry scenarios.SchemaVersion:
+// of several scenarios). Every document must carry results.SchemaVersion:
 // a result of another schema may mean other things by the same fields, so
 // it is refused rather than guessed at. Fields this version does not know
 // are ignored, as the schema promises that adding one keeps its meaning.
 //
-// It reads at most MaxResultBytes, and every result must pass
-// scenarios.Check: its verdicts are recomputed from its own request data,
-// so a forged or damaged file is refused rather than rendered as "holds".
-func ReadJSON(r io.Reader) ([]*scenarios.Result, error) {
-	return readJSON(r, scenarios.DefaultHistoryTimeout, MaxResultBytes)
+// It reads at most MaxResultBytes, and every result must pass v.Run: its
+// verdicts are recomputed from its own request data, so a forged or
+// damaged file is refused rather than rendered as "holds".
+func ReadJSON(r io.Reader, v Verifier) ([]*results.Result, error) {
+	return readJSON(r, v, results.DefaultHistoryTimeout, MaxResultBytes)
 }
 
 // readJSON is ReadJSON with the time limit of each history's recheck and
 // the most it reads.
-func readJSON(r io.Reader, historyTimeout time.Duration, limit int64) ([]*scenarios.Result, error) {
-	saved, err := readSaved(r, historyTimeout, limit, false)
+func readJSON(r io.Reader, v Verifier, historyTimeout time.Duration, limit int64) ([]*results.Result, error) {
+	saved, err := readSaved(r, v, historyTimeout, limit, false)
 	return saved.Runs, err
+}
+
+// Verifier checks saved documents before anything is judged from them.
+// Checking a run means judging its trials again by its story's rule, which
+// the report package does not know: the caller hands the checks in (the
+// scenarios package's Check and the shards package's CheckShard).
+type Verifier struct {
+	// Run checks a run result, its histories checked again within the
+	// time limit given.
+	Run func(r *results.Result, historyTimeout time.Duration) error
+	// Shard checks a part of a sharded run or load.
+	Shard func(s *results.ShardResult) error
 }
 
 // Saved is what a stream of saved documents held: run results and load
 // results, each kind in the order read.
 type Saved struct {
-	Runs  []*scenarios.Result
-	Loads []*scenarios.LoadResult
+	Runs  []*results.Result
+	Loads []*results.LoadResult
 	// Shards are parts of sharded runs and loads (racelab run|load
 	// --shard), which only a merge can judge (scenarios.VerifyRun).
-	Shards []*scenarios.ShardResult
+	Shards []*results.ShardResult
 }
 
 // ReadSaved reads saved results of either kind, as ReadJSON reads runs:
 // `racelab run -o json` and `racelab load -o json` documents, in any mix.
-// A load result must pass scenarios.CheckLoad.
-func ReadSaved(r io.Reader) (Saved, error) {
-	return readSaved(r, scenarios.DefaultHistoryTimeout, MaxResultBytes, true)
+// A load result must pass results.CheckLoad.
+func ReadSaved(r io.Reader, v Verifier) (Saved, error) {
+	return readSaved(r, v, results.DefaultHistoryTimeout, MaxResultBytes, true)
 }
 
-func readSaved(r io.Reader, historyTimeout time.Duration, limit int64, loads bool) (Saved, error) {
+func readSaved(r io.Reader, v Verifier, historyTimeout time.Duration, limit int64, loads bool) (Saved, error) {
 	// Decoded as it is read, so that input that is not JSON at all
 	// (/dev/zero, a binary) is refused at its first bytes, not after the
 	// limit; what was read is kept to say on which line JSON broke.
@@ -85,16 +97,16 @@ func readSaved(r io.Reader, historyTimeout time.Duration, limit int64, loads boo
 	limited := &io.LimitedReader{R: r, N: limit + 1}
 	dec := json.NewDecoder(io.TeeReader(limited, &data))
 	var out Saved
-	schemas := fmt.Sprintf("%q", scenarios.SchemaVersion)
+	schemas := fmt.Sprintf("%q", results.SchemaVersion)
 	if loads {
-		schemas += fmt.Sprintf(", %q or %q", scenarios.LoadSchemaVersion, scenarios.ShardSchemaVersion)
+		schemas += fmt.Sprintf(", %q or %q", results.LoadSchemaVersion, results.ShardSchemaVersion)
 	}
 	for n := 1; ; n++ {
 		var raw json.RawMessage
 		err := dec.Decode(&raw)
 		if limited.N <= 0 {
 			return Saved{}, fmt.Errorf("%w: larger than %d MiB; a saved result is far smaller (trials past the first %d keep no requests)",
-				ErrNotResult, limit>>20, scenarios.DefaultKeepTrials)
+				ErrNotResult, limit>>20, results.DefaultKeepTrials)
 		}
 		if errors.Is(err, io.EOF) {
 			break
@@ -113,27 +125,27 @@ func readSaved(r io.Reader, historyTimeout time.Duration, limit int64, loads boo
 			return Saved{}, fmt.Errorf("%w: document %d has no \"schema\" field", ErrNotResult, n)
 		}
 		switch {
-		case *probe.Schema == scenarios.SchemaVersion:
-			var res scenarios.Result
+		case *probe.Schema == results.SchemaVersion:
+			var res results.Result
 			if err := json.Unmarshal(raw, &res); err != nil {
 				return Saved{}, fmt.Errorf("%w: document %d: %w", ErrNotResult, n, err)
 			}
 			out.Runs = append(out.Runs, &res)
-		case loads && *probe.Schema == scenarios.LoadSchemaVersion:
-			var res scenarios.LoadResult
+		case loads && *probe.Schema == results.LoadSchemaVersion:
+			var res results.LoadResult
 			if err := json.Unmarshal(raw, &res); err != nil {
 				return Saved{}, fmt.Errorf("%w: document %d: %w", ErrNotResult, n, err)
 			}
-			if err := scenarios.CheckLoad(&res); err != nil {
+			if err := results.CheckLoad(&res); err != nil {
 				return Saved{}, fmt.Errorf("%w: document %d: %w", ErrNotResult, n, err)
 			}
 			out.Loads = append(out.Loads, &res)
-		case loads && *probe.Schema == scenarios.ShardSchemaVersion:
-			var part scenarios.ShardResult
+		case loads && *probe.Schema == results.ShardSchemaVersion:
+			var part results.ShardResult
 			if err := json.Unmarshal(raw, &part); err != nil {
 				return Saved{}, fmt.Errorf("%w: document %d: %w", ErrNotResult, n, err)
 			}
-			if err := scenarios.CheckShard(&part); err != nil {
+			if err := v.Shard(&part); err != nil {
 				return Saved{}, fmt.Errorf("%w: document %d: %w", ErrNotResult, n, err)
 			}
 			out.Shards = append(out.Shards, &part)
@@ -147,7 +159,7 @@ func readSaved(r io.Reader, historyTimeout time.Duration, limit int64, loads boo
 	// Checked once every document has been read, so that a file that is
 	// not results at all says so first.
 	for i, res := range out.Runs {
-		if err := scenarios.Check(res, historyTimeout); err != nil {
+		if err := v.Run(res, historyTimeout); err != nil {
 			return Saved{}, fmt.Errorf("%w: document %d: %w", ErrNotResult, i+1, err)
 		}
 	}

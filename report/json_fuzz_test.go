@@ -50,7 +50,7 @@ func FuzzReadJSON(f *testing.F) {
 		}()
 		// A short history recheck: mutated histories can be slow to
 		// settle, and one that runs out only reads as unknown.
-		rs, err := readJSON(bytes.NewReader(data), 10*time.Millisecond, MaxResultBytes)
+		rs, err := readJSON(bytes.NewReader(data), verify, 10*time.Millisecond, MaxResultBytes)
 		if err != nil {
 			return
 		}
@@ -63,7 +63,7 @@ func FuzzReadJSON(f *testing.F) {
 		if err := RenderAll(&b, rs, JSON, Options{}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := readJSON(&b, 10*time.Millisecond, MaxResultBytes); err != nil {
+		if _, err := readJSON(&b, verify, 10*time.Millisecond, MaxResultBytes); err != nil {
 			t.Fatalf("an accepted result, written again, is refused: %v", err)
 		}
 	})

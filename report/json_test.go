@@ -9,17 +9,18 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/results"
 )
 
 // TestReadJSONRoundTrip reads back what RenderAll writes: one result, or a
 // stream of several.
 func TestReadJSONRoundTrip(t *testing.T) {
-	want := []*scenarios.Result{tenHitsOneView(), evidence(), fiveCheckoutsErrors()}
+	want := []*results.Result{tenHitsOneView(), evidence(), fiveCheckoutsErrors()}
 	var b bytes.Buffer
 	if err := RenderAll(&b, want, JSON, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := ReadJSON(&b)
+	got, err := ReadJSON(&b, verify)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +52,7 @@ func TestReadJSONRefuses(t *testing.T) {
 		{"a request too few", forged(t, `"requests": 10`, `"requests": 11`), "not a racelab result: document 1: inconsistent result: targets[0].trials[0].requests: 10 requests; the result says 11 per burst"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ReadJSON(strings.NewReader(tc.in))
+			_, err := ReadJSON(strings.NewReader(tc.in), verify)
 			if err == nil || !strings.HasPrefix(err.Error(), tc.want) || !errors.Is(err, ErrNotResult) {
 				t.Errorf("ReadJSON error = %v, want one starting %q and wrapping ErrNotResult", err, tc.want)
 			}
@@ -72,7 +73,7 @@ func (spaces) Read(p []byte) (int, error) {
 // TestReadJSONLimit: endless input is refused once past the limit, not
 // read until memory runs out.
 func TestReadJSONLimit(t *testing.T) {
-	_, err := readJSON(spaces{}, time.Second, 3<<20)
+	_, err := readJSON(spaces{}, verify, time.Second, 3<<20)
 	if err == nil || !errors.Is(err, ErrNotResult) || !strings.Contains(err.Error(), "larger than 3 MiB") {
 		t.Errorf("endless input: %v; want it refused as larger than 3 MiB", err)
 	}
@@ -87,7 +88,7 @@ func forged(t *testing.T, old, new string) string {
 		r.Targets[i].Bound = bound(r.Targets[i].Trials, 0.95, 0)
 	}
 	var b bytes.Buffer
-	if err := RenderAll(&b, []*scenarios.Result{r}, JSON, Options{}); err != nil {
+	if err := RenderAll(&b, []*results.Result{r}, JSON, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(b.String(), old) {
@@ -101,7 +102,7 @@ func forged(t *testing.T, old, new string) string {
 func TestRenderAllTable(t *testing.T) {
 	for _, f := range []Format{Table, Markdown} {
 		var all bytes.Buffer
-		if err := RenderAll(&all, []*scenarios.Result{tenHitsOneView(), raceNotShown()}, f, Options{}); err != nil {
+		if err := RenderAll(&all, []*results.Result{tenHitsOneView(), raceNotShown()}, f, Options{}); err != nil {
 			t.Fatal(err)
 		}
 		want := string(render(t, tenHitsOneView(), f)) + "\n" + string(render(t, raceNotShown(), f))
@@ -123,7 +124,7 @@ func TestReadJSONSampled(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := scenarios.Run(t.Context(), scenarios.Plan{Scenario: sc, Targets: []string{"kv", "actor"}, Trials: 20, Seed: 5,
-		Keep: scenarios.Keep{Trials: 4}})
+		Keep: results.Keep{Trials: 4}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +135,7 @@ func TestReadJSONSampled(t *testing.T) {
 	if err := Render(&b, res, JSON, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := ReadJSON(bytes.NewReader(b.Bytes()))
+	got, err := ReadJSON(bytes.NewReader(b.Bytes()), verify)
 	if err != nil {
 		t.Fatalf("a sampled result is refused: %v", err)
 	}
@@ -145,7 +146,10 @@ func TestReadJSONSampled(t *testing.T) {
 	if forged == b.String() {
 		t.Fatal("the tally has no \"broken\": 20")
 	}
-	if _, err := ReadJSON(strings.NewReader(forged)); err == nil || !strings.Contains(err.Error(), "tally.broken") {
+	if _, err := ReadJSON(strings.NewReader(forged), verify); err == nil || !strings.Contains(err.Error(), "tally.broken") {
 		t.Errorf("a tally hiding the sample's breaks: %v; want it refused, naming tally.broken", err)
 	}
 }
+
+// verify checks saved documents as racelab's commands do.
+var verify = Verifier{Run: scenarios.Check, Shard: scenarios.CheckShard}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/results"
 )
 
 // The JUnit XML report, for CI systems that show test results (GitLab,
@@ -103,7 +103,7 @@ type junitSkipped struct {
 }
 
 // renderJUnit writes every result as one JUnit document.
-func renderJUnit(w io.Writer, rs []*scenarios.Result, _ Options) error {
+func renderJUnit(w io.Writer, rs []*results.Result, _ Options) error {
 	doc := junitSuites{Name: "racelab"}
 	for _, r := range rs {
 		doc.add(junitSuiteOf(r))
@@ -117,7 +117,7 @@ func renderJUnit(w io.Writer, rs []*scenarios.Result, _ Options) error {
 }
 
 // junitSuiteOf is one scenario's suite, and the time its bursts took.
-func junitSuiteOf(r *scenarios.Result) (junitSuite, time.Duration) {
+func junitSuiteOf(r *results.Result) (junitSuite, time.Duration) {
 	s := summarize(r)
 	suite := junitSuite{
 		Name: r.Scenario,
@@ -126,14 +126,14 @@ func junitSuiteOf(r *scenarios.Result) (junitSuite, time.Duration) {
 			{"requests", strconv.Itoa(r.Requests)},
 			{"trials", strconv.Itoa(r.Trials)},
 			{"seed", strconv.FormatInt(r.Seed, 10)},
-			{"schema", scenarios.SchemaVersion},
+			{"schema", results.SchemaVersion},
 		},
 	}
 	if r.MaxRate > 0 {
 		suite.Properties = append(suite.Properties,
 			junitProperty{"confidence", percentSet(r.Confidence)}, junitProperty{"max-rate", percentSet(r.MaxRate)})
 	}
-	labels := scenarios.Labels(r.Targets)
+	labels := results.Labels(r.Targets)
 	var total time.Duration
 	for i := range r.Targets {
 		tr := &r.Targets[i]
@@ -149,7 +149,7 @@ func junitSuiteOf(r *scenarios.Result) (junitSuite, time.Duration) {
 			// No verdict is not a pass: an error, as a target that could
 			// not be run, not a failure of the rule.
 			sum := tr.Summary()
-			c.Error = &junitProblem{Message: scenarios.InconclusiveWhy(labels[i], &sum), Type: "inconclusive", Text: text}
+			c.Error = &junitProblem{Message: results.InconclusiveWhy(labels[i], &sum), Type: "inconclusive", Text: text}
 			suite.Errors++
 		case len(tr.Trials) == 0:
 			c.Skipped = &junitSkipped{Message: s.verdict(i)} // "interrupted", "no trials"
@@ -169,7 +169,7 @@ func junitSuiteOf(r *scenarios.Result) (junitSuite, time.Duration) {
 
 // junitText is a target's whole account: its row of the summary as
 // "COLUMN: cell" lines, the bound, then the plain-words lines about it.
-func junitText(r *scenarios.Result, s summary, tr *scenarios.TargetResult, i int, label string) string {
+func junitText(r *results.Result, s summary, tr *results.TargetResult, i int, label string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s on %s: %s\n%s\n\n", r.Scenario, label, r.Rule, s.scale)
 	for j, c := range s.cols {
@@ -198,7 +198,7 @@ func junitText(r *scenarios.Result, s summary, tr *scenarios.TargetResult, i int
 
 // burstTime is the time the target's bursts took, from each release to
 // its last answer: what the result knows of how long the test ran.
-func burstTime(tr *scenarios.TargetResult) time.Duration { s := tr.Summary(); return s.BurstTime }
+func burstTime(tr *results.TargetResult) time.Duration { s := tr.Summary(); return s.BurstTime }
 
 // xmlSafe replaces the characters XML 1.0 cannot hold, such as control
 // characters in a target's error text, with U+FFFD: encoding/xml does so

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/results"
 )
 
 // The test's own reading of a JUnit file: what a CI system looks for,
@@ -140,7 +140,7 @@ func TestJUnitHostileText(t *testing.T) {
 // one document with a suite each.
 func TestJUnitSeveralResults(t *testing.T) {
 	var b bytes.Buffer
-	rs := []*scenarios.Result{tenHitsOneView(), fiveCheckoutsErrors(), strictBroke()}
+	rs := []*results.Result{tenHitsOneView(), fiveCheckoutsErrors(), strictBroke()}
 	if err := RenderAll(&b, rs, JUnit, Options{}); err != nil {
 		t.Fatal(err)
 	}

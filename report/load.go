@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/results"
 )
 
 // The reports of `racelab load`: the same five formats as a run's, read
@@ -21,7 +21,7 @@ import (
 
 // RenderLoad writes load results in format f, like RenderAll: one write,
 // or none.
-func RenderLoad(w io.Writer, rs []*scenarios.LoadResult, f Format, o Options) error {
+func RenderLoad(w io.Writer, rs []*results.LoadResult, f Format, o Options) error {
 	if len(rs) == 0 || slices.Contains(rs, nil) {
 		return errors.New("render: no load result")
 	}
@@ -29,7 +29,7 @@ func RenderLoad(w io.Writer, rs []*scenarios.LoadResult, f Format, o Options) er
 	var err error
 	switch f {
 	case Table:
-		err = eachLoad(&b, rs, "\n", func(b *bytes.Buffer, r *scenarios.LoadResult) error { return renderLoadTable(b, r, o.Width) })
+		err = eachLoad(&b, rs, "\n", func(b *bytes.Buffer, r *results.LoadResult) error { return renderLoadTable(b, r, o.Width) })
 	case Markdown:
 		err = eachLoad(&b, rs, "\n", renderLoadMarkdown)
 	case JSON:
@@ -48,7 +48,7 @@ func RenderLoad(w io.Writer, rs []*scenarios.LoadResult, f Format, o Options) er
 	return err
 }
 
-func eachLoad(b *bytes.Buffer, rs []*scenarios.LoadResult, sep string, render func(*bytes.Buffer, *scenarios.LoadResult) error) error {
+func eachLoad(b *bytes.Buffer, rs []*results.LoadResult, sep string, render func(*bytes.Buffer, *results.LoadResult) error) error {
 	for i, r := range rs {
 		if i > 0 {
 			b.WriteString(sep)
@@ -91,7 +91,7 @@ func (s *loadSummary) add(i int, line string) {
 
 // loadScale says what load was asked: the model, its rate or workers, its
 // length, the keys.
-func loadScale(r *scenarios.LoadResult) string {
+func loadScale(r *results.LoadResult) string {
 	var parts []string
 	switch {
 	case r.Schedule != nil && len(r.Schedule.Stages) == 1 && r.Schedule.Stages[0].Rate == r.Schedule.Start:
@@ -130,14 +130,14 @@ func lat(d time.Duration, any bool) string {
 	if !any {
 		return none
 	}
-	return formatDuration(scenarios.Round(d))
+	return formatDuration(results.Round(d))
 }
 
-func summarizeLoad(r *scenarios.LoadResult) loadSummary {
-	s := loadSummary{scale: loadScale(r), labels: scenarios.LoadLabels(r.Targets), own: make([][]string, len(r.Targets))}
+func summarizeLoad(r *results.LoadResult) loadSummary {
+	s := loadSummary{scale: loadScale(r), labels: results.LoadLabels(r.Targets), own: make([][]string, len(r.Targets))}
 	failed := map[int]bool{}
 	for _, f := range r.Shortfalls() {
-		if f.Kind == scenarios.RuleShortfall {
+		if f.Kind == results.RuleShortfall {
 			failed[slices.Index(s.labels, f.Target)] = true
 		}
 	}
@@ -172,19 +172,19 @@ func summarizeLoad(r *scenarios.LoadResult) loadSummary {
 		}
 		if k := t.Keys; k.Broken > 0 {
 			s.add(i, fmt.Sprintf("%s: the rule broke on %d of %s; worst key: %s", label, k.Broken, plural(int64(k.Trials), "key"), t.WorstKey.Why))
-		} else if k.Trials > 0 && t.Expect == scenarios.ExpectBreak && !r.Interrupted {
+		} else if k.Trials > 0 && t.Expect == results.ExpectBreak && !r.Interrupted {
 			s.add(i, label+": the race did not show under this load; raise the rate, or lower --keys")
 		}
 		if k := t.Keys; k.Inconclusive > 0 {
 			s.add(i, fmt.Sprintf("%s: %d of %s had a failed request and proved nothing (a verdict needs at most %s of them)",
-				label, k.Inconclusive, plural(int64(k.Trials), "key"), percentSet(scenarios.MaxInconclusive)))
+				label, k.Inconclusive, plural(int64(k.Trials), "key"), percentSet(results.MaxInconclusive)))
 		}
 		for _, e := range t.ErrorKinds {
 			s.add(i, fmt.Sprintf("%s: %d %s; first: %s", label, e.Count, e.Kind, e.First))
 		}
 		if t.Late > 0 {
 			s.add(i, fmt.Sprintf("%s: %s sent more than %s behind schedule (in-flight cap %d); their wait counts in the latency",
-				label, plural(t.Late, "request"), scenarios.LateAfter, r.MaxInFlight))
+				label, plural(t.Late, "request"), results.LateAfter, r.MaxInFlight))
 		}
 		if r.Schedule != nil && t.Elapsed > 0 {
 			s.add(i, fmt.Sprintf("%s: sent %s/s against %s/s asked", label,
@@ -206,7 +206,7 @@ func summarizeLoad(r *scenarios.LoadResult) loadSummary {
 
 // askedRate is the mean rate the schedule asked for over the time the
 // target was loaded.
-func askedRate(r *scenarios.LoadResult, t *scenarios.LoadTarget) float64 {
+func askedRate(r *results.LoadResult, t *results.LoadTarget) float64 {
 	var n, d float64
 	from := r.Schedule.Start
 	for _, s := range r.Schedule.Stages {
@@ -220,7 +220,7 @@ func askedRate(r *scenarios.LoadResult, t *scenarios.LoadTarget) float64 {
 	return n / d
 }
 
-func errorsCell(t *scenarios.LoadTarget) string {
+func errorsCell(t *results.LoadTarget) string {
 	if t.Errors == 0 {
 		return "0"
 	}
@@ -230,7 +230,7 @@ func errorsCell(t *scenarios.LoadTarget) string {
 
 // loadVerdictCell is the rule's verdict in capitals where the target let
 // the load down, as a run's table has it.
-func loadVerdictCell(t *scenarios.LoadTarget, failed, interrupted bool) string {
+func loadVerdictCell(t *results.LoadTarget, failed, interrupted bool) string {
 	v := t.Verdict()
 	switch {
 	case t.Error != "":
@@ -252,7 +252,7 @@ func loadVerdictCell(t *scenarios.LoadTarget, failed, interrupted bool) string {
 	return v
 }
 
-func renderLoadTable(b *bytes.Buffer, r *scenarios.LoadResult, width int) error {
+func renderLoadTable(b *bytes.Buffer, r *results.LoadResult, width int) error {
 	s := summarizeLoad(r)
 	heading := r.Scenario + " under load"
 	if r.Rule != "" {
@@ -296,7 +296,7 @@ func fitLoadGrid(b *bytes.Buffer, cols []column, rows [][]string, width int, lef
 	return writeGrid(b, kept, fitted, false)
 }
 
-func renderLoadMarkdown(b *bytes.Buffer, r *scenarios.LoadResult) error {
+func renderLoadMarkdown(b *bytes.Buffer, r *results.LoadResult) error {
 	s := summarizeLoad(r)
 	b.WriteString("### " + escapeMarkdown(r.Scenario) + " under load\n\n")
 	if r.Rule != "" {
@@ -330,7 +330,7 @@ func renderLoadMarkdown(b *bytes.Buffer, r *scenarios.LoadResult) error {
 }
 
 // loadOutcome is the markdown's bottom line, as the exit code says it.
-func loadOutcome(r *scenarios.LoadResult) string {
+func loadOutcome(r *results.LoadResult) string {
 	fs := r.Shortfalls()
 	if len(fs) == 0 {
 		return "**as expected:** every target kept its expectation and every threshold"
@@ -346,10 +346,10 @@ func loadOutcome(r *scenarios.LoadResult) string {
 	return lead + strings.Join(words, "; ")
 }
 
-func renderLoadJSON(b *bytes.Buffer, r *scenarios.LoadResult) error {
+func renderLoadJSON(b *bytes.Buffer, r *results.LoadResult) error {
 	doc := *r
 	if doc.Schema == "" {
-		doc.Schema = scenarios.LoadSchemaVersion
+		doc.Schema = results.LoadSchemaVersion
 	}
 	enc := json.NewEncoder(b)
 	enc.SetIndent("", "  ")
@@ -363,12 +363,12 @@ func renderLoadJSON(b *bytes.Buffer, r *scenarios.LoadResult) error {
 // renderLoadJUnit writes one suite per load, with a case per target for
 // the rule and a case per target and threshold: CI shows which condition
 // failed, not only that one did.
-func renderLoadJUnit(b *bytes.Buffer, rs []*scenarios.LoadResult) error {
+func renderLoadJUnit(b *bytes.Buffer, rs []*results.LoadResult) error {
 	doc := junitSuites{Name: "racelab load"}
 	for _, r := range rs {
 		s := summarizeLoad(r)
 		suite := junitSuite{Name: r.Scenario + " under load", Properties: []junitProperty{
-			{"scenario", r.Scenario}, {"rule", r.Rule}, {"load", s.scale}, {"schema", scenarios.LoadSchemaVersion}}}
+			{"scenario", r.Scenario}, {"rule", r.Rule}, {"load", s.scale}, {"schema", results.LoadSchemaVersion}}}
 		fs := r.Shortfalls()
 		var d time.Duration
 		for i := range r.Targets {
@@ -380,13 +380,13 @@ func renderLoadJUnit(b *bytes.Buffer, rs []*scenarios.LoadResult) error {
 				t.Keys.Trials, t.Allowed, t.Counted, t.Keys.Lost, t.Keys.Over, strings.Join(s.own[i], "\n"))
 			c := junitCase{Name: label + ": " + r.Rule, Classname: "racelab.load." + r.Scenario, Time: seconds(t.Elapsed)}
 			for _, f := range fs {
-				if f.Target != label || f.Kind == scenarios.ThresholdShortfall {
+				if f.Target != label || f.Kind == results.ThresholdShortfall {
 					continue
 				}
 				switch f.Kind {
-				case scenarios.RuleShortfall:
+				case results.RuleShortfall:
 					c.Failure = &junitProblem{Message: f.Why, Type: "rule", Text: text}
-				case scenarios.InconclusiveShortfall:
+				case results.InconclusiveShortfall:
 					c.Error = &junitProblem{Message: f.Why, Type: "inconclusive", Text: text}
 				default:
 					c.Error = &junitProblem{Message: f.Why, Type: "error", Text: text}

@@ -6,14 +6,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/results"
 )
 
 // renderLoadHTML writes load results as one self-contained page: the two
 // tables, the lines, and per target three pictures drawn as inline SVG
 // (no script, no external file): answers and errors per second, p50 and
 // p99 latency per second on one time axis, and the latency histogram.
-func renderLoadHTML(b *bytes.Buffer, rs []*scenarios.LoadResult) error {
+func renderLoadHTML(b *bytes.Buffer, rs []*results.LoadResult) error {
 	var names []string
 	for _, r := range rs {
 		names = append(names, r.Scenario)
@@ -29,7 +29,7 @@ func renderLoadHTML(b *bytes.Buffer, rs []*scenarios.LoadResult) error {
 <body>
 <main>
 <h1>racelab load report</h1>
-<p class="note">Throughput and latency under sustained load, and the story's rule judged on every key read back afterwards (result schema ` + esc(scenarios.LoadSchemaVersion) + `).</p>
+<p class="note">Throughput and latency under sustained load, and the story's rule judged on every key read back afterwards (result schema ` + esc(results.LoadSchemaVersion) + `).</p>
 `)
 	for _, r := range rs {
 		s := summarizeLoad(r)
@@ -130,7 +130,7 @@ func (c chart) secondsAxis(b *bytes.Buffer, n int) {
 	b.WriteString("\n")
 }
 
-func throughputSVG(b *bytes.Buffer, t *scenarios.LoadTarget) {
+func throughputSVG(b *bytes.Buffer, t *results.LoadTarget) {
 	c := small
 	var top int64 = 1
 	for _, s := range t.Series {
@@ -154,7 +154,7 @@ func throughputSVG(b *bytes.Buffer, t *scenarios.LoadTarget) {
 	c.close(b, fmt.Sprintf("Answers per second (green; failures in red on top): %.0f/s over the load.", t.Throughput()))
 }
 
-func latencySVG(b *bytes.Buffer, t *scenarios.LoadTarget) {
+func latencySVG(b *bytes.Buffer, t *results.LoadTarget) {
 	c := small
 	top := time.Millisecond
 	for _, s := range t.Series {
@@ -162,7 +162,7 @@ func latencySVG(b *bytes.Buffer, t *scenarios.LoadTarget) {
 	}
 	n := t.Series[len(t.Series)-1].At + 1
 	c.open(b, "latency per second", float64(top), func(v float64) string { return formatDuration(time.Duration(v)) })
-	line := func(get func(scenarios.Second) time.Duration, color, dash string) {
+	line := func(get func(results.Second) time.Duration, color, dash string) {
 		var pts []string
 		for _, s := range t.Series {
 			if s.Answered == 0 {
@@ -173,14 +173,14 @@ func latencySVG(b *bytes.Buffer, t *scenarios.LoadTarget) {
 		}
 		fmt.Fprintf(b, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" stroke-dasharray=\"%s\" points=\"%s\"/>\n", color, dash, strings.Join(pts, " "))
 	}
-	line(func(s scenarios.Second) time.Duration { return s.P50 }, "#0969da", "")
-	line(func(s scenarios.Second) time.Duration { return s.P99 }, "#8250df", "6 3")
+	line(func(s results.Second) time.Duration { return s.P50 }, "#0969da", "")
+	line(func(s results.Second) time.Duration { return s.P99 }, "#8250df", "6 3")
 	c.secondsAxis(b, n)
 	c.close(b, fmt.Sprintf("Latency per second: p50 (solid) and p99 (dashed); over the whole load p50 %s, p99 %s, max %s.",
 		lat(t.Latency.P50, t.Latency.Count > 0), lat(t.Latency.P99, t.Latency.Count > 0), lat(t.Latency.Max, t.Latency.Count > 0)))
 }
 
-func histogramSVG(b *bytes.Buffer, t *scenarios.LoadTarget) {
+func histogramSVG(b *bytes.Buffer, t *results.LoadTarget) {
 	if len(t.Buckets) == 0 {
 		return
 	}

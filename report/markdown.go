@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/results"
 )
 
 // renderMarkdown writes the report for a GitHub job summary or a handout:
@@ -15,7 +15,7 @@ import (
 // one-line outcome a CI reader can stop at, the summary table, the
 // plain-words lines as a bullet list, and, for runs of several trials, the
 // distribution of what was counted, folded away.
-func renderMarkdown(w io.Writer, r *scenarios.Result, _ Options) error {
+func renderMarkdown(w io.Writer, r *results.Result, _ Options) error {
 	s := summarize(r)
 	var b bytes.Buffer
 	b.WriteString("### " + escapeMarkdown(r.Scenario) + "\n\n")
@@ -49,13 +49,13 @@ func renderMarkdown(w io.Writer, r *scenarios.Result, _ Options) error {
 
 // outcome is the report's bottom line in bold: whether every target did
 // what was expected of it, as the exit code says.
-func outcome(r *scenarios.Result) string {
+func outcome(r *results.Result) string {
 	var failed, errored, inconclusive []string
 	for _, f := range r.Shortfalls() {
 		switch f.Kind {
-		case scenarios.RuleShortfall:
+		case results.RuleShortfall:
 			failed = append(failed, f.Target)
-		case scenarios.ErrorShortfall:
+		case results.ErrorShortfall:
 			errored = append(errored, f.Target)
 		default:
 			inconclusive = append(inconclusive, f.Target)
@@ -82,8 +82,8 @@ func outcome(r *scenarios.Result) string {
 
 // writeDistributions writes a folded markdown table of how often each
 // count came up, per target, unless no target ran more than one trial.
-func writeDistributions(b *bytes.Buffer, r *scenarios.Result) error {
-	labels := scenarios.Labels(r.Targets)
+func writeDistributions(b *bytes.Buffer, r *results.Result) error {
+	labels := results.Labels(r.Targets)
 	var rows [][]string
 	for i := range r.Targets {
 		tr := &r.Targets[i]

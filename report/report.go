@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/results"
 )
 
 // Format is an output format.
@@ -47,7 +47,7 @@ func ParseFormat(s string) (Format, error) {
 }
 
 // UnknownFormatError says a format name racelab does not know. It wraps
-// scenarios.ErrUsage, so that a command maps it to a usage error.
+// results.ErrUsage, so that a command maps it to a usage error.
 type UnknownFormatError struct {
 	Name string // what the user typed
 }
@@ -58,8 +58,8 @@ func (e *UnknownFormatError) Error() string {
 		e.Name, strings.Join(names[:len(names)-1], ", "), names[len(names)-1])
 }
 
-// Unwrap lets errors.Is(err, scenarios.ErrUsage) recognise a bad format.
-func (e *UnknownFormatError) Unwrap() error { return scenarios.ErrUsage }
+// Unwrap lets errors.Is(err, results.ErrUsage) recognise a bad format.
+func (e *UnknownFormatError) Unwrap() error { return results.ErrUsage }
 
 // Options tune rendering.
 type Options struct {
@@ -76,21 +76,21 @@ type Options struct {
 // Render writes r to w in format f. The output is built whole before the
 // single write to w, so a failing writer never leaves half a table behind
 // and its error is the one returned.
-func Render(w io.Writer, r *scenarios.Result, f Format, o Options) error {
+func Render(w io.Writer, r *results.Result, f Format, o Options) error {
 	if r == nil {
 		return errors.New("render: no result")
 	}
-	return RenderAll(w, []*scenarios.Result{r}, f, o)
+	return RenderAll(w, []*results.Result{r}, f, o)
 }
 
 // RenderAll writes several results as one report, in order: `racelab
-// report` merges saved results with scenarios.Merge and renders what is
+// report` merges saved results with results.Merge and renders what is
 // left of different scenarios this way. The table and markdown write one
 // report after the other, a blank line between; JSON writes one document
 // after the other, a stream that ReadJSON reads back; JUnit writes one
 // <testsuites> with a suite per result; HTML one page with a section per
 // result. Like Render, it writes once, or not at all.
-func RenderAll(w io.Writer, rs []*scenarios.Result, f Format, o Options) error {
+func RenderAll(w io.Writer, rs []*results.Result, f Format, o Options) error {
 	if len(rs) == 0 || slices.Contains(rs, nil) {
 		return errors.New("render: no result")
 	}
@@ -107,10 +107,10 @@ func RenderAll(w io.Writer, rs []*scenarios.Result, f Format, o Options) error {
 }
 
 // renderers write several results as one report, one per format.
-var renderers = map[Format]func(io.Writer, []*scenarios.Result, Options) error{
+var renderers = map[Format]func(io.Writer, []*results.Result, Options) error{
 	Table:    oneAfterAnother(renderTable, "\n"),
 	Markdown: oneAfterAnother(renderMarkdown, "\n"),
-	JSON: oneAfterAnother(func(w io.Writer, r *scenarios.Result, _ Options) error {
+	JSON: oneAfterAnother(func(w io.Writer, r *results.Result, _ Options) error {
 		return renderJSON(w, r)
 	}, ""),
 	JUnit: renderJUnit,
@@ -118,8 +118,8 @@ var renderers = map[Format]func(io.Writer, []*scenarios.Result, Options) error{
 }
 
 // oneAfterAnother renders each result in turn, sep between two.
-func oneAfterAnother(render func(io.Writer, *scenarios.Result, Options) error, sep string) func(io.Writer, []*scenarios.Result, Options) error {
-	return func(w io.Writer, rs []*scenarios.Result, o Options) error {
+func oneAfterAnother(render func(io.Writer, *results.Result, Options) error, sep string) func(io.Writer, []*results.Result, Options) error {
+	return func(w io.Writer, rs []*results.Result, o Options) error {
 		for i, r := range rs {
 			if i > 0 {
 				if _, err := io.WriteString(w, sep); err != nil {

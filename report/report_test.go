@@ -16,9 +16,8 @@ import (
 	"time"
 
 	"github.com/mattn/go-runewidth"
+	"github.com/racelab/racelab/scenarios/results"
 	"github.com/rogpeppe/go-internal/diff"
-
-	"github.com/racelab/racelab/scenarios"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -81,7 +80,7 @@ func fitsIn(t *testing.T, out string, width int) {
 	}
 }
 
-func render(t *testing.T, r *scenarios.Result, f Format) []byte {
+func render(t *testing.T, r *results.Result, f Format) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	if err := Render(&b, r, f, Options{NoColor: true}); err != nil {
@@ -171,7 +170,7 @@ func TestJSONRoundTrip(t *testing.T) {
 	for _, fx := range fixtures {
 		t.Run(fx.name, func(t *testing.T) {
 			want := fx.result()
-			var got scenarios.Result
+			var got results.Result
 			if err := json.Unmarshal(render(t, want, JSON), &got); err != nil {
 				t.Fatal(err)
 			}
@@ -187,7 +186,7 @@ func TestJSONSchema(t *testing.T) {
 		name   string
 		schema string
 	}{
-		{"as set", scenarios.SchemaVersion},
+		{"as set", results.SchemaVersion},
 		{"filled in when missing", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -239,7 +238,7 @@ func TestParseFormat(t *testing.T) {
 			if err == nil || err.Error() != tc.wantErr {
 				t.Fatalf("ParseFormat(%q) error = %v; want %s", tc.in, err, tc.wantErr)
 			}
-			if !errors.Is(err, scenarios.ErrUsage) {
+			if !errors.Is(err, results.ErrUsage) {
 				t.Errorf("ParseFormat(%q) error is not a usage error", tc.in)
 			}
 			var ufe *UnknownFormatError
@@ -288,33 +287,33 @@ func TestRenderReturnsWriteError(t *testing.T) {
 }
 
 func TestVerdict(t *testing.T) {
-	held := scenarios.Trial{}
-	brk := scenarios.Trial{Broken: true}
-	failed := scenarios.Trial{Errors: 1}
-	brokeWithErrors := scenarios.Trial{Errors: 3, Broken: true}
+	held := results.Trial{}
+	brk := results.Trial{Broken: true}
+	failed := results.Trial{Errors: 1}
+	brokeWithErrors := results.Trial{Errors: 3, Broken: true}
 	for _, tc := range []struct {
 		name        string
-		tr          scenarios.TargetResult
+		tr          results.TargetResult
 		multi       bool
 		interrupted bool
 		want        string
 	}{
-		{"holds", scenarios.TargetResult{Expect: scenarios.ExpectHold, Strict: true, Trials: []scenarios.Trial{held}}, false, false, "holds"},
-		{"holds in all", scenarios.TargetResult{Expect: scenarios.ExpectHold, Strict: true, Trials: []scenarios.Trial{held, held}}, true, false, "holds in 2/2"},
-		{"broken as expected", scenarios.TargetResult{Expect: scenarios.ExpectBreak, Trials: []scenarios.Trial{brk}}, false, false, "broken (expected)"},
-		{"broken in some as expected", scenarios.TargetResult{Expect: scenarios.ExpectBreak, Trials: []scenarios.Trial{held, brk, held}}, true, false, "broken in 1/3 (expected)"},
-		{"strict broke", scenarios.TargetResult{Expect: scenarios.ExpectHold, Strict: true, Trials: []scenarios.Trial{brk}}, false, false, "BROKEN, expected to hold"},
-		{"non-strict broke", scenarios.TargetResult{Expect: scenarios.ExpectHold, Trials: []scenarios.Trial{held, brk}}, true, false, "broken in 1/2, expected to hold"},
-		{"race not shown", scenarios.TargetResult{Expect: scenarios.ExpectBreak, Trials: []scenarios.Trial{held}}, false, false, "held, race not shown"},
-		{"race demanded, not shown", scenarios.TargetResult{Expect: scenarios.ExpectBreak, Strict: true, Trials: []scenarios.Trial{held, held}}, true, false, "HELD in 2/2, race not shown"},
-		{"error", scenarios.TargetResult{Expect: scenarios.ExpectHold, Error: "open redis: refused", Trials: []scenarios.Trial{brk}}, false, false, "error"},
-		{"cut short", scenarios.TargetResult{Expect: scenarios.ExpectHold}, true, true, "interrupted"},
-		{"no trials", scenarios.TargetResult{Expect: scenarios.ExpectHold}, false, false, "no trials"},
-		{"strict, every trial errored", scenarios.TargetResult{Expect: scenarios.ExpectHold, Strict: true, Trials: []scenarios.Trial{failed, failed}}, true, false, "INCONCLUSIVE in 2/2"},
-		{"strict, one of ten errored", scenarios.TargetResult{Expect: scenarios.ExpectHold, Strict: true, Trials: append(slices.Repeat([]scenarios.Trial{held}, 9), failed)}, true, false, "holds in 10/10"},
-		{"strict, two of ten errored", scenarios.TargetResult{Expect: scenarios.ExpectHold, Strict: true, Trials: append(slices.Repeat([]scenarios.Trial{held}, 8), failed, failed)}, true, false, "INCONCLUSIVE in 2/10"},
-		{"strict, broke despite errors", scenarios.TargetResult{Expect: scenarios.ExpectHold, Strict: true, Trials: []scenarios.Trial{failed, brokeWithErrors}}, true, false, "BROKEN in 1/2, expected to hold"},
-		{"naive, every trial errored", scenarios.TargetResult{Expect: scenarios.ExpectBreak, Trials: []scenarios.Trial{failed}}, false, false, "inconclusive"},
+		{"holds", results.TargetResult{Expect: results.ExpectHold, Strict: true, Trials: []results.Trial{held}}, false, false, "holds"},
+		{"holds in all", results.TargetResult{Expect: results.ExpectHold, Strict: true, Trials: []results.Trial{held, held}}, true, false, "holds in 2/2"},
+		{"broken as expected", results.TargetResult{Expect: results.ExpectBreak, Trials: []results.Trial{brk}}, false, false, "broken (expected)"},
+		{"broken in some as expected", results.TargetResult{Expect: results.ExpectBreak, Trials: []results.Trial{held, brk, held}}, true, false, "broken in 1/3 (expected)"},
+		{"strict broke", results.TargetResult{Expect: results.ExpectHold, Strict: true, Trials: []results.Trial{brk}}, false, false, "BROKEN, expected to hold"},
+		{"non-strict broke", results.TargetResult{Expect: results.ExpectHold, Trials: []results.Trial{held, brk}}, true, false, "broken in 1/2, expected to hold"},
+		{"race not shown", results.TargetResult{Expect: results.ExpectBreak, Trials: []results.Trial{held}}, false, false, "held, race not shown"},
+		{"race demanded, not shown", results.TargetResult{Expect: results.ExpectBreak, Strict: true, Trials: []results.Trial{held, held}}, true, false, "HELD in 2/2, race not shown"},
+		{"error", results.TargetResult{Expect: results.ExpectHold, Error: "open redis: refused", Trials: []results.Trial{brk}}, false, false, "error"},
+		{"cut short", results.TargetResult{Expect: results.ExpectHold}, true, true, "interrupted"},
+		{"no trials", results.TargetResult{Expect: results.ExpectHold}, false, false, "no trials"},
+		{"strict, every trial errored", results.TargetResult{Expect: results.ExpectHold, Strict: true, Trials: []results.Trial{failed, failed}}, true, false, "INCONCLUSIVE in 2/2"},
+		{"strict, one of ten errored", results.TargetResult{Expect: results.ExpectHold, Strict: true, Trials: append(slices.Repeat([]results.Trial{held}, 9), failed)}, true, false, "holds in 10/10"},
+		{"strict, two of ten errored", results.TargetResult{Expect: results.ExpectHold, Strict: true, Trials: append(slices.Repeat([]results.Trial{held}, 8), failed, failed)}, true, false, "INCONCLUSIVE in 2/10"},
+		{"strict, broke despite errors", results.TargetResult{Expect: results.ExpectHold, Strict: true, Trials: []results.Trial{failed, brokeWithErrors}}, true, false, "BROKEN in 1/2, expected to hold"},
+		{"naive, every trial errored", results.TargetResult{Expect: results.ExpectBreak, Trials: []results.Trial{failed}}, false, false, "inconclusive"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := tc.tr.Summary()
@@ -322,33 +321,6 @@ func TestVerdict(t *testing.T) {
 				t.Errorf("verdict = %q, want %q", got, tc.want)
 			}
 		})
-	}
-}
-
-// TestDamageWords checks the worst-trial cell in each story's words: an
-// oversold painting is one sale without a claim, said once, not "4 over,
-// 4 lost".
-func TestDamageWords(t *testing.T) {
-	for _, tc := range []struct {
-		scenario   string
-		set        *scenarios.Settings
-		over, lost int64
-		want       string
-	}{
-		{"five-checkouts", nil, 4, 4, "4 oversold"},
-		{"five-checkouts", nil, 4, 5, "4 oversold, 1 more unrecorded"},
-		{"five-checkouts", nil, 0, 1, "1 sale unrecorded"},
-		{"five-checkouts", nil, 0, 0, ""},
-		{"ten-hits-one-view", nil, 0, 9, "9 hits lost"},
-		{"six-become-four", nil, 1, 4, "1 over the limit, 4 never counted"},
-		{"a-story-of-its-own", nil, 7, 11, "7 over, 11 lost"},
-		{"a-story-of-its-own", nil, 0, 0, ""},
-		{"stale-plan", &scenarios.Settings{Via: scenarios.ViaExtension}, 88, 0, "88 given away"},
-		{"stale-plan", nil, 6, 1, "6 over, 1 lost"},
-	} {
-		if got := damageWords(tc.scenario, tc.set)(tc.over, tc.lost); got != tc.want {
-			t.Errorf("%s: damage(over %d, lost %d) = %q, want %q", tc.scenario, tc.over, tc.lost, got, tc.want)
-		}
 	}
 }
 
@@ -453,24 +425,24 @@ func TestShareOf(t *testing.T) {
 // holds only on proof: trials whose requests failed are inconclusive for
 // it, even when the hard rule's counts proved a break.
 func TestSoftCellNeedsProof(t *testing.T) {
-	held := scenarios.Trial{Requests: []scenarios.Request{{Outcome: scenarios.Allowed}}}
-	failed := scenarios.Trial{Errors: 1, Requests: []scenarios.Request{{Outcome: scenarios.Errored}}}
+	held := results.Trial{Requests: []results.Request{{Outcome: results.Allowed}}}
+	failed := results.Trial{Errors: 1, Requests: []results.Request{{Outcome: results.Errored}}}
 	brokeWithError := failed
 	brokeWithError.Broken = true
 	softBroken := brokeWithError
 	softBroken.SoftBroken = true
 	for _, tc := range []struct {
 		name   string
-		trials []scenarios.Trial
+		trials []results.Trial
 		want   string
 	}{
-		{"all held", []scenarios.Trial{held, held}, "holds in 2/2"},
-		{"all failed", []scenarios.Trial{failed, failed}, "inconclusive in 2/2"},
-		{"hard break with a failed request", []scenarios.Trial{brokeWithError, brokeWithError}, "inconclusive in 2/2"},
-		{"one failed of twenty", append(slices.Repeat([]scenarios.Trial{held}, 19), failed), "holds in 20/20"},
-		{"soft break with a failed request", []scenarios.Trial{softBroken, failed}, "broken in 1/2"},
+		{"all held", []results.Trial{held, held}, "holds in 2/2"},
+		{"all failed", []results.Trial{failed, failed}, "inconclusive in 2/2"},
+		{"hard break with a failed request", []results.Trial{brokeWithError, brokeWithError}, "inconclusive in 2/2"},
+		{"one failed of twenty", append(slices.Repeat([]results.Trial{held}, 19), failed), "holds in 20/20"},
+		{"soft break with a failed request", []results.Trial{softBroken, failed}, "broken in 1/2"},
 	} {
-		s := scenarios.TallyOf(tc.trials)
+		s := results.TallyOf(tc.trials)
 		if got := softCell(&s, true); got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}

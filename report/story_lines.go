@@ -8,13 +8,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/results"
 )
 
 // softCell is the soft rule's verdict: "holds", "holds in 200/200",
 // "broken in 3/200", "inconclusive in 20/20". It is said, never judged against an expectation: the
 // hard rule decides the run.
-func softCell(s *scenarios.Tally, multi bool) string {
+func softCell(s *results.Tally, multi bool) string {
 	n := s.Trials
 	if n == 0 {
 		return none
@@ -38,7 +38,7 @@ func softCell(s *scenarios.Tally, multi bool) string {
 // storyLines are the lines a story's own figures add under the table:
 // the distribution of requests admitted per window (six-of-five), the
 // exposure after a cancel (stale-plan).
-func storyLines(r *scenarios.Result, s *scenarios.Tally, label string) []string {
+func storyLines(r *results.Result, s *results.Tally, label string) []string {
 	var out []string
 	if len(s.Windows) > 0 {
 		total := 0

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/results"
 )
 
 // column is one column of the summary table.
@@ -111,8 +111,8 @@ func (s *summary) add(i int, lines ...string) {
 }
 
 // summarize reads r into a summary.
-func summarize(r *scenarios.Result) summary {
-	tallies := make([]scenarios.Tally, len(r.Targets))
+func summarize(r *results.Result) summary {
+	tallies := make([]results.Tally, len(r.Targets))
 	multi := r.Trials > 1
 	for i := range r.Targets {
 		tallies[i] = r.Targets[i].Summary()
@@ -130,7 +130,7 @@ func summarize(r *scenarios.Result) summary {
 		counted.sub = "min/med/max"
 	}
 	rate := rateColumn
-	rate.sub = percentSet(cmp.Or(r.Confidence, scenarios.DefaultConfidence)) + " sure"
+	rate.sub = percentSet(cmp.Or(r.Confidence, results.DefaultConfidence)) + " sure"
 	s.cols = []column{targetColumn, guaranteeColumn, requestsColumn, allowedColumn, refusedColumn, errorsColumn, counted, expectedColumn, worstColumn}
 	if showHistory {
 		s.cols = append(s.cols, historyColumn)
@@ -143,11 +143,10 @@ func summarize(r *scenarios.Result) summary {
 		s.cols = append(s.cols, softColumn)
 	}
 
-	damage := damageWords(r.Scenario, r.Settings)
-	labels := scenarios.Labels(r.Targets)
+	labels := results.Labels(r.Targets)
 	for i := range r.Targets {
 		tr := &r.Targets[i]
-		cells := row(tr, &tallies[i], labels[i], multi, damage)
+		cells := row(tr, &tallies[i], labels[i], multi)
 		if showHistory {
 			cells = append(cells, historyCell(&tallies[i], multi))
 		}
@@ -185,9 +184,9 @@ func summarize(r *scenarios.Result) summary {
 			s.add(i, b.Why(labels[i]))
 		} else if b != nil && b.Error != "" {
 			s.add(i, fmt.Sprintf("%s: batch read not checked: %s", labels[i], b.Error))
-		} else if b != nil && (r.KeyChars == "" || r.KeyChars == scenarios.KeyASCII) {
+		} else if b != nil && (r.KeyChars == "" || r.KeyChars == results.KeyASCII) {
 			s.add(i, fmt.Sprintf("%s: batch read agreed with single reads on %s, all ASCII; --key-chars percent also tries slugs stored percent-encoded",
-				labels[i], scenarios.Keys(b.Keys)))
+				labels[i], results.Keys(b.Keys)))
 		}
 	}
 	for i := range r.Targets {
@@ -197,7 +196,7 @@ func summarize(r *scenarios.Result) summary {
 	}
 	for i := range r.Targets {
 		if r.Targets[i].Inconclusive() {
-			s.add(i, scenarios.InconclusiveWhy(labels[i], &tallies[i]))
+			s.add(i, results.InconclusiveWhy(labels[i], &tallies[i]))
 		}
 	}
 	if showRate {
@@ -245,7 +244,7 @@ func summarize(r *scenarios.Result) summary {
 }
 
 // row is one target's cells up to the worst trial.
-func row(tr *scenarios.TargetResult, s *scenarios.Tally, label string, multi bool, damage func(over, lost int64) string) []string {
+func row(tr *results.TargetResult, s *results.Tally, label string, multi bool) []string {
 	cells := []string{label, orNone(tr.Guarantee), none, none, none, none, none, orNone(string(tr.Expect)), none}
 	if s.Trials == 0 {
 		return cells
@@ -259,7 +258,7 @@ func row(tr *scenarios.TargetResult, s *scenarios.Tally, label string, multi boo
 	} else {
 		cells[6] = strconv.FormatInt(s.CountedMin, 10)
 	}
-	if d := damage(s.Worst.Over, s.Worst.Lost); d != "" {
+	if d := s.Worst.Words(); d != "" {
 		cells[8] = d
 		if multi {
 			cells[8] = fmt.Sprintf("#%d: %s", s.Worst.Index+1, d)
@@ -268,28 +267,9 @@ func row(tr *scenarios.TargetResult, s *scenarios.Tally, label string, multi boo
 	return cells
 }
 
-// damageWords is how the scenario named, with the settings it ran with,
-// says how far a trial strayed ("4 oversold", "9 hits lost", "88 given
-// away"), or, for a story this racelab does not know, "7 over, 11 lost".
-func damageWords(scenario string, set *scenarios.Settings) func(over, lost int64) string {
-	sc, err := scenarios.Lookup(scenario)
-	if err != nil {
-		return scenarios.DefaultDamage
-	}
-	if set != nil {
-		if v, err := sc.With(*set); err == nil {
-			sc = v
-		}
-	}
-	if sc.Damage != nil {
-		return sc.Damage
-	}
-	return scenarios.DefaultDamage
-}
-
 // spanOf shows a per-trial figure as one number when every trial agrees, or
 // as "min-max".
-func spanOf(s scenarios.Span) string {
+func spanOf(s results.Span) string {
 	if s.Min == s.Max {
 		return strconv.Itoa(s.Min)
 	}
@@ -298,7 +278,7 @@ func spanOf(s scenarios.Span) string {
 
 // verdict says what the target did against what was expected of it. The
 // word is in capitals exactly when the target fails the run.
-func verdict(tr *scenarios.TargetResult, s *scenarios.Tally, multi, interrupted bool) string {
+func verdict(tr *results.TargetResult, s *results.Tally, multi, interrupted bool) string {
 	n := s.Trials
 	switch {
 	case tr.Error != "":
@@ -322,7 +302,7 @@ func verdict(tr *scenarios.TargetResult, s *scenarios.Tally, multi, interrupted 
 		return w
 	}
 	switch {
-	case k > 0 && tr.Expect == scenarios.ExpectBreak:
+	case k > 0 && tr.Expect == results.ExpectBreak:
 		return "broken" + in(k) + " (expected)"
 	case k > 0:
 		return word("broken") + in(k) + ", expected to hold"
@@ -330,7 +310,7 @@ func verdict(tr *scenarios.TargetResult, s *scenarios.Tally, multi, interrupted 
 		return "INCONCLUSIVE" + in(s.Inconclusive)
 	case tr.Inconclusive():
 		return "inconclusive" + in(s.Inconclusive)
-	case tr.Expect == scenarios.ExpectBreak:
+	case tr.Expect == results.ExpectBreak:
 		return word("held") + in(n) + ", race not shown"
 	case !tr.Proven():
 		return word("held") + in(n) + ", not proven below " + percentSet(tr.Evidence().MaxRate)
@@ -341,11 +321,11 @@ func verdict(tr *scenarios.TargetResult, s *scenarios.Tally, multi, interrupted 
 
 // scale is the line under the heading: how big the bursts were, how many
 // trials each target had, and the seed that makes the run repeatable.
-func scale(r *scenarios.Result) string {
+func scale(r *results.Result) string {
 	trials := plural(int64(r.Trials), "trial") + " per target"
 	if r.MaxRate > 0 {
 		trials = fmt.Sprintf("trials until the rate of breaking is below %s at %s confidence (%d to %d per target)",
-			percentSet(r.MaxRate), percentSet(cmp.Or(r.Confidence, scenarios.DefaultConfidence)), r.Trials, r.MaxTrials)
+			percentSet(r.MaxRate), percentSet(cmp.Or(r.Confidence, results.DefaultConfidence)), r.Trials, r.MaxTrials)
 	}
 	seed := fmt.Sprintf("seed %d", r.Seed)
 	if len(r.Seeds) > 1 {
@@ -371,7 +351,7 @@ func scale(r *scenarios.Result) string {
 // the requests taking turns one at a time ("possible order", or, with the
 // technical term beside it, "impossible order (not linearizable) in 3/20"),
 // "unknown in 1/20", or "-" when none was checked.
-func historyCell(s *scenarios.Tally, multi bool) string {
+func historyCell(s *results.Tally, multi bool) string {
 	checked, bad, unknown := s.HistoryChecked, s.NotLinearizable, s.HistoryUnknown
 	in := func(k int) string {
 		if !multi {
@@ -394,7 +374,7 @@ func historyCell(s *scenarios.Tally, multi bool) string {
 // rateCell is the rate of breaking seen, with the most it can be at the
 // run's confidence (the column's header names it): "0% (at most 1.0%)"
 // when no synchronized trial broke, "15% (at most 38%)" when 3 of 20 did.
-func rateCell(tr *scenarios.TargetResult, s *scenarios.Tally) string {
+func rateCell(tr *results.TargetResult, s *results.Tally) string {
 	if s.Trials == 0 {
 		return none
 	}
@@ -413,7 +393,7 @@ func rateCell(tr *scenarios.TargetResult, s *scenarios.Tally) string {
 
 // boundLines state in words what the target's trials prove: the bound
 // when none broke, and what did not count as proof.
-func boundLines(tr *scenarios.TargetResult, s *scenarios.Tally, label string) []string {
+func boundLines(tr *results.TargetResult, s *results.Tally, label string) []string {
 	if tr.Error != "" || s.Trials == 0 {
 		return nil
 	}
@@ -447,7 +427,7 @@ func boundLines(tr *scenarios.TargetResult, s *scenarios.Tally, label string) []
 
 // historyUnknown says in how many trials the history check ran out of
 // time, or "" when it never did.
-func historyUnknown(s *scenarios.Tally, label string) string {
+func historyUnknown(s *results.Tally, label string) string {
 	n := s.HistoryUnknown
 	if n == 0 {
 		return ""
@@ -497,14 +477,14 @@ func percentRounded(f float64, round func(float64) float64) string {
 }
 
 // raceHidden says a target expected to show the race ran and never did.
-func raceHidden(tr *scenarios.TargetResult, s *scenarios.Tally) bool {
-	return tr.Error == "" && tr.Expect == scenarios.ExpectBreak && s.Trials > 0 && s.Broken == 0 && !tr.Inconclusive()
+func raceHidden(tr *results.TargetResult, s *results.Tally) bool {
+	return tr.Error == "" && tr.Expect == results.ExpectBreak && s.Trials > 0 && s.Broken == 0 && !tr.Inconclusive()
 }
 
 // firstWhy is the plain-words account of the target's first broken
 // trial, naming the trial when there were several: its counts are that
 // trial's, not the median's.
-func firstWhy(s *scenarios.Tally, label string, multi bool) string {
+func firstWhy(s *results.Tally, label string, multi bool) string {
 	if s.FirstWhy == "" {
 		return label + ": the rule broke"
 	}
@@ -519,7 +499,7 @@ func firstWhy(s *scenarios.Tally, label string, multi bool) string {
 // failedRequests says how many requests the target failed and how the
 // first one failed, or "" when none did: the ERRORS column counts them, and
 // a reader's next question is why.
-func failedRequests(s *scenarios.Tally, label string) string {
+func failedRequests(s *results.Tally, label string) string {
 	n, first := s.Errors.Sum, s.FirstError
 	if n == 0 {
 		return ""
@@ -599,7 +579,7 @@ func twoFigures(v float64, unit string) (string, bool) {
 // that matters for staged HTTP bursts, whose bytes leave after the start). In virtual
 // time every burst is released at one instant by construction, which is
 // worth saying once rather than printing as a measured 0.
-func spreadLines(r *scenarios.Result, tallies []scenarios.Tally, labels []string) []string {
+func spreadLines(r *results.Result, tallies []results.Tally, labels []string) []string {
 	var lines []string
 	var spread time.Duration
 	var real, virtual []string
@@ -608,7 +588,7 @@ func spreadLines(r *scenarios.Result, tallies []scenarios.Tally, labels []string
 		if tallies[i].Trials == 0 {
 			continue
 		}
-		if tr.Clock == scenarios.ClockVirtual {
+		if tr.Clock == results.ClockVirtual {
 			virtual = append(virtual, labels[i])
 			continue
 		}

@@ -8,8 +8,7 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
-
-	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/results"
 )
 
 // This is the only file that imports tablewriter: the terminal table and
@@ -17,7 +16,7 @@ import (
 
 // renderTable writes the terminal report: a heading, the scale of the run,
 // the table, and the breakages in plain words, all within o.Width.
-func renderTable(w io.Writer, r *scenarios.Result, o Options) error {
+func renderTable(w io.Writer, r *results.Result, o Options) error {
 	s := summarize(r)
 	s.fitTo(o.Width)
 	var b bytes.Buffer

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/results"
 )
 
 // Timeline writes one lane per request of trial, drawn from the steps the
@@ -22,10 +22,10 @@ import (
 // happened (a write landing, an answer), so that a chain of erasures reads
 // downwards, each lane erasing one above it; requests keep their numbers,
 // from 1. A lane wider than width folds under itself (0: never).
-func Timeline(w io.Writer, target string, clock scenarios.Clock, trial *scenarios.Trial, width int) error {
+func Timeline(w io.Writer, target string, clock results.Clock, trial *results.Trial, width int) error {
 	var b strings.Builder
 	unit := "real time"
-	if clock == scenarios.ClockVirtual {
+	if clock == results.ClockVirtual {
 		unit = "virtual time"
 	}
 	b.WriteString(wrapLine(fmt.Sprintf("%s, trial %d (%s from the release, lanes in finishing order):", target, trial.Index+1, unit), width) + "\n")
@@ -85,18 +85,18 @@ func lane(head string, parts []string, width int) string {
 // byTime is trial's requests in the order their last step happened, the
 // instant they were answered when they recorded none; ties keep the
 // requests' own order.
-func byTime(trial *scenarios.Trial) []*scenarios.Request {
-	rs := make([]*scenarios.Request, len(trial.Requests))
+func byTime(trial *results.Trial) []*results.Request {
+	rs := make([]*results.Request, len(trial.Requests))
 	for i := range trial.Requests {
 		rs[i] = &trial.Requests[i]
 	}
-	last := func(r *scenarios.Request) time.Duration {
+	last := func(r *results.Request) time.Duration {
 		if n := len(r.Steps); n > 0 {
 			return r.Steps[n-1].At
 		}
 		return r.Return
 	}
-	slices.SortStableFunc(rs, func(a, b *scenarios.Request) int { return cmp.Compare(last(a), last(b)) })
+	slices.SortStableFunc(rs, func(a, b *results.Request) int { return cmp.Compare(last(a), last(b)) })
 	return rs
 }
 
@@ -107,7 +107,7 @@ func byTime(trial *scenarios.Trial) []*scenarios.Request {
 // the other request's change is gone. Landings are the stores' write-lands
 // steps (KV: last write wins by arrival), or their writes where the store
 // applies a write at once (an actor's own storage).
-func Erasures(trial *scenarios.Trial) map[int]int {
+func Erasures(trial *results.Trial) map[int]int {
 	type landing struct {
 		req   int
 		at    time.Duration
@@ -117,7 +117,7 @@ func Erasures(trial *scenarios.Trial) map[int]int {
 	}
 	var ls []landing
 	for _, r := range trial.Requests {
-		lands := slices.ContainsFunc(r.Steps, func(s scenarios.Step) bool { return s.Op == "write-lands" })
+		lands := slices.ContainsFunc(r.Steps, func(s results.Step) bool { return s.Op == "write-lands" })
 		reads := map[string]string{}
 		for _, s := range r.Steps {
 			switch {
@@ -145,11 +145,11 @@ func Erasures(trial *scenarios.Trial) map[int]int {
 	return out
 }
 
-func stepText(s scenarios.Step) string { return formatInstant(s.At) + " " + stepWords(s) }
+func stepText(s results.Step) string { return formatInstant(s.At) + " " + stepWords(s) }
 
 // stepWords is what a step did, without its instant: a text lane puts the
 // instant before it, an SVG lane draws it on the time axis.
-func stepWords(s scenarios.Step) string {
+func stepWords(s results.Step) string {
 	v := compactValue(s.Value)
 	switch s.Op {
 	case "read":
@@ -181,11 +181,11 @@ func stepWords(s scenarios.Step) string {
 	}
 }
 
-func answerText(r *scenarios.Request) string {
+func answerText(r *results.Request) string {
 	switch r.Outcome {
-	case scenarios.Allowed:
+	case results.Allowed:
 		return fmt.Sprintf("answered %d", r.Value)
-	case scenarios.Refused:
+	case results.Refused:
 		return fmt.Sprintf("refused (%d)", r.Value)
 	default:
 		return "failed: " + r.Error

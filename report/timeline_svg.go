@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/results"
 )
 
 // The SVG timeline: the text timeline's lanes (Timeline) drawn on one time
@@ -27,7 +27,7 @@ const svgLaneText = 6.7
 // svgTimeline draws trial: one lane per request, in finishing order (as the
 // text timeline), numbered from 1, at most limit lanes (0: all). answer
 // words a request's answer. It returns how many lanes it drew.
-func svgTimeline(b *bytes.Buffer, aria string, clock scenarios.Clock, trial *scenarios.Trial, answer func(*scenarios.Request) string, limit int) int {
+func svgTimeline(b *bytes.Buffer, aria string, clock results.Clock, trial *results.Trial, answer func(*results.Request) string, limit int) int {
 	lanes := byTime(trial)
 	if limit > 0 && len(lanes) > limit {
 		lanes = lanes[:limit]
@@ -74,7 +74,7 @@ func svgTimeline(b *bytes.Buffer, aria string, clock scenarios.Clock, trial *sce
 		}
 	}
 	unit := "real time"
-	if clock == scenarios.ClockVirtual {
+	if clock == results.ClockVirtual {
 		unit = "virtual time"
 	}
 	fmt.Fprintf(b, "<line x1=\"%s\" y1=\"%d\" x2=\"%s\" y2=\"%d\" stroke=\"#1f2328\" stroke-dasharray=\"3 3\"/>\n", f1(x(0)), top-14, f1(x(0)), axisY)
@@ -85,9 +85,9 @@ func svgTimeline(b *bytes.Buffer, aria string, clock scenarios.Clock, trial *sce
 		y := top + i*(lane+gap)
 		colour := "#0969da"
 		switch q.Outcome {
-		case scenarios.Refused:
+		case results.Refused:
 			colour = "#8c959f"
-		case scenarios.Errored:
+		case results.Errored:
 			colour = "#cf222e"
 		}
 		x0, x1 := x(q.Invoke), x(q.Return)
@@ -102,9 +102,9 @@ func svgTimeline(b *bytes.Buffer, aria string, clock scenarios.Clock, trial *sce
 		// The answer: an arrowhead where the request was answered.
 		class := "m-answer"
 		switch q.Outcome {
-		case scenarios.Refused:
+		case results.Refused:
 			class = "m-refused"
-		case scenarios.Errored:
+		case results.Errored:
 			class = "m-failed"
 		}
 		ax := x(q.Return)
@@ -132,7 +132,7 @@ func svgTimeline(b *bytes.Buffer, aria string, clock scenarios.Clock, trial *sce
 // svgMark draws one step of a lane at (x, y): a read is a ring (around the write, when both come at one instant), a
 // write a filled diamond, a landing a bar across the lane, a refusal a
 // cross, anything else (a checkout, an expiry) a small grey dot.
-func svgMark(b *bytes.Buffer, s scenarios.Step, x float64, y int) {
+func svgMark(b *bytes.Buffer, s results.Step, x float64, y int) {
 	title := esc(stepText(s))
 	switch s.Op {
 	case "read":
@@ -150,7 +150,7 @@ func svgMark(b *bytes.Buffer, s scenarios.Step, x float64, y int) {
 
 // laneWords is a lane's label: the text timeline's parts without their
 // instants, which the axis gives.
-func laneWords(q *scenarios.Request, answer string, erased map[int]int) string {
+func laneWords(q *results.Request, answer string, erased map[int]int) string {
 	var parts []string
 	for _, s := range q.Steps {
 		parts = append(parts, stepWords(s))
@@ -168,7 +168,7 @@ func laneWords(q *scenarios.Request, answer string, erased map[int]int) string {
 
 // landing is when a request's write took effect: its last write-lands step,
 // else its last write, else its answer.
-func landing(q *scenarios.Request) time.Duration {
+func landing(q *results.Request) time.Duration {
 	at, landed := q.Return, false
 	for _, s := range q.Steps {
 		switch {

@@ -5,75 +5,18 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/racelab/racelab/scenarios/results"
+
 	"github.com/racelab/racelab/targets/story"
 )
 
-// Bounds of the batch-read check, in one place.
-const (
-	// BatchKeys is how many trials' keys a target's batch read is checked
-	// on: the first ones whose single read answered.
-	BatchKeys = 20
-	// BatchSize is how many keys go into one batch read, well under the
-	// contract server's limit (httpapi.MaxBatchKeys) and short enough a
-	// URL for keys encoded twice.
-	BatchSize = 10
-)
-
-// BatchCheck is what reading a target's keys in batches found: every key's
-// total read in a batch must equal its single read after the burst. Seed
-// 002's batch read decoded its slugs a second time and answered 0 for
-// every Arabic post whose page counted it, with no error anywhere.
-type BatchCheck struct {
-	// Keys is how many keys were read both ways.
-	Keys int `json:"keys"`
-	// Mismatches are the keys whose batch total differs from their single
-	// read.
-	Mismatches []BatchMismatch `json:"mismatches,omitempty"`
-	// Error is why a batch read failed; the check then proves nothing.
-	Error string `json:"error,omitempty"`
-}
-
-// BatchMismatch is one key read two ways with two answers.
-type BatchMismatch struct {
-	Key    string `json:"key"`
-	Single int64  `json:"single"`
-	Batch  int64  `json:"batch"`
-}
-
-// Found reports whether the check found batch reads that disagree.
-func (b *BatchCheck) Found() bool { return b != nil && len(b.Mismatches) > 0 }
-
-// Why says in one line what the check found, for the table and the exit
-// code.
-func (b *BatchCheck) Why(label string) string {
-	m := b.Mismatches
-	same := true
-	for _, x := range m[1:] {
-		same = same && x.Single == m[0].Single && x.Batch == m[0].Batch
-	}
-	if same {
-		return fmt.Sprintf("%s: batch read answered %d for %s that single reads count as %d: keys decoded twice?",
-			label, m[0].Batch, Keys(len(m)), m[0].Single)
-	}
-	return fmt.Sprintf("%s: batch read disagreed with single reads on %d of %s (first %q: batch %d, single %d): keys decoded twice?",
-		label, len(m), Keys(b.Keys), m[0].Key, m[0].Batch, m[0].Single)
-}
-
-// Keys says "1 key", "3 keys".
-func Keys(n int) string {
-	if n == 1 {
-		return "1 key"
-	}
-	return fmt.Sprintf("%d keys", n)
-}
-
 // batchReader reads many keys' counts in one read, when the store offers
 // it for the story: nil when it does not.
-type batchReader func(ctx context.Context, keys []string) ([]int64, error)
+type BatchReader func(ctx context.Context, keys []string) ([]int64, error)
 
 // counterBatch is ten-hits-one-view's batch read: a story.BatchCounter's
 // ViewsMany.
-func counterBatch(store any) batchReader {
+func CounterBatch(store any) BatchReader {
 	if b, ok := store.(story.BatchCounter); ok {
 		return b.ViewsMany
 	}
@@ -81,7 +24,7 @@ func counterBatch(store any) batchReader {
 }
 
 // batchKey is one key and its single read after its burst.
-type batchKey struct {
+type BatchKey struct {
 	key   string
 	count int64
 }
@@ -89,13 +32,13 @@ type batchKey struct {
 // checkBatch reads keys in batches of BatchSize and compares each total
 // with its single read. A store that offers no batch read after all gives
 // no check (nil).
-func checkBatch(ctx context.Context, read batchReader, keys []batchKey) *BatchCheck {
+func CheckBatch(ctx context.Context, read BatchReader, keys []BatchKey) *results.BatchCheck {
 	if read == nil || len(keys) == 0 {
 		return nil
 	}
-	b := &BatchCheck{}
-	for start := 0; start < len(keys); start += BatchSize {
-		chunk := keys[start:min(start+BatchSize, len(keys))]
+	b := &results.BatchCheck{}
+	for start := 0; start < len(keys); start += results.BatchSize {
+		chunk := keys[start:min(start+results.BatchSize, len(keys))]
 		names := make([]string, len(chunk))
 		for i, k := range chunk {
 			names[i] = k.key
@@ -114,7 +57,7 @@ func checkBatch(ctx context.Context, read batchReader, keys []batchKey) *BatchCh
 		for i, k := range chunk {
 			b.Keys++
 			if got[i] != k.count {
-				b.Mismatches = append(b.Mismatches, BatchMismatch{Key: k.key, Single: k.count, Batch: got[i]})
+				b.Mismatches = append(b.Mismatches, results.BatchMismatch{Key: k.key, Single: k.count, Batch: got[i]})
 			}
 		}
 	}

@@ -6,6 +6,9 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/racelab/racelab/scenarios/results"
+	"github.com/racelab/racelab/targets"
 )
 
 // recheckBudget bounds the history checks of one Check call in all: honest
@@ -30,23 +33,21 @@ var ErrInconsistent = errors.New("inconsistent result")
 //
 // What a sample leaves out cannot be recomputed: a result saved without
 // --keep-all is checked for agreeing with its sample, not proven whole.
-func Check(r *Result, historyTimeout time.Duration) error {
+//
+// find looks the result's story up with the settings it ran with, so
+// that its rule, model and judgement follow them.
+func CheckWith(r *results.Result, find Finder, historyTimeout time.Duration) error {
 	bad := func(field, format string, args ...any) error {
 		return fmt.Errorf("%w: %s: %s", ErrInconsistent, field, fmt.Sprintf(format, args...))
 	}
 	deadline := time.Now().Add(recheckBudget)
-	sc, err := Lookup(r.Scenario)
-	if err == nil && r.Settings != nil {
-		// The story as the run made it: its rule, model and judgement
-		// follow its settings.
-		if sc, err = sc.With(*r.Settings); err != nil {
-			return bad("settings", "%v", err)
-		}
-	}
-	script := r.Script != "" && r.Scenario == paymentScenario
+	sc, err := find(r.Scenario, r.Settings)
+	var unknown *targets.UnknownNameError
 	switch {
-	case err != nil && !script:
-		return bad("scenario", "%q is not a story this racelab knows (%v)", r.Scenario, Names())
+	case errors.As(err, &unknown):
+		return bad("scenario", "%q is not a story this racelab knows (%v)", r.Scenario, unknown.Known)
+	case err != nil:
+		return bad("settings", "%v", err)
 	case r.Requests < 1 || r.Requests > MaxRequests:
 		return bad("requests", "%d; want 1 to %d", r.Requests, MaxRequests)
 	case r.Trials < 0:
@@ -60,20 +61,20 @@ func Check(r *Result, historyTimeout time.Duration) error {
 	case len(r.Targets) == 0:
 		return bad("targets", "none; a result has one per target run")
 	}
-	labels := Labels(r.Targets)
+	labels := results.Labels(r.Targets)
 	for i := range r.Targets {
 		t := &r.Targets[i]
 		where := fmt.Sprintf("targets[%d]", i)
 		switch {
 		case t.Target == "":
 			return bad(where+".target", "empty")
-		case t.Expect != ExpectHold && t.Expect != ExpectBreak:
-			return bad(where+".expect", "%q; want %q or %q", t.Expect, ExpectHold, ExpectBreak)
-		case t.Expect == ExpectHold && !t.Strict:
+		case t.Expect != results.ExpectHold && t.Expect != results.ExpectBreak:
+			return bad(where+".expect", "%q; want %q or %q", t.Expect, results.ExpectHold, results.ExpectBreak)
+		case t.Expect == results.ExpectHold && !t.Strict:
 			// Every run makes a target expected to hold strict; a result
 			// saying otherwise would let a break pass.
 			return bad(where+".strict", "false for a target expected to hold")
-		case t.Clock != "" && t.Clock != ClockVirtual && t.Clock != ClockReal:
+		case t.Clock != "" && t.Clock != results.ClockVirtual && t.Clock != results.ClockReal:
 			return bad(where+".clock", "%q; want virtual or real", t.Clock)
 		}
 		last := -1
@@ -84,12 +85,12 @@ func Check(r *Result, historyTimeout time.Duration) error {
 				return bad(at+".index", "%d after %d; trials are kept in the order they ran", tr.Index, last)
 			}
 			last = tr.Index
-			if err := recheckTrial(sc, script, r.Requests, tr, labels[i], min(historyTimeout, time.Until(deadline))); err != nil {
+			if err := recheckTrial(sc, r.Requests, tr, labels[i], min(historyTimeout, time.Until(deadline))); err != nil {
 				return bad(at+"."+err.field, "%s", err.msg)
 			}
 		}
 		if t.Tally != nil {
-			if err := checkTally(t, r.Requests, sc != nil && sc.stream != nil); err != nil {
+			if err := checkTally(t, r.Requests, sc != nil && sc.Stream != nil); err != nil {
 				return bad(where+".tally."+err.field, "%s", err.msg)
 			}
 		}
@@ -99,7 +100,7 @@ func Check(r *Result, historyTimeout time.Duration) error {
 				return bad(where+".bound", "level %g, max rate %g; want both between 0 and 1", b.Level, b.MaxRate)
 			}
 			s := t.Summary()
-			want := s.bound(b.Level, b.MaxRate)
+			want := s.Bound(b.Level, b.MaxRate)
 			if b.Trials != want.Trials || b.Broken != want.Broken || b.Inconclusive != want.Inconclusive || math.Abs(b.Upper-want.Upper) > 1e-9 {
 				return bad(where+".bound", "%d of %d trials broke, bound %g; the trials say %d of %d, bound %g",
 					b.Broken, b.Trials, b.Upper, want.Broken, want.Trials, want.Upper)
@@ -113,20 +114,20 @@ func Check(r *Result, historyTimeout time.Duration) error {
 type fieldError struct{ field, msg string }
 
 // recheckTrial recomputes a trial's counts and verdict from its requests.
-func recheckTrial(sc *Scenario, script bool, n int, t *Trial, target string, historyTimeout time.Duration) *fieldError {
-	if len(t.Requests) != n && sc.stream == nil { // a stream's arrivals vary by trial
+func recheckTrial(sc *Scenario, n int, t *results.Trial, target string, historyTimeout time.Duration) *fieldError {
+	if len(t.Requests) != n && sc.Stream == nil { // a stream's arrivals vary by trial
 		return &fieldError{"requests", fmt.Sprintf("%d requests; the result says %d per burst", len(t.Requests), n)}
 	}
 	for k, r := range t.Requests {
 		if r.Index != k {
 			return &fieldError{fmt.Sprintf("requests[%d].index", k), fmt.Sprintf("%d; want %d", r.Index, k)}
 		}
-		if r.Outcome != Allowed && r.Outcome != Refused && r.Outcome != Errored {
+		if r.Outcome != results.Allowed && r.Outcome != results.Refused && r.Outcome != results.Errored {
 			return &fieldError{fmt.Sprintf("requests[%d].outcome", k), fmt.Sprintf("%q; want allowed, refused or error", r.Outcome)}
 		}
 	}
 	c := *t
-	c.count()
+	c.Count()
 	for _, f := range []struct {
 		name      string
 		got, want int
@@ -139,20 +140,20 @@ func recheckTrial(sc *Scenario, script bool, n int, t *Trial, target string, his
 		return &fieldError{"unsynchronized", fmt.Sprintf("%v; its requests say %v", t.Unsynchronized, c.Unsynchronized)}
 	}
 	c.Broken, c.Why, c.Lost, c.Over, c.SoftBroken, c.Windows, c.Exposure = false, "", 0, 0, false, nil, 0
-	if script {
-		judgePayment(&c)
+	if sc.Scripted {
+		sc.Judge(&c, target)
 	} else {
 		sc.judge(&c, target)
 		switch {
 		case t.History == "":
 		case historyTimeout > 0:
-			judgeHistory(sc, &c, target, Evidence{HistoryTimeout: historyTimeout})
-		case t.History == NotLinearizable:
+			JudgeHistory(sc, &c, target, Evidence{HistoryTimeout: historyTimeout})
+		case t.History == results.NotLinearizable:
 			// Out of budget: a stored break is taken at its word, since
 			// it only makes the verdict worse.
 			c.Broken = true
 		default:
-			c.History = HistoryUnknown
+			c.History = results.HistoryUnknown
 		}
 	}
 	switch {
@@ -171,8 +172,8 @@ func recheckTrial(sc *Scenario, script bool, n int, t *Trial, target string, his
 	// recheck has shown it hid no break (Broken agrees). A stored verdict
 	// that the recheck cannot settle again proves nothing any more.
 	switch {
-	case t.History == "" || t.History == HistoryUnknown || c.History == t.History:
-	case c.History == HistoryUnknown:
+	case t.History == "" || t.History == results.HistoryUnknown || c.History == t.History:
+	case c.History == results.HistoryUnknown:
 		t.History, t.HistoryWhy = c.History, c.HistoryWhy
 	default:
 		return &fieldError{"history", fmt.Sprintf("%q; checked again: %q", t.History, c.History)}
@@ -182,9 +183,9 @@ func recheckTrial(sc *Scenario, script bool, n int, t *Trial, target string, his
 
 // checkTally checks a sampled target's tally against itself and its
 // sample: every count of the sample must be within the tally's.
-func checkTally(t *TargetResult, n int, stream bool) *fieldError {
+func checkTally(t *results.TargetResult, n int, stream bool) *fieldError {
 	s := t.Tally
-	sample := TallyOf(t.Trials)
+	sample := results.TallyOf(t.Trials)
 	kept := 0
 	for _, c := range s.Counted {
 		kept += c

@@ -6,142 +6,9 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/racelab/racelab/scenarios/results"
 )
-
-// TestUpperBound checks the exact bounds against reference values: R's
-// binom.test(k, n, alternative = "less")$conf.int[2], which is the
-// level-quantile of Beta(k+1, n-k), here computed to 16 digits with mpmath
-// (bisection on betainc at 40 digits).
-func TestUpperBound(t *testing.T) {
-	for _, tc := range []struct {
-		k, n  int
-		level float64
-		want  float64
-	}{
-		{0, 200, 0.95, 0.01486703923127206}, // the "0 of 200 → below 1.5%"
-		{0, 10, 0.95, 0.2588655508930523},
-		{0, 459, 0.99, 0.00998288736612908},
-		{0, 1, 0.95, 0.95},
-		{1, 10, 0.95, 0.3941633024365048}, // binom.test(1, 10): 0.3941633
-		{1, 20, 0.95, 0.2161061642068473},
-		{3, 20, 0.95, 0.3436638043142818},
-		{5, 10, 0.95, 0.7775588989918709}, // binom.test(5, 10): 0.7775589
-		{9, 10, 0.95, 0.9948838031081763},
-		{1, 200, 0.95, 0.02349847043495071},
-		{2, 300, 0.99, 0.02772234297720777},
-		{10, 1000, 0.95, 0.01690317512056251},
-		{50, 100, 0.95, 0.5863782853690882},
-		{1, 5000, 0.95, 0.0009484177700043791},
-		{100, 5000, 0.95, 0.02357300302543311},
-		{4999, 5000, 0.95, 0.9999897413937424},
-		{7, 12, 0.99, 0.8785334194920746},
-		{10, 10, 0.95, 1},
-		{0, 0, 0.95, 1}, // no trials, no knowledge
-	} {
-		got := UpperBound(tc.k, tc.n, tc.level)
-		// Ten significant digits: lgamma of a few thousand carries about
-		// 1e-12 of relative error into the beta function's prefactor.
-		if math.Abs(got-tc.want) > 1e-10*tc.want {
-			t.Errorf("UpperBound(%d, %d, %g) = %.17g, want %.17g", tc.k, tc.n, tc.level, got, tc.want)
-		}
-	}
-}
-
-// TestUpperBoundZeroMatchesBeta checks that the closed form for no breaks
-// and the incomplete-beta inversion agree, so that both paths compute the
-// same quantity.
-func TestUpperBoundZeroMatchesBeta(t *testing.T) {
-	for _, n := range []int{1, 2, 7, 59, 200, 459, 5000} {
-		for _, level := range []float64{0.9, 0.95, 0.99} {
-			closed := UpperBound(0, n, level)
-			beta := invRegIncBeta(1, float64(n), level)
-			if math.Abs(closed-beta) > 1e-12 {
-				t.Errorf("n=%d level=%g: closed form %.17g, beta inversion %.17g", n, level, closed, beta)
-			}
-		}
-	}
-}
-
-// TestRegIncBetaIsBinomialTail checks I_p(k+1, n-k) = P(X > k) for X
-// binomial(n, p), with the tail summed directly in log space: two roads
-// to one number.
-func TestRegIncBetaIsBinomialTail(t *testing.T) {
-	for _, n := range []int{1, 5, 20, 100, 1000} {
-		for _, k := range []int{0, 1, n / 3, n / 2, n - 1} {
-			if k < 0 || k >= n {
-				continue
-			}
-			for _, p := range []float64{1e-4, 0.01, 0.1, 0.37, 0.5, 0.9, 0.999} {
-				var cdf float64 // P(X <= k)
-				for i := 0; i <= k; i++ {
-					lc, _ := math.Lgamma(float64(n + 1))
-					li, _ := math.Lgamma(float64(i + 1))
-					lr, _ := math.Lgamma(float64(n - i + 1))
-					cdf += math.Exp(lc - li - lr + float64(i)*math.Log(p) + float64(n-i)*math.Log1p(-p))
-				}
-				got := regIncBeta(float64(k+1), float64(n-k), p)
-				if math.Abs(got-(1-cdf)) > 1e-11 {
-					t.Errorf("I_%g(%d, %d) = %.15g, want 1 - P(X <= %d) = %.15g", p, k+1, n-k, got, k, 1-cdf)
-				}
-			}
-		}
-	}
-}
-
-func TestTrialsNeeded(t *testing.T) {
-	for _, tc := range []struct {
-		level, rate float64
-		want        int
-	}{
-		{0.95, 0.01, 299},
-		{0.99, 0.01, 459},
-		{0.95, 0.015, 199},
-		{0.95, 0.05, 59},
-		{0.99, 0.001, 4603},
-		{0.9, 0.1, 22},
-	} {
-		got := TrialsNeeded(tc.level, tc.rate)
-		if got != tc.want {
-			t.Errorf("TrialsNeeded(%g, %g) = %d, want %d", tc.level, tc.rate, got, tc.want)
-		}
-		if UpperBound(0, got, tc.level) > tc.rate || UpperBound(0, got-1, tc.level) <= tc.rate {
-			t.Errorf("TrialsNeeded(%g, %g) = %d is not the fewest that meet the rate", tc.level, tc.rate, got)
-		}
-	}
-}
-
-func TestBoundOf(t *testing.T) {
-	trials := []Trial{{}, {Broken: true}, {Unsynchronized: true, Broken: true}, {}, {Unsynchronized: true}}
-	b := BoundOf(trials, 0.95, 0.5)
-	// An unsynchronized trial that held proves nothing; one whose counts
-	// prove a break is a break all the same.
-	if b.Trials != 4 || b.Broken != 2 || b.Inconclusive != 1 || b.Level != 0.95 || b.MaxRate != 0.5 {
-		t.Fatalf("BoundOf = %+v, want 4 conclusive trials, 2 broken, 1 inconclusive", b)
-	}
-	if want := UpperBound(2, 4, 0.95); b.Upper != want {
-		t.Errorf("Upper = %g, want %g", b.Upper, want)
-	}
-	if b.Met() {
-		t.Error("a bound with a broken trial is met")
-	}
-}
-
-func TestBoundMet(t *testing.T) {
-	for _, tc := range []struct {
-		b    Bound
-		want bool
-	}{
-		{Bound{Trials: 1, Upper: 0.95}, true}, // nothing asked
-		{Bound{Trials: 459, Upper: 0.00998, MaxRate: 0.01}, true},
-		{Bound{Trials: 458, Upper: 0.01001, MaxRate: 0.01}, false},
-		{Bound{Trials: 5000, Broken: 1, Upper: 0.0009, MaxRate: 0.01}, false},
-		{Bound{Trials: 0, Upper: 1, MaxRate: 0.01}, false},
-	} {
-		if got := tc.b.Met(); got != tc.want {
-			t.Errorf("%+v.Met() = %v, want %v", tc.b, got, tc.want)
-		}
-	}
-}
 
 func TestEvidenceValidate(t *testing.T) {
 	for _, tc := range []struct {
@@ -170,7 +37,7 @@ func TestEvidenceValidate(t *testing.T) {
 				t.Fatalf("validate = %v, want nil", err)
 			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
 				t.Fatalf("validate = %v, want an error containing %q", err, tc.want)
-			case err != nil && !errors.Is(err, ErrUsage):
+			case err != nil && !errors.Is(err, results.ErrUsage):
 				t.Errorf("validate error %v is not a usage error", err)
 			}
 		})
@@ -179,9 +46,9 @@ func TestEvidenceValidate(t *testing.T) {
 
 // TestAnotherTrial walks the adaptive loop's decisions on made-up trials.
 func TestAnotherTrial(t *testing.T) {
-	held, broke, loose := Trial{}, Trial{Broken: true}, Trial{Unsynchronized: true}
-	rep := func(t Trial, n int) []Trial {
-		out := make([]Trial, n)
+	held, broke, loose := results.Trial{}, results.Trial{Broken: true}, results.Trial{Unsynchronized: true}
+	rep := func(t results.Trial, n int) []results.Trial {
+		out := make([]results.Trial, n)
 		for i := range out {
 			out[i] = t
 		}
@@ -195,7 +62,7 @@ func TestAnotherTrial(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		e      Evidence
-		trials []Trial
+		trials []results.Trial
 		want   bool
 	}{
 		{"fixed: under the count", Evidence{}, rep(held, 3), true},
@@ -208,9 +75,9 @@ func TestAnotherTrial(t *testing.T) {
 		{"adaptive: cap reached", Evidence{MaxRate: 0.05, MaxTrials: 60}, append(rep(held, 58), loose, loose), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rec := newRecorder(&TargetResult{}, Keep{})
+			rec := results.NewRecorder(&results.TargetResult{}, results.Keep{})
 			for _, x := range tc.trials {
-				rec.add(x)
+				rec.Add(x)
 			}
 			if got := tc.e.another(rec, 59); got != tc.want {
 				t.Errorf("another after %d trials = %v, want %v", len(tc.trials), got, tc.want)
@@ -228,9 +95,9 @@ func TestAdaptiveRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.MaxRate != 0.05 || res.Confidence != 0.95 || res.MaxTrials != DefaultMaxTrials || res.Trials != 59 {
+	if res.MaxRate != 0.05 || res.Confidence != 0.95 || res.MaxTrials != results.DefaultMaxTrials || res.Trials != 59 {
 		t.Errorf("result asks for rate %g at %g, at most %d trials, %d planned; want 0.05 at 0.95, %d, 59",
-			res.MaxRate, res.Confidence, res.MaxTrials, res.Trials, DefaultMaxTrials)
+			res.MaxRate, res.Confidence, res.MaxTrials, res.Trials, results.DefaultMaxTrials)
 	}
 	sqlite, kv := &res.Targets[0], &res.Targets[1]
 	if len(sqlite.Trials) != 59 || sqlite.Bound == nil || !sqlite.Bound.Met() || sqlite.Verdict() != "holds" || sqlite.Failed() {
@@ -246,10 +113,10 @@ func TestAdaptiveRun(t *testing.T) {
 func TestUnprovenFailsHold(t *testing.T) {
 	// 19 trials held and one proved nothing: few enough for a verdict
 	// (MaxInconclusive), too few to prove a rate below 1%.
-	trials := make([]Trial, 20)
+	trials := make([]results.Trial, 20)
 	trials[7].Unsynchronized = true
-	tr := TargetResult{Expect: ExpectHold, Strict: true, Trials: trials}
-	b := BoundOf(tr.Trials, 0.95, 0.01)
+	tr := results.TargetResult{Expect: results.ExpectHold, Strict: true, Trials: trials}
+	b := results.BoundOf(tr.Trials, 0.95, 0.01)
 	tr.Bound = &b
 	if tr.Verdict() != "unproven" || !tr.Failed() || tr.Proven() {
 		t.Errorf("verdict %s, failed %v, proven %v; want unproven, failed", tr.Verdict(), tr.Failed(), tr.Proven())

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/racelab/racelab/scenarios/results"
+
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/clock"
 )
@@ -60,12 +62,8 @@ func ParseOverride(s string) (Override, error) {
 	case "breaks", "break":
 		return OverrideBreaks, nil
 	}
-	return "", fmt.Errorf("%w: expectation %q; want auto, hold, breaks or race", ErrUsage, s)
+	return "", fmt.Errorf("%w: expectation %q; want auto, hold, breaks or race", results.ErrUsage, s)
 }
-
-// ErrUsage is wrapped by every error about a plan that cannot be run as
-// written (a bad count, a target that cannot play the story).
-var ErrUsage = errors.New("usage")
 
 // Plan says what to run. Zero fields take the scenario's or package defaults.
 type Plan struct {
@@ -119,13 +117,13 @@ type Plan struct {
 	Evidence
 	// Keep says how many trials keep their per-request detail; the rest
 	// are only summed (tally.go), so memory does not grow with --trials.
-	Keep Keep
+	Keep results.Keep
 	// KeyChars is what the fresh keys are made of; empty means KeyASCII.
-	KeyChars KeyChars
+	KeyChars results.KeyChars
 }
 
 // resolved is a target spec checked against the catalog before any runs.
-type resolved struct {
+type Resolved struct {
 	name   string // the name the user gave it (NAME=SPEC), or ""
 	raw    string // the spec as written, without the name
 	spec   targets.Spec
@@ -154,29 +152,29 @@ func (p *Plan) Validate() error {
 	return err
 }
 
-func (p *Plan) resolve() ([]resolved, error) {
+func (p *Plan) resolve() ([]Resolved, error) {
 	if p.Scenario == nil {
-		return nil, fmt.Errorf("%w: no scenario", ErrUsage)
+		return nil, fmt.Errorf("%w: no scenario", results.ErrUsage)
 	}
 	if p.Requests < 0 || p.Requests > MaxRequests {
-		return nil, fmt.Errorf("%w: --requests %d is out of range; want 1 to %d", ErrUsage, p.Requests, MaxRequests)
+		return nil, fmt.Errorf("%w: --requests %d is out of range; want 1 to %d", results.ErrUsage, p.Requests, MaxRequests)
 	}
 	if p.Trials < 0 {
-		return nil, fmt.Errorf("%w: --trials %d is negative; want 1 or more", ErrUsage, p.Trials)
+		return nil, fmt.Errorf("%w: --trials %d is negative; want 1 or more", results.ErrUsage, p.Trials)
 	}
 	if p.Gap < 0 {
-		return nil, fmt.Errorf("%w: --gap %s is negative; want a duration such as 3s", ErrUsage, p.Gap)
+		return nil, fmt.Errorf("%w: --gap %s is negative; want a duration such as 3s", results.ErrUsage, p.Gap)
 	}
 	if p.Timeout < 0 {
-		return nil, fmt.Errorf("%w: --timeout %s is negative; want a duration such as 5s", ErrUsage, p.Timeout)
+		return nil, fmt.Errorf("%w: --timeout %s is negative; want a duration such as 5s", results.ErrUsage, p.Timeout)
 	}
-	if _, err := ParseKeyChars(string(p.KeyChars)); err != nil {
+	if _, err := results.ParseKeyChars(string(p.KeyChars)); err != nil {
 		return nil, err
 	}
 	switch p.Expect {
 	case OverrideAuto, OverrideRace, OverrideHold, OverrideBreaks:
 	default:
-		return nil, fmt.Errorf("%w: --expect %q; want auto, hold, breaks or race", ErrUsage, p.Expect)
+		return nil, fmt.Errorf("%w: --expect %q; want auto, hold, breaks or race", results.ErrUsage, p.Expect)
 	}
 	if err := p.Evidence.validate(cmp.Or(p.Trials, DefaultTrials)); err != nil {
 		return nil, err
@@ -185,16 +183,16 @@ func (p *Plan) resolve() ([]resolved, error) {
 	if len(specs) == 0 {
 		specs = p.Scenario.Lineup
 	}
-	out := make([]resolved, 0, len(specs))
+	out := make([]Resolved, 0, len(specs))
 	names := map[string]bool{}
 	for _, given := range specs {
 		name, raw := splitName(given)
 		if name != "" {
 			if _, _, err := p.catalog().Lookup(name); err == nil {
-				return nil, fmt.Errorf("%w: -t %s: %q is a target of its own; name it something else, such as %q", ErrUsage, given, name, "my-"+name)
+				return nil, fmt.Errorf("%w: -t %s: %q is a target of its own; name it something else, such as %q", results.ErrUsage, given, name, "my-"+name)
 			}
 			if names[name] {
-				return nil, fmt.Errorf("%w: -t %s: two targets are named %q; give each its own name", ErrUsage, given, name)
+				return nil, fmt.Errorf("%w: -t %s: two targets are named %q; give each its own name", results.ErrUsage, given, name)
 			}
 			names[name] = true
 		}
@@ -203,9 +201,9 @@ func (p *Plan) resolve() ([]resolved, error) {
 			return nil, err
 		}
 		if !p.Scenario.Plays(e.Kind) {
-			return nil, fmt.Errorf("%w: target %s cannot play %s (it has no %s)", ErrUsage, spec.Name(), p.Scenario.Name, p.Scenario.Needs)
+			return nil, fmt.Errorf("%w: target %s cannot play %s (it has no %s)", results.ErrUsage, spec.Name(), p.Scenario.Name, p.Scenario.Needs)
 		}
-		out = append(out, resolved{name: name, raw: raw, spec: spec, entry: e, expect: p.Expect})
+		out = append(out, Resolved{name: name, raw: raw, spec: spec, entry: e, expect: p.Expect})
 	}
 	// One target's expectation, by its name or its spec as written.
 	for key, ov := range p.ExpectOf {
@@ -220,7 +218,7 @@ func (p *Plan) resolve() ([]resolved, error) {
 			for _, r := range out {
 				have = append(have, cmp.Or(r.name, r.raw))
 			}
-			return nil, fmt.Errorf("%w: --expect %s=%s: no target %q in this run (targets: %s)", ErrUsage, key, cmp.Or(string(ov), "auto"), key, strings.Join(have, ", "))
+			return nil, fmt.Errorf("%w: --expect %s=%s: no target %q in this run (targets: %s)", results.ErrUsage, key, cmp.Or(string(ov), "auto"), key, strings.Join(have, ", "))
 		}
 	}
 	return out, nil
@@ -233,15 +231,15 @@ func (p *Plan) resolve() ([]resolved, error) {
 // Interrupted: the burst in flight is dropped, completed trials are kept.
 // The one error that comes back with a result is a failure to write
 // Evidence.HistoryHTML.
-func Run(ctx context.Context, p Plan) (*Result, error) {
+func Run(ctx context.Context, p Plan) (*results.Result, error) {
 	rs, err := p.resolve()
 	if err != nil {
 		return nil, err
 	}
 	sc := p.Scenario
 	n := cmp.Or(p.Requests, sc.DefaultRequests)
-	if sc.stream != nil {
-		n = int(sc.stream.schedule.Expected())
+	if sc.Stream != nil {
+		n = int(sc.Stream.Schedule.Expected())
 	}
 	if p.Sequential {
 		n = cmp.Or(p.Requests, sc.SequentialRequests, sc.DefaultRequests)
@@ -252,8 +250,8 @@ func Run(ctx context.Context, p Plan) (*Result, error) {
 	if p.Sequential {
 		gap = cmp.Or(p.Gap, DefaultGap)
 	}
-	res := &Result{
-		Schema:     SchemaVersion,
+	res := &results.Result{
+		Schema:     results.SchemaVersion,
 		Scenario:   sc.Name,
 		Rule:       sc.Rule,
 		Requests:   n,
@@ -264,13 +262,13 @@ func Run(ctx context.Context, p Plan) (*Result, error) {
 		Gap:        gap,
 		Settings:   sc.settings,
 	}
-	if sc.stream != nil {
-		res.Stream = sc.stream.words
+	if sc.Stream != nil {
+		res.Stream = sc.Stream.Words
 	}
-	if sc.soft != nil {
+	if sc.Soft != nil {
 		res.Soft = sc.SoftRule
 	}
-	if p.KeyChars != KeyASCII {
+	if p.KeyChars != results.KeyASCII {
 		res.KeyChars = p.KeyChars
 	}
 	if p.MaxRate > 0 {
@@ -278,16 +276,16 @@ func Run(ctx context.Context, p Plan) (*Result, error) {
 	}
 	// Open every target before the first burst, so that a mistyped store
 	// parameter is a usage error before anything runs, not halfway through.
-	opts := append([]targets.Option{targets.WithSeed(p.Seed), targets.WithVirtualTime(!p.RealClock), targets.WithVirtualServers(sc.timed)}, p.Options...)
-	opened, openErr, err := openAll(ctx, rs, opts)
+	opts := append([]targets.Option{targets.WithSeed(p.Seed), targets.WithVirtualTime(!p.RealClock), targets.WithVirtualServers(sc.Timed)}, p.Options...)
+	opened, openErr, err := OpenAll(ctx, rs, opts)
 	if err != nil {
 		return nil, err
 	}
-	defer closeAll(opened)
+	defer CloseAll(opened)
 	if p.OnWait != nil && gap > 0 && n > 1 {
 		var real []string
 		for i, t := range opened {
-			if t != nil && virtualClock(t.Store) == nil {
+			if t != nil && VirtualClock(t.Store) == nil {
 				real = append(real, cmp.Or(rs[i].name, rs[i].spec.Name()))
 			}
 		}
@@ -299,47 +297,47 @@ func Run(ctx context.Context, p Plan) (*Result, error) {
 	// that a real server never hands one run another run's state. Stores
 	// in virtual time are new for every run, so there the id comes from
 	// the seed and a replay is the same to the last byte.
-	runID := newRunID()
-	if !slices.ContainsFunc(opened, func(t *targets.Target) bool { return t == nil || virtualClock(t.Store) == nil || !inMemory(t.Store) }) {
+	runID := NewRunID()
+	if !slices.ContainsFunc(opened, func(t *targets.Target) bool { return t == nil || VirtualClock(t.Store) == nil || !InMemory(t.Store) }) {
 		runID = fmt.Sprintf("s%d", p.Seed)
 	}
 	// Every line a trial writes names its target as the reports will:
 	// by its full spec when two targets share a name.
-	results := make([]TargetResult, len(rs))
+	trs := make([]results.TargetResult, len(rs))
 	for ti, r := range rs {
-		results[ti] = TargetResult{Name: r.name, Target: r.spec.Name(), Spec: r.raw, Guarantee: r.entry.Guarantee}
+		trs[ti] = results.TargetResult{Name: r.name, Target: r.spec.Name(), Spec: r.raw, Guarantee: r.entry.Guarantee}
 		if r.spec.URL != nil {
-			results[ti].Spec = results[ti].Target // a URL's password never reaches a report
+			trs[ti].Spec = trs[ti].Target // a URL's password never reaches a report
 		}
 	}
-	labels := Labels(results)
+	labels := results.Labels(trs)
 	for ti, r := range rs {
 		if ctx.Err() != nil {
 			break
 		}
-		tr := results[ti]
-		tr.Expect, tr.Strict = expectation(r.entry, r.expect)
+		tr := trs[ti]
+		tr.Expect, tr.Strict = ExpectationOf(r.entry, r.expect)
 		if openErr[ti] != nil {
 			tr.Error = openErr[ti].Error() // "open redis: …", as targets says it
 		} else {
-			f := firing{n: n, timeout: timeout, gap: gap, trace: p.Trace, virtual: virtualClock(opened[ti].Store), realIO: !inMemory(opened[ti].Store),
-				stream: sc.stream, seed: p.Seed, acrossMidnight: p.AcrossMidnight}
-			tr.Clock = ClockReal
+			f := Firing{n: n, timeout: timeout, gap: gap, trace: p.Trace, virtual: VirtualClock(opened[ti].Store), realIO: !InMemory(opened[ti].Store),
+				Stream: sc.Stream, seed: p.Seed, acrossMidnight: p.AcrossMidnight}
+			tr.Clock = results.ClockReal
 			if f.virtual != nil {
-				tr.Clock = ClockVirtual
+				tr.Clock = results.ClockVirtual
 			}
-			rec := newRecorder(&tr, p.Keep)
-			run := targetRun{sc: sc, target: opened[ti], label: labels[ti], firing: f, trials: trials, onTrial: p.OnTrial, ev: p.Evidence,
+			rec := results.NewRecorder(&tr, p.Keep)
+			run := targetRun{sc: sc, target: opened[ti], label: labels[ti], Firing: f, trials: trials, onTrial: p.OnTrial, ev: p.Evidence,
 				key: func(trial int) string {
 					return p.KeyChars.Key(sc.KeyPrefix, fmt.Sprintf("%s-%d-%d", runID, ti, trial))
 				}}
-			if err := playThenClose(&opened[ti], func() error { return run.play(ctx, rec) }); err != nil {
+			if err := PlayThenClose(&opened[ti], func() error { return run.play(ctx, rec) }); err != nil {
 				tr.Error = err.Error()
 			}
-			rec.finish(p.Evidence.level(), p.MaxRate)
+			rec.Finish(p.Evidence.level(), p.MaxRate)
 		}
 		if tr.Bound == nil {
-			b := BoundOf(nil, p.Evidence.level(), p.MaxRate)
+			b := results.BoundOf(nil, p.Evidence.level(), p.MaxRate)
 			tr.Bound = &b
 		}
 		res.Targets = append(res.Targets, tr)
@@ -348,7 +346,7 @@ func Run(ctx context.Context, p Plan) (*Result, error) {
 	if p.HistoryHTML != "" {
 		// The report is still worth printing when the picture cannot be
 		// written, so the result comes back with the error.
-		if err := writeHistoryFile(p.HistoryHTML, res, p.Evidence.historyTimeout()); err != nil {
+		if err := writeHistoryFile(p.HistoryHTML, sc, res, p.Evidence.historyTimeout()); err != nil {
 			return res, fmt.Errorf("--history-html %s: %w", p.HistoryHTML, err)
 		}
 	}
@@ -367,13 +365,13 @@ func (p *Plan) catalog() *targets.Catalog {
 // error is that one; any other failure to open is the target's own, in
 // openErr, and the run goes on without it. Close the targets with
 // closeAll.
-func openAll(ctx context.Context, rs []resolved, opts []targets.Option) (opened []*targets.Target, openErr []error, err error) {
+func OpenAll(ctx context.Context, rs []Resolved, opts []targets.Option) (opened []*targets.Target, openErr []error, err error) {
 	opened = make([]*targets.Target, len(rs))
 	openErr = make([]error, len(rs))
 	for i, r := range rs {
 		opened[i], openErr[i] = targets.OpenEntry(ctx, r.spec, r.entry, opts...)
 		if errors.Is(openErr[i], targets.ErrBadSpec) {
-			closeAll(opened)
+			CloseAll(opened)
 			return nil, nil, openErr[i]
 		}
 	}
@@ -382,7 +380,7 @@ func openAll(ctx context.Context, rs []resolved, opts []targets.Option) (opened 
 
 // playThenClose plays on the opened target *t, then closes it and marks it
 // closed; the error is play's, or else the close's.
-func playThenClose(t **targets.Target, play func() error) error {
+func PlayThenClose(t **targets.Target, play func() error) error {
 	err := play()
 	if cerr := (*t).Close(); cerr != nil && err == nil {
 		err = &TargetError{Stage: "close", Err: cerr}
@@ -391,7 +389,7 @@ func playThenClose(t **targets.Target, play func() error) error {
 	return err
 }
 
-func closeAll(ts []*targets.Target) {
+func CloseAll(ts []*targets.Target) {
 	for _, t := range ts {
 		if t != nil {
 			_ = t.Close()
@@ -399,23 +397,23 @@ func closeAll(ts []*targets.Target) {
 	}
 }
 
-func expectation(e targets.Entry, override Override) (Expectation, bool) {
+func ExpectationOf(e targets.Entry, override Override) (results.Expectation, bool) {
 	switch override {
 	case OverrideRace:
-		return ExpectBreak, true
+		return results.ExpectBreak, true
 	case OverrideHold:
-		return ExpectHold, true
+		return results.ExpectHold, true
 	case OverrideBreaks:
-		return ExpectBreak, false
+		return results.ExpectBreak, false
 	}
 	if e.Holds {
-		return ExpectHold, true
+		return results.ExpectHold, true
 	}
-	return ExpectBreak, false
+	return results.ExpectBreak, false
 }
 
 // virtualClock is the virtual clock store runs on, nil for the real clock.
-func virtualClock(store any) *clock.Virtual {
+func VirtualClock(store any) *clock.Virtual {
 	if c, ok := store.(targets.Clocked); ok {
 		v, _ := c.Clock().(*clock.Virtual)
 		return v
@@ -425,7 +423,7 @@ func virtualClock(store any) *clock.Virtual {
 
 // inMemory says store is a simulated one, held in memory and new for
 // every run: a real store keeps what a run wrote, even in virtual time.
-func inMemory(store any) bool {
+func InMemory(store any) bool {
 	_, ok := store.(targets.Forgetter)
 	return ok
 }
@@ -456,7 +454,7 @@ type targetRun struct {
 	target *targets.Target
 	// label names the target in what its trials say (Labels).
 	label   string
-	firing  firing
+	Firing  Firing
 	trials  int
 	key     func(trial int) string
 	onTrial func(target string, done, total int)
@@ -466,8 +464,8 @@ type targetRun struct {
 // play plays the trials into rec. The error, a *TargetError, is why the
 // target could not go on; the trials before it are kept. A cancelled run
 // returns no error: it proves nothing either way, and says so itself.
-func (r targetRun) play(ctx context.Context, rec *recorder) error {
-	sc, t, f, tr := r.sc, r.target, r.firing, rec.tr
+func (r targetRun) play(ctx context.Context, rec *results.Recorder) error {
+	sc, t, f, tr := r.sc, r.target, r.Firing, rec.Target()
 	n, timeout := f.n, f.timeout
 	if err := t.Prepare(ctx, n); err != nil {
 		return &TargetError{Stage: fmt.Sprintf("prepare %d requests", n), Err: err}
@@ -477,22 +475,22 @@ func (r targetRun) play(ctx context.Context, rec *recorder) error {
 	if !ok { // resolve checked the entry's Kind; the store disagrees with it
 		return &TargetError{Stage: fmt.Sprintf("cannot play %s (it has no %s)", sc.Name, sc.Needs)}
 	}
-	if f.stream != nil && f.virtual == nil {
-		if err := f.stream.realTrialError(); err != nil {
+	if f.Stream != nil && f.virtual == nil {
+		if err := f.Stream.realTrialError(); err != nil {
 			return &TargetError{Stage: "play " + sc.Name, Err: err}
 		}
 	}
-	var batch batchReader
-	if sc.batch != nil {
-		batch = sc.batch(t.Store)
+	var batch BatchReader
+	if sc.Batch != nil {
+		batch = sc.Batch(t.Store)
 	}
-	var batchKeys []batchKey
+	var batchKeys []BatchKey
 	defer func() {
 		// After the last burst, on what the service holds then: the
 		// single reads were made right after each burst.
 		if ctx.Err() == nil {
 			rctx, cancel := context.WithTimeout(ctx, timeout)
-			tr.Batch = checkBatch(rctx, batch, batchKeys)
+			tr.Batch = CheckBatch(rctx, batch, batchKeys)
 			cancel()
 		}
 	}()
@@ -502,8 +500,8 @@ func (r targetRun) play(ctx context.Context, rec *recorder) error {
 		if retrier != nil {
 			before = retrier.Retries()
 		}
-		do := func(ctx context.Context, j int) Answer { return pl.do(ctx, k, j) }
-		if stager, ok := t.Store.(targets.Stager); ok && f.gap == 0 && f.stream == nil {
+		do := func(ctx context.Context, j int) Answer { return pl.Do(ctx, k, j) }
+		if stager, ok := t.Store.(targets.Stager); ok && f.gap == 0 && f.Stream == nil {
 			// The target sends most of each request now, before the
 			// barrier, and only the final parts after it.
 			staged, err := stager.Stage(ctx, sc.Op, k, sc.Limit, n)
@@ -515,21 +513,21 @@ func (r targetRun) play(ctx context.Context, rec *recorder) error {
 			}
 			do = func(ctx context.Context, j int) Answer {
 				r, err := staged[j](ctx)
-				return answerOfReply(sc.Op, r, err)
+				return AnswerOfReply(sc.Op, r, err)
 			}
 		}
 		if ts, ok := t.Store.(targets.TrialStarter); ok {
 			ts.StartTrial()
 		}
-		var reqs []Request
+		var reqs []results.Request
 		var arrivals []time.Time
 		var err error
-		if f.stream != nil {
+		if f.Stream != nil {
 			var prelude func(context.Context, func(time.Duration) error) error
-			if pl.prelude != nil {
-				prelude = func(ctx context.Context, sleep func(time.Duration) error) error { return pl.prelude(ctx, k, sleep) }
+			if pl.Prelude != nil {
+				prelude = func(ctx context.Context, sleep func(time.Duration) error) error { return pl.Prelude(ctx, k, sleep) }
 			}
-			reqs, err = f.fireStream(ctx, f.stream.arrivals(f.seed, i), prelude, do)
+			reqs, err = f.fireStream(ctx, f.Stream.arrivals(f.seed, i), prelude, do)
 		} else {
 			reqs, arrivals, err = f.fire(ctx, do)
 		}
@@ -539,13 +537,13 @@ func (r targetRun) play(ctx context.Context, rec *recorder) error {
 		if err != nil {
 			return &TargetError{Stage: "fire the burst", Err: err}
 		}
-		trial := Trial{Index: i, Key: k, Requests: reqs, ReleaseSpread: releaseSpread(reqs), ArrivalSpread: arrivalSpread(arrivals)}
-		trial.count()
+		trial := results.Trial{Index: i, Key: k, Requests: reqs, ReleaseSpread: ReleaseSpread(reqs), ArrivalSpread: ArrivalSpread(arrivals)}
+		trial.Count()
 		if len(reqs) > 0 && trial.Errors == len(reqs) {
 			return &TargetError{Stage: "every request failed; first: " + reqs[0].Error}
 		}
 		rctx, cancel := context.WithTimeout(ctx, timeout)
-		counted, err := pl.readTrial(rctx, k, reqs)
+		counted, err := pl.ReadTrial(rctx, k, reqs)
 		trial.Counted = counted
 		cancel()
 		if err != nil {
@@ -557,12 +555,12 @@ func (r targetRun) play(ctx context.Context, rec *recorder) error {
 		if retrier != nil {
 			trial.Retries = retrier.Retries() - before
 		}
-		if batch != nil && len(batchKeys) < BatchKeys {
-			batchKeys = append(batchKeys, batchKey{k, counted})
+		if batch != nil && len(batchKeys) < results.BatchKeys {
+			batchKeys = append(batchKeys, BatchKey{k, counted})
 		}
 		sc.judge(&trial, r.label)
-		judgeHistory(sc, &trial, r.label, r.ev)
-		rec.add(trial)
+		JudgeHistory(sc, &trial, r.label, r.ev)
+		rec.Add(trial)
 		if f, ok := t.Store.(targets.Forgetter); ok {
 			f.Forget(k) // never used again: memory stays flat over trials
 		}
@@ -575,7 +573,7 @@ func (r targetRun) play(ctx context.Context, rec *recorder) error {
 
 // arrivalSpread is the max minus the min of the server's arrival instants,
 // zero when the server did not report them.
-func arrivalSpread(ts []time.Time) time.Duration {
+func ArrivalSpread(ts []time.Time) time.Duration {
 	if len(ts) == 0 {
 		return 0
 	}
@@ -591,7 +589,7 @@ func arrivalSpread(ts []time.Time) time.Duration {
 	return hi.Sub(lo)
 }
 
-func releaseSpread(reqs []Request) time.Duration {
+func ReleaseSpread(reqs []results.Request) time.Duration {
 	if len(reqs) == 0 {
 		return 0
 	}
@@ -602,7 +600,7 @@ func releaseSpread(reqs []Request) time.Duration {
 	return hi - lo
 }
 
-func newRunID() string {
+func NewRunID() string {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])

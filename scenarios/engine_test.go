@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/racelab/racelab/scenarios/results"
+
 	"go.uber.org/goleak"
 )
 
@@ -31,7 +33,7 @@ func TestBurstOverlaps(t *testing.T) {
 			}
 			select {
 			case <-all:
-				return Answer{Outcome: Allowed, Value: int64(i)}
+				return Answer{Outcome: results.Allowed, Value: int64(i)}
 			case <-ctx.Done():
 				return Answer{Err: fmt.Errorf("request %d waited 2s and only %d of %d requests were ever in flight together: the burst is not simultaneous", i, inFlight.Load(), n)}
 			}
@@ -40,14 +42,14 @@ func TestBurstOverlaps(t *testing.T) {
 			t.Fatalf("n=%d: got %d requests, want %d", n, got, n)
 		}
 		for i, r := range reqs {
-			if r.Outcome != Allowed || r.Index != i || r.Value != int64(i) {
+			if r.Outcome != results.Allowed || r.Index != i || r.Value != int64(i) {
 				t.Errorf("n=%d: slot %d = %+v, want allowed, index and value %d", n, i, r, i)
 			}
 			if r.Invoke < 0 || r.Return < r.Invoke {
 				t.Errorf("n=%d: slot %d instants invoke=%v return=%v out of order", n, i, r.Invoke, r.Return)
 			}
 		}
-		if s := releaseSpread(reqs); s < 0 {
+		if s := ReleaseSpread(reqs); s < 0 {
 			t.Errorf("n=%d: negative release spread %v", n, s)
 		}
 	}
@@ -60,7 +62,7 @@ func TestBurstFailuresAreData(t *testing.T) {
 	reqs := burst(context.Background(), 4, 20*time.Millisecond, func(ctx context.Context, i int) Answer {
 		switch i {
 		case 0:
-			return Answer{Outcome: Allowed, Value: 1}
+			return Answer{Outcome: results.Allowed, Value: 1}
 		case 1:
 			return Answer{Err: boom}
 		case 2:
@@ -71,13 +73,13 @@ func TestBurstFailuresAreData(t *testing.T) {
 		}
 	})
 	want := []struct {
-		outcome Outcome
+		outcome results.Outcome
 		err     string
 	}{
-		{Allowed, ""},
-		{Errored, "connection refused"},
-		{Errored, "context deadline exceeded"},
-		{Errored, "panic in target: store bug"},
+		{results.Allowed, ""},
+		{results.Errored, "connection refused"},
+		{results.Errored, "context deadline exceeded"},
+		{results.Errored, "panic in target: store bug"},
 	}
 	for i, w := range want {
 		if reqs[i].Outcome != w.outcome || reqs[i].Error != w.err {
@@ -87,8 +89,8 @@ func TestBurstFailuresAreData(t *testing.T) {
 }
 
 func TestReleaseSpread(t *testing.T) {
-	reqs := []Request{{Invoke: 30}, {Invoke: 10}, {Invoke: 25}}
-	if got, want := releaseSpread(reqs), time.Duration(20); got != want {
+	reqs := []results.Request{{Invoke: 30}, {Invoke: 10}, {Invoke: 25}}
+	if got, want := ReleaseSpread(reqs), time.Duration(20); got != want {
 		t.Errorf("releaseSpread = %v, want %v", got, want)
 	}
 }
@@ -98,7 +100,7 @@ func BenchmarkBurst(b *testing.B) {
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
 			for b.Loop() {
 				burst(context.Background(), n, time.Second, func(context.Context, int) Answer {
-					return Answer{Outcome: Allowed}
+					return Answer{Outcome: results.Allowed}
 				})
 			}
 		})

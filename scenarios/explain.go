@@ -5,45 +5,10 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/racelab/racelab/scenarios/results"
+
 	"github.com/racelab/racelab/targets"
 )
-
-// Replay is one traced trial of an explanation, with a heading and its
-// outcome in words.
-type Replay struct {
-	Heading string
-	Target  string
-	Clock   Clock
-	Trial   *Trial
-	Outcome string
-}
-
-// Explanation is what `racelab explain` shows of a story: its replays in
-// order, and the command that replays the same explanation.
-type Explanation struct {
-	Scenario *Scenario
-	Replays  []Replay
-	// Ending, when the story has one, closes the explanation after how
-	// the fix works.
-	Ending *Ending
-	Footer string
-}
-
-// Ending is a story's last section in `racelab explain`: its exercise
-// worked through, one item a part of the design.
-type Ending struct {
-	Heading string
-	Items   []EndingItem
-	Closing string
-}
-
-// EndingItem is one part of a design and how it holds: "approximate" or
-// "strict", and why.
-type EndingItem struct {
-	Part string
-	Mark string
-	Why  string
-}
 
 // ErrFixBroke is matched by Explain's error (errors.Is) when the fixed
 // target broke the rule in its replay: "how the fix works" under it would
@@ -66,7 +31,7 @@ type Explainer struct {
 	Requests      int
 	Seed          int64
 	// Race and Fix are the replays of the burst on Target and on Fixed.
-	Race, Fix *TargetResult
+	Race, Fix *results.TargetResult
 }
 
 // Plan is the plan of one traced trial on target, from the explainer's
@@ -76,7 +41,7 @@ func (x *Explainer) Plan(target string) Plan {
 }
 
 // Replay runs one traced trial of plan and returns its target's result.
-func (x *Explainer) Replay(ctx context.Context, plan Plan) (*TargetResult, error) {
+func (x *Explainer) Replay(ctx context.Context, plan Plan) (*results.TargetResult, error) {
 	res, err := Run(ctx, plan)
 	if err != nil {
 		return nil, err
@@ -95,11 +60,11 @@ func (x *Explainer) Replay(ctx context.Context, plan Plan) (*TargetResult, error
 // fixed, with the story's own extras after each (Scenario.Extras): the
 // library behind `racelab explain`. A fixed target that breaks the rule
 // gives an error wrapping ErrFixBroke.
-func Explain(ctx context.Context, cat *targets.Catalog, sc *Scenario, target, fixed string, requests int, seed int64) (Explanation, error) {
+func Explain(ctx context.Context, cat *targets.Catalog, sc *Scenario, target, fixed string, requests int, seed int64) (results.Explanation, error) {
 	x := &Explainer{Scenario: sc, Catalog: cat, Target: target, Fixed: fixed, Requests: requests, Seed: seed}
-	e := Explanation{
-		Scenario: sc,
-		Footer:   fmt.Sprintf("Replay it: racelab explain %s --seed %d; see more trials: racelab run %s --trials 100", sc.Name, seed, sc.Name),
+	e := results.Explanation{
+		Story:  sc.About(),
+		Footer: fmt.Sprintf("Replay it: racelab explain %s --seed %d; see more trials: racelab run %s --trials 100", sc.Name, seed, sc.Name),
 	}
 	race, err := x.Replay(ctx, x.Plan(target))
 	if err != nil {
@@ -107,11 +72,11 @@ func Explain(ctx context.Context, cat *targets.Catalog, sc *Scenario, target, fi
 	}
 	x.Race = race
 	t := &race.Trials[0]
-	how, same := plural(int64(len(t.Requests)), "request")+" at once", "burst"
-	if sc.stream != nil {
-		how, same = plural(int64(len(t.Requests)), "request")+": "+sc.stream.words, "trial"
+	how, same := results.Plural(int64(len(t.Requests)), "request")+" at once", "burst"
+	if sc.Stream != nil {
+		how, same = results.Plural(int64(len(t.Requests)), "request")+": "+sc.Stream.Words, "trial"
 	}
-	e.Replays = append(e.Replays, Replay{
+	e.Replays = append(e.Replays, results.Replay{
 		Heading: fmt.Sprintf("The race, replayed on %s (%s, seed %d)", race.Target, how, seed),
 		Target:  race.Target, Clock: race.Clock, Trial: t, Outcome: sc.Account(t, race.Target),
 	})
@@ -127,7 +92,7 @@ func Explain(ctx context.Context, cat *targets.Catalog, sc *Scenario, target, fi
 	if t.Broken {
 		return e, fixBroke{fmt.Sprintf("--fixed %s broke the rule in the replay, so it shows no fix: %s", fix.Target, sc.Account(t, fix.Target))}
 	}
-	e.Replays = append(e.Replays, Replay{
+	e.Replays = append(e.Replays, results.Replay{
 		Heading: fmt.Sprintf("The same %s on %s (%s)", same, fix.Target, fix.Guarantee),
 		Target:  fix.Target, Clock: fix.Clock, Trial: t, Outcome: sc.Account(t, fix.Target),
 	})
@@ -145,7 +110,7 @@ func Explain(ctx context.Context, cat *targets.Catalog, sc *Scenario, target, fi
 }
 
 // extras appends the story's extras that go after the given replay.
-func (x *Explainer) extras(ctx context.Context, e *Explanation, after string) error {
+func (x *Explainer) extras(ctx context.Context, e *results.Explanation, after string) error {
 	for _, ex := range x.Scenario.Extras {
 		if ex.After != after {
 			continue

@@ -1,6 +1,10 @@
 package scenarios
 
-import "context"
+import (
+	"context"
+
+	"github.com/racelab/racelab/scenarios/results"
+)
 
 // Extra is one of a story's own replays in `racelab explain`, shown after
 // the race and the fix that every story shows.
@@ -9,7 +13,7 @@ type Extra struct {
 	// ("fix").
 	After string
 	// Replay plays it; x holds what explain was asked.
-	Replay func(ctx context.Context, x *Explainer) ([]Replay, error)
+	Replay func(ctx context.Context, x *Explainer) ([]results.Replay, error)
 }
 
 // Part is a run of a story besides its bursts, with its own flag of `racelab
@@ -23,7 +27,7 @@ type Part struct {
 	Usage string
 	Alone string
 	// Run plays trials of it from seed; onTrial reports progress.
-	Run func(ctx context.Context, trials int, seed int64, onTrial func(string, int, int)) (*Result, error)
+	Run func(ctx context.Context, trials int, seed int64, onTrial func(string, int, int)) (*results.Result, error)
 	// Bars is how many progress bars it fills, one per target it runs.
 	Bars int
 }

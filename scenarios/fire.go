@@ -3,9 +3,13 @@ package scenarios
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/racelab/racelab/scenarios/results"
+	"github.com/racelab/racelab/targets"
 
 	"github.com/racelab/racelab/targets/clock"
 	"github.com/racelab/racelab/targets/trace"
@@ -13,7 +17,7 @@ import (
 
 // firing says how one trial's requests are fired: all at once or one after
 // another, on the real clock or a target's virtual one.
-type firing struct {
+type Firing struct {
 	n       int
 	timeout time.Duration
 	// virtual is the target's virtual clock, nil on the real clock.
@@ -29,7 +33,7 @@ type firing struct {
 	trace bool
 	// stream, when set, fires each trial as arrivals over time; seed
 	// draws each trial's arrivals.
-	stream *stream
+	Stream *Stream
 	seed   int64
 	// acrossMidnight lets a sequential virtual trial cross UTC midnight
 	// (Plan.AcrossMidnight).
@@ -58,8 +62,8 @@ func untilDayFits(now time.Time, span time.Duration) time.Duration {
 // fire plays one trial's requests and returns them with the server-side
 // arrival instants, when every answer carried one. The error is racelab's
 // own (a virtual run that deadlocked), never a target's.
-func (f firing) fire(ctx context.Context, do func(context.Context, int) Answer) ([]Request, []time.Time, error) {
-	reqs := make([]Request, f.n)
+func (f Firing) fire(ctx context.Context, do func(context.Context, int) Answer) ([]results.Request, []time.Time, error) {
+	reqs := make([]results.Request, f.n)
 	arrived := make([]time.Time, f.n)
 	var err error
 	switch {
@@ -107,7 +111,7 @@ func (f firing) fire(ctx context.Context, do func(context.Context, int) Answer) 
 // goroutines are started and parked on one channel before it is closed, so
 // none of them pays for goroutine start-up after the release; each writes
 // only its own slot.
-func (f firing) burst(ctx context.Context, do func(context.Context, int) Answer, reqs []Request, arrived []time.Time) {
+func (f Firing) burst(ctx context.Context, do func(context.Context, int) Answer, reqs []results.Request, arrived []time.Time) {
 	gate := make(chan struct{})
 	var ready, done sync.WaitGroup
 	ready.Add(f.n)
@@ -126,7 +130,7 @@ func (f firing) burst(ctx context.Context, do func(context.Context, int) Answer,
 	if !f.at.IsZero() {
 		// Instants count from the agreed instant, not from this process's
 		// own release, so that shards' requests line up in one burst.
-		waitUntil(ctx, f.at)
+		WaitUntil(ctx, f.at)
 		release = f.at
 	}
 	close(gate)
@@ -136,7 +140,7 @@ func (f firing) burst(ctx context.Context, do func(context.Context, int) Answer,
 // sequence fires the requests one after another, gap apart, as one visitor
 // clicking through: the stale-read half of a story, where no two requests
 // overlap and the store still gets it wrong.
-func (f firing) sequence(ctx context.Context, c clock.Clock, start time.Time, do func(context.Context, int) Answer, reqs []Request, arrived []time.Time) {
+func (f Firing) sequence(ctx context.Context, c clock.Clock, start time.Time, do func(context.Context, int) Answer, reqs []results.Request, arrived []time.Time) {
 	for i := range f.n {
 		if i > 0 && c.Sleep(ctx, f.gap) != nil {
 			return
@@ -147,7 +151,7 @@ func (f firing) sequence(ctx context.Context, c clock.Clock, start time.Time, do
 
 // one fires request i and writes its slot; instants are relative to
 // release, read from now (the monotonic clock, or virtual time).
-func (f firing) one(ctx context.Context, i int, do func(context.Context, int) Answer, now func() time.Time, release time.Time, reqs []Request, arrived []time.Time) {
+func (f Firing) one(ctx context.Context, i int, do func(context.Context, int) Answer, now func() time.Time, release time.Time, reqs []results.Request, arrived []time.Time) {
 	var rec *trace.Recorder
 	if f.trace {
 		rec = new(trace.Recorder)
@@ -155,7 +159,7 @@ func (f firing) one(ctx context.Context, i int, do func(context.Context, int) An
 	}
 	invoke := now().Sub(release)
 	a := f.call(ctx, i, do)
-	r := Request{
+	r := results.Request{
 		Index:   f.offset + i,
 		Invoke:  invoke,
 		Return:  now().Sub(release),
@@ -165,12 +169,12 @@ func (f firing) one(ctx context.Context, i int, do func(context.Context, int) An
 		Window:  a.Window,
 	}
 	if a.Err != nil {
-		r.Outcome = Errored
+		r.Outcome = results.Errored
 		r.Error = a.Err.Error()
 	}
 	if rec != nil {
 		for _, s := range rec.Steps() {
-			r.Steps = append(r.Steps, Step{At: s.At.Sub(release), Op: s.Op, Key: s.Key, Value: s.Value, Note: s.Note})
+			r.Steps = append(r.Steps, results.Step{At: s.At.Sub(release), Op: s.Op, Key: s.Key, Value: s.Value, Note: s.Note})
 		}
 	}
 	reqs[i] = r
@@ -181,7 +185,7 @@ func (f firing) one(ctx context.Context, i int, do func(context.Context, int) An
 // the request's failure. A simulated store in virtual time gets no real
 // timeout: its requests take no real time, and one that could never
 // finish is a deadlock the clock reports.
-func (f firing) call(ctx context.Context, i int, do func(context.Context, int) Answer) (a Answer) {
+func (f Firing) call(ctx context.Context, i int, do func(context.Context, int) Answer) (a Answer) {
 	if f.virtual == nil || f.realIO {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, f.timeout)
@@ -189,7 +193,7 @@ func (f firing) call(ctx context.Context, i int, do func(context.Context, int) A
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			a = Answer{Outcome: Errored, Err: fmt.Errorf("panic in target: %v", p)}
+			a = Answer{Outcome: results.Errored, Err: fmt.Errorf("panic in target: %v", p)}
 		}
 	}()
 	return do(ctx, i)
@@ -199,8 +203,8 @@ func (f firing) call(ctx context.Context, i int, do func(context.Context, int) A
 // does, and returns their requests. Instants are monotonic and relative to
 // the release. Every call gets its own timeout; a panic in do is recorded
 // as that request's failure.
-func burst(ctx context.Context, n int, timeout time.Duration, do func(ctx context.Context, i int) Answer) []Request {
-	reqs, _, _ := firing{n: n, timeout: timeout}.fire(ctx, do)
+func burst(ctx context.Context, n int, timeout time.Duration, do func(ctx context.Context, i int) Answer) []results.Request {
+	reqs, _, _ := Firing{n: n, timeout: timeout}.fire(ctx, do)
 	return reqs
 }
 
@@ -210,14 +214,14 @@ func burst(ctx context.Context, n int, timeout time.Duration, do func(ctx contex
 // that a slow answer never holds back the next arrival (an open model).
 // The error is racelab's own (a virtual run that deadlocked) or the
 // prelude's.
-func (f firing) fireStream(ctx context.Context, offsets []time.Duration, prelude func(context.Context, func(time.Duration) error) error,
-	do func(context.Context, int) Answer) ([]Request, error) {
+func (f Firing) fireStream(ctx context.Context, offsets []time.Duration, prelude func(context.Context, func(time.Duration) error) error,
+	do func(context.Context, int) Answer) ([]results.Request, error) {
 	n := len(offsets)
-	reqs := make([]Request, n)
+	reqs := make([]results.Request, n)
 	arrived := make([]time.Time, n)
 	var perr error
 	start := func(ctx context.Context, c clock.Clock) bool {
-		if d := f.stream.wait(c.Now()); d > 0 && c.Sleep(ctx, d) != nil {
+		if d := f.Stream.wait(c.Now()); d > 0 && c.Sleep(ctx, d) != nil {
 			return false
 		}
 		if prelude != nil {
@@ -256,4 +260,26 @@ func (f firing) fireStream(ctx context.Context, offsets []time.Duration, prelude
 		return nil, fmt.Errorf("before the stream: %w", perr)
 	}
 	return reqs, nil
+}
+
+// midnight is the day boundary the explanation crosses: the first one
+// after virtual time starts.
+var Midnight = targets.DefaultStart.Truncate(24 * time.Hour).Add(24 * time.Hour)
+
+// waitUntil returns at the wall-clock instant at, or when ctx is done. It
+// sleeps until shortly before and spins the rest, yielding, since a
+// timer's wake-up is far coarser than the spread a release aims for.
+func WaitUntil(ctx context.Context, at time.Time) {
+	if d := time.Until(at) - spinBefore; d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return
+		}
+	}
+	for time.Now().Before(at) && ctx.Err() == nil {
+		runtime.Gosched()
+	}
 }

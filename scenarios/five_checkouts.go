@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/racelab/racelab/scenarios/results"
+
 	"github.com/racelab/racelab/targets/story"
 )
 
@@ -18,7 +20,7 @@ var fiveCheckouts = fiveCheckoutsOf(Stock)
 // rule becomes successes ≤ stock, every success recorded as a claim. The
 // default stock of one records no settings, so its results read as before.
 func fiveCheckoutsOf(stock int64) *Scenario {
-	sc := defineTrial(Scenario{
+	sc := DefineTrial(Scenario{
 		Name:  "five-checkouts",
 		Title: "five buyers check out the one painting at once; all five are let through",
 		Story: "A shop sells paintings that exist once each. Its first version kept " +
@@ -47,8 +49,8 @@ func fiveCheckoutsOf(stock int64) *Scenario {
 		Op:              story.OpCheckout,
 		KeyPrefix:       "item",
 
-		Knobs:  []string{KnobStock},
-		model:  itemModel(stock),
+		Knobs:  []string{results.KnobStock},
+		Model:  ItemModel(stock),
 		Extras: []Extra{{After: "fix", Replay: paymentReplays}, {After: "fix", Replay: outageReplays}},
 		Parts: []Part{{Flag: "payment", Bars: len(paymentDesigns), Run: runPayments,
 			Alone: "compares the two shop designs in virtual time",
@@ -65,15 +67,15 @@ func fiveCheckoutsOf(stock int64) *Scenario {
 			case over > 0:
 				return fmt.Sprintf("%d oversold", over)
 			case lost > 0:
-				return fmt.Sprintf("%s unrecorded", plural(lost, "sale"))
+				return fmt.Sprintf("%s unrecorded", results.Plural(lost, "sale"))
 			}
 			return ""
 		},
-		Tell: func(t *Trial, target string) string {
+		Tell: func(t *results.Trial, target string) string {
 			return fmt.Sprintf("%s: %s succeeded, %d refused (409), %s recorded", target,
-				plural(int64(t.Allowed), "checkout"), t.Refused, plural(t.Counted, "claim"))
+				results.Plural(int64(t.Allowed), "checkout"), t.Refused, results.Plural(t.Counted, "claim"))
 		},
-		Judge: func(t *Trial, target string) {
+		Judge: func(t *results.Trial, target string) {
 			sold := int64(t.Allowed)
 			t.Over = max(0, sold-stock)
 			t.Lost = max(0, sold-t.Counted)
@@ -81,14 +83,14 @@ func fiveCheckoutsOf(stock int64) *Scenario {
 			case t.Over > 0 || t.Lost > 0:
 				t.Broken = true
 				t.Why = fmt.Sprintf("%s: %s succeeded for %d in stock, %s recorded", target,
-					plural(sold, "checkout"), stock, plural(t.Counted, "claim"))
+					results.Plural(sold, "checkout"), stock, results.Plural(t.Counted, "claim"))
 				if t.Over > 0 {
 					t.Why += fmt.Sprintf(": %d oversold", t.Over)
 				}
 			case t.Counted > sold+int64(t.Errors):
 				t.Broken = true
 				t.Why = fmt.Sprintf("%s: %s succeeded, yet %s recorded", target,
-					plural(sold, "checkout"), plural(t.Counted, "claim"))
+					results.Plural(sold, "checkout"), results.Plural(t.Counted, "claim"))
 			}
 		},
 	}, func(s story.Stocked, ctx context.Context, key string, i int) Answer {
@@ -104,19 +106,19 @@ func fiveCheckoutsOf(stock int64) *Scenario {
 		if ok {
 			v = 1
 		}
-		return answerOf(ok, v, err)
-	}, func(s story.Stocked, ctx context.Context, key string, _ []Request) (int64, error) {
+		return AnswerOf(ok, v, err)
+	}, func(s story.Stocked, ctx context.Context, key string, _ []results.Request) (int64, error) {
 		return s.Claims(ctx, key)
 	}, nil)
 	sc.Limit = stock
-	sc.vary = func(set Settings) (*Scenario, error) {
+	sc.Vary = func(set results.Settings) (*Scenario, error) {
 		k := cmp.Or(set.Stock, Stock)
 		if k < 1 {
 			return nil, fmt.Errorf("--stock %d: want 1 or more copies", k)
 		}
 		v := fiveCheckoutsOf(k)
 		if k != Stock {
-			v.settings = &Settings{Stock: k}
+			v.settings = &results.Settings{Stock: k}
 		}
 		return v, nil
 	}

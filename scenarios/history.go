@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/racelab/racelab/scenarios/results"
 
 	"github.com/anishathalye/porcupine"
 )
@@ -52,14 +55,14 @@ type opInput struct {
 
 // opOutput is an operation's answer.
 type opOutput struct {
-	outcome Outcome
+	outcome results.Outcome
 	value   int64
 }
 
 // model is one story's sequential specification over a single key. Its
 // state is one number: the views, the downloads counted today, or the
 // claims on the item.
-type model struct {
+type Model struct {
 	// step applies one operation to state: whether the answer is one the
 	// store could give in that state, and the state after it.
 	step func(state int64, in opInput, out opOutput) (bool, int64)
@@ -68,7 +71,7 @@ type model struct {
 	// search because the search is exponential on exactly the histories
 	// naive stores produce: many requests answered the same value at many
 	// levels leave an exponential number of dead-end orders to try.
-	refute func(t *Trial) string
+	refute func(t *results.Trial) string
 	// answer says one request's answer in words, for visualizations.
 	answer func(out opOutput) string
 	// noun says the state in words: "3 views".
@@ -82,14 +85,14 @@ type model struct {
 
 // modelOf returns the model of sc's story; ok is false for a story that
 // has none, whose histories are not checked.
-func modelOf(sc *Scenario) (model, bool) {
-	return sc.model, sc.model.step != nil
+func ModelOf(sc *Scenario) (Model, bool) {
+	return sc.Model, sc.Model.step != nil
 }
 
 // counterModel is ten-hits-one-view's store: a hit adds one and answers
 // the new total.
-func counterModel() model {
-	return model{
+func CounterModel() Model {
+	return Model{
 		noun: "view", verb: "hit",
 		step: func(s int64, in opInput, out opOutput) (bool, int64) {
 			switch {
@@ -98,32 +101,32 @@ func counterModel() model {
 			case in.unknown:
 				return true, s + 1
 			default:
-				return out.outcome == Allowed && out.value == s+1, s + 1
+				return out.outcome == results.Allowed && out.value == s+1, s + 1
 			}
 		},
-		answer: func(out opOutput) string { return plural(out.value, "view") },
-		refute: func(t *Trial) string {
+		answer: func(out opOutput) string { return results.Plural(out.value, "view") },
+		refute: func(t *results.Trial) string {
 			f := facts(t)
 			allowed := int64(len(f.allowed))
 			for _, r := range f.allowed {
 				if r.Value < 1 {
-					return fmt.Sprintf("request %d was answered %s, although a hit counts itself", r.Index, plural(r.Value, "view"))
+					return fmt.Sprintf("request %d was answered %s, although a hit counts itself", r.Index, results.Plural(r.Value, "view"))
 				}
 			}
 			if a, b, ok := sameValue(f.allowed); ok {
-				return fmt.Sprintf("requests %d and %d were both answered %s", a.Index, b.Index, plural(a.Value, "view"))
+				return fmt.Sprintf("requests %d and %d were both answered %s", a.Index, b.Index, results.Plural(a.Value, "view"))
 			}
 			if top, ok := highest(f.allowed); ok && top.Value > allowed+f.failed {
-				return fmt.Sprintf("request %d was answered %s, more than the %s sent could count", top.Index, plural(top.Value, "view"), plural(allowed+f.failed, "hit"))
+				return fmt.Sprintf("request %d was answered %s, more than the %s sent could count", top.Index, results.Plural(top.Value, "view"), results.Plural(allowed+f.failed, "hit"))
 			}
 			if top, ok := highest(f.allowed); ok && t.Counted < top.Value {
-				return fmt.Sprintf("request %d was answered %s, yet the store read back %d", top.Index, plural(top.Value, "view"), t.Counted)
+				return fmt.Sprintf("request %d was answered %s, yet the store read back %d", top.Index, results.Plural(top.Value, "view"), t.Counted)
 			}
 			if t.Counted < allowed {
-				return fmt.Sprintf("%s were answered, yet the store read back %s", plural(allowed, "hit"), plural(t.Counted, "view"))
+				return fmt.Sprintf("%s were answered, yet the store read back %s", results.Plural(allowed, "hit"), results.Plural(t.Counted, "view"))
 			}
 			if t.Counted > allowed+f.failed {
-				return fmt.Sprintf("the store read back %s, more than the %s sent could count", plural(t.Counted, "view"), plural(allowed+f.failed, "hit"))
+				return fmt.Sprintf("the store read back %s, more than the %s sent could count", results.Plural(t.Counted, "view"), results.Plural(allowed+f.failed, "hit"))
 			}
 			return ""
 		},
@@ -133,17 +136,17 @@ func counterModel() model {
 // quotaModel is six-become-four's store: a download is granted iff the
 // count is below limit, and then counted; either way it answers the count
 // after it.
-func quotaModel(limit int64) model {
-	return model{
+func QuotaModel(limit int64) Model {
+	return Model{
 		noun: "download", verb: "download",
 		step: boundedStep(limit, true),
 		answer: func(out opOutput) string {
-			if out.outcome == Allowed {
+			if out.outcome == results.Allowed {
 				return fmt.Sprintf("granted, count %d", out.value)
 			}
 			return fmt.Sprintf("refused, count %d", out.value)
 		},
-		refute: func(t *Trial) string {
+		refute: func(t *results.Trial) string {
 			f := facts(t)
 			granted := int64(len(f.allowed))
 			for _, r := range f.allowed {
@@ -155,7 +158,7 @@ func quotaModel(limit int64) model {
 				return fmt.Sprintf("requests %d and %d were both granted at count %d", a.Index, b.Index, a.Value)
 			}
 			if granted > limit {
-				return fmt.Sprintf("%s were granted against a limit of %d", plural(granted, "download"), limit)
+				return fmt.Sprintf("%s were granted against a limit of %d", results.Plural(granted, "download"), limit)
 			}
 			for _, r := range f.refused {
 				// A refusal needs the count at the limit, and the count
@@ -168,10 +171,10 @@ func quotaModel(limit int64) model {
 				return fmt.Sprintf("request %d was granted at count %d, yet the store read back %d", top.Index, top.Value, t.Counted)
 			}
 			if t.Counted < granted {
-				return fmt.Sprintf("%s were granted, yet the store read back %d", plural(granted, "download"), t.Counted)
+				return fmt.Sprintf("%s were granted, yet the store read back %d", results.Plural(granted, "download"), t.Counted)
 			}
 			if most := min(limit, granted+f.failed); t.Counted > most {
-				return fmt.Sprintf("the store read back %d, more than the %s granted (and %d failed) could count", t.Counted, plural(granted, "download"), f.failed)
+				return fmt.Sprintf("the store read back %d, more than the %s granted (and %d failed) could count", t.Counted, results.Plural(granted, "download"), f.failed)
 			}
 			if len(f.refused) > 0 && t.Counted != limit {
 				return fmt.Sprintf("request %d was refused, so the count had reached %d, yet the store read back %d", f.refused[0].Index, limit, t.Counted)
@@ -190,12 +193,12 @@ func quotaModel(limit int64) model {
 // how porcupine is asked (byWindow). Only the sum of the windows' counts
 // is read back, so across windows the read is checked against bounds
 // instead (refuteWindows).
-func limiterModel(limit int64) model {
-	m := quotaModel(limit)
+func LimiterModel(limit int64) Model {
+	m := QuotaModel(limit)
 	m.noun, m.verb = "request", "request"
 	inOne := m.refute
-	m.refute = func(t *Trial) string {
-		if ws := windowsOf(t.Requests); len(ws) > 1 {
+	m.refute = func(t *results.Trial) string {
+		if ws := WindowsOf(t.Requests); len(ws) > 1 {
 			return refuteWindows(t, ws, limit)
 		}
 		return inOne(t)
@@ -241,11 +244,11 @@ func byWindow(history []porcupine.Operation) [][]porcupine.Operation {
 // limit and refusals the limit itself; the count read back, the sum over
 // the windows, lies between what the answers prove was counted and what
 // the grants and the failed requests could have counted.
-func refuteWindows(t *Trial, ws []int64, limit int64) string {
+func refuteWindows(t *results.Trial, ws []int64, limit int64) string {
 	f := facts(t)
 	var least, most int64
 	for _, w := range ws {
-		inW := func(r Request) bool { return r.Window == w }
+		inW := func(r results.Request) bool { return r.Window == w }
 		granted, refused := filterRequests(f.allowed, inW), filterRequests(f.refused, inW)
 		for _, r := range granted {
 			if r.Value < 1 || r.Value > limit {
@@ -278,14 +281,14 @@ func refuteWindows(t *Trial, ws []int64, limit int64) string {
 		return fmt.Sprintf("the answers in %d windows prove %d counted, yet the store read back %d", len(ws), least, t.Counted)
 	case t.Counted > most:
 		return fmt.Sprintf("the store read back %d over %d windows, more than the %s granted (and %d failed) could count",
-			t.Counted, len(ws), plural(int64(len(f.allowed)), "request"), f.failed)
+			t.Counted, len(ws), results.Plural(int64(len(f.allowed)), "request"), f.failed)
 	}
 	return ""
 }
 
 // filterRequests keeps the requests keep says yes to.
-func filterRequests(reqs []Request, keep func(Request) bool) []Request {
-	var out []Request
+func filterRequests(reqs []results.Request, keep func(results.Request) bool) []results.Request {
+	var out []results.Request
 	for _, r := range reqs {
 		if keep(r) {
 			out = append(out, r)
@@ -309,7 +312,7 @@ func boundedStep(limit int64, checkValue bool) func(s int64, in opInput, out opO
 			return out.value == s, s
 		case in.unknown:
 			return true, next
-		case out.outcome == Allowed:
+		case out.outcome == results.Allowed:
 			return s < limit && (!checkValue || out.value == next), next
 		default:
 			return s >= limit && (!checkValue || out.value == s), s
@@ -320,28 +323,28 @@ func boundedStep(limit int64, checkValue bool) func(s int64, in opInput, out opO
 // itemModel is five-checkouts' store: a checkout claims the item while
 // claims are below stock, and is refused once it is taken. Only outcomes
 // are checked: a checkout answers yes or no, not a count.
-func itemModel(stock int64) model {
-	return model{
+func ItemModel(stock int64) Model {
+	return Model{
 		noun: "claim", verb: "checkout",
 		step: boundedStep(stock, false),
 		answer: func(out opOutput) string {
-			if out.outcome == Allowed {
+			if out.outcome == results.Allowed {
 				return "reserved"
 			}
 			return "409, taken"
 		},
-		refute: func(t *Trial) string {
+		refute: func(t *results.Trial) string {
 			f := facts(t)
 			sold := int64(len(f.allowed))
 			switch {
 			case sold > stock:
-				return fmt.Sprintf("%s succeeded for %d in stock", plural(sold, "checkout"), stock)
+				return fmt.Sprintf("%s succeeded for %d in stock", results.Plural(sold, "checkout"), stock)
 			case t.Counted < sold:
-				return fmt.Sprintf("%s succeeded, yet the store read back %s", plural(sold, "checkout"), plural(t.Counted, "claim"))
+				return fmt.Sprintf("%s succeeded, yet the store read back %s", results.Plural(sold, "checkout"), results.Plural(t.Counted, "claim"))
 			case t.Counted > min(stock, sold+f.failed):
-				return fmt.Sprintf("the store read back %s, more than %s (and %d failed) could record", plural(t.Counted, "claim"), plural(sold, "checkout"), f.failed)
+				return fmt.Sprintf("the store read back %s, more than %s (and %d failed) could record", results.Plural(t.Counted, "claim"), results.Plural(sold, "checkout"), f.failed)
 			case len(f.refused) > 0 && t.Counted < stock:
-				return fmt.Sprintf("request %d was refused as taken, yet the store read back %s", f.refused[0].Index, plural(t.Counted, "claim"))
+				return fmt.Sprintf("request %d was refused as taken, yet the store read back %s", f.refused[0].Index, results.Plural(t.Counted, "claim"))
 			}
 			return ""
 		},
@@ -350,17 +353,17 @@ func itemModel(stock int64) model {
 
 // trialFacts sorts a trial's requests by outcome.
 type trialFacts struct {
-	allowed, refused []Request
+	allowed, refused []results.Request
 	failed           int64
 }
 
-func facts(t *Trial) trialFacts {
+func facts(t *results.Trial) trialFacts {
 	var f trialFacts
 	for _, r := range t.Requests {
 		switch r.Outcome {
-		case Allowed:
+		case results.Allowed:
 			f.allowed = append(f.allowed, r)
-		case Refused:
+		case results.Refused:
 			f.refused = append(f.refused, r)
 		default:
 			f.failed++
@@ -371,21 +374,21 @@ func facts(t *Trial) trialFacts {
 
 // sameValue finds two requests answered the same value, the earliest pair
 // by index.
-func sameValue(reqs []Request) (Request, Request, bool) {
-	first := make(map[int64]Request, len(reqs))
+func sameValue(reqs []results.Request) (results.Request, results.Request, bool) {
+	first := make(map[int64]results.Request, len(reqs))
 	for _, r := range reqs {
 		if a, ok := first[r.Value]; ok {
 			return a, r, true
 		}
 		first[r.Value] = r
 	}
-	return Request{}, Request{}, false
+	return results.Request{}, results.Request{}, false
 }
 
 // highest is the request answered the highest value, the first of equals.
-func highest(reqs []Request) (Request, bool) {
+func highest(reqs []results.Request) (results.Request, bool) {
 	if len(reqs) == 0 {
-		return Request{}, false
+		return results.Request{}, false
 	}
 	top := reqs[0]
 	for _, r := range reqs[1:] {
@@ -397,7 +400,7 @@ func highest(reqs []Request) (Request, bool) {
 }
 
 // porcupine wraps the model for the checker.
-func (m model) porcupine() porcupine.Model {
+func (m Model) porcupine() porcupine.Model {
 	return porcupine.Model{
 		Init: func() any { return int64(0) },
 		Step: func(state, input, output any) (bool, any) {
@@ -408,21 +411,21 @@ func (m model) porcupine() porcupine.Model {
 			in, out := input.(opInput), output.(opOutput)
 			switch {
 			case in.kind == opRead:
-				return "read: " + plural(out.value, m.noun)
+				return "read: " + results.Plural(out.value, m.noun)
 			case in.unknown:
 				return m.verb + ": failed, may have taken effect"
 			default:
 				return m.verb + ": " + m.answer(out)
 			}
 		},
-		DescribeState: func(state any) string { return plural(state.(int64), m.noun) },
+		DescribeState: func(state any) string { return results.Plural(state.(int64), m.noun) },
 		Partition:     m.partition,
 	}
 }
 
 // operations turns a trial into porcupine's operations: one per request,
 // with its instants in nanoseconds from the release, then the read-back.
-func operations(t *Trial) []porcupine.Operation {
+func operations(t *results.Trial) []porcupine.Operation {
 	var last int64
 	for _, r := range t.Requests {
 		last = max(last, int64(r.Return))
@@ -446,9 +449,9 @@ func operations(t *Trial) []porcupine.Operation {
 			// says otherwise.
 			op.Call = -1
 		}
-		if r.Outcome == Errored {
+		if r.Outcome == results.Errored {
 			op.Input = opInput{kind: opRequest, unknown: true}
-			op.Output = opOutput{outcome: Errored}
+			op.Output = opOutput{outcome: results.Errored}
 			op.Return = never
 		}
 		ops = append(ops, op)
@@ -457,7 +460,7 @@ func operations(t *Trial) []porcupine.Operation {
 		ClientId: len(t.Requests) + 1,
 		Input:    opInput{kind: opRead},
 		Call:     readCall,
-		Output:   opOutput{outcome: Allowed, value: t.Counted},
+		Output:   opOutput{outcome: results.Allowed, value: t.Counted},
 		Return:   readReturn,
 	})
 }
@@ -468,22 +471,22 @@ func operations(t *Trial) []porcupine.Operation {
 // at most timeout searching (0 for no limit) and answers HistoryUnknown if
 // that was not enough; why says in words what is wrong with a history that
 // is not linearizable. A story without a model is not checked: "" and "".
-func checkHistory(sc *Scenario, t *Trial, timeout time.Duration) (verdict HistoryVerdict, why string) {
-	m, ok := modelOf(sc)
+func checkHistory(sc *Scenario, t *results.Trial, timeout time.Duration) (verdict results.HistoryVerdict, why string) {
+	m, ok := ModelOf(sc)
 	if !ok || len(t.Requests) == 0 {
 		return "", ""
 	}
 	if why := m.refute(t); why != "" {
-		return NotLinearizable, why
+		return results.NotLinearizable, why
 	}
 	switch porcupine.CheckOperationsTimeout(m.porcupine(), operations(t), timeout) {
 	case porcupine.Ok:
-		return Linearizable, ""
+		return results.Linearizable, ""
 	case porcupine.Illegal:
-		return NotLinearizable, fmt.Sprintf("no order of the %s, each taking effect between its invoke and its return, explains every answer and the count read back",
-			plural(int64(len(t.Requests)), "request"))
+		return results.NotLinearizable, fmt.Sprintf("no order of the %s, each taking effect between its invoke and its return, explains every answer and the count read back",
+			results.Plural(int64(len(t.Requests)), "request"))
 	default:
-		return HistoryUnknown, fmt.Sprintf("the check ran out of time after %s", timeout)
+		return results.HistoryUnknown, fmt.Sprintf("the check ran out of time after %s", timeout)
 	}
 }
 
@@ -491,44 +494,39 @@ func checkHistory(sc *Scenario, t *Trial, timeout time.Duration) (verdict Histor
 // breaks the trial when it is not linearizable. The rule's own Why, when
 // the counts already broke it, is kept: it says more plainly what went
 // wrong.
-func judgeHistory(sc *Scenario, t *Trial, target string, e Evidence) {
+func JudgeHistory(sc *Scenario, t *results.Trial, target string, e Evidence) {
 	if e.SkipHistory {
 		return
 	}
 	t.History, t.HistoryWhy = checkHistory(sc, t, e.historyTimeout())
-	if t.History == NotLinearizable && !t.Broken {
+	if t.History == results.NotLinearizable && !t.Broken {
 		t.Broken = true
 		t.Why = fmt.Sprintf("%s: not linearizable: %s", target, t.HistoryWhy)
 	}
 }
 
-// DescribeAnswer says in a few words what a request of the named scenario
+// DescribeAnswer says in a few words what a request of the story
 // was told: "3 views", "granted, count 5", "409, taken", "error". Unknown
 // scenarios get the outcome and the value.
-func DescribeAnswer(scenario string, r Request) string {
-	if r.Outcome == Errored {
-		return "error"
+func (sc *Scenario) DescribeAnswer(r results.Request) string {
+	if m, ok := ModelOf(sc); ok && r.Outcome != results.Errored {
+		return m.answer(opOutput{outcome: r.Outcome, value: r.Value})
 	}
-	if sc, err := Lookup(scenario); err == nil {
-		if m, ok := modelOf(sc); ok {
-			return m.answer(opOutput{outcome: r.Outcome, value: r.Value})
-		}
-	}
-	return fmt.Sprintf("%s %d", r.Outcome, r.Value)
+	return results.DescribeAnswer(r)
 }
 
 // historyTrial picks the trial of res most worth a picture: the first whose
 // history is not linearizable, else the first broken one, else the first
 // trial run. ok is false when no target ran a trial.
-func historyTrial(res *Result) (target *TargetResult, trial *Trial, ok bool) {
-	for _, pick := range []func(*Trial) bool{
-		func(t *Trial) bool { return t.History == NotLinearizable },
-		func(t *Trial) bool { return t.Broken },
-		func(*Trial) bool { return true },
+func historyTrial(res *results.Result) (target *results.TargetResult, trial *results.Trial, ok bool) {
+	for _, pick := range []func(*results.Trial) bool{
+		func(t *results.Trial) bool { return t.History == results.NotLinearizable },
+		func(t *results.Trial) bool { return t.Broken },
+		func(*results.Trial) bool { return true },
 	} {
 		for i := range res.Targets {
 			tr := &res.Targets[i]
-			if j := slices.IndexFunc(tr.Trials, func(t Trial) bool { return pick(&t) }); j >= 0 {
+			if j := slices.IndexFunc(tr.Trials, func(t results.Trial) bool { return pick(&t) }); j >= 0 {
 				return tr, &tr.Trials[j], true
 			}
 		}
@@ -542,12 +540,8 @@ func historyTrial(res *Result) (target *TargetResult, trial *Trial, ok bool) {
 // accepts. It is a page with porcupine's own script and styles inline.
 // The search behind it is bounded by timeout; a search cut short still
 // draws what it found.
-func writeHistoryHTML(w io.Writer, res *Result, timeout time.Duration) error {
-	sc, err := Lookup(res.Scenario)
-	if err != nil {
-		return err
-	}
-	m, ok := modelOf(sc)
+func writeHistoryHTML(w io.Writer, sc *Scenario, res *results.Result, timeout time.Duration) error {
+	m, ok := ModelOf(sc)
 	if !ok {
 		return fmt.Errorf("%s has no history model", sc.Name)
 	}
@@ -571,22 +565,34 @@ func writeHistoryHTML(w io.Writer, res *Result, timeout time.Duration) error {
 	if err := porcupine.Visualize(pm, info, &b); err != nil {
 		return fmt.Errorf("draw history: %w", err)
 	}
-	_, err = w.Write(b.Bytes())
+	_, err := w.Write(b.Bytes())
 	return err
 }
 
 // writeHistoryFile writes WriteHistoryHTML's page to path; a result with no
 // trial to draw writes nothing.
-func writeHistoryFile(path string, res *Result, timeout time.Duration) error {
+func writeHistoryFile(path string, sc *Scenario, res *results.Result, timeout time.Duration) error {
 	if _, _, ok := historyTrial(res); !ok {
 		return nil
 	}
 	var b bytes.Buffer
-	if err := writeHistoryHTML(&b, res, timeout); err != nil {
+	if err := writeHistoryHTML(&b, sc, res, timeout); err != nil {
 		return err
 	}
 	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("write history: %w", err)
 	}
 	return nil
+}
+
+// windowsOf lists the windows the answered requests were counted in, in
+// order.
+func WindowsOf(reqs []results.Request) []int64 {
+	seen := map[int64]bool{}
+	for _, r := range reqs {
+		if r.Outcome != results.Errored {
+			seen[r.Window] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
 }

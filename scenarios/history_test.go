@@ -9,30 +9,32 @@ import (
 	"testing"
 	"time"
 
+	"github.com/racelab/racelab/scenarios/results"
+
 	"github.com/anishathalye/porcupine"
 )
 
 // req is a request of a synthetic history: invoked at invoke µs, answered
 // at ret µs.
-func req(i int, invoke, ret int, outcome Outcome, value int64) Request {
-	return Request{Index: i, Invoke: time.Duration(invoke) * time.Microsecond, Return: time.Duration(ret) * time.Microsecond,
+func req(i int, invoke, ret int, outcome results.Outcome, value int64) results.Request {
+	return results.Request{Index: i, Invoke: time.Duration(invoke) * time.Microsecond, Return: time.Duration(ret) * time.Microsecond,
 		Outcome: outcome, Value: value}
 }
 
 // synthetic is a trial with the given requests and count read back, its
 // outcomes counted, judged by sc's own rule.
-func synthetic(sc *Scenario, counted int64, reqs ...Request) Trial {
-	t := Trial{Key: "k", Requests: reqs, Counted: counted}
-	t.count()
+func synthetic(sc *Scenario, counted int64, reqs ...results.Request) results.Trial {
+	t := results.Trial{Key: "k", Requests: reqs, Counted: counted}
+	t.Count()
 	sc.Judge(&t, "t")
 	return t
 }
 
 // searchOnly asks porcupine alone, without the cheap refutations, so that
 // the tests show the checker itself reaching the verdict.
-func searchOnly(t *testing.T, sc *Scenario, trial *Trial) porcupine.CheckResult {
+func searchOnly(t *testing.T, sc *Scenario, trial *results.Trial) porcupine.CheckResult {
 	t.Helper()
-	m, ok := modelOf(sc)
+	m, ok := ModelOf(sc)
 	if !ok {
 		t.Fatalf("%s has no model", sc.Name)
 	}
@@ -52,56 +54,56 @@ func mustLookup(t *testing.T, name string) *Scenario {
 // the verdict both the full check and the search alone must reach.
 func TestHistorySynthetic(t *testing.T) {
 	hits, quota, item := mustLookup(t, "ten-hits-one-view"), mustLookup(t, "six-become-four"), mustLookup(t, "five-checkouts")
-	grants := func(invoke, ret int) []Request { // five grants answered 1..5
-		var rs []Request
+	grants := func(invoke, ret int) []results.Request { // five grants answered 1..5
+		var rs []results.Request
 		for i := range 5 {
-			rs = append(rs, req(i, invoke, ret, Allowed, int64(i+1)))
+			rs = append(rs, req(i, invoke, ret, results.Allowed, int64(i+1)))
 		}
 		return rs
 	}
 	for _, tc := range []struct {
 		name     string
 		sc       *Scenario
-		trial    Trial
-		want     HistoryVerdict
+		trial    results.Trial
+		want     results.HistoryVerdict
 		why      string // part of the reason, for refuted histories
 		countsOK bool   // the counts alone see nothing wrong (Lost = Over = 0)
 	}{
 		{"counter: one at a time", hits, synthetic(hits, 3,
-			req(0, 0, 10, Allowed, 1), req(1, 0, 10, Allowed, 3), req(2, 0, 10, Allowed, 2)), Linearizable, "", true},
+			req(0, 0, 10, results.Allowed, 1), req(1, 0, 10, results.Allowed, 3), req(2, 0, 10, results.Allowed, 2)), results.Linearizable, "", true},
 		// The example: the final count looks right, yet two hits
 		// were told the same total.
 		{"counter: two hits both answered 1", hits, synthetic(hits, 2,
-			req(0, 0, 10, Allowed, 1), req(1, 0, 10, Allowed, 1)), NotLinearizable, "requests 0 and 1 were both answered 1 view", true},
+			req(0, 0, 10, results.Allowed, 1), req(1, 0, 10, results.Allowed, 1)), results.NotLinearizable, "requests 0 and 1 were both answered 1 view", true},
 		// Distinct totals, right count, but request 1 was answered 1 after
 		// request 0 had already been answered 2: the order is impossible.
 		{"counter: answers against real time", hits, synthetic(hits, 2,
-			req(0, 0, 10, Allowed, 2), req(1, 20, 30, Allowed, 1)), NotLinearizable, "no order of the 2 requests", true},
+			req(0, 0, 10, results.Allowed, 2), req(1, 20, 30, results.Allowed, 1)), results.NotLinearizable, "no order of the 2 requests", true},
 		{"counter: failed hit that counted", hits, synthetic(hits, 3,
-			req(0, 0, 10, Allowed, 1), req(1, 0, 10, Allowed, 3), req(2, 0, 5, Errored, 0)), Linearizable, "", true},
+			req(0, 0, 10, results.Allowed, 1), req(1, 0, 10, results.Allowed, 3), req(2, 0, 5, results.Errored, 0)), results.Linearizable, "", true},
 		{"counter: failed hit that did not count", hits, synthetic(hits, 2,
-			req(0, 0, 10, Allowed, 1), req(1, 0, 10, Allowed, 2), req(2, 0, 5, Errored, 0)), Linearizable, "", true},
+			req(0, 0, 10, results.Allowed, 1), req(1, 0, 10, results.Allowed, 2), req(2, 0, 5, results.Errored, 0)), results.Linearizable, "", true},
 		{"counter: failed hit invoked too late", hits, synthetic(hits, 3,
-			req(0, 0, 10, Allowed, 1), req(1, 0, 10, Allowed, 3), req(2, 50, 60, Errored, 0)), NotLinearizable, "no order", true},
+			req(0, 0, 10, results.Allowed, 1), req(1, 0, 10, results.Allowed, 3), req(2, 50, 60, results.Errored, 0)), results.NotLinearizable, "no order", true},
 		{"counter: lost update", hits, synthetic(hits, 1,
-			req(0, 0, 10, Allowed, 1), req(1, 0, 10, Allowed, 2)), NotLinearizable, "yet the store read back 1", false},
+			req(0, 0, 10, results.Allowed, 1), req(1, 0, 10, results.Allowed, 2)), results.NotLinearizable, "yet the store read back 1", false},
 		{"quota: five granted, then refused", quota, synthetic(quota, 5,
-			append(grants(0, 10), req(5, 0, 10, Refused, 5), req(6, 0, 10, Refused, 5))...), Linearizable, "", true},
+			append(grants(0, 10), req(5, 0, 10, results.Refused, 5), req(6, 0, 10, results.Refused, 5))...), results.Linearizable, "", true},
 		{"quota: refused below the limit", quota, synthetic(quota, 5,
-			append(grants(0, 10), req(5, 0, 10, Refused, 4))...), NotLinearizable, "refused at count 4, not at the limit of 5", true},
+			append(grants(0, 10), req(5, 0, 10, results.Refused, 4))...), results.NotLinearizable, "refused at count 4, not at the limit of 5", true},
 		{"quota: two granted at one count", quota, synthetic(quota, 2,
-			req(0, 0, 10, Allowed, 1), req(1, 0, 10, Allowed, 1)), NotLinearizable, "both granted at count 1", false},
+			req(0, 0, 10, results.Allowed, 1), req(1, 0, 10, results.Allowed, 1)), results.NotLinearizable, "both granted at count 1", false},
 		// Refused at the limit before any of the grants was even sent.
 		{"quota: refused before the limit was reached", quota, synthetic(quota, 5,
-			append(grants(20, 30), req(5, 0, 10, Refused, 5))...), NotLinearizable, "no order", true},
+			append(grants(20, 30), req(5, 0, 10, results.Refused, 5))...), results.NotLinearizable, "no order", true},
 		{"item: one claim", item, synthetic(item, 1,
-			req(0, 0, 10, Allowed, 1), req(1, 0, 10, Refused, 0), req(2, 0, 10, Refused, 0)), Linearizable, "", true},
+			req(0, 0, 10, results.Allowed, 1), req(1, 0, 10, results.Refused, 0), req(2, 0, 10, results.Refused, 0)), results.Linearizable, "", true},
 		{"item: sold twice", item, synthetic(item, 1,
-			req(0, 0, 10, Allowed, 1), req(1, 0, 10, Allowed, 1)), NotLinearizable, "2 checkouts succeeded for 1 in stock", false},
+			req(0, 0, 10, results.Allowed, 1), req(1, 0, 10, results.Allowed, 1)), results.NotLinearizable, "2 checkouts succeeded for 1 in stock", false},
 		{"item: refused as taken before anyone claimed it", item, synthetic(item, 1,
-			req(0, 20, 30, Allowed, 1), req(1, 0, 10, Refused, 0)), NotLinearizable, "no order", true},
+			req(0, 20, 30, results.Allowed, 1), req(1, 0, 10, results.Refused, 0)), results.NotLinearizable, "no order", true},
 		{"item: claimed by a request that failed", item, synthetic(item, 1,
-			req(0, 0, 10, Errored, 0), req(1, 0, 10, Refused, 0)), Linearizable, "", true},
+			req(0, 0, 10, results.Errored, 0), req(1, 0, 10, results.Refused, 0)), results.Linearizable, "", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.countsOK && (tc.trial.Lost != 0 || tc.trial.Over != 0) {
@@ -112,7 +114,7 @@ func TestHistorySynthetic(t *testing.T) {
 				t.Errorf("CheckHistory = %q, %q; want %q, containing %q", got, why, tc.want, tc.why)
 			}
 			wantSearch := porcupine.Ok
-			if tc.want == NotLinearizable {
+			if tc.want == results.NotLinearizable {
 				wantSearch = porcupine.Illegal
 			}
 			if got := searchOnly(t, tc.sc, &tc.trial); got != wantSearch {
@@ -126,15 +128,15 @@ func TestHistorySynthetic(t *testing.T) {
 // whose history is not linearizable breaks, and says why.
 func TestHistoryBreaksTrial(t *testing.T) {
 	quota := mustLookup(t, "six-become-four")
-	trial := synthetic(quota, 2, req(0, 0, 10, Allowed, 1), req(1, 0, 10, Allowed, 1))
+	trial := synthetic(quota, 2, req(0, 0, 10, results.Allowed, 1), req(1, 0, 10, results.Allowed, 1))
 	trial.Counted, trial.Lost, trial.Broken, trial.Why = 2, 0, false, "" // as if the counter had caught up
-	judgeHistory(quota, &trial, "kv", Evidence{})
-	if !trial.Broken || trial.History != NotLinearizable || trial.Why != "kv: not linearizable: requests 0 and 1 were both granted at count 1" {
+	JudgeHistory(quota, &trial, "kv", Evidence{})
+	if !trial.Broken || trial.History != results.NotLinearizable || trial.Why != "kv: not linearizable: requests 0 and 1 were both granted at count 1" {
 		t.Errorf("trial = broken %v, history %q, why %q", trial.Broken, trial.History, trial.Why)
 	}
-	skipped := synthetic(quota, 2, req(0, 0, 10, Allowed, 1), req(1, 0, 10, Allowed, 1))
+	skipped := synthetic(quota, 2, req(0, 0, 10, results.Allowed, 1), req(1, 0, 10, results.Allowed, 1))
 	skipped.Broken = false
-	judgeHistory(quota, &skipped, "kv", Evidence{SkipHistory: true})
+	JudgeHistory(quota, &skipped, "kv", Evidence{SkipHistory: true})
 	if skipped.Broken || skipped.History != "" {
 		t.Errorf("with SkipHistory: broken %v, history %q; want untouched", skipped.Broken, skipped.History)
 	}
@@ -145,16 +147,16 @@ func TestHistoryBreaksTrial(t *testing.T) {
 // accepts: they may only say sooner what the search would say.
 func TestRefuteIsSound(t *testing.T) {
 	rng := rand.New(rand.NewPCG(6, 6))
-	outcomes := []Outcome{Allowed, Allowed, Allowed, Refused, Errored}
+	outcomes := []results.Outcome{results.Allowed, results.Allowed, results.Allowed, results.Refused, results.Errored}
 	for _, sc := range burstStories() {
-		m, ok := modelOf(sc)
+		m, ok := ModelOf(sc)
 		if !ok {
 			continue
 		}
 		refuted, accepted := 0, 0
 		for range 3000 {
 			n := 1 + rng.IntN(7)
-			reqs := make([]Request, n)
+			reqs := make([]results.Request, n)
 			for i := range reqs {
 				invoke := rng.IntN(20)
 				o := outcomes[rng.IntN(len(outcomes))]
@@ -191,7 +193,7 @@ func TestHistoryOfStores(t *testing.T) {
 				t.Parallel()
 				tr := run(t, sc, target, 50, 10)
 				for _, trial := range tr.Trials {
-					if trial.History != Linearizable {
+					if trial.History != results.Linearizable {
 						t.Fatalf("trial %d: history %s: %s", trial.Index, trial.History, trial.HistoryWhy)
 					}
 				}
@@ -205,7 +207,7 @@ func TestHistoryOfStores(t *testing.T) {
 				tr := run(t, sc, target, sc.DefaultRequests, 10)
 				flagged := 0
 				for _, trial := range tr.Trials {
-					if trial.History != NotLinearizable {
+					if trial.History != results.NotLinearizable {
 						continue
 					}
 					flagged++
@@ -224,13 +226,13 @@ func TestHistoryOfStores(t *testing.T) {
 // atomicCounterTrial is n hits released together on an atomic counter:
 // all invoked within a few µs, answered 1..n in a shuffled order of
 // arrival, the count read back n.
-func atomicCounterTrial(sc *Scenario, n int, seed uint64) Trial {
+func atomicCounterTrial(sc *Scenario, n int, seed uint64) results.Trial {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	order := rng.Perm(n)
-	reqs := make([]Request, n)
+	reqs := make([]results.Request, n)
 	for i := range reqs {
 		invoke := rng.IntN(5)
-		reqs[i] = req(i, invoke, 10+order[i]*3, Allowed, int64(order[i]+1))
+		reqs[i] = req(i, invoke, 10+order[i]*3, results.Allowed, int64(order[i]+1))
 	}
 	return synthetic(sc, int64(n), reqs...)
 }
@@ -244,9 +246,9 @@ func TestHistoryCostAtN50(t *testing.T) {
 	for i := range runs {
 		trial := atomicCounterTrial(hits, 50, uint64(i))
 		start := time.Now()
-		v, why := checkHistory(hits, &trial, DefaultHistoryTimeout)
+		v, why := checkHistory(hits, &trial, results.DefaultHistoryTimeout)
 		d := time.Since(start)
-		if v != Linearizable {
+		if v != results.Linearizable {
 			t.Fatalf("run %d: %s: %s", i, v, why)
 		}
 		worst, total = max(worst, d), total+d
@@ -260,7 +262,7 @@ func BenchmarkCheckHistoryN50(b *testing.B) {
 	hits, _ := Lookup("ten-hits-one-view")
 	trial := atomicCounterTrial(hits, 50, 1)
 	for b.Loop() {
-		if v, _ := checkHistory(hits, &trial, 0); v != Linearizable {
+		if v, _ := checkHistory(hits, &trial, 0); v != results.Linearizable {
 			b.Fatal(v)
 		}
 	}
@@ -271,7 +273,7 @@ func BenchmarkCheckHistoryN50(b *testing.B) {
 func TestHistoryTimeout(t *testing.T) {
 	hits := mustLookup(t, "ten-hits-one-view")
 	trial := atomicCounterTrial(hits, 3000, 1) // quadratic work: far more than a nanosecond
-	if v, why := checkHistory(hits, &trial, time.Nanosecond); v != HistoryUnknown || !strings.Contains(why, "ran out of time") {
+	if v, why := checkHistory(hits, &trial, time.Nanosecond); v != results.HistoryUnknown || !strings.Contains(why, "ran out of time") {
 		t.Errorf("CheckHistory with 1ns = %q, %q; want unknown", v, why)
 	}
 }
@@ -279,18 +281,18 @@ func TestHistoryTimeout(t *testing.T) {
 func TestHistoryTrialAndHTML(t *testing.T) {
 	hits := mustLookup(t, "ten-hits-one-view")
 	good := atomicCounterTrial(hits, 5, 1)
-	bad := synthetic(hits, 2, req(0, 0, 10, Allowed, 1), req(1, 0, 10, Allowed, 1))
-	bad.Index, bad.History = 1, NotLinearizable
-	res := &Result{Scenario: hits.Name, Targets: []TargetResult{
-		{Target: "sqlite", Trials: []Trial{good}},
-		{Target: "kv", Trials: []Trial{good, bad}},
+	bad := synthetic(hits, 2, req(0, 0, 10, results.Allowed, 1), req(1, 0, 10, results.Allowed, 1))
+	bad.Index, bad.History = 1, results.NotLinearizable
+	res := &results.Result{Scenario: hits.Name, Targets: []results.TargetResult{
+		{Target: "sqlite", Trials: []results.Trial{good}},
+		{Target: "kv", Trials: []results.Trial{good, bad}},
 	}}
 	tr, trial, ok := historyTrial(res)
 	if !ok || tr.Target != "kv" || trial.Index != 1 {
 		t.Fatalf("HistoryTrial = %v, %+v, %v; want kv's trial 1", tr, trial, ok)
 	}
 	var b bytes.Buffer
-	if err := writeHistoryHTML(&b, res, time.Second); err != nil {
+	if err := writeHistoryHTML(&b, hits, res, time.Second); err != nil {
 		t.Fatal(err)
 	}
 	// Index 1 is the second trial: the picture counts from 1, as the
@@ -300,7 +302,7 @@ func TestHistoryTrialAndHTML(t *testing.T) {
 			t.Errorf("visualization lacks %q", want)
 		}
 	}
-	if _, _, ok := historyTrial(&Result{Scenario: hits.Name}); ok {
+	if _, _, ok := historyTrial(&results.Result{Scenario: hits.Name}); ok {
 		t.Error("HistoryTrial found a trial in a result without any")
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/racelab/racelab/scenarios/results"
+
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
 
@@ -20,137 +22,11 @@ import (
 // about 200 KB a target, whatever the number of requests. Anything slower
 // than an hour is recorded as an hour.
 const (
-	histLowest  = 1
-	histHighest = int64(time.Hour / time.Microsecond)
-	histSigFigs = 3
+
 	// secondSigFigs is the precision of each second's own histogram, kept
 	// only until the second is over: two figures are plenty for a line on
 	// a chart, and cost a tenth.
 	secondSigFigs = 2
-)
-
-func newHistogram(sigfigs int) *hdrhistogram.Histogram {
-	return hdrhistogram.New(histLowest, histHighest, sigfigs)
-}
-
-func micros(d time.Duration) int64 {
-	return min(max(int64(d/time.Microsecond), histLowest), histHighest)
-}
-
-// Latency is the spread of a target's answered requests' latencies.
-type Latency struct {
-	Count int64         `json:"count"`
-	Min   time.Duration `json:"min_ns"`
-	Mean  time.Duration `json:"mean_ns"`
-	P50   time.Duration `json:"p50_ns"`
-	P90   time.Duration `json:"p90_ns"`
-	P99   time.Duration `json:"p99_ns"`
-	P999  time.Duration `json:"p99_9_ns"`
-	Max   time.Duration `json:"max_ns"`
-}
-
-// latencyOf reads the percentiles off a histogram of microseconds.
-func latencyOf(h *hdrhistogram.Histogram) Latency {
-	if h.TotalCount() == 0 {
-		return Latency{}
-	}
-	us := func(v int64) time.Duration { return time.Duration(v) * time.Microsecond }
-	return Latency{
-		Count: h.TotalCount(),
-		Min:   us(h.Min()),
-		Mean:  time.Duration(h.Mean() * float64(time.Microsecond)),
-		P50:   us(h.ValueAtQuantile(50)),
-		P90:   us(h.ValueAtQuantile(90)),
-		P99:   us(h.ValueAtQuantile(99)),
-		P999:  us(h.ValueAtQuantile(99.9)),
-		Max:   us(h.Max()),
-	}
-}
-
-// encodeHistogram writes h in HdrHistogram's compressed, base64 form, which
-// other HdrHistogram tools read too, so that saved results can be merged
-// exactly rather than by averaging percentiles.
-func encodeHistogram(h *hdrhistogram.Histogram) string {
-	b, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
-	if err != nil {
-		return "" // only a histogram too large to compress fails; ours are bounded
-	}
-	return string(b)
-}
-
-// DecodeHistogram reads a histogram saved by a load result.
-func DecodeHistogram(s string) (*hdrhistogram.Histogram, error) {
-	if s == "" {
-		return newHistogram(histSigFigs), nil
-	}
-	h, err := hdrhistogram.Decode([]byte(s))
-	if err != nil {
-		return nil, fmt.Errorf("latency histogram: %w", err)
-	}
-	return h, nil
-}
-
-// Bucket is one bar of a latency histogram: how many answers took up to
-// UpTo (and more than the previous bucket's UpTo).
-type Bucket struct {
-	UpTo  time.Duration `json:"up_to_ns"`
-	Count int64         `json:"count"`
-}
-
-// Buckets folds a histogram into bars whose bounds double from 1 µs: a
-// few dozen at most, enough to draw.
-func Buckets(h *hdrhistogram.Histogram) []Bucket {
-	var out []Bucket
-	if h.TotalCount() == 0 {
-		return nil
-	}
-	upTo := int64(1)
-	var cur int64
-	for _, b := range h.Distribution() {
-		if b.Count == 0 {
-			continue
-		}
-		for b.To > upTo {
-			if cur > 0 || len(out) > 0 {
-				out = append(out, Bucket{time.Duration(upTo) * time.Microsecond, cur})
-			}
-			cur = 0
-			upTo *= 2
-		}
-		cur += b.Count
-	}
-	return append(out, Bucket{time.Duration(upTo) * time.Microsecond, cur})
-}
-
-// Second is one second of a load: what was answered in it (by the instant
-// the answer came) and how fast.
-type Second struct {
-	// At counts seconds from the start of the load, from 0.
-	At       int           `json:"at"`
-	Answered int64         `json:"answered"`
-	Errors   int64         `json:"errors"`
-	P50      time.Duration `json:"p50_ns"`
-	P99      time.Duration `json:"p99_ns"`
-	Max      time.Duration `json:"max_ns"`
-}
-
-// ErrorCount is how many requests failed one way, and the first such
-// failure in words.
-type ErrorCount struct {
-	Kind  string `json:"kind"`
-	Count int64  `json:"count"`
-	First string `json:"first"`
-}
-
-// The kinds of failure a load tells apart. Status codes are their own
-// kind each ("status 503").
-const (
-	ErrTimeout   = "timeout"
-	ErrRefused   = "refused"
-	ErrReset     = "reset"
-	ErrContract  = "outside the contract"
-	ErrDropped   = "not sent in time"
-	ErrOtherKind = "other"
 )
 
 // statusError is what an HTTP target's error is when it carries the
@@ -173,15 +49,15 @@ func errorKind(err error) string {
 		if code, known := se.HTTPStatus(); !known {
 			return fmt.Sprintf("status %d", code)
 		}
-		return ErrContract
+		return results.ErrContract
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
-		return ErrTimeout
+		return results.ErrTimeout
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return ErrRefused
+		return results.ErrRefused
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return ErrReset
+		return results.ErrReset
 	}
-	return ErrOtherKind
+	return results.ErrOtherKind
 }
 
 // meter records every answer of one target's load: the whole latency
@@ -195,15 +71,15 @@ type meter struct {
 	all      *hdrhistogram.Histogram
 	sec      *hdrhistogram.Histogram
 	at       int // the second sec is filling
-	cur      Second
-	series   []Second
-	kinds    map[string]*ErrorCount
+	cur      results.Second
+	series   []results.Second
+	kinds    map[string]*results.ErrorCount
 	answered int64
 	errors   int64
 }
 
 func newMeter(start time.Time) *meter {
-	return &meter{start: start, all: newHistogram(histSigFigs), sec: newHistogram(secondSigFigs), kinds: map[string]*ErrorCount{}}
+	return &meter{start: start, all: results.NewHistogram(results.HistSigFigs), sec: results.NewHistogram(secondSigFigs), kinds: map[string]*results.ErrorCount{}}
 }
 
 // record counts one request that ended at now: its latency when answered,
@@ -218,7 +94,7 @@ func (m *meter) record(now time.Time, latency time.Duration, err error, kind str
 		m.cur.Errors++
 		k := m.kinds[kind]
 		if k == nil {
-			k = &ErrorCount{Kind: kind, First: err.Error()}
+			k = &results.ErrorCount{Kind: kind, First: err.Error()}
 			m.kinds[kind] = k
 		}
 		k.Count++
@@ -226,7 +102,7 @@ func (m *meter) record(now time.Time, latency time.Duration, err error, kind str
 	}
 	m.answered++
 	m.cur.Answered++
-	v := micros(latency)
+	v := results.Micros(latency)
 	_ = m.all.RecordValue(v) // v is within the histogram's range by micros
 	_ = m.sec.RecordValue(v)
 }
@@ -238,7 +114,7 @@ func (m *meter) roll(at int) {
 	for m.at < at {
 		m.closeSecond()
 		m.at++
-		m.cur = Second{At: m.at}
+		m.cur = results.Second{At: m.at}
 	}
 }
 
@@ -246,7 +122,7 @@ func (m *meter) closeSecond() {
 	s := m.cur
 	s.At = m.at
 	if m.sec.TotalCount() > 0 {
-		l := latencyOf(m.sec)
+		l := results.LatencyOf(m.sec)
 		s.P50, s.P99, s.Max = l.P50, l.P99, l.Max
 	}
 	m.series = append(m.series, s)
@@ -265,7 +141,7 @@ func (m *meter) snapshot() (answered, errs int64, p99 time.Duration, lastSecond 
 }
 
 // finish closes the last second and hands everything over.
-func (m *meter) finish(end time.Time) (lat Latency, hist string, buckets []Bucket, series []Second, kinds []ErrorCount) {
+func (m *meter) finish(end time.Time) (lat results.Latency, hist string, buckets []results.Bucket, series []results.Second, kinds []results.ErrorCount) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.roll(int(end.Sub(m.start) / time.Second))
@@ -275,6 +151,8 @@ func (m *meter) finish(end time.Time) (lat Latency, hist string, buckets []Bucke
 	for _, k := range m.kinds {
 		kinds = append(kinds, *k)
 	}
-	slices.SortFunc(kinds, func(a, b ErrorCount) int { return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Kind, b.Kind)) })
-	return latencyOf(m.all), encodeHistogram(m.all), Buckets(m.all), m.series, kinds
+	slices.SortFunc(kinds, func(a, b results.ErrorCount) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Kind, b.Kind))
+	})
+	return results.LatencyOf(m.all), results.EncodeHistogram(m.all), results.Buckets(m.all), m.series, kinds
 }

@@ -5,13 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"math/rand/v2"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/racelab/racelab/scenarios/results"
 
 	"github.com/racelab/racelab/scenarios/pace"
 	"github.com/racelab/racelab/targets"
@@ -34,9 +33,7 @@ const (
 	MaxLoadKeys = 1_000_000
 	// MaxConcurrency bounds the closed model's workers.
 	MaxConcurrency = 100_000
-	// LateAfter is how far behind its intended instant an arrival may be
-	// sent before it counts as late.
-	LateAfter = 10 * time.Millisecond
+
 	// prepareCap bounds the connections a target readies before a load:
 	// a database's own limit (PostgreSQL's 100) must not fail the start,
 	// and the rest open on demand.
@@ -44,50 +41,6 @@ const (
 	// readBackWorkers read the keys back after a load, in parallel.
 	readBackWorkers = 16
 )
-
-// LoadModel is how a load sends: arrivals on a schedule, or workers that
-// send again as soon as they are answered.
-type LoadModel string
-
-// The models.
-const (
-	// Open: requests arrive on a schedule whatever the answers (wrk2,
-	// vegeta, k6's arrival-rate executors); latency counts from each
-	// request's intended instant, so a stalled server shows.
-	Open LoadModel = "open"
-	// Closed: C workers each send the next request when the last one is
-	// answered (hey, wrk); a stalled server slows the senders down.
-	Closed LoadModel = "closed"
-)
-
-// KeyDist is how a load picks the key of each request.
-type KeyDist struct {
-	// Zipf's exponent; 0 means uniform. Above 1: the larger, the hotter
-	// the first keys (rand.Zipf's s).
-	Zipf float64
-}
-
-// ParseKeyDist reads "uniform" or "zipf:S" with S above 1.
-func ParseKeyDist(s string) (KeyDist, error) {
-	s = strings.TrimSpace(strings.ToLower(s))
-	if s == "" || s == "uniform" {
-		return KeyDist{}, nil
-	}
-	if rest, ok := strings.CutPrefix(s, "zipf:"); ok {
-		v, err := strconv.ParseFloat(rest, 64)
-		if err == nil && v > 1 && !math.IsInf(v, 0) {
-			return KeyDist{Zipf: v}, nil
-		}
-	}
-	return KeyDist{}, fmt.Errorf("%w: --key-dist %q: want uniform or zipf:S with S above 1 (zipf:1.1 is mildly hot, zipf:2 very)", ErrUsage, s)
-}
-
-func (d KeyDist) String() string {
-	if d.Zipf == 0 {
-		return "uniform"
-	}
-	return "zipf:" + strconv.FormatFloat(d.Zipf, 'g', -1, 64)
-}
 
 // LoadPlan says what load to put on which targets. Zero fields take the
 // package defaults.
@@ -115,13 +68,13 @@ type LoadPlan struct {
 	MaxInFlight int
 	// Keys is how many fresh keys the requests spread over, KeyDist how.
 	Keys    int
-	KeyDist KeyDist
+	KeyDist results.KeyDist
 	// Timeout bounds each request.
 	Timeout time.Duration
 	// Seed picks the keys, and the arrivals of a Poisson schedule.
 	Seed int64
 	// Thresholds are judged on every target after its load.
-	Thresholds []Threshold
+	Thresholds []results.Threshold
 	// Watch, when set, is called as each target's load starts with a
 	// function that reads its progress, and returns a function called
 	// when it ends (the progress bar).
@@ -149,45 +102,45 @@ type LoadProgress struct {
 }
 
 // Model is the plan's model.
-func (p *LoadPlan) Model() LoadModel {
+func (p *LoadPlan) Model() results.LoadModel {
 	if p.Schedule != nil {
-		return Open
+		return results.Open
 	}
-	return Closed
+	return results.Closed
 }
 
 func (p *LoadPlan) validate() error {
 	switch {
 	case p.Scenario == nil:
-		return fmt.Errorf("%w: no scenario", ErrUsage)
+		return fmt.Errorf("%w: no scenario", results.ErrUsage)
 	case p.Requests < 0:
-		return fmt.Errorf("%w: --requests %d is negative; want 1 or more", ErrUsage, p.Requests)
+		return fmt.Errorf("%w: --requests %d is negative; want 1 or more", results.ErrUsage, p.Requests)
 	case p.Duration < 0:
-		return fmt.Errorf("%w: --duration %s is negative; want a duration such as 30s", ErrUsage, p.Duration)
+		return fmt.Errorf("%w: --duration %s is negative; want a duration such as 30s", results.ErrUsage, p.Duration)
 	case p.Concurrency < 0 || p.Concurrency > MaxConcurrency:
-		return fmt.Errorf("%w: --concurrency %d is out of range; want 1 to %d", ErrUsage, p.Concurrency, MaxConcurrency)
+		return fmt.Errorf("%w: --concurrency %d is out of range; want 1 to %d", results.ErrUsage, p.Concurrency, MaxConcurrency)
 	case p.MaxInFlight < 0 || p.MaxInFlight > MaxConcurrency:
-		return fmt.Errorf("%w: --max-in-flight %d is out of range; want 1 to %d", ErrUsage, p.MaxInFlight, MaxConcurrency)
+		return fmt.Errorf("%w: --max-in-flight %d is out of range; want 1 to %d", results.ErrUsage, p.MaxInFlight, MaxConcurrency)
 	case p.Keys < 0 || p.Keys > MaxLoadKeys:
-		return fmt.Errorf("%w: --keys %d is out of range; want 1 to %d", ErrUsage, p.Keys, MaxLoadKeys)
+		return fmt.Errorf("%w: --keys %d is out of range; want 1 to %d", results.ErrUsage, p.Keys, MaxLoadKeys)
 	case p.Timeout < 0:
-		return fmt.Errorf("%w: --timeout %s is negative; want a duration such as 5s", ErrUsage, p.Timeout)
+		return fmt.Errorf("%w: --timeout %s is negative; want a duration such as 5s", results.ErrUsage, p.Timeout)
 	}
 	if s := p.Schedule; s != nil {
 		if s.Duration() <= 0 && p.Requests == 0 {
-			return fmt.Errorf("%w: an open load needs a duration or --requests", ErrUsage)
+			return fmt.Errorf("%w: an open load needs a duration or --requests", results.ErrUsage)
 		}
 		if p.Requests > 0 && lastRate(*s) <= 0 {
-			return fmt.Errorf("%w: --requests %d needs a last rate above 0 to send them all", ErrUsage, p.Requests)
+			return fmt.Errorf("%w: --requests %d needs a last rate above 0 to send them all", results.ErrUsage, p.Requests)
 		}
 		if s.Expected() == 0 && p.Requests == 0 {
-			return fmt.Errorf("%w: the schedule sends no request in %s; raise the rate or the duration", ErrUsage, s.Duration())
+			return fmt.Errorf("%w: the schedule sends no request in %s; raise the rate or the duration", results.ErrUsage, s.Duration())
 		}
 	}
 	switch p.Expect {
 	case OverrideAuto, OverrideRace, OverrideHold:
 	default:
-		return fmt.Errorf("%w: --expect %q; want auto, hold or race", ErrUsage, p.Expect)
+		return fmt.Errorf("%w: --expect %q; want auto, hold or race", results.ErrUsage, p.Expect)
 	}
 	return nil
 }
@@ -204,7 +157,7 @@ func lastRate(s pace.Schedule) pace.Rate {
 // error is a usage error; a target that fails is recorded in its
 // LoadTarget and the load goes on. When ctx is cancelled, Load returns
 // what it has, marked Interrupted.
-func Load(ctx context.Context, p LoadPlan) (*LoadResult, error) {
+func Load(ctx context.Context, p LoadPlan) (*results.LoadResult, error) {
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
@@ -225,8 +178,8 @@ func Load(ctx context.Context, p LoadPlan) (*LoadResult, error) {
 	} else {
 		p.Duration = p.Schedule.Duration()
 	}
-	res := &LoadResult{
-		Schema:      LoadSchemaVersion,
+	res := &results.LoadResult{
+		Schema:      results.LoadSchemaVersion,
 		Scenario:    sc.Name,
 		Rule:        sc.Rule,
 		Model:       p.Model(),
@@ -239,9 +192,9 @@ func Load(ctx context.Context, p LoadPlan) (*LoadResult, error) {
 		Seed:        p.Seed,
 	}
 	if s := p.Schedule; s != nil {
-		res.Schedule = &LoadSchedule{Start: float64(s.Start), Spacing: string(s.Spacing)}
+		res.Schedule = &results.LoadSchedule{Start: float64(s.Start), Spacing: string(s.Spacing)}
 		for _, st := range s.Stages {
-			res.Schedule.Stages = append(res.Schedule.Stages, LoadStage{Duration: st.Duration, Rate: float64(st.Target)})
+			res.Schedule.Stages = append(res.Schedule.Stages, results.LoadStage{Duration: st.Duration, Rate: float64(st.Target)})
 		}
 		res.MaxInFlight = p.MaxInFlight
 	}
@@ -251,12 +204,12 @@ func Load(ctx context.Context, p LoadPlan) (*LoadResult, error) {
 	// Loads run on the real clock: throughput and latency are the point,
 	// and a simulated store's delays are then real waits.
 	opts := append([]targets.Option{targets.WithSeed(p.Seed), targets.WithVirtualTime(false)}, p.Options...)
-	opened, openErr, err := openAll(ctx, rs, opts)
+	opened, openErr, err := OpenAll(ctx, rs, opts)
 	if err != nil {
 		return nil, err
 	}
-	defer closeAll(opened)
-	runID := newRunID()
+	defer CloseAll(opened)
+	runID := NewRunID()
 	run := &p // what this process sends: the whole load, or a shard's share
 	if sh := p.Sharding; sh != nil {
 		if run, err = p.share(rs); err != nil {
@@ -268,24 +221,24 @@ func Load(ctx context.Context, p LoadPlan) (*LoadResult, error) {
 		if ctx.Err() != nil {
 			break
 		}
-		lt := LoadTarget{Target: r.spec.Name(), Spec: r.raw, Guarantee: r.entry.Guarantee}
+		lt := results.LoadTarget{Target: r.spec.Name(), Spec: r.raw, Guarantee: r.entry.Guarantee}
 		if r.spec.URL != nil {
 			lt.Spec = lt.Target
 		}
-		lt.Expect, lt.Strict = expectation(r.entry, p.Expect)
+		lt.Expect, lt.Strict = ExpectationOf(r.entry, p.Expect)
 		if openErr[ti] != nil {
 			lt.Error = openErr[ti].Error()
 		} else {
 			lr := loadRun{plan: run, sc: sc, target: opened[ti], label: lt.Target,
 				key: func(k int) string { return fmt.Sprintf("%s-load-%s-%d-%d", sc.KeyPrefix, runID, ti, k) }}
-			if err := playThenClose(&opened[ti], func() error { return lr.run(ctx, &lt) }); err != nil {
+			if err := PlayThenClose(&opened[ti], func() error { return lr.run(ctx, &lt) }); err != nil {
 				lt.Error = err.Error()
 			}
 		}
 		res.Targets = append(res.Targets, lt)
 	}
 	res.Interrupted = ctx.Err() != nil
-	labels := LoadLabels(res.Targets)
+	labels := results.LoadLabels(res.Targets)
 	for i := range res.Targets {
 		t := &res.Targets[i]
 		if t.Error != "" || res.Interrupted || p.Sharding != nil {
@@ -306,9 +259,9 @@ type loadRun struct {
 	label  string
 	key    func(k int) string
 
-	pl     player
+	pl     Player
 	meter  *meter
-	counts []keyCount
+	counts []KeyTotal
 	sent   atomic.Int64
 	late   atomic.Int64
 	drop   atomic.Int64
@@ -319,12 +272,12 @@ type loadRun struct {
 }
 
 // keyCount is what one key's requests were told.
-type keyCount struct {
+type KeyTotal struct {
 	allowed, refused, errors atomic.Int64
 }
 
 // run sends the load, reads the keys back and judges them into lt.
-func (r *loadRun) run(ctx context.Context, lt *LoadTarget) error {
+func (r *loadRun) run(ctx context.Context, lt *results.LoadTarget) error {
 	p := r.plan
 	prep := min(cmp.Or(p.Concurrency, p.MaxInFlight), prepareCap)
 	if err := r.target.Prepare(ctx, prep); err != nil {
@@ -335,9 +288,9 @@ func (r *loadRun) run(ctx context.Context, lt *LoadTarget) error {
 		return &TargetError{Stage: fmt.Sprintf("cannot play %s (it has no %s)", r.sc.Name, r.sc.Needs)}
 	}
 	r.pl = pl
-	r.counts = make([]keyCount, p.Keys)
+	r.counts = make([]KeyTotal, p.Keys)
 	if sh := p.Sharding; sh != nil && !sh.StartAt.IsZero() {
-		waitUntil(ctx, sh.StartAt.Add(p.phase))
+		WaitUntil(ctx, sh.StartAt.Add(p.phase))
 	}
 	start := time.Now()
 	r.start = start
@@ -383,7 +336,7 @@ type picker struct {
 	n    int
 }
 
-func newPicker(seed int64, stream uint64, n int, d KeyDist) *picker {
+func newPicker(seed int64, stream uint64, n int, d results.KeyDist) *picker {
 	rng := rand.New(rand.NewPCG(uint64(seed), stream))
 	pk := &picker{rng: rng, n: n}
 	if d.Zipf > 1 && n > 1 {
@@ -405,18 +358,18 @@ func (r *loadRun) one(ctx context.Context, k int, intended time.Time) {
 	i := int(r.seq.Add(1) - 1)
 	r.noteSend(time.Since(r.start))
 	rctx, cancel := context.WithTimeout(ctx, r.plan.Timeout)
-	a := r.pl.do(rctx, r.key(k), i)
+	a := r.pl.Do(rctx, r.key(k), i)
 	cancel()
 	now := time.Now()
-	if ctx.Err() != nil && a.Outcome == Errored {
+	if ctx.Err() != nil && a.Outcome == results.Errored {
 		return // cut short by the interrupt: neither an answer nor a failure
 	}
 	c := &r.counts[k]
 	kind := ""
 	switch a.Outcome {
-	case Allowed:
+	case results.Allowed:
 		c.allowed.Add(1)
-	case Refused:
+	case results.Refused:
 		c.refused.Add(1)
 	default:
 		c.errors.Add(1)
@@ -524,14 +477,14 @@ func (r *loadRun) open(ctx context.Context, start time.Time) {
 				r.drop.Add(1)
 				// Never sent: the store saw nothing, so the key's counts
 				// do not change; the load's failures do.
-				r.meter.record(time.Now(), 0, errDropped{p.MaxInFlight, p.Timeout}, ErrDropped)
+				r.meter.record(time.Now(), 0, errDropped{p.MaxInFlight, p.Timeout}, results.ErrDropped)
 				continue
 			case <-ctx.Done():
 				giveUp.Stop()
 				continue
 			}
 		}
-		if time.Since(intended) > LateAfter {
+		if time.Since(intended) > results.LateAfter {
 			r.late.Add(1)
 		}
 		r.sent.Add(1)
@@ -557,8 +510,8 @@ func (e errDropped) Error() string {
 // judge reads every key that was sent a request back and judges it with
 // the story's own Judge, one key as one trial: the same rule, the same
 // words, the same verdict as a run.
-func (r *loadRun) judge(ctx context.Context, lt *LoadTarget) error {
-	kj := keyJudge{sc: r.sc, pl: r.pl, store: r.target.Store, label: r.label, keys: r.plan.Keys, timeout: r.plan.Timeout, key: r.key,
+func (r *loadRun) judge(ctx context.Context, lt *results.LoadTarget) error {
+	kj := KeyJudge{sc: r.sc, pl: r.pl, store: r.target.Store, label: r.label, keys: r.plan.Keys, timeout: r.plan.Timeout, key: r.key,
 		count: func(k int) (int64, int64, int64) {
 			c := &r.counts[k]
 			return c.allowed.Load(), c.refused.Load(), c.errors.Load()
@@ -568,9 +521,9 @@ func (r *loadRun) judge(ctx context.Context, lt *LoadTarget) error {
 
 // keyJudge reads a load's keys back and judges each: a load's own, or the
 // sum of a sharded load's parts (VerifyLoad).
-type keyJudge struct {
+type KeyJudge struct {
 	sc      *Scenario
-	pl      player
+	pl      Player
 	store   any
 	label   string
 	keys    int
@@ -580,7 +533,7 @@ type keyJudge struct {
 	count func(k int) (allowed, refused, errors int64)
 }
 
-func (j keyJudge) judge(ctx context.Context, lt *LoadTarget) error {
+func (j KeyJudge) judge(ctx context.Context, lt *results.LoadTarget) error {
 	counted := make([]int64, j.keys)
 	readErr := make([]error, j.keys)
 	var next atomic.Int64
@@ -593,7 +546,7 @@ func (j keyJudge) judge(ctx context.Context, lt *LoadTarget) error {
 					return
 				}
 				rctx, cancel := context.WithTimeout(ctx, j.timeout)
-				counted[k], readErr[k] = j.pl.read(rctx, j.key(k))
+				counted[k], readErr[k] = j.pl.Read(rctx, j.key(k))
 				cancel()
 			}
 		})
@@ -602,13 +555,13 @@ func (j keyJudge) judge(ctx context.Context, lt *LoadTarget) error {
 	if ctx.Err() != nil {
 		return nil
 	}
-	var tally Tally
+	var tally results.Tally
 	for k := range j.keys {
 		if readErr[k] != nil {
 			return &TargetError{Stage: "read back " + j.key(k), Err: readErr[k]}
 		}
 		a, rf, e := j.count(k)
-		t := Trial{Index: k, Key: j.key(k), Allowed: int(a), Refused: int(rf), Errors: int(e), Counted: counted[k]}
+		t := results.Trial{Index: k, Key: j.key(k), Allowed: int(a), Refused: int(rf), Errors: int(e), Counted: counted[k]}
 		if t.Allowed+t.Refused+t.Errors == 0 && t.Counted == 0 {
 			continue // never asked, nothing stored: not a trial of anything
 		}
@@ -616,7 +569,7 @@ func (j keyJudge) judge(ctx context.Context, lt *LoadTarget) error {
 		worse := tally.Trials == 0 || t.Over+t.Lost > tally.Worst.Over+tally.Worst.Lost
 		tally.Add(&t)
 		if worse {
-			lt.WorstKey = KeyAccount{Key: t.Key, Allowed: int64(t.Allowed), Refused: int64(t.Refused),
+			lt.WorstKey = results.KeyAccount{Key: t.Key, Allowed: int64(t.Allowed), Refused: int64(t.Refused),
 				Errors: int64(t.Errors), Counted: t.Counted, Lost: t.Lost, Over: t.Over, Why: j.sc.Account(&t, j.label)}
 		}
 		if f, ok := j.store.(targets.Forgetter); ok {

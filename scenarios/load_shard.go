@@ -4,23 +4,16 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/racelab/racelab/scenarios/results"
+
 	"github.com/racelab/racelab/scenarios/pace"
 )
 
-// KeyCount is what one key's requests were told in one shard of a load.
-type KeyCount struct {
-	// Key numbers the key among the load's --keys, from 0.
-	Key     int   `json:"key"`
-	Allowed int64 `json:"allowed"`
-	Refused int64 `json:"refused"`
-	Errors  int64 `json:"errors"`
-}
-
 // keyCountsOf lists the keys that were sent a request, in order.
-func keyCountsOf(counts []keyCount) []KeyCount {
-	var out []KeyCount
+func keyCountsOf(counts []KeyTotal) []results.KeyCount {
+	var out []results.KeyCount
 	for k := range counts {
-		c := KeyCount{Key: k, Allowed: counts[k].allowed.Load(), Refused: counts[k].refused.Load(), Errors: counts[k].errors.Load()}
+		c := results.KeyCount{Key: k, Allowed: counts[k].allowed.Load(), Refused: counts[k].refused.Load(), Errors: counts[k].errors.Load()}
 		if c.Allowed+c.Refused+c.Errors > 0 {
 			out = append(out, c)
 		}
@@ -38,19 +31,19 @@ func partOf(total int64, index, of int) int64 {
 // requests, or of every rate of the schedule, from its own seed (so that
 // shards pick different keys and Poisson gaps). The result keeps the
 // whole plan's figures; only the sending is shared.
-func (p *LoadPlan) share(rs []resolved) (*LoadPlan, error) {
+func (p *LoadPlan) share(rs []Resolved) (*LoadPlan, error) {
 	sh := p.Sharding
 	switch {
 	case len(rs) != 1:
-		return nil, fmt.Errorf("%w: a sharded load takes exactly one target (-t); shard one load per target", ErrUsage)
+		return nil, fmt.Errorf("%w: a sharded load takes exactly one target (-t); shard one load per target", results.ErrUsage)
 	case !Shareable(rs[0].spec, rs[0].entry):
 		return nil, errNotShareable(rs[0].spec.Name())
 	case sh.Index < 0 || sh.Of < 1 || sh.Index >= sh.Of:
-		return nil, fmt.Errorf("%w: shard %d of %d; want 0 to %d", ErrUsage, sh.Index, sh.Of, sh.Of-1)
+		return nil, fmt.Errorf("%w: shard %d of %d; want 0 to %d", results.ErrUsage, sh.Index, sh.Of, sh.Of-1)
 	case p.Requests > 0 && p.Requests < int64(sh.Of):
-		return nil, fmt.Errorf("%w: %d shards cannot share --requests %d; give each shard at least one", ErrUsage, sh.Of, p.Requests)
+		return nil, fmt.Errorf("%w: %d shards cannot share --requests %d; give each shard at least one", results.ErrUsage, sh.Of, p.Requests)
 	case p.Schedule == nil && p.Concurrency < sh.Of:
-		return nil, fmt.Errorf("%w: %d shards cannot share --concurrency %d; give each shard at least one worker", ErrUsage, sh.Of, p.Concurrency)
+		return nil, fmt.Errorf("%w: %d shards cannot share --concurrency %d; give each shard at least one worker", results.ErrUsage, sh.Of, p.Concurrency)
 	}
 	if err := CheckRunID(sh.RunID); err != nil {
 		return nil, err
@@ -90,7 +83,7 @@ func (p *LoadPlan) share(rs []resolved) (*LoadPlan, error) {
 
 // checkLoadShard refuses a load part whose per-key counts do not add up
 // to its own totals.
-func checkLoadShard(s *ShardResult) error {
+func checkLoadShard(s *results.ShardResult) error {
 	l := s.Load
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: shard %d: %s", ErrInconsistent, s.Shard, fmt.Sprintf(format, args...))

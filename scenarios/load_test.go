@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/racelab/racelab/scenarios/results"
+
 	"github.com/racelab/racelab/scenarios/pace"
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/httpapi"
@@ -46,7 +48,7 @@ func serveHandler(t *testing.T, h http.Handler, after func()) string {
 	return "http://" + ln.Addr().String()
 }
 
-func mustLoad(t *testing.T, p LoadPlan) *LoadResult {
+func mustLoad(t *testing.T, p LoadPlan) *results.LoadResult {
 	t.Helper()
 	if p.Scenario == nil {
 		p.Scenario = tenHitsOneView
@@ -107,7 +109,7 @@ func TestLoadShowsLostUpdatesOnKV(t *testing.T) {
 		t.Errorf("kv is expected to break, yet %v", fs)
 	}
 	res = mustLoad(t, LoadPlan{Targets: []string{"kv"}, Concurrency: 20, Requests: 300, Keys: 3, Seed: 1, Expect: OverrideHold})
-	if fs := res.Shortfalls(); len(fs) != 1 || fs[0].Kind != RuleShortfall || !strings.Contains(fs[0].Why, "the rule broke on") {
+	if fs := res.Shortfalls(); len(fs) != 1 || fs[0].Kind != results.RuleShortfall || !strings.Contains(fs[0].Why, "the rule broke on") {
 		t.Errorf("kv made to hold: shortfalls %v", fs)
 	}
 }
@@ -207,7 +209,7 @@ func TestLoadSortsErrorsByKind(t *testing.T) {
 	for _, k := range tg.ErrorKinds {
 		kinds[k.Kind] = k.Count
 	}
-	if kinds["status 503"] != 10 || kinds[ErrContract] != 10 || tg.Errors != 20 || tg.Answered != 80 {
+	if kinds["status 503"] != 10 || kinds[results.ErrContract] != 10 || tg.Errors != 20 || tg.Answered != 80 {
 		t.Errorf("error kinds %v, errors %d, answered %d; want 10 status 503, 10 outside the contract", tg.ErrorKinds, tg.Errors, tg.Answered)
 	}
 	if tg.Verdict() != "inconclusive" {
@@ -224,14 +226,14 @@ func TestLoadSortsErrorsByKind(t *testing.T) {
 
 // TestLoadThresholds parses, judges and re-checks thresholds.
 func TestLoadThresholds(t *testing.T) {
-	tg := &LoadTarget{Sent: 1000, Answered: 990, Allowed: 990, Errors: 10, Elapsed: 10 * time.Second,
-		Latency: Latency{Count: 990, P50: 3 * time.Millisecond, P99: 260 * time.Millisecond, Max: time.Second},
-		Keys:    Tally{Trials: 4, Lost: 2, Broken: 1}}
+	tg := &results.LoadTarget{Sent: 1000, Answered: 990, Allowed: 990, Errors: 10, Elapsed: 10 * time.Second,
+		Latency: results.Latency{Count: 990, P50: 3 * time.Millisecond, P99: 260 * time.Millisecond, Max: time.Second},
+		Keys:    results.Tally{Trials: 4, Lost: 2, Broken: 1}}
 	for expr, want := range map[string]bool{
 		"p99<250ms": false, "p99<=260ms": true, "p50 < 5ms": true, "errors<1%": false, "errors<=1%": true,
 		"errors<11": true, "lost==0": false, "lost<=2": true, "rps>=99": true, "rps>100": false, "broken!=0": true, "max>1s": false,
 	} {
-		th, err := ParseThreshold(expr)
+		th, err := results.ParseThreshold(expr)
 		if err != nil {
 			t.Errorf("%s: %v", expr, err)
 			continue
@@ -245,13 +247,13 @@ func TestLoadThresholds(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"", "p99", "p99<", "p98<1s", "p99<fast", "errors<101%", "lost==-1", "rps>=x", "<5"} {
-		if _, err := ParseThreshold(bad); err == nil {
+		if _, err := results.ParseThreshold(bad); err == nil {
 			t.Errorf("%q was taken", bad)
 		}
 	}
 	// No answers at all must not pass a latency bound.
-	th, _ := ParseThreshold("p99<1s")
-	if th.Judge(&LoadTarget{Sent: 5, Errors: 5}, "x").Passed {
+	th, _ := results.ParseThreshold("p99<1s")
+	if th.Judge(&results.LoadTarget{Sent: 5, Errors: 5}, "x").Passed {
 		t.Error("p99<1s passed with no answers")
 	}
 }
@@ -260,38 +262,38 @@ func TestLoadThresholds(t *testing.T) {
 // figures is refused.
 func TestLoadResultChecks(t *testing.T) {
 	res := mustLoad(t, LoadPlan{Targets: []string{"kv"}, Concurrency: 8, Requests: 100, Keys: 2, Seed: 5,
-		Thresholds: []Threshold{mustThreshold(t, "lost==0"), mustThreshold(t, "errors<1%")}})
-	if err := CheckLoad(res); err != nil {
+		Thresholds: []results.Threshold{mustThreshold(t, "lost==0"), mustThreshold(t, "errors<1%")}})
+	if err := results.CheckLoad(res); err != nil {
 		t.Fatalf("a fresh result: %v", err)
 	}
 	tg := res.Targets[0]
 	if tg.Thresholds[0].Passed || !tg.Thresholds[1].Passed {
 		t.Fatalf("thresholds %+v: want lost==0 missed, errors<1%% met", tg.Thresholds)
 	}
-	if fs := res.Shortfalls(); len(fs) != 1 || fs[0].Kind != ThresholdShortfall {
+	if fs := res.Shortfalls(); len(fs) != 1 || fs[0].Kind != results.ThresholdShortfall {
 		t.Fatalf("shortfalls %v: want the missed threshold", fs)
 	}
 	b, _ := json.Marshal(res)
-	for name, edit := range map[string]func(*LoadResult){
-		"threshold forged":  func(r *LoadResult) { r.Targets[0].Thresholds[0].Passed = true },
-		"lost hidden":       func(r *LoadResult) { r.Targets[0].Keys.Broken = 0 },
-		"answers invented":  func(r *LoadResult) { r.Targets[0].Answered++ },
-		"latencies dropped": func(r *LoadResult) { r.Targets[0].Latency.Count = 0 },
+	for name, edit := range map[string]func(*results.LoadResult){
+		"threshold forged":  func(r *results.LoadResult) { r.Targets[0].Thresholds[0].Passed = true },
+		"lost hidden":       func(r *results.LoadResult) { r.Targets[0].Keys.Broken = 0 },
+		"answers invented":  func(r *results.LoadResult) { r.Targets[0].Answered++ },
+		"latencies dropped": func(r *results.LoadResult) { r.Targets[0].Latency.Count = 0 },
 	} {
-		var r LoadResult
+		var r results.LoadResult
 		if err := json.Unmarshal(b, &r); err != nil {
 			t.Fatal(err)
 		}
 		edit(&r)
-		if err := CheckLoad(&r); err == nil {
+		if err := results.CheckLoad(&r); err == nil {
 			t.Errorf("%s: taken", name)
 		}
 	}
 }
 
-func mustThreshold(t *testing.T, s string) Threshold {
+func mustThreshold(t *testing.T, s string) results.Threshold {
 	t.Helper()
-	th, err := ParseThreshold(s)
+	th, err := results.ParseThreshold(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,17 +336,17 @@ func TestLoadUsage(t *testing.T) {
 			t.Errorf("%s: taken", name)
 		}
 	}
-	if _, err := ParseKeyDist("zipf:1"); err == nil {
+	if _, err := results.ParseKeyDist("zipf:1"); err == nil {
 		t.Error("zipf:1 taken (rand.Zipf needs s > 1)")
 	}
-	if d, err := ParseKeyDist("zipf:1.5"); err != nil || d.Zipf != 1.5 {
+	if d, err := results.ParseKeyDist("zipf:1.5"); err != nil || d.Zipf != 1.5 {
 		t.Errorf("zipf:1.5 = %v, %v", d, err)
 	}
 }
 
 // TestZipfKeysAreHot: with zipf:2 the first key takes most requests.
 func TestZipfKeysAreHot(t *testing.T) {
-	pk := newPicker(1, 0, 100, KeyDist{Zipf: 2})
+	pk := newPicker(1, 0, 100, results.KeyDist{Zipf: 2})
 	hits := make([]int, 100)
 	for range 10000 {
 		hits[pk.next()]++

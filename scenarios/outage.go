@@ -8,6 +8,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/racelab/racelab/scenarios/results"
+
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/clock"
 	"github.com/racelab/racelab/targets/faults"
@@ -66,21 +68,21 @@ const (
 // runOutages plays trials of the outage script under both policies and
 // returns them as a Result, one target per policy: ALLOWED is the sales
 // served (availability), LOST/OVER the items oversold (safety).
-func runOutages(ctx context.Context, trials int, seed int64, onTrial func(string, int, int)) (*Result, error) {
+func runOutages(ctx context.Context, trials int, seed int64, onTrial func(string, int, int)) (*results.Result, error) {
 	trials = cmp.Or(trials, DefaultTrials)
 	if trials < 1 {
-		return nil, fmt.Errorf("%w: --trials %d; want 1 or more", ErrUsage, trials)
+		return nil, fmt.Errorf("%w: --trials %d; want 1 or more", results.ErrUsage, trials)
 	}
-	res := &Result{Schema: SchemaVersion, Scenario: outageScenario, Rule: outageRule,
+	res := &results.Result{Schema: results.SchemaVersion, Scenario: outageScenario, Rule: outageRule,
 		Requests: OutageCheckouts, Trials: trials, Seed: seed,
 		Script: fmt.Sprintf("%d checkouts of %d paintings, the lock object down %v, in virtual time", OutageCheckouts, OutageItems, OutageWindow)}
 	for _, p := range outagePolicies {
-		tr := TargetResult{Target: "shop:" + string(p), Spec: "shop:" + string(p), Clock: ClockVirtual,
-			Guarantee: policyGuarantee(p), Expect: ExpectBreak}
+		tr := results.TargetResult{Target: "shop:" + string(p), Spec: "shop:" + string(p), Clock: results.ClockVirtual,
+			Guarantee: policyGuarantee(p), Expect: results.ExpectBreak}
 		if p == FailClosed {
-			tr.Expect, tr.Strict = ExpectHold, true
+			tr.Expect, tr.Strict = results.ExpectHold, true
 		}
-		rec := newRecorder(&tr, Keep{})
+		rec := results.NewRecorder(&tr, results.Keep{})
 		for i := range trials {
 			if ctx.Err() != nil {
 				res.Interrupted = true
@@ -91,12 +93,12 @@ func runOutages(ctx context.Context, trials int, seed int64, onTrial func(string
 				tr.Error = err.Error()
 				break
 			}
-			rec.add(t)
+			rec.Add(t)
 			if onTrial != nil {
 				onTrial(tr.Target, i+1, trials)
 			}
 		}
-		rec.finish(DefaultConfidence, 0)
+		rec.Finish(results.DefaultConfidence, 0)
 		res.Targets = append(res.Targets, tr)
 	}
 	return res, nil
@@ -110,7 +112,7 @@ func policyGuarantee(p Policy) string {
 }
 
 // playOutage plays trial i of the outage script of seed under policy p.
-func playOutage(ctx context.Context, p Policy, seed int64, i int) (Trial, error) {
+func playOutage(ctx context.Context, p Policy, seed int64, i int) (results.Trial, error) {
 	// The script depends on the seed and the trial only, so both policies
 	// face the same buyers at the same moments from the same places.
 	rng := rand.New(rand.NewPCG(uint64(seed), uint64(i)^0x5bd1e995))
@@ -119,7 +121,7 @@ func playOutage(ctx context.Context, p Policy, seed int64, i int) (Trial, error)
 	cfg.Route, cfg.Seed, cfg.Clock = kv.RouteSpread, seed+int64(i), v
 	ns, err := kv.New(cfg)
 	if err != nil {
-		return Trial{}, err
+		return results.Trial{}, err
 	}
 	type checkout struct {
 		view, at time.Duration // when the page is opened, when the checkout is sent
@@ -156,28 +158,28 @@ func playOutage(ctx context.Context, p Policy, seed int64, i int) (Trial, error)
 	start := v.Now()
 	lockSold := map[string]bool{} // the lock object's own record, while it is up
 	sales := map[string]int{}
-	reqs := make([]Request, len(script))
+	reqs := make([]results.Request, len(script))
 	for _, e := range events {
 		j, c := e/2, script[e/2]
 		if d := start.Add(when(e)).Sub(v.Now()); d > 0 {
 			if err := v.Sleep(ctx, d); err != nil {
-				return Trial{}, err
+				return results.Trial{}, err
 			}
 		}
 		if e%2 == 0 {
 			// The painting's page: it shows the sold mark as this
 			// location reads it, and the location caches the answer.
 			if _, _, err := ns.Get(ctx, c.loc, "sold:"+c.item); err != nil {
-				return Trial{}, err
+				return results.Trial{}, err
 			}
 			continue
 		}
-		r := Request{Index: j, Invoke: v.Now().Sub(start), Outcome: Refused}
+		r := results.Request{Index: j, Invoke: v.Now().Sub(start), Outcome: results.Refused}
 		step := func(op, value, note string) {
-			r.Steps = append(r.Steps, Step{At: v.Now().Sub(start), Op: op, Key: c.item, Value: value, Note: note})
+			r.Steps = append(r.Steps, results.Step{At: v.Now().Sub(start), Op: op, Key: c.item, Value: value, Note: note})
 		}
 		sell := func() {
-			r.Outcome = Allowed
+			r.Outcome = results.Allowed
 			sales[c.item]++
 			if err := ns.Put(ctx, c.loc, "sold:"+c.item, fmt.Sprintf("buyer-%d", j+1)); err != nil {
 				step("write", "sold", "KV write failed, logged: "+err.Error())
@@ -200,7 +202,7 @@ func playOutage(ctx context.Context, p Policy, seed int64, i int) (Trial, error)
 			mark, found, err := ns.Get(ctx, c.loc, "sold:"+c.item)
 			switch {
 			case err != nil:
-				return Trial{}, err // the KV namespace has no faults here
+				return results.Trial{}, err // the KV namespace has no faults here
 			case found:
 				step("read", c.item+" sold to "+mark, fmt.Sprintf("KV sold mark at location %v", c.loc))
 				step("refuse", "", "KV: sold (409)")
@@ -210,14 +212,14 @@ func playOutage(ctx context.Context, p Policy, seed int64, i int) (Trial, error)
 			}
 		}
 		r.Return = v.Now().Sub(start)
-		if r.Outcome == Allowed {
+		if r.Outcome == results.Allowed {
 			r.Value = int64(sales[c.item])
 		}
 		reqs[j] = r
 	}
-	t := Trial{Index: i, Key: fmt.Sprintf("outage-%d-%d", seed, i), Requests: reqs}
+	t := results.Trial{Index: i, Key: fmt.Sprintf("outage-%d-%d", seed, i), Requests: reqs}
 	for _, r := range reqs {
-		if r.Outcome == Allowed {
+		if r.Outcome == results.Allowed {
 			t.Allowed++
 		} else {
 			t.Refused++
@@ -230,7 +232,7 @@ func playOutage(ctx context.Context, p Policy, seed int64, i int) (Trial, error)
 	if t.Over > 0 {
 		t.Broken = true
 		t.Why = fmt.Sprintf("shop:%s: %s served, %s oversold while the lock was down and a KV sold mark stale",
-			p, plural(int64(t.Allowed), "sale"), plural(t.Over, "painting"))
+			p, results.Plural(int64(t.Allowed), "sale"), results.Plural(t.Over, "painting"))
 	}
 	return t, nil
 }
@@ -238,7 +240,7 @@ func playOutage(ctx context.Context, p Policy, seed int64, i int) (Trial, error)
 // outageReplays shows, in `racelab explain five-checkouts`, the first
 // outage script of the seed in which failing open sold a painting twice,
 // as a timeline, then what failing closed did with the same script.
-func outageReplays(ctx context.Context, x *Explainer) ([]Replay, error) {
+func outageReplays(ctx context.Context, x *Explainer) ([]results.Replay, error) {
 	const search = 1000
 	for i := range search {
 		open, err := playOutage(ctx, FailOpen, x.Seed, i)
@@ -252,11 +254,11 @@ func outageReplays(ctx context.Context, x *Explainer) ([]Replay, error) {
 		if err != nil {
 			return nil, err
 		}
-		return []Replay{{
+		return []results.Replay{{
 			Heading: fmt.Sprintf("A safety net down: the lock object out from %v to %v, script %d, failing open", OutageWindow.From, OutageWindow.To, i+1),
-			Target:  "shop:" + string(FailOpen), Clock: ClockVirtual, Trial: &open,
+			Target:  "shop:" + string(FailOpen), Clock: results.ClockVirtual, Trial: &open,
 			Outcome: fmt.Sprintf("%s. Failing closed, the same script served %s and oversold none: the trade the seed chose is availability.",
-				open.Why, plural(int64(closed.Allowed), "sale")),
+				open.Why, results.Plural(int64(closed.Allowed), "sale")),
 		}}, nil
 	}
 	return nil, fmt.Errorf("no painting oversold in %d outage scripts of seed %d", search, x.Seed)

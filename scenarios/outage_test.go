@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+
+	"github.com/racelab/racelab/scenarios/results"
 )
 
 // With the lock object down, failing open keeps selling and oversells
@@ -34,7 +36,7 @@ func TestOutagePolicies(t *testing.T) {
 	}
 	for _, tr := range res.Targets[1].Trials {
 		for _, r := range tr.Requests {
-			if r.Outcome == Allowed && r.Invoke >= OutageWindow.From && r.Invoke < OutageWindow.To {
+			if r.Outcome == results.Allowed && r.Invoke >= OutageWindow.From && r.Invoke < OutageWindow.To {
 				t.Fatalf("fail-closed trial %d: a sale at %v, inside the outage", tr.Index, r.Invoke)
 			}
 		}
@@ -44,7 +46,7 @@ func TestOutagePolicies(t *testing.T) {
 	for _, tr := range res.Targets[0].Trials {
 		sales, skipped := map[string]int{}, map[string]bool{}
 		for _, r := range tr.Requests {
-			if r.Outcome != Allowed || len(r.Steps) == 0 {
+			if r.Outcome != results.Allowed || len(r.Steps) == 0 {
 				continue
 			}
 			item := r.Steps[0].Key

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/racelab/racelab/scenarios/results"
+
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/clock"
 	"github.com/racelab/racelab/targets/shop"
@@ -36,26 +38,31 @@ var paymentDesigns = []shop.Design{shop.DesignReserveOnly, shop.DesignExpireFirs
 // paymentScenario names a payment run's result.
 const paymentScenario = "five-checkouts (payment)"
 
+// paymentStory is the payment part as a saved result names it, for the
+// Check of such a result: its trials are judged by judgePayment alone.
+var paymentStory = &Scenario{Name: paymentScenario, Rule: paymentRule, Scripted: true,
+	Judge: func(t *results.Trial, _ string) { judgePayment(t) }}
+
 // paymentRule is the hard rule of the payment part.
 const paymentRule = "every painting is sold at most once, however long a payment page stays open"
 
 // runPayments plays trials of the whole checkout against each design, in
 // virtual time, and returns them as a Result (one target per design). The
 // same seed replays the same scripts.
-func runPayments(ctx context.Context, trials int, seed int64, onTrial func(string, int, int)) (*Result, error) {
+func runPayments(ctx context.Context, trials int, seed int64, onTrial func(string, int, int)) (*results.Result, error) {
 	trials = cmp.Or(trials, DefaultTrials)
 	if trials < 1 {
-		return nil, fmt.Errorf("%w: --trials %d; want 1 or more", ErrUsage, trials)
+		return nil, fmt.Errorf("%w: --trials %d; want 1 or more", results.ErrUsage, trials)
 	}
-	res := &Result{Schema: SchemaVersion, Scenario: paymentScenario, Rule: paymentRule,
+	res := &results.Result{Schema: results.SchemaVersion, Scenario: paymentScenario, Rule: paymentRule,
 		Requests: 2, Trials: trials, Seed: seed, Script: "2 buyers, minutes apart, in virtual time"}
 	for _, d := range paymentDesigns {
-		tr := TargetResult{Target: "shop:" + string(d), Spec: "shop:" + string(d), Clock: ClockVirtual,
-			Guarantee: designGuarantee(d), Expect: ExpectBreak}
+		tr := results.TargetResult{Target: "shop:" + string(d), Spec: "shop:" + string(d), Clock: results.ClockVirtual,
+			Guarantee: designGuarantee(d), Expect: results.ExpectBreak}
 		if d == shop.DesignExpireFirst {
-			tr.Expect, tr.Strict = ExpectHold, true
+			tr.Expect, tr.Strict = results.ExpectHold, true
 		}
-		rec := newRecorder(&tr, Keep{})
+		rec := results.NewRecorder(&tr, results.Keep{})
 		for i := range trials {
 			if ctx.Err() != nil {
 				res.Interrupted = true
@@ -66,12 +73,12 @@ func runPayments(ctx context.Context, trials int, seed int64, onTrial func(strin
 				tr.Error = err.Error()
 				break
 			}
-			rec.add(t)
+			rec.Add(t)
 			if onTrial != nil {
 				onTrial(tr.Target, i+1, trials)
 			}
 		}
-		rec.finish(DefaultConfidence, 0)
+		rec.Finish(results.DefaultConfidence, 0)
 		res.Targets = append(res.Targets, tr)
 	}
 	return res, nil
@@ -101,7 +108,7 @@ type paymentEvent struct {
 }
 
 // playPayment plays trial i of the payment script of seed against design d.
-func playPayment(ctx context.Context, d shop.Design, seed int64, i int) (Trial, error) {
+func playPayment(ctx context.Context, d shop.Design, seed int64, i int) (results.Trial, error) {
 	// The script depends on the seed and the trial only, so both designs
 	// face exactly the same buyers at exactly the same moments.
 	rng := rand.New(rand.NewPCG(uint64(seed), uint64(i)))
@@ -121,12 +128,12 @@ func playPayment(ctx context.Context, d shop.Design, seed int64, i int) (Trial, 
 	v := clock.NewVirtual(targets.DefaultStart)
 	start := v.Now()
 	s := shop.New(d, v.Now)
-	reqs := make([]Request, len(buyers))
+	reqs := make([]results.Request, len(buyers))
 	for j, b := range buyers {
-		reqs[j] = Request{Index: j, Invoke: b.at, Return: b.at, Outcome: Refused}
+		reqs[j] = results.Request{Index: j, Invoke: b.at, Return: b.at, Outcome: results.Refused}
 	}
 	step := func(j int, op, value, note string) {
-		reqs[j].Steps = append(reqs[j].Steps, Step{At: v.Now().Sub(start), Op: op, Value: value, Note: note})
+		reqs[j].Steps = append(reqs[j].Steps, results.Step{At: v.Now().Sub(start), Op: op, Value: value, Note: note})
 	}
 	owner := func(session string) int {
 		return slices.IndexFunc(buyers, func(b *buyer) bool { return b.session == session })
@@ -159,7 +166,7 @@ func playPayment(ctx context.Context, d shop.Design, seed int64, i int) (Trial, 
 	noteExpired := func(by string) {
 		for k, other := range buyers {
 			if sess := s.Provider.Session(other.session); sess != nil && sess.State == "expired" &&
-				!slices.ContainsFunc(reqs[k].Steps, func(st Step) bool { return st.Op == "expired" }) && v.Now().Before(sess.ExpiresAt) {
+				!slices.ContainsFunc(reqs[k].Steps, func(st results.Step) bool { return st.Op == "expired" }) && v.Now().Before(sess.ExpiresAt) {
 				step(k, "expired", other.session, "by the shop, before it opens a session for "+by)
 			}
 		}
@@ -182,7 +189,7 @@ func playPayment(ctx context.Context, d shop.Design, seed int64, i int) (Trial, 
 			if b.pay > 0 {
 				schedule(v.Now().Sub(start)+b.pay, func() {
 					if s.Provider.Pay(b.session) {
-						reqs[j].Outcome, reqs[j].Value = Allowed, 1
+						reqs[j].Outcome, reqs[j].Value = results.Allowed, 1
 						reqs[j].Return = v.Now().Sub(start)
 						step(j, "pay", b.session, "paid")
 					} else {
@@ -211,15 +218,15 @@ func playPayment(ctx context.Context, d shop.Design, seed int64, i int) (Trial, 
 		}
 	})
 	if err != nil {
-		return Trial{}, fmt.Errorf("virtual time: %w", err)
+		return results.Trial{}, fmt.Errorf("virtual time: %w", err)
 	}
-	t := Trial{Index: i, Key: fmt.Sprintf("script-%d-%d", seed, i), Requests: reqs}
+	t := results.Trial{Index: i, Key: fmt.Sprintf("script-%d-%d", seed, i), Requests: reqs}
 	sold := 0
 	for _, it := range []string{"painting-1", "painting-2"} {
 		sold = max(sold, s.Provider.Completed(it))
 	}
 	for _, r := range reqs {
-		if r.Outcome == Allowed {
+		if r.Outcome == results.Allowed {
 			t.Allowed++
 		} else {
 			t.Refused++
@@ -235,7 +242,7 @@ func playPayment(ctx context.Context, d shop.Design, seed int64, i int) (Trial, 
 
 // judgePayment judges a payment script by its counts: a painting sold
 // more often than it exists. It reports whether the trial broke.
-func judgePayment(t *Trial) bool {
+func judgePayment(t *results.Trial) bool {
 	t.Over = max(0, t.Counted-Stock)
 	t.Broken = t.Over > 0
 	return t.Broken
@@ -255,7 +262,7 @@ func clockText(d time.Duration) string {
 // reserve-only shop sells a painting twice, and replays that same script
 // on the shop that expires the earlier session first, then the 24-hour
 // sold mark (soldmark.go): five-checkouts' extra in `racelab explain`.
-func paymentReplays(ctx context.Context, x *Explainer) ([]Replay, error) {
+func paymentReplays(ctx context.Context, x *Explainer) ([]results.Replay, error) {
 	const search = 1000
 	for i := range search {
 		naive, err := playPayment(ctx, shop.DesignReserveOnly, x.Seed, i)
@@ -277,11 +284,11 @@ func paymentReplays(ctx context.Context, x *Explainer) ([]Replay, error) {
 		if err != nil {
 			return nil, err
 		}
-		return []Replay{
+		return []results.Replay{
 			{Heading: fmt.Sprintf("The whole checkout, script %d: a 7-minute reservation, a 30-minute payment page", i+1),
-				Target: "shop:reserve-only", Clock: ClockVirtual, Trial: &naive, Outcome: naive.Why},
+				Target: "shop:reserve-only", Clock: results.ClockVirtual, Trial: &naive, Outcome: naive.Why},
 			{Heading: "The same script when the shop expires the earlier session before opening a new one",
-				Target: "shop:expire-first", Clock: ClockVirtual, Trial: &fixed, Outcome: fixedOutcome},
+				Target: "shop:expire-first", Clock: results.ClockVirtual, Trial: &fixed, Outcome: fixedOutcome},
 			sold,
 		}, nil
 	}

@@ -2,18 +2,16 @@ package scenarios
 
 import (
 	"context"
-	"fmt"
-	"slices"
-	"strings"
 	"time"
 
-	"github.com/racelab/racelab/targets"
+	"github.com/racelab/racelab/scenarios/results"
+
 	"github.com/racelab/racelab/targets/story"
 )
 
 // Answer is what one request was told by the store.
 type Answer struct {
-	Outcome Outcome
+	Outcome results.Outcome
 	Value   int64
 	Err     error
 	// Arrival and Early come from staged targets; see targets.Reply.
@@ -55,16 +53,21 @@ type Scenario struct {
 	Op    story.Op
 	Limit int64
 
+	// Scripted says the story's trials are scripted rather than bursts
+	// (five-checkouts' payment part): a saved one is judged again by
+	// Judge alone, with no history to check.
+	Scripted bool
+
 	// Judge fills in Lost, Over, Broken and Why from the trial's outcomes
 	// and Counted.
-	Judge func(t *Trial, target string)
+	Judge func(t *results.Trial, target string)
 	// Damage says in the story's words how far a trial strayed, from its
 	// Over and Lost ("4 oversold", "9 hits lost"), "" when it did not;
 	// nil means DefaultDamage.
 	Damage func(over, lost int64) string
 	// Tell says in words what a trial that held came to, as Why does for
 	// one that broke.
-	Tell func(t *Trial, target string) string
+	Tell func(t *results.Trial, target string) string
 	// Extras are the story's own replays in `racelab explain`, after the
 	// race and the fix every story shows (see explain.go).
 	Extras []Extra
@@ -73,81 +76,85 @@ type Scenario struct {
 	Parts []Part
 	// Ending, when set, is the last section of `racelab explain`, after
 	// how the fix works: a story's exercise worked through.
-	Ending func(ctx context.Context, x *Explainer) (Ending, error)
+	Ending func(ctx context.Context, x *Explainer) (results.Ending, error)
 
 	// Knobs name the settings the story takes (Settings), by flag:
 	// "stock", "rate", …
 	Knobs []string
 
 	// model is the story's sequential specification, for history checks.
-	model model
+	Model Model
 	// batch is the story's batch read on a store, nil when the story or
 	// the store has none; see BatchCheck.
-	batch func(store any) batchReader
+	Batch func(store any) BatchReader
 	// vary makes the story with settings other than its defaults; nil
 	// for a story without settings.
-	vary func(Settings) (*Scenario, error)
+	Vary func(results.Settings) (*Scenario, error)
 	// settings are the settings this story was made with, nil for the
 	// defaults of a story that records none.
-	settings *Settings
+	settings *results.Settings
 	// stream, when set, fires each trial as arrivals over time rather
 	// than a burst.
-	stream *stream
+	Stream *Stream
 	// soft, when set, judges the story's soft rule: whether the trial
 	// broke it (Trial.SoftBroken).
-	soft func(t *Trial) bool
+	Soft func(t *results.Trial) bool
 	// timed says the story's time scale is minutes to hours: with
 	// virtual time on, the real stores play it in virtual time too
 	// (targets.WithVirtualServers).
-	timed bool
+	Timed bool
 	// window is the rate limit a limiter story plays, for its replays.
-	window *story.Window
+	Window *story.Window
 	// bind types store for the story once, when a target is opened: ok
 	// is false when store does not implement the story's interface.
-	bind func(store any) (p player, ok bool)
+	bind func(store any) (p Player, ok bool)
 }
 
 // player is a store bound to a story: its request and its read-back.
-type player struct {
+type Player struct {
 	// do performs request i of a burst on key.
-	do func(ctx context.Context, key string, i int) Answer
+	Do func(ctx context.Context, key string, i int) Answer
 	// read reads what the store counted on key; readTrial does it after a
 	// trial whose requests it is given (a rate limiter reads the windows
 	// they were counted in).
-	read      func(ctx context.Context, key string) (int64, error)
-	readTrial func(ctx context.Context, key string, reqs []Request) (int64, error)
+	Read      func(ctx context.Context, key string) (int64, error)
+	ReadTrial func(ctx context.Context, key string, reqs []results.Request) (int64, error)
 	// prelude, when set, readies key before the trial's requests are
 	// released (stale-plan: subscribe, browse, cancel), waiting with
 	// sleep on the store's clock.
-	prelude func(ctx context.Context, key string, sleep func(time.Duration) error) error
+	Prelude func(ctx context.Context, key string, sleep func(time.Duration) error) error
 }
 
 // define makes a story typed on its store interface S (package story):
 // do and read are written against S, the store first as in a method
 // expression (story.Counter.Views), and a store plays the story exactly
 // when it implements S, asserted once per target rather than per request.
-func define[S any](sc Scenario, do func(s S, ctx context.Context, key string, i int) Answer, read func(s S, ctx context.Context, key string) (int64, error)) *Scenario {
-	return defineTrial(sc, do, func(s S, ctx context.Context, key string, _ []Request) (int64, error) { return read(s, ctx, key) }, nil)
+func Define[S any](sc Scenario, do func(s S, ctx context.Context, key string, i int) Answer, read func(s S, ctx context.Context, key string) (int64, error)) *Scenario {
+	return DefineTrial(sc, do, func(s S, ctx context.Context, key string, _ []results.Request) (int64, error) {
+		return read(s, ctx, key)
+	}, nil)
 }
 
 // defineTrial is define for a story whose read-back needs the trial's
 // requests (the windows they were counted in), or whose trial starts with
 // a prelude on its key.
-func defineTrial[S any](sc Scenario, do func(s S, ctx context.Context, key string, i int) Answer,
-	read func(s S, ctx context.Context, key string, reqs []Request) (int64, error),
+func DefineTrial[S any](sc Scenario, do func(s S, ctx context.Context, key string, i int) Answer,
+	read func(s S, ctx context.Context, key string, reqs []results.Request) (int64, error),
 	prelude func(s S, ctx context.Context, key string, sleep func(time.Duration) error) error) *Scenario {
-	sc.bind = func(store any) (player, bool) {
+	sc.bind = func(store any) (Player, bool) {
 		s, ok := store.(S)
 		if !ok {
-			return player{}, false
+			return Player{}, false
 		}
-		p := player{
-			do:        func(ctx context.Context, key string, i int) Answer { return do(s, ctx, key, i) },
-			read:      func(ctx context.Context, key string) (int64, error) { return read(s, ctx, key, nil) },
-			readTrial: func(ctx context.Context, key string, reqs []Request) (int64, error) { return read(s, ctx, key, reqs) },
+		p := Player{
+			Do: func(ctx context.Context, key string, i int) Answer { return do(s, ctx, key, i) },
+			Read: func(ctx context.Context, key string) (int64, error) { return read(s, ctx, key, nil) },
+			ReadTrial: func(ctx context.Context, key string, reqs []results.Request) (int64, error) {
+				return read(s, ctx, key, reqs)
+			},
 		}
 		if prelude != nil {
-			p.prelude = func(ctx context.Context, key string, sleep func(time.Duration) error) error {
+			p.Prelude = func(ctx context.Context, key string, sleep func(time.Duration) error) error {
 				return prelude(s, ctx, key, sleep)
 			}
 		}
@@ -164,49 +171,35 @@ func (sc *Scenario) Plays(store any) bool {
 	return ok
 }
 
-// registry is every story, in the order they are told: a new story is
-// one file and one entry here. It is filled in init because the stories'
-// extras replay through Run, which looks stories up here.
-var registry []*Scenario
-
-func init() {
-	registry = []*Scenario{tenHitsOneView, sixBecomeFour, fiveCheckouts, sixOfFive, stalePlan}
-}
-
-// All returns every scenario, in the order the stories are told.
-func All() []*Scenario { return slices.Clone(registry) }
-
-// Names returns every scenario's name.
-func Names() []string {
-	n := make([]string, len(registry))
-	for i, s := range registry {
-		n[i] = s.Name
-	}
-	return n
-}
-
-// Lookup finds a scenario by name; the error is a *targets.UnknownNameError.
-func Lookup(name string) (*Scenario, error) {
-	for _, s := range registry {
-		if s.Name == name {
-			return s, nil
-		}
-	}
-	return nil, &targets.UnknownNameError{Kind: "scenario", Name: name, Known: Names()}
-}
-
 // judge judges a trial by the story's hard rule, then by its soft rule
 // when it has one.
-func (sc *Scenario) judge(t *Trial, target string) {
+func (sc *Scenario) judge(t *results.Trial, target string) {
 	sc.Judge(t, target)
-	if sc.soft != nil {
-		t.SoftBroken = sc.soft(t)
+	if sc.Soft != nil {
+		t.SoftBroken = sc.Soft(t)
+	}
+	sc.Words(t)
+}
+
+// Words records in the trial what it came to in the story's own words, its
+// damage and what each request was told, so that a saved result reads
+// without the story's code.
+func (sc *Scenario) Words(t *results.Trial) {
+	damage := sc.Damage
+	if damage == nil {
+		damage = results.DefaultDamage
+	}
+	t.Damage = damage(t.Over, t.Lost)
+	for i := range t.Requests {
+		if r := &t.Requests[i]; r.Outcome != results.Errored { // an error says itself
+			r.Answer = sc.DescribeAnswer(*r)
+		}
 	}
 }
 
 // Account says in one sentence what a judged trial came to: its Why when
 // it broke, the story's Tell when it held.
-func (sc *Scenario) Account(t *Trial, target string) string {
+func (sc *Scenario) Account(t *results.Trial, target string) string {
 	if t.Broken {
 		return t.Why
 	}
@@ -215,32 +208,31 @@ func (sc *Scenario) Account(t *Trial, target string) string {
 
 // answerOfReply turns a staged target's reply into an Answer: a hit is
 // always allowed, the other operations are allowed when OK.
-func answerOfReply(op story.Op, r story.Reply, err error) Answer {
-	a := answerOf(r.OK || op == story.OpHit, r.Value, err)
+func AnswerOfReply(op story.Op, r story.Reply, err error) Answer {
+	a := AnswerOf(r.OK || op == story.OpHit, r.Value, err)
 	a.Arrival, a.Early, a.Window = r.Arrival, r.Early, r.Window
 	return a
 }
 
 // answerOf turns a store's reply into an Answer.
-func answerOf(ok bool, value int64, err error) Answer {
+func AnswerOf(ok bool, value int64, err error) Answer {
 	switch {
 	case err != nil:
-		return Answer{Outcome: Errored, Err: err}
+		return Answer{Outcome: results.Errored, Err: err}
 	case ok:
-		return Answer{Outcome: Allowed, Value: value}
+		return Answer{Outcome: results.Allowed, Value: value}
 	default:
-		return Answer{Outcome: Refused, Value: value}
+		return Answer{Outcome: results.Refused, Value: value}
 	}
 }
 
-// DefaultDamage is a story's Damage when it says none: "7 over, 11 lost".
-func DefaultDamage(over, lost int64) string {
-	var parts []string
-	if over > 0 {
-		parts = append(parts, fmt.Sprintf("%d over", over))
-	}
-	if lost > 0 {
-		parts = append(parts, fmt.Sprintf("%d lost", lost))
-	}
-	return strings.Join(parts, ", ")
+// About is the story in its own words, for a report.
+func (sc *Scenario) About() results.About {
+	return results.About{Name: sc.Name, Title: sc.Title, Story: sc.Story, Rule: sc.Rule, SoftRule: sc.SoftRule, Fix: sc.Fix, Needs: sc.Needs}
 }
+
+// Finder finds a story by name, made with the settings a result records
+// (nil: its defaults). An unknown name is a *targets.UnknownNameError.
+// The engine looks stories up only through one, so that it knows none of
+// them by name.
+type Finder func(name string, set *results.Settings) (*Scenario, error)

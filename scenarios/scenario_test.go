@@ -8,7 +8,7 @@ import "testing"
 func TestScenariosAreComplete(t *testing.T) {
 	for _, sc := range All() {
 		if sc.Title == "" || sc.Story == "" || sc.Rule == "" || sc.Fix == "" || len(sc.Lineup) == 0 ||
-			sc.DefaultRequests < 1 || sc.bind == nil || sc.model.step == nil && sc.stream == nil || sc.Judge == nil || sc.Tell == nil || sc.Op == "" || sc.Needs == "" {
+			sc.DefaultRequests < 1 || sc.bind == nil || sc.Model.step == nil && sc.Stream == nil || sc.Judge == nil || sc.Tell == nil || sc.Op == "" || sc.Needs == "" {
 			t.Errorf("%s is missing a part: %+v", sc.Name, sc)
 		}
 	}
@@ -20,7 +20,7 @@ func TestScenariosAreComplete(t *testing.T) {
 func burstStories() []*Scenario {
 	var out []*Scenario
 	for _, sc := range All() {
-		if sc.stream == nil {
+		if sc.Stream == nil {
 			out = append(out, sc)
 		}
 	}

@@ -6,20 +6,14 @@ import (
 	"fmt"
 	"os"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/racelab/racelab/scenarios/results"
+
 	"github.com/racelab/racelab/targets"
 )
-
-// ShardSchemaVersion names the shape of one shard's part of a sharded run
-// or load. A part is not a result: a run's part holds only its share of
-// each burst and no read-back, so nothing in it can be judged alone, and
-// it has a schema of its own that `racelab report` never mistakes for a
-// verdict. Bump it whenever a field changes meaning or goes away.
-const ShardSchemaVersion = "racelab/shard/v1"
 
 // Defaults and bounds of sharding, in one place.
 const (
@@ -41,15 +35,6 @@ const (
 	// spun rather than slept: a sleeping timer wakes up to a millisecond
 	// late, which would be most of the spread shards can reach.
 	spinBefore = 2 * time.Millisecond
-)
-
-// ShardKind says whether a part is of a run (bursts) or of a load.
-type ShardKind string
-
-// The kinds of part.
-const (
-	ShardRun  ShardKind = "run"
-	ShardLoad ShardKind = "load"
 )
 
 // Sharding is the part of a sharded run or load one process plays: shard
@@ -75,7 +60,7 @@ var runIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
 // into every slug, visitor and item, and from there into URLs.
 func CheckRunID(id string) error {
 	if len(id) > MaxRunIDLength || !runIDPattern.MatchString(id) {
-		return fmt.Errorf("%w: --run-id %q: want 1 to %d letters, digits, - or _, starting with a letter or digit (the same on every shard)", ErrUsage, id, MaxRunIDLength)
+		return fmt.Errorf("%w: --run-id %q: want 1 to %d letters, digits, - or _, starting with a letter or digit (the same on every shard)", results.ErrUsage, id, MaxRunIDLength)
 	}
 	return nil
 }
@@ -89,7 +74,7 @@ func ParseShard(s string, env func(string) string) (index, of int, err error) {
 		env = os.Getenv
 	}
 	bad := func(why string) (int, int, error) {
-		return 0, 0, fmt.Errorf("%w: --shard %q: %s", ErrUsage, s, why)
+		return 0, 0, fmt.Errorf("%w: --shard %q: %s", results.ErrUsage, s, why)
 	}
 	i, n, hasN := strings.Cut(strings.TrimSpace(s), "/")
 	if !hasN && i != "auto" {
@@ -132,13 +117,13 @@ func ParseStartAt(s string, now time.Time) (time.Time, error) {
 	if rest, ok := strings.CutPrefix(s, "+"); ok {
 		d, err := time.ParseDuration(rest)
 		if err != nil || d < 0 {
-			return time.Time{}, fmt.Errorf("%w: --start-at %q: want +DURATION such as +30s, or an RFC 3339 instant such as 2026-05-01T12:00:00Z", ErrUsage, s)
+			return time.Time{}, fmt.Errorf("%w: --start-at %q: want +DURATION such as +30s, or an RFC 3339 instant such as 2026-05-01T12:00:00Z", results.ErrUsage, s)
 		}
 		return now.Add(d).Round(0), nil // Round(0): a wall-clock instant, as a parsed one
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("%w: --start-at %q: want an RFC 3339 instant such as 2026-05-01T12:00:00Z, or +DURATION such as +30s", ErrUsage, s)
+		return time.Time{}, fmt.Errorf("%w: --start-at %q: want an RFC 3339 instant such as 2026-05-01T12:00:00Z, or +DURATION such as +30s", results.ErrUsage, s)
 	}
 	return t, nil
 }
@@ -154,13 +139,13 @@ func (s *Sharding) check(n int) error {
 		return err
 	}
 	if s.Index < 0 || s.Of < 1 || s.Index >= s.Of {
-		return fmt.Errorf("%w: shard %d of %d; want 0 to %d", ErrUsage, s.Index, s.Of, s.Of-1)
+		return fmt.Errorf("%w: shard %d of %d; want 0 to %d", results.ErrUsage, s.Index, s.Of, s.Of-1)
 	}
 	if n < s.Of {
-		return fmt.Errorf("%w: %d shards cannot share %d requests; give each shard at least one (-n %d or more)", ErrUsage, s.Of, n, s.Of)
+		return fmt.Errorf("%w: %d shards cannot share %d requests; give each shard at least one (-n %d or more)", results.ErrUsage, s.Of, n, s.Of)
 	}
 	if s.Period < 0 {
-		return fmt.Errorf("%w: --period %s is negative; want a duration such as 1s", ErrUsage, s.Period)
+		return fmt.Errorf("%w: --period %s is negative; want a duration such as 1s", results.ErrUsage, s.Period)
 	}
 	return nil
 }
@@ -172,85 +157,6 @@ func (s *Sharding) slot(k int) time.Time {
 		return time.Time{}
 	}
 	return s.StartAt.Add(time.Duration(k) * cmp.Or(s.Period, DefaultPeriod))
-}
-
-// waitUntil returns at the wall-clock instant at, or when ctx is done. It
-// sleeps until shortly before and spins the rest, yielding, since a
-// timer's wake-up is far coarser than the spread a release aims for.
-func waitUntil(ctx context.Context, at time.Time) {
-	if d := time.Until(at) - spinBefore; d > 0 {
-		t := time.NewTimer(d)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return
-		}
-	}
-	for time.Now().Before(at) && ctx.Err() == nil {
-		runtime.Gosched()
-	}
-}
-
-// ShardResult is one shard's part of a sharded run (Run) or load (Load):
-// what its requests were told, for `racelab verify` to merge with the
-// other parts and judge after reading every key back.
-type ShardResult struct {
-	Schema string    `json:"schema"`
-	Kind   ShardKind `json:"kind"`
-	RunID  string    `json:"run_id"`
-	// Shard counts from 0; Shards is how many parts the run has.
-	Shard  int `json:"shard"`
-	Shards int `json:"shards"`
-	// StartAt is the agreed first release, nil when there was none;
-	// Period the time between trials' releases.
-	StartAt *time.Time    `json:"start_at,omitempty"`
-	Period  time.Duration `json:"period_ns,omitempty"`
-	Host    string        `json:"host,omitempty"`
-	Run     *ShardRunPart `json:"run,omitempty"`
-	Load    *LoadResult   `json:"load,omitempty"`
-}
-
-// ShardRunPart is a run's part: the plan every shard shares, and this
-// shard's requests of every trial.
-type ShardRunPart struct {
-	Scenario string `json:"scenario"`
-	Rule     string `json:"rule"`
-	// Requests is N, the whole burst; Lo and Hi the requests [Lo, Hi)
-	// this shard fired.
-	Requests int           `json:"requests"`
-	Lo       int           `json:"lo"`
-	Hi       int           `json:"hi"`
-	Trials   int           `json:"trials"`
-	Seed     int64         `json:"seed"`
-	Timeout  time.Duration `json:"timeout_ns"`
-	// Interrupted says the shard was cancelled: its trials are partial.
-	Interrupted bool          `json:"interrupted,omitempty"`
-	Targets     []ShardTarget `json:"targets"`
-}
-
-// ShardTarget is one target's trials in a shard.
-type ShardTarget struct {
-	Target    string       `json:"target"`
-	Spec      string       `json:"spec"`
-	Guarantee string       `json:"guarantee"`
-	Expect    Expectation  `json:"expect"`
-	Strict    bool         `json:"strict"`
-	Error     string       `json:"error,omitempty"`
-	Trials    []ShardTrial `json:"trials"`
-}
-
-// ShardTrial is a shard's share of one burst. Its requests are numbered
-// within the whole burst, and their instants count from the agreed
-// release instant (or the shard's own release, without one).
-type ShardTrial struct {
-	Index    int       `json:"index"`
-	Key      string    `json:"key"`
-	Requests []Request `json:"requests"`
-	// Arrivals are the server's arrival instants (Racelab-Arrival) in
-	// Unix nanoseconds, one per request, when the server reported them.
-	Arrivals []int64 `json:"arrivals_unix_ns,omitempty"`
-	Retries  int64   `json:"retries,omitempty"`
 }
 
 // Shareable reports whether every shard reaches the same state through a
@@ -266,14 +172,14 @@ func Shareable(spec targets.Spec, e targets.Entry) bool {
 
 // errNotShareable says which target cannot be sharded and what would do.
 func errNotShareable(name string) error {
-	return fmt.Errorf("%w: target %s lives inside each racelab process, so shards cannot share its keys; shard against a URL (racelab serve), redis, postgres or sqlite?path=FILE", ErrUsage, name)
+	return fmt.Errorf("%w: target %s lives inside each racelab process, so shards cannot share its keys; shard against a URL (racelab serve), redis, postgres or sqlite?path=FILE", results.ErrUsage, name)
 }
 
 // RunShard plays shard s of the plan: its share of every trial's burst,
 // released at the agreed instants, with no read-back and no verdict,
 // since no shard sees a whole burst. The error is a usage error; a target
 // that fails is recorded in its ShardTarget.
-func RunShard(ctx context.Context, p Plan, s Sharding) (*ShardResult, error) {
+func RunShard(ctx context.Context, p Plan, s Sharding) (*results.ShardResult, error) {
 	rs, err := p.resolve()
 	if err != nil {
 		return nil, err
@@ -283,12 +189,12 @@ func RunShard(ctx context.Context, p Plan, s Sharding) (*ShardResult, error) {
 	trials := cmp.Or(p.Trials, DefaultTrials)
 	timeout := cmp.Or(p.Timeout, DefaultTimeout)
 	switch {
-	case sc.stream != nil:
-		return nil, fmt.Errorf("%w: %s fires a stream of arrivals over time, not a burst; a sharded run fires bursts", ErrUsage, sc.Name)
+	case sc.Stream != nil:
+		return nil, fmt.Errorf("%w: %s fires a stream of arrivals over time, not a burst; a sharded run fires bursts", results.ErrUsage, sc.Name)
 	case p.Sequential:
-		return nil, fmt.Errorf("%w: --sequential fires one request after another; a sharded run fires bursts", ErrUsage)
+		return nil, fmt.Errorf("%w: --sequential fires one request after another; a sharded run fires bursts", results.ErrUsage)
 	case p.MaxRate > 0:
-		return nil, fmt.Errorf("%w: --max-rate adds trials as the verdicts come, and a shard sees none; give --trials", ErrUsage)
+		return nil, fmt.Errorf("%w: --max-rate adds trials as the verdicts come, and a shard sees none; give --trials", results.ErrUsage)
 	}
 	if err := s.check(n); err != nil {
 		return nil, err
@@ -296,33 +202,33 @@ func RunShard(ctx context.Context, p Plan, s Sharding) (*ShardResult, error) {
 	lo, hi := s.span(n)
 	if kept := (hi - lo) * trials * len(rs); kept > MaxShardRequests {
 		return nil, fmt.Errorf("%w: this shard would keep %d requests (%d a burst × %d trials × %d targets) for the merge; at most %d: use more shards or fewer trials",
-			ErrUsage, kept, hi-lo, trials, len(rs), MaxShardRequests)
+			results.ErrUsage, kept, hi-lo, trials, len(rs), MaxShardRequests)
 	}
 	for _, r := range rs {
 		if !Shareable(r.spec, r.entry) {
 			return nil, errNotShareable(r.spec.Name())
 		}
 	}
-	out := &ShardResult{Schema: ShardSchemaVersion, Kind: ShardRun, RunID: s.RunID, Shard: s.Index, Shards: s.Of,
+	out := &results.ShardResult{Schema: results.ShardSchemaVersion, Kind: results.ShardRun, RunID: s.RunID, Shard: s.Index, Shards: s.Of,
 		Period: cmp.Or(s.Period, DefaultPeriod), Host: s.Host}
 	if !s.StartAt.IsZero() {
 		at := s.StartAt
 		out.StartAt = &at
 	}
-	part := &ShardRunPart{Scenario: sc.Name, Rule: sc.Rule, Requests: n, Lo: lo, Hi: hi, Trials: trials, Seed: p.Seed, Timeout: timeout}
+	part := &results.ShardRunPart{Scenario: sc.Name, Rule: sc.Rule, Requests: n, Lo: lo, Hi: hi, Trials: trials, Seed: p.Seed, Timeout: timeout}
 	out.Run = part
 	opts := append([]targets.Option{targets.WithSeed(p.Seed), targets.WithVirtualTime(false)}, p.Options...)
-	opened, openErr, err := openAll(ctx, rs, opts)
+	opened, openErr, err := OpenAll(ctx, rs, opts)
 	if err != nil {
 		return nil, err
 	}
-	defer closeAll(opened)
+	defer CloseAll(opened)
 	for ti, r := range rs {
-		st := ShardTarget{Target: r.spec.Name(), Spec: r.raw, Guarantee: r.entry.Guarantee}
+		st := results.ShardTarget{Target: r.spec.Name(), Spec: r.raw, Guarantee: r.entry.Guarantee}
 		if r.spec.URL != nil {
 			st.Spec = st.Target
 		}
-		st.Expect, st.Strict = expectation(r.entry, p.Expect)
+		st.Expect, st.Strict = ExpectationOf(r.entry, p.Expect)
 		if ctx.Err() != nil {
 			break
 		}
@@ -332,7 +238,7 @@ func RunShard(ctx context.Context, p Plan, s Sharding) (*ShardResult, error) {
 			sr := shardRun{sc: sc, target: opened[ti], s: &s, lo: lo, hi: hi, timeout: timeout, trials: trials,
 				first: ti * trials, onTrial: p.OnTrial,
 				key: func(trial int) string { return fmt.Sprintf("%s-%s-%d-%d", sc.KeyPrefix, s.RunID, ti, trial) }}
-			if err := playThenClose(&opened[ti], func() error { return sr.play(ctx, &st) }); err != nil {
+			if err := PlayThenClose(&opened[ti], func() error { return sr.play(ctx, &st) }); err != nil {
 				st.Error = err.Error()
 			}
 		}
@@ -357,7 +263,7 @@ type shardRun struct {
 	onTrial func(target string, done, total int)
 }
 
-func (r shardRun) play(ctx context.Context, st *ShardTarget) error {
+func (r shardRun) play(ctx context.Context, st *results.ShardTarget) error {
 	n := r.hi - r.lo
 	t := r.target
 	if err := t.Prepare(ctx, n); err != nil {
@@ -372,7 +278,7 @@ func (r shardRun) play(ctx context.Context, st *ShardTarget) error {
 		k := r.key(i)
 		at := r.s.slot(r.first + i)
 		if !at.IsZero() {
-			waitUntil(ctx, at.Add(-min(stageLead, cmp.Or(r.s.Period, DefaultPeriod)/2)))
+			WaitUntil(ctx, at.Add(-min(stageLead, cmp.Or(r.s.Period, DefaultPeriod)/2)))
 		}
 		if ctx.Err() != nil {
 			return nil
@@ -381,7 +287,7 @@ func (r shardRun) play(ctx context.Context, st *ShardTarget) error {
 		if retrier != nil {
 			before = retrier.Retries()
 		}
-		do := func(ctx context.Context, j int) Answer { return pl.do(ctx, k, r.lo+j) }
+		do := func(ctx context.Context, j int) Answer { return pl.Do(ctx, k, r.lo+j) }
 		if stager, ok := t.Store.(targets.Stager); ok {
 			staged, err := stager.Stage(ctx, r.sc.Op, k, r.sc.Limit, n)
 			if err != nil {
@@ -392,10 +298,10 @@ func (r shardRun) play(ctx context.Context, st *ShardTarget) error {
 			}
 			do = func(ctx context.Context, j int) Answer {
 				rep, err := staged[j](ctx)
-				return answerOfReply(r.sc.Op, rep, err)
+				return AnswerOfReply(r.sc.Op, rep, err)
 			}
 		}
-		f := firing{n: n, timeout: r.timeout, offset: r.lo, at: at}
+		f := Firing{n: n, timeout: r.timeout, offset: r.lo, at: at}
 		reqs, arrivals, err := f.fire(ctx, do)
 		if ctx.Err() != nil {
 			return nil // cut short: this shard's share proves nothing
@@ -403,7 +309,7 @@ func (r shardRun) play(ctx context.Context, st *ShardTarget) error {
 		if err != nil {
 			return &TargetError{Stage: "fire the burst", Err: err}
 		}
-		trial := ShardTrial{Index: i, Key: k, Requests: reqs}
+		trial := results.ShardTrial{Index: i, Key: k, Requests: reqs}
 		if arrivals != nil {
 			trial.Arrivals = make([]int64, len(arrivals))
 			for j, a := range arrivals {
@@ -425,22 +331,22 @@ func (r shardRun) play(ctx context.Context, st *ShardTarget) error {
 // shard outside its count, requests outside its span or missing from it,
 // outcomes racelab never writes. What a part says about the others (the
 // same run, the same plan) is checked when parts are merged.
-func CheckShard(s *ShardResult) error {
+func CheckShard(s *results.ShardResult) error {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: shard %d: %s", ErrInconsistent, s.Shard, fmt.Sprintf(format, args...))
 	}
 	switch {
-	case s.Kind != ShardRun && s.Kind != ShardLoad:
+	case s.Kind != results.ShardRun && s.Kind != results.ShardLoad:
 		return bad("kind %q; want run or load", s.Kind)
 	case CheckRunID(s.RunID) != nil:
 		return bad("run_id %q is not a run id racelab writes", s.RunID)
 	case s.Shards < 1 || s.Shard < 0 || s.Shard >= s.Shards:
 		return bad("shard %d of %d", s.Shard, s.Shards)
-	case (s.Run == nil) == (s.Load == nil) || s.Kind == ShardRun && s.Run == nil:
+	case (s.Run == nil) == (s.Load == nil) || s.Kind == results.ShardRun && s.Run == nil:
 		return bad("a %s part must hold exactly its %s", s.Kind, s.Kind)
 	}
 	if s.Load != nil {
-		if err := CheckLoad(s.Load); err != nil {
+		if err := results.CheckLoad(s.Load); err != nil {
 			return bad("%v", err)
 		}
 		return checkLoadShard(s)
@@ -476,7 +382,7 @@ func CheckShard(s *ShardResult) error {
 				if q.Index != r.Lo+j {
 					return bad("target %s: trial %d: request %d where %d was due", t.Target, i, q.Index, r.Lo+j)
 				}
-				if q.Outcome != Allowed && q.Outcome != Refused && q.Outcome != Errored {
+				if q.Outcome != results.Allowed && q.Outcome != results.Refused && q.Outcome != results.Errored {
 					return bad("target %s: trial %d: request %d: outcome %q", t.Target, i, q.Index, q.Outcome)
 				}
 			}

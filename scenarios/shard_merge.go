@@ -9,30 +9,22 @@ import (
 	"strings"
 	"time"
 
+	"github.com/racelab/racelab/scenarios/results"
+
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/racelab/racelab/targets"
 )
 
-// ShardOrigin says where a merged result came from: the shards of one run.
-type ShardOrigin struct {
-	RunID  string `json:"run_id"`
-	Shards int    `json:"shards"`
-	// Hosts are the machines the shards ran on, each once, in shard order.
-	Hosts []string `json:"hosts,omitempty"`
-	// StartAt is the agreed first release, nil when there was none.
-	StartAt *time.Time `json:"start_at,omitempty"`
-}
-
 // LoadShard plays shard s of a load: its share of the workers, requests
 // or rate, from the agreed start, with no read-back and no verdict.
-func LoadShard(ctx context.Context, p LoadPlan, s Sharding) (*ShardResult, error) {
+func LoadShard(ctx context.Context, p LoadPlan, s Sharding) (*results.ShardResult, error) {
 	p.Sharding = &s
 	res, err := Load(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	out := &ShardResult{Schema: ShardSchemaVersion, Kind: ShardLoad, RunID: s.RunID, Shard: s.Index, Shards: s.Of, Host: s.Host, Load: res}
+	out := &results.ShardResult{Schema: results.ShardSchemaVersion, Kind: results.ShardLoad, RunID: s.RunID, Shard: s.Index, Shards: s.Of, Host: s.Host, Load: res}
 	if !s.StartAt.IsZero() {
 		at := s.StartAt
 		out.StartAt = &at
@@ -53,27 +45,27 @@ type VerifyPlan struct {
 	Timeout time.Duration
 	// Evidence and Keep are a run's (Plan.Evidence, Plan.Keep).
 	Evidence Evidence
-	Keep     Keep
+	Keep     results.Keep
 }
 
 // gather puts the parts of one sharded run in shard order, refusing parts
 // that do not make one run together: other kinds, other run ids, other
 // shard counts or starts, a shard given twice or missing. Every such
 // refusal is a usage error that names the two parts that differ.
-func gather(parts []*ShardResult, kind ShardKind) ([]*ShardResult, error) {
+func gather(parts []*results.ShardResult, kind results.ShardKind) ([]*results.ShardResult, error) {
 	if len(parts) == 0 {
-		return nil, fmt.Errorf("%w: no shard results to merge", ErrUsage)
+		return nil, fmt.Errorf("%w: no shard results to merge", results.ErrUsage)
 	}
 	first := parts[0]
-	byIndex := make([]*ShardResult, first.Shards)
+	byIndex := make([]*results.ShardResult, first.Shards)
 	for _, s := range parts {
 		differ := func(what, a, b string) error {
 			return fmt.Errorf("%w: cannot merge shard %d of %s with shard %d of %s: %s %s and %s; merge the parts of one run",
-				ErrUsage, first.Shard, first.RunID, s.Shard, s.RunID, what, a, b)
+				results.ErrUsage, first.Shard, first.RunID, s.Shard, s.RunID, what, a, b)
 		}
 		switch {
 		case s.Kind != kind:
-			return nil, fmt.Errorf("%w: shard %d of run %s is a %s part; want the parts of a %s", ErrUsage, s.Shard, s.RunID, s.Kind, kind)
+			return nil, fmt.Errorf("%w: shard %d of run %s is a %s part; want the parts of a %s", results.ErrUsage, s.Shard, s.RunID, s.Kind, kind)
 		case s.RunID != first.RunID:
 			return nil, differ("run ids", first.RunID, s.RunID)
 		case s.Shards != first.Shards:
@@ -81,7 +73,7 @@ func gather(parts []*ShardResult, kind ShardKind) ([]*ShardResult, error) {
 		case !sameInstant(s.StartAt, first.StartAt) || s.Period != first.Period:
 			return nil, differ("starts", startOf(first), startOf(s))
 		case byIndex[s.Shard] != nil:
-			return nil, fmt.Errorf("%w: shard %d of run %s is given twice", ErrUsage, s.Shard, s.RunID)
+			return nil, fmt.Errorf("%w: shard %d of run %s is given twice", results.ErrUsage, s.Shard, s.RunID)
 		}
 		byIndex[s.Shard] = s
 	}
@@ -93,7 +85,7 @@ func gather(parts []*ShardResult, kind ShardKind) ([]*ShardResult, error) {
 	}
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("%w: run %s has %d shards; shard %s missing: a merge needs every part to judge whole bursts",
-			ErrUsage, first.RunID, first.Shards, strings.Join(missing, ", "))
+			results.ErrUsage, first.RunID, first.Shards, strings.Join(missing, ", "))
 	}
 	return byIndex, nil
 }
@@ -102,15 +94,15 @@ func sameInstant(a, b *time.Time) bool {
 	return a == nil && b == nil || a != nil && b != nil && a.Equal(*b)
 }
 
-func startOf(s *ShardResult) string {
+func startOf(s *results.ShardResult) string {
 	if s.StartAt == nil {
 		return "none"
 	}
 	return fmt.Sprintf("%s every %s", s.StartAt.Format(time.RFC3339Nano), s.Period)
 }
 
-func originOf(ps []*ShardResult) *ShardOrigin {
-	o := &ShardOrigin{RunID: ps[0].RunID, Shards: ps[0].Shards, StartAt: ps[0].StartAt}
+func originOf(ps []*results.ShardResult) *results.ShardOrigin {
+	o := &results.ShardOrigin{RunID: ps[0].RunID, Shards: ps[0].Shards, StartAt: ps[0].StartAt}
 	for _, s := range ps {
 		if s.Host != "" && !slices.Contains(o.Hosts, s.Host) {
 			o.Hosts = append(o.Hosts, s.Host)
@@ -121,7 +113,7 @@ func originOf(ps []*ShardResult) *ShardOrigin {
 
 // oneHost reports whether every shard ran on the same named machine, so
 // that their instants were read off one clock.
-func oneHost(ps []*ShardResult) bool {
+func oneHost(ps []*results.ShardResult) bool {
 	for _, s := range ps {
 		if s.Host == "" || s.Host != ps[0].Host {
 			return false
@@ -138,13 +130,13 @@ func verifySpecs(recorded []string, v VerifyPlan) ([]string, error) {
 	}
 	if len(v.Targets) != len(recorded) {
 		return nil, fmt.Errorf("%w: the shards ran %d targets (%s); give -t once for each, in order, or not at all",
-			ErrUsage, len(recorded), strings.Join(recorded, ", "))
+			results.ErrUsage, len(recorded), strings.Join(recorded, ", "))
 	}
 	return v.Targets, nil
 }
 
 // openFor opens the targets the keys are read back from.
-func openFor(ctx context.Context, sc *Scenario, specs []string, v VerifyPlan) ([]resolved, []*targets.Target, []error, error) {
+func openFor(ctx context.Context, sc *Scenario, specs []string, v VerifyPlan) ([]Resolved, []*targets.Target, []error, error) {
 	plan := Plan{Scenario: sc, Catalog: v.Catalog, Targets: specs}
 	rs, err := plan.resolve()
 	if err != nil {
@@ -156,7 +148,7 @@ func openFor(ctx context.Context, sc *Scenario, specs []string, v VerifyPlan) ([
 	for i, r := range rs {
 		opened[i], openErr[i] = targets.OpenEntry(ctx, r.spec, r.entry, opts...)
 		if errors.Is(openErr[i], targets.ErrBadSpec) {
-			closeAll(opened)
+			CloseAll(opened)
 			return nil, nil, nil, openErr[i]
 		}
 	}
@@ -171,8 +163,8 @@ func openFor(ctx context.Context, sc *Scenario, specs []string, v VerifyPlan) ([
 // instants come from different clocks, and a clock error would pass for
 // a break). A part's target error, or a trial some shard did not finish,
 // makes the target an error, as in a run.
-func VerifyRun(ctx context.Context, parts []*ShardResult, v VerifyPlan) (*Result, error) {
-	ps, err := gather(parts, ShardRun)
+func VerifyRun(ctx context.Context, parts []*results.ShardResult, v VerifyPlan) (*results.Result, error) {
+	ps, err := gather(parts, results.ShardRun)
 	if err != nil {
 		return nil, err
 	}
@@ -181,12 +173,12 @@ func VerifyRun(ctx context.Context, parts []*ShardResult, v VerifyPlan) (*Result
 		r := s.Run
 		if r.Scenario != first.Scenario || r.Requests != first.Requests || r.Trials != first.Trials || len(r.Targets) != len(first.Targets) {
 			return nil, fmt.Errorf("%w: cannot merge shard %d (%s, N=%d, %d trials, %d targets) with shard %d (%s, N=%d, %d trials, %d targets) of run %s",
-				ErrUsage, ps[0].Shard, first.Scenario, first.Requests, first.Trials, len(first.Targets),
+				results.ErrUsage, ps[0].Shard, first.Scenario, first.Requests, first.Trials, len(first.Targets),
 				s.Shard, r.Scenario, r.Requests, r.Trials, len(r.Targets), s.RunID)
 		}
 		for i := range r.Targets {
 			if a, b := first.Targets[i], r.Targets[i]; a.Spec != b.Spec || a.Expect != b.Expect {
-				return nil, fmt.Errorf("%w: shard %d ran target %s where shard %d ran %s", ErrUsage, s.Shard, b.Spec, ps[0].Shard, a.Spec)
+				return nil, fmt.Errorf("%w: shard %d ran target %s where shard %d ran %s", results.ErrUsage, s.Shard, b.Spec, ps[0].Shard, a.Spec)
 			}
 		}
 	}
@@ -206,14 +198,14 @@ func VerifyRun(ctx context.Context, parts []*ShardResult, v VerifyPlan) (*Result
 	if err != nil {
 		return nil, err
 	}
-	defer closeAll(opened)
+	defer CloseAll(opened)
 	timeout := cmp.Or(v.Timeout, first.Timeout, DefaultTimeout)
-	res := &Result{Schema: SchemaVersion, Scenario: sc.Name, Rule: sc.Rule, Requests: first.Requests, Trials: first.Trials,
+	res := &results.Result{Schema: results.SchemaVersion, Scenario: sc.Name, Rule: sc.Rule, Requests: first.Requests, Trials: first.Trials,
 		Seed: first.Seed, Confidence: v.Evidence.level(), Sharded: originOf(ps)}
 	history := oneHost(ps)
 	for ti := range first.Targets {
 		t0 := &first.Targets[ti]
-		tr := TargetResult{Target: t0.Target, Spec: t0.Spec, Guarantee: t0.Guarantee, Expect: t0.Expect, Strict: t0.Strict, Clock: ClockReal}
+		tr := results.TargetResult{Target: t0.Target, Spec: t0.Spec, Guarantee: t0.Guarantee, Expect: t0.Expect, Strict: t0.Strict, Clock: results.ClockReal}
 		complete := first.Trials
 		var errs []string
 		for _, s := range ps {
@@ -223,22 +215,22 @@ func VerifyRun(ctx context.Context, parts []*ShardResult, v VerifyPlan) (*Result
 				errs = append(errs, fmt.Sprintf("shard %d: %s", s.Shard, t.Error))
 			}
 		}
-		rec := newRecorder(&tr, v.Keep)
+		rec := results.NewRecorder(&tr, v.Keep)
 		err := openErr[ti]
 		if err == nil {
 			pl, ok := sc.bind(opened[ti].Store)
 			if !ok {
-				return nil, fmt.Errorf("%w: target %s cannot play %s (it has no %s)", ErrUsage, rs[ti].spec.Name(), sc.Name, sc.Needs)
+				return nil, fmt.Errorf("%w: target %s cannot play %s (it has no %s)", results.ErrUsage, rs[ti].spec.Name(), sc.Name, sc.Needs)
 			}
 			err = mergeTrials(ctx, sc, pl, ps, ti, complete, timeout, history, v.Evidence, rec)
 		}
 		if err != nil {
 			errs = append(errs, err.Error())
-		} else if complete < first.Trials && len(errs) == 0 && ctx.Err() == nil && !slices.ContainsFunc(ps, func(s *ShardResult) bool { return s.Run.Interrupted }) {
+		} else if complete < first.Trials && len(errs) == 0 && ctx.Err() == nil && !slices.ContainsFunc(ps, func(s *results.ShardResult) bool { return s.Run.Interrupted }) {
 			errs = append(errs, fmt.Sprintf("only %d of %d trials were fired by every shard", complete, first.Trials))
 		}
 		tr.Error = strings.Join(errs, "; ")
-		rec.finish(v.Evidence.level(), 0)
+		rec.Finish(v.Evidence.level(), 0)
 		res.Targets = append(res.Targets, tr)
 	}
 	for _, s := range ps {
@@ -250,11 +242,11 @@ func VerifyRun(ctx context.Context, parts []*ShardResult, v VerifyPlan) (*Result
 
 // mergeTrials makes the first complete trials of target ti whole, reads
 // each key back and judges it into rec.
-func mergeTrials(ctx context.Context, sc *Scenario, pl player, ps []*ShardResult, ti, complete int, timeout time.Duration, history bool, ev Evidence, rec *recorder) error {
+func mergeTrials(ctx context.Context, sc *Scenario, pl Player, ps []*results.ShardResult, ti, complete int, timeout time.Duration, history bool, ev Evidence, rec *results.Recorder) error {
 	n := ps[0].Run.Requests
 	for i := range complete {
 		k := ps[0].Run.Targets[ti].Trials[i].Key
-		trial := Trial{Index: i, Key: k, Requests: make([]Request, 0, n)}
+		trial := results.Trial{Index: i, Key: k, Requests: make([]results.Request, 0, n)}
 		var arrivals []time.Time
 		withArrivals := true
 		for _, s := range ps {
@@ -272,14 +264,14 @@ func mergeTrials(ctx context.Context, sc *Scenario, pl player, ps []*ShardResult
 		if !withArrivals {
 			arrivals = nil
 		}
-		trial.ReleaseSpread = releaseSpread(trial.Requests)
-		trial.ArrivalSpread = arrivalSpread(arrivals)
-		trial.count()
+		trial.ReleaseSpread = ReleaseSpread(trial.Requests)
+		trial.ArrivalSpread = ArrivalSpread(arrivals)
+		trial.Count()
 		if trial.Errors == n {
 			return &TargetError{Stage: "every request failed; first: " + trial.Requests[0].Error}
 		}
 		rctx, cancel := context.WithTimeout(ctx, timeout)
-		counted, err := pl.read(rctx, k)
+		counted, err := pl.Read(rctx, k)
 		cancel()
 		if err != nil {
 			if ctx.Err() != nil {
@@ -291,9 +283,9 @@ func mergeTrials(ctx context.Context, sc *Scenario, pl player, ps []*ShardResult
 		label := ps[0].Run.Targets[ti].Target
 		sc.Judge(&trial, label)
 		if history {
-			judgeHistory(sc, &trial, label, ev)
+			JudgeHistory(sc, &trial, label, ev)
 		}
-		rec.add(trial)
+		rec.Add(trial)
 	}
 	return nil
 }
@@ -303,8 +295,8 @@ func mergeTrials(ctx context.Context, sc *Scenario, pl player, ps []*ShardResult
 // seconds added up, and every key's counts summed over the shards before
 // it is read back and judged, as one process's load would be. The
 // thresholds the parts carry are judged again on the whole.
-func VerifyLoad(ctx context.Context, parts []*ShardResult, v VerifyPlan) (*LoadResult, error) {
-	ps, err := gather(parts, ShardLoad)
+func VerifyLoad(ctx context.Context, parts []*results.ShardResult, v VerifyPlan) (*results.LoadResult, error) {
+	ps, err := gather(parts, results.ShardLoad)
 	if err != nil {
 		return nil, err
 	}
@@ -315,16 +307,16 @@ func VerifyLoad(ctx context.Context, parts []*ShardResult, v VerifyPlan) (*LoadR
 			l.Duration != first.Duration || l.Requests != first.Requests || l.Concurrency != first.Concurrency ||
 			!slices.Equal(l.Thresholds, first.Thresholds) || len(l.Targets) != 1 || l.Targets[0].Spec != first.Targets[0].Spec {
 			return nil, fmt.Errorf("%w: cannot merge shard %d (%s) with shard %d (%s) of run %s: the parts of one load share its scenario, model, keys, length, target and thresholds",
-				ErrUsage, ps[0].Shard, describeLoad(first), s.Shard, describeLoad(l), s.RunID)
+				results.ErrUsage, ps[0].Shard, describeLoad(first), s.Shard, describeLoad(l), s.RunID)
 		}
 	}
 	sc, err := Lookup(first.Scenario)
 	if err != nil {
 		return nil, err
 	}
-	var ths []Threshold
+	var ths []results.Threshold
 	for _, expr := range first.Thresholds {
-		th, err := ParseThreshold(expr)
+		th, err := results.ParseThreshold(expr)
 		if err != nil {
 			return nil, err
 		}
@@ -338,7 +330,7 @@ func VerifyLoad(ctx context.Context, parts []*ShardResult, v VerifyPlan) (*LoadR
 	if err != nil {
 		return nil, err
 	}
-	defer closeAll(opened)
+	defer CloseAll(opened)
 	res := *first
 	res.Targets, res.Sharded = nil, originOf(ps)
 	for _, s := range ps[1:] {
@@ -354,10 +346,10 @@ func VerifyLoad(ctx context.Context, parts []*ShardResult, v VerifyPlan) (*LoadR
 	if lt.Error == "" && !res.Interrupted {
 		pl, ok := sc.bind(opened[0].Store)
 		if !ok {
-			return nil, fmt.Errorf("%w: target %s cannot play %s (it has no %s)", ErrUsage, rs[0].spec.Name(), sc.Name, sc.Needs)
+			return nil, fmt.Errorf("%w: target %s cannot play %s (it has no %s)", results.ErrUsage, rs[0].spec.Name(), sc.Name, sc.Needs)
 		}
 		runID := ps[0].RunID
-		kj := keyJudge{sc: sc, pl: pl, store: opened[0].Store, label: lt.Target, keys: first.Keys,
+		kj := KeyJudge{sc: sc, pl: pl, store: opened[0].Store, label: lt.Target, keys: first.Keys,
 			timeout: cmp.Or(v.Timeout, first.Timeout, DefaultTimeout),
 			key:     func(k int) string { return fmt.Sprintf("%s-load-%s-%d-%d", sc.KeyPrefix, runID, 0, k) },
 			count:   func(k int) (int64, int64, int64) { c := counts[k]; return c.Allowed, c.Refused, c.Errors }}
@@ -371,11 +363,11 @@ func VerifyLoad(ctx context.Context, parts []*ShardResult, v VerifyPlan) (*LoadR
 			lt.Thresholds = append(lt.Thresholds, th.Judge(&lt, lt.Target))
 		}
 	}
-	res.Targets = []LoadTarget{lt}
+	res.Targets = []results.LoadTarget{lt}
 	return &res, nil
 }
 
-func describeLoad(l *LoadResult) string {
+func describeLoad(l *results.LoadResult) string {
 	spec := ""
 	if len(l.Targets) > 0 {
 		spec = l.Targets[0].Spec
@@ -386,12 +378,12 @@ func describeLoad(l *LoadResult) string {
 
 // sumLoads adds up the shards' figures of their one target, and each
 // key's counts.
-func sumLoads(ps []*ShardResult) (LoadTarget, []KeyCount, error) {
+func sumLoads(ps []*results.ShardResult) (results.LoadTarget, []results.KeyCount, error) {
 	t0 := ps[0].Load.Targets[0]
-	lt := LoadTarget{Target: t0.Target, Spec: t0.Spec, Guarantee: t0.Guarantee, Expect: t0.Expect, Strict: t0.Strict}
-	counts := make([]KeyCount, ps[0].Load.Keys)
+	lt := results.LoadTarget{Target: t0.Target, Spec: t0.Spec, Guarantee: t0.Guarantee, Expect: t0.Expect, Strict: t0.Strict}
+	counts := make([]results.KeyCount, ps[0].Load.Keys)
 	var hist *hdrhistogram.Histogram
-	kinds := map[string]*ErrorCount{}
+	kinds := map[string]*results.ErrorCount{}
 	var kindOrder []string
 	var errs []string
 	for _, s := range ps {
@@ -425,22 +417,22 @@ func sumLoads(ps []*ShardResult) (LoadTarget, []KeyCount, error) {
 		if t.Histogram == "" {
 			continue
 		}
-		h, err := DecodeHistogram(t.Histogram)
+		h, err := results.DecodeHistogram(t.Histogram)
 		if err != nil {
 			return lt, nil, fmt.Errorf("%w: shard %d: histogram: %w", ErrInconsistent, s.Shard, err)
 		}
 		if hist == nil {
-			hist = newHistogram(histSigFigs)
+			hist = results.NewHistogram(results.HistSigFigs)
 		}
 		hist.Merge(h)
 	}
 	if hist != nil {
-		lt.Latency, lt.Histogram, lt.Buckets = latencyOf(hist), encodeHistogram(hist), Buckets(hist)
+		lt.Latency, lt.Histogram, lt.Buckets = results.LatencyOf(hist), results.EncodeHistogram(hist), results.Buckets(hist)
 	}
 	for _, k := range kindOrder {
 		lt.ErrorKinds = append(lt.ErrorKinds, *kinds[k])
 	}
-	slices.SortStableFunc(lt.ErrorKinds, func(a, b ErrorCount) int { return cmp.Compare(b.Count, a.Count) })
+	slices.SortStableFunc(lt.ErrorKinds, func(a, b results.ErrorCount) int { return cmp.Compare(b.Count, a.Count) })
 	lt.Error = strings.Join(errs, "; ")
 	return lt, counts, nil
 }
@@ -450,10 +442,10 @@ func sumLoads(ps []*ShardResult) (LoadTarget, []KeyCount, error) {
 // percentiles, so each is the highest of the shards' (an upper bound, as
 // Max is exact), while the load's own percentiles come from the merged
 // histogram and are exact.
-func addSeconds(sum, part []Second) []Second {
+func addSeconds(sum, part []results.Second) []results.Second {
 	for _, s := range part {
 		for len(sum) <= s.At {
-			sum = append(sum, Second{At: len(sum)})
+			sum = append(sum, results.Second{At: len(sum)})
 		}
 		d := &sum[s.At]
 		d.Answered += s.Answered

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/racelab/racelab/scenarios/results"
+
 	"github.com/racelab/racelab/scenarios/pace"
 )
 
@@ -42,7 +44,7 @@ func TestParseShard(t *testing.T) {
 	for _, tt := range tests {
 		i, n, err := ParseShard(tt.in, env(tt.env))
 		if tt.err != "" {
-			if err == nil || !strings.Contains(err.Error(), tt.err) || !errors.Is(err, ErrUsage) {
+			if err == nil || !strings.Contains(err.Error(), tt.err) || !errors.Is(err, results.ErrUsage) {
 				t.Errorf("ParseShard(%q) = %d, %d, %v; want a usage error containing %q", tt.in, i, n, err, tt.err)
 			}
 			continue
@@ -64,7 +66,7 @@ func TestParseStartAt(t *testing.T) {
 		t.Errorf("RFC 3339 = %v, %v; want %v", got, err, want)
 	}
 	for _, bad := range []string{"", "30s", "+-1s", "+soon", "2026-05-01 12:00:00", "tomorrow"} {
-		if _, err := ParseStartAt(bad, now); !errors.Is(err, ErrUsage) {
+		if _, err := ParseStartAt(bad, now); !errors.Is(err, results.ErrUsage) {
 			t.Errorf("ParseStartAt(%q) = %v; want a usage error", bad, err)
 		}
 	}
@@ -96,10 +98,10 @@ func TestSpanSplitsEveryBurstExactly(t *testing.T) {
 
 // playShards runs of shards of plan concurrently, as separate processes
 // would, with one run id and one start, and returns their parts.
-func playShards(t *testing.T, p Plan, of int, runID string) []*ShardResult {
+func playShards(t *testing.T, p Plan, of int, runID string) []*results.ShardResult {
 	t.Helper()
 	start := time.Now().Add(300 * time.Millisecond)
-	parts := make([]*ShardResult, of)
+	parts := make([]*results.ShardResult, of)
 	errs := make([]error, of)
 	var wg sync.WaitGroup
 	for i := range of {
@@ -188,7 +190,7 @@ func TestShardsShowTheLossOnKV(t *testing.T) {
 	if s.Trials != 1 || s.Allowed.Sum != 40 || s.Lost == 0 || s.Lost != 40-s.CountedSum || s.Broken != 1 {
 		t.Fatalf("kv: %d trials, %d allowed, %d counted, %d lost, %d broken; want one broken trial of 40 with the loss", s.Trials, s.Allowed.Sum, s.CountedSum, s.Lost, s.Broken)
 	}
-	if fs := res.Shortfalls(); len(fs) != 1 || fs[0].Kind != RuleShortfall {
+	if fs := res.Shortfalls(); len(fs) != 1 || fs[0].Kind != results.RuleShortfall {
 		t.Errorf("shortfalls %v; want the rule broken (a service is expected to hold)", fs)
 	}
 }
@@ -204,29 +206,29 @@ func TestMergeRefusesPartsOfDifferentRuns(t *testing.T) {
 	d := playShards(t, p, 2, "run-d")
 	three := playShards(t, Plan{Scenario: tenHitsOneView, Targets: []string{url}, Requests: 9, Trials: 1}, 3, "run-e")
 	// Each posing as part of run-a, so that only what is checked differs.
-	for _, s := range []*ShardResult{c[1], d[1], three[1]} {
+	for _, s := range []*results.ShardResult{c[1], d[1], three[1]} {
 		s.RunID, s.StartAt = a[0].RunID, a[0].StartAt
 	}
 	tests := []struct {
 		name  string
-		parts []*ShardResult
+		parts []*results.ShardResult
 		want  string
 	}{
-		{"other run id", []*ShardResult{a[0], b[1]}, "run ids run-a and run-b"},
-		{"other N", []*ShardResult{a[0], c[1]}, "N=8"},
-		{"other scenario", []*ShardResult{a[0], d[1]}, "five-checkouts"},
-		{"missing shard", []*ShardResult{a[0]}, "shard 1 missing"},
-		{"twice", []*ShardResult{a[0], a[0], a[1]}, "given twice"},
-		{"other shard count", []*ShardResult{a[0], three[1]}, "shard counts"},
+		{"other run id", []*results.ShardResult{a[0], b[1]}, "run ids run-a and run-b"},
+		{"other N", []*results.ShardResult{a[0], c[1]}, "N=8"},
+		{"other scenario", []*results.ShardResult{a[0], d[1]}, "five-checkouts"},
+		{"missing shard", []*results.ShardResult{a[0]}, "shard 1 missing"},
+		{"twice", []*results.ShardResult{a[0], a[0], a[1]}, "given twice"},
+		{"other shard count", []*results.ShardResult{a[0], three[1]}, "shard counts"},
 		{"none", nil, "no shard results"},
 	}
 	for _, tt := range tests {
 		_, err := VerifyRun(context.Background(), tt.parts, VerifyPlan{})
-		if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), tt.want) {
+		if !errors.Is(err, results.ErrUsage) || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: %v; want a usage error containing %q", tt.name, err, tt.want)
 		}
 	}
-	if _, err := VerifyRun(context.Background(), []*ShardResult{a[0], a[1]}, VerifyPlan{}); err != nil {
+	if _, err := VerifyRun(context.Background(), []*results.ShardResult{a[0], a[1]}, VerifyPlan{}); err != nil {
 		t.Errorf("the parts of one run: %v", err)
 	}
 }
@@ -235,13 +237,13 @@ func TestShardRefusesWhatCannotBeShared(t *testing.T) {
 	s := Sharding{Index: 0, Of: 2, RunID: "x"}
 	for _, spec := range []string{"kv", "actor", "sqlite"} {
 		_, err := RunShard(context.Background(), Plan{Scenario: tenHitsOneView, Targets: []string{spec}, Requests: 4}, s)
-		if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "lives inside each racelab process") {
+		if !errors.Is(err, results.ErrUsage) || !strings.Contains(err.Error(), "lives inside each racelab process") {
 			t.Errorf("%s: %v; want a usage error", spec, err)
 		}
 	}
 	path := filepath.Join(t.TempDir(), "db.sqlite")
 	streamed := new(*tenHitsOneView)
-	streamed.stream = stalePlan.stream // a story fired as arrivals over time
+	streamed.Stream = stalePlan.Stream // a story fired as arrivals over time
 	for _, tt := range []struct {
 		p    Plan
 		s    Sharding
@@ -252,7 +254,7 @@ func TestShardRefusesWhatCannotBeShared(t *testing.T) {
 		{Plan{Scenario: tenHitsOneView, Targets: []string{"sqlite?path=" + path}}, Sharding{Of: 2, RunID: "a b"}, "--run-id"},
 		{Plan{Scenario: streamed, Targets: []string{"sqlite?path=" + path}}, s, "stream of arrivals"},
 	} {
-		if _, err := RunShard(context.Background(), tt.p, tt.s); !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), tt.want) {
+		if _, err := RunShard(context.Background(), tt.p, tt.s); !errors.Is(err, results.ErrUsage) || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%v; want a usage error containing %q", err, tt.want)
 		}
 	}
@@ -264,19 +266,19 @@ func TestCheckShardRefusesDamagedParts(t *testing.T) {
 	url := serveContract(t, "sqlite")
 	p := Plan{Scenario: tenHitsOneView, Targets: []string{url}, Requests: 6, Trials: 1}
 	parts := playShards(t, p, 2, "damaged")
-	for name, damage := range map[string]func(s *ShardResult){
-		"span":    func(s *ShardResult) { s.Run.Lo++ },
-		"index":   func(s *ShardResult) { s.Run.Targets[0].Trials[0].Requests[0].Index = 0 },
-		"outcome": func(s *ShardResult) { s.Run.Targets[0].Trials[0].Requests[1].Outcome = "maybe" },
-		"shard":   func(s *ShardResult) { s.Shard = 2 },
-		"run id":  func(s *ShardResult) { s.RunID = "../x" },
+	for name, damage := range map[string]func(s *results.ShardResult){
+		"span":    func(s *results.ShardResult) { s.Run.Lo++ },
+		"index":   func(s *results.ShardResult) { s.Run.Targets[0].Trials[0].Requests[0].Index = 0 },
+		"outcome": func(s *results.ShardResult) { s.Run.Targets[0].Trials[0].Requests[1].Outcome = "maybe" },
+		"shard":   func(s *results.ShardResult) { s.Shard = 2 },
+		"run id":  func(s *results.ShardResult) { s.RunID = "../x" },
 	} {
 		c := *parts[1]
 		run := *c.Run
-		run.Targets = []ShardTarget{run.Targets[0]}
+		run.Targets = []results.ShardTarget{run.Targets[0]}
 		trial := run.Targets[0].Trials[0]
-		trial.Requests = append([]Request(nil), trial.Requests...)
-		run.Targets[0].Trials = []ShardTrial{trial}
+		trial.Requests = append([]results.Request(nil), trial.Requests...)
+		run.Targets[0].Trials = []results.ShardTrial{trial}
 		c.Run = &run
 		damage(&c)
 		if err := CheckShard(&c); !errors.Is(err, ErrInconsistent) {
@@ -292,7 +294,7 @@ func TestLoadShardsMergeIntoOneLoad(t *testing.T) {
 	url := serveContract(t, "actor")
 	start := time.Now().Add(200 * time.Millisecond)
 	sched := pace.Constant(200, time.Second)
-	parts := make([]*ShardResult, 4)
+	parts := make([]*results.ShardResult, 4)
 	errs := make([]error, 4)
 	var wg sync.WaitGroup
 	for i := range 4 {
@@ -332,7 +334,7 @@ func TestLoadShardsMergeIntoOneLoad(t *testing.T) {
 	if lt.Latency.Count != latencies || lt.Latency.Count != lt.Answered {
 		t.Errorf("merged histogram holds %d latencies; the shards %d, answers %d", lt.Latency.Count, latencies, lt.Answered)
 	}
-	if err := CheckLoad(res); err != nil {
+	if err := results.CheckLoad(res); err != nil {
 		t.Errorf("merged load fails its own check: %v", err)
 	}
 	if res.Sharded == nil || res.Sharded.Shards != 4 || res.Sharded.RunID != "load-merge" {
@@ -343,24 +345,24 @@ func TestLoadShardsMergeIntoOneLoad(t *testing.T) {
 // HDR histograms merge exactly: the merge of four shards' histograms
 // reads the same percentiles as one histogram of every value.
 func TestLoadMergeHistogramsExactly(t *testing.T) {
-	whole := newHistogram(histSigFigs)
-	parts := make([]*ShardResult, 4)
+	whole := results.NewHistogram(results.HistSigFigs)
+	parts := make([]*results.ShardResult, 4)
 	for i := range parts {
-		h := newHistogram(histSigFigs)
+		h := results.NewHistogram(results.HistSigFigs)
 		for v := range int64(1000) {
 			us := 100 + (v*7919+int64(i)*104729)%50000 // spread, different per shard
 			_ = h.RecordValue(us)
 			_ = whole.RecordValue(us)
 		}
-		lt := LoadTarget{Target: "t", Spec: "t", Expect: ExpectHold, Strict: true, Sent: 1000, Answered: 1000, Allowed: 1000,
-			Latency: latencyOf(h), Histogram: encodeHistogram(h), KeyCounts: []KeyCount{{Key: 0, Allowed: 1000}}}
-		parts[i] = &ShardResult{Shard: i, Shards: 4, Load: &LoadResult{Keys: 1, Targets: []LoadTarget{lt}}}
+		lt := results.LoadTarget{Target: "t", Spec: "t", Expect: results.ExpectHold, Strict: true, Sent: 1000, Answered: 1000, Allowed: 1000,
+			Latency: results.LatencyOf(h), Histogram: results.EncodeHistogram(h), KeyCounts: []results.KeyCount{{Key: 0, Allowed: 1000}}}
+		parts[i] = &results.ShardResult{Shard: i, Shards: 4, Load: &results.LoadResult{Keys: 1, Targets: []results.LoadTarget{lt}}}
 	}
 	lt, counts, err := sumLoads(parts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := latencyOf(whole); lt.Latency != want {
+	if want := results.LatencyOf(whole); lt.Latency != want {
 		t.Errorf("merged latency %+v; one histogram of every value says %+v", lt.Latency, want)
 	}
 	if counts[0].Allowed != 4000 || lt.Allowed != 4000 {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/racelab/racelab/scenarios/results"
+
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/story"
 )
@@ -14,7 +16,7 @@ import (
 // DailyLimit is the free tier of six-become-four: downloads a visitor a UTC day.
 const DailyLimit = story.DailyLimit
 
-var sixBecomeFour = define(Scenario{
+var sixBecomeFour = Define(Scenario{
 	Name:  "six-become-four",
 	Title: "a free tier of five downloads a day; the counter lets more through and counts fewer",
 	Story: "A tool grants five original-quality downloads a visitor a day, then " +
@@ -45,7 +47,7 @@ var sixBecomeFour = define(Scenario{
 	Limit:     DailyLimit,
 	KeyPrefix: "visitor",
 
-	model:  quotaModel(DailyLimit),
+	Model:  QuotaModel(DailyLimit),
 	Extras: []Extra{{After: "race", Replay: sixInARow}, {After: "fix", Replay: pastMidnight}},
 	Damage: func(over, lost int64) string {
 		var parts []string
@@ -57,11 +59,11 @@ var sixBecomeFour = define(Scenario{
 		}
 		return strings.Join(parts, ", ")
 	},
-	Tell: func(t *Trial, target string) string {
+	Tell: func(t *results.Trial, target string) string {
 		return fmt.Sprintf("%s: %s granted, %d refused, counter at %d", target,
-			plural(int64(t.Allowed), "download"), t.Refused, t.Counted)
+			results.Plural(int64(t.Allowed), "download"), t.Refused, t.Counted)
 	},
-	Judge: func(t *Trial, target string) {
+	Judge: func(t *results.Trial, target string) {
 		allowed := int64(t.Allowed)
 		t.Over = max(0, allowed-DailyLimit)
 		t.Lost = max(0, allowed-t.Counted)
@@ -69,7 +71,7 @@ var sixBecomeFour = define(Scenario{
 		case t.Over > 0 || t.Lost > 0:
 			t.Broken = true
 			t.Why = fmt.Sprintf("%s: %s granted against a limit of %d, counter at %d", target,
-				plural(allowed, "download"), DailyLimit, t.Counted)
+				results.Plural(allowed, "download"), DailyLimit, t.Counted)
 			if t.Over > 0 {
 				t.Why += fmt.Sprintf(": %d over the limit", t.Over)
 			}
@@ -79,11 +81,11 @@ var sixBecomeFour = define(Scenario{
 		case t.Counted > allowed+int64(t.Errors):
 			t.Broken = true
 			t.Why = fmt.Sprintf("%s: %s granted, yet the counter is at %d: refused downloads were counted",
-				target, plural(allowed, "download"), t.Counted)
+				target, results.Plural(allowed, "download"), t.Counted)
 		}
 	},
 }, func(s story.Quota, ctx context.Context, key string, _ int) Answer {
-	return answerOf(s.Consume(ctx, key, DailyLimit))
+	return AnswerOf(s.Consume(ctx, key, DailyLimit))
 }, story.Quota.Count)
 
 // SequentialTrials is how many times explain plays six downloads in a
@@ -98,8 +100,8 @@ const SequentialTrials = 1000
 // simulated KV target left on its default route it also measures the same
 // downloads spread over locations, visitors behind different points of
 // presence, which is worse.
-func sixInARow(ctx context.Context, x *Explainer) ([]Replay, error) {
-	rate := func(target string) (*TargetResult, error) {
+func sixInARow(ctx context.Context, x *Explainer) ([]results.Replay, error) {
+	rate := func(target string) (*results.TargetResult, error) {
 		plan := x.Plan(target)
 		plan.Sequential, plan.Trials = true, SequentialTrials
 		return x.Replay(ctx, plan)
@@ -124,19 +126,19 @@ func sixInARow(ctx context.Context, x *Explainer) ([]Replay, error) {
 		outcome += fmt.Sprintf("; spread over locations (%s), as for visitors behind different points of presence, in %s", spread, brokeIn(sr))
 	}
 	outcome += "."
-	return []Replay{{
+	return []results.Replay{{
 		Heading: fmt.Sprintf("No overlap needed: %s one after another on %s, %s apart (trial %d of %d)",
-			plural(int64(len(t.Requests)), "request"), tr.Target, DefaultGap, t.Index+1, SequentialTrials),
+			results.Plural(int64(len(t.Requests)), "request"), tr.Target, DefaultGap, t.Index+1, SequentialTrials),
 		Target: tr.Target, Clock: tr.Clock, Trial: t, Outcome: outcome,
 	}}, nil
 }
 
 // brokeIn says how many of a target's trials broke, with the bound on the
 // rate.
-func brokeIn(tr *TargetResult) string {
+func brokeIn(tr *results.TargetResult) string {
 	b := tr.Evidence()
 	return fmt.Sprintf("%d of %d trials (%s; at most %s at %s confidence)",
-		b.Broken, b.Trials, percent(float64(b.Broken)/float64(max(b.Trials, 1))), percent(math.Round(b.Upper*1000)/1000), percent(b.Level))
+		b.Broken, b.Trials, results.Percent(float64(b.Broken)/float64(max(b.Trials, 1))), results.Percent(math.Round(b.Upper*1000)/1000), results.Percent(b.Level))
 }
 
 // spreadOf is target with its requests spread over locations, when target
@@ -152,25 +154,21 @@ func spreadOf(target string) (string, bool) {
 	return spec.Raw + "&route=spread", true
 }
 
-// midnight is the day boundary the explanation crosses: the first one
-// after virtual time starts.
-var midnight = targets.DefaultStart.Truncate(24 * time.Hour).Add(24 * time.Hour)
-
 // pastMidnight shows the day rolling over by itself on the fixed target,
 // when it runs in virtual time: the clock starts just before midnight UTC
 // and the downloads go on.
-func pastMidnight(ctx context.Context, x *Explainer) ([]Replay, error) {
-	if x.Fix.Clock != ClockVirtual {
+func pastMidnight(ctx context.Context, x *Explainer) ([]results.Replay, error) {
+	if x.Fix.Clock != results.ClockVirtual {
 		return nil, nil
 	}
 	plan := x.Plan(x.Fixed)
 	plan.Sequential, plan.Requests, plan.AcrossMidnight = true, 8, true
-	plan.Options = []targets.Option{targets.WithStart(midnight.Add(-15 * time.Second))}
+	plan.Options = []targets.Option{targets.WithStart(Midnight.Add(-15 * time.Second))}
 	tr, err := x.Replay(ctx, plan)
 	if err != nil {
 		return nil, err
 	}
-	return []Replay{{
+	return []results.Replay{{
 		Heading: fmt.Sprintf("Midnight on %s: eight downloads from 23:59:45 UTC, %s apart", tr.Target, DefaultGap),
 		Target:  tr.Target, Clock: tr.Clock, Trial: &tr.Trials[0],
 		Outcome: fmt.Sprintf("%s: the day in its one key changed at midnight and the count started again at 1, with nothing to clean up and no expiry to schedule", tr.Target),

@@ -5,10 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/racelab/racelab/scenarios/results"
 
 	"github.com/racelab/racelab/scenarios/pace"
 	"github.com/racelab/racelab/targets/story"
@@ -22,7 +23,7 @@ const (
 	DefaultTolerance = 1
 )
 
-var sixOfFive = mustVary(sixOfFiveWith(Settings{}))
+var sixOfFive = mustVary(sixOfFiveWith(results.Settings{}))
 
 // mustVary is for the registry's own variants, made from settings that
 // are known to be good.
@@ -36,7 +37,7 @@ func mustVary(sc *Scenario, err error) *Scenario {
 // sixOfFiveWith makes the rate limiter's story with settings set: the
 // limit and window, the soft rule's tolerance, and a stream of arrivals
 // instead of a burst.
-func sixOfFiveWith(set Settings) (*Scenario, error) {
+func sixOfFiveWith(set results.Settings) (*Scenario, error) {
 	limit := cmp.Or(set.Limit, WindowLimit)
 	length := cmp.Or(set.Window, WindowLength)
 	tolerance := int64(DefaultTolerance)
@@ -57,7 +58,7 @@ func sixOfFiveWith(set Settings) (*Scenario, error) {
 	}
 	w := story.Window{Limit: limit, Length: length}
 	soft := limit + tolerance
-	resolved := Settings{Limit: limit, Window: length, Tolerance: &tolerance, Rate: set.Rate, Rollover: set.Rollover}
+	resolved := results.Settings{Limit: limit, Window: length, Tolerance: &tolerance, Rate: set.Rate, Rollover: set.Rollover}
 	sc := Scenario{
 		Name:  "six-of-five",
 		Title: "a rate limit of five a minute that sometimes admits six",
@@ -71,7 +72,7 @@ func sixOfFiveWith(set Settings) (*Scenario, error) {
 			"protection that is a soft rule, and it holds; as a paid quota it would " +
 			"be a bug. One object per caller, or one conditional upsert, makes the " +
 			"check and the increment one step.",
-		Rule: fmt.Sprintf("at most %d requests admitted a caller per %s window, and every admitted request counted", limit, durationWords(length)),
+		Rule: fmt.Sprintf("at most %d requests admitted a caller per %s window, and every admitted request counted", limit, results.DurationWords(length)),
 		SoftRule: fmt.Sprintf("at most %d admitted a window: the limit of %d with a tolerance of %d, enough for abuse protection",
 			soft, limit, tolerance),
 		Fix: "One object per caller receives every request of that caller and " +
@@ -88,14 +89,14 @@ func sixOfFiveWith(set Settings) (*Scenario, error) {
 		Op:              story.OpLimit,
 		Limit:           limit,
 		KeyPrefix:       "caller",
-		Knobs:           []string{KnobLimit, KnobWindow, KnobTolerance, KnobRate, KnobArrivals, KnobRollover},
+		Knobs:           []string{results.KnobLimit, results.KnobWindow, results.KnobTolerance, results.KnobRate, results.KnobArrivals, results.KnobRollover},
 		Extras:          []Extra{{After: "race", Replay: streamReplay}, {After: "fix", Replay: rolloverReplays}},
 		Ending:          limiterExercise,
-		Tell: func(t *Trial, target string) string {
+		Tell: func(t *results.Trial, target string) string {
 			return fmt.Sprintf("%s: %s admitted (%s), %d refused, %d counted", target,
-				plural(int64(t.Allowed), "request"), perWindow(t.Windows), t.Refused, t.Counted)
+				results.Plural(int64(t.Allowed), "request"), perWindow(t.Windows), t.Refused, t.Counted)
 		},
-		Judge: func(t *Trial, target string) {
+		Judge: func(t *results.Trial, target string) {
 			t.Windows = admittedPerWindow(t.Requests)
 			allowed := int64(t.Allowed)
 			t.Over = 0
@@ -107,7 +108,7 @@ func sixOfFiveWith(set Settings) (*Scenario, error) {
 			case t.Over > 0 || t.Lost > 0:
 				t.Broken = true
 				t.Why = fmt.Sprintf("%s: %s admitted (%s) against a limit of %d a window, %d counted", target,
-					plural(allowed, "request"), perWindow(t.Windows), limit, t.Counted)
+					results.Plural(allowed, "request"), perWindow(t.Windows), limit, t.Counted)
 				if t.Over > 0 {
 					t.Why += fmt.Sprintf(": %d over the limit", t.Over)
 				}
@@ -117,7 +118,7 @@ func sixOfFiveWith(set Settings) (*Scenario, error) {
 			case t.Counted > allowed+int64(t.Errors):
 				t.Broken = true
 				t.Why = fmt.Sprintf("%s: %s admitted, yet %d counted: refused requests were counted",
-					target, plural(allowed, "request"), t.Counted)
+					target, results.Plural(allowed, "request"), t.Counted)
 			}
 		},
 	}
@@ -125,9 +126,9 @@ func sixOfFiveWith(set Settings) (*Scenario, error) {
 	// mostly one, two when the real clock crosses a boundary mid-burst.
 	// A stream's many windows each start again, and its histories go
 	// unchecked.
-	sc.model = limiterModel(limit)
+	sc.Model = LimiterModel(limit)
 	if set.Rate > 0 || set.Arrivals != "" {
-		sc.model = model{}
+		sc.Model = Model{}
 		// One bot keeps time: evenly spaced unless asked for Poisson.
 		spacing := cmp.Or(set.Arrivals, pace.Even)
 		resolved.Arrivals = spacing
@@ -137,31 +138,31 @@ func sixOfFiveWith(set Settings) (*Scenario, error) {
 		sch.Spacing = spacing
 		if n := sch.Expected(); n > MaxRequests || n < 1 {
 			return nil, fmt.Errorf("--rate %s over a %s window is %d arrivals; want 1 to %d (lower --rate or --window)",
-				rateWords(set.Rate), durationWords(length), n, MaxRequests)
+				RateWords(set.Rate), results.DurationWords(length), n, MaxRequests)
 		}
-		st := &stream{schedule: sch, align: length, words: streamWords(sch)}
+		st := &Stream{Schedule: sch, Align: length, Words: StreamWords(sch)}
 		if set.Rollover {
 			// Half a window before a boundary to half after it: the
 			// requests just before and just after the rollover.
-			st.lead = length / 2
-			st.words += ", across a window boundary"
+			st.Lead = length / 2
+			st.Words += ", across a window boundary"
 		}
-		sc.stream = st
+		sc.Stream = st
 		// Minutes of stream take microseconds on the simulated stores;
 		// on a real clock a window takes a window.
 		sc.Lineup = []string{"kv", "actor"}
 	}
-	out := defineTrial(sc, func(s story.Limiter, ctx context.Context, key string, _ int) Answer {
+	out := DefineTrial(sc, func(s story.Limiter, ctx context.Context, key string, _ int) Answer {
 		a, err := s.Admit(ctx, key, w)
-		ans := answerOf(a.Allowed, a.Count, err)
+		ans := AnswerOf(a.Allowed, a.Count, err)
 		ans.Window = a.Window
 		return ans
-	}, func(s story.Limiter, ctx context.Context, key string, reqs []Request) (int64, error) {
+	}, func(s story.Limiter, ctx context.Context, key string, reqs []results.Request) (int64, error) {
 		if reqs == nil {
 			return 0, errNoWindows
 		}
 		var sum int64
-		for _, n := range windowsOf(reqs) {
+		for _, n := range WindowsOf(reqs) {
 			c, err := s.Admitted(ctx, key, w, n)
 			if err != nil {
 				return 0, err
@@ -170,12 +171,12 @@ func sixOfFiveWith(set Settings) (*Scenario, error) {
 		}
 		return sum, nil
 	}, nil)
-	out.soft = func(t *Trial) bool {
+	out.Soft = func(t *results.Trial) bool {
 		return slices.ContainsFunc(t.Windows, func(a int) bool { return int64(a) > soft })
 	}
 	out.settings = &resolved
-	out.vary = sixOfFiveWith
-	out.window = &w
+	out.Vary = sixOfFiveWith
+	out.Window = &w
 	return out, nil
 }
 
@@ -183,25 +184,13 @@ func sixOfFiveWith(set Settings) (*Scenario, error) {
 // the windows the requests were counted in.
 var errNoWindows = errors.New("six-of-five reads back per window, and needs the windows its requests were counted in")
 
-// windowsOf lists the windows the answered requests were counted in, in
-// order.
-func windowsOf(reqs []Request) []int64 {
-	seen := map[int64]bool{}
-	for _, r := range reqs {
-		if r.Outcome != Errored {
-			seen[r.Window] = true
-		}
-	}
-	return slices.Sorted(maps.Keys(seen))
-}
-
 // admittedPerWindow counts the admitted requests of each window the trial
 // touched, in window order.
-func admittedPerWindow(reqs []Request) []int {
-	ws := windowsOf(reqs)
+func admittedPerWindow(reqs []results.Request) []int {
+	ws := WindowsOf(reqs)
 	out := make([]int, len(ws))
 	for _, r := range reqs {
-		if r.Outcome == Allowed {
+		if r.Outcome == results.Allowed {
 			out[slices.Index(ws, r.Window)]++
 		}
 	}
@@ -222,20 +211,4 @@ func perWindow(ws []int) string {
 		return parts[0] + " in one window"
 	}
 	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1] + fmt.Sprintf(" in %d windows", len(ws))
-}
-
-// durationWords writes a duration the way people say it: "60s", "2m",
-// "1h30m".
-func durationWords(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	if d == time.Minute {
-		return "60s"
-	}
-	return s
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/racelab/racelab/scenarios/results"
+
 	"github.com/racelab/racelab/scenarios/pace"
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/story"
@@ -19,10 +21,10 @@ const maxLanes = 16
 
 // streamPlan is the explanation's plan of trials on target, the story
 // with its settings changed by change.
-func (x *Explainer) streamPlan(target string, trials int, change func(*Settings)) (Plan, error) {
+func (x *Explainer) streamPlan(target string, trials int, change func(*results.Settings)) (Plan, error) {
 	set := *x.Scenario.settings
 	change(&set)
-	sc, err := x.Scenario.vary(set)
+	sc, err := x.Scenario.Vary(set)
 	if err != nil {
 		return Plan{}, err
 	}
@@ -34,9 +36,9 @@ func (x *Explainer) streamPlan(target string, trials int, change func(*Settings)
 // streamReplay plays a bot streaming at 20/s on the naive target until a
 // window admits more than the limit, and shows that window's first lanes:
 // the race without a burst.
-func streamReplay(ctx context.Context, x *Explainer) ([]Replay, error) {
+func streamReplay(ctx context.Context, x *Explainer) ([]results.Replay, error) {
 	const rate = 20
-	p, err := x.streamPlan(x.Target, explainTrials, func(s *Settings) { s.Rate = rate })
+	p, err := x.streamPlan(x.Target, explainTrials, func(s *results.Settings) { s.Rate = rate })
 	if err != nil {
 		return nil, err
 	}
@@ -67,17 +69,17 @@ func streamReplay(ctx context.Context, x *Explainer) ([]Replay, error) {
 	} else {
 		outcome += fmt.Sprintf(" (window %d of the %d played)", pick.Index+1, len(tr.Trials))
 	}
-	return []Replay{{Heading: heading, Target: tr.Target, Clock: tr.Clock, Trial: &shown, Outcome: outcome}}, nil
+	return []results.Replay{{Heading: heading, Target: tr.Target, Clock: tr.Clock, Trial: &shown, Outcome: outcome}}, nil
 }
 
 // rolloverReplays streams one request a second from half a window before
 // a boundary to half a window after it on the fixed target: each window
 // keeps its limit, and the span across the boundary gets twice it.
-func rolloverReplays(ctx context.Context, x *Explainer) ([]Replay, error) {
-	if x.Fix.Clock != ClockVirtual {
+func rolloverReplays(ctx context.Context, x *Explainer) ([]results.Replay, error) {
+	if x.Fix.Clock != results.ClockVirtual {
 		return nil, nil // a window of real time is too long to wait for
 	}
-	p, err := x.streamPlan(x.Fixed, 1, func(s *Settings) { s.Rate, s.Arrivals, s.Rollover = 1, pace.Even, true })
+	p, err := x.streamPlan(x.Fixed, 1, func(s *results.Settings) { s.Rate, s.Arrivals, s.Rollover = 1, pace.Even, true })
 	if err != nil {
 		return nil, err
 	}
@@ -87,23 +89,23 @@ func rolloverReplays(ctx context.Context, x *Explainer) ([]Replay, error) {
 	}
 	t := &tr.Trials[0]
 	shown := trimmed(t)
-	w := x.Scenario.window
-	return []Replay{{
+	w := x.Scenario.Window
+	return []results.Replay{{
 		Heading: fmt.Sprintf("The rollover on %s: one request a second from %s before a window boundary to %s after it (admitted ones, and the refusal after each run)",
-			tr.Target, durationWords(w.Length/2), durationWords(w.Length/2)),
+			tr.Target, results.DurationWords(w.Length/2), results.DurationWords(w.Length/2)),
 		Target: tr.Target, Clock: tr.Clock, Trial: &shown,
 		Outcome: fmt.Sprintf("%s: %s admitted within one window's length (%s): every window kept its limit of %d, and the span across the boundary got %d, on any store",
-			tr.Target, plural(int64(t.Allowed), "request"), perWindow(t.Windows), w.Limit, t.Allowed),
+			tr.Target, results.Plural(int64(t.Allowed), "request"), perWindow(t.Windows), w.Limit, t.Allowed),
 	}}, nil
 }
 
 // trimmed is t with only the lanes worth reading: every admitted request
 // and the first refusal after each run of them, at most maxLanes.
-func trimmed(t *Trial) Trial {
+func trimmed(t *results.Trial) results.Trial {
 	c := *t
 	c.Requests = nil
 	for i, r := range t.Requests {
-		keep := r.Outcome != Refused || i > 0 && t.Requests[i-1].Outcome == Allowed
+		keep := r.Outcome != results.Refused || i > 0 && t.Requests[i-1].Outcome == results.Allowed
 		if keep && len(c.Requests) < maxLanes {
 			c.Requests = append(c.Requests, r)
 		}
@@ -115,7 +117,7 @@ func trimmed(t *Trial) Trial {
 // requests a second apart, then the window and its expiry past, then a
 // count of the records still held.
 func records(ctx context.Context, x *Explainer, target string) (int64, time.Duration, error) {
-	w := *x.Scenario.window
+	w := *x.Scenario.Window
 	cat := x.Catalog
 	if cat == nil {
 		cat = targets.Builtin()
@@ -126,7 +128,7 @@ func records(ctx context.Context, x *Explainer, target string) (int64, time.Dura
 	}
 	defer t.Close()
 	lim, ok := t.Store.(story.Limiter)
-	v := virtualClock(t.Store)
+	v := VirtualClock(t.Store)
 	if !ok || v == nil {
 		return 0, 0, fmt.Errorf("%s: no rate limiter in virtual time", target)
 	}
@@ -156,31 +158,27 @@ func records(ctx context.Context, x *Explainer, target string) (int64, time.Dura
 // limiterExercise is the seed's exercise worked through: each part of the
 // KV rate limiter marked approximate or strict, with what the replays and
 // a look after the expiry showed.
-func limiterExercise(ctx context.Context, x *Explainer) (Ending, error) {
-	w := *x.Scenario.window
+func limiterExercise(ctx context.Context, x *Explainer) (results.Ending, error) {
+	w := *x.Scenario.Window
 	naive, wait, err := records(ctx, x, x.Target)
 	if err != nil {
-		return Ending{}, err
+		return results.Ending{}, err
 	}
 	fixed, _, err := records(ctx, x, x.Fixed)
 	if err != nil {
-		return Ending{}, err
+		return results.Ending{}, err
 	}
 	most := x.Race.Summary().Allowed.Max
-	return Ending{
+	return results.Ending{
 		Heading: "The exercise: which parts are approximate, which strict",
-		Items: []EndingItem{
-			{"The counter", "approximate on KV, strict in one object or one statement",
-				fmt.Sprintf("Read, compare, write is three steps with no lock: the burst above got %d through a limit of %d, and a steady stream gets one or two more through in some windows. %s admits exactly %d.",
-					most, w.Limit, x.Fixed, w.Limit)},
-			{"The window rollover", "approximate on every store",
-				fmt.Sprintf("The count starts over at each boundary of floor(now / %s), so a caller can spend one window's allowance at its end and the next one's at its start: twice the limit within one window's length, as the rollover replay shows on %s. Each window is exact; a span across two is not.",
-					durationWords(w.Length), x.Fixed)},
-			{"The TTL cleanup", "approximate, and harmless",
-				fmt.Sprintf("Each window's key expires max(60 s, window) after its last write, on the platform's own schedule; the window number in the key already retires it, so no rule depends on when it goes. %s after a caller's last request, %s held %s; %s held %s until the caller's next request sweeps them.",
-					durationWords(wait), x.Target, plural(naive, "window record"), x.Fixed, plural(fixed, "window record"))},
-			{"The block decision", "approximate on KV",
-				"It compares a count that may be stale (a cached read) or about to be overwritten (a racing write), so it can admit over the limit, never under it: fine for keeping a bot off a free endpoint."},
+		Items: []results.EndingItem{
+			{Part: "The counter", Mark: "approximate on KV, strict in one object or one statement", Why: fmt.Sprintf("Read, compare, write is three steps with no lock: the burst above got %d through a limit of %d, and a steady stream gets one or two more through in some windows. %s admits exactly %d.",
+				most, w.Limit, x.Fixed, w.Limit)},
+			{Part: "The window rollover", Mark: "approximate on every store", Why: fmt.Sprintf("The count starts over at each boundary of floor(now / %s), so a caller can spend one window's allowance at its end and the next one's at its start: twice the limit within one window's length, as the rollover replay shows on %s. Each window is exact; a span across two is not.",
+				results.DurationWords(w.Length), x.Fixed)},
+			{Part: "The TTL cleanup", Mark: "approximate, and harmless", Why: fmt.Sprintf("Each window's key expires max(60 s, window) after its last write, on the platform's own schedule; the window number in the key already retires it, so no rule depends on when it goes. %s after a caller's last request, %s held %s; %s held %s until the caller's next request sweeps them.",
+				results.DurationWords(wait), x.Target, results.Plural(naive, "window record"), x.Fixed, results.Plural(fixed, "window record"))},
+			{Part: "The block decision", Mark: "approximate on KV", Why: "It compares a count that may be stale (a cached read) or about to be overwritten (a racing write), so it can admit over the limit, never under it: fine for keeping a bot off a free endpoint."},
 		},
 		Closing: "If the limit became part of a paid contract, the counter and the block decision " +
 			"would need strong coordination: one object per caller, or one conditional upsert, " +

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/racelab/racelab/scenarios/results"
+
 	"github.com/anishathalye/porcupine"
 
 	"github.com/racelab/racelab/targets"
@@ -49,7 +51,7 @@ func TestSixOfFiveAcrossABoundary(t *testing.T) {
 		if len(got.Windows) != 2 {
 			t.Fatalf("admitted per window %v, want two windows: the clock did not cross the boundary", got.Windows)
 		}
-		if got.Broken || got.History != Linearizable {
+		if got.Broken || got.History != results.Linearizable {
 			t.Fatalf("broken %v, history %s: %s %s", got.Broken, got.History, got.Why, got.HistoryWhy)
 		}
 		if got.Windows[0] != int(WindowLimit) || got.Windows[1] != int(WindowLimit) || got.Counted != 2*WindowLimit {
@@ -70,14 +72,14 @@ func TestSixOfFiveAcrossABoundary(t *testing.T) {
 func TestRefuteWindowsIsSound(t *testing.T) {
 	const limit = 3
 	sc := mustLookup(t, "six-of-five")
-	quota := quotaModel(limit).porcupine()
+	quota := QuotaModel(limit).porcupine()
 	rng := rand.New(rand.NewPCG(7, 7))
-	outcomes := []Outcome{Allowed, Allowed, Allowed, Refused, Errored}
-	exact := func(trial *Trial) bool {
-		var failed []Request
-		parts := [2][]Request{}
+	outcomes := []results.Outcome{results.Allowed, results.Allowed, results.Allowed, results.Refused, results.Errored}
+	exact := func(trial *results.Trial) bool {
+		var failed []results.Request
+		parts := [2][]results.Request{}
 		for _, r := range trial.Requests {
-			if r.Outcome == Errored {
+			if r.Outcome == results.Errored {
 				failed = append(failed, r)
 			} else {
 				parts[r.Window] = append(parts[r.Window], r)
@@ -87,7 +89,7 @@ func TestRefuteWindowsIsSound(t *testing.T) {
 			for c0 := int64(0); c0 <= trial.Counted; c0++ {
 				ok := true
 				for w, c := range [2]int64{c0, trial.Counted - c0} {
-					part := Trial{Requests: slices.Clone(parts[w]), Counted: c}
+					part := results.Trial{Requests: slices.Clone(parts[w]), Counted: c}
 					for i, r := range failed {
 						if assign>>i&1 == w {
 							part.Requests = append(part.Requests, r)
@@ -108,7 +110,7 @@ func TestRefuteWindowsIsSound(t *testing.T) {
 	refuted, accepted := 0, 0
 	for range 2000 {
 		n := 2 + rng.IntN(7)
-		reqs := make([]Request, n)
+		reqs := make([]results.Request, n)
 		// Mostly the answers an honest limiter gives, in index order,
 		// now and then one that is off, so both sides show up.
 		var counts [2]int64
@@ -119,14 +121,14 @@ func TestRefuteWindowsIsSound(t *testing.T) {
 			if i < 2 {
 				// Both windows answered at least once, or it is not
 				// this case.
-				o, w = Allowed, int64(i)
+				o, w = results.Allowed, int64(i)
 			}
 			var v int64
 			switch {
-			case o == Allowed && counts[w] < limit:
+			case o == results.Allowed && counts[w] < limit:
 				counts[w]++
 				v = counts[w]
-			case o == Allowed:
+			case o == results.Allowed:
 				v = counts[w] + 1
 			default:
 				v = counts[w]
@@ -141,10 +143,10 @@ func TestRefuteWindowsIsSound(t *testing.T) {
 		if rng.IntN(3) == 0 {
 			counted = int64(rng.IntN(2*limit + 2))
 		}
-		trial := Trial{Key: "k", Requests: reqs, Counted: counted}
-		trial.count()
+		trial := results.Trial{Key: "k", Requests: reqs, Counted: counted}
+		trial.Count()
 		sc.Judge(&trial, "t")
-		why := refuteWindows(&trial, windowsOf(trial.Requests), limit)
+		why := refuteWindows(&trial, WindowsOf(trial.Requests), limit)
 		ok := exact(&trial)
 		if why != "" && ok {
 			t.Fatalf("refuted (%s) a history the exact search accepts: %+v counted %d", why, trial.Requests, trial.Counted)
@@ -166,20 +168,20 @@ func TestRefuteWindowsIsSound(t *testing.T) {
 // second window's fresh counts, never a break inside one window.
 func TestWindowsStillCatchBreaks(t *testing.T) {
 	sc := mustLookup(t, "six-of-five")
-	in := func(r Request, w int64) Request { r.Window = w; return r }
+	in := func(r results.Request, w int64) results.Request { r.Window = w; return r }
 	tests := []struct {
 		name    string
 		counted int64
-		reqs    []Request
-		want    HistoryVerdict
+		reqs    []results.Request
+		want    results.HistoryVerdict
 		why     string
 	}{
-		{"fresh count in the next window", 3, []Request{in(req(0, 0, 5, Allowed, 1), 7), in(req(1, 0, 5, Allowed, 2), 7), in(req(2, 6, 9, Allowed, 1), 8)}, Linearizable, ""},
-		{"two grants at one count in a window", 3, []Request{in(req(0, 0, 5, Allowed, 1), 7), in(req(1, 0, 5, Allowed, 1), 7), in(req(2, 6, 9, Allowed, 1), 8)}, NotLinearizable,
+		{"fresh count in the next window", 3, []results.Request{in(req(0, 0, 5, results.Allowed, 1), 7), in(req(1, 0, 5, results.Allowed, 2), 7), in(req(2, 6, 9, results.Allowed, 1), 8)}, results.Linearizable, ""},
+		{"two grants at one count in a window", 3, []results.Request{in(req(0, 0, 5, results.Allowed, 1), 7), in(req(1, 0, 5, results.Allowed, 1), 7), in(req(2, 6, 9, results.Allowed, 1), 8)}, results.NotLinearizable,
 			"requests 0 and 1 were both granted at count 1 in window 7"},
-		{"a refusal below the limit", 2, []Request{in(req(0, 0, 5, Allowed, 1), 7), in(req(1, 0, 5, Refused, 1), 7), in(req(2, 6, 9, Allowed, 1), 8)}, NotLinearizable,
+		{"a refusal below the limit", 2, []results.Request{in(req(0, 0, 5, results.Allowed, 1), 7), in(req(1, 0, 5, results.Refused, 1), 7), in(req(2, 6, 9, results.Allowed, 1), 8)}, results.NotLinearizable,
 			"request 1 was refused at count 1 in window 7, not at the limit of 5"},
-		{"a grant never counted", 2, []Request{in(req(0, 0, 5, Allowed, 1), 7), in(req(1, 0, 5, Allowed, 2), 7), in(req(2, 6, 9, Allowed, 1), 8)}, NotLinearizable,
+		{"a grant never counted", 2, []results.Request{in(req(0, 0, 5, results.Allowed, 1), 7), in(req(1, 0, 5, results.Allowed, 2), 7), in(req(2, 6, 9, results.Allowed, 1), 8)}, results.NotLinearizable,
 			"the answers in 2 windows prove 3 counted, yet the store read back 2"},
 	}
 	for _, tt := range tests {
@@ -192,7 +194,7 @@ func TestWindowsStillCatchBreaks(t *testing.T) {
 			// The search alone, split by window, agrees on the windows'
 			// own answers (the read-back across windows is refute's).
 			if tt.name != "a grant never counted" {
-				wantSearch := map[HistoryVerdict]porcupine.CheckResult{Linearizable: porcupine.Ok, NotLinearizable: porcupine.Illegal}[tt.want]
+				wantSearch := map[results.HistoryVerdict]porcupine.CheckResult{results.Linearizable: porcupine.Ok, results.NotLinearizable: porcupine.Illegal}[tt.want]
 				if s := searchOnly(t, sc, &trial); s != wantSearch {
 					t.Errorf("search alone: %s, want %s", s, wantSearch)
 				}

@@ -9,11 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/racelab/racelab/scenarios/results"
+
 	"github.com/racelab/racelab/scenarios/pace"
 )
 
 // vary is the story name with settings set, or the test stops.
-func vary(t *testing.T, name string, set Settings) *Scenario {
+func Vary(t *testing.T, name string, set results.Settings) *Scenario {
 	t.Helper()
 	sc, err := Lookup(name)
 	if err != nil {
@@ -27,7 +29,7 @@ func vary(t *testing.T, name string, set Settings) *Scenario {
 }
 
 // runStory runs trials of sc on targets at seed and returns the result.
-func runStory(t *testing.T, sc *Scenario, trials int, seed int64, targets ...string) *Result {
+func runStory(t *testing.T, sc *Scenario, trials int, seed int64, targets ...string) *results.Result {
 	t.Helper()
 	res, err := Run(context.Background(), Plan{Scenario: sc, Targets: targets, Trials: trials, Seed: seed})
 	if err != nil {
@@ -45,7 +47,7 @@ func runStory(t *testing.T, sc *Scenario, trials int, seed int64, targets ...str
 // breaks both rules; one object per caller and one upsert admit exactly
 // the limit, and the soft rule holds with them.
 func TestSixOfFiveBurst(t *testing.T) {
-	sc := vary(t, "six-of-five", Settings{})
+	sc := Vary(t, "six-of-five", results.Settings{})
 	res := runStory(t, sc, 10, 3, "kv", "actor", "sqlite")
 	if res.Soft == "" || res.Settings == nil || res.Settings.Limit != WindowLimit {
 		t.Fatalf("soft %q, settings %+v; want the soft rule and the limit recorded", res.Soft, res.Settings)
@@ -69,11 +71,11 @@ func TestSixOfFiveBurst(t *testing.T) {
 // in some, and every admission is in a window of the tally; the object
 // admits exactly the limit. The same seed gives the same bytes.
 func TestSixOfFiveStream(t *testing.T) {
-	sc := vary(t, "six-of-five", Settings{Rate: 20})
+	sc := Vary(t, "six-of-five", results.Settings{Rate: 20})
 	var out [2][]byte
 	for i := range out {
 		res := runStory(t, sc, 30, 5, "kv", "actor")
-		if res.Stream == "" || res.Requests != int(sc.stream.schedule.Expected()) {
+		if res.Stream == "" || res.Requests != int(sc.Stream.Schedule.Expected()) {
 			t.Fatalf("stream %q, requests %d; want a stream result", res.Stream, res.Requests)
 		}
 		var err error
@@ -99,7 +101,7 @@ func TestSixOfFiveStream(t *testing.T) {
 // Across a boundary, each window keeps its limit on the object, and the
 // span of one window's length admits twice it.
 func TestSixOfFiveRollover(t *testing.T) {
-	sc := vary(t, "six-of-five", Settings{Rate: 1, Arrivals: pace.Even, Rollover: true})
+	sc := Vary(t, "six-of-five", results.Settings{Rate: 1, Arrivals: pace.Even, Rollover: true})
 	res := runStory(t, sc, 3, 1, "actor")
 	for _, trial := range res.Targets[0].Trials {
 		if trial.Broken || !slices.Equal(trial.Windows, []int{WindowLimit, WindowLimit}) {
@@ -110,7 +112,7 @@ func TestSixOfFiveRollover(t *testing.T) {
 
 // A saved result whose soft verdict was changed is refused on reading.
 func TestSoftVerdictIsRechecked(t *testing.T) {
-	res := runStory(t, vary(t, "six-of-five", Settings{}), 2, 1, "kv")
+	res := runStory(t, Vary(t, "six-of-five", results.Settings{}), 2, 1, "kv")
 	res.Targets[0].Trials[0].SoftBroken = false
 	if err := Check(res, time.Second); !errors.Is(err, ErrInconsistent) {
 		t.Errorf("Check = %v; want ErrInconsistent", err)
@@ -120,7 +122,7 @@ func TestSoftVerdictIsRechecked(t *testing.T) {
 // Stock K: the rule is successes ≤ K, and every store's checkout
 // generalises; the naive KV shop oversells.
 func TestFiveCheckoutsStock(t *testing.T) {
-	sc := vary(t, "five-checkouts", Settings{Stock: 3})
+	sc := Vary(t, "five-checkouts", results.Settings{Stock: 3})
 	if sc.Settings() == nil || sc.Settings().Stock != 3 {
 		t.Fatalf("settings %+v; want the stock recorded", sc.Settings())
 	}
@@ -141,7 +143,7 @@ func TestFiveCheckoutsStock(t *testing.T) {
 			}
 		}
 	}
-	if def := vary(t, "five-checkouts", Settings{Stock: 1}); def.Settings() != nil {
+	if def := Vary(t, "five-checkouts", results.Settings{Stock: 1}); def.Settings() != nil {
 		t.Errorf("stock 1 records settings %+v; want none, as before", def.Settings())
 	}
 }
@@ -151,21 +153,21 @@ func TestSettingsAreChecked(t *testing.T) {
 	neg := int64(-1)
 	for _, c := range []struct {
 		story string
-		set   Settings
+		set   results.Settings
 	}{
-		{"six-of-five", Settings{Stock: 3}},
-		{"ten-hits-one-view", Settings{Rate: 20}},
-		{"six-of-five", Settings{Tolerance: &neg}},
-		{"six-of-five", Settings{Rollover: true}},
-		{"six-of-five", Settings{Rate: 1000}},
-		{"stale-plan", Settings{Limit: 3}},
-		{"stale-plan", Settings{Via: "browser"}},
-		{"six-of-five", Settings{Via: ViaExtension}},
-		{"six-of-five", Settings{For: time.Minute}},
-		{"stale-plan", Settings{Rate: 100, For: 24 * time.Hour}},
+		{"six-of-five", results.Settings{Stock: 3}},
+		{"ten-hits-one-view", results.Settings{Rate: 20}},
+		{"six-of-five", results.Settings{Tolerance: &neg}},
+		{"six-of-five", results.Settings{Rollover: true}},
+		{"six-of-five", results.Settings{Rate: 1000}},
+		{"stale-plan", results.Settings{Limit: 3}},
+		{"stale-plan", results.Settings{Via: "browser"}},
+		{"six-of-five", results.Settings{Via: results.ViaExtension}},
+		{"six-of-five", results.Settings{For: time.Minute}},
+		{"stale-plan", results.Settings{Rate: 100, For: 24 * time.Hour}},
 	} {
 		sc, _ := Lookup(c.story)
-		if _, err := sc.With(c.set); !errors.Is(err, ErrUsage) {
+		if _, err := sc.With(c.set); !errors.Is(err, results.ErrUsage) {
 			t.Errorf("%s with %+v: %v; want a usage error", c.story, c.set, err)
 		}
 	}
@@ -176,7 +178,7 @@ func TestSettingsAreChecked(t *testing.T) {
 // exact; KV gives originals away too, and the same seed gives the same
 // bytes.
 func TestStalePlan(t *testing.T) {
-	sc := vary(t, "stale-plan", Settings{})
+	sc := Vary(t, "stale-plan", results.Settings{})
 	var out [2][]byte
 	for i := range out {
 		res := runStory(t, sc, 40, 9, "kv", "hybrid", "actor")

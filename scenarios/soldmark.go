@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/racelab/racelab/scenarios/results"
+
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/clock"
 	"github.com/racelab/racelab/targets/kv"
@@ -47,7 +49,7 @@ const soldMarkItem = "painting-2"
 
 // playSoldMark plays trial i of the sold-mark script of seed; stale gives
 // D's location the long cache.
-func playSoldMark(ctx context.Context, seed int64, i int, stale bool) (Trial, error) {
+func playSoldMark(ctx context.Context, seed int64, i int, stale bool) (results.Trial, error) {
 	// The script depends on the seed and the trial only: the stale and
 	// the propagated case face the same buyers at the same moments.
 	rng := rand.New(rand.NewPCG(uint64(seed), uint64(i)^0x24))
@@ -56,7 +58,7 @@ func playSoldMark(ctx context.Context, seed int64, i int, stale bool) (Trial, er
 	cfg.Route, cfg.Seed, cfg.Clock = kv.RouteSpread, seed+int64(i), v
 	ns, err := kv.New(cfg)
 	if err != nil {
-		return Trial{}, err
+		return results.Trial{}, err
 	}
 	caches := cfg.Locations * cfg.Machines
 	at := func(k int) kv.Location { return kv.Location{Site: k / cfg.Machines, Machine: k % cfg.Machines} }
@@ -87,15 +89,15 @@ func playSoldMark(ctx context.Context, seed int64, i int, stale bool) (Trial, er
 		laneCAfter
 		laneD
 	)
-	reqs := []Request{
-		{Index: laneA, Invoke: 0, Outcome: Refused},
-		{Index: laneCIn, Invoke: insideC, Outcome: Refused},
-		{Index: laneCAfter, Invoke: afterC, Outcome: Refused},
-		{Index: laneD, Invoke: afterD, Outcome: Refused},
+	reqs := []results.Request{
+		{Index: laneA, Invoke: 0, Outcome: results.Refused},
+		{Index: laneCIn, Invoke: insideC, Outcome: results.Refused},
+		{Index: laneCAfter, Invoke: afterC, Outcome: results.Refused},
+		{Index: laneD, Invoke: afterD, Outcome: results.Refused},
 	}
 	since := func() time.Duration { return v.Now().Sub(start) }
 	step := func(j int, op, value, note string) {
-		reqs[j].Steps = append(reqs[j].Steps, Step{At: since(), Op: op, Key: soldMarkItem, Value: value, Note: note})
+		reqs[j].Steps = append(reqs[j].Steps, results.Step{At: since(), Op: op, Key: soldMarkItem, Value: value, Note: note})
 	}
 	deliver := func() {
 		for _, e := range s.Provider.Outbox {
@@ -134,7 +136,7 @@ func playSoldMark(ctx context.Context, seed int64, i int, stale bool) (Trial, er
 		if sessions[j] == "" || !s.Provider.Pay(sessions[j]) {
 			return
 		}
-		reqs[j].Outcome, reqs[j].Value, reqs[j].Return = Allowed, 1, since()
+		reqs[j].Outcome, reqs[j].Value, reqs[j].Return = results.Allowed, 1, since()
 		step(j, "pay", sessions[j], "paid")
 	}
 
@@ -167,7 +169,7 @@ func playSoldMark(ctx context.Context, seed int64, i int, stale bool) (Trial, er
 				value += fmt.Sprintf(", still unsold at %s", strings.Join(unsold, " "))
 				note = fmt.Sprintf("the cache read at +%s keeps its answer", clockText(viewD))
 			}
-			reqs[laneA].Steps = append(reqs[laneA].Steps, Step{At: since(), Op: "read", Key: key, Value: value, Note: note})
+			reqs[laneA].Steps = append(reqs[laneA].Steps, results.Step{At: since(), Op: "read", Key: key, Value: value, Note: note})
 			return nil
 		}},
 		{insideC, func() error { return checkout(laneCIn, "C", at(locC)) }},
@@ -179,17 +181,17 @@ func playSoldMark(ctx context.Context, seed int64, i int, stale bool) (Trial, er
 	for _, e := range events {
 		if d := start.Add(e.at).Sub(v.Now()); d > 0 {
 			if err := v.Sleep(ctx, d); err != nil {
-				return Trial{}, err
+				return results.Trial{}, err
 			}
 		}
 		if err := e.do(); err != nil {
-			return Trial{}, err
+			return results.Trial{}, err
 		}
 	}
 
-	t := Trial{Index: i, Key: fmt.Sprintf("sold-mark-%d-%d", seed, i), Requests: reqs}
+	t := results.Trial{Index: i, Key: fmt.Sprintf("sold-mark-%d-%d", seed, i), Requests: reqs}
 	for _, r := range reqs {
-		if r.Outcome == Allowed {
+		if r.Outcome == results.Allowed {
 			t.Allowed++
 		} else {
 			t.Refused++
@@ -206,14 +208,14 @@ func playSoldMark(ctx context.Context, seed int64, i int, stale bool) (Trial, er
 // soldMarkReplay is the payment part's last replay in `racelab explain`:
 // the seed's first sold-mark script, in the stale case, with what the
 // propagated case did with the same script.
-func soldMarkReplay(ctx context.Context, seed int64) (Replay, error) {
+func soldMarkReplay(ctx context.Context, seed int64) (results.Replay, error) {
 	stale, err := playSoldMark(ctx, seed, 0, true)
 	if err != nil {
-		return Replay{}, err
+		return results.Replay{}, err
 	}
 	fresh, err := playSoldMark(ctx, seed, 0, false)
 	if err != nil {
-		return Replay{}, err
+		return results.Replay{}, err
 	}
 	outcome := stale.Why
 	if !stale.Broken {
@@ -224,8 +226,8 @@ func soldMarkReplay(ctx context.Context, seed int64) (Replay, error) {
 	} else {
 		outcome += fmt.Sprintf(". With the default cacheTtl at every location the mark had propagated long before the hold ended, and the same script sold %s once", soldMarkItem)
 	}
-	return Replay{
+	return results.Replay{
 		Heading: "The 24-hour sold mark: A buys (#1); C checks out inside the hold (#2) and after it (#3); D after it (#4), where a cache outlives the hold",
-		Target:  "shop:expire-first", Clock: ClockVirtual, Trial: &stale, Outcome: outcome,
+		Target:  "shop:expire-first", Clock: results.ClockVirtual, Trial: &stale, Outcome: outcome,
 	}, nil
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/racelab/racelab/scenarios/results"
+
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/shop"
 )
@@ -15,7 +17,7 @@ import (
 const soldMarkScripts = 200
 
 // heardAt is when the shop heard A's "completed": the start of the hold.
-func heardAt(t *testing.T, tr Trial) time.Duration {
+func heardAt(t *testing.T, tr results.Trial) time.Duration {
 	t.Helper()
 	for _, st := range tr.Requests[0].Steps {
 		if st.Op == "event" && st.Value == "completed" {
@@ -26,7 +28,7 @@ func heardAt(t *testing.T, tr Trial) time.Duration {
 	return 0
 }
 
-func lastNote(r Request) string {
+func lastNote(r results.Request) string {
 	if len(r.Steps) == 0 {
 		return ""
 	}
@@ -40,13 +42,13 @@ func TestSoldMarkHoldsWhileItLasts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if tr.Requests[0].Outcome != Allowed {
+			if tr.Requests[0].Outcome != results.Allowed {
 				t.Fatalf("trial %d: A did not buy: %+v", i, tr.Requests[0])
 			}
 			// C inside the hold: the lock refuses, naming when the hold ends.
 			end := targets.DefaultStart.Add(heardAt(t, tr) + shop.SoldHold).UTC().Format("2006-01-02 15:04:05")
 			c := tr.Requests[1]
-			if c.Outcome != Refused || !strings.Contains(lastNote(c), "is sold: the lock holds it until "+end+" UTC") {
+			if c.Outcome != results.Refused || !strings.Contains(lastNote(c), "is sold: the lock holds it until "+end+" UTC") {
 				t.Errorf("trial %d stale=%v: C inside the hold: %v %q, want refused until %s", i, stale, c.Outcome, lastNote(c), end)
 			}
 			if c.Invoke >= heardAt(t, tr)+shop.SoldHold {
@@ -71,7 +73,7 @@ func TestSoldMarkPropagatedRefusesAfterTheHold(t *testing.T) {
 		}
 		for _, j := range []int{2, 3} {
 			r := tr.Requests[j]
-			if r.Outcome != Refused || lastNote(r) != "KV: sold" {
+			if r.Outcome != results.Refused || lastNote(r) != "KV: sold" {
 				t.Errorf("trial %d: #%d after the hold: %v %q, want refused by the KV mark", i, j+1, r.Outcome, lastNote(r))
 			}
 			if r.Invoke < heardAt(t, tr)+shop.SoldHold {
@@ -91,7 +93,7 @@ func TestSoldMarkStaleCacheSellsTwice(t *testing.T) {
 		if !strings.HasPrefix(check.Value, "KV mark sold at 5 of 6 locations, still unsold at ") {
 			t.Errorf("trial %d: a minute before the hold ends: %q, want one location unsold", i, check.Value)
 		}
-		if d := tr.Requests[3]; d.Outcome != Allowed {
+		if d := tr.Requests[3]; d.Outcome != results.Allowed {
 			t.Errorf("trial %d: D after the hold on the stale location: %v %q, want a second sale", i, d.Outcome, lastNote(d))
 		}
 		if !tr.Broken || tr.Counted != 2 || !strings.Contains(tr.Why, "still read unsold") {

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/racelab/racelab/scenarios/results"
+
 	"github.com/racelab/racelab/scenarios/pace"
 	"github.com/racelab/racelab/targets/story"
 )
@@ -28,17 +30,17 @@ const (
 	browseToTTL = 9
 )
 
-var stalePlan = mustVary(stalePlanWith(Settings{}))
+var stalePlan = mustVary(stalePlanWith(results.Settings{}))
 
 // stalePlanWith makes the cancelled-subscription story with set: who
 // grants the downloads after the cancel, their rate, spacing and span,
 // and the bound the design accepts.
-func stalePlanWith(set Settings) (*Scenario, error) {
-	via := cmp.Or(set.Via, ViaServer)
-	if via != ViaServer && via != ViaExtension {
-		return nil, fmt.Errorf("--via %q: want %s or %s", via, ViaServer, ViaExtension)
+func stalePlanWith(set results.Settings) (*Scenario, error) {
+	via := cmp.Or(set.Via, results.ViaServer)
+	if via != results.ViaServer && via != results.ViaExtension {
+		return nil, fmt.Errorf("--via %q: want %s or %s", via, results.ViaServer, results.ViaExtension)
 	}
-	ext := via == ViaExtension
+	ext := via == results.ViaExtension
 	rate, bound := DefaultPlanRate, DefaultPlanBound
 	if ext {
 		rate, bound = DefaultExtensionRate, DefaultExtensionBound
@@ -58,10 +60,10 @@ func stalePlanWith(set Settings) (*Scenario, error) {
 	sch := pace.Constant(rate, span)
 	sch.Spacing = spacing
 	if n := sch.Expected(); n < 1 || n > MaxRequests {
-		return nil, fmt.Errorf("--rate %s for %s is %d downloads; want 1 to %d", rateWords(rate), durationWords(span), n, MaxRequests)
+		return nil, fmt.Errorf("--rate %s for %s is %d downloads; want 1 to %d", RateWords(rate), results.DurationWords(span), n, MaxRequests)
 	}
 	limit := int64(DailyLimit)
-	resolved := Settings{Rate: rate, Arrivals: spacing, Bound: bound, For: set.For, Via: set.Via}
+	resolved := results.Settings{Rate: rate, Arrivals: spacing, Bound: bound, For: set.For, Via: set.Via}
 	sc := Scenario{
 		Name:  "stale-plan",
 		Title: "a cancelled subscription keeps downloading until the cached plan expires",
@@ -78,7 +80,7 @@ func stalePlanWith(set Settings) (*Scenario, error) {
 			"elsewhere.",
 		Rule: fmt.Sprintf("no original granted after the cancel, at most %d a subscriber a day, every one counted", limit),
 		SoftRule: fmt.Sprintf("originals after the cancel only within the accepted %s, at most %d a day, every one counted",
-			durationWords(bound), limit),
+			results.DurationWords(bound), limit),
 		Fix: "One object per subscriber holds the plan and the day's count and takes " +
 			"one request at a time: the cancel and every download after it meet in " +
 			"the same place, so nothing is granted after the cancel and never more " +
@@ -91,16 +93,16 @@ func stalePlanWith(set Settings) (*Scenario, error) {
 		Op:              story.OpOriginal,
 		Limit:           limit,
 		KeyPrefix:       "subscriber",
-		Knobs:           []string{KnobRate, KnobArrivals, KnobBound, KnobFor, KnobVia},
+		Knobs:           []string{results.KnobRate, results.KnobArrivals, results.KnobBound, results.KnobFor, results.KnobVia},
 		Ending:          planEnding,
-		Tell: func(t *Trial, target string) string {
+		Tell: func(t *results.Trial, target string) string {
 			if t.Allowed == 0 {
 				return fmt.Sprintf("%s: no original granted after the cancel; %d refused", target, t.Refused)
 			}
 			return fmt.Sprintf("%s: %s granted after the cancel, the last %s after it (accepted: %s); %d refused, %d counted",
-				target, plural(int64(t.Allowed), "original"), formatExposure(t.Exposure), durationWords(bound), t.Refused, t.Counted)
+				target, results.Plural(int64(t.Allowed), "original"), formatExposure(t.Exposure), results.DurationWords(bound), t.Refused, t.Counted)
 		},
-		Judge: func(t *Trial, target string) {
+		Judge: func(t *results.Trial, target string) {
 			allowed := int64(t.Allowed)
 			t.Exposure = exposure(t)
 			t.Over = allowed // every one granted after the cancel is given away
@@ -110,7 +112,7 @@ func stalePlanWith(set Settings) (*Scenario, error) {
 			}
 			t.Broken = true
 			t.Why = fmt.Sprintf("%s: %s granted after the cancel, the last %s after it", target,
-				plural(allowed, "original"), formatExposure(t.Exposure))
+				results.Plural(allowed, "original"), formatExposure(t.Exposure))
 			if allowed > limit {
 				t.Why += fmt.Sprintf(", over the daily limit of %d", limit)
 			}
@@ -119,34 +121,34 @@ func stalePlanWith(set Settings) (*Scenario, error) {
 			}
 		},
 	}
-	sc.stream = &stream{schedule: sch, words: streamWords(sch) + " after the cancel", prelude: browseViews * browse}
+	sc.Stream = &Stream{Schedule: sch, Words: StreamWords(sch) + " after the cancel", Prelude: browseViews * browse}
 	prelude := browseThenCancel(browse)
 	if ext {
 		prelude = viaExtension(&sc, bound, browse)
 	}
-	out := defineTrial(sc, func(s story.Plans, ctx context.Context, key string, _ int) Answer {
-		return answerOf(s.Download(ctx, key, limit))
-	}, func(s story.Plans, ctx context.Context, key string, _ []Request) (int64, error) {
+	out := DefineTrial(sc, func(s story.Plans, ctx context.Context, key string, _ int) Answer {
+		return AnswerOf(s.Download(ctx, key, limit))
+	}, func(s story.Plans, ctx context.Context, key string, _ []results.Request) (int64, error) {
 		return s.Downloads(ctx, key)
 	}, prelude)
 	if ext {
 		bindExtension(out)
 	}
-	out.soft = func(t *Trial) bool {
+	out.Soft = func(t *results.Trial) bool {
 		return t.Exposure > bound || int64(t.Allowed) > limit && !ext || t.Lost > 0
 	}
 	out.settings = &resolved
-	out.vary = stalePlanWith
-	out.timed = true
+	out.Vary = stalePlanWith
+	out.Timed = true
 	return out, nil
 }
 
 // exposure is how long after the cancel the trial's last original was
 // granted: zero when none was.
-func exposure(t *Trial) time.Duration {
+func exposure(t *results.Trial) time.Duration {
 	var d time.Duration
 	for _, r := range t.Requests {
-		if r.Outcome == Allowed {
+		if r.Outcome == results.Allowed {
 			d = max(d, r.Invoke)
 		}
 	}
@@ -185,21 +187,19 @@ func formatExposure(d time.Duration) string { return d.Round(time.Millisecond).S
 // planEnding works through what the subscription design accepted, with
 // the replays' figures: the race on the server's cached read, and the
 // extension's licence played for a day after the cancel.
-func planEnding(ctx context.Context, x *Explainer) (Ending, error) {
+func planEnding(ctx context.Context, x *Explainer) (results.Ending, error) {
 	race := x.Race.Trials[0]
 	ext, err := extensionReplay(ctx, x)
 	if err != nil {
-		return Ending{}, err
+		return results.Ending{}, err
 	}
-	return Ending{
+	return results.Ending{
 		Heading: "What the design accepted, part by part",
-		Items: []EndingItem{
-			{"The server's plan check", "approximate, within a bound",
-				fmt.Sprintf("A cached read of the plan goes on saying \"paid\" until it expires: on %s the last original went %s after the cancel, within the %s cache. The cost is the originals given away in that time: %d here.",
-					x.Race.Target, formatExposure(race.Exposure), durationWords(story.PlanCacheTTL), race.Allowed)},
-			{"The extension's licence", "approximate, within a bound of its own", ext},
-			{"The daily quota", "strict only in one place",
-				fmt.Sprintf("Read, compare, write, as %s does it, lets more than %d through and counts fewer; decided in one place (%s, or the hybrid's object) it is exact.", x.Target, DailyLimit, x.Fixed)},
+		Items: []results.EndingItem{
+			{Part: "The server's plan check", Mark: "approximate, within a bound", Why: fmt.Sprintf("A cached read of the plan goes on saying \"paid\" until it expires: on %s the last original went %s after the cancel, within the %s cache. The cost is the originals given away in that time: %d here.",
+				x.Race.Target, formatExposure(race.Exposure), results.DurationWords(story.PlanCacheTTL), race.Allowed)},
+			{Part: "The extension's licence", Mark: "approximate, within a bound of its own", Why: ext},
+			{Part: "The daily quota", Mark: "strict only in one place", Why: fmt.Sprintf("Read, compare, write, as %s does it, lets more than %d through and counts fewer; decided in one place (%s, or the hybrid's object) it is exact.", x.Target, DailyLimit, x.Fixed)},
 		},
 		Closing: "The hybrid keeps each part where it belongs: the quota, which is money, in a " +
 			"strong store that decides atomically; the plan, where a minute of staleness " +
@@ -210,8 +210,8 @@ func planEnding(ctx context.Context, x *Explainer) (Ending, error) {
 // extensionReplay plays the extension (--via extension) on the naive
 // target for explainTrials days and says what its licence gave away.
 func extensionReplay(ctx context.Context, x *Explainer) (string, error) {
-	p, err := x.streamPlan(x.Target, explainTrials, func(s *Settings) {
-		*s = Settings{Via: ViaExtension}
+	p, err := x.streamPlan(x.Target, explainTrials, func(s *results.Settings) {
+		*s = results.Settings{Via: results.ViaExtension}
 	})
 	if err != nil {
 		return "", err
@@ -230,13 +230,13 @@ func extensionReplay(ctx context.Context, x *Explainer) (string, error) {
 	}
 	tally := tr.Summary()
 	ex := slices.Sorted(slices.Values(tally.Exposures))
-	played := fmt.Sprintf("Played on %s for %s, an original every ten minutes or so after the cancel: ", x.Target, plural(int64(tally.Trials), "cancel"))
+	played := fmt.Sprintf("Played on %s for %s, an original every ten minutes or so after the cancel: ", x.Target, results.Plural(int64(tally.Trials), "cancel"))
 	if len(ex) == 0 {
 		played += "no original was granted after any of them."
 	} else {
 		played += fmt.Sprintf("the licence granted %s after the cancel, the last %s after it at the median and %s at most, never counted by the server.",
-			plural(tally.Over, "original"), durationWords(ex[len(ex)/2].Round(time.Second)), durationWords(ex[len(ex)-1].Round(time.Second)))
+			results.Plural(tally.Over, "original"), results.DurationWords(ex[len(ex)/2].Round(time.Second)), results.DurationWords(ex[len(ex)-1].Round(time.Second)))
 	}
 	return fmt.Sprintf("The extension asks the server again every %s, so it goes on downloading until then; the design accepts %s, the server's %s and then twelve hours. %s Only revalidating more often shortens it.",
-		durationWords(story.Revalidation), durationWords(DefaultExtensionBound), durationWords(story.PlanCacheTTL), played), nil
+		results.DurationWords(story.Revalidation), results.DurationWords(DefaultExtensionBound), results.DurationWords(story.PlanCacheTTL), played), nil
 }

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/racelab/racelab/scenarios/results"
+
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/clock"
 	"github.com/racelab/racelab/targets/story"
@@ -142,16 +144,16 @@ func validateThenCancel(browse time.Duration) func(s story.Plans, ctx context.Co
 // that the licence is not renewed after the cancel; the exposure is
 // judged by the soft rule, against bound.
 func viaExtension(sc *Scenario, bound, browse time.Duration) func(s story.Plans, ctx context.Context, key string, sleep func(time.Duration) error) error {
-	sc.stream.words += ", granted by the extension"
-	sc.stream.prelude = story.Revalidation
+	sc.Stream.Words += ", granted by the extension"
+	sc.Stream.Prelude = story.Revalidation
 	sc.Rule = "the extension's licence is never renewed after the cancel"
-	sc.SoftRule = fmt.Sprintf("originals after the cancel only within the accepted %s", durationWords(bound))
-	sc.Tell = func(t *Trial, target string) string {
+	sc.SoftRule = fmt.Sprintf("originals after the cancel only within the accepted %s", results.DurationWords(bound))
+	sc.Tell = func(t *results.Trial, target string) string {
 		if t.Allowed == 0 {
 			return fmt.Sprintf("%s: no original granted after the cancel; %d refused", target, t.Refused)
 		}
 		return fmt.Sprintf("%s: %s granted on the extension's licence after the cancel, the last %s after it (accepted: %s); the licence was not renewed, and the server counted %d",
-			target, plural(int64(t.Allowed), "original"), formatExposure(t.Exposure), durationWords(bound), t.Counted)
+			target, results.Plural(int64(t.Allowed), "original"), formatExposure(t.Exposure), results.DurationWords(bound), t.Counted)
 	}
 	sc.Damage = func(over, _ int64) string {
 		if over == 0 {
@@ -159,17 +161,17 @@ func viaExtension(sc *Scenario, bound, browse time.Duration) func(s story.Plans,
 		}
 		return fmt.Sprintf("%d given away", over)
 	}
-	sc.Judge = func(t *Trial, target string) {
+	sc.Judge = func(t *results.Trial, target string) {
 		t.Exposure = exposure(t)
 		t.Over = int64(t.Allowed) // given away, within the bound or not
 		t.Lost = 0                // the extension never asks the server to count
-		i := slices.IndexFunc(t.Requests, func(r Request) bool { return r.Outcome == Allowed && r.Value == 1 })
+		i := slices.IndexFunc(t.Requests, func(r results.Request) bool { return r.Outcome == results.Allowed && r.Value == 1 })
 		if i < 0 {
 			return
 		}
 		t.Broken = true
 		t.Why = fmt.Sprintf("%s: the server renewed the extension's licence %s after the cancel from a stale plan; %s granted, the last %s after the cancel",
-			target, formatExposure(t.Requests[i].Invoke), plural(int64(t.Allowed), "original"), formatExposure(t.Exposure))
+			target, formatExposure(t.Requests[i].Invoke), results.Plural(int64(t.Allowed), "original"), formatExposure(t.Exposure))
 	}
 	return validateThenCancel(browse)
 }
@@ -179,10 +181,10 @@ func viaExtension(sc *Scenario, bound, browse time.Duration) func(s story.Plans,
 // target's.
 func bindExtension(out *Scenario) {
 	bind := out.bind
-	out.bind = func(store any) (player, bool) {
+	out.bind = func(store any) (Player, bool) {
 		s, ok := store.(story.Plans)
 		if !ok {
-			return player{}, false
+			return Player{}, false
 		}
 		return bind(newExtension(s, store))
 	}

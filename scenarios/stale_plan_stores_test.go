@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/racelab/racelab/scenarios/results"
+
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/storetest"
 )
@@ -18,7 +20,7 @@ import (
 // cancel; a naive one, whose server caches the plan, gives originals away
 // in most trials but within the accepted bound, and counts every one.
 // Either must answer every request: an error proves nothing.
-func checkStalePlan(t *testing.T, tr *TargetResult, trials int) {
+func checkStalePlan(t *testing.T, tr *results.TargetResult, trials int) {
 	t.Helper()
 	if tr.Error != "" || len(tr.Trials) != trials {
 		t.Fatalf("%s: error %q, %d trials; want none and %d", tr.Target, tr.Error, len(tr.Trials), trials)
@@ -44,7 +46,7 @@ func checkStalePlan(t *testing.T, tr *TargetResult, trials int) {
 // outcomes is each trial's originals granted and exposure, to compare
 // two runs of one seed: a real store keeps what a run wrote, so its run
 // id (and with it the bytes) differ, but not what happened.
-func outcomes(tr *TargetResult) string {
+func outcomes(tr *results.TargetResult) string {
 	var b strings.Builder
 	for _, trial := range tr.Trials {
 		fmt.Fprintf(&b, "%d/%d/%s ", trial.Allowed, trial.Counted, trial.Exposure)
@@ -58,14 +60,14 @@ func outcomes(tr *TargetResult) string {
 // the same trials.
 func TestStalePlanSQLite(t *testing.T) {
 	const trials = 30
-	sc := vary(t, "stale-plan", Settings{})
+	sc := Vary(t, "stale-plan", results.Settings{})
 	var first []string
 	for run := range 2 {
 		res := runStory(t, sc, trials, 9, "sqlite", "sqlite:naive")
 		var got []string
 		for i := range res.Targets {
 			tr := &res.Targets[i]
-			if tr.Clock != ClockVirtual {
+			if tr.Clock != results.ClockVirtual {
 				t.Errorf("%s ran on the %s clock; want virtual", tr.Target, tr.Clock)
 			}
 			checkStalePlan(t, tr, trials)
@@ -88,7 +90,7 @@ func TestStalePlanServers(t *testing.T) {
 		"postgres": {"postgres", "postgres:naive", "postgres:for-update", "postgres:serializable"},
 	}
 	opts := []targets.Option{targets.WithRedisURL(os.Getenv("RACELAB_REDIS_URL")), targets.WithPostgresURL(os.Getenv("RACELAB_POSTGRES_URL"))}
-	sc := vary(t, "stale-plan", Settings{})
+	sc := Vary(t, "stale-plan", results.Settings{})
 	for server, names := range servers {
 		t.Run(server, func(t *testing.T) {
 			probe, err := targets.Open(context.Background(), server, opts...)

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/racelab/racelab/scenarios/results"
+
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/clock"
 	"github.com/racelab/racelab/targets/story"
@@ -19,7 +21,7 @@ import (
 // object's exposure is at most the revalidation interval itself, and the
 // same seed gives the same bytes.
 func TestStalePlanViaExtension(t *testing.T) {
-	sc := vary(t, "stale-plan", Settings{Via: ViaExtension})
+	sc := Vary(t, "stale-plan", results.Settings{Via: results.ViaExtension})
 	var out [2][]byte
 	for i := range out {
 		res := runStory(t, sc, 60, 3, "kv", "hybrid", "actor")
@@ -103,11 +105,11 @@ func TestExtensionRenewsFromStalePlan(t *testing.T) {
 		if renewed := granted && value == 1; renewed != c.renewed {
 			t.Errorf("%s: granted %v, renewed %v; want renewed %v", c.target, granted, value == 1, c.renewed)
 		}
-		tr := Trial{Requests: []Request{{Outcome: Allowed, Value: value, Invoke: time.Second}}, Allowed: 1}
+		tr := results.Trial{Requests: []results.Request{{Outcome: results.Allowed, Value: value, Invoke: time.Second}}, Allowed: 1}
 		if !granted {
-			tr = Trial{Requests: []Request{{Outcome: Refused}}, Refused: 1}
+			tr = results.Trial{Requests: []results.Request{{Outcome: results.Refused}}, Refused: 1}
 		}
-		sc := vary(t, "stale-plan", Settings{Via: ViaExtension})
+		sc := Vary(t, "stale-plan", results.Settings{Via: results.ViaExtension})
 		sc.judge(&tr, c.target)
 		if tr.Broken != c.renewed || c.renewed && !strings.Contains(tr.Why, "renewed") {
 			t.Errorf("%s: broken %v (%s); want %v", c.target, tr.Broken, tr.Why, c.renewed)
@@ -119,30 +121,30 @@ func TestExtensionRenewsFromStalePlan(t *testing.T) {
 // cancel keep pace with a short bound, so that a real-clock run against a
 // short cache takes seconds.
 func TestStalePlanTiming(t *testing.T) {
-	sc := vary(t, "stale-plan", Settings{Bound: 2 * time.Second, For: 5 * time.Second, Rate: 4})
-	if got := sc.stream.schedule.Duration(); got != 5*time.Second {
+	sc := Vary(t, "stale-plan", results.Settings{Bound: 2 * time.Second, For: 5 * time.Second, Rate: 4})
+	if got := sc.Stream.Schedule.Duration(); got != 5*time.Second {
 		t.Errorf("--for 5s: downloads for %s", got)
 	}
 	if sc.DefaultRequests != 20 {
 		t.Errorf("4/s for 5s: %d requests; want 20", sc.DefaultRequests)
 	}
-	def := vary(t, "stale-plan", Settings{Via: ViaServer})
-	if got := def.stream.schedule.Duration(); got != 2*time.Minute {
+	def := Vary(t, "stale-plan", results.Settings{Via: results.ViaServer})
+	if got := def.Stream.Schedule.Duration(); got != 2*time.Minute {
 		t.Errorf("default: downloads for %s; want 2m", got)
 	}
-	ext := vary(t, "stale-plan", Settings{Via: ViaExtension})
-	if got, want := ext.stream.schedule.Duration(), 2*DefaultExtensionBound; got != want {
+	ext := Vary(t, "stale-plan", results.Settings{Via: results.ViaExtension})
+	if got, want := ext.Stream.Schedule.Duration(), 2*DefaultExtensionBound; got != want {
 		t.Errorf("via extension: downloads for %s; want %s", got, want)
 	}
-	if !strings.Contains(ext.stream.words, "6/h") {
-		t.Errorf("via extension: %q; want the rate said per hour", ext.stream.words)
+	if !strings.Contains(ext.Stream.Words, "6/h") {
+		t.Errorf("via extension: %q; want the rate said per hour", ext.Stream.Words)
 	}
 }
 
 // A trial of hours is refused on the real clock, at once and with the way
 // out, rather than played for a day and a half.
 func TestStalePlanHoursNotOnRealClock(t *testing.T) {
-	sc := vary(t, "stale-plan", Settings{Via: ViaExtension})
+	sc := Vary(t, "stale-plan", results.Settings{Via: results.ViaExtension})
 	res, err := Run(context.Background(), Plan{Scenario: sc, Targets: []string{"kv"}, Trials: 1, Seed: 1, RealClock: true})
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/racelab/racelab/scenarios/results"
+
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/storetest"
 	"github.com/racelab/racelab/targets/story"
@@ -29,7 +31,7 @@ func spec(name string) string {
 	return name
 }
 
-func run(t *testing.T, sc *Scenario, target string, n, trials int) *TargetResult {
+func run(t *testing.T, sc *Scenario, target string, n, trials int) *results.TargetResult {
 	t.Helper()
 	// "actor@real" is the actor on the real clock: true goroutine
 	// concurrency rather than a virtual-time schedule.
@@ -97,7 +99,7 @@ func TestAtomicTargetsHold(t *testing.T) {
 						// a quota of its own and admits up to the limit
 						// of the requests it counted.
 						wantAllowed = 0
-						for _, w := range windowsOf(trial.Requests) {
+						for _, w := range WindowsOf(trial.Requests) {
 							var in int
 							for _, r := range trial.Requests {
 								if r.Window == w {
@@ -135,7 +137,7 @@ func TestNaiveTargetsRace(t *testing.T) {
 				if got := tr.Broken(); got < trials*8/10 {
 					t.Errorf("the race showed in %d of %d trials, want at least %d", got, trials, trials*8/10)
 				}
-				if tr.Expect != ExpectBreak || tr.Failed() {
+				if tr.Expect != results.ExpectBreak || tr.Failed() {
 					t.Errorf("expect %s, failed %v; want breaks and not failed", tr.Expect, tr.Failed())
 				}
 			})
@@ -169,10 +171,10 @@ func TestTenHitsOnKVLosesViews(t *testing.T) {
 }
 
 func TestJudge(t *testing.T) {
-	reqs := func(outcomes string, values ...int64) []Request {
-		var rs []Request
+	reqs := func(outcomes string, values ...int64) []results.Request {
+		var rs []results.Request
 		for i, c := range outcomes {
-			r := Request{Index: i, Outcome: map[rune]Outcome{'a': Allowed, 'r': Refused, 'e': Errored}[c]}
+			r := results.Request{Index: i, Outcome: map[rune]results.Outcome{'a': results.Allowed, 'r': results.Refused, 'e': results.Errored}[c]}
 			if i < len(values) {
 				r.Value = values[i]
 			}
@@ -182,7 +184,7 @@ func TestJudge(t *testing.T) {
 	}
 	tests := []struct {
 		scenario   string
-		reqs       []Request
+		reqs       []results.Request
 		counted    int64
 		wantBroken bool
 		wantLost   int64
@@ -215,8 +217,8 @@ func TestJudge(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			trial := Trial{Requests: tt.reqs, Counted: tt.counted}
-			trial.count()
+			trial := results.Trial{Requests: tt.reqs, Counted: tt.counted}
+			trial.Count()
 			sc.Judge(&trial, "t")
 			if inc := trial.Errors > 0 && !trial.Broken; trial.Inconclusive() != inc {
 				t.Errorf("inconclusive = %v, want %v", trial.Inconclusive(), inc)
@@ -253,9 +255,9 @@ func TestPlanErrors(t *testing.T) {
 		want error
 	}{
 		{"unknown target", Plan{Scenario: sc, Targets: []string{"sqlit"}}, &targets.UnknownNameError{}},
-		{"too many", Plan{Scenario: sc, Requests: MaxRequests + 1}, ErrUsage},
-		{"bad expect", Plan{Scenario: sc, Expect: "maybe"}, ErrUsage},
-		{"cannot play", Plan{Scenario: checkouts, Catalog: cat, Targets: []string{"test-counter-only"}}, ErrUsage},
+		{"too many", Plan{Scenario: sc, Requests: MaxRequests + 1}, results.ErrUsage},
+		{"bad expect", Plan{Scenario: sc, Expect: "maybe"}, results.ErrUsage},
+		{"cannot play", Plan{Scenario: checkouts, Catalog: cat, Targets: []string{"test-counter-only"}}, results.ErrUsage},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -312,7 +314,7 @@ func TestExpectRaceFailsAtomicTarget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tr := res.Targets[0]; !tr.Failed() || tr.Expect != ExpectBreak {
+	if tr := res.Targets[0]; !tr.Failed() || tr.Expect != results.ExpectBreak {
 		t.Errorf("sqlite under --expect race: failed %v expect %s; want failed, breaks", tr.Failed(), tr.Expect)
 	}
 }
@@ -388,16 +390,16 @@ func TestServerTargets(t *testing.T) {
 						if tr.Error != "" || len(tr.Trials) != trials {
 							t.Fatalf("error %q, %d trials; want none and %d", tr.Error, len(tr.Trials), trials)
 						}
-						if tr.Expect == ExpectHold && tr.Broken() > 0 {
+						if tr.Expect == results.ExpectHold && tr.Broken() > 0 {
 							t.Errorf("broke in %d of %d trials, want none", tr.Broken(), trials)
 						}
 						// A strategy that holds must also answer: errored
 						// requests prove nothing, and a hold made of them
 						// is no hold (a retry given up too early shows here).
-						if s := tr.Summary(); tr.Expect == ExpectHold && (s.Errors.Sum > 0 || tr.Verdict() != "holds") {
+						if s := tr.Summary(); tr.Expect == results.ExpectHold && (s.Errors.Sum > 0 || tr.Verdict() != "holds") {
 							t.Errorf("verdict %s with %d failed requests (first: %s); want holds, every request answered", tr.Verdict(), s.Errors.Sum, s.FirstError)
 						}
-						if tr.Expect == ExpectBreak && tr.Broken() < trials*8/10 {
+						if tr.Expect == results.ExpectBreak && tr.Broken() < trials*8/10 {
 							t.Errorf("the race showed in %d of %d trials, want at least %d", tr.Broken(), trials, trials*8/10)
 						}
 					})

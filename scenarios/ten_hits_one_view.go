@@ -3,13 +3,13 @@ package scenarios
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strings"
+
+	"github.com/racelab/racelab/scenarios/results"
 
 	"github.com/racelab/racelab/targets/story"
 )
 
-var tenHitsOneView = define(Scenario{
+var tenHitsOneView = Define(Scenario{
 	Name:  "ten-hits-one-view",
 	Title: "ten readers open a post at once; the view counter records one",
 	Story: "A blog counts views in a key-value store: read the count, add one, " +
@@ -33,19 +33,19 @@ var tenHitsOneView = define(Scenario{
 	Op:              story.OpHit,
 	KeyPrefix:       "slug",
 
-	model: counterModel(),
-	batch: counterBatch,
+	Model: CounterModel(),
+	Batch: CounterBatch,
 	Tell:  tellHits,
 	Damage: func(over, lost int64) string {
 		if over > 0 { // a judge of this story never sets it; said if it does
-			return DefaultDamage(over, lost)
+			return results.DefaultDamage(over, lost)
 		}
 		if lost > 0 {
-			return plural(lost, "hit") + " lost"
+			return results.Plural(lost, "hit") + " lost"
 		}
 		return ""
 	},
-	Judge: func(t *Trial, target string) {
+	Judge: func(t *results.Trial, target string) {
 		allowed := int64(t.Allowed)
 		t.Lost = max(0, allowed-t.Counted)
 		dup, twice := duplicateValue(t.Requests)
@@ -53,11 +53,11 @@ var tenHitsOneView = define(Scenario{
 		case t.Lost > 0:
 			t.Broken = true
 			t.Why = fmt.Sprintf("%s: %s answered, %s stored: %s lost", target,
-				plural(allowed, "hit"), plural(t.Counted, "view"), plural(t.Lost, "update"))
+				results.Plural(allowed, "hit"), results.Plural(t.Counted, "view"), results.Plural(t.Lost, "update"))
 		case t.Counted > allowed+int64(t.Errors):
 			t.Broken = true
 			t.Why = fmt.Sprintf("%s: %s answered, yet %s stored", target,
-				plural(allowed, "hit"), plural(t.Counted, "view"))
+				results.Plural(allowed, "hit"), results.Plural(t.Counted, "view"))
 		case twice:
 			t.Broken = true
 			t.Why = fmt.Sprintf("%s: two hits were both answered %d views: their increments overlapped", target, dup)
@@ -65,39 +65,19 @@ var tenHitsOneView = define(Scenario{
 	},
 }, func(s story.Counter, ctx context.Context, key string, _ int) Answer {
 	n, err := s.Hit(ctx, key)
-	return answerOf(true, n, err)
+	return AnswerOf(true, n, err)
 }, story.Counter.Views)
 
-func tellHits(t *Trial, target string) string {
+func tellHits(t *results.Trial, target string) string {
 	return fmt.Sprintf("%s: %s answered %s, each total once; %s stored", target,
-		plural(int64(t.Allowed), "hit"), answered(t.Requests), plural(t.Counted, "view"))
-}
-
-// answered lists the values the allowed requests were told, in order:
-// "1, 2, 3, …, 10" when they run without a gap.
-func answered(reqs []Request) string {
-	var vs []int64
-	for _, r := range reqs {
-		if r.Outcome == Allowed {
-			vs = append(vs, r.Value)
-		}
-	}
-	slices.Sort(vs)
-	if len(vs) > 4 && vs[len(vs)-1]-vs[0] == int64(len(vs)-1) {
-		return fmt.Sprintf("%d, %d, %d, …, %d", vs[0], vs[1], vs[2], vs[len(vs)-1])
-	}
-	parts := make([]string, len(vs))
-	for i, v := range vs {
-		parts[i] = fmt.Sprint(v)
-	}
-	return strings.Join(parts, ", ")
+		results.Plural(int64(t.Allowed), "hit"), results.Answered(t.Requests), results.Plural(t.Counted, "view"))
 }
 
 // duplicateValue finds a value answered to two allowed requests.
-func duplicateValue(reqs []Request) (int64, bool) {
+func duplicateValue(reqs []results.Request) (int64, bool) {
 	seen := make(map[int64]bool, len(reqs))
 	for _, r := range reqs {
-		if r.Outcome != Allowed {
+		if r.Outcome != results.Allowed {
 			continue
 		}
 		if seen[r.Value] {
@@ -106,12 +86,4 @@ func duplicateValue(reqs []Request) (int64, bool) {
 		seen[r.Value] = true
 	}
 	return 0, false
-}
-
-// plural writes "1 hit", "2 hits".
-func plural(n int64, word string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, word)
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/racelab/racelab/scenarios/results"
+
 	"github.com/racelab/racelab/targets/story"
 )
 
@@ -14,7 +16,7 @@ import (
 // knows it, yet the engine runs it on every store that plays it, checks
 // its histories, judges it and explains it. Registered (one line in
 // scenario.go's registry), it would be a story of the CLI too.
-var threeADay = define(Scenario{
+var threeADay = Define(Scenario{
 	Name:            "three-a-day",
 	Title:           "a quota of three a day",
 	Story:           "A visitor may download three files a day.",
@@ -26,19 +28,19 @@ var threeADay = define(Scenario{
 	KeyPrefix:       "visitor",
 	Op:              "download",
 	Limit:           3,
-	model:           quotaModel(3),
-	Judge: func(t *Trial, target string) {
+	Model:           QuotaModel(3),
+	Judge: func(t *results.Trial, target string) {
 		allowed := int64(t.Allowed)
 		t.Over, t.Lost = max(0, allowed-3), max(0, allowed-t.Counted)
 		if t.Over > 0 || t.Lost > 0 {
 			t.Broken, t.Why = true, fmt.Sprintf("%s: %d granted against a limit of 3, counter at %d", target, allowed, t.Counted)
 		}
 	},
-	Tell: func(t *Trial, target string) string {
+	Tell: func(t *results.Trial, target string) string {
 		return fmt.Sprintf("%s: %d granted, counter at %d", target, t.Allowed, t.Counted)
 	},
 }, func(s story.Quota, ctx context.Context, key string, _ int) Answer {
-	return answerOf(s.Consume(ctx, key, 3))
+	return AnswerOf(s.Consume(ctx, key, 3))
 }, story.Quota.Count)
 
 func TestANewStoryIsOneFile(t *testing.T) {

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/racelab/racelab/scenarios/results"
+
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/shop"
 )
@@ -55,7 +57,7 @@ func TestSequentialStaleReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	behind := func(tr *TargetResult) int {
+	behind := func(tr *results.TargetResult) int {
 		n := 0
 		for _, trial := range tr.Trials {
 			if len(trial.Requests) != 6 {

@@ -55,7 +55,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/httpapi"
 )
@@ -202,7 +202,7 @@ func run(ctx context.Context, o options, w io.Writer) error {
 	return nil
 }
 
-func round(d time.Duration) string { return scenarios.Round(d).String() }
+func round(d time.Duration) string { return results.Round(d).String() }
 
 func numCPU() int {
 	b, _ := exec.Command("nproc").Output()
@@ -340,7 +340,7 @@ func parse(client string, out []byte) (measured, error) {
 	var m measured
 	switch client {
 	case "racelab":
-		var r scenarios.LoadResult
+		var r results.LoadResult
 		if err := json.Unmarshal(out, &r); err != nil || len(r.Targets) != 1 {
 			return m, fmt.Errorf("racelab: unreadable result: %v", err)
 		}
@@ -404,7 +404,7 @@ func racelabRate(ctx context.Context, o options, base string, r int) (measured, 
 	if err != nil {
 		return measured{}, err
 	}
-	var res scenarios.LoadResult
+	var res results.LoadResult
 	if err := json.Unmarshal(out, &res); err != nil || len(res.Targets) != 1 {
 		return measured{}, fmt.Errorf("unreadable result: %v", err)
 	}

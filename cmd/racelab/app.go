@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -122,7 +122,7 @@ func exitCode(err error) int {
 	case errors.As(err, &ve):
 		return ve.code
 	case errors.As(err, &ue), errors.As(err, &unknown),
-		errors.Is(err, targets.ErrBadSpec), errors.Is(err, scenarios.ErrUsage):
+		errors.Is(err, targets.ErrBadSpec), errors.Is(err, results.ErrUsage):
 		return exitUsage
 	case errors.Is(err, context.Canceled):
 		return exitInterrupted

@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/racelab/racelab/report"
 	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
 	"github.com/spf13/cobra"
 )
@@ -31,12 +32,12 @@ func catalog(cat *targets.Catalog) report.Catalog {
 		})
 	}
 	for _, e := range cat.Entries() {
-		t := report.CatalogTarget{Name: e.Name, Guarantee: e.Guarantee, Expect: string(scenarios.ExpectBreak), Embedded: e.Embedded}
+		t := report.CatalogTarget{Name: e.Name, Guarantee: e.Guarantee, Expect: string(results.ExpectBreak), Embedded: e.Embedded}
 		if e.Name == "http" || e.Name == "https" {
 			t.Name = e.Name + "://HOST:PORT"
 		}
 		if e.Holds {
-			t.Expect = string(scenarios.ExpectHold)
+			t.Expect = string(results.ExpectHold)
 		}
 		for _, sc := range all {
 			t.Plays = append(t.Plays, sc.Plays(e.Kind))

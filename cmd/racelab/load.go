@@ -10,6 +10,7 @@ import (
 	"github.com/racelab/racelab/report"
 	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/pace"
+	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/httpapi"
 	"github.com/spf13/cobra"
@@ -99,7 +100,7 @@ Simulated stores run on the real clock. Exit codes are run's; a missed
 	f.IntVar(&o.Keys, "keys", scenarios.DefaultLoadKeys, "fresh keys (slugs, visitors, items) the requests spread over")
 	f.StringVar(&o.KeyDist, "key-dist", "uniform", "how keys are picked: uniform, or zipf:S (S above 1; the larger, the hotter the first keys)")
 	f.StringArrayVar(&o.Thresholds, "threshold", nil, "a condition every target must meet, repeatable: 'p99<250ms', 'errors<1%', 'lost==0', 'rps>=900'\n"+
-		"(metrics: "+strings.Join(scenarios.ThresholdMetrics(), ", ")+")")
+		"(metrics: "+strings.Join(results.ThresholdMetrics(), ", ")+")")
 	f.DurationVar(&o.Timeout, "timeout", scenarios.DefaultTimeout, "time limit of each request")
 	f.Int64Var(&o.Seed, "seed", 0, "seed for the keys picked and Poisson arrivals (default: random, in the result)")
 	f.StringVar(&o.Expect, "expect", "auto", "what every target must do: auto (naive may break, others must hold), hold, or race")
@@ -185,12 +186,12 @@ func (o *loadOptions) plan() (scenarios.LoadPlan, []output, error) {
 		p.Requests = o.Requests
 		p.Duration = 0
 	}
-	dist, err := scenarios.ParseKeyDist(o.KeyDist)
+	dist, err := results.ParseKeyDist(o.KeyDist)
 	if err != nil {
 		return p, nil, err
 	}
 	for _, s := range o.Thresholds {
-		t, err := scenarios.ParseThreshold(s)
+		t, err := results.ParseThreshold(s)
 		if err != nil {
 			return p, nil, err
 		}
@@ -253,7 +254,7 @@ func runLoad(c *cobra.Command, s Streams, o *loadOptions) error {
 		return err
 	}
 	err = writeOutputs(s, s.width(c), outs, func(w io.Writer, format string, width int) error {
-		return report.RenderLoad(w, []*scenarios.LoadResult{res}, report.Format(format), report.Options{NoColor: s.NoColor, Width: width})
+		return report.RenderLoad(w, []*results.LoadResult{res}, report.Format(format), report.Options{NoColor: s.NoColor, Width: width})
 	})
 	if err != nil {
 		return err
@@ -262,7 +263,7 @@ func runLoad(c *cobra.Command, s Streams, o *loadOptions) error {
 }
 
 // loadVerdict is a load's exit, as verdict is a run's.
-func loadVerdict(res *scenarios.LoadResult) error {
+func loadVerdict(res *results.LoadResult) error {
 	if res.Interrupted {
 		return verdictError{exitInterrupted, "interrupted: the report above is partial"}
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/results"
 )
 
 // TestLoadExitCodes: a load exits as a run does, and a missed threshold
@@ -67,8 +67,8 @@ func TestLoadReportRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	saved := executeWant(t, ctx, exitOK, "load", "ten-hits-one-view", "-q", "-t", "actor", "-c", "8", "-n", "300", "--keys", "3", "-o", "json", "--threshold", "rps>0")
-	var res scenarios.LoadResult
-	if err := json.Unmarshal([]byte(saved), &res); err != nil || res.Schema != scenarios.LoadSchemaVersion {
+	var res results.LoadResult
+	if err := json.Unmarshal([]byte(saved), &res); err != nil || res.Schema != results.LoadSchemaVersion {
 		t.Fatalf("json: %v, schema %q", err, res.Schema)
 	}
 	file := filepath.Join(dir, "load.json")

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/spf13/cobra"
@@ -155,12 +156,12 @@ func TestRunJSON(t *testing.T) {
 		if code != exitOK {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
-		var res scenarios.Result
+		var res results.Result
 		if err := json.Unmarshal([]byte(stdout), &res); err != nil {
 			t.Fatalf("output is not JSON: %v\n%s", err, stdout)
 		}
-		if res.Schema != scenarios.SchemaVersion || len(res.Targets) != 1 || len(res.Targets[0].Trials) != 10 {
-			t.Fatalf("schema %q, %d targets; want %q and 1 target with 10 trials", res.Schema, len(res.Targets), scenarios.SchemaVersion)
+		if res.Schema != results.SchemaVersion || len(res.Targets) != 1 || len(res.Targets[0].Trials) != 10 {
+			t.Fatalf("schema %q, %d targets; want %q and 1 target with 10 trials", res.Schema, len(res.Targets), results.SchemaVersion)
 		}
 		for _, tr := range res.Targets[0].Trials {
 			if tr.Allowed != tt.allowed || tr.Refused != tt.refused || tr.Counted != int64(tt.counted) || len(tr.Requests) != tt.len {
@@ -297,8 +298,8 @@ func TestEvidenceFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := scenarios.Evidence{Confidence: 0.99, MaxRate: 0.005, MaxTrials: 2000, SkipHistory: true, HistoryTimeout: 5 * time.Second, HistoryHTML: e.HistoryHTML}
-	if p.Evidence != want || p.Trials != scenarios.TrialsNeeded(0.99, 0.005) {
-		t.Errorf("plan evidence %+v, trials %d; want %+v, %d", p.Evidence, p.Trials, want, scenarios.TrialsNeeded(0.99, 0.005))
+	if p.Evidence != want || p.Trials != results.TrialsNeeded(0.99, 0.005) {
+		t.Errorf("plan evidence %+v, trials %d; want %+v, %d", p.Evidence, p.Trials, want, results.TrialsNeeded(0.99, 0.005))
 	}
 }
 

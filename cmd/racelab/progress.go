@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/results"
 
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
@@ -55,7 +56,7 @@ func watchLoad(ctx context.Context, w io.Writer, name string, now func() scenari
 	pr := mpb.NewWithContext(ctx, mpb.WithOutput(w), mpb.WithWidth(30))
 	status := func(decor.Statistics) string {
 		p := now()
-		return fmt.Sprintf("%d/s  p99 %s  errors %d", p.LastSecond, scenarios.Round(p.P99), p.Errors)
+		return fmt.Sprintf("%d/s  p99 %s  errors %d", p.LastSecond, results.Round(p.P99), p.Errors)
 	}
 	counter := decor.Any(func(s decor.Statistics) string {
 		if byCount {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/racelab/racelab/report"
 	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/results"
 	"github.com/spf13/cobra"
 )
 
@@ -52,7 +53,7 @@ rendered one after the other.
 The exit code judges the merged results as 'racelab run' would: 3 when a
 target broke a rule it had to keep (or did not show a race it had to), 1
 when one could not be run, 2 for a file that does not exist, and 1 for one
-that is not a racelab result of schema ` + scenarios.SchemaVersion + ` or ` + scenarios.LoadSchemaVersion + `.`,
+that is not a racelab result of schema ` + results.SchemaVersion + ` or ` + results.LoadSchemaVersion + `.`,
 		Example: `  racelab run ten-hits-one-view -t sqlite --trials 300 -o json > a.json
   racelab report a.json -o junit=report.xml -o html=report.html
   racelab report machine-*.json -o table -o markdown+="$GITHUB_STEP_SUMMARY"
@@ -90,8 +91,8 @@ func runReport(ctx context.Context, s Streams, width int, o *reportOptions) erro
 		o.Verify.Files = o.Files
 		return runVerify(ctx, s, width, &o.Verify, outs)
 	}
-	var all []*scenarios.Result
-	var loads []*scenarios.LoadResult
+	var all []*results.Result
+	var loads []*results.LoadResult
 	for _, name := range o.Files {
 		saved, err := readResults(ctx, s, name)
 		if err != nil {
@@ -103,8 +104,8 @@ func runReport(ctx context.Context, s Streams, width int, o *reportOptions) erro
 		all = append(all, saved.Runs...)
 		loads = append(loads, saved.Loads...)
 	}
-	merged := scenarios.Merge(all)
-	mergedLoads := scenarios.MergeLoads(loads)
+	merged := results.Merge(all)
+	mergedLoads := results.MergeLoads(loads)
 	// Bursts and load in one report: the bursts' report, then the load's,
 	// a blank line between in the formats read as text.
 	err = writeOutputs(s, width, outs, func(w io.Writer, format string, width int) error {
@@ -127,7 +128,7 @@ func runReport(ctx context.Context, s Streams, width int, o *reportOptions) erro
 	if err != nil {
 		return err
 	}
-	var fs []scenarios.Shortfall
+	var fs []results.Shortfall
 	for _, r := range mergedLoads {
 		for _, f := range r.Shortfalls() {
 			f.Target, f.Why = r.Scenario+"/"+f.Target, r.Scenario+"/"+f.Why
@@ -165,7 +166,7 @@ func readResults(ctx context.Context, s Streams, name string) (report.Saved, err
 
 func readResultsNow(s Streams, name string) (report.Saved, error) {
 	if name == "-" {
-		rs, err := report.ReadSaved(s.In)
+		rs, err := report.ReadSaved(s.In, verifier)
 		if err != nil {
 			return report.Saved{}, fmt.Errorf("standard input: %w", err)
 		}
@@ -182,7 +183,7 @@ func readResultsNow(s Streams, name string) (report.Saved, error) {
 	if fi, err := f.Stat(); err == nil && fi.IsDir() {
 		return report.Saved{}, usageError{fmt.Errorf("%s is a folder; want a result file", name)}
 	}
-	rs, err := report.ReadSaved(f)
+	rs, err := report.ReadSaved(f, verifier)
 	if err != nil {
 		return report.Saved{}, fmt.Errorf("%s: %w", name, err)
 	}
@@ -192,8 +193,8 @@ func readResultsNow(s Streams, name string) (report.Saved, error) {
 // reportVerdict is run's verdict over merged results, less the interrupt:
 // re-rendering a partial result is not itself interrupted, and the report
 // already says the result is partial.
-func reportVerdict(rs []*scenarios.Result, loads ...scenarios.Shortfall) error {
-	var fs []scenarios.Shortfall
+func reportVerdict(rs []*results.Result, loads ...results.Shortfall) error {
+	var fs []results.Shortfall
 	for _, r := range rs {
 		for _, f := range r.Shortfalls() {
 			f.Target, f.Why = r.Scenario+"/"+f.Target, r.Scenario+"/"+f.Why
@@ -203,17 +204,17 @@ func reportVerdict(rs []*scenarios.Result, loads ...scenarios.Shortfall) error {
 	fs = append(fs, loads...)
 	// Rule breaks (and missed thresholds) first, across results, as within
 	// one.
-	slices.SortStableFunc(fs, func(a, b scenarios.Shortfall) int { return cmp.Compare(shortfallRank(a.Kind), shortfallRank(b.Kind)) })
+	slices.SortStableFunc(fs, func(a, b results.Shortfall) int { return cmp.Compare(shortfallRank(a.Kind), shortfallRank(b.Kind)) })
 	return shortfallError(fs)
 }
 
 // shortfallRank orders shortfalls as the exit code ranks them: what was
 // proven wrong (exit 3) before what could not be done (exit 1).
-func shortfallRank(k scenarios.ShortfallKind) int {
+func shortfallRank(k results.ShortfallKind) int {
 	switch k {
-	case scenarios.RuleShortfall, scenarios.ThresholdShortfall:
+	case results.RuleShortfall, results.ThresholdShortfall:
 		return 0
-	case scenarios.ErrorShortfall:
+	case results.ErrorShortfall:
 		return 1
 	}
 	return 2
@@ -232,3 +233,7 @@ func (o *reportOptions) checkMerge() error {
 	}
 	return nil
 }
+
+// verifier checks saved documents before a report is made of them: runs
+// judged again by their stories, parts checked against their plan.
+var verifier = report.Verifier{Run: scenarios.Check, Shard: scenarios.CheckShard}

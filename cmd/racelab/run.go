@@ -9,6 +9,7 @@ import (
 
 	"github.com/racelab/racelab/report"
 	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
 	"github.com/spf13/cobra"
 )
@@ -94,7 +95,7 @@ to hold that breaks it exits 3.`,
 	f.StringVar(&o.Clock, "clock", "virtual", "time of the simulated stores (kv, actor): virtual (deterministic, replayable by --seed) or real")
 	f.BoolVar(&o.Sequential, "sequential", false, "fire a trial's requests one after another, --gap apart, instead of all at once")
 	f.DurationVar(&o.Gap, "gap", scenarios.DefaultGap, "pause between two requests with --sequential")
-	f.StringVar(&o.KeyChars, "key-chars", string(scenarios.KeyASCII), "what the fresh keys are made of: ascii; unicode (Arabic letters and / , %2C + space);\n"+
+	f.StringVar(&o.KeyChars, "key-chars", string(results.KeyASCII), "what the fresh keys are made of: ascii; unicode (Arabic letters and / , %2C + space);\n"+
 		"percent (Arabic slugs stored percent-encoded, as WordPress does, so sent encoded twice)")
 	o.Parts = map[string]*bool{}
 	for _, sc := range scenarios.All() {
@@ -106,7 +107,7 @@ to hold that breaks it exits 3.`,
 	}
 	f.BoolVar(&o.Timeline, "timeline", false, "under the table, one lane per request of one trial per target: what it read, wrote, and whose update it erased")
 	f.BoolVar(&o.KeepAll, "keep-all", false, fmt.Sprintf("keep every trial's requests in the result (-o json); by default the first %d trials keep them\n"+
-		"(at most %d requests in all) with the first broken, first inconclusive and worst trial, and the rest are only counted", scenarios.DefaultKeepTrials, scenarios.DefaultKeepRequests))
+		"(at most %d requests in all) with the first broken, first inconclusive and worst trial, and the rest are only counted", results.DefaultKeepTrials, results.DefaultKeepRequests))
 	o.HTTP.register(f)
 	o.Evidence.register(f)
 	o.Story.register(f)
@@ -173,8 +174,8 @@ func (o *runOptions) plan() (scenarios.Plan, []output, error) {
 		Sequential: o.Sequential,
 		Gap:        o.Gap,
 		Trace:      o.Timeline,
-		Keep:       scenarios.Keep{All: o.KeepAll},
-		KeyChars:   scenarios.KeyChars(o.KeyChars),
+		Keep:       results.Keep{All: o.KeepAll},
+		KeyChars:   results.KeyChars(o.KeyChars),
 		Options:    o.servers().options(),
 	}
 	if err := o.HTTP.apply(&p); err != nil {
@@ -203,7 +204,7 @@ func runRun(c *cobra.Command, s Streams, o *runOptions) error {
 	ctx := c.Context()
 	// play runs the trials, reporting each finished one to onTrial; bars
 	// counts them: one bar step per trial of each target.
-	play := func(onTrial func(string, int, int)) (*scenarios.Result, error) {
+	play := func(onTrial func(string, int, int)) (*results.Result, error) {
 		p.OnTrial = onTrial
 		return scenarios.Run(ctx, p)
 	}
@@ -214,7 +215,7 @@ func runRun(c *cobra.Command, s Streams, o *runOptions) error {
 	if part, err := o.part(p); err != nil {
 		return err
 	} else if part != nil {
-		play = func(onTrial func(string, int, int)) (*scenarios.Result, error) {
+		play = func(onTrial func(string, int, int)) (*results.Result, error) {
 			return part.Run(ctx, p.Trials, p.Seed, onTrial)
 		}
 		bars = part.Bars
@@ -330,7 +331,7 @@ func (o *runOptions) part(p scenarios.Plan) (*scenarios.Part, error) {
 // anything that could not be judged), then a target racelab could not run
 // or could not judge. The one stderr line names the first cause, so that
 // it reads on its own when the report went to a file.
-func verdict(res *scenarios.Result) error {
+func verdict(res *results.Result) error {
 	if res.Interrupted {
 		return verdictError{exitInterrupted, "interrupted: the report above is partial"}
 	}
@@ -339,18 +340,18 @@ func verdict(res *scenarios.Result) error {
 
 // shortfallError is the exit of a run with these shortfalls, nil when
 // there are none.
-func shortfallError(fs []scenarios.Shortfall) error {
+func shortfallError(fs []results.Shortfall) error {
 	if len(fs) == 0 {
 		return nil
 	}
 	first := fs[0]
 	code, lead := exitFailure, "could not run "
 	switch first.Kind {
-	case scenarios.RuleShortfall:
+	case results.RuleShortfall:
 		code, lead = exitRuleBroken, "not as expected: "
-	case scenarios.ThresholdShortfall:
+	case results.ThresholdShortfall:
 		code, lead = exitRuleBroken, "threshold missed: "
-	case scenarios.InconclusiveShortfall:
+	case results.InconclusiveShortfall:
 		lead = "no verdict: "
 	}
 	msg := lead + first.Why
@@ -388,8 +389,8 @@ func completeTargets(_ *cobra.Command, _ []string, _ string) ([]string, cobra.Sh
 
 // writeTimelines prints, for each target, the lanes of its first broken
 // trial, or of its first trial when none broke.
-func writeTimelines(w io.Writer, res *scenarios.Result, width int) error {
-	labels := scenarios.Labels(res.Targets)
+func writeTimelines(w io.Writer, res *results.Result, width int) error {
+	labels := results.Labels(res.Targets)
 	for i := range res.Targets {
 		tr := &res.Targets[i]
 		if len(tr.Trials) == 0 {

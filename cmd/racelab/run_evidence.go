@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/results"
 	"github.com/spf13/pflag"
 )
 
@@ -28,14 +29,14 @@ type evidenceFlags struct {
 }
 
 func (e *evidenceFlags) register(f *pflag.FlagSet) {
-	e.Confidence = percentage(scenarios.DefaultConfidence)
+	e.Confidence = percentage(results.DefaultConfidence)
 	e.flags = f
 	f.Var(&e.Confidence, "confidence", "confidence level of the bound on the rate of breaking, such as 95% or 99%")
 	f.Var(&e.MaxRate, "max-rate", "add trials until the rate of breaking is shown below this, such as 1%, or a trial breaks;\n"+
 		"a target expected to hold then holds only if the bound is met")
-	f.IntVar(&e.MaxTrials, "max-trials", scenarios.DefaultMaxTrials, "most trials per target with --max-rate")
+	f.IntVar(&e.MaxTrials, "max-trials", results.DefaultMaxTrials, "most trials per target with --max-rate")
 	f.BoolVar(&e.CheckHistory, "check-history", true, "check each trial's history for linearizability (porcupine); a history that is not breaks the trial")
-	f.DurationVar(&e.HistoryTimeout, "history-timeout", scenarios.DefaultHistoryTimeout, "time limit of one trial's history check; past it the check says unknown")
+	f.DurationVar(&e.HistoryTimeout, "history-timeout", results.DefaultHistoryTimeout, "time limit of one trial's history check; past it the check says unknown")
 	f.StringVar(&e.HistoryHTML, "history-html", "", "write porcupine's picture of the first trial that is not linearizable (else the first trial) to `FILE`")
 }
 
@@ -67,7 +68,7 @@ func (e *evidenceFlags) apply(p *scenarios.Plan) error {
 		// The trials the bound needs are known in advance; planning them
 		// lets the progress bar show the real total. Run would raise the
 		// count to the same number by itself.
-		p.Trials = max(p.Trials, scenarios.TrialsNeeded(float64(e.Confidence), float64(e.MaxRate)))
+		p.Trials = max(p.Trials, results.TrialsNeeded(float64(e.Confidence), float64(e.MaxRate)))
 	}
 	return nil
 }

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets/httpapi"
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -211,7 +211,7 @@ func TestServeEndToEnd(t *testing.T) {
 		if code != exitOK {
 			t.Fatalf("--sync %s: exit %d: %s", sync, code, stderr)
 		}
-		var res scenarios.Result
+		var res results.Result
 		if err := json.Unmarshal([]byte(stdout), &res); err != nil {
 			t.Fatal(err)
 		}

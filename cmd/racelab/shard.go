@@ -12,6 +12,7 @@ import (
 
 	"github.com/racelab/racelab/report"
 	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/results"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -100,7 +101,7 @@ func (f *shardFlags) sharding() (scenarios.Sharding, error) {
 // writeShard writes a shard's part: to standard output, or to its file in
 // --shard-dir, named by its index, so that a shard whose index came from
 // the environment needs no shell to name its file.
-func (f *shardFlags) write(s Streams, part *scenarios.ShardResult) error {
+func (f *shardFlags) write(s Streams, part *results.ShardResult) error {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/results"
 )
 
 // racelabBinary is this test binary installed as racelab on PATH by
@@ -95,7 +95,7 @@ func TestShardProcessesMergeExactly(t *testing.T) {
 	url := serveProcess(t, "sqlite")
 	files := runShards(t, 4, "procs-sqlite", "run", "ten-hits-one-view", "-t", url, "-n", "100", "--trials", "3", "--period", "500ms")
 	out := executeWant(t, context.Background(), exitOK, append([]string{"verify", "-o", "json"}, files...)...)
-	var res scenarios.Result
+	var res results.Result
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("verify -o json: %v\n%s", err, out)
 	}
@@ -123,7 +123,7 @@ func TestShardProcessesShowTheLossOnKV(t *testing.T) {
 	url := serveProcess(t, "kv")
 	files := runShards(t, 4, "procs-kv", "run", "ten-hits-one-view", "-t", url, "-n", "100")
 	out := executeWant(t, context.Background(), exitRuleBroken, append([]string{"verify", "-o", "json"}, files...)...)
-	var res scenarios.Result
+	var res results.Result
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("verify -o json: %v\n%s", err, out)
 	}
@@ -147,7 +147,7 @@ func TestLoadShardProcessesSumToTheRate(t *testing.T) {
 	url := serveProcess(t, "actor")
 	files := runShards(t, 4, "procs-load", "load", "ten-hits-one-view", "-t", url, "--rate", "400/s", "--duration", "2s", "--keys", "20")
 	out := executeWant(t, context.Background(), exitOK, append([]string{"verify", "-o", "json"}, files...)...)
-	var res scenarios.LoadResult
+	var res results.LoadResult
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("verify -o json: %v\n%s", err, out)
 	}

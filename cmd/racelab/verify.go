@@ -11,6 +11,7 @@ import (
 
 	"github.com/racelab/racelab/report"
 	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/httpapi"
 	"github.com/spf13/cobra"
@@ -39,7 +40,7 @@ func (o *verifyOptions) servers() serverFlags { return serverFlags{&o.RedisURL, 
 
 // register defines the flags of the read-back, all but -o.
 func (o *verifyOptions) register(f *pflag.FlagSet) {
-	o.Confidence = percentage(scenarios.DefaultConfidence)
+	o.Confidence = percentage(results.DefaultConfidence)
 	f.StringArrayVarP(&o.Targets, "target", "t", nil, "read the keys back from this target instead of the one the shards recorded, once per target, in order\n"+
 		"(the service as this machine reaches it, or a URL with the password the parts leave out)")
 	f.DurationVar(&o.Timeout, "timeout", scenarios.DefaultTimeout, "time limit of each read-back")
@@ -47,7 +48,7 @@ func (o *verifyOptions) register(f *pflag.FlagSet) {
 	o.HTTP.registerMapping(f)
 	f.Var(&o.Confidence, "confidence", "confidence level of the bound on the rate of breaking, such as 95% or 99%")
 	f.BoolVar(&o.CheckHistory, "check-history", true, "check each merged trial's history for linearizability, when every shard ran on one machine (one clock)")
-	f.DurationVar(&o.HistoryTimeout, "history-timeout", scenarios.DefaultHistoryTimeout, "time limit of one trial's history check")
+	f.DurationVar(&o.HistoryTimeout, "history-timeout", results.DefaultHistoryTimeout, "time limit of one trial's history check")
 	f.BoolVar(&o.KeepAll, "keep-all", false, "keep every merged trial's requests in the result (-o json)")
 }
 
@@ -107,7 +108,7 @@ func runVerify(ctx context.Context, s Streams, width int, o *verifyOptions, outs
 	if err != nil {
 		return err
 	}
-	var parts []*scenarios.ShardResult
+	var parts []*results.ShardResult
 	for _, name := range files {
 		saved, err := readResults(ctx, s, name)
 		if err != nil {
@@ -123,7 +124,7 @@ func runVerify(ctx context.Context, s Streams, width int, o *verifyOptions, outs
 
 // verifyParts merges parts, reads their keys back and renders the one
 // result, with run's exit code.
-func verifyParts(ctx context.Context, s Streams, width int, o *verifyOptions, parts []*scenarios.ShardResult, outs []output) error {
+func verifyParts(ctx context.Context, s Streams, width int, o *verifyOptions, parts []*results.ShardResult, outs []output) error {
 	if len(parts) == 0 {
 		return usageError{errors.New("no shard parts to merge")}
 	}
@@ -140,7 +141,7 @@ func verifyParts(ctx context.Context, s Streams, width int, o *verifyOptions, pa
 		Timeout: o.Timeout,
 		Evidence: scenarios.Evidence{Confidence: float64(o.Confidence), SkipHistory: !o.CheckHistory,
 			HistoryTimeout: o.HistoryTimeout},
-		Keep: scenarios.Keep{All: o.KeepAll},
+		Keep: results.Keep{All: o.KeepAll},
 	}
 	specs := o.Targets
 	if len(specs) == 0 {
@@ -151,13 +152,13 @@ func verifyParts(ctx context.Context, s Streams, width int, o *verifyOptions, pa
 		return err
 	}
 	opts := func(width int) report.Options { return report.Options{NoColor: s.NoColor, Width: width} }
-	if parts[0].Kind == scenarios.ShardLoad {
+	if parts[0].Kind == results.ShardLoad {
 		res, err := scenarios.VerifyLoad(ctx, parts, v)
 		if err != nil {
 			return err
 		}
 		err = writeOutputs(s, width, outs, func(w io.Writer, format string, width int) error {
-			return report.RenderLoad(w, []*scenarios.LoadResult{res}, report.Format(format), opts(width))
+			return report.RenderLoad(w, []*results.LoadResult{res}, report.Format(format), opts(width))
 		})
 		if err != nil {
 			return err
@@ -200,7 +201,7 @@ func expandShardDirs(names []string) ([]string, error) {
 	return out, nil
 }
 
-func recordedSpecs(p *scenarios.ShardResult) []string {
+func recordedSpecs(p *results.ShardResult) []string {
 	var out []string
 	switch {
 	case p.Run != nil:

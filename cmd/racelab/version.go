@@ -5,7 +5,7 @@ import (
 	"runtime"
 	"runtime/debug"
 
-	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/results"
 	"github.com/spf13/cobra"
 )
 
@@ -29,7 +29,7 @@ func newVersionCmd(s Streams) *cobra.Command {
 func versionLine() string {
 	bi, _ := debug.ReadBuildInfo()
 	return fmt.Sprintf("racelab %s (%s, %s/%s, results %s)",
-		buildVersion(version, bi), runtime.Version(), runtime.GOOS, runtime.GOARCH, scenarios.SchemaVersion)
+		buildVersion(version, bi), runtime.Version(), runtime.GOOS, runtime.GOARCH, results.SchemaVersion)
 }
 
 // buildVersion is racelab's version: the one set at link time, else the

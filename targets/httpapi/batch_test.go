@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets/httpapi"
 	"github.com/racelab/racelab/targets/story"
 )
@@ -38,7 +38,7 @@ func hits(t *testing.T, c *httpapi.Client, keys []string, n int) {
 func TestViewsManyRoundTrips(t *testing.T) {
 	fixed := serveHandler(t, httpapi.NewHandler(open(t, "actor").Store))
 	buggy := serveBug(t, httpapi.BugDoubleDecode)
-	for _, chars := range []scenarios.KeyChars{scenarios.KeyASCII, scenarios.KeyUnicode, scenarios.KeyPercent} {
+	for _, chars := range []results.KeyChars{results.KeyASCII, results.KeyUnicode, results.KeyPercent} {
 		keys := []string{chars.Key("slug", "a"), chars.Key("slug", "b"), chars.Key("slug", "c")}
 		for _, tt := range []struct {
 			name    string
@@ -46,7 +46,7 @@ func TestViewsManyRoundTrips(t *testing.T) {
 			wantBug bool // the batch read answers 0 where single reads count
 		}{
 			{"fixed", fixed, false},
-			{"double-decode", buggy, chars != scenarios.KeyASCII},
+			{"double-decode", buggy, chars != results.KeyASCII},
 		} {
 			t.Run(string(chars)+"/"+tt.name, func(t *testing.T) {
 				c := client(t, tt.base, httpapi.Config{})

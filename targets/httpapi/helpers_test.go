@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/httpapi"
 	"go.uber.org/goleak"
@@ -88,7 +89,7 @@ func serveTLS(t *testing.T, store any) (string, *tls.Config) {
 
 // play runs a story against base through the engine, as `racelab run -t`
 // does, and returns the one target's result.
-func play(t *testing.T, story, base string, n, trials int, cfg httpapi.Config) scenarios.TargetResult {
+func play(t *testing.T, story, base string, n, trials int, cfg httpapi.Config) results.TargetResult {
 	t.Helper()
 	sc, err := scenarios.Lookup(story)
 	if err != nil {
@@ -150,7 +151,7 @@ func client(t *testing.T, base string, cfg httpapi.Config) *httpapi.Client {
 }
 
 // firstError is the first failed request's error text in a result.
-func firstError(tr scenarios.TargetResult) string {
+func firstError(tr results.TargetResult) string {
 	for _, trial := range tr.Trials {
 		for _, r := range trial.Requests {
 			if r.Error != "" {

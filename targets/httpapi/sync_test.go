@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets/httpapi"
 )
 
@@ -120,7 +120,7 @@ func TestNaiveStoreShowsTheRace(t *testing.T) {
 }
 
 // whyOf is the first broken trial's account.
-func whyOf(tr scenarios.TargetResult) string {
+func whyOf(tr results.TargetResult) string {
 	for _, t := range tr.Trials {
 		if t.Broken {
 			return t.Why

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
 )
 
@@ -146,11 +147,11 @@ func (r *Room) burst(ctx context.Context, sc *scenarios.Scenario, n int) (*burst
 	if res.Interrupted {
 		return nil, context.Cause(ctx)
 	}
-	short := map[string]scenarios.Shortfall{}
+	short := map[string]results.Shortfall{}
 	for _, s := range res.Shortfalls() {
 		short[s.Target] = s
 	}
-	labels := scenarios.Labels(res.Targets)
+	labels := results.Labels(res.Targets)
 	view := &burstView{Story: sc.Name, Requests: n, At: r.board.now().Format("15:04:05")}
 	for i := range res.Targets {
 		tr := &res.Targets[i]
@@ -176,15 +177,15 @@ func (r *Room) burst(ctx context.Context, sc *scenarios.Scenario, n int) (*burst
 
 // verdict says in words, never by colour alone, how a store did: the
 // run's own verdict (Result.Shortfalls) first, then what the trial shows.
-func verdict(tr *scenarios.TargetResult, t *scenarios.Trial, s scenarios.Shortfall) string {
+func verdict(tr *results.TargetResult, t *results.Trial, s results.Shortfall) string {
 	switch {
-	case s.Why != "" && s.Kind == scenarios.RuleShortfall:
+	case s.Why != "" && s.Kind == results.RuleShortfall:
 		return "✗ BROKEN, and it had to hold"
-	case s.Why != "" && s.Kind == scenarios.InconclusiveShortfall:
+	case s.Why != "" && s.Kind == results.InconclusiveShortfall:
 		return "? inconclusive: a request failed, so this burst proves nothing"
 	case s.Why != "":
 		return "could not run"
-	case t.Broken && tr.Expect == scenarios.ExpectBreak:
+	case t.Broken && tr.Expect == results.ExpectBreak:
 		return "✗ broken, as a naive store does"
 	case t.Broken:
 		return "✗ broken"

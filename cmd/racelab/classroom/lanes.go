@@ -13,6 +13,7 @@ import (
 
 	"github.com/racelab/racelab/report"
 	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/results"
 )
 
 // Geometry of the lanes, in SVG units: wide and tall enough to read from
@@ -44,7 +45,7 @@ type event struct {
 	lane int
 	seq  int // order within its request
 	kind string
-	step scenarios.Step
+	step results.Step
 }
 
 // drawLanes draws trial t of sc on target label: for each request, when
@@ -52,7 +53,7 @@ type event struct {
 // that record their operations: kv, actor), when and what it was answered,
 // and, for a write that overwrote an update it never saw, whose update it
 // erased (report.Erasures, as the terminal timeline says it).
-func drawLanes(sc *scenarios.Scenario, t *scenarios.Trial, label string, clock scenarios.Clock) lanes {
+func drawLanes(sc *scenarios.Scenario, t *results.Trial, label string, clock results.Clock) lanes {
 	reqs := t.Requests[:min(len(t.Requests), maxLanes)]
 	erased := report.Erasures(t)
 	var evs []event
@@ -79,7 +80,7 @@ func drawLanes(sc *scenarios.Scenario, t *scenarios.Trial, label string, clock s
 		h += 30
 	}
 	unit := "real time"
-	if clock == scenarios.ClockVirtual {
+	if clock == results.ClockVirtual {
 		unit = "virtual time"
 	}
 	var b strings.Builder
@@ -117,7 +118,7 @@ func drawLanes(sc *scenarios.Scenario, t *scenarios.Trial, label string, clock s
 			fmt.Fprintf(&marks, `<g data-step="%d" class="sent"><line x1="%s" y1="%d" x2="%s" y2="%d"/></g>`+"\n", n, ex, mid-12, ex, mid+12)
 			steps = append(steps, fmt.Sprintf("%s: %s is sent", at, who))
 		case "answer":
-			answer := scenarios.DescribeAnswer(sc.Name, *q)
+			answer := results.DescribeAnswer(*q)
 			text := answer
 			caption := fmt.Sprintf("%s: %s is answered: %s", at, who, answer)
 			if p, ok := erased[q.Index]; ok {
@@ -147,7 +148,7 @@ func drawLanes(sc *scenarios.Scenario, t *scenarios.Trial, label string, clock s
 // its value above, a write as a square with its value below, a landing
 // write as a mark pointing down onto the lane. Shape and words both say
 // which is which, so nothing rests on colour.
-func drawStep(b *strings.Builder, n int, x string, mid int, s scenarios.Step) {
+func drawStep(b *strings.Builder, n int, x string, mid int, s results.Step) {
 	v := esc(compactValue(s.Value))
 	switch s.Op {
 	case "read":
@@ -167,7 +168,7 @@ func drawStep(b *strings.Builder, n int, x string, mid int, s scenarios.Step) {
 
 // stepWords says a store operation in a sentence's words, for the replay's
 // caption: "reads 41 (cache hit, 12s old)".
-func stepWords(s scenarios.Step) string {
+func stepWords(s results.Step) string {
 	v := compactValue(s.Value)
 	var out string
 	switch s.Op {
@@ -197,11 +198,11 @@ func stepWords(s scenarios.Step) string {
 	return out
 }
 
-func outcomeClass(o scenarios.Outcome) string {
+func outcomeClass(o results.Outcome) string {
 	switch o {
-	case scenarios.Allowed:
+	case results.Allowed:
 		return "allowed"
-	case scenarios.Refused:
+	case results.Refused:
 		return "refused"
 	default:
 		return "failed"

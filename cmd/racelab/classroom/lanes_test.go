@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/results"
 )
 
 // TestLanes: two hits that both read nothing and both write 1, the second
@@ -19,15 +20,16 @@ func TestLanes(t *testing.T) {
 		t.Fatal(err)
 	}
 	ms := time.Millisecond
-	hit := func(i int, write, lands, ret time.Duration) scenarios.Request {
-		return scenarios.Request{Index: i, Invoke: 0, Return: ret, Outcome: scenarios.Allowed, Value: 1, Steps: []scenarios.Step{
+	hit := func(i int, write, lands, ret time.Duration) results.Request {
+		return results.Request{Index: i, Invoke: 0, Return: ret, Outcome: results.Allowed, Value: 1, Steps: []results.Step{
 			{At: ms, Op: "read", Key: "views:<post>", Note: "not found"},
 			{At: write, Op: "write", Key: "views:<post>", Value: "1"},
 			{At: lands, Op: "write-lands", Key: "views:<post>", Value: "1"},
 		}}
 	}
-	trial := &scenarios.Trial{Key: "<post>", Requests: []scenarios.Request{hit(0, 2*ms, 30*ms, 31*ms), hit(1, 3*ms, 32*ms, 33*ms)}}
-	l := drawLanes(sc, trial, "kv <naive>", scenarios.ClockVirtual)
+	trial := &results.Trial{Key: "<post>", Requests: []results.Request{hit(0, 2*ms, 30*ms, 31*ms), hit(1, 3*ms, 32*ms, 33*ms)}}
+	sc.Words(trial) // as the engine records a trial
+	l := drawLanes(sc, trial, "kv <naive>", results.ClockVirtual)
 	want := []string{
 		"0: #1 is sent",
 		"0: #2 is sent",
@@ -60,11 +62,11 @@ func TestLanes(t *testing.T) {
 // TestLanesCapped: a wide burst draws its first maxLanes lanes and says so.
 func TestLanesCapped(t *testing.T) {
 	sc, _ := scenarios.Lookup("ten-hits-one-view")
-	trial := &scenarios.Trial{}
+	trial := &results.Trial{}
 	for i := range maxLanes + 5 {
-		trial.Requests = append(trial.Requests, scenarios.Request{Index: i, Invoke: time.Duration(i) * time.Microsecond, Return: time.Millisecond, Outcome: scenarios.Allowed, Value: int64(i + 1)})
+		trial.Requests = append(trial.Requests, results.Request{Index: i, Invoke: time.Duration(i) * time.Microsecond, Return: time.Millisecond, Outcome: results.Allowed, Value: int64(i + 1)})
 	}
-	l := drawLanes(sc, trial, "sqlite", scenarios.ClockReal)
+	l := drawLanes(sc, trial, "sqlite", results.ClockReal)
 	if len(l.steps) != 2*maxLanes || !strings.Contains(l.svg, "the first 30 of 35 requests are drawn") || !strings.Contains(l.svg, "real time →") {
 		t.Errorf("%d steps; want %d, and a note that the first %d of %d are drawn", len(l.steps), 2*maxLanes, maxLanes, maxLanes+5)
 	}

@@ -1,4 +1,4 @@
-package scenarios
+package results
 
 import (
 	"fmt"
@@ -154,7 +154,7 @@ func (t Threshold) measure(lt *LoadTarget) (float64, string) {
 			return math.Inf(1), "no requests"
 		}
 		f := float64(n) / float64(asked)
-		return f, fmt.Sprintf("%s (%d of %d)", percentOf(f), n, asked)
+		return f, fmt.Sprintf("%s (%d of %d)", PercentOf(f), n, asked)
 	}
 	switch t.Metric {
 	case "rps":
@@ -187,7 +187,7 @@ func compare(v float64, op string, bound float64) bool {
 
 // percentOf writes a share with the precision small shares need: 0.05%,
 // 1.2%, 37%.
-func percentOf(f float64) string {
+func PercentOf(f float64) string {
 	p := f * 100
 	switch {
 	case p == 0 || p >= 10:

@@ -1,4 +1,4 @@
-package scenarios
+package results
 
 import (
 	"slices"
@@ -51,6 +51,17 @@ type Worst struct {
 	Index int   `json:"index"`
 	Over  int64 `json:"over"`
 	Lost  int64 `json:"lost"`
+	// Damage is the trial's damage in its story's words (Trial.Damage).
+	Damage string `json:"damage,omitempty"`
+}
+
+// Words says the worst trial's damage: in its story's words when the
+// result recorded them, else as DefaultDamage does.
+func (w Worst) Words() string {
+	if w.Damage != "" {
+		return w.Damage
+	}
+	return DefaultDamage(w.Over, w.Lost)
 }
 
 // Tally is what every trial of one target came to, summed as the trials
@@ -159,7 +170,7 @@ func (s *Tally) Add(t *Trial) {
 	s.Lost += t.Lost
 	s.Over += t.Over
 	if n == 0 || t.Over+t.Lost > s.Worst.Over+s.Worst.Lost {
-		s.Worst = Worst{Index: t.Index, Over: t.Over, Lost: t.Lost}
+		s.Worst = Worst{Index: t.Index, Over: t.Over, Lost: t.Lost, Damage: t.Damage}
 	}
 	s.Retries += t.Retries
 	if t.History != "" {
@@ -230,7 +241,7 @@ func (s *Tally) TooInconclusive() bool {
 
 // bound is what the tally proves about the rate of breaking at level:
 // only conclusive trials count.
-func (s *Tally) bound(level, maxRate float64) Bound {
+func (s *Tally) Bound(level, maxRate float64) Bound {
 	b := Bound{Level: level, MaxRate: maxRate, Trials: s.Conclusive(), Broken: s.Broken, Inconclusive: s.Inconclusive}
 	b.Upper = UpperBound(b.Broken, b.Trials, level)
 	return b
@@ -257,7 +268,7 @@ func (s *Tally) CountedMedian() int64 {
 }
 
 // merge adds another target's tally to s, as if its trials had followed.
-func (s *Tally) merge(o *Tally) {
+func (s *Tally) Merge(o *Tally) {
 	if o.Trials == 0 {
 		return
 	}
@@ -348,7 +359,7 @@ type Keep struct {
 
 // recorder records a target's judged trials: every one into the tally,
 // the sample into tr.Trials.
-type recorder struct {
+type Recorder struct {
 	tr    *TargetResult
 	keep  Keep
 	tally Tally
@@ -361,18 +372,18 @@ type recorder struct {
 	worstAt int
 }
 
-func newRecorder(tr *TargetResult, keep Keep) *recorder {
+func NewRecorder(tr *TargetResult, keep Keep) *Recorder {
 	if keep.Trials <= 0 {
 		keep.Trials = DefaultKeepTrials
 	}
 	if keep.Requests <= 0 {
 		keep.Requests = DefaultKeepRequests
 	}
-	return &recorder{tr: tr, keep: keep, worstAt: -1}
+	return &Recorder{tr: tr, keep: keep, worstAt: -1}
 }
 
 // add records one judged trial.
-func (r *recorder) add(t Trial) {
+func (r *Recorder) Add(t Trial) {
 	firstBroken := t.Broken && r.tally.Broken == 0
 	firstInconclusive := t.Inconclusive() && r.tally.Inconclusive == 0
 	worse := r.tally.Trials > 0 && t.Over+t.Lost > r.tally.Worst.Over+r.tally.Worst.Lost
@@ -404,11 +415,17 @@ func (r *recorder) add(t Trial) {
 
 // finish sets the target's tally, when the sample left trials out, and
 // its bound.
-func (r *recorder) finish(level, maxRate float64) {
+func (r *Recorder) Finish(level, maxRate float64) {
 	if r.dropped {
 		tally := r.tally
 		r.tr.Tally = &tally
 	}
-	b := r.tally.bound(level, maxRate)
+	b := r.tally.Bound(level, maxRate)
 	r.tr.Bound = &b
 }
+
+// Tally is what the trials recorded so far came to.
+func (r *Recorder) Tally() *Tally { return &r.tally }
+
+// Target is the target result the recorder fills in.
+func (r *Recorder) Target() *TargetResult { return r.tr }

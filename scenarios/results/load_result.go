@@ -1,4 +1,4 @@
-package scenarios
+package results
 
 import (
 	"fmt"
@@ -145,7 +145,7 @@ func (t *LoadTarget) SentRate() float64 {
 // that a load's verdict is decided by the very code that decides a run's.
 func (t *LoadTarget) rule() *TargetResult {
 	tally := t.Keys
-	b := tally.bound(DefaultConfidence, 0)
+	b := tally.Bound(DefaultConfidence, 0)
 	return &TargetResult{Target: t.Target, Spec: t.Spec, Expect: t.Expect, Strict: t.Strict, Error: t.Error, Tally: &tally, Bound: &b}
 }
 
@@ -198,7 +198,7 @@ func (r *LoadResult) Shortfalls() []Shortfall {
 		case t.Strict && tr.Inconclusive():
 			other = append(other, Shortfall{InconclusiveShortfall, labels[i], fmt.Sprintf(
 				"%s: inconclusive: %d of %d keys proved nothing (%d failed requests; first: %s); a verdict needs at most %s of them",
-				labels[i], s.Inconclusive, s.Trials, t.Errors, firstErrorOf(t), percentOf(MaxInconclusive))})
+				labels[i], s.Inconclusive, s.Trials, t.Errors, firstErrorOf(t), PercentOf(MaxInconclusive))})
 		}
 		for _, th := range t.Thresholds {
 			if !th.Passed {

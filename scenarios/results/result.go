@@ -1,4 +1,4 @@
-package scenarios
+package results
 
 import (
 	"cmp"
@@ -56,6 +56,9 @@ type Request struct {
 	// Value is the number the store answered with: the new total of views,
 	// the download count, or the claims on the item.
 	Value int64 `json:"value"`
+	// Answer says in the story's words what the request was told: "3
+	// views", "granted, count 5", "409, taken" (see DescribeAnswer).
+	Answer string `json:"answer,omitempty"`
 	// Error is the target's failure in words, when Outcome is Errored.
 	Error string `json:"error,omitempty"`
 	// Early says the answer came before the request was released (staged
@@ -103,6 +106,9 @@ type Trial struct {
 	// Retries is how many times the strategy retried within the trial
 	// (optimistic strategies only).
 	Retries int64 `json:"retries,omitempty"`
+	// Damage says in the story's words how far the trial strayed ("4
+	// oversold", "9 hits lost"), empty when it did not.
+	Damage string `json:"damage,omitempty"`
 	// Broken says the hard rule did not hold; Why says how, in plain words.
 	Broken bool   `json:"broken"`
 	Why    string `json:"why,omitempty"`
@@ -135,7 +141,7 @@ type Trial struct {
 
 // count sets Allowed, Refused, Errors and Unsynchronized from the trial's
 // requests.
-func (t *Trial) count() {
+func (t *Trial) Count() {
 	t.Allowed, t.Refused, t.Errors, t.Unsynchronized = 0, 0, 0, false
 	for _, r := range t.Requests {
 		t.Unsynchronized = t.Unsynchronized || r.Early
@@ -275,7 +281,7 @@ func (t *TargetResult) Evidence() Bound {
 		return *t.Bound
 	}
 	s := t.Summary()
-	return s.bound(DefaultConfidence, 0)
+	return s.Bound(DefaultConfidence, 0)
 }
 
 // Proven reports whether the target met the bound asked of it; true when
@@ -459,7 +465,7 @@ func ruleWhy(t *TargetResult, label string, s *Tally) string {
 		return fmt.Sprintf("%s: the race did not show in %d trials", label, s.Trials)
 	default:
 		b := t.Evidence()
-		return fmt.Sprintf("%s: held in %d conclusive trials, not enough to prove a rate below %s", label, b.Trials, percent(b.MaxRate))
+		return fmt.Sprintf("%s: held in %d conclusive trials, not enough to prove a rate below %s", label, b.Trials, Percent(b.MaxRate))
 	}
 }
 
@@ -473,7 +479,7 @@ func InconclusiveWhy(label string, s *Tally) string {
 	} else if s.Unsynchronized > 0 {
 		why += " (answers came before the release)"
 	}
-	return why + fmt.Sprintf("; a verdict needs at most %s of them", percent(MaxInconclusive))
+	return why + fmt.Sprintf("; a verdict needs at most %s of them", Percent(MaxInconclusive))
 }
 
 // Labels names each target for a report: its name, or its full spec when
@@ -629,7 +635,7 @@ func mergeParts(parts []*Result) *Result {
 				s.tr.Trials = append(s.tr.Trials, trial)
 			}
 			part := t.Summary()
-			s.tally.merge(&part)
+			s.tally.Merge(&part)
 			s.sampled = s.sampled || t.Tally != nil
 		}
 	}
@@ -641,10 +647,36 @@ func mergeParts(parts []*Result) *Result {
 		if s.sampled {
 			s.tr.Tally = &s.tally
 		}
-		b := s.tally.bound(s.level, s.maxRate)
+		b := s.tally.Bound(s.level, s.maxRate)
 		s.tr.Bound = &b
 		m.Trials = max(m.Trials, s.asked)
 		m.Targets = append(m.Targets, *s.tr)
 	}
 	return m
+}
+
+// DefaultDamage is a story's damage words when it says none: "7 over, 11
+// lost", "" when a trial did not stray.
+func DefaultDamage(over, lost int64) string {
+	var parts []string
+	if over > 0 {
+		parts = append(parts, fmt.Sprintf("%d over", over))
+	}
+	if lost > 0 {
+		parts = append(parts, fmt.Sprintf("%d lost", lost))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// DescribeAnswer says what a request was told in its story's words when
+// the result recorded them, else as its outcome and value: "allowed 3",
+// "error".
+func DescribeAnswer(r Request) string {
+	switch {
+	case r.Outcome == Errored:
+		return "error"
+	case r.Answer != "":
+		return r.Answer
+	}
+	return fmt.Sprintf("%s %d", r.Outcome, r.Value)
 }

@@ -1,0 +1,38 @@
+package scenarios
+
+import (
+	"testing"
+
+	"github.com/racelab/racelab/scenarios/results"
+)
+
+// TestDamageWords checks the worst-trial cell in each story's words: an
+// oversold painting is one sale without a claim, said once, not "4 over,
+// 4 lost".
+func TestDamageWords(t *testing.T) {
+	for _, tc := range []struct {
+		scenario   string
+		set        *results.Settings
+		over, lost int64
+		want       string
+	}{
+		{"five-checkouts", nil, 4, 4, "4 oversold"},
+		{"five-checkouts", nil, 4, 5, "4 oversold, 1 more unrecorded"},
+		{"five-checkouts", nil, 0, 1, "1 sale unrecorded"},
+		{"five-checkouts", nil, 0, 0, ""},
+		{"ten-hits-one-view", nil, 0, 9, "9 hits lost"},
+		{"six-become-four", nil, 1, 4, "1 over the limit, 4 never counted"},
+		{"a-story-of-its-own", nil, 7, 11, "7 over, 11 lost"},
+		{"a-story-of-its-own", nil, 0, 0, ""},
+		{"stale-plan", &results.Settings{Via: results.ViaExtension}, 88, 0, "88 given away"},
+		{"stale-plan", nil, 6, 1, "6 over, 1 lost"},
+	} {
+		damage := results.DefaultDamage
+		if sc, err := Find(tc.scenario, tc.set); err == nil && sc.Damage != nil {
+			damage = sc.Damage
+		}
+		if got := damage(tc.over, tc.lost); got != tc.want {
+			t.Errorf("%s: damage(over %d, lost %d) = %q, want %q", tc.scenario, tc.over, tc.lost, got, tc.want)
+		}
+	}
+}

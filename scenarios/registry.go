@@ -1,0 +1,61 @@
+package scenarios
+
+import (
+	"slices"
+	"time"
+
+	"github.com/racelab/racelab/scenarios/results"
+	"github.com/racelab/racelab/targets"
+)
+
+// registry is every story, in the order they are told: a new story is
+// one file and one entry here. It is filled in init because the stories'
+// extras replay through Run, which looks stories up here.
+var registry []*Scenario
+
+func init() {
+	registry = []*Scenario{tenHitsOneView, sixBecomeFour, fiveCheckouts, sixOfFive, stalePlan}
+}
+
+// All returns every scenario, in the order the stories are told.
+func All() []*Scenario { return slices.Clone(registry) }
+
+// Names returns every scenario's name.
+func Names() []string {
+	n := make([]string, len(registry))
+	for i, s := range registry {
+		n[i] = s.Name
+	}
+	return n
+}
+
+// Lookup finds a scenario by name; the error is a *targets.UnknownNameError.
+func Lookup(name string) (*Scenario, error) {
+	for _, s := range registry {
+		if s.Name == name {
+			return s, nil
+		}
+	}
+	return nil, &targets.UnknownNameError{Kind: "scenario", Name: name, Known: Names()}
+}
+
+// Find is Lookup with the settings a saved result records: the story as
+// the run made it. It also finds the scripted parts a result can come
+// from (five-checkouts' payment part), which no burst plays. It is the
+// engine's Finder for the built-in stories.
+func Find(name string, set *results.Settings) (*Scenario, error) {
+	if name == paymentStory.Name {
+		return paymentStory, nil
+	}
+	sc, err := Lookup(name)
+	if err != nil || set == nil {
+		return sc, err
+	}
+	return sc.With(*set)
+}
+
+// Check is the engine's Check of a saved result, with its story found
+// among the built-in ones.
+func Check(r *results.Result, historyTimeout time.Duration) error {
+	return CheckWith(r, Find, historyTimeout)
+}

@@ -1,0 +1,66 @@
+package results
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// KeyCount is what one key's requests were told in one shard of a load.
+type KeyCount struct {
+	// Key numbers the key among the load's --keys, from 0.
+	Key     int   `json:"key"`
+	Allowed int64 `json:"allowed"`
+	Refused int64 `json:"refused"`
+	Errors  int64 `json:"errors"`
+}
+
+// LateAfter is how far behind its intended instant an arrival may be
+// sent before it counts as late.
+const LateAfter = 10 * time.Millisecond
+
+// LoadModel is how a load sends: arrivals on a schedule, or workers that
+// send again as soon as they are answered.
+type LoadModel string
+
+// KeyDist is how a load picks the key of each request.
+type KeyDist struct {
+	// Zipf's exponent; 0 means uniform. Above 1: the larger, the hotter
+	// the first keys (rand.Zipf's s).
+	Zipf float64
+}
+
+// ParseKeyDist reads "uniform" or "zipf:S" with S above 1.
+func ParseKeyDist(s string) (KeyDist, error) {
+	s = strings.TrimSpace(strings.ToLower(s))
+	if s == "" || s == "uniform" {
+		return KeyDist{}, nil
+	}
+	if rest, ok := strings.CutPrefix(s, "zipf:"); ok {
+		v, err := strconv.ParseFloat(rest, 64)
+		if err == nil && v > 1 && !math.IsInf(v, 0) {
+			return KeyDist{Zipf: v}, nil
+		}
+	}
+	return KeyDist{}, fmt.Errorf("%w: --key-dist %q: want uniform or zipf:S with S above 1 (zipf:1.1 is mildly hot, zipf:2 very)", ErrUsage, s)
+}
+
+func (d KeyDist) String() string {
+	if d.Zipf == 0 {
+		return "uniform"
+	}
+	return "zipf:" + strconv.FormatFloat(d.Zipf, 'g', -1, 64)
+}
+
+// The models.
+const (
+	// Open: requests arrive on a schedule whatever the answers (wrk2,
+	// vegeta, k6's arrival-rate executors); latency counts from each
+	// request's intended instant, so a stalled server shows.
+	Open LoadModel = "open"
+	// Closed: C workers each send the next request when the last one is
+	// answered (hey, wrk); a stalled server slows the senders down.
+	Closed LoadModel = "closed"
+)

@@ -1,0 +1,52 @@
+package results
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// answered lists the values the allowed requests were told, in order:
+// "1, 2, 3, …, 10" when they run without a gap.
+func Answered(reqs []Request) string {
+	var vs []int64
+	for _, r := range reqs {
+		if r.Outcome == Allowed {
+			vs = append(vs, r.Value)
+		}
+	}
+	slices.Sort(vs)
+	if len(vs) > 4 && vs[len(vs)-1]-vs[0] == int64(len(vs)-1) {
+		return fmt.Sprintf("%d, %d, %d, …, %d", vs[0], vs[1], vs[2], vs[len(vs)-1])
+	}
+	parts := make([]string, len(vs))
+	for i, v := range vs {
+		parts[i] = fmt.Sprint(v)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// plural writes "1 hit", "2 hits".
+func Plural(n int64, word string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, word)
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// durationWords writes a duration the way people say it: "60s", "2m",
+// "1h30m".
+func DurationWords(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	if d == time.Minute {
+		return "60s"
+	}
+	return s
+}
