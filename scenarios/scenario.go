@@ -147,7 +147,7 @@ func DefineTrial[S any](sc Scenario, do func(s S, ctx context.Context, key strin
 			return Player{}, false
 		}
 		p := Player{
-			Do: func(ctx context.Context, key string, i int) Answer { return do(s, ctx, key, i) },
+			Do:   func(ctx context.Context, key string, i int) Answer { return do(s, ctx, key, i) },
 			Read: func(ctx context.Context, key string) (int64, error) { return read(s, ctx, key, nil) },
 			ReadTrial: func(ctx context.Context, key string, reqs []results.Request) (int64, error) {
 				return read(s, ctx, key, reqs)
