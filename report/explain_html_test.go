@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
 )
@@ -25,7 +26,7 @@ func replayed(t *testing.T, story string) results.Explanation {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := scenarios.Explain(context.Background(), targets.Builtin(), sc, "kv", "actor", 0, 7)
+	e, err := engine.Explain(context.Background(), targets.Builtin(), sc, "kv", "actor", 0, 7)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -78,7 +78,7 @@ type Saved struct {
 	Runs  []*results.Result
 	Loads []*results.LoadResult
 	// Shards are parts of sharded runs and loads (racelab run|load
-	// --shard), which only a merge can judge (scenarios.VerifyRun).
+	// --shard), which only a merge can judge (shards.VerifyRun).
 	Shards []*results.ShardResult
 }
 

@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/results"
+	"github.com/racelab/racelab/scenarios/shards"
 )
 
 // TestReadJSONRoundTrip reads back what RenderAll writes: one result, or a
@@ -123,7 +125,7 @@ func TestReadJSONSampled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := scenarios.Run(t.Context(), scenarios.Plan{Scenario: sc, Targets: []string{"kv", "actor"}, Trials: 20, Seed: 5,
+	res, err := engine.Run(t.Context(), engine.Plan{Scenario: sc, Targets: []string{"kv", "actor"}, Trials: 20, Seed: 5,
 		Keep: results.Keep{Trials: 4}})
 	if err != nil {
 		t.Fatal(err)
@@ -152,4 +154,5 @@ func TestReadJSONSampled(t *testing.T) {
 }
 
 // verify checks saved documents as racelab's commands do.
-var verify = Verifier{Run: scenarios.Check, Shard: scenarios.CheckShard}
+var verify = Verifier{Run: scenarios.Check,
+	Shard: func(s *results.ShardResult) error { return shards.CheckShard(s, scenarios.Find) }}

@@ -7,28 +7,30 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/racelab/racelab/scenarios/engine"
+
 	"github.com/racelab/racelab/scenarios/results"
 )
 
 func TestEvidenceValidate(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		e      Evidence
+		e      engine.Evidence
 		trials int
 		want   string // "" for valid
 	}{
-		{"defaults", Evidence{}, 1, ""},
-		{"99% below 1%", Evidence{Confidence: 0.99, MaxRate: 0.01}, 1, ""},
-		{"level 100%", Evidence{Confidence: 1}, 1, "--confidence 100%"},
-		{"level NaN", Evidence{Confidence: math.NaN()}, 1, "--confidence"},
-		{"rate 100%", Evidence{MaxRate: 1}, 1, "--max-rate 100%"},
-		{"negative rate", Evidence{MaxRate: -0.1}, 1, "--max-rate -10%"},
-		{"cap too low", Evidence{Confidence: 0.99, MaxRate: 0.001, MaxTrials: 1000}, 1,
+		{"defaults", engine.Evidence{}, 1, ""},
+		{"99% below 1%", engine.Evidence{Confidence: 0.99, MaxRate: 0.01}, 1, ""},
+		{"level 100%", engine.Evidence{Confidence: 1}, 1, "--confidence 100%"},
+		{"level NaN", engine.Evidence{Confidence: math.NaN()}, 1, "--confidence"},
+		{"rate 100%", engine.Evidence{MaxRate: 1}, 1, "--max-rate 100%"},
+		{"negative rate", engine.Evidence{MaxRate: -0.1}, 1, "--max-rate -10%"},
+		{"cap too low", engine.Evidence{Confidence: 0.99, MaxRate: 0.001, MaxTrials: 1000}, 1,
 			"a rate below 0.1% at 99% confidence takes 4603 trials without a break, more than --max-trials 1000"},
-		{"trials over cap", Evidence{MaxRate: 0.05, MaxTrials: 100}, 200, "--trials 200 is more than --max-trials 100"},
-		{"negative cap", Evidence{MaxTrials: -1}, 1, "--max-trials -1"},
-		{"negative history timeout", Evidence{HistoryTimeout: -1}, 1, "--history-timeout"},
-		{"no such folder", Evidence{HistoryHTML: "/nonexistent/folder/h.html"}, 1, "folder /nonexistent/folder does not exist"},
+		{"trials over cap", engine.Evidence{MaxRate: 0.05, MaxTrials: 100}, 200, "--trials 200 is more than --max-trials 100"},
+		{"negative cap", engine.Evidence{MaxTrials: -1}, 1, "--max-trials -1"},
+		{"negative history timeout", engine.Evidence{HistoryTimeout: -1}, 1, "--history-timeout"},
+		{"no such folder", engine.Evidence{HistoryHTML: "/nonexistent/folder/h.html"}, 1, "folder /nonexistent/folder does not exist"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.e.validate(tc.trials)
@@ -54,25 +56,25 @@ func TestAnotherTrial(t *testing.T) {
 		}
 		return out
 	}
-	e := Evidence{MaxRate: 0.05} // 59 trials at 95%
+	e := engine.Evidence{MaxRate: 0.05} // 59 trials at 95%
 	planned := e.planned(1)
 	if planned != 59 {
 		t.Fatalf("planned(1) = %d, want 59", planned)
 	}
 	for _, tc := range []struct {
 		name   string
-		e      Evidence
+		e      engine.Evidence
 		trials []results.Trial
 		want   bool
 	}{
-		{"fixed: under the count", Evidence{}, rep(held, 3), true},
-		{"fixed: count reached", Evidence{}, rep(held, 59), false},
-		{"fixed: breaks do not stop it", Evidence{}, append(rep(held, 2), broke), true},
+		{"fixed: under the count", engine.Evidence{}, rep(held, 3), true},
+		{"fixed: count reached", engine.Evidence{}, rep(held, 59), false},
+		{"fixed: breaks do not stop it", engine.Evidence{}, append(rep(held, 2), broke), true},
 		{"adaptive: under the bound", e, rep(held, 58), true},
 		{"adaptive: bound met", e, rep(held, 59), false},
 		{"adaptive: a break stops it", e, append(rep(held, 5), broke), false},
 		{"adaptive: unsynchronized made up for", e, append(rep(held, 58), loose), true},
-		{"adaptive: cap reached", Evidence{MaxRate: 0.05, MaxTrials: 60}, append(rep(held, 58), loose, loose), false},
+		{"adaptive: cap reached", engine.Evidence{MaxRate: 0.05, MaxTrials: 60}, append(rep(held, 58), loose, loose), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := results.NewRecorder(&results.TargetResult{}, results.Keep{})
@@ -90,8 +92,8 @@ func TestAnotherTrial(t *testing.T) {
 // stops at the first break on a naive one.
 func TestAdaptiveRun(t *testing.T) {
 	sc, _ := Lookup("five-checkouts")
-	res, err := Run(context.Background(), Plan{Scenario: sc, Targets: []string{"sqlite", spec("kv")}, Seed: 1,
-		Evidence: Evidence{Confidence: 0.95, MaxRate: 0.05}})
+	res, err := engine.Run(context.Background(), engine.Plan{Scenario: sc, Targets: []string{"sqlite", spec("kv")}, Seed: 1,
+		Evidence: engine.Evidence{Confidence: 0.95, MaxRate: 0.05}})
 	if err != nil {
 		t.Fatal(err)
 	}

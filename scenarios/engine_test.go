@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/racelab/racelab/scenarios/engine"
+
 	"github.com/racelab/racelab/scenarios/results"
 
 	"go.uber.org/goleak"
@@ -27,15 +29,15 @@ func TestBurstOverlaps(t *testing.T) {
 		// fired one request after another never gets there: each request
 		// then fails after the short timeout, and the test says why
 		// instead of hanging.
-		reqs := burst(context.Background(), n, 2*time.Second, func(ctx context.Context, i int) Answer {
+		reqs := burst(context.Background(), n, 2*time.Second, func(ctx context.Context, i int) engine.Answer {
 			if inFlight.Add(1) == int64(n) {
 				close(all)
 			}
 			select {
 			case <-all:
-				return Answer{Outcome: results.Allowed, Value: int64(i)}
+				return engine.Answer{Outcome: results.Allowed, Value: int64(i)}
 			case <-ctx.Done():
-				return Answer{Err: fmt.Errorf("request %d waited 2s and only %d of %d requests were ever in flight together: the burst is not simultaneous", i, inFlight.Load(), n)}
+				return engine.Answer{Err: fmt.Errorf("request %d waited 2s and only %d of %d requests were ever in flight together: the burst is not simultaneous", i, inFlight.Load(), n)}
 			}
 		})
 		if got := len(reqs); got != n {
@@ -49,7 +51,7 @@ func TestBurstOverlaps(t *testing.T) {
 				t.Errorf("n=%d: slot %d instants invoke=%v return=%v out of order", n, i, r.Invoke, r.Return)
 			}
 		}
-		if s := ReleaseSpread(reqs); s < 0 {
+		if s := engine.ReleaseSpread(reqs); s < 0 {
 			t.Errorf("n=%d: negative release spread %v", n, s)
 		}
 	}
@@ -59,15 +61,15 @@ func TestBurstOverlaps(t *testing.T) {
 // timeout, a panic) land in the request's slot instead of stopping the run.
 func TestBurstFailuresAreData(t *testing.T) {
 	boom := errors.New("connection refused")
-	reqs := burst(context.Background(), 4, 20*time.Millisecond, func(ctx context.Context, i int) Answer {
+	reqs := burst(context.Background(), 4, 20*time.Millisecond, func(ctx context.Context, i int) engine.Answer {
 		switch i {
 		case 0:
-			return Answer{Outcome: results.Allowed, Value: 1}
+			return engine.Answer{Outcome: results.Allowed, Value: 1}
 		case 1:
-			return Answer{Err: boom}
+			return engine.Answer{Err: boom}
 		case 2:
 			<-ctx.Done() // outlives its timeout
-			return Answer{Err: ctx.Err()}
+			return engine.Answer{Err: ctx.Err()}
 		default:
 			panic("store bug")
 		}
@@ -90,7 +92,7 @@ func TestBurstFailuresAreData(t *testing.T) {
 
 func TestReleaseSpread(t *testing.T) {
 	reqs := []results.Request{{Invoke: 30}, {Invoke: 10}, {Invoke: 25}}
-	if got, want := ReleaseSpread(reqs), time.Duration(20); got != want {
+	if got, want := engine.ReleaseSpread(reqs), time.Duration(20); got != want {
 		t.Errorf("releaseSpread = %v, want %v", got, want)
 	}
 }
@@ -99,8 +101,8 @@ func BenchmarkBurst(b *testing.B) {
 	for _, n := range []int{10, 100} {
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
 			for b.Loop() {
-				burst(context.Background(), n, time.Second, func(context.Context, int) Answer {
-					return Answer{Outcome: results.Allowed}
+				burst(context.Background(), n, time.Second, func(context.Context, int) engine.Answer {
+					return engine.Answer{Outcome: results.Allowed}
 				})
 			}
 		})
@@ -120,7 +122,7 @@ func TestSequentialTrialsNeverStraddleMidnight(t *testing.T) {
 	}
 	// Six downloads 3 s apart take 15 s of virtual time: 6,000 trials
 	// span more than a day, so they pass midnight wherever they start.
-	res, err := Run(context.Background(), Plan{Scenario: sixBecomeFour, Targets: []string{"actor"}, Sequential: true, Trials: 6000, Seed: 7})
+	res, err := engine.Run(context.Background(), engine.Plan{Scenario: sixBecomeFour, Targets: []string{"actor"}, Sequential: true, Trials: 6000, Seed: 7})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +135,7 @@ func TestSequentialTrialsNeverStraddleMidnight(t *testing.T) {
 // the table: by their full spec.
 func TestTrialsNameTargetsAsReportsDo(t *testing.T) {
 	sc, _ := Lookup("ten-hits-one-view")
-	res, err := Run(context.Background(), Plan{Scenario: sc, Targets: []string{"kv", "kv?cache-ttl=30s"}, Trials: 3, Seed: 1})
+	res, err := engine.Run(context.Background(), engine.Plan{Scenario: sc, Targets: []string{"kv", "kv?cache-ttl=30s"}, Trials: 3, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/racelab/racelab/scenarios/engine"
+
 	"github.com/racelab/racelab/scenarios/results"
 
 	"github.com/racelab/racelab/targets/story"
@@ -19,8 +21,8 @@ var fiveCheckouts = fiveCheckoutsOf(Stock)
 // fiveCheckoutsOf is the story of an item that exists stock times: the
 // rule becomes successes ≤ stock, every success recorded as a claim. The
 // default stock of one records no settings, so its results read as before.
-func fiveCheckoutsOf(stock int64) *Scenario {
-	sc := DefineTrial(Scenario{
+func fiveCheckoutsOf(stock int64) *engine.Scenario {
+	sc := engine.DefineTrial(engine.Scenario{
 		Name:  "five-checkouts",
 		Title: "five buyers check out the one painting at once; all five are let through",
 		Story: "A shop sells paintings that exist once each. Its first version kept " +
@@ -50,9 +52,9 @@ func fiveCheckoutsOf(stock int64) *Scenario {
 		KeyPrefix:       "item",
 
 		Knobs:  []string{results.KnobStock},
-		Model:  ItemModel(stock),
-		Extras: []Extra{{After: "fix", Replay: paymentReplays}, {After: "fix", Replay: outageReplays}},
-		Parts: []Part{{Flag: "payment", Bars: len(paymentDesigns), Run: runPayments,
+		Model:  engine.ItemModel(stock),
+		Extras: []engine.Extra{{After: "fix", Replay: paymentReplays}, {After: "fix", Replay: outageReplays}},
+		Parts: []engine.Part{{Flag: "payment", Bars: len(paymentDesigns), Run: runPayments,
 			Alone: "compares the two shop designs in virtual time",
 			Usage: "five-checkouts only: play the whole checkout (7-minute reservations, 30-minute payment sessions) against both shop designs, in virtual time"},
 			{Flag: "outage", Bars: len(outagePolicies), Run: runOutages,
@@ -93,7 +95,7 @@ func fiveCheckoutsOf(stock int64) *Scenario {
 					results.Plural(sold, "checkout"), results.Plural(t.Counted, "claim"))
 			}
 		},
-	}, func(s story.Stocked, ctx context.Context, key string, i int) Answer {
+	}, func(s story.Stocked, ctx context.Context, key string, i int) engine.Answer {
 		buyer := "buyer-" + strconv.Itoa(i+1)
 		var ok bool
 		var err error
@@ -106,19 +108,19 @@ func fiveCheckoutsOf(stock int64) *Scenario {
 		if ok {
 			v = 1
 		}
-		return AnswerOf(ok, v, err)
+		return engine.AnswerOf(ok, v, err)
 	}, func(s story.Stocked, ctx context.Context, key string, _ []results.Request) (int64, error) {
 		return s.Claims(ctx, key)
 	}, nil)
 	sc.Limit = stock
-	sc.Vary = func(set results.Settings) (*Scenario, error) {
+	sc.Vary = func(set results.Settings) (*engine.Scenario, error) {
 		k := cmp.Or(set.Stock, Stock)
 		if k < 1 {
 			return nil, fmt.Errorf("--stock %d: want 1 or more copies", k)
 		}
 		v := fiveCheckoutsOf(k)
 		if k != Stock {
-			v.settings = &results.Settings{Stock: k}
+			v.Made = &results.Settings{Stock: k}
 		}
 		return v, nil
 	}

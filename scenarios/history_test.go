@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/racelab/racelab/scenarios/engine"
+
 	"github.com/racelab/racelab/scenarios/results"
 
 	"github.com/anishathalye/porcupine"
@@ -23,7 +25,7 @@ func req(i int, invoke, ret int, outcome results.Outcome, value int64) results.R
 
 // synthetic is a trial with the given requests and count read back, its
 // outcomes counted, judged by sc's own rule.
-func synthetic(sc *Scenario, counted int64, reqs ...results.Request) results.Trial {
+func synthetic(sc *engine.Scenario, counted int64, reqs ...results.Request) results.Trial {
 	t := results.Trial{Key: "k", Requests: reqs, Counted: counted}
 	t.Count()
 	sc.Judge(&t, "t")
@@ -32,16 +34,16 @@ func synthetic(sc *Scenario, counted int64, reqs ...results.Request) results.Tri
 
 // searchOnly asks porcupine alone, without the cheap refutations, so that
 // the tests show the checker itself reaching the verdict.
-func searchOnly(t *testing.T, sc *Scenario, trial *results.Trial) porcupine.CheckResult {
+func searchOnly(t *testing.T, sc *engine.Scenario, trial *results.Trial) porcupine.CheckResult {
 	t.Helper()
-	m, ok := ModelOf(sc)
+	m, ok := engine.ModelOf(sc)
 	if !ok {
 		t.Fatalf("%s has no model", sc.Name)
 	}
 	return porcupine.CheckOperationsTimeout(m.porcupine(), operations(trial), 10*time.Second)
 }
 
-func mustLookup(t *testing.T, name string) *Scenario {
+func mustLookup(t *testing.T, name string) *engine.Scenario {
 	t.Helper()
 	sc, err := Lookup(name)
 	if err != nil {
@@ -63,7 +65,7 @@ func TestHistorySynthetic(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name     string
-		sc       *Scenario
+		sc       *engine.Scenario
 		trial    results.Trial
 		want     results.HistoryVerdict
 		why      string // part of the reason, for refuted histories
@@ -130,13 +132,13 @@ func TestHistoryBreaksTrial(t *testing.T) {
 	quota := mustLookup(t, "six-become-four")
 	trial := synthetic(quota, 2, req(0, 0, 10, results.Allowed, 1), req(1, 0, 10, results.Allowed, 1))
 	trial.Counted, trial.Lost, trial.Broken, trial.Why = 2, 0, false, "" // as if the counter had caught up
-	JudgeHistory(quota, &trial, "kv", Evidence{})
+	engine.JudgeHistory(quota, &trial, "kv", engine.Evidence{})
 	if !trial.Broken || trial.History != results.NotLinearizable || trial.Why != "kv: not linearizable: requests 0 and 1 were both granted at count 1" {
 		t.Errorf("trial = broken %v, history %q, why %q", trial.Broken, trial.History, trial.Why)
 	}
 	skipped := synthetic(quota, 2, req(0, 0, 10, results.Allowed, 1), req(1, 0, 10, results.Allowed, 1))
 	skipped.Broken = false
-	JudgeHistory(quota, &skipped, "kv", Evidence{SkipHistory: true})
+	engine.JudgeHistory(quota, &skipped, "kv", engine.Evidence{SkipHistory: true})
 	if skipped.Broken || skipped.History != "" {
 		t.Errorf("with SkipHistory: broken %v, history %q; want untouched", skipped.Broken, skipped.History)
 	}
@@ -149,7 +151,7 @@ func TestRefuteIsSound(t *testing.T) {
 	rng := rand.New(rand.NewPCG(6, 6))
 	outcomes := []results.Outcome{results.Allowed, results.Allowed, results.Allowed, results.Refused, results.Errored}
 	for _, sc := range burstStories() {
-		m, ok := ModelOf(sc)
+		m, ok := engine.ModelOf(sc)
 		if !ok {
 			continue
 		}
@@ -226,7 +228,7 @@ func TestHistoryOfStores(t *testing.T) {
 // atomicCounterTrial is n hits released together on an atomic counter:
 // all invoked within a few µs, answered 1..n in a shuffled order of
 // arrival, the count read back n.
-func atomicCounterTrial(sc *Scenario, n int, seed uint64) results.Trial {
+func atomicCounterTrial(sc *engine.Scenario, n int, seed uint64) results.Trial {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	order := rng.Perm(n)
 	reqs := make([]results.Request, n)
@@ -311,8 +313,8 @@ func TestHistoryTrialAndHTML(t *testing.T) {
 func TestRunWritesHistoryHTML(t *testing.T) {
 	sc := mustLookup(t, "five-checkouts")
 	path := t.TempDir() + "/history.html"
-	res, err := Run(context.Background(), Plan{Scenario: sc, Targets: []string{"sqlite"}, Trials: 3, Seed: 1,
-		Evidence: Evidence{HistoryHTML: path, SkipHistory: true}})
+	res, err := engine.Run(context.Background(), engine.Plan{Scenario: sc, Targets: []string{"sqlite"}, Trials: 3, Seed: 1,
+		Evidence: engine.Evidence{HistoryHTML: path, SkipHistory: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

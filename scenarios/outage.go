@@ -8,6 +8,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/racelab/racelab/scenarios/engine"
+
 	"github.com/racelab/racelab/scenarios/results"
 
 	"github.com/racelab/racelab/targets"
@@ -69,7 +71,7 @@ const (
 // returns them as a Result, one target per policy: ALLOWED is the sales
 // served (availability), LOST/OVER the items oversold (safety).
 func runOutages(ctx context.Context, trials int, seed int64, onTrial func(string, int, int)) (*results.Result, error) {
-	trials = cmp.Or(trials, DefaultTrials)
+	trials = cmp.Or(trials, engine.DefaultTrials)
 	if trials < 1 {
 		return nil, fmt.Errorf("%w: --trials %d; want 1 or more", results.ErrUsage, trials)
 	}
@@ -240,7 +242,7 @@ func playOutage(ctx context.Context, p Policy, seed int64, i int) (results.Trial
 // outageReplays shows, in `racelab explain five-checkouts`, the first
 // outage script of the seed in which failing open sold a painting twice,
 // as a timeline, then what failing closed did with the same script.
-func outageReplays(ctx context.Context, x *Explainer) ([]results.Replay, error) {
+func outageReplays(ctx context.Context, x *engine.Explainer) ([]results.Replay, error) {
 	const search = 1000
 	for i := range search {
 		open, err := playOutage(ctx, FailOpen, x.Seed, i)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/racelab/racelab/scenarios/engine"
+
 	"github.com/racelab/racelab/scenarios/results"
 
 	"github.com/racelab/racelab/targets"
@@ -40,7 +42,7 @@ const paymentScenario = "five-checkouts (payment)"
 
 // paymentStory is the payment part as a saved result names it, for the
 // Check of such a result: its trials are judged by judgePayment alone.
-var paymentStory = &Scenario{Name: paymentScenario, Rule: paymentRule, Scripted: true,
+var paymentStory = &engine.Scenario{Name: paymentScenario, Rule: paymentRule, Scripted: true,
 	Judge: func(t *results.Trial, _ string) { judgePayment(t) }}
 
 // paymentRule is the hard rule of the payment part.
@@ -50,7 +52,7 @@ const paymentRule = "every painting is sold at most once, however long a payment
 // virtual time, and returns them as a Result (one target per design). The
 // same seed replays the same scripts.
 func runPayments(ctx context.Context, trials int, seed int64, onTrial func(string, int, int)) (*results.Result, error) {
-	trials = cmp.Or(trials, DefaultTrials)
+	trials = cmp.Or(trials, engine.DefaultTrials)
 	if trials < 1 {
 		return nil, fmt.Errorf("%w: --trials %d; want 1 or more", results.ErrUsage, trials)
 	}
@@ -262,7 +264,7 @@ func clockText(d time.Duration) string {
 // reserve-only shop sells a painting twice, and replays that same script
 // on the shop that expires the earlier session first, then the 24-hour
 // sold mark (soldmark.go): five-checkouts' extra in `racelab explain`.
-func paymentReplays(ctx context.Context, x *Explainer) ([]results.Replay, error) {
+func paymentReplays(ctx context.Context, x *engine.Explainer) ([]results.Replay, error) {
 	const search = 1000
 	for i := range search {
 		naive, err := playPayment(ctx, shop.DesignReserveOnly, x.Seed, i)

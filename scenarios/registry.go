@@ -1,8 +1,12 @@
 package scenarios
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"time"
+
+	"github.com/racelab/racelab/scenarios/engine"
 
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
@@ -11,14 +15,14 @@ import (
 // registry is every story, in the order they are told: a new story is
 // one file and one entry here. It is filled in init because the stories'
 // extras replay through Run, which looks stories up here.
-var registry []*Scenario
+var registry []*engine.Scenario
 
 func init() {
-	registry = []*Scenario{tenHitsOneView, sixBecomeFour, fiveCheckouts, sixOfFive, stalePlan}
+	registry = []*engine.Scenario{tenHitsOneView, sixBecomeFour, fiveCheckouts, sixOfFive, stalePlan}
 }
 
 // All returns every scenario, in the order the stories are told.
-func All() []*Scenario { return slices.Clone(registry) }
+func All() []*engine.Scenario { return slices.Clone(registry) }
 
 // Names returns every scenario's name.
 func Names() []string {
@@ -30,7 +34,7 @@ func Names() []string {
 }
 
 // Lookup finds a scenario by name; the error is a *targets.UnknownNameError.
-func Lookup(name string) (*Scenario, error) {
+func Lookup(name string) (*engine.Scenario, error) {
 	for _, s := range registry {
 		if s.Name == name {
 			return s, nil
@@ -43,7 +47,7 @@ func Lookup(name string) (*Scenario, error) {
 // the run made it. It also finds the scripted parts a result can come
 // from (five-checkouts' payment part), which no burst plays. It is the
 // engine's Finder for the built-in stories.
-func Find(name string, set *results.Settings) (*Scenario, error) {
+func Find(name string, set *results.Settings) (*engine.Scenario, error) {
 	if name == paymentStory.Name {
 		return paymentStory, nil
 	}
@@ -51,11 +55,37 @@ func Find(name string, set *results.Settings) (*Scenario, error) {
 	if err != nil || set == nil {
 		return sc, err
 	}
-	return sc.With(*set)
+	return With(sc, *set)
 }
 
 // Check is the engine's Check of a saved result, with its story found
 // among the built-in ones.
 func Check(r *results.Result, historyTimeout time.Duration) error {
-	return CheckWith(r, Find, historyTimeout)
+	return engine.CheckWith(r, Find, historyTimeout)
+}
+
+// With is the story sc with settings s: itself when s sets nothing. A
+// setting the story does not take is a usage error naming the stories
+// that do.
+func With(sc *engine.Scenario, s results.Settings) (*engine.Scenario, error) {
+	set := s.Knobs()
+	for _, k := range set {
+		if !slices.Contains(sc.Knobs, k) {
+			var owners []string
+			for _, o := range registry {
+				if slices.Contains(o.Knobs, k) {
+					owners = append(owners, o.Name)
+				}
+			}
+			return nil, fmt.Errorf("%w: --%s is a setting of %s, not %s", results.ErrUsage, k, strings.Join(owners, " and "), sc.Name)
+		}
+	}
+	if len(set) == 0 || sc.Vary == nil {
+		return sc, nil
+	}
+	v, err := sc.Vary(s)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", results.ErrUsage, sc.Name, err)
+	}
+	return v, nil
 }

@@ -1,6 +1,10 @@
 package scenarios
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/racelab/racelab/scenarios/engine"
+)
 
 // TestScenariosAreComplete checks that every story carries what the
 // commands print: a title, a story, a rule, the fix, a line-up and a way to
@@ -17,8 +21,8 @@ func TestScenariosAreComplete(t *testing.T) {
 // burstStories are the stories whose trials are bursts: the ones the
 // engine-wide tests fire at every store. A story that streams (stale-plan)
 // has tests of its own.
-func burstStories() []*Scenario {
-	var out []*Scenario
+func burstStories() []*engine.Scenario {
+	var out []*engine.Scenario
 	for _, sc := range All() {
 		if sc.Stream == nil {
 			out = append(out, sc)

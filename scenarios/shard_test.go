@@ -10,6 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/racelab/racelab/scenarios/engine"
+	"github.com/racelab/racelab/scenarios/load"
+	"github.com/racelab/racelab/scenarios/shards"
+
 	"github.com/racelab/racelab/scenarios/results"
 
 	"github.com/racelab/racelab/scenarios/pace"
@@ -42,7 +46,7 @@ func TestParseShard(t *testing.T) {
 		{in: "a/4", err: "from 0 to N-1"},
 	}
 	for _, tt := range tests {
-		i, n, err := ParseShard(tt.in, env(tt.env))
+		i, n, err := shards.ParseShard(tt.in, env(tt.env))
 		if tt.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.err) || !errors.Is(err, results.ErrUsage) {
 				t.Errorf("ParseShard(%q) = %d, %d, %v; want a usage error containing %q", tt.in, i, n, err, tt.err)
@@ -57,16 +61,16 @@ func TestParseShard(t *testing.T) {
 
 func TestParseStartAt(t *testing.T) {
 	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-	got, err := ParseStartAt("+30s", now)
+	got, err := shards.ParseStartAt("+30s", now)
 	if err != nil || !got.Equal(now.Add(30*time.Second)) {
 		t.Errorf("+30s = %v, %v; want %v", got, err, now.Add(30*time.Second))
 	}
-	got, err = ParseStartAt("2026-05-01T12:00:01.5+02:00", now)
+	got, err = shards.ParseStartAt("2026-05-01T12:00:01.5+02:00", now)
 	if want := time.Date(2026, 5, 1, 10, 0, 1, 5e8, time.UTC); err != nil || !got.Equal(want) {
 		t.Errorf("RFC 3339 = %v, %v; want %v", got, err, want)
 	}
 	for _, bad := range []string{"", "30s", "+-1s", "+soon", "2026-05-01 12:00:00", "tomorrow"} {
-		if _, err := ParseStartAt(bad, now); !errors.Is(err, results.ErrUsage) {
+		if _, err := shards.ParseStartAt(bad, now); !errors.Is(err, results.ErrUsage) {
 			t.Errorf("ParseStartAt(%q) = %v; want a usage error", bad, err)
 		}
 	}
@@ -80,7 +84,7 @@ func TestSpanSplitsEveryBurstExactly(t *testing.T) {
 			next, small, large := 0, n, 0
 			var total int64
 			for i := range of {
-				s := Sharding{Index: i, Of: of}
+				s := engine.Sharding{Index: i, Of: of}
 				lo, hi := s.span(n)
 				if lo != next {
 					t.Fatalf("n=%d of=%d: shard %d starts at %d, want %d", n, of, i, lo, next)
@@ -98,7 +102,7 @@ func TestSpanSplitsEveryBurstExactly(t *testing.T) {
 
 // playShards runs of shards of plan concurrently, as separate processes
 // would, with one run id and one start, and returns their parts.
-func playShards(t *testing.T, p Plan, of int, runID string) []*results.ShardResult {
+func playShards(t *testing.T, p engine.Plan, of int, runID string) []*results.ShardResult {
 	t.Helper()
 	start := time.Now().Add(300 * time.Millisecond)
 	parts := make([]*results.ShardResult, of)
@@ -106,7 +110,7 @@ func playShards(t *testing.T, p Plan, of int, runID string) []*results.ShardResu
 	var wg sync.WaitGroup
 	for i := range of {
 		wg.Go(func() {
-			parts[i], errs[i] = RunShard(context.Background(), p, Sharding{Index: i, Of: of, RunID: runID, StartAt: start,
+			parts[i], errs[i] = shards.RunShard(context.Background(), p, engine.Sharding{Index: i, Of: of, RunID: runID, StartAt: start,
 				Period: 300 * time.Millisecond, Host: "here"})
 		})
 	}
@@ -120,7 +124,7 @@ func playShards(t *testing.T, p Plan, of int, runID string) []*results.ShardResu
 				t.Fatalf("shard %d: %s: %s", i, tg.Target, tg.Error)
 			}
 		}
-		if err := CheckShard(parts[i]); err != nil {
+		if err := shards.CheckShard(parts[i]); err != nil {
 			t.Fatalf("shard %d: %v", i, err)
 		}
 	}
@@ -133,14 +137,14 @@ func TestShardsMergeIntoOneBurst(t *testing.T) {
 	for _, store := range []string{"sqlite", "actor"} {
 		t.Run(store, func(t *testing.T) {
 			url := serveContract(t, store)
-			p := Plan{Scenario: tenHitsOneView, Targets: []string{url}, Requests: 100, Trials: 2, Timeout: 10 * time.Second}
+			p := engine.Plan{Scenario: tenHitsOneView, Targets: []string{url}, Requests: 100, Trials: 2, Timeout: 10 * time.Second}
 			parts := playShards(t, p, 4, "merge-"+store)
 			for i, part := range parts {
 				if got := len(part.Run.Targets[0].Trials[0].Requests); got != 25 {
 					t.Errorf("shard %d fired %d requests a burst, want 25", i, got)
 				}
 			}
-			res, err := VerifyRun(context.Background(), parts, VerifyPlan{})
+			res, err := shards.VerifyRun(context.Background(), parts, shards.VerifyPlan{Find: Find})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -179,9 +183,9 @@ func TestShardsMergeIntoOneBurst(t *testing.T) {
 // one trial of the whole burst.
 func TestShardsShowTheLossOnKV(t *testing.T) {
 	url := serveContract(t, "kv")
-	p := Plan{Scenario: tenHitsOneView, Targets: []string{url}, Requests: 40, Trials: 1, Timeout: 10 * time.Second}
+	p := engine.Plan{Scenario: tenHitsOneView, Targets: []string{url}, Requests: 40, Trials: 1, Timeout: 10 * time.Second}
 	parts := playShards(t, p, 4, "kv-loss")
-	res, err := VerifyRun(context.Background(), parts, VerifyPlan{})
+	res, err := shards.VerifyRun(context.Background(), parts, shards.VerifyPlan{Find: Find})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,14 +201,14 @@ func TestShardsShowTheLossOnKV(t *testing.T) {
 
 func TestMergeRefusesPartsOfDifferentRuns(t *testing.T) {
 	url := serveContract(t, "sqlite")
-	p := Plan{Scenario: tenHitsOneView, Targets: []string{url}, Requests: 8, Trials: 1}
+	p := engine.Plan{Scenario: tenHitsOneView, Targets: []string{url}, Requests: 8, Trials: 1}
 	a := playShards(t, p, 2, "run-a")
 	b := playShards(t, p, 2, "run-b")
 	p.Requests = 10
 	c := playShards(t, p, 2, "run-c")
 	p.Scenario, p.Requests = fiveCheckouts, 8
 	d := playShards(t, p, 2, "run-d")
-	three := playShards(t, Plan{Scenario: tenHitsOneView, Targets: []string{url}, Requests: 9, Trials: 1}, 3, "run-e")
+	three := playShards(t, engine.Plan{Scenario: tenHitsOneView, Targets: []string{url}, Requests: 9, Trials: 1}, 3, "run-e")
 	// Each posing as part of run-a, so that only what is checked differs.
 	for _, s := range []*results.ShardResult{c[1], d[1], three[1]} {
 		s.RunID, s.StartAt = a[0].RunID, a[0].StartAt
@@ -223,20 +227,20 @@ func TestMergeRefusesPartsOfDifferentRuns(t *testing.T) {
 		{"none", nil, "no shard results"},
 	}
 	for _, tt := range tests {
-		_, err := VerifyRun(context.Background(), tt.parts, VerifyPlan{})
+		_, err := shards.VerifyRun(context.Background(), tt.parts, shards.VerifyPlan{Find: Find})
 		if !errors.Is(err, results.ErrUsage) || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: %v; want a usage error containing %q", tt.name, err, tt.want)
 		}
 	}
-	if _, err := VerifyRun(context.Background(), []*results.ShardResult{a[0], a[1]}, VerifyPlan{}); err != nil {
+	if _, err := shards.VerifyRun(context.Background(), []*results.ShardResult{a[0], a[1]}, shards.VerifyPlan{Find: Find}); err != nil {
 		t.Errorf("the parts of one run: %v", err)
 	}
 }
 
 func TestShardRefusesWhatCannotBeShared(t *testing.T) {
-	s := Sharding{Index: 0, Of: 2, RunID: "x"}
+	s := engine.Sharding{Index: 0, Of: 2, RunID: "x"}
 	for _, spec := range []string{"kv", "actor", "sqlite"} {
-		_, err := RunShard(context.Background(), Plan{Scenario: tenHitsOneView, Targets: []string{spec}, Requests: 4}, s)
+		_, err := shards.RunShard(context.Background(), engine.Plan{Scenario: tenHitsOneView, Targets: []string{spec}, Requests: 4}, s)
 		if !errors.Is(err, results.ErrUsage) || !strings.Contains(err.Error(), "lives inside each racelab process") {
 			t.Errorf("%s: %v; want a usage error", spec, err)
 		}
@@ -245,16 +249,16 @@ func TestShardRefusesWhatCannotBeShared(t *testing.T) {
 	streamed := new(*tenHitsOneView)
 	streamed.Stream = stalePlan.Stream // a story fired as arrivals over time
 	for _, tt := range []struct {
-		p    Plan
-		s    Sharding
+		p    engine.Plan
+		s    engine.Sharding
 		want string
 	}{
-		{Plan{Scenario: tenHitsOneView, Targets: []string{"sqlite?path=" + path}, Requests: 1}, s, "cannot share 1 requests"},
-		{Plan{Scenario: tenHitsOneView, Targets: []string{"sqlite?path=" + path}, Sequential: true}, s, "--sequential"},
-		{Plan{Scenario: tenHitsOneView, Targets: []string{"sqlite?path=" + path}}, Sharding{Of: 2, RunID: "a b"}, "--run-id"},
-		{Plan{Scenario: streamed, Targets: []string{"sqlite?path=" + path}}, s, "stream of arrivals"},
+		{engine.Plan{Scenario: tenHitsOneView, Targets: []string{"sqlite?path=" + path}, Requests: 1}, s, "cannot share 1 requests"},
+		{engine.Plan{Scenario: tenHitsOneView, Targets: []string{"sqlite?path=" + path}, Sequential: true}, s, "--sequential"},
+		{engine.Plan{Scenario: tenHitsOneView, Targets: []string{"sqlite?path=" + path}}, engine.Sharding{Of: 2, RunID: "a b"}, "--run-id"},
+		{engine.Plan{Scenario: streamed, Targets: []string{"sqlite?path=" + path}}, s, "stream of arrivals"},
 	} {
-		if _, err := RunShard(context.Background(), tt.p, tt.s); !errors.Is(err, results.ErrUsage) || !strings.Contains(err.Error(), tt.want) {
+		if _, err := shards.RunShard(context.Background(), tt.p, tt.s); !errors.Is(err, results.ErrUsage) || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%v; want a usage error containing %q", err, tt.want)
 		}
 	}
@@ -264,7 +268,7 @@ func TestShardRefusesWhatCannotBeShared(t *testing.T) {
 // merge.
 func TestCheckShardRefusesDamagedParts(t *testing.T) {
 	url := serveContract(t, "sqlite")
-	p := Plan{Scenario: tenHitsOneView, Targets: []string{url}, Requests: 6, Trials: 1}
+	p := engine.Plan{Scenario: tenHitsOneView, Targets: []string{url}, Requests: 6, Trials: 1}
 	parts := playShards(t, p, 2, "damaged")
 	for name, damage := range map[string]func(s *results.ShardResult){
 		"span":    func(s *results.ShardResult) { s.Run.Lo++ },
@@ -281,7 +285,7 @@ func TestCheckShardRefusesDamagedParts(t *testing.T) {
 		run.Targets[0].Trials = []results.ShardTrial{trial}
 		c.Run = &run
 		damage(&c)
-		if err := CheckShard(&c); !errors.Is(err, ErrInconsistent) {
+		if err := shards.CheckShard(&c); !errors.Is(err, engine.ErrInconsistent) {
 			t.Errorf("%s: %v; want it refused", name, err)
 		}
 	}
@@ -299,8 +303,8 @@ func TestLoadShardsMergeIntoOneLoad(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 4 {
 		wg.Go(func() {
-			parts[i], errs[i] = LoadShard(context.Background(), LoadPlan{Scenario: tenHitsOneView, Targets: []string{url},
-				Schedule: &sched, Keys: 10, Seed: 3}, Sharding{Index: i, Of: 4, RunID: "load-merge", StartAt: start})
+			parts[i], errs[i] = shards.LoadShard(context.Background(), load.LoadPlan{Scenario: tenHitsOneView, Targets: []string{url},
+				Schedule: &sched, Keys: 10, Seed: 3}, engine.Sharding{Index: i, Of: 4, RunID: "load-merge", StartAt: start})
 		})
 	}
 	wg.Wait()
@@ -309,7 +313,7 @@ func TestLoadShardsMergeIntoOneLoad(t *testing.T) {
 		if err != nil {
 			t.Fatalf("shard %d: %v", i, err)
 		}
-		if err := CheckShard(parts[i]); err != nil {
+		if err := shards.CheckShard(parts[i]); err != nil {
 			t.Fatalf("shard %d: %v", i, err)
 		}
 		lt := parts[i].Load.Targets[0]
@@ -322,7 +326,7 @@ func TestLoadShardsMergeIntoOneLoad(t *testing.T) {
 	if sent != 200 {
 		t.Errorf("the shards sent %d; a second of 200/s is 200", sent)
 	}
-	res, err := VerifyLoad(context.Background(), parts, VerifyPlan{})
+	res, err := shards.VerifyLoad(context.Background(), parts, shards.VerifyPlan{Find: Find})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -373,8 +377,8 @@ func TestLoadMergeHistogramsExactly(t *testing.T) {
 func TestLoadShareSplitsTheLoad(t *testing.T) {
 	sched := pace.Schedule{Start: 100, Stages: []pace.Stage{{Duration: time.Second, Target: 1000}}, Spacing: pace.Even}
 	path := filepath.Join(t.TempDir(), "db.sqlite")
-	p := LoadPlan{Scenario: tenHitsOneView, Targets: []string{"sqlite?path=" + path}, Schedule: &sched, MaxInFlight: 10, Requests: 10}
-	plan := Plan{Scenario: tenHitsOneView, Targets: p.Targets}
+	p := load.LoadPlan{Scenario: tenHitsOneView, Targets: []string{"sqlite?path=" + path}, Schedule: &sched, MaxInFlight: 10, Requests: 10}
+	plan := engine.Plan{Scenario: tenHitsOneView, Targets: p.Targets}
 	rs, err := plan.resolve()
 	if err != nil {
 		t.Fatal(err)
@@ -382,7 +386,7 @@ func TestLoadShareSplitsTheLoad(t *testing.T) {
 	var requests int64
 	var start, end pace.Rate
 	for i := range 3 {
-		p.Sharding = &Sharding{Index: i, Of: 3, RunID: "r"}
+		p.Sharding = &engine.Sharding{Index: i, Of: 3, RunID: "r"}
 		q, err := p.share(rs)
 		if err != nil {
 			t.Fatal(err)

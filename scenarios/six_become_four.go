@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/racelab/racelab/scenarios/engine"
+
 	"github.com/racelab/racelab/scenarios/results"
 
 	"github.com/racelab/racelab/targets"
@@ -16,7 +18,7 @@ import (
 // DailyLimit is the free tier of six-become-four: downloads a visitor a UTC day.
 const DailyLimit = story.DailyLimit
 
-var sixBecomeFour = Define(Scenario{
+var sixBecomeFour = engine.Define(engine.Scenario{
 	Name:  "six-become-four",
 	Title: "a free tier of five downloads a day; the counter lets more through and counts fewer",
 	Story: "A tool grants five original-quality downloads a visitor a day, then " +
@@ -47,8 +49,8 @@ var sixBecomeFour = Define(Scenario{
 	Limit:     DailyLimit,
 	KeyPrefix: "visitor",
 
-	Model:  QuotaModel(DailyLimit),
-	Extras: []Extra{{After: "race", Replay: sixInARow}, {After: "fix", Replay: pastMidnight}},
+	Model:  engine.QuotaModel(DailyLimit),
+	Extras: []engine.Extra{{After: "race", Replay: sixInARow}, {After: "fix", Replay: pastMidnight}},
 	Damage: func(over, lost int64) string {
 		var parts []string
 		if over > 0 {
@@ -84,8 +86,8 @@ var sixBecomeFour = Define(Scenario{
 				target, results.Plural(allowed, "download"), t.Counted)
 		}
 	},
-}, func(s story.Quota, ctx context.Context, key string, _ int) Answer {
-	return AnswerOf(s.Consume(ctx, key, DailyLimit))
+}, func(s story.Quota, ctx context.Context, key string, _ int) engine.Answer {
+	return engine.AnswerOf(s.Consume(ctx, key, DailyLimit))
 }, story.Quota.Count)
 
 // SequentialTrials is how many times explain plays six downloads in a
@@ -100,7 +102,7 @@ const SequentialTrials = 1000
 // simulated KV target left on its default route it also measures the same
 // downloads spread over locations, visitors behind different points of
 // presence, which is worse.
-func sixInARow(ctx context.Context, x *Explainer) ([]results.Replay, error) {
+func sixInARow(ctx context.Context, x *engine.Explainer) ([]results.Replay, error) {
 	rate := func(target string) (*results.TargetResult, error) {
 		plan := x.Plan(target)
 		plan.Sequential, plan.Trials = true, SequentialTrials
@@ -128,7 +130,7 @@ func sixInARow(ctx context.Context, x *Explainer) ([]results.Replay, error) {
 	outcome += "."
 	return []results.Replay{{
 		Heading: fmt.Sprintf("No overlap needed: %s one after another on %s, %s apart (trial %d of %d)",
-			results.Plural(int64(len(t.Requests)), "request"), tr.Target, DefaultGap, t.Index+1, SequentialTrials),
+			results.Plural(int64(len(t.Requests)), "request"), tr.Target, engine.DefaultGap, t.Index+1, SequentialTrials),
 		Target: tr.Target, Clock: tr.Clock, Trial: t, Outcome: outcome,
 	}}, nil
 }
@@ -157,19 +159,19 @@ func spreadOf(target string) (string, bool) {
 // pastMidnight shows the day rolling over by itself on the fixed target,
 // when it runs in virtual time: the clock starts just before midnight UTC
 // and the downloads go on.
-func pastMidnight(ctx context.Context, x *Explainer) ([]results.Replay, error) {
+func pastMidnight(ctx context.Context, x *engine.Explainer) ([]results.Replay, error) {
 	if x.Fix.Clock != results.ClockVirtual {
 		return nil, nil
 	}
 	plan := x.Plan(x.Fixed)
 	plan.Sequential, plan.Requests, plan.AcrossMidnight = true, 8, true
-	plan.Options = []targets.Option{targets.WithStart(Midnight.Add(-15 * time.Second))}
+	plan.Options = []targets.Option{targets.WithStart(engine.Midnight.Add(-15 * time.Second))}
 	tr, err := x.Replay(ctx, plan)
 	if err != nil {
 		return nil, err
 	}
 	return []results.Replay{{
-		Heading: fmt.Sprintf("Midnight on %s: eight downloads from 23:59:45 UTC, %s apart", tr.Target, DefaultGap),
+		Heading: fmt.Sprintf("Midnight on %s: eight downloads from 23:59:45 UTC, %s apart", tr.Target, engine.DefaultGap),
 		Target:  tr.Target, Clock: tr.Clock, Trial: &tr.Trials[0],
 		Outcome: fmt.Sprintf("%s: the day in its one key changed at midnight and the count started again at 1, with nothing to clean up and no expiry to schedule", tr.Target),
 	}}, nil

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/racelab/racelab/scenarios/engine"
+
 	"github.com/racelab/racelab/scenarios/results"
 
 	"github.com/racelab/racelab/scenarios/pace"
@@ -27,7 +29,7 @@ var sixOfFive = mustVary(sixOfFiveWith(results.Settings{}))
 
 // mustVary is for the registry's own variants, made from settings that
 // are known to be good.
-func mustVary(sc *Scenario, err error) *Scenario {
+func mustVary(sc *engine.Scenario, err error) *engine.Scenario {
 	if err != nil {
 		panic(err)
 	}
@@ -37,7 +39,7 @@ func mustVary(sc *Scenario, err error) *Scenario {
 // sixOfFiveWith makes the rate limiter's story with settings set: the
 // limit and window, the soft rule's tolerance, and a stream of arrivals
 // instead of a burst.
-func sixOfFiveWith(set results.Settings) (*Scenario, error) {
+func sixOfFiveWith(set results.Settings) (*engine.Scenario, error) {
 	limit := cmp.Or(set.Limit, WindowLimit)
 	length := cmp.Or(set.Window, WindowLength)
 	tolerance := int64(DefaultTolerance)
@@ -59,7 +61,7 @@ func sixOfFiveWith(set results.Settings) (*Scenario, error) {
 	w := story.Window{Limit: limit, Length: length}
 	soft := limit + tolerance
 	resolved := results.Settings{Limit: limit, Window: length, Tolerance: &tolerance, Rate: set.Rate, Rollover: set.Rollover}
-	sc := Scenario{
+	sc := engine.Scenario{
 		Name:  "six-of-five",
 		Title: "a rate limit of five a minute that sometimes admits six",
 		Story: "A free endpoint is protected by a fixed-window rate limiter kept in a " +
@@ -90,7 +92,7 @@ func sixOfFiveWith(set results.Settings) (*Scenario, error) {
 		Limit:           limit,
 		KeyPrefix:       "caller",
 		Knobs:           []string{results.KnobLimit, results.KnobWindow, results.KnobTolerance, results.KnobRate, results.KnobArrivals, results.KnobRollover},
-		Extras:          []Extra{{After: "race", Replay: streamReplay}, {After: "fix", Replay: rolloverReplays}},
+		Extras:          []engine.Extra{{After: "race", Replay: streamReplay}, {After: "fix", Replay: rolloverReplays}},
 		Ending:          limiterExercise,
 		Tell: func(t *results.Trial, target string) string {
 			return fmt.Sprintf("%s: %s admitted (%s), %d refused, %d counted", target,
@@ -126,9 +128,9 @@ func sixOfFiveWith(set results.Settings) (*Scenario, error) {
 	// mostly one, two when the real clock crosses a boundary mid-burst.
 	// A stream's many windows each start again, and its histories go
 	// unchecked.
-	sc.Model = LimiterModel(limit)
+	sc.Model = engine.LimiterModel(limit)
 	if set.Rate > 0 || set.Arrivals != "" {
-		sc.Model = Model{}
+		sc.Model = engine.Model{}
 		// One bot keeps time: evenly spaced unless asked for Poisson.
 		spacing := cmp.Or(set.Arrivals, pace.Even)
 		resolved.Arrivals = spacing
@@ -136,11 +138,11 @@ func sixOfFiveWith(set results.Settings) (*Scenario, error) {
 		// last requests are decided inside the window they arrived in.
 		sch := pace.Constant(set.Rate, length-length/100)
 		sch.Spacing = spacing
-		if n := sch.Expected(); n > MaxRequests || n < 1 {
+		if n := sch.Expected(); n > engine.MaxRequests || n < 1 {
 			return nil, fmt.Errorf("--rate %s over a %s window is %d arrivals; want 1 to %d (lower --rate or --window)",
-				RateWords(set.Rate), results.DurationWords(length), n, MaxRequests)
+				engine.RateWords(set.Rate), results.DurationWords(length), n, engine.MaxRequests)
 		}
-		st := &Stream{Schedule: sch, Align: length, Words: StreamWords(sch)}
+		st := &engine.Stream{Schedule: sch, Align: length, Words: engine.StreamWords(sch)}
 		if set.Rollover {
 			// Half a window before a boundary to half after it: the
 			// requests just before and just after the rollover.
@@ -152,9 +154,9 @@ func sixOfFiveWith(set results.Settings) (*Scenario, error) {
 		// on a real clock a window takes a window.
 		sc.Lineup = []string{"kv", "actor"}
 	}
-	out := DefineTrial(sc, func(s story.Limiter, ctx context.Context, key string, _ int) Answer {
+	out := engine.DefineTrial(sc, func(s story.Limiter, ctx context.Context, key string, _ int) engine.Answer {
 		a, err := s.Admit(ctx, key, w)
-		ans := AnswerOf(a.Allowed, a.Count, err)
+		ans := engine.AnswerOf(a.Allowed, a.Count, err)
 		ans.Window = a.Window
 		return ans
 	}, func(s story.Limiter, ctx context.Context, key string, reqs []results.Request) (int64, error) {
@@ -162,7 +164,7 @@ func sixOfFiveWith(set results.Settings) (*Scenario, error) {
 			return 0, errNoWindows
 		}
 		var sum int64
-		for _, n := range WindowsOf(reqs) {
+		for _, n := range engine.WindowsOf(reqs) {
 			c, err := s.Admitted(ctx, key, w, n)
 			if err != nil {
 				return 0, err
@@ -174,7 +176,7 @@ func sixOfFiveWith(set results.Settings) (*Scenario, error) {
 	out.Soft = func(t *results.Trial) bool {
 		return slices.ContainsFunc(t.Windows, func(a int) bool { return int64(a) > soft })
 	}
-	out.settings = &resolved
+	out.Made = &resolved
 	out.Vary = sixOfFiveWith
 	out.Window = &w
 	return out, nil
@@ -187,7 +189,7 @@ var errNoWindows = errors.New("six-of-five reads back per window, and needs the 
 // admittedPerWindow counts the admitted requests of each window the trial
 // touched, in window order.
 func admittedPerWindow(reqs []results.Request) []int {
-	ws := WindowsOf(reqs)
+	ws := engine.WindowsOf(reqs)
 	out := make([]int, len(ws))
 	for _, r := range reqs {
 		if r.Outcome == results.Allowed {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/racelab/racelab/scenarios/engine"
+
 	"github.com/racelab/racelab/scenarios/results"
 
 	"github.com/racelab/racelab/scenarios/pace"
@@ -21,12 +23,12 @@ const maxLanes = 16
 
 // streamPlan is the explanation's plan of trials on target, the story
 // with its settings changed by change.
-func (x *Explainer) streamPlan(target string, trials int, change func(*results.Settings)) (Plan, error) {
-	set := *x.Scenario.settings
+func streamPlan(x *engine.Explainer, target string, trials int, change func(*results.Settings)) (engine.Plan, error) {
+	set := *x.Scenario.Made
 	change(&set)
 	sc, err := x.Scenario.Vary(set)
 	if err != nil {
-		return Plan{}, err
+		return engine.Plan{}, err
 	}
 	p := x.Plan(target)
 	p.Scenario, p.Trials, p.Requests = sc, trials, 0
@@ -36,13 +38,13 @@ func (x *Explainer) streamPlan(target string, trials int, change func(*results.S
 // streamReplay plays a bot streaming at 20/s on the naive target until a
 // window admits more than the limit, and shows that window's first lanes:
 // the race without a burst.
-func streamReplay(ctx context.Context, x *Explainer) ([]results.Replay, error) {
+func streamReplay(ctx context.Context, x *engine.Explainer) ([]results.Replay, error) {
 	const rate = 20
-	p, err := x.streamPlan(x.Target, explainTrials, func(s *results.Settings) { s.Rate = rate })
+	p, err := streamPlan(x, x.Target, explainTrials, func(s *results.Settings) { s.Rate = rate })
 	if err != nil {
 		return nil, err
 	}
-	res, err := Run(ctx, p)
+	res, err := engine.Run(ctx, p)
 	if err != nil {
 		return nil, err
 	}
@@ -75,11 +77,11 @@ func streamReplay(ctx context.Context, x *Explainer) ([]results.Replay, error) {
 // rolloverReplays streams one request a second from half a window before
 // a boundary to half a window after it on the fixed target: each window
 // keeps its limit, and the span across the boundary gets twice it.
-func rolloverReplays(ctx context.Context, x *Explainer) ([]results.Replay, error) {
+func rolloverReplays(ctx context.Context, x *engine.Explainer) ([]results.Replay, error) {
 	if x.Fix.Clock != results.ClockVirtual {
 		return nil, nil // a window of real time is too long to wait for
 	}
-	p, err := x.streamPlan(x.Fixed, 1, func(s *results.Settings) { s.Rate, s.Arrivals, s.Rollover = 1, pace.Even, true })
+	p, err := streamPlan(x, x.Fixed, 1, func(s *results.Settings) { s.Rate, s.Arrivals, s.Rollover = 1, pace.Even, true })
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +118,7 @@ func trimmed(t *results.Trial) results.Trial {
 // records is what expiry left of one caller's windows on target: three
 // requests a second apart, then the window and its expiry past, then a
 // count of the records still held.
-func records(ctx context.Context, x *Explainer, target string) (int64, time.Duration, error) {
+func records(ctx context.Context, x *engine.Explainer, target string) (int64, time.Duration, error) {
 	w := *x.Scenario.Window
 	cat := x.Catalog
 	if cat == nil {
@@ -128,7 +130,7 @@ func records(ctx context.Context, x *Explainer, target string) (int64, time.Dura
 	}
 	defer t.Close()
 	lim, ok := t.Store.(story.Limiter)
-	v := VirtualClock(t.Store)
+	v := engine.VirtualClock(t.Store)
 	if !ok || v == nil {
 		return 0, 0, fmt.Errorf("%s: no rate limiter in virtual time", target)
 	}
@@ -158,7 +160,7 @@ func records(ctx context.Context, x *Explainer, target string) (int64, time.Dura
 // limiterExercise is the seed's exercise worked through: each part of the
 // KV rate limiter marked approximate or strict, with what the replays and
 // a look after the expiry showed.
-func limiterExercise(ctx context.Context, x *Explainer) (results.Ending, error) {
+func limiterExercise(ctx context.Context, x *engine.Explainer) (results.Ending, error) {
 	w := *x.Scenario.Window
 	naive, wait, err := records(ctx, x, x.Target)
 	if err != nil {

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/racelab/racelab/scenarios/engine"
+
 	"github.com/racelab/racelab/scenarios/results"
 
 	"github.com/anishathalye/porcupine"
@@ -38,7 +40,7 @@ func TestSixOfFiveAcrossABoundary(t *testing.T) {
 	const n, before = 50, 25
 	sc := mustLookup(t, "six-of-five")
 	for trial := range 3 {
-		res, err := Run(context.Background(), Plan{Scenario: sc, Targets: []string{"sqlite"}, Requests: n, Trials: 1, Seed: int64(trial + 1),
+		res, err := engine.Run(context.Background(), engine.Plan{Scenario: sc, Targets: []string{"sqlite"}, Requests: n, Trials: 1, Seed: int64(trial + 1),
 			Options: []targets.Option{targets.WithClock(straddlingClock(WindowLength, before))}})
 		if err != nil {
 			t.Fatal(err)
@@ -72,7 +74,7 @@ func TestSixOfFiveAcrossABoundary(t *testing.T) {
 func TestRefuteWindowsIsSound(t *testing.T) {
 	const limit = 3
 	sc := mustLookup(t, "six-of-five")
-	quota := QuotaModel(limit).porcupine()
+	quota := engine.QuotaModel(limit).porcupine()
 	rng := rand.New(rand.NewPCG(7, 7))
 	outcomes := []results.Outcome{results.Allowed, results.Allowed, results.Allowed, results.Refused, results.Errored}
 	exact := func(trial *results.Trial) bool {
@@ -146,7 +148,7 @@ func TestRefuteWindowsIsSound(t *testing.T) {
 		trial := results.Trial{Key: "k", Requests: reqs, Counted: counted}
 		trial.Count()
 		sc.Judge(&trial, "t")
-		why := refuteWindows(&trial, WindowsOf(trial.Requests), limit)
+		why := refuteWindows(&trial, engine.WindowsOf(trial.Requests), limit)
 		ok := exact(&trial)
 		if why != "" && ok {
 			t.Fatalf("refuted (%s) a history the exact search accepts: %+v counted %d", why, trial.Requests, trial.Counted)

@@ -9,19 +9,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/racelab/racelab/scenarios/engine"
+
 	"github.com/racelab/racelab/scenarios/results"
 
 	"github.com/racelab/racelab/scenarios/pace"
 )
 
 // vary is the story name with settings set, or the test stops.
-func Vary(t *testing.T, name string, set results.Settings) *Scenario {
+func Vary(t *testing.T, name string, set results.Settings) *engine.Scenario {
 	t.Helper()
 	sc, err := Lookup(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := sc.With(set)
+	v, err := With(sc, set)
 	if err != nil {
 		t.Fatalf("%s with %+v: %v", name, set, err)
 	}
@@ -29,9 +31,9 @@ func Vary(t *testing.T, name string, set results.Settings) *Scenario {
 }
 
 // runStory runs trials of sc on targets at seed and returns the result.
-func runStory(t *testing.T, sc *Scenario, trials int, seed int64, targets ...string) *results.Result {
+func runStory(t *testing.T, sc *engine.Scenario, trials int, seed int64, targets ...string) *results.Result {
 	t.Helper()
-	res, err := Run(context.Background(), Plan{Scenario: sc, Targets: targets, Trials: trials, Seed: seed})
+	res, err := engine.Run(context.Background(), engine.Plan{Scenario: sc, Targets: targets, Trials: trials, Seed: seed})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +116,7 @@ func TestSixOfFiveRollover(t *testing.T) {
 func TestSoftVerdictIsRechecked(t *testing.T) {
 	res := runStory(t, Vary(t, "six-of-five", results.Settings{}), 2, 1, "kv")
 	res.Targets[0].Trials[0].SoftBroken = false
-	if err := Check(res, time.Second); !errors.Is(err, ErrInconsistent) {
+	if err := Check(res, time.Second); !errors.Is(err, engine.ErrInconsistent) {
 		t.Errorf("Check = %v; want ErrInconsistent", err)
 	}
 }
@@ -126,7 +128,7 @@ func TestFiveCheckoutsStock(t *testing.T) {
 	if sc.Settings() == nil || sc.Settings().Stock != 3 {
 		t.Fatalf("settings %+v; want the stock recorded", sc.Settings())
 	}
-	res, err := Run(context.Background(), Plan{Scenario: sc, Targets: []string{"kv", "actor", "sqlite", "sqlite:naive"}, Requests: 10, Trials: 10, Seed: 2})
+	res, err := engine.Run(context.Background(), engine.Plan{Scenario: sc, Targets: []string{"kv", "actor", "sqlite", "sqlite:naive"}, Requests: 10, Trials: 10, Seed: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +169,7 @@ func TestSettingsAreChecked(t *testing.T) {
 		{"stale-plan", results.Settings{Rate: 100, For: 24 * time.Hour}},
 	} {
 		sc, _ := Lookup(c.story)
-		if _, err := sc.With(c.set); !errors.Is(err, results.ErrUsage) {
+		if _, err := With(sc, c.set); !errors.Is(err, results.ErrUsage) {
 			t.Errorf("%s with %+v: %v; want a usage error", c.story, c.set, err)
 		}
 	}
@@ -221,7 +223,7 @@ func TestStalePlan(t *testing.T) {
 func TestExplainEndings(t *testing.T) {
 	for _, name := range []string{"six-of-five", "stale-plan"} {
 		sc, _ := Lookup(name)
-		e, err := Explain(context.Background(), nil, sc, "kv", "actor", 0, 7)
+		e, err := engine.Explain(context.Background(), nil, sc, "kv", "actor", 0, 7)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}

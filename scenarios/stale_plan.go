@@ -7,6 +7,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/racelab/racelab/scenarios/engine"
+
 	"github.com/racelab/racelab/scenarios/results"
 
 	"github.com/racelab/racelab/scenarios/pace"
@@ -35,7 +37,7 @@ var stalePlan = mustVary(stalePlanWith(results.Settings{}))
 // stalePlanWith makes the cancelled-subscription story with set: who
 // grants the downloads after the cancel, their rate, spacing and span,
 // and the bound the design accepts.
-func stalePlanWith(set results.Settings) (*Scenario, error) {
+func stalePlanWith(set results.Settings) (*engine.Scenario, error) {
 	via := cmp.Or(set.Via, results.ViaServer)
 	if via != results.ViaServer && via != results.ViaExtension {
 		return nil, fmt.Errorf("--via %q: want %s or %s", via, results.ViaServer, results.ViaExtension)
@@ -59,12 +61,12 @@ func stalePlanWith(set results.Settings) (*Scenario, error) {
 	browse := min(bound, story.PlanCacheTTL) / browseToTTL
 	sch := pace.Constant(rate, span)
 	sch.Spacing = spacing
-	if n := sch.Expected(); n < 1 || n > MaxRequests {
-		return nil, fmt.Errorf("--rate %s for %s is %d downloads; want 1 to %d", RateWords(rate), results.DurationWords(span), n, MaxRequests)
+	if n := sch.Expected(); n < 1 || n > engine.MaxRequests {
+		return nil, fmt.Errorf("--rate %s for %s is %d downloads; want 1 to %d", engine.RateWords(rate), results.DurationWords(span), n, engine.MaxRequests)
 	}
 	limit := int64(DailyLimit)
 	resolved := results.Settings{Rate: rate, Arrivals: spacing, Bound: bound, For: set.For, Via: set.Via}
-	sc := Scenario{
+	sc := engine.Scenario{
 		Name:  "stale-plan",
 		Title: "a cancelled subscription keeps downloading until the cached plan expires",
 		Story: "A tool keeps its subscriptions in a key-value store and reads the plan " +
@@ -121,13 +123,13 @@ func stalePlanWith(set results.Settings) (*Scenario, error) {
 			}
 		},
 	}
-	sc.Stream = &Stream{Schedule: sch, Words: StreamWords(sch) + " after the cancel", Prelude: browseViews * browse}
+	sc.Stream = &engine.Stream{Schedule: sch, Words: engine.StreamWords(sch) + " after the cancel", Prelude: browseViews * browse}
 	prelude := browseThenCancel(browse)
 	if ext {
 		prelude = viaExtension(&sc, bound, browse)
 	}
-	out := DefineTrial(sc, func(s story.Plans, ctx context.Context, key string, _ int) Answer {
-		return AnswerOf(s.Download(ctx, key, limit))
+	out := engine.DefineTrial(sc, func(s story.Plans, ctx context.Context, key string, _ int) engine.Answer {
+		return engine.AnswerOf(s.Download(ctx, key, limit))
 	}, func(s story.Plans, ctx context.Context, key string, _ []results.Request) (int64, error) {
 		return s.Downloads(ctx, key)
 	}, prelude)
@@ -137,7 +139,7 @@ func stalePlanWith(set results.Settings) (*Scenario, error) {
 	out.Soft = func(t *results.Trial) bool {
 		return t.Exposure > bound || int64(t.Allowed) > limit && !ext || t.Lost > 0
 	}
-	out.settings = &resolved
+	out.Made = &resolved
 	out.Vary = stalePlanWith
 	out.Timed = true
 	return out, nil
@@ -187,7 +189,7 @@ func formatExposure(d time.Duration) string { return d.Round(time.Millisecond).S
 // planEnding works through what the subscription design accepted, with
 // the replays' figures: the race on the server's cached read, and the
 // extension's licence played for a day after the cancel.
-func planEnding(ctx context.Context, x *Explainer) (results.Ending, error) {
+func planEnding(ctx context.Context, x *engine.Explainer) (results.Ending, error) {
 	race := x.Race.Trials[0]
 	ext, err := extensionReplay(ctx, x)
 	if err != nil {
@@ -209,15 +211,15 @@ func planEnding(ctx context.Context, x *Explainer) (results.Ending, error) {
 
 // extensionReplay plays the extension (--via extension) on the naive
 // target for explainTrials days and says what its licence gave away.
-func extensionReplay(ctx context.Context, x *Explainer) (string, error) {
-	p, err := x.streamPlan(x.Target, explainTrials, func(s *results.Settings) {
+func extensionReplay(ctx context.Context, x *engine.Explainer) (string, error) {
+	p, err := streamPlan(x, x.Target, explainTrials, func(s *results.Settings) {
 		*s = results.Settings{Via: results.ViaExtension}
 	})
 	if err != nil {
 		return "", err
 	}
 	p.Trace = false
-	res, err := Run(ctx, p)
+	res, err := engine.Run(ctx, p)
 	if err != nil {
 		return "", err
 	}

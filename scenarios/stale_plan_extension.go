@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/racelab/racelab/scenarios/engine"
+
 	"github.com/racelab/racelab/scenarios/results"
 
 	"github.com/racelab/racelab/targets"
@@ -143,7 +145,7 @@ func validateThenCancel(browse time.Duration) func(s story.Plans, ctx context.Co
 // already granted allows, so the hard rule is the part a store decides,
 // that the licence is not renewed after the cancel; the exposure is
 // judged by the soft rule, against bound.
-func viaExtension(sc *Scenario, bound, browse time.Duration) func(s story.Plans, ctx context.Context, key string, sleep func(time.Duration) error) error {
+func viaExtension(sc *engine.Scenario, bound, browse time.Duration) func(s story.Plans, ctx context.Context, key string, sleep func(time.Duration) error) error {
 	sc.Stream.Words += ", granted by the extension"
 	sc.Stream.Prelude = story.Revalidation
 	sc.Rule = "the extension's licence is never renewed after the cancel"
@@ -179,13 +181,14 @@ func viaExtension(sc *Scenario, bound, browse time.Duration) func(s story.Plans,
 // bindExtension puts an extension in front of the store of every target
 // that plays out, one per opened target, so that its licences are the
 // target's.
-func bindExtension(out *Scenario) {
-	bind := out.bind
-	out.bind = func(store any) (Player, bool) {
-		s, ok := store.(story.Plans)
-		if !ok {
-			return Player{}, false
+func bindExtension(out *engine.Scenario) {
+	out.Rebind(func(bind engine.Binder) engine.Binder {
+		return func(store any) (engine.Player, bool) {
+			s, ok := store.(story.Plans)
+			if !ok {
+				return engine.Player{}, false
+			}
+			return bind(newExtension(s, store))
 		}
-		return bind(newExtension(s, store))
-	}
+	})
 }

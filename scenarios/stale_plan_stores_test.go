@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/racelab/racelab/scenarios/engine"
+
 	"github.com/racelab/racelab/scenarios/results"
 
 	"github.com/racelab/racelab/targets"
@@ -98,7 +100,7 @@ func TestStalePlanServers(t *testing.T) {
 				storetest.Unreachable(t, "RACELAB_"+strings.ToUpper(server)+"_URL", err)
 			}
 			probe.Close()
-			res, err := Run(context.Background(), Plan{Scenario: sc, Targets: names, Trials: trials, Seed: 9, Options: opts})
+			res, err := engine.Run(context.Background(), engine.Plan{Scenario: sc, Targets: names, Trials: trials, Seed: 9, Options: opts})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/racelab/racelab/scenarios/engine"
+
 	"github.com/racelab/racelab/scenarios/results"
 
 	"github.com/racelab/racelab/targets"
@@ -145,7 +147,7 @@ func TestStalePlanTiming(t *testing.T) {
 // out, rather than played for a day and a half.
 func TestStalePlanHoursNotOnRealClock(t *testing.T) {
 	sc := Vary(t, "stale-plan", results.Settings{Via: results.ViaExtension})
-	res, err := Run(context.Background(), Plan{Scenario: sc, Targets: []string{"kv"}, Trials: 1, Seed: 1, RealClock: true})
+	res, err := engine.Run(context.Background(), engine.Plan{Scenario: sc, Targets: []string{"kv"}, Trials: 1, Seed: 1, RealClock: true})
 	if err != nil {
 		t.Fatal(err)
 	}

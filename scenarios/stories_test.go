@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/racelab/racelab/scenarios/engine"
+
 	"github.com/racelab/racelab/scenarios/results"
 
 	"github.com/racelab/racelab/targets"
@@ -31,12 +33,12 @@ func spec(name string) string {
 	return name
 }
 
-func run(t *testing.T, sc *Scenario, target string, n, trials int) *results.TargetResult {
+func run(t *testing.T, sc *engine.Scenario, target string, n, trials int) *results.TargetResult {
 	t.Helper()
 	// "actor@real" is the actor on the real clock: true goroutine
 	// concurrency rather than a virtual-time schedule.
 	name, real := strings.CutSuffix(target, "@real")
-	res, err := Run(context.Background(), Plan{Scenario: sc, Targets: []string{spec(name)}, Requests: n, Trials: trials, Seed: 1, RealClock: real})
+	res, err := engine.Run(context.Background(), engine.Plan{Scenario: sc, Targets: []string{spec(name)}, Requests: n, Trials: trials, Seed: 1, RealClock: real})
 	if err != nil {
 		t.Fatalf("Run(%s, %s): %v", sc.Name, target, err)
 	}
@@ -99,7 +101,7 @@ func TestAtomicTargetsHold(t *testing.T) {
 						// a quota of its own and admits up to the limit
 						// of the requests it counted.
 						wantAllowed = 0
-						for _, w := range WindowsOf(trial.Requests) {
+						for _, w := range engine.WindowsOf(trial.Requests) {
 							var in int
 							for _, r := range trial.Requests {
 								if r.Window == w {
@@ -251,17 +253,17 @@ func TestPlanErrors(t *testing.T) {
 	checkouts, _ := Lookup("five-checkouts")
 	tests := []struct {
 		name string
-		plan Plan
+		plan engine.Plan
 		want error
 	}{
-		{"unknown target", Plan{Scenario: sc, Targets: []string{"sqlit"}}, &targets.UnknownNameError{}},
-		{"too many", Plan{Scenario: sc, Requests: MaxRequests + 1}, results.ErrUsage},
-		{"bad expect", Plan{Scenario: sc, Expect: "maybe"}, results.ErrUsage},
-		{"cannot play", Plan{Scenario: checkouts, Catalog: cat, Targets: []string{"test-counter-only"}}, results.ErrUsage},
+		{"unknown target", engine.Plan{Scenario: sc, Targets: []string{"sqlit"}}, &targets.UnknownNameError{}},
+		{"too many", engine.Plan{Scenario: sc, Requests: engine.MaxRequests + 1}, results.ErrUsage},
+		{"bad expect", engine.Plan{Scenario: sc, Expect: "maybe"}, results.ErrUsage},
+		{"cannot play", engine.Plan{Scenario: checkouts, Catalog: cat, Targets: []string{"test-counter-only"}}, results.ErrUsage},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Run(context.Background(), tt.plan)
+			_, err := engine.Run(context.Background(), tt.plan)
 			if err == nil {
 				t.Fatal("Run succeeded, want an error")
 			}
@@ -284,7 +286,7 @@ func TestPlanErrors(t *testing.T) {
 // is reported before any request is fired, as a usage error.
 func TestBadParamIsUsage(t *testing.T) {
 	sc, _ := Lookup("ten-hits-one-view")
-	res, err := Run(context.Background(), Plan{Scenario: sc, Targets: []string{"kv?locatons=3"}})
+	res, err := engine.Run(context.Background(), engine.Plan{Scenario: sc, Targets: []string{"kv?locatons=3"}})
 	if err == nil {
 		t.Fatalf("Run succeeded with result %+v, want an error", res.Targets)
 	}
@@ -299,7 +301,7 @@ func TestFaultyAtomicTargetFails(t *testing.T) {
 	kvEntry := mustEntry(t, "kv")
 	cat := targets.Builtin().With(targets.Entry{Name: "test-faulty", Holds: true, Kind: kvEntry.Kind, Open: kvEntry.Open})
 	sc, _ := Lookup("ten-hits-one-view")
-	res, err := Run(context.Background(), Plan{Scenario: sc, Catalog: cat, Targets: []string{"test-faulty", "sqlite"}, Trials: 3})
+	res, err := engine.Run(context.Background(), engine.Plan{Scenario: sc, Catalog: cat, Targets: []string{"test-faulty", "sqlite"}, Trials: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,7 +312,7 @@ func TestFaultyAtomicTargetFails(t *testing.T) {
 
 func TestExpectRaceFailsAtomicTarget(t *testing.T) {
 	sc, _ := Lookup("five-checkouts")
-	res, err := Run(context.Background(), Plan{Scenario: sc, Targets: []string{"sqlite"}, Expect: OverrideRace})
+	res, err := engine.Run(context.Background(), engine.Plan{Scenario: sc, Targets: []string{"sqlite"}, Expect: engine.OverrideRace})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,7 +327,7 @@ func TestCancelKeepsCompletedTrials(t *testing.T) {
 	sc, _ := Lookup("ten-hits-one-view")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	res, err := Run(ctx, Plan{Scenario: sc, Targets: []string{"sqlite", "actor"}, Trials: 1000,
+	res, err := engine.Run(ctx, engine.Plan{Scenario: sc, Targets: []string{"sqlite", "actor"}, Trials: 1000,
 		OnTrial: func(_ string, done, _ int) {
 			if done == 3 {
 				cancel()
@@ -341,7 +343,7 @@ func TestCancelKeepsCompletedTrials(t *testing.T) {
 
 func TestUnreachableTargetIsData(t *testing.T) {
 	sc, _ := Lookup("ten-hits-one-view")
-	res, err := Run(context.Background(), Plan{Scenario: sc, Targets: []string{"redis", "sqlite"},
+	res, err := engine.Run(context.Background(), engine.Plan{Scenario: sc, Targets: []string{"redis", "sqlite"},
 		Options: []targets.Option{targets.WithRedisURL("redis://127.0.0.1:1/0")}})
 	if err != nil {
 		t.Fatal(err)
@@ -382,7 +384,7 @@ func TestServerTargets(t *testing.T) {
 			for _, name := range names {
 				for _, sc := range burstStories() {
 					t.Run(sc.Name+"/"+name, func(t *testing.T) {
-						res, err := Run(context.Background(), Plan{Scenario: sc, Targets: []string{name}, Trials: trials, Options: opts})
+						res, err := engine.Run(context.Background(), engine.Plan{Scenario: sc, Targets: []string{name}, Trials: trials, Options: opts})
 						if err != nil {
 							t.Fatal(err)
 						}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/racelab/racelab/scenarios/engine"
+
 	"github.com/racelab/racelab/scenarios/results"
 )
 
@@ -12,8 +14,8 @@ import (
 // budget, and the tally and bound count every trial, at the level asked.
 func TestRunKeepsSample(t *testing.T) {
 	sc, _ := Lookup("ten-hits-one-view")
-	res, err := Run(context.Background(), Plan{Scenario: sc, Targets: []string{"kv", "actor"}, Trials: 300, Seed: 3,
-		Keep: results.Keep{Trials: 20}, Evidence: Evidence{Confidence: 0.99}})
+	res, err := engine.Run(context.Background(), engine.Plan{Scenario: sc, Targets: []string{"kv", "actor"}, Trials: 300, Seed: 3,
+		Keep: results.Keep{Trials: 20}, Evidence: engine.Evidence{Confidence: 0.99}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/racelab/racelab/scenarios/engine"
+
 	"github.com/racelab/racelab/scenarios/results"
 
 	"github.com/racelab/racelab/targets/story"
 )
 
-var tenHitsOneView = Define(Scenario{
+var tenHitsOneView = engine.Define(engine.Scenario{
 	Name:  "ten-hits-one-view",
 	Title: "ten readers open a post at once; the view counter records one",
 	Story: "A blog counts views in a key-value store: read the count, add one, " +
@@ -33,8 +35,8 @@ var tenHitsOneView = Define(Scenario{
 	Op:              story.OpHit,
 	KeyPrefix:       "slug",
 
-	Model: CounterModel(),
-	Batch: CounterBatch,
+	Model: engine.CounterModel(),
+	Batch: engine.CounterBatch,
 	Tell:  tellHits,
 	Damage: func(over, lost int64) string {
 		if over > 0 { // a judge of this story never sets it; said if it does
@@ -63,9 +65,9 @@ var tenHitsOneView = Define(Scenario{
 			t.Why = fmt.Sprintf("%s: two hits were both answered %d views: their increments overlapped", target, dup)
 		}
 	},
-}, func(s story.Counter, ctx context.Context, key string, _ int) Answer {
+}, func(s story.Counter, ctx context.Context, key string, _ int) engine.Answer {
 	n, err := s.Hit(ctx, key)
-	return AnswerOf(true, n, err)
+	return engine.AnswerOf(true, n, err)
 }, story.Counter.Views)
 
 func tellHits(t *results.Trial, target string) string {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/racelab/racelab/scenarios/engine"
+
 	"github.com/racelab/racelab/scenarios/results"
 
 	"github.com/racelab/racelab/targets/story"
@@ -16,7 +18,7 @@ import (
 // knows it, yet the engine runs it on every store that plays it, checks
 // its histories, judges it and explains it. Registered (one line in
 // scenario.go's registry), it would be a story of the CLI too.
-var threeADay = Define(Scenario{
+var threeADay = engine.Define(engine.Scenario{
 	Name:            "three-a-day",
 	Title:           "a quota of three a day",
 	Story:           "A visitor may download three files a day.",
@@ -28,7 +30,7 @@ var threeADay = Define(Scenario{
 	KeyPrefix:       "visitor",
 	Op:              "download",
 	Limit:           3,
-	Model:           QuotaModel(3),
+	Model:           engine.QuotaModel(3),
 	Judge: func(t *results.Trial, target string) {
 		allowed := int64(t.Allowed)
 		t.Over, t.Lost = max(0, allowed-3), max(0, allowed-t.Counted)
@@ -39,12 +41,12 @@ var threeADay = Define(Scenario{
 	Tell: func(t *results.Trial, target string) string {
 		return fmt.Sprintf("%s: %d granted, counter at %d", target, t.Allowed, t.Counted)
 	},
-}, func(s story.Quota, ctx context.Context, key string, _ int) Answer {
-	return AnswerOf(s.Consume(ctx, key, 3))
+}, func(s story.Quota, ctx context.Context, key string, _ int) engine.Answer {
+	return engine.AnswerOf(s.Consume(ctx, key, 3))
 }, story.Quota.Count)
 
 func TestANewStoryIsOneFile(t *testing.T) {
-	res, err := Run(context.Background(), Plan{Scenario: threeADay, Trials: 5, Seed: 3})
+	res, err := engine.Run(context.Background(), engine.Plan{Scenario: threeADay, Trials: 5, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +60,7 @@ func TestANewStoryIsOneFile(t *testing.T) {
 	if fs := res.Shortfalls(); len(fs) != 0 {
 		t.Errorf("shortfalls %+v; want none (kv is expected to break)", fs)
 	}
-	e, err := Explain(context.Background(), nil, threeADay, "kv", "actor", 0, 3)
+	e, err := engine.Explain(context.Background(), nil, threeADay, "kv", "actor", 0, 3)
 	if err != nil || len(e.Replays) != 2 {
 		t.Errorf("explain: %d replays, %v; want the race and the fix", len(e.Replays), err)
 	}

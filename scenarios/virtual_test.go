@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/racelab/racelab/scenarios/engine"
+
 	"github.com/racelab/racelab/scenarios/results"
 
 	"github.com/racelab/racelab/targets"
@@ -19,10 +21,10 @@ import (
 func TestVirtualRunIsDeterministic(t *testing.T) {
 	for _, sc := range burstStories() {
 		for _, sequential := range []bool{false, true} {
-			plan := Plan{Scenario: sc, Targets: []string{"kv", "actor", "actor:await-fetch"}, Trials: 20, Seed: 7, Trace: true, Sequential: sequential}
+			plan := engine.Plan{Scenario: sc, Targets: []string{"kv", "actor", "actor:await-fetch"}, Trials: 20, Seed: 7, Trace: true, Sequential: sequential}
 			var got [2][]byte
 			for i := range got {
-				res, err := Run(context.Background(), plan)
+				res, err := engine.Run(context.Background(), plan)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -37,8 +39,8 @@ func TestVirtualRunIsDeterministic(t *testing.T) {
 	}
 	// A different seed must give a different run, or the seed decides nothing.
 	sc, _ := Lookup("six-become-four")
-	a, _ := Run(context.Background(), Plan{Scenario: sc, Targets: []string{"kv"}, Trials: 20, Seed: 1, Sequential: true})
-	b, _ := Run(context.Background(), Plan{Scenario: sc, Targets: []string{"kv"}, Trials: 20, Seed: 2, Sequential: true})
+	a, _ := engine.Run(context.Background(), engine.Plan{Scenario: sc, Targets: []string{"kv"}, Trials: 20, Seed: 1, Sequential: true})
+	b, _ := engine.Run(context.Background(), engine.Plan{Scenario: sc, Targets: []string{"kv"}, Trials: 20, Seed: 2, Sequential: true})
 	ja, _ := json.Marshal(a.Targets[0].Trials)
 	jb, _ := json.Marshal(b.Targets[0].Trials)
 	if bytes.Equal(ja, jb) {
@@ -53,7 +55,7 @@ func TestVirtualRunIsDeterministic(t *testing.T) {
 func TestSequentialStaleReads(t *testing.T) {
 	sc, _ := Lookup("six-become-four")
 	const trials = 1000
-	res, err := Run(context.Background(), Plan{Scenario: sc, Targets: []string{"kv", "kv?route=spread", "actor"}, Trials: trials, Seed: 3, Sequential: true})
+	res, err := engine.Run(context.Background(), engine.Plan{Scenario: sc, Targets: []string{"kv", "kv?route=spread", "actor"}, Trials: trials, Seed: 3, Sequential: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,14 +94,14 @@ func TestSequentialTestsPass(t *testing.T) {
 	sc, _ := Lookup("ten-hits-one-view")
 	const trials = 1000
 	for _, seed := range []int64{1, 7} {
-		seq, err := Run(context.Background(), Plan{Scenario: sc, Targets: []string{"kv"}, Trials: trials, Seed: seed, Sequential: true})
+		seq, err := engine.Run(context.Background(), engine.Plan{Scenario: sc, Targets: []string{"kv"}, Trials: trials, Seed: seed, Sequential: true})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if broken := seq.Targets[0].Broken(); broken > trials*5/100 {
 			t.Errorf("seed %d: %d of %d sequential trials broke on kv, want at most 5%%", seed, broken, trials)
 		}
-		burst, err := Run(context.Background(), Plan{Scenario: sc, Targets: []string{"kv"}, Trials: 200, Seed: seed})
+		burst, err := engine.Run(context.Background(), engine.Plan{Scenario: sc, Targets: []string{"kv"}, Trials: 200, Seed: seed})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -117,7 +119,7 @@ func TestSequentialTestsPass(t *testing.T) {
 func TestMidnightRollsOver(t *testing.T) {
 	sc, _ := Lookup("six-become-four")
 	start := time.Date(2026, time.March, 14, 23, 59, 45, 0, time.UTC)
-	res, err := Run(context.Background(), Plan{Scenario: sc, Targets: []string{"actor", "kv?miss-own-write=0&locations=1&machines=1"}, Requests: 8, Seed: 1, Sequential: true, AcrossMidnight: true,
+	res, err := engine.Run(context.Background(), engine.Plan{Scenario: sc, Targets: []string{"actor", "kv?miss-own-write=0&locations=1&machines=1"}, Requests: 8, Seed: 1, Sequential: true, AcrossMidnight: true,
 		Options: []targets.Option{targets.WithStart(start)}})
 	if err != nil {
 		t.Fatal(err)
@@ -187,7 +189,7 @@ func BenchmarkVirtualTrials(b *testing.B) {
 	for _, sc := range burstStories() {
 		b.Run(sc.Name, func(b *testing.B) {
 			for b.Loop() {
-				if _, err := Run(context.Background(), Plan{Scenario: sc, Targets: []string{"kv", "actor"}, Trials: 1000, Seed: 1}); err != nil {
+				if _, err := engine.Run(context.Background(), engine.Plan{Scenario: sc, Targets: []string{"kv", "actor"}, Trials: 1000, Seed: 1}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -200,12 +202,12 @@ func BenchmarkVirtualTrials(b *testing.B) {
 // every trial, not only the first (the window restarts with each trial).
 func TestFaultsReplay(t *testing.T) {
 	sc, _ := Lookup("ten-hits-one-view")
-	plan := Plan{Scenario: sc, Targets: []string{"kv?fail=0.2&spike=0.1", "actor?fail=0.2"}, Trials: 30, Seed: 5}
-	a, err := Run(context.Background(), plan)
+	plan := engine.Plan{Scenario: sc, Targets: []string{"kv?fail=0.2&spike=0.1", "actor?fail=0.2"}, Trials: 30, Seed: 5}
+	a, err := engine.Run(context.Background(), plan)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := Run(context.Background(), plan)
+	b, _ := engine.Run(context.Background(), plan)
 	ja, _ := json.Marshal(a)
 	jb, _ := json.Marshal(b)
 	if !bytes.Equal(ja, jb) {
@@ -217,7 +219,7 @@ func TestFaultsReplay(t *testing.T) {
 	// Every story's request meets the actor's faults, not only the first
 	// three stories'.
 	for _, story := range All() {
-		res, err := Run(context.Background(), Plan{Scenario: story, Targets: []string{"actor?fail=0.5"}, Trials: 3, Seed: 5})
+		res, err := engine.Run(context.Background(), engine.Plan{Scenario: story, Targets: []string{"actor?fail=0.5"}, Trials: 3, Seed: 5})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -225,7 +227,7 @@ func TestFaultsReplay(t *testing.T) {
 			t.Errorf("%s on actor?fail=0.5: no request failed in 3 trials", story.Name)
 		}
 	}
-	down, err := Run(context.Background(), Plan{Scenario: sc, Targets: []string{"actor?outage=0s-1m"}, Trials: 3, Seed: 5, Sequential: true, Gap: time.Second, Requests: 3})
+	down, err := engine.Run(context.Background(), engine.Plan{Scenario: sc, Targets: []string{"actor?outage=0s-1m"}, Trials: 3, Seed: 5, Sequential: true, Gap: time.Second, Requests: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

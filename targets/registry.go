@@ -48,7 +48,7 @@ type Options struct {
 	// each on a clock.Virtual of its own starting at Start (DefaultStart
 	// when zero): every trial becomes a deterministic discrete-event run
 	// decided by the seed. Such a store must then be driven through its
-	// clock (as scenarios.Run does), not from arbitrary goroutines, so the
+	// clock (as engine.Run does), not from arbitrary goroutines, so the
 	// default is the real clock. Real stores run on it too unless
 	// VirtualServers is set; HTTP targets always do.
 	VirtualTime bool
@@ -157,7 +157,7 @@ func buildOptions(opts []Option) Options {
 // Catalog is a set of targets by name, in the order they were added. The
 // built-in one is Builtin(); a program or a test that needs another
 // target builds its own with With, and passes it where targets are looked
-// up (scenarios.Plan.Catalog), instead of changing a shared one.
+// up (engine.Plan.Catalog), instead of changing a shared one.
 type Catalog struct {
 	entries []Entry
 }

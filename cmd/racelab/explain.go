@@ -11,6 +11,7 @@ import (
 
 	"github.com/racelab/racelab/report"
 	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/targets"
 	"github.com/spf13/cobra"
 )
@@ -79,8 +80,8 @@ func runExplain(ctx context.Context, s Streams, cat *targets.Catalog, o *explain
 	if err != nil {
 		return err
 	}
-	if o.Requests < 0 || o.RequestsSet && o.Requests == 0 || o.Requests > scenarios.MaxRequests {
-		return usageError{fmt.Errorf("--requests %d: want a whole number from 1 to %d", o.Requests, scenarios.MaxRequests)}
+	if o.Requests < 0 || o.RequestsSet && o.Requests == 0 || o.Requests > engine.MaxRequests {
+		return usageError{fmt.Errorf("--requests %d: want a whole number from 1 to %d", o.Requests, engine.MaxRequests)}
 	}
 	if err := checkExplainTargets(cat, sc, o.Target, o.Fixed); err != nil {
 		return err
@@ -89,8 +90,8 @@ func runExplain(ctx context.Context, s Streams, cat *targets.Catalog, o *explain
 	if err != nil {
 		return err
 	}
-	e, err := scenarios.Explain(ctx, cat, sc, o.Target, o.Fixed, o.Requests, o.Seed)
-	if errors.Is(err, scenarios.ErrFixBroke) {
+	e, err := engine.Explain(ctx, cat, sc, o.Target, o.Fixed, o.Requests, o.Seed)
+	if errors.Is(err, engine.ErrFixBroke) {
 		return verdictError{exitRuleBroken, err.Error()}
 	}
 	if err != nil {
@@ -161,7 +162,7 @@ func showSteps(ctx context.Context, s Streams, steps []string) error {
 // print a story the replay does not tell (a "fix" under a store that loses
 // updates, a "race" on one that cannot have it). A URL is the user's own
 // service: it may be the race to explain, and is expected to hold as a fix.
-func checkExplainTargets(cat *targets.Catalog, sc *scenarios.Scenario, target, fixed string) error {
+func checkExplainTargets(cat *targets.Catalog, sc *engine.Scenario, target, fixed string) error {
 	spec, e, err := cat.Lookup(target)
 	if err != nil {
 		return err
@@ -183,7 +184,7 @@ func checkExplainTargets(cat *targets.Catalog, sc *scenarios.Scenario, target, f
 
 // catalogTargets lists the targets named in the catalog (not URLs) that
 // can play sc and are expected to hold (holds) or to break it.
-func catalogTargets(cat *targets.Catalog, sc *scenarios.Scenario, holds bool) []string {
+func catalogTargets(cat *targets.Catalog, sc *engine.Scenario, holds bool) []string {
 	var out []string
 	for _, e := range cat.Entries() {
 		if e.Name == "http" || e.Name == "https" || e.Holds != holds || !sc.Plays(e.Kind) {

@@ -9,6 +9,8 @@ import (
 
 	"github.com/racelab/racelab/report"
 	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/engine"
+	"github.com/racelab/racelab/scenarios/load"
 	"github.com/racelab/racelab/scenarios/pace"
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
@@ -60,7 +62,7 @@ Two models, as load testers have them:
   open    --rate R/s or --stages: requests arrive on a schedule whatever the
           answers (like wrk2, vegeta); latency counts from each request's
           intended instant, so a stalled server shows in the percentiles.
-  closed  --concurrency C (the default, C=` + fmt.Sprint(scenarios.DefaultConcurrency) + `): C workers each send the next
+  closed  --concurrency C (the default, C=` + fmt.Sprint(load.DefaultConcurrency) + `): C workers each send the next
           request when the last is answered (like hey, wrk).
 
 The requests spread over --keys fresh keys (slugs, visitors, items), evenly
@@ -93,15 +95,15 @@ Simulated stores run on the real clock. Exit codes are run's; a missed
 	f.StringVar(&o.Rate, "rate", "", "open model: requests arriving per second, e.g. 2000/s (or 90/m); with --stages, the rate the first stage starts from")
 	f.StringVar(&o.Stages, "stages", "", "open model: ramps DURATION:RATE, comma separated, e.g. 30s:100/s,1m:500/s")
 	f.StringVar(&o.Arrivals, "arrivals", string(pace.Even), "open model: how arrivals are spaced: even, or poisson (seeded)")
-	f.DurationVar(&o.Duration, "duration", scenarios.DefaultLoadDuration, "how long to send")
+	f.DurationVar(&o.Duration, "duration", load.DefaultLoadDuration, "how long to send")
 	f.Int64VarP(&o.Requests, "requests", "n", 0, "send exactly this many requests instead of for a duration")
-	f.IntVarP(&o.Concurrency, "concurrency", "c", scenarios.DefaultConcurrency, "closed model: workers, each sending when its last request is answered")
-	f.IntVar(&o.MaxInFlight, "max-in-flight", scenarios.DefaultMaxInFlight, "open model: requests in flight at most; arrivals past it wait and count as late")
-	f.IntVar(&o.Keys, "keys", scenarios.DefaultLoadKeys, "fresh keys (slugs, visitors, items) the requests spread over")
+	f.IntVarP(&o.Concurrency, "concurrency", "c", load.DefaultConcurrency, "closed model: workers, each sending when its last request is answered")
+	f.IntVar(&o.MaxInFlight, "max-in-flight", load.DefaultMaxInFlight, "open model: requests in flight at most; arrivals past it wait and count as late")
+	f.IntVar(&o.Keys, "keys", load.DefaultLoadKeys, "fresh keys (slugs, visitors, items) the requests spread over")
 	f.StringVar(&o.KeyDist, "key-dist", "uniform", "how keys are picked: uniform, or zipf:S (S above 1; the larger, the hotter the first keys)")
 	f.StringArrayVar(&o.Thresholds, "threshold", nil, "a condition every target must meet, repeatable: 'p99<250ms', 'errors<1%', 'lost==0', 'rps>=900'\n"+
 		"(metrics: "+strings.Join(results.ThresholdMetrics(), ", ")+")")
-	f.DurationVar(&o.Timeout, "timeout", scenarios.DefaultTimeout, "time limit of each request")
+	f.DurationVar(&o.Timeout, "timeout", engine.DefaultTimeout, "time limit of each request")
 	f.Int64Var(&o.Seed, "seed", 0, "seed for the keys picked and Poisson arrivals (default: random, in the result)")
 	f.StringVar(&o.Expect, "expect", "auto", "what every target must do: auto (naive may break, others must hold), hold, or race")
 	o.Outputs.register(c, f, report.Formats())
@@ -116,9 +118,9 @@ Simulated stores run on the real clock. Exit codes are run's; a missed
 	return c
 }
 
-// plan turns the options into a scenarios.LoadPlan, checking every value.
-func (o *loadOptions) plan() (scenarios.LoadPlan, []output, error) {
-	var p scenarios.LoadPlan
+// plan turns the options into a load.LoadPlan, checking every value.
+func (o *loadOptions) plan() (load.LoadPlan, []output, error) {
+	var p load.LoadPlan
 	given := func(name string) bool { return o.set != nil && o.set(name) }
 	sc, err := scenarios.Lookup(o.Scenario)
 	if err != nil {
@@ -128,8 +130,8 @@ func (o *loadOptions) plan() (scenarios.LoadPlan, []output, error) {
 	if err != nil {
 		return p, nil, err
 	}
-	bad := func(format string, args ...any) (scenarios.LoadPlan, []output, error) {
-		return scenarios.LoadPlan{}, nil, usageError{fmt.Errorf(format, args...)}
+	bad := func(format string, args ...any) (load.LoadPlan, []output, error) {
+		return load.LoadPlan{}, nil, usageError{fmt.Errorf(format, args...)}
 	}
 	open := o.Rate != "" || o.Stages != ""
 	switch {
@@ -197,9 +199,9 @@ func (o *loadOptions) plan() (scenarios.LoadPlan, []output, error) {
 		}
 		p.Thresholds = append(p.Thresholds, t)
 	}
-	expect := scenarios.Override(o.Expect)
+	expect := engine.Override(o.Expect)
 	if o.Expect == "auto" {
-		expect = scenarios.OverrideAuto
+		expect = engine.OverrideAuto
 	}
 	seed := o.Seed
 	if !given("seed") {
@@ -245,11 +247,11 @@ func runLoad(c *cobra.Command, s Streams, o *loadOptions) error {
 		return loadShard(c, s, o, p)
 	}
 	if s.ErrIsTTY && !o.Quiet {
-		p.Watch = func(target string, _ scenarios.LoadProgress, now func() scenarios.LoadProgress) func() {
+		p.Watch = func(target string, _ load.LoadProgress, now func() load.LoadProgress) func() {
 			return watchLoad(c.Context(), s.Err, p.Scenario.Name+" on "+target, now)
 		}
 	}
-	res, err := scenarios.Load(c.Context(), p)
+	res, err := load.Load(c.Context(), p)
 	if err != nil {
 		return err
 	}

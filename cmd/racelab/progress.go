@@ -6,7 +6,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/load"
 	"github.com/racelab/racelab/scenarios/results"
 
 	"github.com/vbauerster/mpb/v8"
@@ -46,7 +46,7 @@ func (g *progress) Wait() {
 // the answers in the last second, the p99 so far and the errors. It polls
 // now five times a second rather than being told of every answer, so a
 // load of 100,000 requests a second costs the bar nothing.
-func watchLoad(ctx context.Context, w io.Writer, name string, now func() scenarios.LoadProgress) func() {
+func watchLoad(ctx context.Context, w io.Writer, name string, now func() load.LoadProgress) func() {
 	first := now()
 	byCount := first.Requests > 0
 	total := int64(first.Total / time.Millisecond)

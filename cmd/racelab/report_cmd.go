@@ -13,6 +13,7 @@ import (
 	"github.com/racelab/racelab/report"
 	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/results"
+	"github.com/racelab/racelab/scenarios/shards"
 	"github.com/spf13/cobra"
 )
 
@@ -236,4 +237,5 @@ func (o *reportOptions) checkMerge() error {
 
 // verifier checks saved documents before a report is made of them: runs
 // judged again by their stories, parts checked against their plan.
-var verifier = report.Verifier{Run: scenarios.Check, Shard: scenarios.CheckShard}
+var verifier = report.Verifier{Run: scenarios.Check,
+	Shard: func(s *results.ShardResult) error { return shards.CheckShard(s, scenarios.Find) }}

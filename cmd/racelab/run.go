@@ -9,6 +9,7 @@ import (
 
 	"github.com/racelab/racelab/report"
 	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
 	"github.com/spf13/cobra"
@@ -84,17 +85,17 @@ to hold that breaks it exits 3.`,
 	f.StringArrayVarP(&o.Targets, "target", "t", nil, "target spec STORE[:STRATEGY][?PARAMS] or URL, or NAME=SPEC to name it in reports;\n"+
 		"repeatable (default: the story's line-up)")
 	f.IntVarP(&o.Requests, "requests", "n", 0, "requests per burst (default: the story's own: 10, 12 or 5)")
-	f.IntVar(&o.Trials, "trials", scenarios.DefaultTrials, "bursts per target, each on fresh state")
+	f.IntVar(&o.Trials, "trials", engine.DefaultTrials, "bursts per target, each on fresh state")
 	f.Int64Var(&o.Seed, "seed", 0, "seed for the simulated stores' random choices (default: random, printed)")
 	o.Outputs.register(c, f, report.Formats())
-	f.DurationVar(&o.Timeout, "timeout", scenarios.DefaultTimeout, "time limit of each request")
+	f.DurationVar(&o.Timeout, "timeout", engine.DefaultTimeout, "time limit of each request")
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, "no progress bar or notices on stderr")
 	f.StringArrayVar(&o.Expect, "expect", nil, "what every target must do: auto (naive may break, others must hold), hold, breaks or race;\n"+
 		"NAME=WHAT for one target, by the name given with -t NAME=SPEC or its spec (repeatable; default auto)")
 	o.servers().register(f, "targets")
 	f.StringVar(&o.Clock, "clock", "virtual", "time of the simulated stores (kv, actor): virtual (deterministic, replayable by --seed) or real")
 	f.BoolVar(&o.Sequential, "sequential", false, "fire a trial's requests one after another, --gap apart, instead of all at once")
-	f.DurationVar(&o.Gap, "gap", scenarios.DefaultGap, "pause between two requests with --sequential")
+	f.DurationVar(&o.Gap, "gap", engine.DefaultGap, "pause between two requests with --sequential")
 	f.StringVar(&o.KeyChars, "key-chars", string(results.KeyASCII), "what the fresh keys are made of: ascii; unicode (Arabic letters and / , %2C + space);\n"+
 		"percent (Arabic slugs stored percent-encoded, as WordPress does, so sent encoded twice)")
 	o.Parts = map[string]*bool{}
@@ -118,47 +119,47 @@ to hold that breaks it exits 3.`,
 	return c
 }
 
-// plan turns the options into a scenarios.Plan, checking every value.
-func (o *runOptions) plan() (scenarios.Plan, []output, error) {
+// plan turns the options into a engine.Plan, checking every value.
+func (o *runOptions) plan() (engine.Plan, []output, error) {
 	sc, err := scenarios.Lookup(o.Scenario)
 	if err != nil {
-		return scenarios.Plan{}, nil, err
+		return engine.Plan{}, nil, err
 	}
 	settings, err := o.Story.settings()
 	if err != nil {
-		return scenarios.Plan{}, nil, err
+		return engine.Plan{}, nil, err
 	}
-	if sc, err = sc.With(settings); err != nil {
-		return scenarios.Plan{}, nil, err
+	if sc, err = scenarios.With(sc, settings); err != nil {
+		return engine.Plan{}, nil, err
 	}
 	outs, err := o.Outputs.parse()
 	if err != nil {
-		return scenarios.Plan{}, nil, err
+		return engine.Plan{}, nil, err
 	}
 	if o.Requests < 0 || o.RequestsSet && o.Requests == 0 {
-		return scenarios.Plan{}, nil, usageError{fmt.Errorf("--requests %d: want a whole number from 1 to %d", o.Requests, scenarios.MaxRequests)}
+		return engine.Plan{}, nil, usageError{fmt.Errorf("--requests %d: want a whole number from 1 to %d", o.Requests, engine.MaxRequests)}
 	}
 	if o.Trials < 1 {
-		return scenarios.Plan{}, nil, usageError{fmt.Errorf("--trials %d: want 1 or more", o.Trials)}
+		return engine.Plan{}, nil, usageError{fmt.Errorf("--trials %d: want 1 or more", o.Trials)}
 	}
 	if o.Timeout <= 0 {
-		return scenarios.Plan{}, nil, usageError{fmt.Errorf("--timeout %s: want a positive duration such as 5s", o.Timeout)}
+		return engine.Plan{}, nil, usageError{fmt.Errorf("--timeout %s: want a positive duration such as 5s", o.Timeout)}
 	}
 	expect, expectOf, err := parseExpect(o.Expect)
 	if err != nil {
-		return scenarios.Plan{}, nil, err
+		return engine.Plan{}, nil, err
 	}
 	if o.Clock != "virtual" && o.Clock != "real" {
-		return scenarios.Plan{}, nil, usageError{fmt.Errorf("--clock %q: want virtual or real", o.Clock)}
+		return engine.Plan{}, nil, usageError{fmt.Errorf("--clock %q: want virtual or real", o.Clock)}
 	}
 	if o.Gap <= 0 {
-		return scenarios.Plan{}, nil, usageError{fmt.Errorf("--gap %s: want a positive duration such as 3s", o.Gap)}
+		return engine.Plan{}, nil, usageError{fmt.Errorf("--gap %s: want a positive duration such as 3s", o.Gap)}
 	}
 	seed := o.Seed
 	if !o.SeedSet {
 		seed = rand.Int64N(1 << 31) // short enough to retype
 	}
-	p := scenarios.Plan{
+	p := engine.Plan{
 		Scenario: sc,
 		Catalog:  o.catalog,
 		Targets:  o.Targets,
@@ -179,13 +180,13 @@ func (o *runOptions) plan() (scenarios.Plan, []output, error) {
 		Options:    o.servers().options(),
 	}
 	if err := o.HTTP.apply(&p); err != nil {
-		return scenarios.Plan{}, nil, err
+		return engine.Plan{}, nil, err
 	}
 	if err := o.Evidence.apply(&p); err != nil {
-		return scenarios.Plan{}, nil, err
+		return engine.Plan{}, nil, err
 	}
 	if err := p.Validate(); err != nil {
-		return scenarios.Plan{}, nil, err
+		return engine.Plan{}, nil, err
 	}
 	return p, outs, nil
 }
@@ -206,7 +207,7 @@ func runRun(c *cobra.Command, s Streams, o *runOptions) error {
 	// counts them: one bar step per trial of each target.
 	play := func(onTrial func(string, int, int)) (*results.Result, error) {
 		p.OnTrial = onTrial
-		return scenarios.Run(ctx, p)
+		return engine.Run(ctx, p)
 	}
 	bars := len(p.Targets)
 	if bars == 0 {
@@ -264,16 +265,16 @@ func runRun(c *cobra.Command, s Streams, o *runOptions) error {
 // parseExpect reads --expect: one bare value for every target, and
 // NAME=VALUE for one target each. The value is split at the last "=", so
 // that a URL given as the name keeps its own.
-func parseExpect(raw []string) (scenarios.Override, map[string]scenarios.Override, error) {
-	all := scenarios.OverrideAuto
-	var one map[string]scenarios.Override
+func parseExpect(raw []string) (engine.Override, map[string]engine.Override, error) {
+	all := engine.OverrideAuto
+	var one map[string]engine.Override
 	allSet := false
 	for _, v := range raw {
 		key, what, named := "", v, false
 		if i := strings.LastIndex(v, "="); i >= 0 {
 			key, what, named = v[:i], v[i+1:], true
 		}
-		ov, err := scenarios.ParseOverride(what)
+		ov, err := engine.ParseOverride(what)
 		if err != nil || named && key == "" {
 			return "", nil, usageError{fmt.Errorf("--expect %s: want auto, hold, breaks or race, or NAME=one of them for one target", v)}
 		}
@@ -286,7 +287,7 @@ func parseExpect(raw []string) (scenarios.Override, map[string]scenarios.Overrid
 			return "", nil, usageError{fmt.Errorf("--expect %s: %s already has an expectation", v, key)}
 		default:
 			if one == nil {
-				one = map[string]scenarios.Override{}
+				one = map[string]engine.Override{}
 			}
 			one[key] = ov
 		}
@@ -300,7 +301,7 @@ func hasKey[V any](m map[string]V, k string) bool { _, ok := m[k]; return ok }
 // for the bursts. A part is the story's whole scenario played its own way,
 // in virtual time, so it takes no targets, no sequential firing and no
 // real clock of its own.
-func (o *runOptions) part(p scenarios.Plan) (*scenarios.Part, error) {
+func (o *runOptions) part(p engine.Plan) (*engine.Part, error) {
 	for flag, on := range o.Parts {
 		if !*on {
 			continue

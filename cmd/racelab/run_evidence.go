@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/spf13/pflag"
 )
@@ -40,7 +40,7 @@ func (e *evidenceFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&e.HistoryHTML, "history-html", "", "write porcupine's picture of the first trial that is not linearizable (else the first trial) to `FILE`")
 }
 
-func (e *evidenceFlags) apply(p *scenarios.Plan) error {
+func (e *evidenceFlags) apply(p *engine.Plan) error {
 	changed := func(name string) bool { return e.flags != nil && e.flags.Changed(name) }
 	// An explicit value that would mean "unset" is refused rather than
 	// quietly replaced by the default.
@@ -56,7 +56,7 @@ func (e *evidenceFlags) apply(p *scenarios.Plan) error {
 	case e.HistoryTimeout <= 0:
 		return usageError{fmt.Errorf("--history-timeout %s: want a positive duration such as 2s", e.HistoryTimeout)}
 	}
-	p.Evidence = scenarios.Evidence{
+	p.Evidence = engine.Evidence{
 		Confidence:     float64(e.Confidence),
 		MaxRate:        float64(e.MaxRate),
 		MaxTrials:      e.MaxTrials,

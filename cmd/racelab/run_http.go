@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/httpapi"
 	"github.com/spf13/pflag"
@@ -112,7 +112,7 @@ func (h *httpFlags) config() (httpapi.Config, error) {
 // apply checks the flags against the plan's targets and hands them to its
 // http targets. Given to a run without one, they would do nothing, which
 // is worse than an error: the user meant something by them.
-func (h *httpFlags) apply(p *scenarios.Plan) error {
+func (h *httpFlags) apply(p *engine.Plan) error {
 	specs := p.Targets
 	if len(specs) == 0 && p.Scenario != nil {
 		specs = p.Scenario.Lineup

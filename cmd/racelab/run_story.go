@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/pace"
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/spf13/pflag"
@@ -49,8 +49,8 @@ func (s *storyFlags) settings() (results.Settings, error) {
 	var out results.Settings
 	changed := func(name string) bool { return s.flags != nil && s.flags.Changed(name) }
 	if changed(results.KnobStock) {
-		if s.Stock < 1 || s.Stock > scenarios.MaxRequests {
-			return out, usageError{fmt.Errorf("--stock %d: want 1 to %d copies", s.Stock, scenarios.MaxRequests)}
+		if s.Stock < 1 || s.Stock > engine.MaxRequests {
+			return out, usageError{fmt.Errorf("--stock %d: want 1 to %d copies", s.Stock, engine.MaxRequests)}
 		}
 		out.Stock = s.Stock
 	}

@@ -11,8 +11,10 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/report"
-	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/engine"
+	"github.com/racelab/racelab/scenarios/load"
 	"github.com/racelab/racelab/scenarios/results"
+	"github.com/racelab/racelab/scenarios/shards"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -44,7 +46,7 @@ func (f *shardFlags) register(fs *pflag.FlagSet, trials bool) {
 	fs.StringVar(&f.StartAt, "start-at", "", "with --shard: release at this wall-clock instant, RFC 3339 (2026-05-01T12:00:00Z) or +30s;\n"+
 		"compute it once and give every shard the same")
 	if trials {
-		fs.DurationVar(&f.Period, "period", scenarios.DefaultPeriod, "with --shard and --start-at: time between two trials' releases")
+		fs.DurationVar(&f.Period, "period", engine.DefaultPeriod, "with --shard and --start-at: time between two trials' releases")
 	}
 	fs.StringVar(&f.Dir, "shard-dir", "", "with --shard: write the part to DIR/shard-I-of-N.json instead of standard output")
 }
@@ -67,7 +69,7 @@ func (f *shardFlags) check() error {
 }
 
 // sharding reads the flags into the shard this process plays.
-func (f *shardFlags) sharding() (scenarios.Sharding, error) {
+func (f *shardFlags) sharding() (engine.Sharding, error) {
 	now, env := time.Now, os.Getenv
 	if f.now != nil {
 		now = f.now
@@ -75,23 +77,23 @@ func (f *shardFlags) sharding() (scenarios.Sharding, error) {
 	if f.env != nil {
 		env = f.env
 	}
-	index, of, err := scenarios.ParseShard(f.Shard, env)
+	index, of, err := shards.ParseShard(f.Shard, env)
 	if err != nil {
-		return scenarios.Sharding{}, err
+		return engine.Sharding{}, err
 	}
 	if f.RunID == "" {
-		return scenarios.Sharding{}, usageError{errors.New("--shard needs --run-id ID, the same on every shard, so that they hit the same keys (e.g. the CI run number)")}
+		return engine.Sharding{}, usageError{errors.New("--shard needs --run-id ID, the same on every shard, so that they hit the same keys (e.g. the CI run number)")}
 	}
-	if err := scenarios.CheckRunID(f.RunID); err != nil {
-		return scenarios.Sharding{}, err
+	if err := engine.CheckRunID(f.RunID); err != nil {
+		return engine.Sharding{}, err
 	}
-	s := scenarios.Sharding{Index: index, Of: of, RunID: f.RunID, Period: f.Period}
+	s := engine.Sharding{Index: index, Of: of, RunID: f.RunID, Period: f.Period}
 	if s.Period <= 0 && f.set != nil && f.set.Lookup("period") != nil {
-		return scenarios.Sharding{}, usageError{fmt.Errorf("--period %s: want a positive duration such as 1s", f.Period)}
+		return engine.Sharding{}, usageError{fmt.Errorf("--period %s: want a positive duration such as 1s", f.Period)}
 	}
 	if f.StartAt != "" {
-		if s.StartAt, err = scenarios.ParseStartAt(f.StartAt, now()); err != nil {
-			return scenarios.Sharding{}, err
+		if s.StartAt, err = shards.ParseStartAt(f.StartAt, now()); err != nil {
+			return engine.Sharding{}, err
 		}
 	}
 	s.Host, _ = os.Hostname()
@@ -129,7 +131,7 @@ func (f *shardFlags) write(s Streams, part *results.ShardResult) error {
 }
 
 // notice says on a terminal what a shard is about to do.
-func (f *shardFlags) notice(s Streams, quiet bool, sh scenarios.Sharding, what string) {
+func (f *shardFlags) notice(s Streams, quiet bool, sh engine.Sharding, what string) {
 	if quiet || !s.ErrIsTTY {
 		return
 	}
@@ -141,7 +143,7 @@ func (f *shardFlags) notice(s Streams, quiet bool, sh scenarios.Sharding, what s
 }
 
 // runShard plays one shard of `racelab run` and writes its part.
-func runShard(c *cobra.Command, s Streams, o *runOptions, p scenarios.Plan) error {
+func runShard(c *cobra.Command, s Streams, o *runOptions, p engine.Plan) error {
 	switch {
 	case !onlyJSON(o.Outputs):
 		return usageError{errors.New("-o: a shard writes its part as JSON to standard output (or --shard-dir), for racelab verify to merge and render in any format")}
@@ -160,7 +162,7 @@ func runShard(c *cobra.Command, s Streams, o *runOptions, p scenarios.Plan) erro
 	n := cmp.Or(p.Requests, p.Scenario.DefaultRequests)
 	lo, hi := sh.Index*n/max(sh.Of, 1), (sh.Index+1)*n/max(sh.Of, 1)
 	o.Shard.notice(s, o.Quiet, sh, fmt.Sprintf("requests %d to %d of each burst of %d", lo, hi-1, n))
-	part, err := scenarios.RunShard(c.Context(), p, sh)
+	part, err := shards.RunShard(c.Context(), p, sh)
 	if err != nil {
 		return err
 	}
@@ -179,7 +181,7 @@ func runShard(c *cobra.Command, s Streams, o *runOptions, p scenarios.Plan) erro
 }
 
 // loadShard plays one shard of `racelab load` and writes its part.
-func loadShard(c *cobra.Command, s Streams, o *loadOptions, p scenarios.LoadPlan) error {
+func loadShard(c *cobra.Command, s Streams, o *loadOptions, p load.LoadPlan) error {
 	if !onlyJSON(o.Outputs) {
 		return usageError{errors.New("-o: a shard writes its part as JSON to standard output (or --shard-dir), for racelab verify to merge and render in any format")}
 	}
@@ -188,7 +190,7 @@ func loadShard(c *cobra.Command, s Streams, o *loadOptions, p scenarios.LoadPlan
 		return err
 	}
 	o.Shard.notice(s, o.Quiet, sh, "its share of the load")
-	part, err := scenarios.LoadShard(c.Context(), p, sh)
+	part, err := shards.LoadShard(c.Context(), p, sh)
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,9 @@ import (
 
 	"github.com/racelab/racelab/report"
 	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/results"
+	"github.com/racelab/racelab/scenarios/shards"
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/httpapi"
 	"github.com/spf13/cobra"
@@ -43,7 +45,7 @@ func (o *verifyOptions) register(f *pflag.FlagSet) {
 	o.Confidence = percentage(results.DefaultConfidence)
 	f.StringArrayVarP(&o.Targets, "target", "t", nil, "read the keys back from this target instead of the one the shards recorded, once per target, in order\n"+
 		"(the service as this machine reaches it, or a URL with the password the parts leave out)")
-	f.DurationVar(&o.Timeout, "timeout", scenarios.DefaultTimeout, "time limit of each read-back")
+	f.DurationVar(&o.Timeout, "timeout", engine.DefaultTimeout, "time limit of each read-back")
 	o.servers().register(f, "targets")
 	o.HTTP.registerMapping(f)
 	f.Var(&o.Confidence, "confidence", "confidence level of the bound on the rate of breaking, such as 95% or 99%")
@@ -134,12 +136,12 @@ func verifyParts(ctx context.Context, s Streams, width int, o *verifyOptions, pa
 	if o.Timeout <= 0 || o.HistoryTimeout <= 0 {
 		return usageError{fmt.Errorf("--timeout %s, --history-timeout %s: want positive durations such as 5s", o.Timeout, o.HistoryTimeout)}
 	}
-	v := scenarios.VerifyPlan{
+	v := shards.VerifyPlan{Find: scenarios.Find,
 		Catalog: o.catalog,
 		Targets: o.Targets,
 		Options: o.servers().options(),
 		Timeout: o.Timeout,
-		Evidence: scenarios.Evidence{Confidence: float64(o.Confidence), SkipHistory: !o.CheckHistory,
+		Evidence: engine.Evidence{Confidence: float64(o.Confidence), SkipHistory: !o.CheckHistory,
 			HistoryTimeout: o.HistoryTimeout},
 		Keep: results.Keep{All: o.KeepAll},
 	}
@@ -153,7 +155,7 @@ func verifyParts(ctx context.Context, s Streams, width int, o *verifyOptions, pa
 	}
 	opts := func(width int) report.Options { return report.Options{NoColor: s.NoColor, Width: width} }
 	if parts[0].Kind == results.ShardLoad {
-		res, err := scenarios.VerifyLoad(ctx, parts, v)
+		res, err := shards.VerifyLoad(ctx, parts, v)
 		if err != nil {
 			return err
 		}
@@ -165,7 +167,7 @@ func verifyParts(ctx context.Context, s Streams, width int, o *verifyOptions, pa
 		}
 		return loadVerdict(res)
 	}
-	res, err := scenarios.VerifyRun(ctx, parts, v)
+	res, err := shards.VerifyRun(ctx, parts, v)
 	if err != nil {
 		return err
 	}

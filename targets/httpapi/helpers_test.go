@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/httpapi"
@@ -95,7 +96,7 @@ func play(t *testing.T, story, base string, n, trials int, cfg httpapi.Config) r
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := scenarios.Run(context.Background(), scenarios.Plan{
+	res, err := engine.Run(context.Background(), engine.Plan{
 		Scenario: sc, Targets: []string{base}, Requests: n, Trials: trials,
 		Options: []targets.Option{targets.WithHTTP(cfg)},
 	})

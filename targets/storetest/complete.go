@@ -16,7 +16,7 @@ const (
 )
 
 // RequestTimeout bounds each request of AnswersEveryRequest, as the burst
-// engine's default --timeout (scenarios.DefaultTimeout) bounds each request
+// engine's default --timeout (engine.DefaultTimeout) bounds each request
 // of a run: an optimistic strategy retries within it.
 const RequestTimeout = 10 * time.Second
 

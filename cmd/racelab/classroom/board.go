@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/targets/story"
 )
 
@@ -240,7 +240,7 @@ type cell struct {
 	PlanRead string `json:"plan_read,omitempty"`
 }
 
-func newBoard(now func() time.Time, stores []*served, stories []*scenarios.Scenario) *board {
+func newBoard(now func() time.Time, stores []*served, stories []*engine.Scenario) *board {
 	b := &board{now: now, stores: stores, storyOf: map[story.Op]string{}, kick: make(chan struct{}, 1),
 		rows: map[string][]*row{}, bursts: map[string]*burstView{}, changed: make(chan struct{})}
 	for _, sc := range stories {

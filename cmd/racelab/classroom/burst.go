@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
 )
@@ -104,7 +105,7 @@ func (r *Room) fire(w http.ResponseWriter, req *http.Request) {
 	writeJSON(w, http.StatusOK, view)
 }
 
-func (r *Room) plays(sc *scenarios.Scenario) bool {
+func (r *Room) plays(sc *engine.Scenario) bool {
 	for _, s := range r.stories {
 		if s == sc {
 			return true
@@ -117,7 +118,7 @@ func (r *Room) plays(sc *scenarios.Scenario) bool {
 // is lent to the engine as a shared catalog entry: the engine prepares it
 // and fires at it exactly as racelab run does, traced so that the lanes
 // show each request's reads and writes, and leaves it open.
-func (r *Room) burst(ctx context.Context, sc *scenarios.Scenario, n int) (*burstView, error) {
+func (r *Room) burst(ctx context.Context, sc *engine.Scenario, n int) (*burstView, error) {
 	var entries []targets.Entry
 	var names []string
 	var playing []*served
@@ -133,7 +134,7 @@ func (r *Room) burst(ctx context.Context, sc *scenarios.Scenario, n int) (*burst
 		names = append(names, s.label)
 		playing = append(playing, s)
 	}
-	res, err := scenarios.Run(ctx, scenarios.Plan{
+	res, err := engine.Run(ctx, engine.Plan{
 		Scenario:  sc,
 		Catalog:   targets.NewCatalog(entries...),
 		Targets:   names,

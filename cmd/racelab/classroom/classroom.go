@@ -14,6 +14,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/targets"
 )
 
@@ -86,7 +87,7 @@ type served struct {
 type Room struct {
 	ctx     context.Context
 	stores  []*served
-	stories []*scenarios.Scenario // those some store plays, in the order they are told
+	stories []*engine.Scenario // those some store plays, in the order they are told
 	addrs   []string
 	mux     *http.ServeMux
 	board   *board

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/report"
-	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/results"
 )
 
@@ -53,7 +53,7 @@ type event struct {
 // that record their operations: kv, actor), when and what it was answered,
 // and, for a write that overwrote an update it never saw, whose update it
 // erased (report.Erasures, as the terminal timeline says it).
-func drawLanes(sc *scenarios.Scenario, t *results.Trial, label string, clock results.Clock) lanes {
+func drawLanes(sc *engine.Scenario, t *results.Trial, label string, clock results.Clock) lanes {
 	reqs := t.Requests[:min(len(t.Requests), maxLanes)]
 	erased := report.Erasures(t)
 	var evs []event

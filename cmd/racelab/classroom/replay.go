@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/targets"
 )
 
@@ -53,7 +54,7 @@ func (r *Room) replay(w http.ResponseWriter, req *http.Request) {
 	defer r.replayMu.Unlock()
 	data, ok := r.replays[sc.Name]
 	if !ok {
-		e, err := scenarios.Explain(r.ctx, targets.Builtin(), sc, replayTarget, replayFixed, 0, replaySeed)
+		e, err := engine.Explain(r.ctx, targets.Builtin(), sc, replayTarget, replayFixed, 0, replaySeed)
 		if err != nil {
 			writeError(w, http.StatusServiceUnavailable, "no replay: "+err.Error())
 			return

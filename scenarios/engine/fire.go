@@ -1,4 +1,4 @@
-package scenarios
+package engine
 
 import (
 	"context"
@@ -282,4 +282,22 @@ func WaitUntil(ctx context.Context, at time.Time) {
 	for time.Now().Before(at) && ctx.Err() == nil {
 		runtime.Gosched()
 	}
+}
+
+// spinBefore is the last stretch before a release instant that is
+// spun rather than slept: a sleeping timer wakes up to a millisecond
+// late, which would be most of the spread shards can reach.
+const spinBefore = 2 * time.Millisecond
+
+// ShardFiring fires a shard's share of a burst: its n requests numbered
+// from offset on, released at the wall-clock instant at (zero: as soon as
+// they are ready), each bounded by timeout.
+func ShardFiring(n int, timeout time.Duration, offset int, at time.Time) Firing {
+	return Firing{n: n, timeout: timeout, offset: offset, at: at}
+}
+
+// Fire fires the requests and returns them with the server's arrival
+// instants, when it reports them.
+func (f Firing) Fire(ctx context.Context, do func(context.Context, int) Answer) ([]results.Request, []time.Time, error) {
+	return f.fire(ctx, do)
 }

@@ -1,4 +1,4 @@
-package scenarios
+package load
 
 import (
 	"cmp"
@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/racelab/racelab/scenarios/engine"
 
 	"github.com/racelab/racelab/scenarios/results"
 
@@ -45,14 +47,14 @@ const (
 // LoadPlan says what load to put on which targets. Zero fields take the
 // package defaults.
 type LoadPlan struct {
-	Scenario *Scenario
+	Scenario *engine.Scenario
 	// Catalog is where targets are looked up; nil means targets.Builtin().
 	Catalog *targets.Catalog
 	// Targets are target specs; empty means the scenario's line-up. Each
 	// gets the same load, one after the other.
 	Targets []string
 	Options []targets.Option
-	Expect  Override
+	Expect  engine.Override
 
 	// Schedule, when set, is the open model's arrivals; otherwise the
 	// load is closed, with Concurrency workers.
@@ -82,7 +84,7 @@ type LoadPlan struct {
 	// Sharding, when set, plays one shard's share of the load (its share
 	// of the rate, the workers or the requests) from the agreed start,
 	// and leaves the read-back to the merge (LoadShard).
-	Sharding *Sharding
+	Sharding *engine.Sharding
 	// phase delays a shard's start past the agreed instant, so that the
 	// shards' evenly spaced arrivals interleave rather than coincide.
 	phase time.Duration
@@ -138,7 +140,7 @@ func (p *LoadPlan) validate() error {
 		}
 	}
 	switch p.Expect {
-	case OverrideAuto, OverrideRace, OverrideHold:
+	case engine.OverrideAuto, engine.OverrideRace, engine.OverrideHold:
 	default:
 		return fmt.Errorf("%w: --expect %q; want auto, hold or race", results.ErrUsage, p.Expect)
 	}
@@ -161,14 +163,14 @@ func Load(ctx context.Context, p LoadPlan) (*results.LoadResult, error) {
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
-	plan := Plan{Scenario: p.Scenario, Catalog: p.Catalog, Targets: p.Targets, Expect: p.Expect}
-	rs, err := plan.resolve()
+	plan := engine.Plan{Scenario: p.Scenario, Catalog: p.Catalog, Targets: p.Targets, Expect: p.Expect}
+	rs, err := plan.Resolve()
 	if err != nil {
 		return nil, err
 	}
 	sc := p.Scenario
 	p.Keys = cmp.Or(p.Keys, DefaultLoadKeys)
-	p.Timeout = cmp.Or(p.Timeout, DefaultTimeout)
+	p.Timeout = cmp.Or(p.Timeout, engine.DefaultTimeout)
 	p.MaxInFlight = cmp.Or(p.MaxInFlight, DefaultMaxInFlight)
 	if p.Schedule == nil {
 		p.Concurrency = cmp.Or(p.Concurrency, DefaultConcurrency)
@@ -204,12 +206,12 @@ func Load(ctx context.Context, p LoadPlan) (*results.LoadResult, error) {
 	// Loads run on the real clock: throughput and latency are the point,
 	// and a simulated store's delays are then real waits.
 	opts := append([]targets.Option{targets.WithSeed(p.Seed), targets.WithVirtualTime(false)}, p.Options...)
-	opened, openErr, err := OpenAll(ctx, rs, opts)
+	opened, openErr, err := engine.OpenAll(ctx, rs, opts)
 	if err != nil {
 		return nil, err
 	}
-	defer CloseAll(opened)
-	runID := NewRunID()
+	defer engine.CloseAll(opened)
+	runID := engine.NewRunID()
 	run := &p // what this process sends: the whole load, or a shard's share
 	if sh := p.Sharding; sh != nil {
 		if run, err = p.share(rs); err != nil {
@@ -221,17 +223,17 @@ func Load(ctx context.Context, p LoadPlan) (*results.LoadResult, error) {
 		if ctx.Err() != nil {
 			break
 		}
-		lt := results.LoadTarget{Target: r.spec.Name(), Spec: r.raw, Guarantee: r.entry.Guarantee}
-		if r.spec.URL != nil {
+		lt := results.LoadTarget{Target: r.Spec.Name(), Spec: r.Raw, Guarantee: r.Entry.Guarantee}
+		if r.Spec.URL != nil {
 			lt.Spec = lt.Target
 		}
-		lt.Expect, lt.Strict = ExpectationOf(r.entry, p.Expect)
+		lt.Expect, lt.Strict = engine.ExpectationOf(r.Entry, p.Expect)
 		if openErr[ti] != nil {
 			lt.Error = openErr[ti].Error()
 		} else {
 			lr := loadRun{plan: run, sc: sc, target: opened[ti], label: lt.Target,
 				key: func(k int) string { return fmt.Sprintf("%s-load-%s-%d-%d", sc.KeyPrefix, runID, ti, k) }}
-			if err := PlayThenClose(&opened[ti], func() error { return lr.run(ctx, &lt) }); err != nil {
+			if err := engine.PlayThenClose(&opened[ti], func() error { return lr.run(ctx, &lt) }); err != nil {
 				lt.Error = err.Error()
 			}
 		}
@@ -254,12 +256,12 @@ func Load(ctx context.Context, p LoadPlan) (*results.LoadResult, error) {
 // loadRun is the load on one opened target.
 type loadRun struct {
 	plan   *LoadPlan
-	sc     *Scenario
+	sc     *engine.Scenario
 	target *targets.Target
 	label  string
 	key    func(k int) string
 
-	pl     Player
+	pl     engine.Player
 	meter  *meter
 	counts []KeyTotal
 	sent   atomic.Int64
@@ -281,16 +283,16 @@ func (r *loadRun) run(ctx context.Context, lt *results.LoadTarget) error {
 	p := r.plan
 	prep := min(cmp.Or(p.Concurrency, p.MaxInFlight), prepareCap)
 	if err := r.target.Prepare(ctx, prep); err != nil {
-		return &TargetError{Stage: fmt.Sprintf("prepare %d connections", prep), Err: err}
+		return &engine.TargetError{Stage: fmt.Sprintf("prepare %d connections", prep), Err: err}
 	}
-	pl, ok := r.sc.bind(r.target.Store)
+	pl, ok := r.sc.Bind(r.target.Store)
 	if !ok {
-		return &TargetError{Stage: fmt.Sprintf("cannot play %s (it has no %s)", r.sc.Name, r.sc.Needs)}
+		return &engine.TargetError{Stage: fmt.Sprintf("cannot play %s (it has no %s)", r.sc.Name, r.sc.Needs)}
 	}
 	r.pl = pl
 	r.counts = make([]KeyTotal, p.Keys)
 	if sh := p.Sharding; sh != nil && !sh.StartAt.IsZero() {
-		WaitUntil(ctx, sh.StartAt.Add(p.phase))
+		engine.WaitUntil(ctx, sh.StartAt.Add(p.phase))
 	}
 	start := time.Now()
 	r.start = start
@@ -511,42 +513,42 @@ func (e errDropped) Error() string {
 // the story's own Judge, one key as one trial: the same rule, the same
 // words, the same verdict as a run.
 func (r *loadRun) judge(ctx context.Context, lt *results.LoadTarget) error {
-	kj := KeyJudge{sc: r.sc, pl: r.pl, store: r.target.Store, label: r.label, keys: r.plan.Keys, timeout: r.plan.Timeout, key: r.key,
-		count: func(k int) (int64, int64, int64) {
+	kj := KeyJudge{Scenario: r.sc, Player: r.pl, Store: r.target.Store, Label: r.label, Keys: r.plan.Keys, Timeout: r.plan.Timeout, Key: r.key,
+		Count: func(k int) (int64, int64, int64) {
 			c := &r.counts[k]
 			return c.allowed.Load(), c.refused.Load(), c.errors.Load()
 		}}
-	return kj.judge(ctx, lt)
+	return kj.Judge(ctx, lt)
 }
 
 // keyJudge reads a load's keys back and judges each: a load's own, or the
 // sum of a sharded load's parts (VerifyLoad).
 type KeyJudge struct {
-	sc      *Scenario
-	pl      Player
-	store   any
-	label   string
-	keys    int
-	timeout time.Duration
-	key     func(k int) string
+	Scenario *engine.Scenario
+	Player   engine.Player
+	Store    any
+	Label    string
+	Keys     int
+	Timeout  time.Duration
+	Key      func(k int) string
 	// count is what key k's requests were told.
-	count func(k int) (allowed, refused, errors int64)
+	Count func(k int) (allowed, refused, errors int64)
 }
 
-func (j KeyJudge) judge(ctx context.Context, lt *results.LoadTarget) error {
-	counted := make([]int64, j.keys)
-	readErr := make([]error, j.keys)
+func (j KeyJudge) Judge(ctx context.Context, lt *results.LoadTarget) error {
+	counted := make([]int64, j.Keys)
+	readErr := make([]error, j.Keys)
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range min(readBackWorkers, j.keys) {
+	for range min(readBackWorkers, j.Keys) {
 		wg.Go(func() {
 			for {
 				k := int(next.Add(1) - 1)
-				if k >= j.keys || ctx.Err() != nil {
+				if k >= j.Keys || ctx.Err() != nil {
 					return
 				}
-				rctx, cancel := context.WithTimeout(ctx, j.timeout)
-				counted[k], readErr[k] = j.pl.Read(rctx, j.key(k))
+				rctx, cancel := context.WithTimeout(ctx, j.Timeout)
+				counted[k], readErr[k] = j.Player.Read(rctx, j.Key(k))
 				cancel()
 			}
 		})
@@ -556,27 +558,99 @@ func (j KeyJudge) judge(ctx context.Context, lt *results.LoadTarget) error {
 		return nil
 	}
 	var tally results.Tally
-	for k := range j.keys {
+	for k := range j.Keys {
 		if readErr[k] != nil {
-			return &TargetError{Stage: "read back " + j.key(k), Err: readErr[k]}
+			return &engine.TargetError{Stage: "read back " + j.Key(k), Err: readErr[k]}
 		}
-		a, rf, e := j.count(k)
-		t := results.Trial{Index: k, Key: j.key(k), Allowed: int(a), Refused: int(rf), Errors: int(e), Counted: counted[k]}
+		a, rf, e := j.Count(k)
+		t := results.Trial{Index: k, Key: j.Key(k), Allowed: int(a), Refused: int(rf), Errors: int(e), Counted: counted[k]}
 		if t.Allowed+t.Refused+t.Errors == 0 && t.Counted == 0 {
 			continue // never asked, nothing stored: not a trial of anything
 		}
-		j.sc.Judge(&t, j.label)
+		j.Scenario.Judge(&t, j.Label)
 		worse := tally.Trials == 0 || t.Over+t.Lost > tally.Worst.Over+tally.Worst.Lost
 		tally.Add(&t)
 		if worse {
 			lt.WorstKey = results.KeyAccount{Key: t.Key, Allowed: int64(t.Allowed), Refused: int64(t.Refused),
-				Errors: int64(t.Errors), Counted: t.Counted, Lost: t.Lost, Over: t.Over, Why: j.sc.Account(&t, j.label)}
+				Errors: int64(t.Errors), Counted: t.Counted, Lost: t.Lost, Over: t.Over, Why: j.Scenario.Account(&t, j.Label)}
 		}
-		if f, ok := j.store.(targets.Forgetter); ok {
+		if f, ok := j.Store.(targets.Forgetter); ok {
 			f.Forget(t.Key)
 		}
 	}
 	lt.Keys = tally
 	lt.Counted = tally.CountedSum
 	return nil
+}
+
+// keyCountsOf lists the keys that were sent a request, in order.
+func keyCountsOf(counts []KeyTotal) []results.KeyCount {
+	var out []results.KeyCount
+	for k := range counts {
+		c := results.KeyCount{Key: k, Allowed: counts[k].allowed.Load(), Refused: counts[k].refused.Load(), Errors: counts[k].errors.Load()}
+		if c.Allowed+c.Refused+c.Errors > 0 {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// partOf is shard index's part of total split over of shards, as evenly
+// as possible: the parts add up to total exactly.
+func partOf(total int64, index, of int) int64 {
+	return (int64(index)+1)*total/int64(of) - int64(index)*total/int64(of)
+}
+
+// share is the load this shard sends: its part of the workers, of the
+// requests, or of every rate of the schedule, from its own seed (so that
+// shards pick different keys and Poisson gaps). The result keeps the
+// whole plan's figures; only the sending is shared.
+func (p *LoadPlan) share(rs []engine.Resolved) (*LoadPlan, error) {
+	sh := p.Sharding
+	switch {
+	case len(rs) != 1:
+		return nil, fmt.Errorf("%w: a sharded load takes exactly one target (-t); shard one load per target", results.ErrUsage)
+	case !engine.Shareable(rs[0].Spec, rs[0].Entry):
+		return nil, engine.ErrNotShareable(rs[0].Spec.Name())
+	case sh.Index < 0 || sh.Of < 1 || sh.Index >= sh.Of:
+		return nil, fmt.Errorf("%w: shard %d of %d; want 0 to %d", results.ErrUsage, sh.Index, sh.Of, sh.Of-1)
+	case p.Requests > 0 && p.Requests < int64(sh.Of):
+		return nil, fmt.Errorf("%w: %d shards cannot share --requests %d; give each shard at least one", results.ErrUsage, sh.Of, p.Requests)
+	case p.Schedule == nil && p.Concurrency < sh.Of:
+		return nil, fmt.Errorf("%w: %d shards cannot share --concurrency %d; give each shard at least one worker", results.ErrUsage, sh.Of, p.Concurrency)
+	}
+	if err := engine.CheckRunID(sh.RunID); err != nil {
+		return nil, err
+	}
+	q := *p
+	q.Seed = p.Seed + int64(sh.Index)*1_000_003
+	if p.Requests > 0 {
+		q.Requests = partOf(p.Requests, sh.Index, sh.Of)
+	}
+	if p.Schedule == nil {
+		q.Concurrency = int(partOf(int64(p.Concurrency), sh.Index, sh.Of))
+		return &q, nil
+	}
+	of := pace.Rate(sh.Of)
+	s := *p.Schedule
+	s.Start /= of
+	s.Stages = make([]pace.Stage, len(p.Schedule.Stages))
+	for i, st := range p.Schedule.Stages {
+		s.Stages[i] = pace.Stage{Duration: st.Duration, Target: st.Target / of}
+	}
+	q.Schedule = &s
+	q.MaxInFlight = max(1, int(partOf(int64(p.MaxInFlight), sh.Index, sh.Of)))
+	if s.Spacing == pace.Even {
+		// Shard i starts i arrivals of the whole rate late, so that the
+		// shards' even arrivals fall between each other's, as one
+		// process's would, rather than N at a time.
+		first := p.Schedule.Start
+		if first <= 0 && len(p.Schedule.Stages) > 0 {
+			first = p.Schedule.Stages[0].Target
+		}
+		if first > 0 {
+			q.phase = time.Duration(float64(sh.Index) / float64(first) * float64(time.Second))
+		}
+	}
+	return &q, nil
 }

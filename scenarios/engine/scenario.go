@@ -1,4 +1,4 @@
-package scenarios
+package engine
 
 import (
 	"context"
@@ -90,9 +90,9 @@ type Scenario struct {
 	// vary makes the story with settings other than its defaults; nil
 	// for a story without settings.
 	Vary func(results.Settings) (*Scenario, error)
-	// settings are the settings this story was made with, nil for the
+	// Made are the settings this story was made with, nil for the
 	// defaults of a story that records none.
-	settings *results.Settings
+	Made *results.Settings
 	// stream, when set, fires each trial as arrivals over time rather
 	// than a burst.
 	Stream *Stream
@@ -107,7 +107,7 @@ type Scenario struct {
 	Window *story.Window
 	// bind types store for the story once, when a target is opened: ok
 	// is false when store does not implement the story's interface.
-	bind func(store any) (p Player, ok bool)
+	bind Binder
 }
 
 // player is a store bound to a story: its request and its read-back.
@@ -236,3 +236,15 @@ func (sc *Scenario) About() results.About {
 // The engine looks stories up only through one, so that it knows none of
 // them by name.
 type Finder func(name string, set *results.Settings) (*Scenario, error)
+
+// Bind types store for the story: ok is false when the store does not
+// implement the story's interface.
+func (sc *Scenario) Bind(store any) (p Player, ok bool) { return sc.bind(store) }
+
+// Binder types a store for a story once, when a target is opened: ok is
+// false when the store does not implement the story's interface.
+type Binder func(store any) (p Player, ok bool)
+
+// Rebind puts wrap around the story's binding, so that a story can stand
+// something in front of every store it plays (stale-plan's extension).
+func (sc *Scenario) Rebind(wrap func(bind Binder) Binder) { sc.bind = wrap(sc.bind) }

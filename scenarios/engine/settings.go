@@ -1,9 +1,7 @@
-package scenarios
+package engine
 
 import (
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/racelab/racelab/scenarios/results"
@@ -11,35 +9,9 @@ import (
 	"github.com/racelab/racelab/scenarios/pace"
 )
 
-// With is the story with settings s: itself when s sets nothing. A
-// setting the story does not take is a usage error naming the stories
-// that do.
-func (sc *Scenario) With(s results.Settings) (*Scenario, error) {
-	set := s.Knobs()
-	for _, k := range set {
-		if !slices.Contains(sc.Knobs, k) {
-			var owners []string
-			for _, o := range registry {
-				if slices.Contains(o.Knobs, k) {
-					owners = append(owners, o.Name)
-				}
-			}
-			return nil, fmt.Errorf("%w: --%s is a setting of %s, not %s", results.ErrUsage, k, strings.Join(owners, " and "), sc.Name)
-		}
-	}
-	if len(set) == 0 || sc.Vary == nil {
-		return sc, nil
-	}
-	v, err := sc.Vary(s)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", results.ErrUsage, sc.Name, err)
-	}
-	return v, nil
-}
-
 // Settings are the settings the story was made with; nil for a story at
 // defaults that records none.
-func (sc *Scenario) Settings() *results.Settings { return sc.settings }
+func (sc *Scenario) Settings() *results.Settings { return sc.Made }
 
 // stream is how a story fires a trial as arrivals over time.
 type Stream struct {

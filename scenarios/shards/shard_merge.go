@@ -1,4 +1,4 @@
-package scenarios
+package shards
 
 import (
 	"cmp"
@@ -9,6 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/racelab/racelab/scenarios/engine"
+	"github.com/racelab/racelab/scenarios/load"
+
 	"github.com/racelab/racelab/scenarios/results"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -18,9 +21,9 @@ import (
 
 // LoadShard plays shard s of a load: its share of the workers, requests
 // or rate, from the agreed start, with no read-back and no verdict.
-func LoadShard(ctx context.Context, p LoadPlan, s Sharding) (*results.ShardResult, error) {
+func LoadShard(ctx context.Context, p load.LoadPlan, s engine.Sharding) (*results.ShardResult, error) {
 	p.Sharding = &s
-	res, err := Load(ctx, p)
+	res, err := load.Load(ctx, p)
 	if err != nil {
 		return nil, err
 	}
@@ -44,8 +47,10 @@ type VerifyPlan struct {
 	// Timeout bounds each read-back.
 	Timeout time.Duration
 	// Evidence and Keep are a run's (Plan.Evidence, Plan.Keep).
-	Evidence Evidence
+	Evidence engine.Evidence
 	Keep     results.Keep
+	// Find looks the parts' story up by name.
+	Find engine.Finder
 }
 
 // gather puts the parts of one sharded run in shard order, refusing parts
@@ -136,9 +141,9 @@ func verifySpecs(recorded []string, v VerifyPlan) ([]string, error) {
 }
 
 // openFor opens the targets the keys are read back from.
-func openFor(ctx context.Context, sc *Scenario, specs []string, v VerifyPlan) ([]Resolved, []*targets.Target, []error, error) {
-	plan := Plan{Scenario: sc, Catalog: v.Catalog, Targets: specs}
-	rs, err := plan.resolve()
+func openFor(ctx context.Context, sc *engine.Scenario, specs []string, v VerifyPlan) ([]engine.Resolved, []*targets.Target, []error, error) {
+	plan := engine.Plan{Scenario: sc, Catalog: v.Catalog, Targets: specs}
+	rs, err := plan.Resolve()
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -146,9 +151,9 @@ func openFor(ctx context.Context, sc *Scenario, specs []string, v VerifyPlan) ([
 	opened := make([]*targets.Target, len(rs))
 	openErr := make([]error, len(rs))
 	for i, r := range rs {
-		opened[i], openErr[i] = targets.OpenEntry(ctx, r.spec, r.entry, opts...)
+		opened[i], openErr[i] = targets.OpenEntry(ctx, r.Spec, r.Entry, opts...)
 		if errors.Is(openErr[i], targets.ErrBadSpec) {
-			CloseAll(opened)
+			engine.CloseAll(opened)
 			return nil, nil, nil, openErr[i]
 		}
 	}
@@ -182,7 +187,7 @@ func VerifyRun(ctx context.Context, parts []*results.ShardResult, v VerifyPlan) 
 			}
 		}
 	}
-	sc, err := Lookup(first.Scenario)
+	sc, err := v.Find(first.Scenario, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -198,10 +203,10 @@ func VerifyRun(ctx context.Context, parts []*results.ShardResult, v VerifyPlan) 
 	if err != nil {
 		return nil, err
 	}
-	defer CloseAll(opened)
-	timeout := cmp.Or(v.Timeout, first.Timeout, DefaultTimeout)
+	defer engine.CloseAll(opened)
+	timeout := cmp.Or(v.Timeout, first.Timeout, engine.DefaultTimeout)
 	res := &results.Result{Schema: results.SchemaVersion, Scenario: sc.Name, Rule: sc.Rule, Requests: first.Requests, Trials: first.Trials,
-		Seed: first.Seed, Confidence: v.Evidence.level(), Sharded: originOf(ps)}
+		Seed: first.Seed, Confidence: v.Evidence.Level(), Sharded: originOf(ps)}
 	history := oneHost(ps)
 	for ti := range first.Targets {
 		t0 := &first.Targets[ti]
@@ -218,9 +223,9 @@ func VerifyRun(ctx context.Context, parts []*results.ShardResult, v VerifyPlan) 
 		rec := results.NewRecorder(&tr, v.Keep)
 		err := openErr[ti]
 		if err == nil {
-			pl, ok := sc.bind(opened[ti].Store)
+			pl, ok := sc.Bind(opened[ti].Store)
 			if !ok {
-				return nil, fmt.Errorf("%w: target %s cannot play %s (it has no %s)", results.ErrUsage, rs[ti].spec.Name(), sc.Name, sc.Needs)
+				return nil, fmt.Errorf("%w: target %s cannot play %s (it has no %s)", results.ErrUsage, rs[ti].Spec.Name(), sc.Name, sc.Needs)
 			}
 			err = mergeTrials(ctx, sc, pl, ps, ti, complete, timeout, history, v.Evidence, rec)
 		}
@@ -230,7 +235,7 @@ func VerifyRun(ctx context.Context, parts []*results.ShardResult, v VerifyPlan) 
 			errs = append(errs, fmt.Sprintf("only %d of %d trials were fired by every shard", complete, first.Trials))
 		}
 		tr.Error = strings.Join(errs, "; ")
-		rec.Finish(v.Evidence.level(), 0)
+		rec.Finish(v.Evidence.Level(), 0)
 		res.Targets = append(res.Targets, tr)
 	}
 	for _, s := range ps {
@@ -242,7 +247,7 @@ func VerifyRun(ctx context.Context, parts []*results.ShardResult, v VerifyPlan) 
 
 // mergeTrials makes the first complete trials of target ti whole, reads
 // each key back and judges it into rec.
-func mergeTrials(ctx context.Context, sc *Scenario, pl Player, ps []*results.ShardResult, ti, complete int, timeout time.Duration, history bool, ev Evidence, rec *results.Recorder) error {
+func mergeTrials(ctx context.Context, sc *engine.Scenario, pl engine.Player, ps []*results.ShardResult, ti, complete int, timeout time.Duration, history bool, ev engine.Evidence, rec *results.Recorder) error {
 	n := ps[0].Run.Requests
 	for i := range complete {
 		k := ps[0].Run.Targets[ti].Trials[i].Key
@@ -264,11 +269,11 @@ func mergeTrials(ctx context.Context, sc *Scenario, pl Player, ps []*results.Sha
 		if !withArrivals {
 			arrivals = nil
 		}
-		trial.ReleaseSpread = ReleaseSpread(trial.Requests)
-		trial.ArrivalSpread = ArrivalSpread(arrivals)
+		trial.ReleaseSpread = engine.ReleaseSpread(trial.Requests)
+		trial.ArrivalSpread = engine.ArrivalSpread(arrivals)
 		trial.Count()
 		if trial.Errors == n {
-			return &TargetError{Stage: "every request failed; first: " + trial.Requests[0].Error}
+			return &engine.TargetError{Stage: "every request failed; first: " + trial.Requests[0].Error}
 		}
 		rctx, cancel := context.WithTimeout(ctx, timeout)
 		counted, err := pl.Read(rctx, k)
@@ -277,13 +282,13 @@ func mergeTrials(ctx context.Context, sc *Scenario, pl Player, ps []*results.Sha
 			if ctx.Err() != nil {
 				return nil
 			}
-			return &TargetError{Stage: "read back " + k, Err: err}
+			return &engine.TargetError{Stage: "read back " + k, Err: err}
 		}
 		trial.Counted = counted
 		label := ps[0].Run.Targets[ti].Target
 		sc.Judge(&trial, label)
 		if history {
-			JudgeHistory(sc, &trial, label, ev)
+			engine.JudgeHistory(sc, &trial, label, ev)
 		}
 		rec.Add(trial)
 	}
@@ -310,7 +315,7 @@ func VerifyLoad(ctx context.Context, parts []*results.ShardResult, v VerifyPlan)
 				results.ErrUsage, ps[0].Shard, describeLoad(first), s.Shard, describeLoad(l), s.RunID)
 		}
 	}
-	sc, err := Lookup(first.Scenario)
+	sc, err := v.Find(first.Scenario, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -330,7 +335,7 @@ func VerifyLoad(ctx context.Context, parts []*results.ShardResult, v VerifyPlan)
 	if err != nil {
 		return nil, err
 	}
-	defer CloseAll(opened)
+	defer engine.CloseAll(opened)
 	res := *first
 	res.Targets, res.Sharded = nil, originOf(ps)
 	for _, s := range ps[1:] {
@@ -344,16 +349,16 @@ func VerifyLoad(ctx context.Context, parts []*results.ShardResult, v VerifyPlan)
 		lt.Error = openErr[0].Error()
 	}
 	if lt.Error == "" && !res.Interrupted {
-		pl, ok := sc.bind(opened[0].Store)
+		pl, ok := sc.Bind(opened[0].Store)
 		if !ok {
-			return nil, fmt.Errorf("%w: target %s cannot play %s (it has no %s)", results.ErrUsage, rs[0].spec.Name(), sc.Name, sc.Needs)
+			return nil, fmt.Errorf("%w: target %s cannot play %s (it has no %s)", results.ErrUsage, rs[0].Spec.Name(), sc.Name, sc.Needs)
 		}
 		runID := ps[0].RunID
-		kj := KeyJudge{sc: sc, pl: pl, store: opened[0].Store, label: lt.Target, keys: first.Keys,
-			timeout: cmp.Or(v.Timeout, first.Timeout, DefaultTimeout),
-			key:     func(k int) string { return fmt.Sprintf("%s-load-%s-%d-%d", sc.KeyPrefix, runID, 0, k) },
-			count:   func(k int) (int64, int64, int64) { c := counts[k]; return c.Allowed, c.Refused, c.Errors }}
-		if err := kj.judge(ctx, &lt); err != nil {
+		kj := load.KeyJudge{Scenario: sc, Player: pl, Store: opened[0].Store, Label: lt.Target, Keys: first.Keys,
+			Timeout: cmp.Or(v.Timeout, first.Timeout, engine.DefaultTimeout),
+			Key:     func(k int) string { return fmt.Sprintf("%s-load-%s-%d-%d", sc.KeyPrefix, runID, 0, k) },
+			Count:   func(k int) (int64, int64, int64) { c := counts[k]; return c.Allowed, c.Refused, c.Errors }}
+		if err := kj.Judge(ctx, &lt); err != nil {
 			lt.Error = err.Error()
 		}
 	}
@@ -419,7 +424,7 @@ func sumLoads(ps []*results.ShardResult) (results.LoadTarget, []results.KeyCount
 		}
 		h, err := results.DecodeHistogram(t.Histogram)
 		if err != nil {
-			return lt, nil, fmt.Errorf("%w: shard %d: histogram: %w", ErrInconsistent, s.Shard, err)
+			return lt, nil, fmt.Errorf("%w: shard %d: histogram: %w", engine.ErrInconsistent, s.Shard, err)
 		}
 		if hist == nil {
 			hist = results.NewHistogram(results.HistSigFigs)

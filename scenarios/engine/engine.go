@@ -1,4 +1,4 @@
-package scenarios
+package engine
 
 import (
 	"cmp"
@@ -124,11 +124,11 @@ type Plan struct {
 
 // resolved is a target spec checked against the catalog before any runs.
 type Resolved struct {
-	name   string // the name the user gave it (NAME=SPEC), or ""
-	raw    string // the spec as written, without the name
-	spec   targets.Spec
-	entry  targets.Entry
-	expect Override
+	Name   string // the name the user gave it (NAME=SPEC), or ""
+	Raw    string // the spec as written, without the name
+	Spec   targets.Spec
+	Entry  targets.Entry
+	Expect Override
 }
 
 // targetName is what a name given to a target may be: short, and unlike
@@ -148,11 +148,11 @@ func splitName(raw string) (name, spec string) {
 // Validate checks the plan without running anything: every target exists,
 // can play the story, and the counts make sense.
 func (p *Plan) Validate() error {
-	_, err := p.resolve()
+	_, err := p.Resolve()
 	return err
 }
 
-func (p *Plan) resolve() ([]Resolved, error) {
+func (p *Plan) Resolve() ([]Resolved, error) {
 	if p.Scenario == nil {
 		return nil, fmt.Errorf("%w: no scenario", results.ErrUsage)
 	}
@@ -203,20 +203,20 @@ func (p *Plan) resolve() ([]Resolved, error) {
 		if !p.Scenario.Plays(e.Kind) {
 			return nil, fmt.Errorf("%w: target %s cannot play %s (it has no %s)", results.ErrUsage, spec.Name(), p.Scenario.Name, p.Scenario.Needs)
 		}
-		out = append(out, Resolved{name: name, raw: raw, spec: spec, entry: e, expect: p.Expect})
+		out = append(out, Resolved{Name: name, Raw: raw, Spec: spec, Entry: e, Expect: p.Expect})
 	}
 	// One target's expectation, by its name or its spec as written.
 	for key, ov := range p.ExpectOf {
 		found := false
 		for i := range out {
-			if r := &out[i]; key == r.name || r.name == "" && (key == r.raw || key == r.spec.Name()) {
-				r.expect, found = ov, true
+			if r := &out[i]; key == r.Name || r.Name == "" && (key == r.Raw || key == r.Spec.Name()) {
+				r.Expect, found = ov, true
 			}
 		}
 		if !found {
 			var have []string
 			for _, r := range out {
-				have = append(have, cmp.Or(r.name, r.raw))
+				have = append(have, cmp.Or(r.Name, r.Raw))
 			}
 			return nil, fmt.Errorf("%w: --expect %s=%s: no target %q in this run (targets: %s)", results.ErrUsage, key, cmp.Or(string(ov), "auto"), key, strings.Join(have, ", "))
 		}
@@ -232,7 +232,7 @@ func (p *Plan) resolve() ([]Resolved, error) {
 // The one error that comes back with a result is a failure to write
 // Evidence.HistoryHTML.
 func Run(ctx context.Context, p Plan) (*results.Result, error) {
-	rs, err := p.resolve()
+	rs, err := p.Resolve()
 	if err != nil {
 		return nil, err
 	}
@@ -257,10 +257,10 @@ func Run(ctx context.Context, p Plan) (*results.Result, error) {
 		Requests:   n,
 		Trials:     trials,
 		Seed:       p.Seed,
-		Confidence: p.Evidence.level(),
+		Confidence: p.Evidence.Level(),
 		Sequential: p.Sequential,
 		Gap:        gap,
-		Settings:   sc.settings,
+		Settings:   sc.Made,
 	}
 	if sc.Stream != nil {
 		res.Stream = sc.Stream.Words
@@ -286,7 +286,7 @@ func Run(ctx context.Context, p Plan) (*results.Result, error) {
 		var real []string
 		for i, t := range opened {
 			if t != nil && VirtualClock(t.Store) == nil {
-				real = append(real, cmp.Or(rs[i].name, rs[i].spec.Name()))
+				real = append(real, cmp.Or(rs[i].Name, rs[i].Spec.Name()))
 			}
 		}
 		if len(real) > 0 {
@@ -305,8 +305,8 @@ func Run(ctx context.Context, p Plan) (*results.Result, error) {
 	// by its full spec when two targets share a name.
 	trs := make([]results.TargetResult, len(rs))
 	for ti, r := range rs {
-		trs[ti] = results.TargetResult{Name: r.name, Target: r.spec.Name(), Spec: r.raw, Guarantee: r.entry.Guarantee}
-		if r.spec.URL != nil {
+		trs[ti] = results.TargetResult{Name: r.Name, Target: r.Spec.Name(), Spec: r.Raw, Guarantee: r.Entry.Guarantee}
+		if r.Spec.URL != nil {
 			trs[ti].Spec = trs[ti].Target // a URL's password never reaches a report
 		}
 	}
@@ -316,7 +316,7 @@ func Run(ctx context.Context, p Plan) (*results.Result, error) {
 			break
 		}
 		tr := trs[ti]
-		tr.Expect, tr.Strict = ExpectationOf(r.entry, r.expect)
+		tr.Expect, tr.Strict = ExpectationOf(r.Entry, r.Expect)
 		if openErr[ti] != nil {
 			tr.Error = openErr[ti].Error() // "open redis: …", as targets says it
 		} else {
@@ -334,10 +334,10 @@ func Run(ctx context.Context, p Plan) (*results.Result, error) {
 			if err := PlayThenClose(&opened[ti], func() error { return run.play(ctx, rec) }); err != nil {
 				tr.Error = err.Error()
 			}
-			rec.Finish(p.Evidence.level(), p.MaxRate)
+			rec.Finish(p.Evidence.Level(), p.MaxRate)
 		}
 		if tr.Bound == nil {
-			b := results.BoundOf(nil, p.Evidence.level(), p.MaxRate)
+			b := results.BoundOf(nil, p.Evidence.Level(), p.MaxRate)
 			tr.Bound = &b
 		}
 		res.Targets = append(res.Targets, tr)
@@ -369,7 +369,7 @@ func OpenAll(ctx context.Context, rs []Resolved, opts []targets.Option) (opened 
 	opened = make([]*targets.Target, len(rs))
 	openErr = make([]error, len(rs))
 	for i, r := range rs {
-		opened[i], openErr[i] = targets.OpenEntry(ctx, r.spec, r.entry, opts...)
+		opened[i], openErr[i] = targets.OpenEntry(ctx, r.Spec, r.Entry, opts...)
 		if errors.Is(openErr[i], targets.ErrBadSpec) {
 			CloseAll(opened)
 			return nil, nil, openErr[i]

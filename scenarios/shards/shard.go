@@ -1,14 +1,15 @@
-package scenarios
+package shards
 
 import (
 	"cmp"
 	"context"
 	"fmt"
 	"os"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/racelab/racelab/scenarios/engine"
 
 	"github.com/racelab/racelab/scenarios/results"
 
@@ -17,53 +18,18 @@ import (
 
 // Defaults and bounds of sharding, in one place.
 const (
-	// DefaultPeriod is the time between two trials' release instants in a
-	// sharded run: room for staging, the burst and its answers.
-	DefaultPeriod = time.Second
+
 	// MaxShardRequests bounds the requests one shard of a run keeps for
 	// the merge (every one of them: the merge judges whole bursts), so
 	// that a part stays well inside what `racelab verify` reads.
 	MaxShardRequests = 500_000
-	// MaxRunIDLength bounds --run-id: it goes into every key and URL.
-	MaxRunIDLength = 40
+
 	// stageLead is how long before its release instant a shard stages a
 	// trial's requests. Staged requests wait on the server, and a server
 	// gives a request head only so long (racelab serve: 30 s), so staging
 	// for a release minutes away would fail.
 	stageLead = 500 * time.Millisecond
-	// spinBefore is the last stretch before a release instant that is
-	// spun rather than slept: a sleeping timer wakes up to a millisecond
-	// late, which would be most of the spread shards can reach.
-	spinBefore = 2 * time.Millisecond
 )
-
-// Sharding is the part of a sharded run or load one process plays: shard
-// Index of Of (counted from 0, as Kubernetes' JOB_COMPLETION_INDEX), of
-// the run named RunID. Every shard derives the same keys from RunID, so
-// that all shards' requests of one trial meet on one key.
-type Sharding struct {
-	Index, Of int
-	RunID     string
-	// StartAt is the wall-clock instant of the first release; zero
-	// releases each trial as soon as the shard is ready (no agreement).
-	StartAt time.Time
-	// Period is the time between two trials' releases (DefaultPeriod).
-	Period time.Duration
-	// Host names the machine the shard ran on, for the merge: histories
-	// of shards on different machines are measured on different clocks.
-	Host string
-}
-
-var runIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
-
-// CheckRunID refuses a run id that would not make a clean key: it goes
-// into every slug, visitor and item, and from there into URLs.
-func CheckRunID(id string) error {
-	if len(id) > MaxRunIDLength || !runIDPattern.MatchString(id) {
-		return fmt.Errorf("%w: --run-id %q: want 1 to %d letters, digits, - or _, starting with a letter or digit (the same on every shard)", results.ErrUsage, id, MaxRunIDLength)
-	}
-	return nil
-}
 
 // ParseShard reads --shard: "I/N" (I from 0 to N-1), or "auto/N" and
 // "auto", which take I from JOB_COMPLETION_INDEX (set by a Kubernetes
@@ -128,66 +94,19 @@ func ParseStartAt(s string, now time.Time) (time.Time, error) {
 	return t, nil
 }
 
-// span is the requests [lo, hi) of a burst of n that shard Index plays:
-// the n requests split as evenly as possible, every one played once.
-func (s *Sharding) span(n int) (lo, hi int) {
-	return s.Index * n / s.Of, (s.Index + 1) * n / s.Of
-}
-
-func (s *Sharding) check(n int) error {
-	if err := CheckRunID(s.RunID); err != nil {
-		return err
-	}
-	if s.Index < 0 || s.Of < 1 || s.Index >= s.Of {
-		return fmt.Errorf("%w: shard %d of %d; want 0 to %d", results.ErrUsage, s.Index, s.Of, s.Of-1)
-	}
-	if n < s.Of {
-		return fmt.Errorf("%w: %d shards cannot share %d requests; give each shard at least one (-n %d or more)", results.ErrUsage, s.Of, n, s.Of)
-	}
-	if s.Period < 0 {
-		return fmt.Errorf("%w: --period %s is negative; want a duration such as 1s", results.ErrUsage, s.Period)
-	}
-	return nil
-}
-
-// slot is the instant trial number k of the shard is released at; zero
-// when there is no agreed start.
-func (s *Sharding) slot(k int) time.Time {
-	if s.StartAt.IsZero() {
-		return time.Time{}
-	}
-	return s.StartAt.Add(time.Duration(k) * cmp.Or(s.Period, DefaultPeriod))
-}
-
-// Shareable reports whether every shard reaches the same state through a
-// target: a URL, a server (Redis, PostgreSQL), or an SQLite file named by
-// path. The simulated stores and a temporary SQLite file live inside one
-// racelab process, where other shards cannot reach them.
-func Shareable(spec targets.Spec, e targets.Entry) bool {
-	if !e.Embedded {
-		return true
-	}
-	return spec.Store == "sqlite" && spec.Params.Get("path") != ""
-}
-
-// errNotShareable says which target cannot be sharded and what would do.
-func errNotShareable(name string) error {
-	return fmt.Errorf("%w: target %s lives inside each racelab process, so shards cannot share its keys; shard against a URL (racelab serve), redis, postgres or sqlite?path=FILE", results.ErrUsage, name)
-}
-
 // RunShard plays shard s of the plan: its share of every trial's burst,
 // released at the agreed instants, with no read-back and no verdict,
 // since no shard sees a whole burst. The error is a usage error; a target
 // that fails is recorded in its ShardTarget.
-func RunShard(ctx context.Context, p Plan, s Sharding) (*results.ShardResult, error) {
-	rs, err := p.resolve()
+func RunShard(ctx context.Context, p engine.Plan, s engine.Sharding) (*results.ShardResult, error) {
+	rs, err := p.Resolve()
 	if err != nil {
 		return nil, err
 	}
 	sc := p.Scenario
 	n := cmp.Or(p.Requests, sc.DefaultRequests)
-	trials := cmp.Or(p.Trials, DefaultTrials)
-	timeout := cmp.Or(p.Timeout, DefaultTimeout)
+	trials := cmp.Or(p.Trials, engine.DefaultTrials)
+	timeout := cmp.Or(p.Timeout, engine.DefaultTimeout)
 	switch {
 	case sc.Stream != nil:
 		return nil, fmt.Errorf("%w: %s fires a stream of arrivals over time, not a burst; a sharded run fires bursts", results.ErrUsage, sc.Name)
@@ -196,21 +115,21 @@ func RunShard(ctx context.Context, p Plan, s Sharding) (*results.ShardResult, er
 	case p.MaxRate > 0:
 		return nil, fmt.Errorf("%w: --max-rate adds trials as the verdicts come, and a shard sees none; give --trials", results.ErrUsage)
 	}
-	if err := s.check(n); err != nil {
+	if err := s.Check(n); err != nil {
 		return nil, err
 	}
-	lo, hi := s.span(n)
+	lo, hi := s.Span(n)
 	if kept := (hi - lo) * trials * len(rs); kept > MaxShardRequests {
 		return nil, fmt.Errorf("%w: this shard would keep %d requests (%d a burst × %d trials × %d targets) for the merge; at most %d: use more shards or fewer trials",
 			results.ErrUsage, kept, hi-lo, trials, len(rs), MaxShardRequests)
 	}
 	for _, r := range rs {
-		if !Shareable(r.spec, r.entry) {
-			return nil, errNotShareable(r.spec.Name())
+		if !engine.Shareable(r.Spec, r.Entry) {
+			return nil, engine.ErrNotShareable(r.Spec.Name())
 		}
 	}
 	out := &results.ShardResult{Schema: results.ShardSchemaVersion, Kind: results.ShardRun, RunID: s.RunID, Shard: s.Index, Shards: s.Of,
-		Period: cmp.Or(s.Period, DefaultPeriod), Host: s.Host}
+		Period: cmp.Or(s.Period, engine.DefaultPeriod), Host: s.Host}
 	if !s.StartAt.IsZero() {
 		at := s.StartAt
 		out.StartAt = &at
@@ -218,17 +137,17 @@ func RunShard(ctx context.Context, p Plan, s Sharding) (*results.ShardResult, er
 	part := &results.ShardRunPart{Scenario: sc.Name, Rule: sc.Rule, Requests: n, Lo: lo, Hi: hi, Trials: trials, Seed: p.Seed, Timeout: timeout}
 	out.Run = part
 	opts := append([]targets.Option{targets.WithSeed(p.Seed), targets.WithVirtualTime(false)}, p.Options...)
-	opened, openErr, err := OpenAll(ctx, rs, opts)
+	opened, openErr, err := engine.OpenAll(ctx, rs, opts)
 	if err != nil {
 		return nil, err
 	}
-	defer CloseAll(opened)
+	defer engine.CloseAll(opened)
 	for ti, r := range rs {
-		st := results.ShardTarget{Target: r.spec.Name(), Spec: r.raw, Guarantee: r.entry.Guarantee}
-		if r.spec.URL != nil {
+		st := results.ShardTarget{Target: r.Spec.Name(), Spec: r.Raw, Guarantee: r.Entry.Guarantee}
+		if r.Spec.URL != nil {
 			st.Spec = st.Target
 		}
-		st.Expect, st.Strict = ExpectationOf(r.entry, p.Expect)
+		st.Expect, st.Strict = engine.ExpectationOf(r.Entry, p.Expect)
 		if ctx.Err() != nil {
 			break
 		}
@@ -238,7 +157,7 @@ func RunShard(ctx context.Context, p Plan, s Sharding) (*results.ShardResult, er
 			sr := shardRun{sc: sc, target: opened[ti], s: &s, lo: lo, hi: hi, timeout: timeout, trials: trials,
 				first: ti * trials, onTrial: p.OnTrial,
 				key: func(trial int) string { return fmt.Sprintf("%s-%s-%d-%d", sc.KeyPrefix, s.RunID, ti, trial) }}
-			if err := PlayThenClose(&opened[ti], func() error { return sr.play(ctx, &st) }); err != nil {
+			if err := engine.PlayThenClose(&opened[ti], func() error { return sr.play(ctx, &st) }); err != nil {
 				st.Error = err.Error()
 			}
 		}
@@ -250,9 +169,9 @@ func RunShard(ctx context.Context, p Plan, s Sharding) (*results.ShardResult, er
 
 // shardRun is a shard's trials on one opened target.
 type shardRun struct {
-	sc      *Scenario
+	sc      *engine.Scenario
 	target  *targets.Target
-	s       *Sharding
+	s       *engine.Sharding
 	lo, hi  int
 	timeout time.Duration
 	trials  int
@@ -267,18 +186,18 @@ func (r shardRun) play(ctx context.Context, st *results.ShardTarget) error {
 	n := r.hi - r.lo
 	t := r.target
 	if err := t.Prepare(ctx, n); err != nil {
-		return &TargetError{Stage: fmt.Sprintf("prepare %d requests", n), Err: err}
+		return &engine.TargetError{Stage: fmt.Sprintf("prepare %d requests", n), Err: err}
 	}
-	pl, ok := r.sc.bind(t.Store)
+	pl, ok := r.sc.Bind(t.Store)
 	if !ok {
-		return &TargetError{Stage: fmt.Sprintf("cannot play %s (it has no %s)", r.sc.Name, r.sc.Needs)}
+		return &engine.TargetError{Stage: fmt.Sprintf("cannot play %s (it has no %s)", r.sc.Name, r.sc.Needs)}
 	}
 	retrier, _ := t.Store.(targets.Retrier)
 	for i := range r.trials {
 		k := r.key(i)
-		at := r.s.slot(r.first + i)
+		at := r.s.Slot(r.first + i)
 		if !at.IsZero() {
-			WaitUntil(ctx, at.Add(-min(stageLead, cmp.Or(r.s.Period, DefaultPeriod)/2)))
+			engine.WaitUntil(ctx, at.Add(-min(stageLead, cmp.Or(r.s.Period, engine.DefaultPeriod)/2)))
 		}
 		if ctx.Err() != nil {
 			return nil
@@ -287,27 +206,27 @@ func (r shardRun) play(ctx context.Context, st *results.ShardTarget) error {
 		if retrier != nil {
 			before = retrier.Retries()
 		}
-		do := func(ctx context.Context, j int) Answer { return pl.Do(ctx, k, r.lo+j) }
+		do := func(ctx context.Context, j int) engine.Answer { return pl.Do(ctx, k, r.lo+j) }
 		if stager, ok := t.Store.(targets.Stager); ok {
 			staged, err := stager.Stage(ctx, r.sc.Op, k, r.sc.Limit, n)
 			if err != nil {
 				if ctx.Err() != nil {
 					return nil
 				}
-				return &TargetError{Stage: fmt.Sprintf("stage %d requests", n), Err: err}
+				return &engine.TargetError{Stage: fmt.Sprintf("stage %d requests", n), Err: err}
 			}
-			do = func(ctx context.Context, j int) Answer {
+			do = func(ctx context.Context, j int) engine.Answer {
 				rep, err := staged[j](ctx)
-				return AnswerOfReply(r.sc.Op, rep, err)
+				return engine.AnswerOfReply(r.sc.Op, rep, err)
 			}
 		}
-		f := Firing{n: n, timeout: r.timeout, offset: r.lo, at: at}
-		reqs, arrivals, err := f.fire(ctx, do)
+		f := engine.ShardFiring(n, r.timeout, r.lo, at)
+		reqs, arrivals, err := f.Fire(ctx, do)
 		if ctx.Err() != nil {
 			return nil // cut short: this shard's share proves nothing
 		}
 		if err != nil {
-			return &TargetError{Stage: "fire the burst", Err: err}
+			return &engine.TargetError{Stage: "fire the burst", Err: err}
 		}
 		trial := results.ShardTrial{Index: i, Key: k, Requests: reqs}
 		if arrivals != nil {
@@ -331,14 +250,14 @@ func (r shardRun) play(ctx context.Context, st *results.ShardTarget) error {
 // shard outside its count, requests outside its span or missing from it,
 // outcomes racelab never writes. What a part says about the others (the
 // same run, the same plan) is checked when parts are merged.
-func CheckShard(s *results.ShardResult) error {
+func CheckShard(s *results.ShardResult, find engine.Finder) error {
 	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: shard %d: %s", ErrInconsistent, s.Shard, fmt.Sprintf(format, args...))
+		return fmt.Errorf("%w: shard %d: %s", engine.ErrInconsistent, s.Shard, fmt.Sprintf(format, args...))
 	}
 	switch {
 	case s.Kind != results.ShardRun && s.Kind != results.ShardLoad:
 		return bad("kind %q; want run or load", s.Kind)
-	case CheckRunID(s.RunID) != nil:
+	case engine.CheckRunID(s.RunID) != nil:
 		return bad("run_id %q is not a run id racelab writes", s.RunID)
 	case s.Shards < 1 || s.Shard < 0 || s.Shard >= s.Shards:
 		return bad("shard %d of %d", s.Shard, s.Shards)
@@ -352,17 +271,17 @@ func CheckShard(s *results.ShardResult) error {
 		return checkLoadShard(s)
 	}
 	r := s.Run
-	sh := Sharding{Index: s.Shard, Of: s.Shards}
-	if r.Requests < s.Shards || r.Requests > MaxRequests {
-		return bad("requests %d for %d shards; want %d to %d", r.Requests, s.Shards, s.Shards, MaxRequests)
+	sh := engine.Sharding{Index: s.Shard, Of: s.Shards}
+	if r.Requests < s.Shards || r.Requests > engine.MaxRequests {
+		return bad("requests %d for %d shards; want %d to %d", r.Requests, s.Shards, s.Shards, engine.MaxRequests)
 	}
-	if lo, hi := sh.span(r.Requests); r.Lo != lo || r.Hi != hi {
+	if lo, hi := sh.Span(r.Requests); r.Lo != lo || r.Hi != hi {
 		return bad("requests %d to %d; shard %d of %d fires %d to %d of %d", r.Lo, r.Hi, s.Shard, s.Shards, lo, hi, r.Requests)
 	}
 	if r.Trials < 1 {
 		return bad("trials %d; want 1 or more", r.Trials)
 	}
-	if _, err := Lookup(r.Scenario); err != nil {
+	if _, err := find(r.Scenario, nil); err != nil {
 		return bad("scenario %q is not a story this racelab knows", r.Scenario)
 	}
 	for ti := range r.Targets {

@@ -1,4 +1,4 @@
-package scenarios
+package engine
 
 import (
 	"fmt"
@@ -37,7 +37,7 @@ type Evidence struct {
 	HistoryHTML string
 }
 
-func (e Evidence) level() float64 {
+func (e Evidence) Level() float64 {
 	if e.Confidence == 0 {
 		return results.DefaultConfidence
 	}
@@ -62,7 +62,7 @@ func (e Evidence) historyTimeout() time.Duration {
 // refuses, before anything runs, a bound that the trial cap cannot reach:
 // better a usage error now than a verdict of "unproven" after an hour.
 func (e Evidence) validate(trials int) error {
-	level := e.level()
+	level := e.Level()
 	switch {
 	case !(level > 0 && level < 1): // also refuses NaN
 		return fmt.Errorf("%w: --confidence %s: want a level between 0%% and 100%%, such as 95%% or 99%%", results.ErrUsage, results.Percent(level))
@@ -99,7 +99,7 @@ func (e Evidence) planned(trials int) int {
 	if e.MaxRate <= 0 {
 		return trials
 	}
-	return max(trials, results.TrialsNeeded(e.level(), e.MaxRate))
+	return max(trials, results.TrialsNeeded(e.Level(), e.MaxRate))
 }
 
 // another reports whether a target that has recorded the trials in rec
@@ -120,6 +120,6 @@ func (e Evidence) another(rec *results.Recorder, planned int) bool {
 		return true
 	default:
 		// Inconclusive trials prove nothing, so they are made up for.
-		return !rec.Tally().Bound(e.level(), e.MaxRate).Met()
+		return !rec.Tally().Bound(e.Level(), e.MaxRate).Met()
 	}
 }
