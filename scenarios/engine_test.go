@@ -29,7 +29,7 @@ func TestBurstOverlaps(t *testing.T) {
 		// fired one request after another never gets there: each request
 		// then fails after the short timeout, and the test says why
 		// instead of hanging.
-		reqs := burst(context.Background(), n, 2*time.Second, func(ctx context.Context, i int) engine.Answer {
+		reqs := engine.Burst(context.Background(), n, 2*time.Second, func(ctx context.Context, i int) engine.Answer {
 			if inFlight.Add(1) == int64(n) {
 				close(all)
 			}
@@ -61,7 +61,7 @@ func TestBurstOverlaps(t *testing.T) {
 // timeout, a panic) land in the request's slot instead of stopping the run.
 func TestBurstFailuresAreData(t *testing.T) {
 	boom := errors.New("connection refused")
-	reqs := burst(context.Background(), 4, 20*time.Millisecond, func(ctx context.Context, i int) engine.Answer {
+	reqs := engine.Burst(context.Background(), 4, 20*time.Millisecond, func(ctx context.Context, i int) engine.Answer {
 		switch i {
 		case 0:
 			return engine.Answer{Outcome: results.Allowed, Value: 1}
@@ -101,33 +101,11 @@ func BenchmarkBurst(b *testing.B) {
 	for _, n := range []int{10, 100} {
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
 			for b.Loop() {
-				burst(context.Background(), n, time.Second, func(context.Context, int) engine.Answer {
+				engine.Burst(context.Background(), n, time.Second, func(context.Context, int) engine.Answer {
 					return engine.Answer{Outcome: results.Allowed}
 				})
 			}
 		})
-	}
-}
-
-// TestSequentialTrialsNeverStraddleMidnight: six downloads in a row, one
-// trial after another for more than a virtual day, never let a trial run
-// across UTC midnight, where the daily quota starts afresh and a sixth
-// download is rightly granted; the actor then holds in every trial.
-func TestSequentialTrialsNeverStraddleMidnight(t *testing.T) {
-	if got := untilDayFits(time.Date(2026, 1, 1, 23, 59, 50, 0, time.UTC), time.Minute); got != 10*time.Second {
-		t.Errorf("10s before midnight, a minute's trial waits %s, want 10s", got)
-	}
-	if got := untilDayFits(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC), time.Minute); got != 0 {
-		t.Errorf("at noon a minute's trial waits %s, want 0", got)
-	}
-	// Six downloads 3 s apart take 15 s of virtual time: 6,000 trials
-	// span more than a day, so they pass midnight wherever they start.
-	res, err := engine.Run(context.Background(), engine.Plan{Scenario: sixBecomeFour, Targets: []string{"actor"}, Sequential: true, Trials: 6000, Seed: 7})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s := res.Targets[0].Summary(); s.Broken != 0 || s.Trials != 6000 {
-		t.Errorf("actor, six in a row over a virtual day: %d of %d trials broke (%s)", s.Broken, s.Trials, s.FirstWhy)
 	}
 }
 
@@ -147,5 +125,21 @@ func TestTrialsNameTargetsAsReportsDo(t *testing.T) {
 		if why := tr.Trials[0].Why; !strings.HasPrefix(why, want) {
 			t.Errorf("%s: %q; want it to start %q", tr.Spec, why, want)
 		}
+	}
+}
+
+// TestSequentialTrialsNeverStraddleMidnight: six downloads in a row, one
+// trial after another for more than a virtual day, never let a trial run
+// across UTC midnight (see untilDayFits); the actor then holds in every
+// trial.
+func TestSequentialTrialsNeverStraddleMidnight(t *testing.T) {
+	// Six downloads 3 s apart take 15 s of virtual time: 6,000 trials
+	// span more than a day, so they pass midnight wherever they start.
+	res, err := engine.Run(context.Background(), engine.Plan{Scenario: sixBecomeFour, Targets: []string{"actor"}, Sequential: true, Trials: 6000, Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := res.Targets[0].Summary(); s.Broken != 0 || s.Trials != 6000 {
+		t.Errorf("actor, six in a row over a virtual day: %d of %d trials broke (%s)", s.Broken, s.Trials, s.FirstWhy)
 	}
 }

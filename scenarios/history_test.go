@@ -40,7 +40,7 @@ func searchOnly(t *testing.T, sc *engine.Scenario, trial *results.Trial) porcupi
 	if !ok {
 		t.Fatalf("%s has no model", sc.Name)
 	}
-	return porcupine.CheckOperationsTimeout(m.porcupine(), operations(trial), 10*time.Second)
+	return porcupine.CheckOperationsTimeout(m.Porcupine(), engine.Operations(trial), 10*time.Second)
 }
 
 func mustLookup(t *testing.T, name string) *engine.Scenario {
@@ -111,7 +111,7 @@ func TestHistorySynthetic(t *testing.T) {
 			if tc.countsOK && (tc.trial.Lost != 0 || tc.trial.Over != 0) {
 				t.Fatalf("test history is wrong: lost %d, over %d", tc.trial.Lost, tc.trial.Over)
 			}
-			got, why := checkHistory(tc.sc, &tc.trial, time.Second)
+			got, why := engine.CheckHistory(tc.sc, &tc.trial, time.Second)
 			if got != tc.want || !strings.Contains(why, tc.why) {
 				t.Errorf("CheckHistory = %q, %q; want %q, containing %q", got, why, tc.want, tc.why)
 			}
@@ -165,7 +165,7 @@ func TestRefuteIsSound(t *testing.T) {
 				reqs[i] = req(i, invoke, invoke+1+rng.IntN(20), o, int64(rng.IntN(n+2)))
 			}
 			trial := synthetic(sc, int64(rng.IntN(n+2)), reqs...)
-			why := m.refute(&trial)
+			why := m.Refute(&trial)
 			search := searchOnly(t, sc, &trial)
 			if why != "" && search != porcupine.Illegal {
 				t.Fatalf("%s: refuted (%s) a history porcupine finds %s: %+v counted %d", sc.Name, why, search, trial.Requests, trial.Counted)
@@ -248,7 +248,7 @@ func TestHistoryCostAtN50(t *testing.T) {
 	for i := range runs {
 		trial := atomicCounterTrial(hits, 50, uint64(i))
 		start := time.Now()
-		v, why := checkHistory(hits, &trial, results.DefaultHistoryTimeout)
+		v, why := engine.CheckHistory(hits, &trial, results.DefaultHistoryTimeout)
 		d := time.Since(start)
 		if v != results.Linearizable {
 			t.Fatalf("run %d: %s: %s", i, v, why)
@@ -264,7 +264,7 @@ func BenchmarkCheckHistoryN50(b *testing.B) {
 	hits, _ := Lookup("ten-hits-one-view")
 	trial := atomicCounterTrial(hits, 50, 1)
 	for b.Loop() {
-		if v, _ := checkHistory(hits, &trial, 0); v != results.Linearizable {
+		if v, _ := engine.CheckHistory(hits, &trial, 0); v != results.Linearizable {
 			b.Fatal(v)
 		}
 	}
@@ -275,7 +275,7 @@ func BenchmarkCheckHistoryN50(b *testing.B) {
 func TestHistoryTimeout(t *testing.T) {
 	hits := mustLookup(t, "ten-hits-one-view")
 	trial := atomicCounterTrial(hits, 3000, 1) // quadratic work: far more than a nanosecond
-	if v, why := checkHistory(hits, &trial, time.Nanosecond); v != results.HistoryUnknown || !strings.Contains(why, "ran out of time") {
+	if v, why := engine.CheckHistory(hits, &trial, time.Nanosecond); v != results.HistoryUnknown || !strings.Contains(why, "ran out of time") {
 		t.Errorf("CheckHistory with 1ns = %q, %q; want unknown", v, why)
 	}
 }
@@ -289,12 +289,10 @@ func TestHistoryTrialAndHTML(t *testing.T) {
 		{Target: "sqlite", Trials: []results.Trial{good}},
 		{Target: "kv", Trials: []results.Trial{good, bad}},
 	}}
-	tr, trial, ok := historyTrial(res)
-	if !ok || tr.Target != "kv" || trial.Index != 1 {
-		t.Fatalf("HistoryTrial = %v, %+v, %v; want kv's trial 1", tr, trial, ok)
-	}
+	// The picture is of the trial most worth one: kv's second, whose
+	// history is not linearizable.
 	var b bytes.Buffer
-	if err := writeHistoryHTML(&b, hits, res, time.Second); err != nil {
+	if err := engine.WriteHistoryHTML(&b, hits, res, time.Second); err != nil {
 		t.Fatal(err)
 	}
 	// Index 1 is the second trial: the picture counts from 1, as the
@@ -304,8 +302,8 @@ func TestHistoryTrialAndHTML(t *testing.T) {
 			t.Errorf("visualization lacks %q", want)
 		}
 	}
-	if _, _, ok := historyTrial(&results.Result{Scenario: hits.Name}); ok {
-		t.Error("HistoryTrial found a trial in a result without any")
+	if err := engine.WriteHistoryHTML(&b, hits, &results.Result{Scenario: hits.Name}, time.Second); err == nil {
+		t.Error("WriteHistoryHTML drew a trial of a result without any")
 	}
 }
 

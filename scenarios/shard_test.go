@@ -3,7 +3,6 @@ package scenarios
 import (
 	"context"
 	"errors"
-	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -76,30 +75,6 @@ func TestParseStartAt(t *testing.T) {
 	}
 }
 
-// Every request of a burst is played by exactly one shard, and shares
-// differ by one at most: N split as evenly as possible, exactly N in all.
-func TestSpanSplitsEveryBurstExactly(t *testing.T) {
-	for n := 1; n <= 60; n++ {
-		for of := 1; of <= n; of++ {
-			next, small, large := 0, n, 0
-			var total int64
-			for i := range of {
-				s := engine.Sharding{Index: i, Of: of}
-				lo, hi := s.span(n)
-				if lo != next {
-					t.Fatalf("n=%d of=%d: shard %d starts at %d, want %d", n, of, i, lo, next)
-				}
-				next = hi
-				small, large = min(small, hi-lo), max(large, hi-lo)
-				total += partOf(int64(n), i, of)
-			}
-			if next != n || large-small > 1 || total != int64(n) {
-				t.Fatalf("n=%d of=%d: shards end at %d, shares %d..%d, parts sum to %d", n, of, next, small, large, total)
-			}
-		}
-	}
-}
-
 // playShards runs of shards of plan concurrently, as separate processes
 // would, with one run id and one start, and returns their parts.
 func playShards(t *testing.T, p engine.Plan, of int, runID string) []*results.ShardResult {
@@ -124,7 +99,7 @@ func playShards(t *testing.T, p engine.Plan, of int, runID string) []*results.Sh
 				t.Fatalf("shard %d: %s: %s", i, tg.Target, tg.Error)
 			}
 		}
-		if err := shards.CheckShard(parts[i]); err != nil {
+		if err := shards.CheckShard(parts[i], Find); err != nil {
 			t.Fatalf("shard %d: %v", i, err)
 		}
 	}
@@ -285,7 +260,7 @@ func TestCheckShardRefusesDamagedParts(t *testing.T) {
 		run.Targets[0].Trials = []results.ShardTrial{trial}
 		c.Run = &run
 		damage(&c)
-		if err := shards.CheckShard(&c); !errors.Is(err, engine.ErrInconsistent) {
+		if err := shards.CheckShard(&c, Find); !errors.Is(err, engine.ErrInconsistent) {
 			t.Errorf("%s: %v; want it refused", name, err)
 		}
 	}
@@ -313,7 +288,7 @@ func TestLoadShardsMergeIntoOneLoad(t *testing.T) {
 		if err != nil {
 			t.Fatalf("shard %d: %v", i, err)
 		}
-		if err := shards.CheckShard(parts[i]); err != nil {
+		if err := shards.CheckShard(parts[i], Find); err != nil {
 			t.Fatalf("shard %d: %v", i, err)
 		}
 		lt := parts[i].Load.Targets[0]
@@ -343,65 +318,5 @@ func TestLoadShardsMergeIntoOneLoad(t *testing.T) {
 	}
 	if res.Sharded == nil || res.Sharded.Shards != 4 || res.Sharded.RunID != "load-merge" {
 		t.Errorf("sharded = %+v", res.Sharded)
-	}
-}
-
-// HDR histograms merge exactly: the merge of four shards' histograms
-// reads the same percentiles as one histogram of every value.
-func TestLoadMergeHistogramsExactly(t *testing.T) {
-	whole := results.NewHistogram(results.HistSigFigs)
-	parts := make([]*results.ShardResult, 4)
-	for i := range parts {
-		h := results.NewHistogram(results.HistSigFigs)
-		for v := range int64(1000) {
-			us := 100 + (v*7919+int64(i)*104729)%50000 // spread, different per shard
-			_ = h.RecordValue(us)
-			_ = whole.RecordValue(us)
-		}
-		lt := results.LoadTarget{Target: "t", Spec: "t", Expect: results.ExpectHold, Strict: true, Sent: 1000, Answered: 1000, Allowed: 1000,
-			Latency: results.LatencyOf(h), Histogram: results.EncodeHistogram(h), KeyCounts: []results.KeyCount{{Key: 0, Allowed: 1000}}}
-		parts[i] = &results.ShardResult{Shard: i, Shards: 4, Load: &results.LoadResult{Keys: 1, Targets: []results.LoadTarget{lt}}}
-	}
-	lt, counts, err := sumLoads(parts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := results.LatencyOf(whole); lt.Latency != want {
-		t.Errorf("merged latency %+v; one histogram of every value says %+v", lt.Latency, want)
-	}
-	if counts[0].Allowed != 4000 || lt.Allowed != 4000 {
-		t.Errorf("key 0 allowed %d, target %d; want 4000", counts[0].Allowed, lt.Allowed)
-	}
-}
-
-func TestLoadShareSplitsTheLoad(t *testing.T) {
-	sched := pace.Schedule{Start: 100, Stages: []pace.Stage{{Duration: time.Second, Target: 1000}}, Spacing: pace.Even}
-	path := filepath.Join(t.TempDir(), "db.sqlite")
-	p := load.LoadPlan{Scenario: tenHitsOneView, Targets: []string{"sqlite?path=" + path}, Schedule: &sched, MaxInFlight: 10, Requests: 10}
-	plan := engine.Plan{Scenario: tenHitsOneView, Targets: p.Targets}
-	rs, err := plan.resolve()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var requests int64
-	var start, end pace.Rate
-	for i := range 3 {
-		p.Sharding = &engine.Sharding{Index: i, Of: 3, RunID: "r"}
-		q, err := p.share(rs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		requests += q.Requests
-		start += q.Schedule.Start
-		end += q.Schedule.Stages[0].Target
-		if want := time.Duration(float64(i) / 100 * float64(time.Second)); q.phase != want {
-			t.Errorf("shard %d starts %s late; want %s", i, q.phase, want)
-		}
-	}
-	if requests != 10 || fmt.Sprintf("%.6f %.6f", start, end) != "100.000000 1000.000000" {
-		t.Errorf("the shards send %d requests from %v/s to %v/s; want 10, 100 and 1000", requests, start, end)
-	}
-	if sched.Start != 100 {
-		t.Errorf("the plan's own schedule was changed")
 	}
 }

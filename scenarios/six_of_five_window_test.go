@@ -74,7 +74,7 @@ func TestSixOfFiveAcrossABoundary(t *testing.T) {
 func TestRefuteWindowsIsSound(t *testing.T) {
 	const limit = 3
 	sc := mustLookup(t, "six-of-five")
-	quota := engine.QuotaModel(limit).porcupine()
+	quota, model := engine.QuotaModel(limit).Porcupine(), engine.LimiterModel(limit)
 	rng := rand.New(rand.NewPCG(7, 7))
 	outcomes := []results.Outcome{results.Allowed, results.Allowed, results.Allowed, results.Refused, results.Errored}
 	exact := func(trial *results.Trial) bool {
@@ -97,7 +97,7 @@ func TestRefuteWindowsIsSound(t *testing.T) {
 							part.Requests = append(part.Requests, r)
 						}
 					}
-					if porcupine.CheckOperations(quota, operations(&part)) != true {
+					if porcupine.CheckOperations(quota, engine.Operations(&part)) != true {
 						ok = false
 						break
 					}
@@ -148,7 +148,7 @@ func TestRefuteWindowsIsSound(t *testing.T) {
 		trial := results.Trial{Key: "k", Requests: reqs, Counted: counted}
 		trial.Count()
 		sc.Judge(&trial, "t")
-		why := refuteWindows(&trial, engine.WindowsOf(trial.Requests), limit)
+		why := model.Refute(&trial)
 		ok := exact(&trial)
 		if why != "" && ok {
 			t.Fatalf("refuted (%s) a history the exact search accepts: %+v counted %d", why, trial.Requests, trial.Counted)
@@ -189,7 +189,7 @@ func TestWindowsStillCatchBreaks(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			trial := synthetic(sc, tt.counted, tt.reqs...)
-			got, why := checkHistory(sc, &trial, 10*time.Second)
+			got, why := engine.CheckHistory(sc, &trial, 10*time.Second)
 			if got != tt.want || why != tt.why {
 				t.Errorf("checkHistory = %s, %q; want %s, %q", got, why, tt.want, tt.why)
 			}

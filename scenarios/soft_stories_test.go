@@ -17,7 +17,7 @@ import (
 )
 
 // vary is the story name with settings set, or the test stops.
-func Vary(t *testing.T, name string, set results.Settings) *engine.Scenario {
+func vary(t *testing.T, name string, set results.Settings) *engine.Scenario {
 	t.Helper()
 	sc, err := Lookup(name)
 	if err != nil {
@@ -49,7 +49,7 @@ func runStory(t *testing.T, sc *engine.Scenario, trials int, seed int64, targets
 // breaks both rules; one object per caller and one upsert admit exactly
 // the limit, and the soft rule holds with them.
 func TestSixOfFiveBurst(t *testing.T) {
-	sc := Vary(t, "six-of-five", results.Settings{})
+	sc := vary(t, "six-of-five", results.Settings{})
 	res := runStory(t, sc, 10, 3, "kv", "actor", "sqlite")
 	if res.Soft == "" || res.Settings == nil || res.Settings.Limit != WindowLimit {
 		t.Fatalf("soft %q, settings %+v; want the soft rule and the limit recorded", res.Soft, res.Settings)
@@ -73,7 +73,7 @@ func TestSixOfFiveBurst(t *testing.T) {
 // in some, and every admission is in a window of the tally; the object
 // admits exactly the limit. The same seed gives the same bytes.
 func TestSixOfFiveStream(t *testing.T) {
-	sc := Vary(t, "six-of-five", results.Settings{Rate: 20})
+	sc := vary(t, "six-of-five", results.Settings{Rate: 20})
 	var out [2][]byte
 	for i := range out {
 		res := runStory(t, sc, 30, 5, "kv", "actor")
@@ -103,7 +103,7 @@ func TestSixOfFiveStream(t *testing.T) {
 // Across a boundary, each window keeps its limit on the object, and the
 // span of one window's length admits twice it.
 func TestSixOfFiveRollover(t *testing.T) {
-	sc := Vary(t, "six-of-five", results.Settings{Rate: 1, Arrivals: pace.Even, Rollover: true})
+	sc := vary(t, "six-of-five", results.Settings{Rate: 1, Arrivals: pace.Even, Rollover: true})
 	res := runStory(t, sc, 3, 1, "actor")
 	for _, trial := range res.Targets[0].Trials {
 		if trial.Broken || !slices.Equal(trial.Windows, []int{WindowLimit, WindowLimit}) {
@@ -114,7 +114,7 @@ func TestSixOfFiveRollover(t *testing.T) {
 
 // A saved result whose soft verdict was changed is refused on reading.
 func TestSoftVerdictIsRechecked(t *testing.T) {
-	res := runStory(t, Vary(t, "six-of-five", results.Settings{}), 2, 1, "kv")
+	res := runStory(t, vary(t, "six-of-five", results.Settings{}), 2, 1, "kv")
 	res.Targets[0].Trials[0].SoftBroken = false
 	if err := Check(res, time.Second); !errors.Is(err, engine.ErrInconsistent) {
 		t.Errorf("Check = %v; want ErrInconsistent", err)
@@ -124,7 +124,7 @@ func TestSoftVerdictIsRechecked(t *testing.T) {
 // Stock K: the rule is successes ≤ K, and every store's checkout
 // generalises; the naive KV shop oversells.
 func TestFiveCheckoutsStock(t *testing.T) {
-	sc := Vary(t, "five-checkouts", results.Settings{Stock: 3})
+	sc := vary(t, "five-checkouts", results.Settings{Stock: 3})
 	if sc.Settings() == nil || sc.Settings().Stock != 3 {
 		t.Fatalf("settings %+v; want the stock recorded", sc.Settings())
 	}
@@ -145,7 +145,7 @@ func TestFiveCheckoutsStock(t *testing.T) {
 			}
 		}
 	}
-	if def := Vary(t, "five-checkouts", results.Settings{Stock: 1}); def.Settings() != nil {
+	if def := vary(t, "five-checkouts", results.Settings{Stock: 1}); def.Settings() != nil {
 		t.Errorf("stock 1 records settings %+v; want none, as before", def.Settings())
 	}
 }
@@ -180,7 +180,7 @@ func TestSettingsAreChecked(t *testing.T) {
 // exact; KV gives originals away too, and the same seed gives the same
 // bytes.
 func TestStalePlan(t *testing.T) {
-	sc := Vary(t, "stale-plan", results.Settings{})
+	sc := vary(t, "stale-plan", results.Settings{})
 	var out [2][]byte
 	for i := range out {
 		res := runStory(t, sc, 40, 9, "kv", "hybrid", "actor")

@@ -62,7 +62,7 @@ func outcomes(tr *results.TargetResult) string {
 // the same trials.
 func TestStalePlanSQLite(t *testing.T) {
 	const trials = 30
-	sc := Vary(t, "stale-plan", results.Settings{})
+	sc := vary(t, "stale-plan", results.Settings{})
 	var first []string
 	for run := range 2 {
 		res := runStory(t, sc, trials, 9, "sqlite", "sqlite:naive")
@@ -92,7 +92,7 @@ func TestStalePlanServers(t *testing.T) {
 		"postgres": {"postgres", "postgres:naive", "postgres:for-update", "postgres:serializable"},
 	}
 	opts := []targets.Option{targets.WithRedisURL(os.Getenv("RACELAB_REDIS_URL")), targets.WithPostgresURL(os.Getenv("RACELAB_POSTGRES_URL"))}
-	sc := Vary(t, "stale-plan", results.Settings{})
+	sc := vary(t, "stale-plan", results.Settings{})
 	for server, names := range servers {
 		t.Run(server, func(t *testing.T) {
 			probe, err := targets.Open(context.Background(), server, opts...)

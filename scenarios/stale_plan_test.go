@@ -23,7 +23,7 @@ import (
 // object's exposure is at most the revalidation interval itself, and the
 // same seed gives the same bytes.
 func TestStalePlanViaExtension(t *testing.T) {
-	sc := Vary(t, "stale-plan", results.Settings{Via: results.ViaExtension})
+	sc := vary(t, "stale-plan", results.Settings{Via: results.ViaExtension})
 	var out [2][]byte
 	for i := range out {
 		res := runStory(t, sc, 60, 3, "kv", "hybrid", "actor")
@@ -111,8 +111,8 @@ func TestExtensionRenewsFromStalePlan(t *testing.T) {
 		if !granted {
 			tr = results.Trial{Requests: []results.Request{{Outcome: results.Refused}}, Refused: 1}
 		}
-		sc := Vary(t, "stale-plan", results.Settings{Via: results.ViaExtension})
-		sc.judge(&tr, c.target)
+		sc := vary(t, "stale-plan", results.Settings{Via: results.ViaExtension})
+		sc.Decide(&tr, c.target)
 		if tr.Broken != c.renewed || c.renewed && !strings.Contains(tr.Why, "renewed") {
 			t.Errorf("%s: broken %v (%s); want %v", c.target, tr.Broken, tr.Why, c.renewed)
 		}
@@ -123,18 +123,18 @@ func TestExtensionRenewsFromStalePlan(t *testing.T) {
 // cancel keep pace with a short bound, so that a real-clock run against a
 // short cache takes seconds.
 func TestStalePlanTiming(t *testing.T) {
-	sc := Vary(t, "stale-plan", results.Settings{Bound: 2 * time.Second, For: 5 * time.Second, Rate: 4})
+	sc := vary(t, "stale-plan", results.Settings{Bound: 2 * time.Second, For: 5 * time.Second, Rate: 4})
 	if got := sc.Stream.Schedule.Duration(); got != 5*time.Second {
 		t.Errorf("--for 5s: downloads for %s", got)
 	}
 	if sc.DefaultRequests != 20 {
 		t.Errorf("4/s for 5s: %d requests; want 20", sc.DefaultRequests)
 	}
-	def := Vary(t, "stale-plan", results.Settings{Via: results.ViaServer})
+	def := vary(t, "stale-plan", results.Settings{Via: results.ViaServer})
 	if got := def.Stream.Schedule.Duration(); got != 2*time.Minute {
 		t.Errorf("default: downloads for %s; want 2m", got)
 	}
-	ext := Vary(t, "stale-plan", results.Settings{Via: results.ViaExtension})
+	ext := vary(t, "stale-plan", results.Settings{Via: results.ViaExtension})
 	if got, want := ext.Stream.Schedule.Duration(), 2*DefaultExtensionBound; got != want {
 		t.Errorf("via extension: downloads for %s; want %s", got, want)
 	}
@@ -146,7 +146,7 @@ func TestStalePlanTiming(t *testing.T) {
 // A trial of hours is refused on the real clock, at once and with the way
 // out, rather than played for a day and a half.
 func TestStalePlanHoursNotOnRealClock(t *testing.T) {
-	sc := Vary(t, "stale-plan", results.Settings{Via: results.ViaExtension})
+	sc := vary(t, "stale-plan", results.Settings{Via: results.ViaExtension})
 	res, err := engine.Run(context.Background(), engine.Plan{Scenario: sc, Targets: []string{"kv"}, Trials: 1, Seed: 1, RealClock: true})
 	if err != nil {
 		t.Fatal(err)

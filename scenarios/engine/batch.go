@@ -10,11 +10,11 @@ import (
 	"github.com/racelab/racelab/targets/story"
 )
 
-// batchReader reads many keys' counts in one read, when the store offers
+// BatchReader reads many keys' counts in one read, when the store offers
 // it for the story: nil when it does not.
 type BatchReader func(ctx context.Context, keys []string) ([]int64, error)
 
-// counterBatch is ten-hits-one-view's batch read: a story.BatchCounter's
+// CounterBatch is ten-hits-one-view's batch read: a story.BatchCounter's
 // ViewsMany.
 func CounterBatch(store any) BatchReader {
 	if b, ok := store.(story.BatchCounter); ok {
@@ -23,13 +23,13 @@ func CounterBatch(store any) BatchReader {
 	return nil
 }
 
-// batchKey is one key and its single read after its burst.
+// BatchKey is one key and its single read after its burst.
 type BatchKey struct {
 	key   string
 	count int64
 }
 
-// checkBatch reads keys in batches of BatchSize and compares each total
+// CheckBatch reads keys in batches of BatchSize and compares each total
 // with its single read. A store that offers no batch read after all gives
 // no check (nil).
 func CheckBatch(ctx context.Context, read BatchReader, keys []BatchKey) *results.BatchCheck {

@@ -143,7 +143,7 @@ func recheckTrial(sc *Scenario, n int, t *results.Trial, target string, historyT
 	if sc.Scripted {
 		sc.Judge(&c, target)
 	} else {
-		sc.judge(&c, target)
+		sc.Decide(&c, target)
 		switch {
 		case t.History == "":
 		case historyTimeout > 0:

@@ -58,10 +58,10 @@ func (e Evidence) historyTimeout() time.Duration {
 	return e.HistoryTimeout
 }
 
-// validate checks the evidence settings against the trials asked for. It
+// Validate checks the evidence settings against the trials asked for. It
 // refuses, before anything runs, a bound that the trial cap cannot reach:
 // better a usage error now than a verdict of "unproven" after an hour.
-func (e Evidence) validate(trials int) error {
+func (e Evidence) Validate(trials int) error {
 	level := e.Level()
 	switch {
 	case !(level > 0 && level < 1): // also refuses NaN
@@ -92,10 +92,10 @@ func (e Evidence) validate(trials int) error {
 	return nil
 }
 
-// planned is the number of trials a target gets unless it is stopped
+// Planned is the number of trials a target gets unless it is stopped
 // early: the trials asked for, raised in an adaptive run to the fewest
 // that can meet the bound if none of them breaks.
-func (e Evidence) planned(trials int) int {
+func (e Evidence) Planned(trials int) int {
 	if e.MaxRate <= 0 {
 		return trials
 	}

@@ -122,7 +122,7 @@ type Plan struct {
 	KeyChars results.KeyChars
 }
 
-// resolved is a target spec checked against the catalog before any runs.
+// Resolved is a target spec checked against the catalog before any runs.
 type Resolved struct {
 	Name   string // the name the user gave it (NAME=SPEC), or ""
 	Raw    string // the spec as written, without the name
@@ -176,7 +176,7 @@ func (p *Plan) Resolve() ([]Resolved, error) {
 	default:
 		return nil, fmt.Errorf("%w: --expect %q; want auto, hold, breaks or race", results.ErrUsage, p.Expect)
 	}
-	if err := p.Evidence.validate(cmp.Or(p.Trials, DefaultTrials)); err != nil {
+	if err := p.Evidence.Validate(cmp.Or(p.Trials, DefaultTrials)); err != nil {
 		return nil, err
 	}
 	specs := p.Targets
@@ -244,7 +244,7 @@ func Run(ctx context.Context, p Plan) (*results.Result, error) {
 	if p.Sequential {
 		n = cmp.Or(p.Requests, sc.SequentialRequests, sc.DefaultRequests)
 	}
-	trials := p.Evidence.planned(cmp.Or(p.Trials, DefaultTrials))
+	trials := p.Evidence.Planned(cmp.Or(p.Trials, DefaultTrials))
 	timeout := cmp.Or(p.Timeout, DefaultTimeout)
 	var gap time.Duration // zero: a burst
 	if p.Sequential {
@@ -360,7 +360,7 @@ func (p *Plan) catalog() *targets.Catalog {
 	return p.Catalog
 }
 
-// openAll opens every target before anything runs, so that a mistyped
+// OpenAll opens every target before anything runs, so that a mistyped
 // store parameter is a usage error up front, not halfway through: the
 // error is that one; any other failure to open is the target's own, in
 // openErr, and the run goes on without it. Close the targets with
@@ -378,7 +378,7 @@ func OpenAll(ctx context.Context, rs []Resolved, opts []targets.Option) (opened 
 	return opened, openErr, nil
 }
 
-// playThenClose plays on the opened target *t, then closes it and marks it
+// PlayThenClose plays on the opened target *t, then closes it and marks it
 // closed; the error is play's, or else the close's.
 func PlayThenClose(t **targets.Target, play func() error) error {
 	err := play()
@@ -412,7 +412,7 @@ func ExpectationOf(e targets.Entry, override Override) (results.Expectation, boo
 	return results.ExpectBreak, false
 }
 
-// virtualClock is the virtual clock store runs on, nil for the real clock.
+// VirtualClock is the virtual clock store runs on, nil for the real clock.
 func VirtualClock(store any) *clock.Virtual {
 	if c, ok := store.(targets.Clocked); ok {
 		v, _ := c.Clock().(*clock.Virtual)
@@ -421,7 +421,7 @@ func VirtualClock(store any) *clock.Virtual {
 	return nil
 }
 
-// inMemory says store is a simulated one, held in memory and new for
+// InMemory says store is a simulated one, held in memory and new for
 // every run: a real store keeps what a run wrote, even in virtual time.
 func InMemory(store any) bool {
 	_, ok := store.(targets.Forgetter)
@@ -558,7 +558,7 @@ func (r targetRun) play(ctx context.Context, rec *results.Recorder) error {
 		if batch != nil && len(batchKeys) < results.BatchKeys {
 			batchKeys = append(batchKeys, BatchKey{k, counted})
 		}
-		sc.judge(&trial, r.label)
+		sc.Decide(&trial, r.label)
 		JudgeHistory(sc, &trial, r.label, r.ev)
 		rec.Add(trial)
 		if f, ok := t.Store.(targets.Forgetter); ok {
@@ -571,7 +571,7 @@ func (r targetRun) play(ctx context.Context, rec *results.Recorder) error {
 	return nil
 }
 
-// arrivalSpread is the max minus the min of the server's arrival instants,
+// ArrivalSpread is the max minus the min of the server's arrival instants,
 // zero when the server did not report them.
 func ArrivalSpread(ts []time.Time) time.Duration {
 	if len(ts) == 0 {

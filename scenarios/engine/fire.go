@@ -15,7 +15,7 @@ import (
 	"github.com/racelab/racelab/targets/trace"
 )
 
-// firing says how one trial's requests are fired: all at once or one after
+// Firing says how one trial's requests are fired: all at once or one after
 // another, on the real clock or a target's virtual one.
 type Firing struct {
 	n       int
@@ -96,7 +96,7 @@ func (f Firing) fire(ctx context.Context, do func(context.Context, int) Answer) 
 				break
 			}
 		}
-		f.burst(ctx, do, reqs, arrived)
+		f.Burst(ctx, do, reqs, arrived)
 	}
 	if err != nil && ctx.Err() == nil {
 		return nil, nil, fmt.Errorf("virtual time: %w", err)
@@ -107,11 +107,11 @@ func (f Firing) fire(ctx context.Context, do func(context.Context, int) Answer) 
 	return reqs, arrived, nil
 }
 
-// burst fires exactly n requests at once on the real clock. All n
+// Burst fires exactly n requests at once on the real clock. All n
 // goroutines are started and parked on one channel before it is closed, so
 // none of them pays for goroutine start-up after the release; each writes
 // only its own slot.
-func (f Firing) burst(ctx context.Context, do func(context.Context, int) Answer, reqs []results.Request, arrived []time.Time) {
+func (f Firing) Burst(ctx context.Context, do func(context.Context, int) Answer, reqs []results.Request, arrived []time.Time) {
 	gate := make(chan struct{})
 	var ready, done sync.WaitGroup
 	ready.Add(f.n)
@@ -199,11 +199,11 @@ func (f Firing) call(ctx context.Context, i int, do func(context.Context, int) A
 	return do(ctx, i)
 }
 
-// burst fires exactly n calls of do at once on the real clock, as a trial
+// Burst fires exactly n calls of do at once on the real clock, as a trial
 // does, and returns their requests. Instants are monotonic and relative to
 // the release. Every call gets its own timeout; a panic in do is recorded
 // as that request's failure.
-func burst(ctx context.Context, n int, timeout time.Duration, do func(ctx context.Context, i int) Answer) []results.Request {
+func Burst(ctx context.Context, n int, timeout time.Duration, do func(ctx context.Context, i int) Answer) []results.Request {
 	reqs, _, _ := Firing{n: n, timeout: timeout}.fire(ctx, do)
 	return reqs
 }
@@ -262,11 +262,11 @@ func (f Firing) fireStream(ctx context.Context, offsets []time.Duration, prelude
 	return reqs, nil
 }
 
-// midnight is the day boundary the explanation crosses: the first one
+// Midnight is the day boundary the explanation crosses: the first one
 // after virtual time starts.
 var Midnight = targets.DefaultStart.Truncate(24 * time.Hour).Add(24 * time.Hour)
 
-// waitUntil returns at the wall-clock instant at, or when ctx is done. It
+// WaitUntil returns at the wall-clock instant at, or when ctx is done. It
 // sleeps until shortly before and spins the rest, yielding, since a
 // timer's wake-up is far coarser than the spread a release aims for.
 func WaitUntil(ctx context.Context, at time.Time) {

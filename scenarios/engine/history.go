@@ -59,7 +59,7 @@ type opOutput struct {
 	value   int64
 }
 
-// model is one story's sequential specification over a single key. Its
+// Model is one story's sequential specification over a single key. Its
 // state is one number: the views, the downloads counted today, or the
 // claims on the item.
 type Model struct {
@@ -83,13 +83,13 @@ type Model struct {
 	partition func(history []porcupine.Operation) [][]porcupine.Operation
 }
 
-// modelOf returns the model of sc's story; ok is false for a story that
+// ModelOf returns the model of sc's story; ok is false for a story that
 // has none, whose histories are not checked.
 func ModelOf(sc *Scenario) (Model, bool) {
 	return sc.Model, sc.Model.step != nil
 }
 
-// counterModel is ten-hits-one-view's store: a hit adds one and answers
+// CounterModel is ten-hits-one-view's store: a hit adds one and answers
 // the new total.
 func CounterModel() Model {
 	return Model{
@@ -133,7 +133,7 @@ func CounterModel() Model {
 	}
 }
 
-// quotaModel is six-become-four's store: a download is granted iff the
+// QuotaModel is six-become-four's store: a download is granted iff the
 // count is below limit, and then counted; either way it answers the count
 // after it.
 func QuotaModel(limit int64) Model {
@@ -184,7 +184,7 @@ func QuotaModel(limit int64) Model {
 	}
 }
 
-// limiterModel is six-of-five's store: a quota per fixed window. The
+// LimiterModel is six-of-five's store: a quota per fixed window. The
 // store keys each window apart (caller and window number), so a burst
 // that straddles a window boundary on the real clock meets two quotas,
 // each granting up to the limit and counting from one, and the count a
@@ -320,7 +320,7 @@ func boundedStep(limit int64, checkValue bool) func(s int64, in opInput, out opO
 	}
 }
 
-// itemModel is five-checkouts' store: a checkout claims the item while
+// ItemModel is five-checkouts' store: a checkout claims the item while
 // claims are below stock, and is refused once it is taken. Only outcomes
 // are checked: a checkout answers yes or no, not a count.
 func ItemModel(stock int64) Model {
@@ -399,8 +399,8 @@ func highest(reqs []results.Request) (results.Request, bool) {
 	return top, true
 }
 
-// porcupine wraps the model for the checker.
-func (m Model) porcupine() porcupine.Model {
+// Porcupine wraps the model for the checker.
+func (m Model) Porcupine() porcupine.Model {
 	return porcupine.Model{
 		Init: func() any { return int64(0) },
 		Step: func(state, input, output any) (bool, any) {
@@ -423,9 +423,9 @@ func (m Model) porcupine() porcupine.Model {
 	}
 }
 
-// operations turns a trial into porcupine's operations: one per request,
+// Operations turns a trial into porcupine's operations: one per request,
 // with its instants in nanoseconds from the release, then the read-back.
-func operations(t *results.Trial) []porcupine.Operation {
+func Operations(t *results.Trial) []porcupine.Operation {
 	var last int64
 	for _, r := range t.Requests {
 		last = max(last, int64(r.Return))
@@ -465,13 +465,13 @@ func operations(t *results.Trial) []porcupine.Operation {
 	})
 }
 
-// checkHistory checks whether a trial's history is linearizable against the
+// CheckHistory checks whether a trial's history is linearizable against the
 // model of sc's story: a counter whose hits answer the new total, a quota
 // that grants below its limit, an item that can be claimed once. It spends
 // at most timeout searching (0 for no limit) and answers HistoryUnknown if
 // that was not enough; why says in words what is wrong with a history that
 // is not linearizable. A story without a model is not checked: "" and "".
-func checkHistory(sc *Scenario, t *results.Trial, timeout time.Duration) (verdict results.HistoryVerdict, why string) {
+func CheckHistory(sc *Scenario, t *results.Trial, timeout time.Duration) (verdict results.HistoryVerdict, why string) {
 	m, ok := ModelOf(sc)
 	if !ok || len(t.Requests) == 0 {
 		return "", ""
@@ -479,7 +479,7 @@ func checkHistory(sc *Scenario, t *results.Trial, timeout time.Duration) (verdic
 	if why := m.refute(t); why != "" {
 		return results.NotLinearizable, why
 	}
-	switch porcupine.CheckOperationsTimeout(m.porcupine(), operations(t), timeout) {
+	switch porcupine.CheckOperationsTimeout(m.Porcupine(), Operations(t), timeout) {
 	case porcupine.Ok:
 		return results.Linearizable, ""
 	case porcupine.Illegal:
@@ -490,7 +490,7 @@ func checkHistory(sc *Scenario, t *results.Trial, timeout time.Duration) (verdic
 	}
 }
 
-// judgeHistory checks a judged trial's history, unless told not to, and
+// JudgeHistory checks a judged trial's history, unless told not to, and
 // breaks the trial when it is not linearizable. The rule's own Why, when
 // the counts already broke it, is kept: it says more plainly what went
 // wrong.
@@ -498,7 +498,7 @@ func JudgeHistory(sc *Scenario, t *results.Trial, target string, e Evidence) {
 	if e.SkipHistory {
 		return
 	}
-	t.History, t.HistoryWhy = checkHistory(sc, t, e.historyTimeout())
+	t.History, t.HistoryWhy = CheckHistory(sc, t, e.historyTimeout())
 	if t.History == results.NotLinearizable && !t.Broken {
 		t.Broken = true
 		t.Why = fmt.Sprintf("%s: not linearizable: %s", target, t.HistoryWhy)
@@ -534,13 +534,13 @@ func historyTrial(res *results.Result) (target *results.TargetResult, trial *res
 	return nil, nil, false
 }
 
-// writeHistoryHTML writes porcupine's visualization of one trial of res
+// WriteHistoryHTML writes porcupine's visualization of one trial of res
 // (see historyTrial) to w: one lane per request from its invoke to its
 // return, the read-back last, and the longest order of them that the model
 // accepts. It is a page with porcupine's own script and styles inline.
 // The search behind it is bounded by timeout; a search cut short still
 // draws what it found.
-func writeHistoryHTML(w io.Writer, sc *Scenario, res *results.Result, timeout time.Duration) error {
+func WriteHistoryHTML(w io.Writer, sc *Scenario, res *results.Result, timeout time.Duration) error {
 	m, ok := ModelOf(sc)
 	if !ok {
 		return fmt.Errorf("%s has no history model", sc.Name)
@@ -549,8 +549,8 @@ func writeHistoryHTML(w io.Writer, sc *Scenario, res *results.Result, timeout ti
 	if !ok {
 		return fmt.Errorf("%s: no trial to draw", res.Scenario)
 	}
-	pm := m.porcupine()
-	_, info := porcupine.CheckOperationsVerbose(pm, operations(t), timeout)
+	pm := m.Porcupine()
+	_, info := porcupine.CheckOperationsVerbose(pm, Operations(t), timeout)
 	note := fmt.Sprintf("%s on %s, trial %d (key %s)", res.Scenario, tr.Target, t.Index+1, t.Key)
 	details := strings.TrimSpace(string(t.History) + ": " + t.HistoryWhy)
 	if t.History == "" {
@@ -576,7 +576,7 @@ func writeHistoryFile(path string, sc *Scenario, res *results.Result, timeout ti
 		return nil
 	}
 	var b bytes.Buffer
-	if err := writeHistoryHTML(&b, sc, res, timeout); err != nil {
+	if err := WriteHistoryHTML(&b, sc, res, timeout); err != nil {
 		return err
 	}
 	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
@@ -585,7 +585,7 @@ func writeHistoryFile(path string, sc *Scenario, res *results.Result, timeout ti
 	return nil
 }
 
-// windowsOf lists the windows the answered requests were counted in, in
+// WindowsOf lists the windows the answered requests were counted in, in
 // order.
 func WindowsOf(reqs []results.Request) []int64 {
 	seen := map[int64]bool{}
@@ -595,4 +595,13 @@ func WindowsOf(reqs []results.Request) []int64 {
 		}
 	}
 	return slices.Sorted(maps.Keys(seen))
+}
+
+// Refute checks the cheap necessary conditions of linearizability alone,
+// without the search: the first one the trial violates, or "".
+func (m Model) Refute(t *results.Trial) string {
+	if m.refute == nil {
+		return ""
+	}
+	return m.refute(t)
 }

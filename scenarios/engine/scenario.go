@@ -110,7 +110,7 @@ type Scenario struct {
 	bind Binder
 }
 
-// player is a store bound to a story: its request and its read-back.
+// Player is a store bound to a story: its request and its read-back.
 type Player struct {
 	// do performs request i of a burst on key.
 	Do func(ctx context.Context, key string, i int) Answer
@@ -125,7 +125,7 @@ type Player struct {
 	Prelude func(ctx context.Context, key string, sleep func(time.Duration) error) error
 }
 
-// define makes a story typed on its store interface S (package story):
+// Define makes a story typed on its store interface S (package story):
 // do and read are written against S, the store first as in a method
 // expression (story.Counter.Views), and a store plays the story exactly
 // when it implements S, asserted once per target rather than per request.
@@ -135,7 +135,7 @@ func Define[S any](sc Scenario, do func(s S, ctx context.Context, key string, i 
 	}, nil)
 }
 
-// defineTrial is define for a story whose read-back needs the trial's
+// DefineTrial is define for a story whose read-back needs the trial's
 // requests (the windows they were counted in), or whose trial starts with
 // a prelude on its key.
 func DefineTrial[S any](sc Scenario, do func(s S, ctx context.Context, key string, i int) Answer,
@@ -171,9 +171,9 @@ func (sc *Scenario) Plays(store any) bool {
 	return ok
 }
 
-// judge judges a trial by the story's hard rule, then by its soft rule
+// Decide judges a trial by the story's hard rule, then by its soft rule
 // when it has one.
-func (sc *Scenario) judge(t *results.Trial, target string) {
+func (sc *Scenario) Decide(t *results.Trial, target string) {
 	sc.Judge(t, target)
 	if sc.Soft != nil {
 		t.SoftBroken = sc.Soft(t)
@@ -206,7 +206,7 @@ func (sc *Scenario) Account(t *results.Trial, target string) string {
 	return sc.Tell(t, target)
 }
 
-// answerOfReply turns a staged target's reply into an Answer: a hit is
+// AnswerOfReply turns a staged target's reply into an Answer: a hit is
 // always allowed, the other operations are allowed when OK.
 func AnswerOfReply(op story.Op, r story.Reply, err error) Answer {
 	a := AnswerOf(r.OK || op == story.OpHit, r.Value, err)
@@ -214,7 +214,7 @@ func AnswerOfReply(op story.Op, r story.Reply, err error) Answer {
 	return a
 }
 
-// answerOf turns a store's reply into an Answer.
+// AnswerOf turns a store's reply into an Answer.
 func AnswerOf(ok bool, value int64, err error) Answer {
 	switch {
 	case err != nil:

@@ -13,7 +13,7 @@ import (
 // defaults that records none.
 func (sc *Scenario) Settings() *results.Settings { return sc.Made }
 
-// stream is how a story fires a trial as arrivals over time.
+// Stream is how a story fires a trial as arrivals over time.
 type Stream struct {
 	// schedule is the arrivals' schedule; each trial draws its own from
 	// the run's seed.
@@ -70,7 +70,7 @@ func (st *Stream) wait(now time.Time) time.Duration {
 	return time.Duration(next - ns)
 }
 
-// streamWords says a schedule in words: "Poisson arrivals at 20/s for 1m0s".
+// StreamWords says a schedule in words: "Poisson arrivals at 20/s for 1m0s".
 func StreamWords(s pace.Schedule) string {
 	kind := "Poisson arrivals"
 	if s.Spacing == pace.Even {
@@ -79,7 +79,7 @@ func StreamWords(s pace.Schedule) string {
 	return fmt.Sprintf("%s at %s for %s", kind, RateWords(s.Start), s.Duration())
 }
 
-// rateWords writes a rate per second, or per minute or hour when that
+// RateWords writes a rate per second, or per minute or hour when that
 // reads better: "20/s", "6/m", "6/h".
 func RateWords(r pace.Rate) string {
 	if r < 1 && r*60 == pace.Rate(int64(r*60)) {

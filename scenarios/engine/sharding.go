@@ -38,7 +38,7 @@ func CheckRunID(id string) error {
 	return nil
 }
 
-// span is the requests [lo, hi) of a burst of n that shard Index plays:
+// Span is the requests [lo, hi) of a burst of n that shard Index plays:
 // the n requests split as evenly as possible, every one played once.
 func (s *Sharding) Span(n int) (lo, hi int) {
 	return s.Index * n / s.Of, (s.Index + 1) * n / s.Of
@@ -60,7 +60,7 @@ func (s *Sharding) Check(n int) error {
 	return nil
 }
 
-// slot is the instant trial number k of the shard is released at; zero
+// Slot is the instant trial number k of the shard is released at; zero
 // when there is no agreed start.
 func (s *Sharding) Slot(k int) time.Time {
 	if s.StartAt.IsZero() {

@@ -521,7 +521,7 @@ func (r *loadRun) judge(ctx context.Context, lt *results.LoadTarget) error {
 	return kj.Judge(ctx, lt)
 }
 
-// keyJudge reads a load's keys back and judges each: a load's own, or the
+// KeyJudge reads a load's keys back and judges each: a load's own, or the
 // sum of a sharded load's parts (VerifyLoad).
 type KeyJudge struct {
 	Scenario *engine.Scenario

@@ -150,7 +150,7 @@ func betaContinuedFraction(a, b, x float64) float64 {
 	return h
 }
 
-// percent writes a fraction as a percentage for messages: 0.99 → "99%",
+// Percent writes a fraction as a percentage for messages: 0.99 → "99%",
 // 0.001 → "0.1%".
 func Percent(f float64) string {
 	return fmt.Sprintf("%g%%", math.Round(f*100*1e6)/1e6)

@@ -27,7 +27,7 @@ type Latency struct {
 	Max   time.Duration `json:"max_ns"`
 }
 
-// latencyOf reads the percentiles off a histogram of microseconds.
+// LatencyOf reads the percentiles off a histogram of microseconds.
 func LatencyOf(h *hdrhistogram.Histogram) Latency {
 	if h.TotalCount() == 0 {
 		return Latency{}
@@ -45,7 +45,7 @@ func LatencyOf(h *hdrhistogram.Histogram) Latency {
 	}
 }
 
-// encodeHistogram writes h in HdrHistogram's compressed, base64 form, which
+// EncodeHistogram writes h in HdrHistogram's compressed, base64 form, which
 // other HdrHistogram tools read too, so that saved results can be merged
 // exactly rather than by averaging percentiles.
 func EncodeHistogram(h *hdrhistogram.Histogram) string {

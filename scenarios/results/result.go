@@ -139,7 +139,7 @@ type Trial struct {
 	HistoryWhy string         `json:"history_why,omitempty"`
 }
 
-// count sets Allowed, Refused, Errors and Unsynchronized from the trial's
+// Count sets Allowed, Refused, Errors and Unsynchronized from the trial's
 // requests.
 func (t *Trial) Count() {
 	t.Allowed, t.Refused, t.Errors, t.Unsynchronized = 0, 0, 0, false

@@ -239,7 +239,7 @@ func (s *Tally) TooInconclusive() bool {
 	return s.Trials > 0 && (s.Conclusive() == 0 || float64(s.Inconclusive) > MaxInconclusive*float64(s.Trials))
 }
 
-// bound is what the tally proves about the rate of breaking at level:
+// Bound is what the tally proves about the rate of breaking at level:
 // only conclusive trials count.
 func (s *Tally) Bound(level, maxRate float64) Bound {
 	b := Bound{Level: level, MaxRate: maxRate, Trials: s.Conclusive(), Broken: s.Broken, Inconclusive: s.Inconclusive}
@@ -267,7 +267,7 @@ func (s *Tally) CountedMedian() int64 {
 	return s.CountedMax
 }
 
-// merge adds another target's tally to s, as if its trials had followed.
+// Merge adds another target's tally to s, as if its trials had followed.
 func (s *Tally) Merge(o *Tally) {
 	if o.Trials == 0 {
 		return
@@ -357,7 +357,7 @@ type Keep struct {
 	Requests int
 }
 
-// recorder records a target's judged trials: every one into the tally,
+// Recorder records a target's judged trials: every one into the tally,
 // the sample into tr.Trials.
 type Recorder struct {
 	tr    *TargetResult
@@ -382,7 +382,7 @@ func NewRecorder(tr *TargetResult, keep Keep) *Recorder {
 	return &Recorder{tr: tr, keep: keep, worstAt: -1}
 }
 
-// add records one judged trial.
+// Add records one judged trial.
 func (r *Recorder) Add(t Trial) {
 	firstBroken := t.Broken && r.tally.Broken == 0
 	firstInconclusive := t.Inconclusive() && r.tally.Inconclusive == 0
@@ -413,7 +413,7 @@ func (r *Recorder) Add(t Trial) {
 	r.requests += len(t.Requests)
 }
 
-// finish sets the target's tally, when the sample left trials out, and
+// Finish sets the target's tally, when the sample left trials out, and
 // its bound.
 func (r *Recorder) Finish(level, maxRate float64) {
 	if r.dropped {

@@ -185,7 +185,7 @@ func compare(v float64, op string, bound float64) bool {
 	}
 }
 
-// percentOf writes a share with the precision small shares need: 0.05%,
+// PercentOf writes a share with the precision small shares need: 0.05%,
 // 1.2%, 37%.
 func PercentOf(f float64) string {
 	p := f * 100

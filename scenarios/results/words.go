@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// answered lists the values the allowed requests were told, in order:
+// Answered lists the values the allowed requests were told, in order:
 // "1, 2, 3, …, 10" when they run without a gap.
 func Answered(reqs []Request) string {
 	var vs []int64
@@ -27,7 +27,7 @@ func Answered(reqs []Request) string {
 	return strings.Join(parts, ", ")
 }
 
-// plural writes "1 hit", "2 hits".
+// Plural writes "1 hit", "2 hits".
 func Plural(n int64, word string) string {
 	if n == 1 {
 		return fmt.Sprintf("%d %s", n, word)
@@ -35,7 +35,7 @@ func Plural(n int64, word string) string {
 	return fmt.Sprintf("%d %ss", n, word)
 }
 
-// durationWords writes a duration the way people say it: "60s", "2m",
+// DurationWords writes a duration the way people say it: "60s", "2m",
 // "1h30m".
 func DurationWords(d time.Duration) string {
 	s := d.String()

@@ -1,0 +1,43 @@
+package load
+
+import (
+	"testing"
+	"time"
+
+	"github.com/racelab/racelab/scenarios/results"
+)
+
+// TestMeterMemoryIsFlat: the meter keeps one histogram for the load and
+// one for the current second, and one small Second per second gone: a
+// million answers take no more room than a thousand.
+func TestMeterMemoryIsFlat(t *testing.T) {
+	start := time.Unix(0, 0)
+	m := newMeter(start)
+	size := m.all.ByteSize() + m.sec.ByteSize()
+	for i := range 1_000_000 {
+		at := start.Add(time.Duration(i) * 3 * time.Microsecond) // three seconds in all
+		m.record(at, time.Duration(i%5000)*time.Microsecond, nil, "")
+	}
+	if got := m.all.ByteSize() + m.sec.ByteSize(); got != size {
+		t.Errorf("histograms grew from %d to %d bytes", size, got)
+	}
+	lat, _, buckets, series, _ := m.finish(start.Add(3 * time.Second))
+	if len(series) != 3 || lat.Count != 1_000_000 || len(buckets) > 40 {
+		t.Errorf("%d seconds, %d answers, %d buckets; want 3, 1000000, a few", len(series), lat.Count, len(buckets))
+	}
+	if p50 := lat.P50; p50 < 2400*time.Microsecond || p50 > 2600*time.Microsecond {
+		t.Errorf("p50 %s of a uniform 0-5ms, want 2.5ms", p50)
+	}
+}
+
+// TestZipfKeysAreHot: with zipf:2 the first key takes most requests.
+func TestZipfKeysAreHot(t *testing.T) {
+	pk := newPicker(1, 0, 100, results.KeyDist{Zipf: 2})
+	hits := make([]int, 100)
+	for range 10000 {
+		hits[pk.next()]++
+	}
+	if hits[0] < 5000 || hits[99] > 100 {
+		t.Errorf("zipf:2 over 100 keys: first %d, last %d of 10000", hits[0], hits[99])
+	}
+}
