@@ -26,7 +26,7 @@ func replayed(t *testing.T, story string) results.Explanation {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := engine.Explain(context.Background(), targets.Builtin(), sc, "kv", "actor", 0, 7)
+	e, err := engine.Explain(context.Background(), &engine.Explainer{Scenario: sc, Catalog: targets.Builtin(), Target: "kv", Fixed: "actor", Seed: 7})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,7 +51,8 @@ func fiveCheckoutsOf(stock int64) *engine.Scenario {
 		Op:              story.OpCheckout,
 		KeyPrefix:       "item",
 
-		Knobs:  []string{results.KnobStock},
+		Knobs: []engine.Knob{engine.IntKnob(results.KnobStock, "copies of each item (default 1); the rule becomes successes <= stock",
+			1, engine.MaxRequests, fmt.Sprintf("1 to %d copies", engine.MaxRequests), func(s *results.Settings) *int64 { return &s.Stock })},
 		Model:  engine.ItemModel(stock),
 		Extras: []engine.Extra{{After: "fix", Replay: paymentReplays}, {After: "fix", Replay: outageReplays}},
 		Parts: []engine.Part{{Flag: "payment", Bars: len(paymentDesigns), Run: runPayments,
@@ -116,7 +117,7 @@ func fiveCheckoutsOf(stock int64) *engine.Scenario {
 	sc.Vary = func(set results.Settings) (*engine.Scenario, error) {
 		k := cmp.Or(set.Stock, Stock)
 		if k < 1 {
-			return nil, fmt.Errorf("--stock %d: want 1 or more copies", k)
+			return nil, results.Fieldf(results.KnobStock, "{} %d: want 1 to %d copies", k, engine.MaxRequests)
 		}
 		v := fiveCheckoutsOf(k)
 		if k != Stock {

@@ -73,7 +73,7 @@ const (
 func runOutages(ctx context.Context, trials int, seed int64, onTrial func(string, int, int)) (*results.Result, error) {
 	trials = cmp.Or(trials, engine.DefaultTrials)
 	if trials < 1 {
-		return nil, fmt.Errorf("%w: --trials %d; want 1 or more", results.ErrUsage, trials)
+		return nil, engine.Invalid("Trials", trials)
 	}
 	res := &results.Result{Schema: results.SchemaVersion, Scenario: outageScenario, Rule: outageRule,
 		Requests: OutageCheckouts, Trials: trials, Seed: seed,

@@ -54,7 +54,7 @@ const paymentRule = "every painting is sold at most once, however long a payment
 func runPayments(ctx context.Context, trials int, seed int64, onTrial func(string, int, int)) (*results.Result, error) {
 	trials = cmp.Or(trials, engine.DefaultTrials)
 	if trials < 1 {
-		return nil, fmt.Errorf("%w: --trials %d; want 1 or more", results.ErrUsage, trials)
+		return nil, engine.Invalid("Trials", trials)
 	}
 	res := &results.Result{Schema: results.SchemaVersion, Scenario: paymentScenario, Rule: paymentRule,
 		Requests: 2, Trials: trials, Seed: seed, Script: "2 buyers, minutes apart, in virtual time"}

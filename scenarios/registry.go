@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -70,22 +71,31 @@ func Check(r *results.Result, historyTimeout time.Duration) error {
 func With(sc *engine.Scenario, s results.Settings) (*engine.Scenario, error) {
 	set := s.Knobs()
 	for _, k := range set {
-		if !slices.Contains(sc.Knobs, k) {
+		if !takes(sc, k) {
 			var owners []string
 			for _, o := range registry {
-				if slices.Contains(o.Knobs, k) {
+				if takes(o, k) {
 					owners = append(owners, o.Name)
 				}
 			}
-			return nil, fmt.Errorf("%w: --%s is a setting of %s, not %s", results.ErrUsage, k, strings.Join(owners, " and "), sc.Name)
+			return nil, results.Fieldf(k, "{} is a setting of %s, not %s", strings.Join(owners, " and "), sc.Name)
 		}
 	}
 	if len(set) == 0 || sc.Vary == nil {
 		return sc, nil
 	}
 	v, err := sc.Vary(s)
-	if err != nil {
+	var field *results.FieldError
+	switch {
+	case errors.As(err, &field):
+		return nil, err // it names the knob: the story's name adds nothing
+	case err != nil:
 		return nil, fmt.Errorf("%w: %s: %w", results.ErrUsage, sc.Name, err)
 	}
 	return v, nil
+}
+
+// takes says whether sc has a knob of that name.
+func takes(sc *engine.Scenario, knob string) bool {
+	return slices.ContainsFunc(sc.Knobs, func(k engine.Knob) bool { return k.Name == knob })
 }

@@ -229,8 +229,8 @@ func TestShardRefusesWhatCannotBeShared(t *testing.T) {
 		want string
 	}{
 		{engine.Plan{Scenario: tenHitsOneView, Targets: []string{"sqlite?path=" + path}, Requests: 1}, s, "cannot share 1 requests"},
-		{engine.Plan{Scenario: tenHitsOneView, Targets: []string{"sqlite?path=" + path}, Sequential: true}, s, "--sequential"},
-		{engine.Plan{Scenario: tenHitsOneView, Targets: []string{"sqlite?path=" + path}}, engine.Sharding{Of: 2, RunID: "a b"}, "--run-id"},
+		{engine.Plan{Scenario: tenHitsOneView, Targets: []string{"sqlite?path=" + path}, Sequential: true}, s, "Sequential fires"},
+		{engine.Plan{Scenario: tenHitsOneView, Targets: []string{"sqlite?path=" + path}}, engine.Sharding{Of: 2, RunID: "a b"}, "RunID \"a b\""},
 		{engine.Plan{Scenario: streamed, Targets: []string{"sqlite?path=" + path}}, s, "stream of arrivals"},
 	} {
 		if _, err := shards.RunShard(context.Background(), tt.p, tt.s); !errors.Is(err, results.ErrUsage) || !strings.Contains(err.Error(), tt.want) {

@@ -48,15 +48,15 @@ func sixOfFiveWith(set results.Settings) (*engine.Scenario, error) {
 	}
 	switch {
 	case limit < 1:
-		return nil, fmt.Errorf("--limit %d: want 1 or more requests a window", limit)
+		return nil, results.Fieldf(results.KnobLimit, "{} %d: want 1 or more requests a window", limit)
 	case length < time.Second || length > 24*time.Hour:
-		return nil, fmt.Errorf("--window %s: want a window from 1s to 24h", length)
+		return nil, results.Fieldf(results.KnobWindow, "{} %s: want a window from 1s to 24h", length)
 	case tolerance < 0:
-		return nil, fmt.Errorf("--tolerance %d: want 0 or more requests over the limit", tolerance)
+		return nil, results.Fieldf(results.KnobTolerance, "{} %d: want 0 or more requests over the limit", tolerance)
 	case set.Rate < 0:
-		return nil, fmt.Errorf("--rate %s: want a positive rate such as 20/s", set.Rate)
+		return nil, results.Fieldf(results.KnobRate, "{} %s: want a positive rate such as 20/s", set.Rate)
 	case set.Rate == 0 && (set.Arrivals != "" || set.Rollover):
-		return nil, fmt.Errorf("--arrivals and --rollover shape a stream; add --rate such as 20/s")
+		return nil, results.Fieldf(results.KnobRate, "{arrivals} and {rollover} shape a stream; add {} such as 20/s")
 	}
 	w := story.Window{Limit: limit, Length: length}
 	soft := limit + tolerance
@@ -91,9 +91,19 @@ func sixOfFiveWith(set results.Settings) (*engine.Scenario, error) {
 		Op:              story.OpLimit,
 		Limit:           limit,
 		KeyPrefix:       "caller",
-		Knobs:           []string{results.KnobLimit, results.KnobWindow, results.KnobTolerance, results.KnobRate, results.KnobArrivals, results.KnobRollover},
-		Extras:          []engine.Extra{{After: "race", Replay: streamReplay}, {After: "fix", Replay: rolloverReplays}},
-		Ending:          limiterExercise,
+		Knobs: []engine.Knob{
+			engine.IntKnob(results.KnobLimit, "requests a caller per window (default 5)", 1, 0, "1 or more requests a window",
+				func(s *results.Settings) *int64 { return &s.Limit }),
+			engine.DurationKnob(results.KnobWindow, "the fixed window (default 60s)", "60s", func(s *results.Settings) *time.Duration { return &s.Window }),
+			engine.IntKnob(results.KnobTolerance, "how far over the limit the soft rule lets a window go (default 1)", 0, 0, "0 or more requests over the limit",
+				func(s *results.Settings) *int64 { s.Tolerance = new(int64); return s.Tolerance }),
+			engine.RateKnob(results.KnobRate, "stream one caller's requests at this rate over one window (such as 20/s) instead of a burst",
+				func(s *results.Settings) *pace.Rate { return &s.Rate }),
+			arrivalsKnob,
+			engine.BoolKnob(results.KnobRollover, "start each stream half a window before a window boundary", func(s *results.Settings) *bool { return &s.Rollover }),
+		},
+		Extras: []engine.Extra{{After: "race", Replay: streamReplay}, {After: "fix", Replay: rolloverReplays}},
+		Ending: limiterExercise,
 		Tell: func(t *results.Trial, target string) string {
 			return fmt.Sprintf("%s: %s admitted (%s), %d refused, %d counted", target,
 				results.Plural(int64(t.Allowed), "request"), perWindow(t.Windows), t.Refused, t.Counted)
@@ -139,7 +149,7 @@ func sixOfFiveWith(set results.Settings) (*engine.Scenario, error) {
 		sch := pace.Constant(set.Rate, length-length/100)
 		sch.Spacing = spacing
 		if n := sch.Expected(); n > engine.MaxRequests || n < 1 {
-			return nil, fmt.Errorf("--rate %s over a %s window is %d arrivals; want 1 to %d (lower --rate or --window)",
+			return nil, results.Fieldf(results.KnobRate, "{} %s over a %s window is %d arrivals; want 1 to %d (lower {} or {window})",
 				engine.RateWords(set.Rate), results.DurationWords(length), n, engine.MaxRequests)
 		}
 		st := &engine.Stream{Schedule: sch, Align: length, Words: engine.StreamWords(sch)}
@@ -214,3 +224,7 @@ func perWindow(ws []int) string {
 	}
 	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1] + fmt.Sprintf(" in %d windows", len(ws))
 }
+
+// arrivalsKnob spaces a stream's arrivals, for every story that streams.
+var arrivalsKnob = engine.SpacingKnob(results.KnobArrivals, "spacing of a stream's arrivals: even (default: one bot keeping time) or poisson (seeded)",
+	func(s *results.Settings) *pace.Spacing { return &s.Arrivals })

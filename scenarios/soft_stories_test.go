@@ -223,7 +223,7 @@ func TestStalePlan(t *testing.T) {
 func TestExplainEndings(t *testing.T) {
 	for _, name := range []string{"six-of-five", "stale-plan"} {
 		sc, _ := Lookup(name)
-		e, err := engine.Explain(context.Background(), nil, sc, "kv", "actor", 0, 7)
+		e, err := engine.Explain(context.Background(), &engine.Explainer{Scenario: sc, Target: "kv", Fixed: "actor", Seed: 7})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}

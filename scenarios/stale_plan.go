@@ -40,7 +40,7 @@ var stalePlan = mustVary(stalePlanWith(results.Settings{}))
 func stalePlanWith(set results.Settings) (*engine.Scenario, error) {
 	via := cmp.Or(set.Via, results.ViaServer)
 	if via != results.ViaServer && via != results.ViaExtension {
-		return nil, fmt.Errorf("--via %q: want %s or %s", via, results.ViaServer, results.ViaExtension)
+		return nil, results.Fieldf(results.KnobVia, "{} %q: want %s or %s", via, results.ViaServer, results.ViaExtension)
 	}
 	ext := via == results.ViaExtension
 	rate, bound := DefaultPlanRate, DefaultPlanBound
@@ -50,7 +50,7 @@ func stalePlanWith(set results.Settings) (*engine.Scenario, error) {
 	rate, bound = cmp.Or(set.Rate, rate), cmp.Or(set.Bound, bound)
 	spacing := cmp.Or(set.Arrivals, pace.Poisson)
 	if set.Rollover || set.Tolerance != nil {
-		return nil, fmt.Errorf("--rollover and --tolerance are six-of-five's")
+		return nil, results.Fieldf(results.KnobRollover, "{} and {tolerance} are six-of-five's")
 	}
 	// Long enough to see the exposure end: twice the bound, at least two
 	// minutes, unless --for says otherwise.
@@ -62,7 +62,7 @@ func stalePlanWith(set results.Settings) (*engine.Scenario, error) {
 	sch := pace.Constant(rate, span)
 	sch.Spacing = spacing
 	if n := sch.Expected(); n < 1 || n > engine.MaxRequests {
-		return nil, fmt.Errorf("--rate %s for %s is %d downloads; want 1 to %d", engine.RateWords(rate), results.DurationWords(span), n, engine.MaxRequests)
+		return nil, results.Fieldf(results.KnobRate, "{} %s for %s is %d downloads; want 1 to %d", engine.RateWords(rate), results.DurationWords(span), n, engine.MaxRequests)
 	}
 	limit := int64(DailyLimit)
 	resolved := results.Settings{Rate: rate, Arrivals: spacing, Bound: bound, For: set.For, Via: set.Via}
@@ -95,8 +95,18 @@ func stalePlanWith(set results.Settings) (*engine.Scenario, error) {
 		Op:              story.OpOriginal,
 		Limit:           limit,
 		KeyPrefix:       "subscriber",
-		Knobs:           []string{results.KnobRate, results.KnobArrivals, results.KnobBound, results.KnobFor, results.KnobVia},
-		Ending:          planEnding,
+		Knobs: []engine.Knob{
+			engine.RateKnob(results.KnobRate, "the rate of downloads after the cancel (default 6/m; 6/h via the extension)",
+				func(s *results.Settings) *pace.Rate { return &s.Rate }),
+			arrivalsKnob,
+			engine.DurationKnob(results.KnobBound, "the exposure after a cancel the design accepts (default the plan's 45s cache;\n12h0m45s via the extension)",
+				"45s", func(s *results.Settings) *time.Duration { return &s.Bound }),
+			engine.DurationKnob(results.KnobFor, "how long downloads keep coming after the cancel (default twice the bound, at least 2m)",
+				"3m", func(s *results.Settings) *time.Duration { return &s.For }),
+			engine.ChoiceKnob(results.KnobVia, "who grants the downloads: server (default; a cached plan read) or extension\n(a licence revalidated every 12h)",
+				results.ViaServer+" or "+results.ViaExtension, []string{results.ViaServer, results.ViaExtension}, func(s *results.Settings) *string { return &s.Via }),
+		},
+		Ending: planEnding,
 		Tell: func(t *results.Trial, target string) string {
 			if t.Allowed == 0 {
 				return fmt.Sprintf("%s: no original granted after the cancel; %d refused", target, t.Refused)

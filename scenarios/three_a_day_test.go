@@ -60,7 +60,7 @@ func TestANewStoryIsOneFile(t *testing.T) {
 	if fs := res.Shortfalls(); len(fs) != 0 {
 		t.Errorf("shortfalls %+v; want none (kv is expected to break)", fs)
 	}
-	e, err := engine.Explain(context.Background(), nil, threeADay, "kv", "actor", 0, 3)
+	e, err := engine.Explain(context.Background(), &engine.Explainer{Scenario: threeADay, Target: "kv", Fixed: "actor", Seed: 3})
 	if err != nil || len(e.Replays) != 2 {
 		t.Errorf("explain: %d replays, %v; want the race and the fix", len(e.Replays), err)
 	}

@@ -88,7 +88,7 @@ func Main(ctx context.Context, args []string, s Streams, cat *targets.Catalog) i
 	err := root.ExecuteContext(ctx)
 	code := exitCode(err)
 	if err != nil && !errors.Is(err, errSilent) {
-		fmt.Fprintf(s.Err, "racelab: %v\n", err)
+		fmt.Fprintf(s.Err, "racelab: %s\n", sayFlags(err))
 	}
 	return code
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/racelab/racelab/cmd/racelab/classroom"
 	"github.com/racelab/racelab/report"
 	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/engine"
@@ -23,13 +24,18 @@ type explainOptions struct {
 	Fixed    string
 	Seed     int64
 	Requests int
-	// RequestsSet: an explicit -n 0 is a mistake, as in run, not the
-	// story's default.
-	RequestsSet bool
+	// set tells which flags were given: an explicit -n 0 is a mistake, as
+	// in run, not the story's default.
+	set func(name string) bool
 	// Step waits for Enter between the steps, on a terminal.
-	Step    bool
-	Outputs outputFlags
+	Step        bool
+	Outputs     outputFlags
+	RedisURL    string
+	PostgresURL string
+	HTTP        httpFlags
 }
+
+func (o *explainOptions) servers() serverFlags { return serverFlags{&o.RedisURL, &o.PostgresURL} }
 
 func newExplainCmd(s Streams, cat *targets.Catalog) *cobra.Command {
 	o := &explainOptions{}
@@ -59,17 +65,19 @@ page, each replay drawn as an SVG timeline on one shared time axis.`,
 		ValidArgsFunction: completeScenarios,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.Scenario = args[0]
-			o.RequestsSet = c.Flags().Changed("requests")
+			o.set = c.Flags().Changed
 			return runExplain(c.Context(), s, cat, o)
 		},
 	}
 	f := c.Flags()
 	f.StringVarP(&o.Target, "target", "t", "kv", "the naive target whose race is replayed")
 	f.StringVar(&o.Fixed, "fixed", "actor", "the fixed target replayed after it")
-	f.Int64Var(&o.Seed, "seed", 7, "seed of the replay")
-	f.IntVarP(&o.Requests, "requests", "n", 0, "requests in the burst (default: the story's own)")
+	addSeed(f, &o.Seed, 7, "seed of the replay")
+	addRequests(f, &o.Requests, "requests in the burst (default: the story's own)")
 	f.BoolVar(&o.Step, "step", false, "on a terminal, wait for Enter before each step: the story, each replay, the fix")
 	o.Outputs.register(c, f, []string{"text", "html"})
+	o.servers().register(f, "targets")
+	o.HTTP.registerMapping(f)
 	_ = c.RegisterFlagCompletionFunc("target", completeTargets)
 	_ = c.RegisterFlagCompletionFunc("fixed", completeTargets)
 	return c
@@ -80,23 +88,35 @@ func runExplain(ctx context.Context, s Streams, cat *targets.Catalog, o *explain
 	if err != nil {
 		return err
 	}
-	if o.Requests < 0 || o.RequestsSet && o.Requests == 0 || o.Requests > engine.MaxRequests {
-		return usageError{fmt.Errorf("--requests %d: want a whole number from 1 to %d", o.Requests, engine.MaxRequests)}
+	x := &engine.Explainer{Scenario: sc, Catalog: cat, Target: o.Target, Fixed: o.Fixed, Requests: o.Requests, Seed: o.Seed,
+		Options: o.servers().options()}
+	if err := explicitZero(o.set, engine.Invalid, zeroIf("Requests", o.Requests, o.Requests == 0)); err != nil {
+		return err
 	}
 	if err := checkExplainTargets(cat, sc, o.Target, o.Fixed); err != nil {
+		return err
+	}
+	// The plan of one replay checks what a run's would: -n, the targets.
+	for _, target := range []string{o.Target, o.Fixed} {
+		if err := firstError(new(x.Plan(target)).Validate()); err != nil {
+			return err
+		}
+	}
+	if err := o.HTTP.applyTo([]string{o.Target, o.Fixed}, engine.DefaultTimeout, &x.Options, nil); err != nil {
 		return err
 	}
 	outs, err := o.Outputs.parse()
 	if err != nil {
 		return err
 	}
-	e, err := engine.Explain(ctx, cat, sc, o.Target, o.Fixed, o.Requests, o.Seed)
+	e, err := engine.Explain(ctx, x)
 	if errors.Is(err, engine.ErrFixBroke) {
-		return verdictError{exitRuleBroken, err.Error()}
+		return verdictError{exitRuleBroken, "--fixed " + err.Error()}
 	}
 	if err != nil {
 		return err
 	}
+	e.Footer = classroom.ExplainFooter(sc.Name, o.Seed)
 	render := func(w io.Writer, format string, _ int) error {
 		if format == "html" {
 			return report.ExplainHTML(w, e)

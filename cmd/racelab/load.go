@@ -9,7 +9,6 @@ import (
 
 	"github.com/racelab/racelab/report"
 	"github.com/racelab/racelab/scenarios"
-	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/load"
 	"github.com/racelab/racelab/scenarios/pace"
 	"github.com/racelab/racelab/scenarios/results"
@@ -35,7 +34,7 @@ type loadOptions struct {
 	Thresholds  []string
 	Timeout     time.Duration
 	Seed        int64
-	Expect      string
+	Expect      []string
 	Outputs     outputFlags
 	Quiet       bool
 	HTTPVersion string
@@ -91,28 +90,27 @@ Simulated stores run on the real clock. Exit codes are run's; a missed
 		},
 	}
 	f := c.Flags()
-	f.StringArrayVarP(&o.Targets, "target", "t", nil, "target spec STORE[:STRATEGY][?PARAMS] or URL, repeatable (default: the story's line-up)")
+	addTargets(c, &o.Targets, targetsUsage)
 	f.StringVar(&o.Rate, "rate", "", "open model: requests arriving per second, e.g. 2000/s (or 90/m); with --stages, the rate the first stage starts from")
 	f.StringVar(&o.Stages, "stages", "", "open model: ramps DURATION:RATE, comma separated, e.g. 30s:100/s,1m:500/s")
 	f.StringVar(&o.Arrivals, "arrivals", string(pace.Even), "open model: how arrivals are spaced: even, or poisson (seeded)")
 	f.DurationVar(&o.Duration, "duration", load.DefaultLoadDuration, "how long to send")
-	f.Int64VarP(&o.Requests, "requests", "n", 0, "send exactly this many requests instead of for a duration")
+	addRequests(f, &o.Requests, "send exactly this many requests instead of for a duration")
 	f.IntVarP(&o.Concurrency, "concurrency", "c", load.DefaultConcurrency, "closed model: workers, each sending when its last request is answered")
 	f.IntVar(&o.MaxInFlight, "max-in-flight", load.DefaultMaxInFlight, "open model: requests in flight at most; arrivals past it wait and count as late")
 	f.IntVar(&o.Keys, "keys", load.DefaultLoadKeys, "fresh keys (slugs, visitors, items) the requests spread over")
 	f.StringVar(&o.KeyDist, "key-dist", "uniform", "how keys are picked: uniform, or zipf:S (S above 1; the larger, the hotter the first keys)")
 	f.StringArrayVar(&o.Thresholds, "threshold", nil, "a condition every target must meet, repeatable: 'p99<250ms', 'errors<1%', 'lost==0', 'rps>=900'\n"+
 		"(metrics: "+strings.Join(results.ThresholdMetrics(), ", ")+")")
-	f.DurationVar(&o.Timeout, "timeout", engine.DefaultTimeout, "time limit of each request")
-	f.Int64Var(&o.Seed, "seed", 0, "seed for the keys picked and Poisson arrivals (default: random, in the result)")
-	f.StringVar(&o.Expect, "expect", "auto", "what every target must do: auto (naive may break, others must hold), hold, or race")
+	addTimeout(f, &o.Timeout, "time limit of each request")
+	addSeed(f, &o.Seed, 0, "seed for the keys picked and Poisson arrivals (default: random, in the result)")
+	addExpect(c, &o.Expect)
 	o.Outputs.register(c, f, report.Formats())
-	f.BoolVarP(&o.Quiet, "quiet", "q", false, "no progress bar on stderr")
+	addQuiet(f, &o.Quiet, "no progress bar on stderr")
 	f.StringVar(&o.HTTPVersion, "http-version", "1.1", "http targets: 1.1 (keep-alive connections) or 2 (h2c on http, h2 on https)")
 	o.servers().register(f, "targets")
 	o.HTTP.registerMapping(f)
 	o.Shard.register(f, false)
-	_ = c.RegisterFlagCompletionFunc("target", completeTargets)
 	_ = c.RegisterFlagCompletionFunc("arrivals", cobra.FixedCompletions([]string{"even", "poisson"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = c.RegisterFlagCompletionFunc("http-version", cobra.FixedCompletions([]string{"1.1", "2"}, cobra.ShellCompDirectiveNoFileComp))
 	return c
@@ -141,18 +139,6 @@ func (o *loadOptions) plan() (load.LoadPlan, []output, error) {
 		return bad("--duration and --requests both say when to stop; give one of them")
 	case o.Stages != "" && given("duration"):
 		return bad("--stages says how long the load lasts; drop --duration")
-	case given("requests") && o.Requests < 1:
-		return bad("--requests %d: want 1 or more", o.Requests)
-	case o.Duration <= 0:
-		return bad("--duration %s: want a positive duration such as 30s", o.Duration)
-	case o.Timeout <= 0:
-		return bad("--timeout %s: want a positive duration such as 5s", o.Timeout)
-	case o.Concurrency < 1:
-		return bad("--concurrency %d: want 1 or more", o.Concurrency)
-	case o.MaxInFlight < 1:
-		return bad("--max-in-flight %d: want 1 or more", o.MaxInFlight)
-	case o.Keys < 1:
-		return bad("--keys %d: want 1 or more", o.Keys)
 	case !open && (given("arrivals") || given("max-in-flight")):
 		return bad("--arrivals and --max-in-flight shape the open model; add --rate or --stages")
 	}
@@ -199,9 +185,16 @@ func (o *loadOptions) plan() (load.LoadPlan, []output, error) {
 		}
 		p.Thresholds = append(p.Thresholds, t)
 	}
-	expect := engine.Override(o.Expect)
-	if o.Expect == "auto" {
-		expect = engine.OverrideAuto
+	err = explicitZero(o.set, load.Invalid,
+		zeroIf("Requests", o.Requests, o.Requests == 0), zeroIf("Duration", o.Duration, o.Duration == 0),
+		zeroIf("Timeout", o.Timeout, o.Timeout == 0), zeroIf("Concurrency", o.Concurrency, o.Concurrency == 0),
+		zeroIf("MaxInFlight", o.MaxInFlight, o.MaxInFlight == 0), zeroIf("Keys", o.Keys, o.Keys == 0))
+	if err != nil {
+		return p, nil, err
+	}
+	expect, expectOf, err := parseExpect(o.Expect)
+	if err != nil {
+		return p, nil, err
 	}
 	seed := o.Seed
 	if !given("seed") {
@@ -216,7 +209,7 @@ func (o *loadOptions) plan() (load.LoadPlan, []output, error) {
 		return bad("--http-version %q: want 1.1 or 2", o.HTTPVersion)
 	}
 	p.Scenario, p.Catalog, p.Targets = sc, o.catalog, o.Targets
-	p.Keys, p.KeyDist, p.Timeout, p.Seed, p.Expect = o.Keys, dist, o.Timeout, seed, expect
+	p.Keys, p.KeyDist, p.Timeout, p.Seed, p.Expect, p.ExpectOf = o.Keys, dist, o.Timeout, seed, expect, expectOf
 	p.Options = o.servers().options()
 	specs := p.Targets
 	if len(specs) == 0 {
@@ -230,6 +223,9 @@ func (o *loadOptions) plan() (load.LoadPlan, []output, error) {
 		c.HTTP2 = h2
 	})
 	if err != nil {
+		return p, nil, err
+	}
+	if err := firstError(p.Validate()); err != nil {
 		return p, nil, err
 	}
 	return p, outs, nil

@@ -188,8 +188,8 @@ func TestRunFlags(t *testing.T) {
 	if err := c.Execute(); err != nil {
 		t.Fatal(err)
 	}
-	want := runOptions{Scenario: "five-checkouts", Targets: []string{"kv?locations=5&cold-read=40ms", "sqlite"}, Requests: 50, RequestsSet: true,
-		Trials: 20, Seed: 7, SeedSet: true, Outputs: outputFlags{raw: []string{"json", "junit=r.xml"}}, Timeout: 3e9, Quiet: true, Expect: []string{"hold"},
+	want := runOptions{Scenario: "five-checkouts", Targets: []string{"kv?locations=5&cold-read=40ms", "sqlite"}, Requests: 50,
+		Trials: 20, Seed: 7, Outputs: outputFlags{raw: []string{"json", "junit=r.xml"}}, Timeout: 3e9, Quiet: true, Expect: []string{"hold"},
 		RedisURL: os.Getenv("RACELAB_REDIS_URL"), PostgresURL: os.Getenv("RACELAB_POSTGRES_URL")}
 	if got == nil || !equalOptions(*got, want) {
 		t.Errorf("options = %+v\nwant      %+v", got, want)
@@ -198,8 +198,8 @@ func TestRunFlags(t *testing.T) {
 
 func equalOptions(a, b runOptions) bool {
 	return strings.Join(a.Targets, "\n") == strings.Join(b.Targets, "\n") &&
-		a.Scenario == b.Scenario && a.Requests == b.Requests && a.RequestsSet == b.RequestsSet && a.Trials == b.Trials &&
-		a.Seed == b.Seed && a.SeedSet == b.SeedSet && strings.Join(a.Outputs.raw, "\n") == strings.Join(b.Outputs.raw, "\n") && a.Timeout == b.Timeout &&
+		a.Scenario == b.Scenario && a.Requests == b.Requests && a.Trials == b.Trials &&
+		a.Seed == b.Seed && a.set != nil && a.set("seed") && a.set("requests") && strings.Join(a.Outputs.raw, "\n") == strings.Join(b.Outputs.raw, "\n") && a.Timeout == b.Timeout &&
 		a.Quiet == b.Quiet && strings.Join(a.Expect, "\n") == strings.Join(b.Expect, "\n") && a.RedisURL == b.RedisURL && a.PostgresURL == b.PostgresURL
 }
 

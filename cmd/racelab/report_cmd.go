@@ -76,7 +76,7 @@ that is not a racelab result of schema ` + results.SchemaVersion + ` or ` + resu
 	o.Outputs.register(c, c.Flags(), report.Formats())
 	c.Flags().BoolVar(&o.Merge, "merge", false, "the files are the parts of one sharded run (run|load --shard): merge them into one result,\n"+
 		"reading every key back against -t, as racelab verify does")
-	o.Verify.register(c.Flags())
+	o.Verify.register(c)
 	return c
 }
 

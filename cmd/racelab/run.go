@@ -22,10 +22,11 @@ type runOptions struct {
 	Scenario    string
 	Targets     []string
 	Requests    int
-	RequestsSet bool // an explicit -n 0 is a mistake, not the default
 	Trials      int
 	Seed        int64
-	SeedSet     bool
+	// set tells which flags the command line gave: an explicit -n 0 is a
+	// mistake, not the default, and a seed not given is drawn.
+	set func(name string) bool
 	Outputs     outputFlags
 	Timeout     time.Duration
 	Quiet       bool
@@ -45,7 +46,7 @@ type runOptions struct {
 	KeepAll  bool
 	HTTP     httpFlags     // run_http.go
 	Evidence evidenceFlags // run_evidence.go
-	Story    storyFlags    // run_story.go
+	Knobs    knobFlags     // flags.go
 	Shard    shardFlags    // shard.go
 }
 
@@ -73,8 +74,7 @@ to hold that breaks it exits 3.`,
 		ValidArgsFunction: completeScenarios,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.Scenario = args[0]
-			o.SeedSet = c.Flags().Changed("seed")
-			o.RequestsSet = c.Flags().Changed("requests")
+			o.set = c.Flags().Changed
 			if runF != nil {
 				return runF(c, o)
 			}
@@ -82,16 +82,14 @@ to hold that breaks it exits 3.`,
 		},
 	}
 	f := c.Flags()
-	f.StringArrayVarP(&o.Targets, "target", "t", nil, "target spec STORE[:STRATEGY][?PARAMS] or URL, or NAME=SPEC to name it in reports;\n"+
-		"repeatable (default: the story's line-up)")
-	f.IntVarP(&o.Requests, "requests", "n", 0, "requests per burst (default: the story's own: 10, 12 or 5)")
+	addTargets(c, &o.Targets, targetsUsage)
+	addRequests(f, &o.Requests, "requests per burst (default: the story's own: 10, 12 or 5)")
 	f.IntVar(&o.Trials, "trials", engine.DefaultTrials, "bursts per target, each on fresh state")
-	f.Int64Var(&o.Seed, "seed", 0, "seed for the simulated stores' random choices (default: random, printed)")
+	addSeed(f, &o.Seed, 0, "seed for the simulated stores' random choices (default: random, printed)")
 	o.Outputs.register(c, f, report.Formats())
-	f.DurationVar(&o.Timeout, "timeout", engine.DefaultTimeout, "time limit of each request")
-	f.BoolVarP(&o.Quiet, "quiet", "q", false, "no progress bar or notices on stderr")
-	f.StringArrayVar(&o.Expect, "expect", nil, "what every target must do: auto (naive may break, others must hold), hold, breaks or race;\n"+
-		"NAME=WHAT for one target, by the name given with -t NAME=SPEC or its spec (repeatable; default auto)")
+	addTimeout(f, &o.Timeout, "time limit of each request")
+	addQuiet(f, &o.Quiet, "no progress bar or notices on stderr")
+	addExpect(c, &o.Expect)
 	o.servers().register(f, "targets")
 	f.StringVar(&o.Clock, "clock", "virtual", "time of the simulated stores (kv, actor): virtual (deterministic, replayable by --seed) or real")
 	f.BoolVar(&o.Sequential, "sequential", false, "fire a trial's requests one after another, --gap apart, instead of all at once")
@@ -111,11 +109,9 @@ to hold that breaks it exits 3.`,
 		"(at most %d requests in all) with the first broken, first inconclusive and worst trial, and the rest are only counted", results.DefaultKeepTrials, results.DefaultKeepRequests))
 	o.HTTP.register(f)
 	o.Evidence.register(f)
-	o.Story.register(f)
+	o.Knobs.register(f)
 	o.Shard.register(f, true)
-	_ = c.RegisterFlagCompletionFunc("target", completeTargets)
 	_ = c.RegisterFlagCompletionFunc("clock", cobra.FixedCompletions([]string{"virtual", "real"}, cobra.ShellCompDirectiveNoFileComp))
-	_ = c.RegisterFlagCompletionFunc("expect", cobra.FixedCompletions([]string{"auto", "hold", "race"}, cobra.ShellCompDirectiveNoFileComp))
 	return c
 }
 
@@ -125,7 +121,7 @@ func (o *runOptions) plan() (engine.Plan, []output, error) {
 	if err != nil {
 		return engine.Plan{}, nil, err
 	}
-	settings, err := o.Story.settings()
+	settings, err := o.Knobs.settings()
 	if err != nil {
 		return engine.Plan{}, nil, err
 	}
@@ -136,14 +132,11 @@ func (o *runOptions) plan() (engine.Plan, []output, error) {
 	if err != nil {
 		return engine.Plan{}, nil, err
 	}
-	if o.Requests < 0 || o.RequestsSet && o.Requests == 0 {
-		return engine.Plan{}, nil, usageError{fmt.Errorf("--requests %d: want a whole number from 1 to %d", o.Requests, engine.MaxRequests)}
-	}
-	if o.Trials < 1 {
-		return engine.Plan{}, nil, usageError{fmt.Errorf("--trials %d: want 1 or more", o.Trials)}
-	}
-	if o.Timeout <= 0 {
-		return engine.Plan{}, nil, usageError{fmt.Errorf("--timeout %s: want a positive duration such as 5s", o.Timeout)}
+	err = explicitZero(o.set, engine.Invalid,
+		zeroIf("Requests", o.Requests, o.Requests == 0), zeroIf("Trials", o.Trials, o.Trials == 0),
+		zeroIf("Timeout", o.Timeout, o.Timeout == 0), zeroIf("Gap", o.Gap, o.Gap == 0))
+	if err != nil {
+		return engine.Plan{}, nil, err
 	}
 	expect, expectOf, err := parseExpect(o.Expect)
 	if err != nil {
@@ -152,11 +145,8 @@ func (o *runOptions) plan() (engine.Plan, []output, error) {
 	if o.Clock != "virtual" && o.Clock != "real" {
 		return engine.Plan{}, nil, usageError{fmt.Errorf("--clock %q: want virtual or real", o.Clock)}
 	}
-	if o.Gap <= 0 {
-		return engine.Plan{}, nil, usageError{fmt.Errorf("--gap %s: want a positive duration such as 3s", o.Gap)}
-	}
 	seed := o.Seed
-	if !o.SeedSet {
+	if o.set == nil || !o.set("seed") {
 		seed = rand.Int64N(1 << 31) // short enough to retype
 	}
 	p := engine.Plan{
@@ -185,7 +175,7 @@ func (o *runOptions) plan() (engine.Plan, []output, error) {
 	if err := o.Evidence.apply(&p); err != nil {
 		return engine.Plan{}, nil, err
 	}
-	if err := p.Validate(); err != nil {
+	if err := firstError(p.Validate()); err != nil {
 		return engine.Plan{}, nil, err
 	}
 	return p, outs, nil
@@ -261,41 +251,6 @@ func runRun(c *cobra.Command, s Streams, o *runOptions) error {
 	}
 	return verdict(res)
 }
-
-// parseExpect reads --expect: one bare value for every target, and
-// NAME=VALUE for one target each. The value is split at the last "=", so
-// that a URL given as the name keeps its own.
-func parseExpect(raw []string) (engine.Override, map[string]engine.Override, error) {
-	all := engine.OverrideAuto
-	var one map[string]engine.Override
-	allSet := false
-	for _, v := range raw {
-		key, what, named := "", v, false
-		if i := strings.LastIndex(v, "="); i >= 0 {
-			key, what, named = v[:i], v[i+1:], true
-		}
-		ov, err := engine.ParseOverride(what)
-		if err != nil || named && key == "" {
-			return "", nil, usageError{fmt.Errorf("--expect %s: want auto, hold, breaks or race, or NAME=one of them for one target", v)}
-		}
-		switch {
-		case !named && allSet:
-			return "", nil, usageError{fmt.Errorf("--expect %s: a second expectation for every target; give one, and NAME=%s for single targets", v, what)}
-		case !named:
-			all, allSet = ov, true
-		case hasKey(one, key):
-			return "", nil, usageError{fmt.Errorf("--expect %s: %s already has an expectation", v, key)}
-		default:
-			if one == nil {
-				one = map[string]engine.Override{}
-			}
-			one[key] = ov
-		}
-	}
-	return all, one, nil
-}
-
-func hasKey[V any](m map[string]V, k string) bool { _, ok := m[k]; return ok }
 
 // part is the story's own part asked for by its flag (--payment), or nil
 // for the bursts. A part is the story's whole scenario played its own way,

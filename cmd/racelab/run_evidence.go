@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -43,18 +42,15 @@ func (e *evidenceFlags) register(f *pflag.FlagSet) {
 func (e *evidenceFlags) apply(p *engine.Plan) error {
 	changed := func(name string) bool { return e.flags != nil && e.flags.Changed(name) }
 	// An explicit value that would mean "unset" is refused rather than
-	// quietly replaced by the default.
-	switch {
-	case changed("confidence") && !(e.Confidence > 0 && e.Confidence < 1):
-		return usageError{fmt.Errorf("--confidence %s: want a level between 0%% and 100%%, such as 95%% or 99%%", e.Confidence.String())}
-	case changed("max-rate") && !(e.MaxRate > 0 && e.MaxRate < 1):
-		return usageError{fmt.Errorf("--max-rate %s: want a rate between 0%% and 100%%, such as 1%%; leave it out to run exactly --trials", e.MaxRate.String())}
-	case changed("max-trials") && e.MaxTrials < 1:
-		return usageError{fmt.Errorf("--max-trials %d: want 1 or more", e.MaxTrials)}
-	case changed("max-trials") && e.MaxRate == 0:
+	// quietly replaced by the default; the rest is the plan's to check.
+	err := explicitZero(changed, engine.Invalid, zeroIf("Confidence", e.Confidence.String(), e.Confidence == 0),
+		zeroIf("MaxRate", e.MaxRate.String(), e.MaxRate == 0), zeroIf("MaxTrials", e.MaxTrials, e.MaxTrials == 0),
+		zeroIf("HistoryTimeout", e.HistoryTimeout, e.HistoryTimeout == 0))
+	if err != nil {
+		return err
+	}
+	if changed("max-trials") && e.MaxRate == 0 {
 		return usageError{errors.New("--max-trials needs --max-rate; without a rate to prove, --trials says how many trials run")}
-	case e.HistoryTimeout <= 0:
-		return usageError{fmt.Errorf("--history-timeout %s: want a positive duration such as 2s", e.HistoryTimeout)}
 	}
 	p.Evidence = engine.Evidence{
 		Confidence:     float64(e.Confidence),

@@ -137,7 +137,7 @@ racelab run ten-hits-one-view -t http://… --key-chars percent.`,
 	f.StringVar(&o.Addr, "addr", defaultServeAddr, "address to listen on; port 0 picks a free one")
 	f.StringVar(&o.AddrFile, "addr-file", "", "write the address listened on to this file once ready (for scripts, with port 0)")
 	f.BoolVar(&o.Public, "public", false, "allow an --addr other than loopback, and requests for any host name: anyone who reaches it can write to the store")
-	f.BoolVarP(&o.Quiet, "quiet", "q", false, "print nothing on stderr")
+	addQuiet(f, &o.Quiet, "print nothing on stderr")
 	f.IntVar(&o.Pool, "pool", defaultServePool, "simultaneous requests the store is prepared for (its connections, opened up front)")
 	f.IntVar(&o.MaxConns, "max-conns", httpapi.DefaultMaxConns, "most client connections open at once; more wait until one closes")
 	f.StringVar(&o.Bug, "bug", "", "commit a teaching bug on purpose: double-decode (the batch read decodes each slug twice)")

@@ -17,7 +17,6 @@ import (
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/httpapi"
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 )
 
 // verifyOptions is everything `racelab verify` (and `racelab report
@@ -41,11 +40,12 @@ type verifyOptions struct {
 func (o *verifyOptions) servers() serverFlags { return serverFlags{&o.RedisURL, &o.PostgresURL} }
 
 // register defines the flags of the read-back, all but -o.
-func (o *verifyOptions) register(f *pflag.FlagSet) {
+func (o *verifyOptions) register(c *cobra.Command) {
+	f := c.Flags()
 	o.Confidence = percentage(results.DefaultConfidence)
-	f.StringArrayVarP(&o.Targets, "target", "t", nil, "read the keys back from this target instead of the one the shards recorded, once per target, in order\n"+
+	addTargets(c, &o.Targets, "read the keys back from this target instead of the one the shards recorded, once per target, in order\n"+
 		"(the service as this machine reaches it, or a URL with the password the parts leave out)")
-	f.DurationVar(&o.Timeout, "timeout", engine.DefaultTimeout, "time limit of each read-back")
+	addTimeout(f, &o.Timeout, "time limit of each read-back")
 	o.servers().register(f, "targets")
 	o.HTTP.registerMapping(f)
 	f.Var(&o.Confidence, "confidence", "confidence level of the bound on the rate of breaking, such as 95% or 99%")
@@ -99,7 +99,7 @@ Exit codes are run's: 0 as expected, 1 could not read back or judge, 2 usage
 	}
 	f := c.Flags()
 	o.Outputs.register(c, f, report.Formats())
-	o.register(f)
+	o.register(c)
 	return c
 }
 
@@ -130,11 +130,16 @@ func verifyParts(ctx context.Context, s Streams, width int, o *verifyOptions, pa
 	if len(parts) == 0 {
 		return usageError{errors.New("no shard parts to merge")}
 	}
-	if !(o.Confidence > 0 && o.Confidence < 1) {
-		return usageError{fmt.Errorf("--confidence %s: want a level between 0%% and 100%%, such as 95%% or 99%%", o.Confidence.String())}
+	// Every value is given here (the flags' defaults are the plan's), so
+	// a zero is the user's and is refused as the plan refuses a negative.
+	given := func(string) bool { return true }
+	err := explicitZero(given, engine.Invalid, zeroIf("Confidence", o.Confidence.String(), o.Confidence == 0),
+		zeroIf("Timeout", o.Timeout, o.Timeout <= 0), zeroIf("HistoryTimeout", o.HistoryTimeout, o.HistoryTimeout <= 0))
+	if err != nil {
+		return err
 	}
-	if o.Timeout <= 0 || o.HistoryTimeout <= 0 {
-		return usageError{fmt.Errorf("--timeout %s, --history-timeout %s: want positive durations such as 5s", o.Timeout, o.HistoryTimeout)}
+	if err := firstError(engine.Evidence{Confidence: float64(o.Confidence)}.Validate(1)); err != nil {
+		return err
 	}
 	v := shards.VerifyPlan{Find: scenarios.Find,
 		Catalog: o.catalog,

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"time"
@@ -61,35 +60,38 @@ func (e Evidence) historyTimeout() time.Duration {
 // Validate checks the evidence settings against the trials asked for. It
 // refuses, before anything runs, a bound that the trial cap cannot reach:
 // better a usage error now than a verdict of "unproven" after an hour.
-func (e Evidence) Validate(trials int) error {
+func (e Evidence) Validate(trials int) []error {
+	var errs []error
 	level := e.Level()
-	switch {
-	case !(level > 0 && level < 1): // also refuses NaN
-		return fmt.Errorf("%w: --confidence %s: want a level between 0%% and 100%%, such as 95%% or 99%%", results.ErrUsage, results.Percent(level))
-	case !(e.MaxRate >= 0 && e.MaxRate < 1):
-		return fmt.Errorf("%w: --max-rate %s: want a rate between 0%% and 100%%, such as 1%%", results.ErrUsage, results.Percent(e.MaxRate))
-	case e.MaxTrials < 0:
-		return fmt.Errorf("%w: --max-trials %d is negative; want 1 or more", results.ErrUsage, e.MaxTrials)
-	case e.HistoryTimeout < 0:
-		return fmt.Errorf("%w: --history-timeout %s is negative; want a duration such as 2s", results.ErrUsage, e.HistoryTimeout)
+	if !(level > 0 && level < 1) { // also refuses NaN
+		errs = append(errs, Invalid("Confidence", results.Percent(level)))
 	}
-	if e.MaxRate > 0 {
+	if !(e.MaxRate >= 0 && e.MaxRate < 1) {
+		errs = append(errs, Invalid("MaxRate", results.Percent(e.MaxRate)))
+	}
+	if e.MaxTrials < 0 {
+		errs = append(errs, Invalid("MaxTrials", e.MaxTrials))
+	}
+	if e.HistoryTimeout < 0 {
+		errs = append(errs, Invalid("HistoryTimeout", e.HistoryTimeout))
+	}
+	if len(errs) == 0 && e.MaxRate > 0 {
 		need := results.TrialsNeeded(level, e.MaxRate)
 		switch {
 		case need > e.maxTrials():
-			return fmt.Errorf("%w: a rate below %s at %s confidence takes %d trials without a break, more than --max-trials %d",
-				results.ErrUsage, results.Percent(e.MaxRate), results.Percent(level), need, e.maxTrials())
+			errs = append(errs, results.Fieldf("MaxTrials", "a rate below %s at %s confidence takes %d trials without a break, more than {} %d",
+				results.Percent(e.MaxRate), results.Percent(level), need, e.maxTrials()))
 		case trials > e.maxTrials():
-			return fmt.Errorf("%w: --trials %d is more than --max-trials %d", results.ErrUsage, trials, e.maxTrials())
+			errs = append(errs, results.Fieldf("Trials", "{} %d is more than {MaxTrials} %d", trials, e.maxTrials()))
 		}
 	}
 	if e.HistoryHTML != "" {
 		dir := filepath.Dir(e.HistoryHTML)
 		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-			return fmt.Errorf("%w: --history-html %s: folder %s does not exist", results.ErrUsage, e.HistoryHTML, dir)
+			errs = append(errs, results.Fieldf("HistoryHTML", "{} %s: folder %s does not exist", e.HistoryHTML, dir))
 		}
 	}
-	return nil
+	return errs
 }
 
 // Planned is the number of trials a target gets unless it is stopped

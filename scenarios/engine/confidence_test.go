@@ -18,19 +18,19 @@ func TestEvidenceValidate(t *testing.T) {
 	}{
 		{"defaults", Evidence{}, 1, ""},
 		{"99% below 1%", Evidence{Confidence: 0.99, MaxRate: 0.01}, 1, ""},
-		{"level 100%", Evidence{Confidence: 1}, 1, "--confidence 100%"},
-		{"level NaN", Evidence{Confidence: math.NaN()}, 1, "--confidence"},
-		{"rate 100%", Evidence{MaxRate: 1}, 1, "--max-rate 100%"},
-		{"negative rate", Evidence{MaxRate: -0.1}, 1, "--max-rate -10%"},
+		{"level 100%", Evidence{Confidence: 1}, 1, "Confidence 100%"},
+		{"level NaN", Evidence{Confidence: math.NaN()}, 1, "Confidence"},
+		{"rate 100%", Evidence{MaxRate: 1}, 1, "MaxRate 100%"},
+		{"negative rate", Evidence{MaxRate: -0.1}, 1, "MaxRate -10%"},
 		{"cap too low", Evidence{Confidence: 0.99, MaxRate: 0.001, MaxTrials: 1000}, 1,
-			"a rate below 0.1% at 99% confidence takes 4603 trials without a break, more than --max-trials 1000"},
-		{"trials over cap", Evidence{MaxRate: 0.05, MaxTrials: 100}, 200, "--trials 200 is more than --max-trials 100"},
-		{"negative cap", Evidence{MaxTrials: -1}, 1, "--max-trials -1"},
-		{"negative history timeout", Evidence{HistoryTimeout: -1}, 1, "--history-timeout"},
+			"a rate below 0.1% at 99% confidence takes 4603 trials without a break, more than MaxTrials 1000"},
+		{"trials over cap", Evidence{MaxRate: 0.05, MaxTrials: 100}, 200, "Trials 200 is more than MaxTrials 100"},
+		{"negative cap", Evidence{MaxTrials: -1}, 1, "MaxTrials -1"},
+		{"negative history timeout", Evidence{HistoryTimeout: -1}, 1, "HistoryTimeout"},
 		{"no such folder", Evidence{HistoryHTML: "/nonexistent/folder/h.html"}, 1, "folder /nonexistent/folder does not exist"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := tc.e.Validate(tc.trials)
+			err := errors.Join(tc.e.Validate(tc.trials)...)
 			switch {
 			case tc.want == "" && err != nil:
 				t.Fatalf("validate = %v, want nil", err)

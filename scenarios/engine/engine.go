@@ -62,7 +62,7 @@ func ParseOverride(s string) (Override, error) {
 	case "breaks", "break":
 		return OverrideBreaks, nil
 	}
-	return "", fmt.Errorf("%w: expectation %q; want auto, hold, breaks or race", results.ErrUsage, s)
+	return "", results.Fieldf("Expect", "{} %q; want auto, hold, breaks or race", s)
 }
 
 // Plan says what to run. Zero fields take the scenario's or package defaults.
@@ -145,40 +145,83 @@ func splitName(raw string) (name, spec string) {
 	return "", raw
 }
 
-// Validate checks the plan without running anything: every target exists,
-// can play the story, and the counts make sense.
-func (p *Plan) Validate() error {
-	_, err := p.Resolve()
-	return err
+// Wants says, for each field of a Plan (and its Evidence) that a value
+// can be wrong for, what a right one is: the words of every check, in one
+// place, for the plan's own checks and for a caller that refuses a value
+// before it reaches the plan (cmd: a count given as 0, which a Plan reads
+// as "the default").
+var Wants = map[string]string{
+	"Requests":       fmt.Sprintf("a whole number from 1 to %d", MaxRequests),
+	"Trials":         "1 or more",
+	"Gap":            "a positive duration such as 3s",
+	"Timeout":        "a positive duration such as 5s",
+	"Confidence":     "a level between 0% and 100%, such as 95% or 99%",
+	"MaxRate":        "a rate between 0% and 100%, such as 1%; leave it out to run exactly {Trials}",
+	"MaxTrials":      "1 or more",
+	"HistoryTimeout": "a positive duration such as 2s",
+	"Period":         "a positive duration such as 1s",
 }
 
+// Invalid is the error of a value field cannot take, in the words of Wants.
+func Invalid(field string, value any) *results.FieldError {
+	return results.Fieldf(field, "{} %v: want "+strings.ReplaceAll(Wants[field], "%", "%%"), value)
+}
+
+// Validate checks the plan without running anything: the counts, the
+// evidence asked for, every target (it exists and can play the story) and
+// every expectation's target. Each error is a *results.FieldError naming
+// the field at fault, or an unknown target's name; nil when the plan can
+// run.
+func (p *Plan) Validate() []error {
+	_, errs := p.resolve()
+	return errs
+}
+
+// Resolve is Validate, then the plan's targets as it will open them: the
+// first error when there is one.
 func (p *Plan) Resolve() ([]Resolved, error) {
-	if p.Scenario == nil {
-		return nil, fmt.Errorf("%w: no scenario", results.ErrUsage)
+	rs, errs := p.resolve()
+	if len(errs) > 0 {
+		return nil, errs[0]
 	}
+	return rs, nil
+}
+
+func (p *Plan) resolve() ([]Resolved, []error) {
+	if p.Scenario == nil {
+		return nil, []error{results.Fieldf("Scenario", "no scenario")}
+	}
+	var errs []error
 	if p.Requests < 0 || p.Requests > MaxRequests {
-		return nil, fmt.Errorf("%w: --requests %d is out of range; want 1 to %d", results.ErrUsage, p.Requests, MaxRequests)
+		errs = append(errs, Invalid("Requests", p.Requests))
 	}
 	if p.Trials < 0 {
-		return nil, fmt.Errorf("%w: --trials %d is negative; want 1 or more", results.ErrUsage, p.Trials)
+		errs = append(errs, Invalid("Trials", p.Trials))
 	}
 	if p.Gap < 0 {
-		return nil, fmt.Errorf("%w: --gap %s is negative; want a duration such as 3s", results.ErrUsage, p.Gap)
+		errs = append(errs, Invalid("Gap", p.Gap))
 	}
 	if p.Timeout < 0 {
-		return nil, fmt.Errorf("%w: --timeout %s is negative; want a duration such as 5s", results.ErrUsage, p.Timeout)
+		errs = append(errs, Invalid("Timeout", p.Timeout))
 	}
 	if _, err := results.ParseKeyChars(string(p.KeyChars)); err != nil {
-		return nil, err
+		errs = append(errs, err)
 	}
 	switch p.Expect {
 	case OverrideAuto, OverrideRace, OverrideHold, OverrideBreaks:
 	default:
-		return nil, fmt.Errorf("%w: --expect %q; want auto, hold, breaks or race", results.ErrUsage, p.Expect)
+		errs = append(errs, results.Fieldf("Expect", "{} %q; want auto, hold, breaks or race", p.Expect))
 	}
-	if err := p.Evidence.Validate(cmp.Or(p.Trials, DefaultTrials)); err != nil {
-		return nil, err
+	errs = append(errs, p.Evidence.Validate(cmp.Or(p.Trials, DefaultTrials))...)
+	rs, err := p.targets()
+	if err != nil {
+		errs = append(errs, err)
 	}
+	return rs, errs
+}
+
+// targets resolves the plan's targets and their expectations.
+func (p *Plan) targets() ([]Resolved, error) {
 	specs := p.Targets
 	if len(specs) == 0 {
 		specs = p.Scenario.Lineup
@@ -189,10 +232,10 @@ func (p *Plan) Resolve() ([]Resolved, error) {
 		name, raw := splitName(given)
 		if name != "" {
 			if _, _, err := p.catalog().Lookup(name); err == nil {
-				return nil, fmt.Errorf("%w: -t %s: %q is a target of its own; name it something else, such as %q", results.ErrUsage, given, name, "my-"+name)
+				return nil, results.Fieldf("Targets", "{} %s: %q is a target of its own; name it something else, such as %q", given, name, "my-"+name)
 			}
 			if names[name] {
-				return nil, fmt.Errorf("%w: -t %s: two targets are named %q; give each its own name", results.ErrUsage, given, name)
+				return nil, results.Fieldf("Targets", "{} %s: two targets are named %q; give each its own name", given, name)
 			}
 			names[name] = true
 		}
@@ -201,7 +244,7 @@ func (p *Plan) Resolve() ([]Resolved, error) {
 			return nil, err
 		}
 		if !p.Scenario.Plays(e.Kind) {
-			return nil, fmt.Errorf("%w: target %s cannot play %s (it has no %s)", results.ErrUsage, spec.Name(), p.Scenario.Name, p.Scenario.Needs)
+			return nil, p.Scenario.CannotPlay(spec.Name())
 		}
 		out = append(out, Resolved{Name: name, Raw: raw, Spec: spec, Entry: e, Expect: p.Expect})
 	}
@@ -218,7 +261,7 @@ func (p *Plan) Resolve() ([]Resolved, error) {
 			for _, r := range out {
 				have = append(have, cmp.Or(r.Name, r.Raw))
 			}
-			return nil, fmt.Errorf("%w: --expect %s=%s: no target %q in this run (targets: %s)", results.ErrUsage, key, cmp.Or(string(ov), "auto"), key, strings.Join(have, ", "))
+			return nil, results.Fieldf("Expect", "{} %s=%s: no target %q in this run (targets: %s)", key, cmp.Or(string(ov), "auto"), key, strings.Join(have, ", "))
 		}
 	}
 	return out, nil

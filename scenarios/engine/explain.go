@@ -30,6 +30,8 @@ type Explainer struct {
 	Target, Fixed string
 	Requests      int
 	Seed          int64
+	// Options open the targets (servers' URLs, an HTTP service's mapping).
+	Options []targets.Option
 	// Race and Fix are the replays of the burst on Target and on Fixed.
 	Race, Fix *results.TargetResult
 }
@@ -37,7 +39,8 @@ type Explainer struct {
 // Plan is the plan of one traced trial on target, from the explainer's
 // scenario, N and seed.
 func (x *Explainer) Plan(target string) Plan {
-	return Plan{Scenario: x.Scenario, Catalog: x.Catalog, Targets: []string{target}, Requests: x.Requests, Seed: x.Seed, Trace: true}
+	return Plan{Scenario: x.Scenario, Catalog: x.Catalog, Targets: []string{target}, Requests: x.Requests, Seed: x.Seed, Trace: true,
+		Options: x.Options}
 }
 
 // Replay runs one traced trial of plan and returns its target's result.
@@ -56,16 +59,13 @@ func (x *Explainer) Replay(ctx context.Context, plan Plan) (*results.TargetResul
 	return tr, nil
 }
 
-// Explain replays the story's race on target, then the same burst on
-// fixed, with the story's own extras after each (Scenario.Extras): the
+// Explain replays the story's race on x.Target, then the same burst on
+// x.Fixed, with the story's own extras after each (Scenario.Extras): the
 // library behind `racelab explain`. A fixed target that breaks the rule
 // gives an error wrapping ErrFixBroke.
-func Explain(ctx context.Context, cat *targets.Catalog, sc *Scenario, target, fixed string, requests int, seed int64) (results.Explanation, error) {
-	x := &Explainer{Scenario: sc, Catalog: cat, Target: target, Fixed: fixed, Requests: requests, Seed: seed}
-	e := results.Explanation{
-		Story:  sc.About(),
-		Footer: fmt.Sprintf("Replay it: racelab explain %s --seed %d; see more trials: racelab run %s --trials 100", sc.Name, seed, sc.Name),
-	}
+func Explain(ctx context.Context, x *Explainer) (results.Explanation, error) {
+	sc, target, fixed, seed := x.Scenario, x.Target, x.Fixed, x.Seed
+	e := results.Explanation{Story: sc.About()}
 	race, err := x.Replay(ctx, x.Plan(target))
 	if err != nil {
 		return e, err
@@ -90,7 +90,7 @@ func Explain(ctx context.Context, cat *targets.Catalog, sc *Scenario, target, fi
 	x.Fix = fix
 	t = &fix.Trials[0]
 	if t.Broken {
-		return e, fixBroke{fmt.Sprintf("--fixed %s broke the rule in the replay, so it shows no fix: %s", fix.Target, sc.Account(t, fix.Target))}
+		return e, fixBroke{fmt.Sprintf("%s broke the rule in the replay, so it shows no fix: %s", fix.Target, sc.Account(t, fix.Target))}
 	}
 	e.Replays = append(e.Replays, results.Replay{
 		Heading: fmt.Sprintf("The same %s on %s (%s)", same, fix.Target, fix.Guarantee),

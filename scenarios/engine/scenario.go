@@ -78,9 +78,9 @@ type Scenario struct {
 	// how the fix works: a story's exercise worked through.
 	Ending func(ctx context.Context, x *Explainer) (results.Ending, error)
 
-	// Knobs name the settings the story takes (Settings), by flag:
-	// "stock", "rate", …
-	Knobs []string
+	// Knobs are the settings the story takes (Settings): "stock",
+	// "rate", …, each with its help and how it is read.
+	Knobs []Knob
 
 	// model is the story's sequential specification, for history checks.
 	Model Model
@@ -248,3 +248,8 @@ type Binder func(store any) (p Player, ok bool)
 // Rebind puts wrap around the story's binding, so that a story can stand
 // something in front of every store it plays (stale-plan's extension).
 func (sc *Scenario) Rebind(wrap func(bind Binder) Binder) { sc.bind = wrap(sc.bind) }
+
+// CannotPlay is the error of a target that lacks the story's interface.
+func (sc *Scenario) CannotPlay(target string) error {
+	return results.Fieldf("Targets", "target %s cannot play %s (it has no %s)", target, sc.Name, sc.Needs)
+}

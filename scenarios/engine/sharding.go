@@ -33,7 +33,7 @@ var runIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
 // into every slug, visitor and item, and from there into URLs.
 func CheckRunID(id string) error {
 	if len(id) > MaxRunIDLength || !runIDPattern.MatchString(id) {
-		return fmt.Errorf("%w: --run-id %q: want 1 to %d letters, digits, - or _, starting with a letter or digit (the same on every shard)", results.ErrUsage, id, MaxRunIDLength)
+		return results.Fieldf("RunID", "{} %q: want 1 to %d letters, digits, - or _, starting with a letter or digit (the same on every shard)", id, MaxRunIDLength)
 	}
 	return nil
 }
@@ -49,13 +49,13 @@ func (s *Sharding) Check(n int) error {
 		return err
 	}
 	if s.Index < 0 || s.Of < 1 || s.Index >= s.Of {
-		return fmt.Errorf("%w: shard %d of %d; want 0 to %d", results.ErrUsage, s.Index, s.Of, s.Of-1)
+		return results.Fieldf("Shard", "shard %d of %d; want 0 to %d", s.Index, s.Of, s.Of-1)
 	}
 	if n < s.Of {
-		return fmt.Errorf("%w: %d shards cannot share %d requests; give each shard at least one (-n %d or more)", results.ErrUsage, s.Of, n, s.Of)
+		return results.Fieldf("Requests", "%d shards cannot share %d requests; give each shard at least one ({Requests} %d or more)", s.Of, n, s.Of)
 	}
 	if s.Period < 0 {
-		return fmt.Errorf("%w: --period %s is negative; want a duration such as 1s", results.ErrUsage, s.Period)
+		return Invalid("Period", s.Period)
 	}
 	return nil
 }

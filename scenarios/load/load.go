@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -54,7 +55,10 @@ type LoadPlan struct {
 	// gets the same load, one after the other.
 	Targets []string
 	Options []targets.Option
-	Expect  engine.Override
+	// Expect is what every target must do, ExpectOf what one target must,
+	// by its name or spec, as in a Plan.
+	Expect   engine.Override
+	ExpectOf map[string]engine.Override
 
 	// Schedule, when set, is the open model's arrivals; otherwise the
 	// load is closed, with Concurrency workers.
@@ -111,40 +115,60 @@ func (p *LoadPlan) Model() results.LoadModel {
 	return results.Closed
 }
 
-func (p *LoadPlan) validate() error {
-	switch {
-	case p.Scenario == nil:
-		return fmt.Errorf("%w: no scenario", results.ErrUsage)
-	case p.Requests < 0:
-		return fmt.Errorf("%w: --requests %d is negative; want 1 or more", results.ErrUsage, p.Requests)
-	case p.Duration < 0:
-		return fmt.Errorf("%w: --duration %s is negative; want a duration such as 30s", results.ErrUsage, p.Duration)
-	case p.Concurrency < 0 || p.Concurrency > MaxConcurrency:
-		return fmt.Errorf("%w: --concurrency %d is out of range; want 1 to %d", results.ErrUsage, p.Concurrency, MaxConcurrency)
-	case p.MaxInFlight < 0 || p.MaxInFlight > MaxConcurrency:
-		return fmt.Errorf("%w: --max-in-flight %d is out of range; want 1 to %d", results.ErrUsage, p.MaxInFlight, MaxConcurrency)
-	case p.Keys < 0 || p.Keys > MaxLoadKeys:
-		return fmt.Errorf("%w: --keys %d is out of range; want 1 to %d", results.ErrUsage, p.Keys, MaxLoadKeys)
-	case p.Timeout < 0:
-		return fmt.Errorf("%w: --timeout %s is negative; want a duration such as 5s", results.ErrUsage, p.Timeout)
+// Wants says, for each field of a LoadPlan a value can be wrong for, what
+// a right one is, as engine.Wants does for a Plan.
+var Wants = map[string]string{
+	"Requests":    "1 or more",
+	"Duration":    "a positive duration such as 30s",
+	"Concurrency": fmt.Sprintf("1 to %d", MaxConcurrency),
+	"MaxInFlight": fmt.Sprintf("1 to %d", MaxConcurrency),
+	"Keys":        fmt.Sprintf("1 to %d", MaxLoadKeys),
+	"Timeout":     engine.Wants["Timeout"],
+}
+
+// Invalid is the error of a value field cannot take, in the words of Wants.
+func Invalid(field string, value any) *results.FieldError {
+	return results.Fieldf(field, "{} %v: want "+strings.ReplaceAll(Wants[field], "%", "%%"), value)
+}
+
+// Validate checks the plan's own fields without running anything (Load
+// then checks its targets as a run does). Each error is a
+// *results.FieldError naming the field at fault.
+func (p *LoadPlan) Validate() []error {
+	if p.Scenario == nil {
+		return []error{results.Fieldf("Scenario", "no scenario")}
+	}
+	var errs []error
+	bad := func(field string, value any) { errs = append(errs, Invalid(field, value)) }
+	if p.Requests < 0 {
+		bad("Requests", p.Requests)
+	}
+	if p.Duration < 0 {
+		bad("Duration", p.Duration)
+	}
+	if p.Concurrency < 0 || p.Concurrency > MaxConcurrency {
+		bad("Concurrency", p.Concurrency)
+	}
+	if p.MaxInFlight < 0 || p.MaxInFlight > MaxConcurrency {
+		bad("MaxInFlight", p.MaxInFlight)
+	}
+	if p.Keys < 0 || p.Keys > MaxLoadKeys {
+		bad("Keys", p.Keys)
+	}
+	if p.Timeout < 0 {
+		bad("Timeout", p.Timeout)
 	}
 	if s := p.Schedule; s != nil {
-		if s.Duration() <= 0 && p.Requests == 0 {
-			return fmt.Errorf("%w: an open load needs a duration or --requests", results.ErrUsage)
-		}
-		if p.Requests > 0 && lastRate(*s) <= 0 {
-			return fmt.Errorf("%w: --requests %d needs a last rate above 0 to send them all", results.ErrUsage, p.Requests)
-		}
-		if s.Expected() == 0 && p.Requests == 0 {
-			return fmt.Errorf("%w: the schedule sends no request in %s; raise the rate or the duration", results.ErrUsage, s.Duration())
+		switch {
+		case s.Duration() <= 0 && p.Requests == 0:
+			errs = append(errs, results.Fieldf("Duration", "an open load needs a duration or {Requests}"))
+		case p.Requests > 0 && lastRate(*s) <= 0:
+			errs = append(errs, results.Fieldf("Requests", "{} %d needs a last rate above 0 to send them all", p.Requests))
+		case s.Expected() == 0 && p.Requests == 0:
+			errs = append(errs, results.Fieldf("Schedule", "the schedule sends no request in %s; raise the rate or the duration", s.Duration()))
 		}
 	}
-	switch p.Expect {
-	case engine.OverrideAuto, engine.OverrideRace, engine.OverrideHold:
-	default:
-		return fmt.Errorf("%w: --expect %q; want auto, hold or race", results.ErrUsage, p.Expect)
-	}
-	return nil
+	return errs
 }
 
 func lastRate(s pace.Schedule) pace.Rate {
@@ -160,10 +184,10 @@ func lastRate(s pace.Schedule) pace.Rate {
 // LoadTarget and the load goes on. When ctx is cancelled, Load returns
 // what it has, marked Interrupted.
 func Load(ctx context.Context, p LoadPlan) (*results.LoadResult, error) {
-	if err := p.validate(); err != nil {
-		return nil, err
+	if errs := p.Validate(); len(errs) > 0 {
+		return nil, errs[0]
 	}
-	plan := engine.Plan{Scenario: p.Scenario, Catalog: p.Catalog, Targets: p.Targets, Expect: p.Expect}
+	plan := engine.Plan{Scenario: p.Scenario, Catalog: p.Catalog, Targets: p.Targets, Expect: p.Expect, ExpectOf: p.ExpectOf}
 	rs, err := plan.Resolve()
 	if err != nil {
 		return nil, err
@@ -223,11 +247,11 @@ func Load(ctx context.Context, p LoadPlan) (*results.LoadResult, error) {
 		if ctx.Err() != nil {
 			break
 		}
-		lt := results.LoadTarget{Target: r.Spec.Name(), Spec: r.Raw, Guarantee: r.Entry.Guarantee}
+		lt := results.LoadTarget{Name: r.Name, Target: r.Spec.Name(), Spec: r.Raw, Guarantee: r.Entry.Guarantee}
 		if r.Spec.URL != nil {
 			lt.Spec = lt.Target
 		}
-		lt.Expect, lt.Strict = engine.ExpectationOf(r.Entry, p.Expect)
+		lt.Expect, lt.Strict = engine.ExpectationOf(r.Entry, r.Expect)
 		if openErr[ti] != nil {
 			lt.Error = openErr[ti].Error()
 		} else {
@@ -609,15 +633,15 @@ func (p *LoadPlan) share(rs []engine.Resolved) (*LoadPlan, error) {
 	sh := p.Sharding
 	switch {
 	case len(rs) != 1:
-		return nil, fmt.Errorf("%w: a sharded load takes exactly one target (-t); shard one load per target", results.ErrUsage)
+		return nil, results.Fieldf("Targets", "a sharded load takes exactly one target ({Targets}); shard one load per target")
 	case !engine.Shareable(rs[0].Spec, rs[0].Entry):
 		return nil, engine.ErrNotShareable(rs[0].Spec.Name())
 	case sh.Index < 0 || sh.Of < 1 || sh.Index >= sh.Of:
-		return nil, fmt.Errorf("%w: shard %d of %d; want 0 to %d", results.ErrUsage, sh.Index, sh.Of, sh.Of-1)
+		return nil, results.Fieldf("Shard", "shard %d of %d; want 0 to %d", sh.Index, sh.Of, sh.Of-1)
 	case p.Requests > 0 && p.Requests < int64(sh.Of):
-		return nil, fmt.Errorf("%w: %d shards cannot share --requests %d; give each shard at least one", results.ErrUsage, sh.Of, p.Requests)
+		return nil, results.Fieldf("Requests", "%d shards cannot share {} %d; give each shard at least one", sh.Of, p.Requests)
 	case p.Schedule == nil && p.Concurrency < sh.Of:
-		return nil, fmt.Errorf("%w: %d shards cannot share --concurrency %d; give each shard at least one worker", results.ErrUsage, sh.Of, p.Concurrency)
+		return nil, results.Fieldf("Concurrency", "%d shards cannot share {} %d; give each shard at least one worker", sh.Of, p.Concurrency)
 	}
 	if err := engine.CheckRunID(sh.RunID); err != nil {
 		return nil, err

@@ -36,7 +36,7 @@ func ParseKeyChars(s string) (KeyChars, error) {
 	case KeyASCII, KeyUnicode, KeyPercent:
 		return k, nil
 	}
-	return "", fmt.Errorf("%w: --key-chars %q; want %s", ErrUsage, s, strings.Join(KeyCharsNames, ", "))
+	return "", Fieldf("KeyChars", "{} %q; want %s", s, strings.Join(KeyCharsNames, ", "))
 }
 
 // arabicSlug is "مقالة-عربية" (an Arabic post), the kind of slug seed 002's

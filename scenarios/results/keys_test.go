@@ -62,7 +62,7 @@ func TestParseKeyChars(t *testing.T) {
 		}
 	}
 	_, err := ParseKeyChars("utf8")
-	if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), `--key-chars "utf8"; want ascii, unicode, percent`) {
+	if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), `KeyChars "utf8"; want ascii, unicode, percent`) {
 		t.Errorf("ParseKeyChars(utf8) = %v", err)
 	}
 }

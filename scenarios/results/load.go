@@ -1,7 +1,6 @@
 package results
 
 import (
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -44,7 +43,7 @@ func ParseKeyDist(s string) (KeyDist, error) {
 			return KeyDist{Zipf: v}, nil
 		}
 	}
-	return KeyDist{}, fmt.Errorf("%w: --key-dist %q: want uniform or zipf:S with S above 1 (zipf:1.1 is mildly hot, zipf:2 very)", ErrUsage, s)
+	return KeyDist{}, Fieldf("KeyDist", "{} %q: want uniform or zipf:S with S above 1 (zipf:1.1 is mildly hot, zipf:2 very)", s)
 }
 
 func (d KeyDist) String() string {

@@ -57,6 +57,9 @@ type LoadStage struct {
 
 // LoadTarget is what one target did under the load.
 type LoadTarget struct {
+	// Name is what the user named the target (-t NAME=SPEC), as in a
+	// TargetResult.
+	Name      string      `json:"name,omitempty"`
 	Target    string      `json:"target"`
 	Spec      string      `json:"spec"`
 	Guarantee string      `json:"guarantee,omitempty"`

@@ -225,7 +225,7 @@ func VerifyRun(ctx context.Context, parts []*results.ShardResult, v VerifyPlan) 
 		if err == nil {
 			pl, ok := sc.Bind(opened[ti].Store)
 			if !ok {
-				return nil, fmt.Errorf("%w: target %s cannot play %s (it has no %s)", results.ErrUsage, rs[ti].Spec.Name(), sc.Name, sc.Needs)
+				return nil, sc.CannotPlay(rs[ti].Spec.Name())
 			}
 			err = mergeTrials(ctx, sc, pl, ps, ti, complete, timeout, history, v.Evidence, rec)
 		}
@@ -351,7 +351,7 @@ func VerifyLoad(ctx context.Context, parts []*results.ShardResult, v VerifyPlan)
 	if lt.Error == "" && !res.Interrupted {
 		pl, ok := sc.Bind(opened[0].Store)
 		if !ok {
-			return nil, fmt.Errorf("%w: target %s cannot play %s (it has no %s)", results.ErrUsage, rs[0].Spec.Name(), sc.Name, sc.Needs)
+			return nil, sc.CannotPlay(rs[0].Spec.Name())
 		}
 		runID := ps[0].RunID
 		kj := load.KeyJudge{Scenario: sc, Player: pl, Store: opened[0].Store, Label: lt.Target, Keys: first.Keys,

@@ -54,12 +54,12 @@ func (r *Room) replay(w http.ResponseWriter, req *http.Request) {
 	defer r.replayMu.Unlock()
 	data, ok := r.replays[sc.Name]
 	if !ok {
-		e, err := engine.Explain(r.ctx, targets.Builtin(), sc, replayTarget, replayFixed, 0, replaySeed)
+		e, err := engine.Explain(r.ctx, &engine.Explainer{Scenario: sc, Catalog: targets.Builtin(), Target: replayTarget, Fixed: replayFixed, Seed: replaySeed})
 		if err != nil {
 			writeError(w, http.StatusServiceUnavailable, "no replay: "+err.Error())
 			return
 		}
-		out := replayJSON{Story: sc.Name, Title: sc.Title, Text: sc.Story, Rule: sc.Rule, Fix: sc.Fix, Footer: e.Footer}
+		out := replayJSON{Story: sc.Name, Title: sc.Title, Text: sc.Story, Rule: sc.Rule, Fix: sc.Fix, Footer: ExplainFooter(sc.Name, replaySeed)}
 		for _, rp := range e.Replays {
 			l := drawLanes(sc, rp.Trial, rp.Target, rp.Clock)
 			out.Replays = append(out.Replays, replayPart{Heading: rp.Heading, Target: rp.Target, Outcome: rp.Outcome, Lanes: l.svg, Steps: l.steps})
@@ -73,4 +73,10 @@ func (r *Room) replay(w http.ResponseWriter, req *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	_, _ = w.Write(data)
+}
+
+// ExplainFooter is the last line of an explanation: how to replay it, and
+// how to see more trials, as commands to type.
+func ExplainFooter(story string, seed int64) string {
+	return fmt.Sprintf("Replay it: racelab explain %s --seed %d; see more trials: racelab run %s --trials 100", story, seed, story)
 }

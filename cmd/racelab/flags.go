@@ -1,0 +1,273 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/engine"
+	"github.com/racelab/racelab/scenarios/results"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// The flags several commands share are declared here, once each: the name,
+// the shorthand, the type and the default live in one function, and a
+// command adds only what the flag means for it. The plans' checks live in
+// the domain (engine.Plan.Validate, load.LoadPlan.Validate), which names
+// fields; flagOf is the one place where a field becomes a flag.
+
+// fieldFlags names, for each field of the plans, the flag that sets it.
+// A story's knob is its own flag (--stock) and needs no line here.
+var fieldFlags = map[string]string{
+	"Targets":        "-t",
+	"Expect":         "--expect",
+	"Requests":       "--requests",
+	"Trials":         "--trials",
+	"Timeout":        "--timeout",
+	"Gap":            "--gap",
+	"Sequential":     "--sequential",
+	"KeyChars":       "--key-chars",
+	"Confidence":     "--confidence",
+	"MaxRate":        "--max-rate",
+	"MaxTrials":      "--max-trials",
+	"HistoryTimeout": "--history-timeout",
+	"HistoryHTML":    "--history-html",
+	"Shard":          "--shard",
+	"RunID":          "--run-id",
+	"StartAt":        "--start-at",
+	"Period":         "--period",
+	"Duration":       "--duration",
+	"Concurrency":    "--concurrency",
+	"MaxInFlight":    "--max-in-flight",
+	"Keys":           "--keys",
+	"KeyDist":        "--key-dist",
+	"Schedule":       "--rate",
+	"Fixed":          "--fixed",
+}
+
+// flagOf is the flag that sets a plan's field.
+func flagOf(field string) string {
+	if f, ok := fieldFlags[field]; ok {
+		return f
+	}
+	return "--" + field // a story's knob
+}
+
+// sayFlags writes err as the command line reads it: every field a
+// *results.FieldError in it names is said as its flag.
+func sayFlags(err error) string {
+	msg := err.Error()
+	var walk func(error)
+	walk = func(err error) {
+		var fe *results.FieldError
+		if errors.As(err, &fe) {
+			msg = strings.Replace(msg, fe.Error(), fe.Say(flagOf), 1)
+		}
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range j.Unwrap() {
+				walk(e)
+			}
+		}
+	}
+	walk(err)
+	return msg
+}
+
+// firstError is the first of a plan's errors, or nil: a command line is
+// told one thing to fix at a time.
+func firstError(errs []error) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	return errs[0]
+}
+
+// explicitZero refuses a value given on the command line as zero for a
+// field whose zero the plan reads as "the default": the user meant zero,
+// and it is not a value the field takes. The words are the domain's.
+func explicitZero(set func(string) bool, invalid func(field string, value any) *results.FieldError, checks ...zeroCheck) error {
+	for _, c := range checks {
+		if c.zero && set != nil && set(strings.TrimPrefix(flagOf(c.field), "--")) {
+			return invalid(c.field, c.value)
+		}
+	}
+	return nil
+}
+
+type zeroCheck struct {
+	field string
+	value any
+	zero  bool
+}
+
+func zeroIf(field string, value any, zero bool) zeroCheck { return zeroCheck{field, value, zero} }
+
+// addTargets is -t: a target spec, or NAME=SPEC to name it in reports.
+func addTargets(c *cobra.Command, dst *[]string, what string) {
+	c.Flags().StringArrayVarP(dst, "target", "t", nil, what)
+	_ = c.RegisterFlagCompletionFunc("target", completeTargets)
+}
+
+// targetsUsage is -t's help for a command that fires at targets.
+const targetsUsage = "target spec STORE[:STRATEGY][?PARAMS] or URL, or NAME=SPEC to name it in reports;\n" +
+	"repeatable (default: the story's line-up)"
+
+// addExpect is --expect, one grammar for every command: WHAT for every
+// target, NAME=WHAT for one (parseExpect).
+func addExpect(c *cobra.Command, dst *[]string) {
+	c.Flags().StringArrayVar(dst, "expect", nil, "what every target must do: auto (naive may break, others must hold), hold, breaks or race;\n"+
+		"NAME=WHAT for one target, by the name given with -t NAME=SPEC or its spec (repeatable; default auto)")
+	_ = c.RegisterFlagCompletionFunc("expect", cobra.FixedCompletions([]string{"auto", "hold", "breaks", "race"}, cobra.ShellCompDirectiveNoFileComp))
+}
+
+// addTimeout is --timeout, the time limit of each request.
+func addTimeout(f *pflag.FlagSet, dst *time.Duration, what string) {
+	f.DurationVar(dst, "timeout", engine.DefaultTimeout, what)
+}
+
+// addSeed is --seed; def is the command's own default.
+func addSeed(f *pflag.FlagSet, dst *int64, def int64, what string) {
+	f.Int64Var(dst, "seed", def, what)
+}
+
+// addRequests is -n, --requests.
+func addRequests[N int | int64](f *pflag.FlagSet, dst *N, what string) {
+	switch p := any(dst).(type) {
+	case *int:
+		f.IntVarP(p, "requests", "n", 0, what)
+	case *int64:
+		f.Int64VarP(p, "requests", "n", 0, what)
+	}
+}
+
+// addQuiet is -q, --quiet.
+func addQuiet(f *pflag.FlagSet, dst *bool, what string) {
+	f.BoolVarP(dst, "quiet", "q", false, what)
+}
+
+// parseExpect reads --expect: one bare value for every target, and
+// NAME=VALUE for one target each. The value is split at the last "=", so
+// that a URL given as the name keeps its own.
+func parseExpect(raw []string) (engine.Override, map[string]engine.Override, error) {
+	all := engine.OverrideAuto
+	var one map[string]engine.Override
+	allSet := false
+	for _, v := range raw {
+		key, what, named := "", v, false
+		if i := strings.LastIndex(v, "="); i >= 0 {
+			key, what, named = v[:i], v[i+1:], true
+		}
+		ov, err := engine.ParseOverride(what)
+		if err != nil || named && key == "" {
+			return "", nil, usageError{fmt.Errorf("--expect %s: want auto, hold, breaks or race, or NAME=one of them for one target", v)}
+		}
+		switch {
+		case !named && allSet:
+			return "", nil, usageError{fmt.Errorf("--expect %s: a second expectation for every target; give one, and NAME=%s for single targets", v, what)}
+		case !named:
+			all, allSet = ov, true
+		case hasKey(one, key):
+			return "", nil, usageError{fmt.Errorf("--expect %s: %s already has an expectation", v, key)}
+		default:
+			if one == nil {
+				one = map[string]engine.Override{}
+			}
+			one[key] = ov
+		}
+	}
+	return all, one, nil
+}
+
+func hasKey[V any](m map[string]V, k string) bool { _, ok := m[k]; return ok }
+
+// knobFlags are the stories' own settings as flags (--stock, --rate, …),
+// registered from what each story declares (engine.Knob): a story with a
+// knob of its own adds its flag by saying so. Stories that share a knob's
+// name share its flag; its help says what it means for each.
+type knobFlags struct {
+	values map[string]*knobValue
+}
+
+func (k *knobFlags) register(f *pflag.FlagSet) {
+	k.values = map[string]*knobValue{}
+	var order []string
+	for _, sc := range scenarios.All() {
+		for _, knob := range sc.Knobs {
+			v, ok := k.values[knob.Name]
+			if !ok {
+				v = &knobValue{knob: knob}
+				k.values[knob.Name] = v
+				order = append(order, knob.Name)
+			}
+			v.usage = append(v.usage, [2]string{sc.Name, knob.Usage})
+		}
+	}
+	for _, name := range order {
+		v := k.values[name]
+		fl := f.VarPF(v, name, "", v.help())
+		if v.knob.Bool {
+			fl.NoOptDefVal = "true"
+		}
+	}
+}
+
+// settings reads the knobs given into a Settings.
+func (k *knobFlags) settings() (results.Settings, error) {
+	var s results.Settings
+	for _, v := range k.values {
+		if v.given {
+			if err := v.knob.Set(&s, v.raw); err != nil {
+				return s, err
+			}
+		}
+	}
+	return s, nil
+}
+
+// knobValue is one knob's flag: the text given, read by the knob when the
+// story is known.
+type knobValue struct {
+	knob  engine.Knob
+	usage [][2]string // story, what the knob means for it
+	raw   string
+	given bool
+}
+
+func (v *knobValue) String() string { return v.raw }
+func (v *knobValue) Set(s string) error {
+	v.raw, v.given = s, true
+	return nil
+}
+
+func (v *knobValue) Type() string {
+	switch {
+	case v.knob.Bool:
+		return "bool"
+	default:
+		return "string"
+	}
+}
+
+// help is the flag's help: the story's words, each prefixed by its story
+// when stories read it differently.
+func (v *knobValue) help() string {
+	same := true
+	for _, u := range v.usage {
+		same = same && u[1] == v.usage[0][1]
+	}
+	if same {
+		var names []string
+		for _, u := range v.usage {
+			names = append(names, u[0])
+		}
+		return strings.Join(names, ", ") + ": " + v.usage[0][1]
+	}
+	var lines []string
+	for _, u := range v.usage {
+		lines = append(lines, u[0]+": "+u[1])
+	}
+	return strings.Join(lines, ";\n")
+}
