@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/racelab/racelab/internal/usage"
+
 	"github.com/racelab/racelab/scenarios/engine"
 
 	"github.com/racelab/racelab/scenarios/results"
@@ -117,7 +119,7 @@ func fiveCheckoutsOf(stock int64) *engine.Scenario {
 	sc.Vary = func(set results.Settings) (*engine.Scenario, error) {
 		k := cmp.Or(set.Stock, Stock)
 		if k < 1 {
-			return nil, results.Fieldf(results.KnobStock, "{} %d: want 1 to %d copies", k, engine.MaxRequests)
+			return nil, usage.Fieldf(results.KnobStock, "{} %d: want 1 to %d copies", k, engine.MaxRequests)
 		}
 		v := fiveCheckoutsOf(k)
 		if k != Stock {

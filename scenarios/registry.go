@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/racelab/racelab/internal/usage"
+
 	"github.com/racelab/racelab/scenarios/engine"
 
 	"github.com/racelab/racelab/scenarios/results"
@@ -78,14 +80,14 @@ func With(sc *engine.Scenario, s results.Settings) (*engine.Scenario, error) {
 					owners = append(owners, o.Name)
 				}
 			}
-			return nil, results.Fieldf(k, "{} is a setting of %s, not %s", strings.Join(owners, " and "), sc.Name)
+			return nil, usage.Fieldf(k, "{} is a setting of %s, not %s", strings.Join(owners, " and "), sc.Name)
 		}
 	}
 	if len(set) == 0 || sc.Vary == nil {
 		return sc, nil
 	}
 	v, err := sc.Vary(s)
-	var field *results.FieldError
+	var field *usage.FieldError
 	switch {
 	case errors.As(err, &field):
 		return nil, err // it names the knob: the story's name adds nothing

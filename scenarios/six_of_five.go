@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/racelab/racelab/internal/usage"
+
 	"github.com/racelab/racelab/scenarios/engine"
 
 	"github.com/racelab/racelab/scenarios/results"
@@ -48,15 +50,15 @@ func sixOfFiveWith(set results.Settings) (*engine.Scenario, error) {
 	}
 	switch {
 	case limit < 1:
-		return nil, results.Fieldf(results.KnobLimit, "{} %d: want 1 or more requests a window", limit)
+		return nil, usage.Fieldf(results.KnobLimit, "{} %d: want 1 or more requests a window", limit)
 	case length < time.Second || length > 24*time.Hour:
-		return nil, results.Fieldf(results.KnobWindow, "{} %s: want a window from 1s to 24h", length)
+		return nil, usage.Fieldf(results.KnobWindow, "{} %s: want a window from 1s to 24h", length)
 	case tolerance < 0:
-		return nil, results.Fieldf(results.KnobTolerance, "{} %d: want 0 or more requests over the limit", tolerance)
+		return nil, usage.Fieldf(results.KnobTolerance, "{} %d: want 0 or more requests over the limit", tolerance)
 	case set.Rate < 0:
-		return nil, results.Fieldf(results.KnobRate, "{} %s: want a positive rate such as 20/s", set.Rate)
+		return nil, usage.Fieldf(results.KnobRate, "{} %s: want a positive rate such as 20/s", set.Rate)
 	case set.Rate == 0 && (set.Arrivals != "" || set.Rollover):
-		return nil, results.Fieldf(results.KnobRate, "{arrivals} and {rollover} shape a stream; add {} such as 20/s")
+		return nil, usage.Fieldf(results.KnobRate, "{arrivals} and {rollover} shape a stream; add {} such as 20/s")
 	}
 	w := story.Window{Limit: limit, Length: length}
 	soft := limit + tolerance
@@ -149,7 +151,7 @@ func sixOfFiveWith(set results.Settings) (*engine.Scenario, error) {
 		sch := pace.Constant(set.Rate, length-length/100)
 		sch.Spacing = spacing
 		if n := sch.Expected(); n > engine.MaxRequests || n < 1 {
-			return nil, results.Fieldf(results.KnobRate, "{} %s over a %s window is %d arrivals; want 1 to %d (lower {} or {window})",
+			return nil, usage.Fieldf(results.KnobRate, "{} %s over a %s window is %d arrivals; want 1 to %d (lower {} or {window})",
 				engine.RateWords(set.Rate), results.DurationWords(length), n, engine.MaxRequests)
 		}
 		st := &engine.Stream{Schedule: sch, Align: length, Words: engine.StreamWords(sch)}

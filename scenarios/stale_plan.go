@@ -7,6 +7,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/racelab/racelab/internal/usage"
+
 	"github.com/racelab/racelab/scenarios/engine"
 
 	"github.com/racelab/racelab/scenarios/results"
@@ -40,7 +42,7 @@ var stalePlan = mustVary(stalePlanWith(results.Settings{}))
 func stalePlanWith(set results.Settings) (*engine.Scenario, error) {
 	via := cmp.Or(set.Via, results.ViaServer)
 	if via != results.ViaServer && via != results.ViaExtension {
-		return nil, results.Fieldf(results.KnobVia, "{} %q: want %s or %s", via, results.ViaServer, results.ViaExtension)
+		return nil, usage.Fieldf(results.KnobVia, "{} %q: want %s or %s", via, results.ViaServer, results.ViaExtension)
 	}
 	ext := via == results.ViaExtension
 	rate, bound := DefaultPlanRate, DefaultPlanBound
@@ -50,7 +52,7 @@ func stalePlanWith(set results.Settings) (*engine.Scenario, error) {
 	rate, bound = cmp.Or(set.Rate, rate), cmp.Or(set.Bound, bound)
 	spacing := cmp.Or(set.Arrivals, pace.Poisson)
 	if set.Rollover || set.Tolerance != nil {
-		return nil, results.Fieldf(results.KnobRollover, "{} and {tolerance} are six-of-five's")
+		return nil, usage.Fieldf(results.KnobRollover, "{} and {tolerance} are six-of-five's")
 	}
 	// Long enough to see the exposure end: twice the bound, at least two
 	// minutes, unless --for says otherwise.
@@ -62,7 +64,7 @@ func stalePlanWith(set results.Settings) (*engine.Scenario, error) {
 	sch := pace.Constant(rate, span)
 	sch.Spacing = spacing
 	if n := sch.Expected(); n < 1 || n > engine.MaxRequests {
-		return nil, results.Fieldf(results.KnobRate, "{} %s for %s is %d downloads; want 1 to %d", engine.RateWords(rate), results.DurationWords(span), n, engine.MaxRequests)
+		return nil, usage.Fieldf(results.KnobRate, "{} %s for %s is %d downloads; want 1 to %d", engine.RateWords(rate), results.DurationWords(span), n, engine.MaxRequests)
 	}
 	limit := int64(DailyLimit)
 	resolved := results.Settings{Rate: rate, Arrivals: spacing, Bound: bound, For: set.For, Via: set.Via}

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/racelab/racelab/internal/usage"
 	"github.com/racelab/racelab/targets/actor"
 	"github.com/racelab/racelab/targets/faults"
 	"github.com/racelab/racelab/targets/httpapi"
@@ -67,13 +68,13 @@ func builtinEntries() []Entry {
 		{Name: "hybrid", Guarantee: "quota in one object; plan read from KV", Embedded: true, Kind: (*hybrid.Store)(nil), Open: openHybrid},
 		{Name: "sqlite", Guarantee: "one atomic upsert (as on D1)", Holds: true, Embedded: true, Kind: (*sqlite.Store)(nil), Open: openSQLite("")},
 		{Name: "sqlite:naive", Guarantee: "none: SELECT, then UPDATE", Embedded: true, Kind: (*sqlite.Store)(nil), Open: openSQLite("naive")},
-		{Name: "redis", Guarantee: "INCR, Lua check-and-increment, SET NX", Holds: true, Kind: (*redis.Store)(nil), Open: openRedis("")},
-		{Name: "redis:naive", Guarantee: "none: GET, then SET", Kind: (*redis.Store)(nil), Open: openRedis("naive")},
-		{Name: "redis:watch", Guarantee: "WATCH/MULTI/EXEC, retried", Holds: true, Kind: (*redis.Store)(nil), Open: openRedis("watch")},
-		{Name: "postgres", Guarantee: "one atomic statement", Holds: true, Kind: (*postgres.Store)(nil), Open: openPostgres("")},
-		{Name: "postgres:naive", Guarantee: "none: SELECT, then UPDATE", Kind: (*postgres.Store)(nil), Open: openPostgres("naive")},
-		{Name: "postgres:for-update", Guarantee: "row lock: SELECT FOR UPDATE", Holds: true, Kind: (*postgres.Store)(nil), Open: openPostgres("for-update")},
-		{Name: "postgres:serializable", Guarantee: "SERIALIZABLE, retried on 40001", Holds: true, Kind: (*postgres.Store)(nil), Open: openPostgres("serializable")},
+		{Name: "redis", Guarantee: "INCR, Lua check-and-increment, SET NX", Holds: true, Kind: (*redis.Store)(nil), Server: RedisServer, Open: openRedis("")},
+		{Name: "redis:naive", Guarantee: "none: GET, then SET", Kind: (*redis.Store)(nil), Server: RedisServer, Open: openRedis("naive")},
+		{Name: "redis:watch", Guarantee: "WATCH/MULTI/EXEC, retried", Holds: true, Kind: (*redis.Store)(nil), Server: RedisServer, Open: openRedis("watch")},
+		{Name: "postgres", Guarantee: "one atomic statement", Holds: true, Kind: (*postgres.Store)(nil), Server: PostgresServer, Open: openPostgres("")},
+		{Name: "postgres:naive", Guarantee: "none: SELECT, then UPDATE", Kind: (*postgres.Store)(nil), Server: PostgresServer, Open: openPostgres("naive")},
+		{Name: "postgres:for-update", Guarantee: "row lock: SELECT FOR UPDATE", Holds: true, Kind: (*postgres.Store)(nil), Server: PostgresServer, Open: openPostgres("for-update")},
+		{Name: "postgres:serializable", Guarantee: "SERIALIZABLE, retried on 40001", Holds: true, Kind: (*postgres.Store)(nil), Server: PostgresServer, Open: openPostgres("serializable")},
 		{Name: "http", Guarantee: "whatever the service does", Holds: true, Kind: (*httpapi.Client)(nil), Open: openHTTP},
 		{Name: "https", Guarantee: "whatever the service does", Holds: true, Kind: (*httpapi.Client)(nil), Open: openHTTP},
 	}
@@ -227,24 +228,27 @@ func planCacheParam(ttl *time.Duration) param {
 	return p
 }
 
+// The servers of the real stores.
+var (
+	RedisServer    = &Server{Setting: "redis-url", Env: "RACELAB_REDIS_URL", Default: DefaultRedisURL, What: "Redis server for redis"}
+	PostgresServer = &Server{Setting: "postgres-url", Env: "RACELAB_POSTGRES_URL", Default: DefaultPostgresURL, What: "PostgreSQL server for postgres"}
+)
+
 func openRedis(strategy string) func(context.Context, Spec, Options) (any, error) {
-	return openServer(strategy, func(o Options) server.Config { return server.Config{URL: o.RedisURL} },
-		redis.Open, redis.ErrUnreachable, "--redis-url", "RACELAB_REDIS_URL", DefaultRedisURL)
+	return openServer(strategy, RedisServer, redis.Open, redis.ErrUnreachable)
 }
 
 func openPostgres(strategy string) func(context.Context, Spec, Options) (any, error) {
-	return openServer(strategy, func(o Options) server.Config { return server.Config{URL: o.PostgresURL} },
-		postgres.Open, postgres.ErrUnreachable, "--postgres-url", "RACELAB_POSTGRES_URL", DefaultPostgresURL)
+	return openServer(strategy, PostgresServer, postgres.Open, postgres.ErrUnreachable)
 }
 
 // openServer opens a store on a server: its URL from the options (flag
 // and env say where it came from), a malformed one a usage error, an
 // unreachable server said with how to start one.
-func openServer[S any](strategy string, config func(Options) server.Config, open func(context.Context, server.Config) (S, error),
-	unreachable error, flag, env, example string) func(context.Context, Spec, Options) (any, error) {
+func openServer[S any](strategy string, srv *Server, open func(context.Context, server.Config) (S, error),
+	unreachable error) func(context.Context, Spec, Options) (any, error) {
 	return func(ctx context.Context, spec Spec, o Options) (any, error) {
-		cfg := config(o)
-		cfg.Strategy, cfg.Now = strategy, o.Now
+		cfg := server.Config{URL: srv.URL(o), Strategy: strategy, Now: o.Now}
 		if c := o.serverClock(); c != nil {
 			cfg.Clock, cfg.Now = c, c.Now
 		}
@@ -259,9 +263,9 @@ func openServer[S any](strategy string, config func(Options) server.Config, open
 		var bad *server.URLError
 		switch {
 		case errors.As(err, &bad):
-			return nil, badServerURL(flag, env, bad.URL, bad.Reason, example)
+			return nil, badServerURL(srv, bad.URL, bad.Reason)
 		case errors.Is(err, unreachable):
-			return nil, fmt.Errorf("%w; start it with `make services` or set %s", err, env)
+			return nil, fmt.Errorf("%w; start it with `make services` or set %s", err, srv.Env)
 		case err != nil:
 			return nil, err
 		}
@@ -273,8 +277,8 @@ func openServer[S any](strategy string, config func(Options) server.Config, open
 // line naming where it came from, the value (its password hidden by the
 // store package), what is wrong and a URL that would do. The hint to start
 // the servers is left out on purpose: no server would help a typo.
-func badServerURL(flag, env, value, reason, example string) error {
-	return badSpec("%s (or %s) %q is not usable: %s; want e.g. %s", flag, env, value, reason, example)
+func badServerURL(srv *Server, value, reason string) error {
+	return fmt.Errorf("%w%.0w", usage.Fieldf(srv.Setting, "{} (or %s) %q is not usable: %s; want e.g. %s", srv.Env, value, reason, srv.Default), ErrBadSpec)
 }
 
 // openHTTP builds the client of an http or https target. The URL's query

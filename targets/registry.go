@@ -31,17 +31,53 @@ type Entry struct {
 	// will close, such as a store racelab serve is serving while its
 	// classroom page fires a burst at it: Target.Close leaves it open.
 	Shared bool
+	// Server, for a store that lives on a server of its own, is the
+	// setting of where: entries of one store share it.
+	Server *Server
 	// Open opens the store for spec; the result has Kind's type and may
 	// implement Preparer, Retrier and io.Closer.
 	Open func(ctx context.Context, spec Spec, o Options) (any, error)
 }
 
+// A Server is where a store runs when it needs a server, as a setting its
+// catalog entries declare: a command offers the setting (cmd: --redis-url)
+// and the entry reads it from Options, so a new server-backed store is one
+// entry and nothing else.
+type Server struct {
+	// Setting names the URL's setting: "redis-url".
+	Setting string
+	// Env is the environment variable a command takes its default from.
+	Env string
+	// Default is the URL when none is given: where `make services`
+	// starts the server.
+	Default string
+	// What says what the server is for, in a few words: "Redis server
+	// for redis".
+	What string
+}
+
+// URL is the server's URL in o: the one given, else the default.
+func (s *Server) URL(o Options) string { return cmp.Or(o.URLs[s.Setting], s.Default) }
+
+// Servers lists the servers the catalog's entries need, each once, in
+// the order of the entries.
+func (c *Catalog) Servers() []*Server {
+	var out []*Server
+	for _, e := range c.entries {
+		if e.Server != nil && !slices.ContainsFunc(out, func(s *Server) bool { return s.Setting == e.Server.Setting }) {
+			out = append(out, e.Server)
+		}
+	}
+	return out
+}
+
 // Options are the settings every store may draw on. Build them with the
 // With functions; the zero value of a field means its default.
 type Options struct {
-	Seed        int64
-	RedisURL    string
-	PostgresURL string
+	Seed int64
+	// URLs are the servers' URLs, by their setting (Server.Setting); a
+	// server not named takes its default.
+	URLs map[string]string
 	// Now is the wall clock the stores read the day from.
 	Now func() time.Time
 	// VirtualTime runs the simulated stores (kv, actor) in virtual time,
@@ -88,11 +124,22 @@ const (
 // WithSeed sets the seed of every random choice a simulated store makes.
 func WithSeed(seed int64) Option { return func(o *Options) { o.Seed = seed } }
 
+// WithServerURL sets the URL of the server of setting; empty keeps the
+// default.
+func WithServerURL(setting, url string) Option {
+	return func(o *Options) {
+		if o.URLs == nil {
+			o.URLs = map[string]string{}
+		}
+		o.URLs[setting] = url
+	}
+}
+
 // WithRedisURL sets the Redis server's URL; empty keeps the default.
-func WithRedisURL(u string) Option { return func(o *Options) { o.RedisURL = u } }
+func WithRedisURL(u string) Option { return WithServerURL(RedisServer.Setting, u) }
 
 // WithPostgresURL sets the PostgreSQL server's URL; empty keeps the default.
-func WithPostgresURL(u string) Option { return func(o *Options) { o.PostgresURL = u } }
+func WithPostgresURL(u string) Option { return WithServerURL(PostgresServer.Setting, u) }
 
 // WithClock sets the wall clock stores read the day from.
 func WithClock(now func() time.Time) Option { return func(o *Options) { o.Now = now } }
@@ -138,15 +185,9 @@ func (o Options) serverClock() *clock.Virtual {
 func WithHTTP(c httpapi.Config) Option { return func(o *Options) { o.HTTP = c } }
 
 func buildOptions(opts []Option) Options {
-	o := Options{RedisURL: DefaultRedisURL, PostgresURL: DefaultPostgresURL, Now: time.Now}
+	o := Options{Now: time.Now}
 	for _, f := range opts {
 		f(&o)
-	}
-	if o.RedisURL == "" {
-		o.RedisURL = DefaultRedisURL
-	}
-	if o.PostgresURL == "" {
-		o.PostgresURL = DefaultPostgresURL
 	}
 	if o.Now == nil {
 		o.Now = time.Now

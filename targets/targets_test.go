@@ -169,11 +169,11 @@ func TestServerURLErrors(t *testing.T) {
 		opt    Option
 		want   string
 	}{
-		{"redis", WithRedisURL("notaurl"), `--redis-url (or RACELAB_REDIS_URL) "notaurl" is not usable: not a URL; want e.g. redis://127.0.0.1:56379/0`},
+		{"redis", WithRedisURL("notaurl"), `redis-url (or RACELAB_REDIS_URL) "notaurl" is not usable: not a URL; want e.g. redis://127.0.0.1:56379/0`},
 		{"redis:watch", WithRedisURL("http://127.0.0.1:56379"), `"http://127.0.0.1:56379" is not usable: scheme "http" is not redis, rediss or unix`},
 		{"redis", WithRedisURL("redis://u:secret@127.0.0.1:99999/0"), `"redis://u:xxxxx@127.0.0.1:99999/0" is not usable: port 99999 is outside 1-65535; want e.g. `},
 		{"redis", WithRedisURL("redis://127.0.0.1:56379/x"), `is not usable: invalid database number`},
-		{"postgres", WithPostgresURL("::garbage::"), `--postgres-url (or RACELAB_POSTGRES_URL) "::garbage::" is not usable: not a URL (nor keyword=value settings); want e.g. postgres://racelab@127.0.0.1:55432/racelab?sslmode=disable`},
+		{"postgres", WithPostgresURL("::garbage::"), `postgres-url (or RACELAB_POSTGRES_URL) "::garbage::" is not usable: not a URL (nor keyword=value settings); want e.g. postgres://racelab@127.0.0.1:55432/racelab?sslmode=disable`},
 		{"postgres:serializable", WithPostgresURL("postgres://u:secret@h:99999/db"), `"postgres://u:xxxxx@h:99999/db" is not usable: port 99999 is outside 1-65535; want e.g. `},
 		{"postgres", WithPostgresURL("host=h password=secret port=99999"), `"host=h password=xxxxx port=99999" is not usable: invalid port`},
 		{"postgres", WithPostgresURL("postgres://h/db?sslmode=bogus"), `is not usable: failed to configure TLS`},

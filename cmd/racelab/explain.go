@@ -28,14 +28,11 @@ type explainOptions struct {
 	// in run, not the story's default.
 	set func(name string) bool
 	// Step waits for Enter between the steps, on a terminal.
-	Step        bool
-	Outputs     outputFlags
-	RedisURL    string
-	PostgresURL string
-	HTTP        httpFlags
+	Step    bool
+	Outputs outputFlags
+	Servers serverFlags
+	HTTP    httpFlags
 }
-
-func (o *explainOptions) servers() serverFlags { return serverFlags{&o.RedisURL, &o.PostgresURL} }
 
 func newExplainCmd(s Streams, cat *targets.Catalog) *cobra.Command {
 	o := &explainOptions{}
@@ -76,7 +73,7 @@ page, each replay drawn as an SVG timeline on one shared time axis.`,
 	addRequests(f, &o.Requests, "requests in the burst (default: the story's own)")
 	f.BoolVar(&o.Step, "step", false, "on a terminal, wait for Enter before each step: the story, each replay, the fix")
 	o.Outputs.register(c, f, []string{"text", "html"})
-	o.servers().register(f, "targets")
+	o.Servers.register(f, cat, "targets")
 	o.HTTP.registerMapping(f)
 	_ = c.RegisterFlagCompletionFunc("target", completeTargets)
 	_ = c.RegisterFlagCompletionFunc("fixed", completeTargets)
@@ -89,7 +86,7 @@ func runExplain(ctx context.Context, s Streams, cat *targets.Catalog, o *explain
 		return err
 	}
 	x := &engine.Explainer{Scenario: sc, Catalog: cat, Target: o.Target, Fixed: o.Fixed, Requests: o.Requests, Seed: o.Seed,
-		Options: o.servers().options()}
+		Options: o.Servers.options()}
 	if err := explicitZero(o.set, engine.Invalid, zeroIf("Requests", o.Requests, o.Requests == 0)); err != nil {
 		return err
 	}

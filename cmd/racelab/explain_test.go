@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/racelab/racelab/targets/httpapi"
 )
 
 // TestExplainUsage: explain takes its flags as strictly as run does. Each
@@ -150,5 +152,26 @@ func TestExplainHTML(t *testing.T) {
 	code, _, stderr := execute(ctx, append(args, "-o", "pdf")...)
 	if code != exitUsage || !strings.Contains(stderr, `unknown output format "pdf"; want text or html`) {
 		t.Errorf("-o pdf: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestExplainMappedService: explain replays the race on a service with an
+// API of its own, mapped with --http-call as a run maps it.
+func TestExplainMappedService(t *testing.T) {
+	contract := httpapi.NewHandler(openStore(t, "kv"))
+	// The service answers the contract under /api/v1/ only: unmapped, the
+	// replay would find no route.
+	srv := httptest.NewServer(http.StripPrefix("/api/v1", contract))
+	defer srv.Close()
+	ctx := context.Background()
+	args := []string{"explain", "ten-hits-one-view", "-t", srv.URL, "--fixed", "actor"}
+	if code, _, _ := execute(ctx, args...); code == exitOK {
+		t.Fatal("unmapped, the service's own API answered the contract's routes")
+	}
+	out := executeWant(t, ctx, exitOK, append(args, "--http-call", "hit=POST /api/v1/hit/{slug}", "--http-call", "get=GET /api/v1/get/{slug}")...)
+	for _, want := range []string{"The race, replayed on " + srv.URL, "The same burst on actor"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("explanation lacks %q:\n%s", want, out)
+		}
 	}
 }

@@ -3,8 +3,11 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/racelab/racelab/internal/usage"
 
 	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/engine"
@@ -57,22 +60,34 @@ func flagOf(field string) string {
 }
 
 // sayFlags writes err as the command line reads it: every field a
-// *results.FieldError in it names is said as its flag.
+// *usage.FieldError in it names is said as its flag.
 func sayFlags(err error) string {
-	msg := err.Error()
+	var found []*usage.FieldError
 	var walk func(error)
 	walk = func(err error) {
-		var fe *results.FieldError
-		if errors.As(err, &fe) {
-			msg = strings.Replace(msg, fe.Error(), fe.Say(flagOf), 1)
-		}
-		if j, ok := err.(interface{ Unwrap() []error }); ok {
-			for _, e := range j.Unwrap() {
-				walk(e)
+		for err != nil {
+			if fe, ok := err.(*usage.FieldError); ok && !slices.Contains(found, fe) {
+				found = append(found, fe)
 			}
+			if j, ok := err.(interface{ Unwrap() []error }); ok {
+				for _, e := range j.Unwrap() {
+					walk(e)
+				}
+				return
+			}
+			err = errors.Unwrap(err)
 		}
 	}
 	walk(err)
+	// Each field error's text is marked first and said after, so that a
+	// flag's name never meets a second replacement.
+	msg := err.Error()
+	for i, fe := range found {
+		msg = strings.Replace(msg, fe.Error(), fmt.Sprintf("\x00%d\x00", i), 1)
+	}
+	for i, fe := range found {
+		msg = strings.Replace(msg, fmt.Sprintf("\x00%d\x00", i), fe.Say(flagOf), 1)
+	}
 	return msg
 }
 
@@ -88,7 +103,7 @@ func firstError(errs []error) error {
 // explicitZero refuses a value given on the command line as zero for a
 // field whose zero the plan reads as "the default": the user meant zero,
 // and it is not a value the field takes. The words are the domain's.
-func explicitZero(set func(string) bool, invalid func(field string, value any) *results.FieldError, checks ...zeroCheck) error {
+func explicitZero(set func(string) bool, invalid func(field string, value any) *usage.FieldError, checks ...zeroCheck) error {
 	for _, c := range checks {
 		if c.zero && set != nil && set(strings.TrimPrefix(flagOf(c.field), "--")) {
 			return invalid(c.field, c.value)

@@ -38,15 +38,12 @@ type loadOptions struct {
 	Outputs     outputFlags
 	Quiet       bool
 	HTTPVersion string
-	RedisURL    string
-	PostgresURL string
+	Servers     serverFlags
 	HTTP        httpFlags
 	Shard       shardFlags // shard.go
 
 	set func(name string) bool // which flags the command line gave
 }
-
-func (o *loadOptions) servers() serverFlags { return serverFlags{&o.RedisURL, &o.PostgresURL} }
 
 func newLoadCmd(s Streams, cat *targets.Catalog, runF func(*cobra.Command, *loadOptions) error) *cobra.Command {
 	o := &loadOptions{catalog: cat}
@@ -108,7 +105,7 @@ Simulated stores run on the real clock. Exit codes are run's; a missed
 	o.Outputs.register(c, f, report.Formats())
 	addQuiet(f, &o.Quiet, "no progress bar on stderr")
 	f.StringVar(&o.HTTPVersion, "http-version", "1.1", "http targets: 1.1 (keep-alive connections) or 2 (h2c on http, h2 on https)")
-	o.servers().register(f, "targets")
+	o.Servers.register(f, cat, "targets")
 	o.HTTP.registerMapping(f)
 	o.Shard.register(f, false)
 	_ = c.RegisterFlagCompletionFunc("arrivals", cobra.FixedCompletions([]string{"even", "poisson"}, cobra.ShellCompDirectiveNoFileComp))
@@ -210,7 +207,7 @@ func (o *loadOptions) plan() (load.LoadPlan, []output, error) {
 	}
 	p.Scenario, p.Catalog, p.Targets = sc, o.catalog, o.Targets
 	p.Keys, p.KeyDist, p.Timeout, p.Seed, p.Expect, p.ExpectOf = o.Keys, dist, o.Timeout, seed, expect, expectOf
-	p.Options = o.servers().options()
+	p.Options = o.Servers.options()
 	specs := p.Targets
 	if len(specs) == 0 {
 		specs = sc.Lineup

@@ -102,3 +102,22 @@ func TestLoadReportRoundTrip(t *testing.T) {
 		t.Errorf("forged: exit %d, stderr %q", code, stderr)
 	}
 }
+
+// TestLoadNamedTargets: a load takes -t NAME=SPEC and --expect NAME=WHAT as
+// a run does; the name stands for the target in the table and on stderr.
+func TestLoadNamedTargets(t *testing.T) {
+	ctx := context.Background()
+	base := []string{"load", "ten-hits-one-view", "-q", "-t", "fast=kv", "-t", "sqlite", "-c", "16", "-n", "200", "--keys", "2"}
+	out := executeWant(t, ctx, exitOK, append(base, "--expect", "fast=breaks")...)
+	if !strings.Contains(out, "| fast ") {
+		t.Errorf("the table does not name fast:\n%s", out)
+	}
+	code, _, stderr := execute(ctx, append(base, "--expect", "fast=hold")...)
+	if code != exitRuleBroken || !strings.Contains(stderr, "not as expected: fast: the rule broke on") {
+		t.Errorf("fast made to hold: exit %d, stderr %q", code, stderr)
+	}
+	code, _, stderr = execute(ctx, append(base, "--expect", "slow=hold")...)
+	if code != exitUsage || !strings.Contains(stderr, `--expect slow=hold: no target "slow" in this run (targets: fast, sqlite)`) {
+		t.Errorf("an expectation of no target: exit %d, stderr %q", code, stderr)
+	}
+}

@@ -189,8 +189,7 @@ func TestRunFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := runOptions{Scenario: "five-checkouts", Targets: []string{"kv?locations=5&cold-read=40ms", "sqlite"}, Requests: 50,
-		Trials: 20, Seed: 7, Outputs: outputFlags{raw: []string{"json", "junit=r.xml"}}, Timeout: 3e9, Quiet: true, Expect: []string{"hold"},
-		RedisURL: os.Getenv("RACELAB_REDIS_URL"), PostgresURL: os.Getenv("RACELAB_POSTGRES_URL")}
+		Trials: 20, Seed: 7, Outputs: outputFlags{raw: []string{"json", "junit=r.xml"}}, Timeout: 3e9, Quiet: true, Expect: []string{"hold"}}
 	if got == nil || !equalOptions(*got, want) {
 		t.Errorf("options = %+v\nwant      %+v", got, want)
 	}
@@ -200,7 +199,8 @@ func equalOptions(a, b runOptions) bool {
 	return strings.Join(a.Targets, "\n") == strings.Join(b.Targets, "\n") &&
 		a.Scenario == b.Scenario && a.Requests == b.Requests && a.Trials == b.Trials &&
 		a.Seed == b.Seed && a.set != nil && a.set("seed") && a.set("requests") && strings.Join(a.Outputs.raw, "\n") == strings.Join(b.Outputs.raw, "\n") && a.Timeout == b.Timeout &&
-		a.Quiet == b.Quiet && strings.Join(a.Expect, "\n") == strings.Join(b.Expect, "\n") && a.RedisURL == b.RedisURL && a.PostgresURL == b.PostgresURL
+		a.Quiet == b.Quiet && strings.Join(a.Expect, "\n") == strings.Join(b.Expect, "\n") &&
+		*a.Servers.urls["redis-url"] == os.Getenv("RACELAB_REDIS_URL") && *a.Servers.urls["postgres-url"] == os.Getenv("RACELAB_POSTGRES_URL")
 }
 
 // fastKV is the KV simulator with small latencies, for many quick trials.

@@ -18,25 +18,24 @@ import (
 // runOptions is everything `racelab run` was asked to do, fresh per call.
 type runOptions struct {
 	// catalog is where the targets are looked up.
-	catalog     *targets.Catalog
-	Scenario    string
-	Targets     []string
-	Requests    int
-	Trials      int
-	Seed        int64
+	catalog  *targets.Catalog
+	Scenario string
+	Targets  []string
+	Requests int
+	Trials   int
+	Seed     int64
 	// set tells which flags the command line gave: an explicit -n 0 is a
 	// mistake, not the default, and a seed not given is drawn.
-	set func(name string) bool
-	Outputs     outputFlags
-	Timeout     time.Duration
-	Quiet       bool
-	Expect      []string
-	RedisURL    string
-	PostgresURL string
-	Clock       string
-	Sequential  bool
-	Gap         time.Duration
-	Timeline    bool
+	set        func(name string) bool
+	Outputs    outputFlags
+	Timeout    time.Duration
+	Quiet      bool
+	Expect     []string
+	Servers    serverFlags
+	Clock      string
+	Sequential bool
+	Gap        time.Duration
+	Timeline   bool
 	// KeyChars is what the fresh keys are made of (--key-chars). Not
 	// --keys: load's --keys counts keys.
 	KeyChars string
@@ -90,7 +89,7 @@ to hold that breaks it exits 3.`,
 	addTimeout(f, &o.Timeout, "time limit of each request")
 	addQuiet(f, &o.Quiet, "no progress bar or notices on stderr")
 	addExpect(c, &o.Expect)
-	o.servers().register(f, "targets")
+	o.Servers.register(f, cat, "targets")
 	f.StringVar(&o.Clock, "clock", "virtual", "time of the simulated stores (kv, actor): virtual (deterministic, replayable by --seed) or real")
 	f.BoolVar(&o.Sequential, "sequential", false, "fire a trial's requests one after another, --gap apart, instead of all at once")
 	f.DurationVar(&o.Gap, "gap", engine.DefaultGap, "pause between two requests with --sequential")
@@ -167,7 +166,7 @@ func (o *runOptions) plan() (engine.Plan, []output, error) {
 		Trace:      o.Timeline,
 		Keep:       results.Keep{All: o.KeepAll},
 		KeyChars:   results.KeyChars(o.KeyChars),
-		Options:    o.servers().options(),
+		Options:    o.Servers.options(),
 	}
 	if err := o.HTTP.apply(&p); err != nil {
 		return engine.Plan{}, nil, err

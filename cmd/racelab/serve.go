@@ -32,15 +32,14 @@ const (
 type serveOptions struct {
 	// Stores are the --store values: one SPEC, served at the root, or
 	// any number of NAME=SPEC, each served under /NAME/.
-	Stores      []string
-	Addr        string
-	AddrFile    string
-	Public      bool
-	Quiet       bool
-	Pool        int
-	MaxConns    int
-	RedisURL    string
-	PostgresURL string
+	Stores   []string
+	Addr     string
+	AddrFile string
+	Public   bool
+	Quiet    bool
+	Pool     int
+	MaxConns int
+	Servers  serverFlags
 	// Bug is a teaching bug to commit on purpose (--bug), "" for none.
 	Bug string
 }
@@ -141,7 +140,7 @@ racelab run ten-hits-one-view -t http://… --key-chars percent.`,
 	f.IntVar(&o.Pool, "pool", defaultServePool, "simultaneous requests the store is prepared for (its connections, opened up front)")
 	f.IntVar(&o.MaxConns, "max-conns", httpapi.DefaultMaxConns, "most client connections open at once; more wait until one closes")
 	f.StringVar(&o.Bug, "bug", "", "commit a teaching bug on purpose: double-decode (the batch read decodes each slug twice)")
-	o.servers().register(f, "stores")
+	o.Servers.register(f, targets.Builtin(), "stores")
 	_ = c.RegisterFlagCompletionFunc("store", completeTargets)
 	return c
 }
@@ -305,7 +304,7 @@ func runServe(ctx context.Context, s Streams, o *serveOptions) (err error) {
 	names := make([]string, len(o.Stores))
 	for i, v := range o.Stores {
 		name, spec := splitStore(v)
-		t, err := targets.Open(ctx, spec, o.servers().options()...)
+		t, err := targets.Open(ctx, spec, o.Servers.options()...)
 		if err != nil {
 			return err
 		}

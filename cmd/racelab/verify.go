@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -28,16 +29,13 @@ type verifyOptions struct {
 	Targets        []string
 	Outputs        outputFlags
 	Timeout        time.Duration
-	RedisURL       string
-	PostgresURL    string
+	Servers        serverFlags
 	HTTP           httpFlags
 	Confidence     percentage
 	CheckHistory   bool
 	HistoryTimeout time.Duration
 	KeepAll        bool
 }
-
-func (o *verifyOptions) servers() serverFlags { return serverFlags{&o.RedisURL, &o.PostgresURL} }
 
 // register defines the flags of the read-back, all but -o.
 func (o *verifyOptions) register(c *cobra.Command) {
@@ -46,7 +44,7 @@ func (o *verifyOptions) register(c *cobra.Command) {
 	addTargets(c, &o.Targets, "read the keys back from this target instead of the one the shards recorded, once per target, in order\n"+
 		"(the service as this machine reaches it, or a URL with the password the parts leave out)")
 	addTimeout(f, &o.Timeout, "time limit of each read-back")
-	o.servers().register(f, "targets")
+	o.Servers.register(f, cmp.Or(o.catalog, targets.Builtin()), "targets")
 	o.HTTP.registerMapping(f)
 	f.Var(&o.Confidence, "confidence", "confidence level of the bound on the rate of breaking, such as 95% or 99%")
 	f.BoolVar(&o.CheckHistory, "check-history", true, "check each merged trial's history for linearizability, when every shard ran on one machine (one clock)")
@@ -144,7 +142,7 @@ func verifyParts(ctx context.Context, s Streams, width int, o *verifyOptions, pa
 	v := shards.VerifyPlan{Find: scenarios.Find,
 		Catalog: o.catalog,
 		Targets: o.Targets,
-		Options: o.servers().options(),
+		Options: o.Servers.options(),
 		Timeout: o.Timeout,
 		Evidence: engine.Evidence{Confidence: float64(o.Confidence), SkipHistory: !o.CheckHistory,
 			HistoryTimeout: o.HistoryTimeout},

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/racelab/racelab/internal/usage"
+
 	"github.com/racelab/racelab/scenarios/results"
 )
 
@@ -79,16 +81,16 @@ func (e Evidence) Validate(trials int) []error {
 		need := results.TrialsNeeded(level, e.MaxRate)
 		switch {
 		case need > e.maxTrials():
-			errs = append(errs, results.Fieldf("MaxTrials", "a rate below %s at %s confidence takes %d trials without a break, more than {} %d",
+			errs = append(errs, usage.Fieldf("MaxTrials", "a rate below %s at %s confidence takes %d trials without a break, more than {} %d",
 				results.Percent(e.MaxRate), results.Percent(level), need, e.maxTrials()))
 		case trials > e.maxTrials():
-			errs = append(errs, results.Fieldf("Trials", "{} %d is more than {MaxTrials} %d", trials, e.maxTrials()))
+			errs = append(errs, usage.Fieldf("Trials", "{} %d is more than {MaxTrials} %d", trials, e.maxTrials()))
 		}
 	}
 	if e.HistoryHTML != "" {
 		dir := filepath.Dir(e.HistoryHTML)
 		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-			errs = append(errs, results.Fieldf("HistoryHTML", "{} %s: folder %s does not exist", e.HistoryHTML, dir))
+			errs = append(errs, usage.Fieldf("HistoryHTML", "{} %s: folder %s does not exist", e.HistoryHTML, dir))
 		}
 	}
 	return errs

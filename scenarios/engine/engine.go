@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/racelab/racelab/internal/usage"
+
 	"github.com/racelab/racelab/scenarios/results"
 
 	"github.com/racelab/racelab/targets"
@@ -62,7 +64,7 @@ func ParseOverride(s string) (Override, error) {
 	case "breaks", "break":
 		return OverrideBreaks, nil
 	}
-	return "", results.Fieldf("Expect", "{} %q; want auto, hold, breaks or race", s)
+	return "", usage.Fieldf("Expect", "{} %q; want auto, hold, breaks or race", s)
 }
 
 // Plan says what to run. Zero fields take the scenario's or package defaults.
@@ -163,13 +165,13 @@ var Wants = map[string]string{
 }
 
 // Invalid is the error of a value field cannot take, in the words of Wants.
-func Invalid(field string, value any) *results.FieldError {
-	return results.Fieldf(field, "{} %v: want "+strings.ReplaceAll(Wants[field], "%", "%%"), value)
+func Invalid(field string, value any) *usage.FieldError {
+	return usage.Fieldf(field, "{} %v: want "+strings.ReplaceAll(Wants[field], "%", "%%"), value)
 }
 
 // Validate checks the plan without running anything: the counts, the
 // evidence asked for, every target (it exists and can play the story) and
-// every expectation's target. Each error is a *results.FieldError naming
+// every expectation's target. Each error is a *usage.FieldError naming
 // the field at fault, or an unknown target's name; nil when the plan can
 // run.
 func (p *Plan) Validate() []error {
@@ -189,7 +191,7 @@ func (p *Plan) Resolve() ([]Resolved, error) {
 
 func (p *Plan) resolve() ([]Resolved, []error) {
 	if p.Scenario == nil {
-		return nil, []error{results.Fieldf("Scenario", "no scenario")}
+		return nil, []error{usage.Fieldf("Scenario", "no scenario")}
 	}
 	var errs []error
 	if p.Requests < 0 || p.Requests > MaxRequests {
@@ -210,7 +212,7 @@ func (p *Plan) resolve() ([]Resolved, []error) {
 	switch p.Expect {
 	case OverrideAuto, OverrideRace, OverrideHold, OverrideBreaks:
 	default:
-		errs = append(errs, results.Fieldf("Expect", "{} %q; want auto, hold, breaks or race", p.Expect))
+		errs = append(errs, usage.Fieldf("Expect", "{} %q; want auto, hold, breaks or race", p.Expect))
 	}
 	errs = append(errs, p.Evidence.Validate(cmp.Or(p.Trials, DefaultTrials))...)
 	rs, err := p.targets()
@@ -232,10 +234,10 @@ func (p *Plan) targets() ([]Resolved, error) {
 		name, raw := splitName(given)
 		if name != "" {
 			if _, _, err := p.catalog().Lookup(name); err == nil {
-				return nil, results.Fieldf("Targets", "{} %s: %q is a target of its own; name it something else, such as %q", given, name, "my-"+name)
+				return nil, usage.Fieldf("Targets", "{} %s: %q is a target of its own; name it something else, such as %q", given, name, "my-"+name)
 			}
 			if names[name] {
-				return nil, results.Fieldf("Targets", "{} %s: two targets are named %q; give each its own name", given, name)
+				return nil, usage.Fieldf("Targets", "{} %s: two targets are named %q; give each its own name", given, name)
 			}
 			names[name] = true
 		}
@@ -261,7 +263,7 @@ func (p *Plan) targets() ([]Resolved, error) {
 			for _, r := range out {
 				have = append(have, cmp.Or(r.Name, r.Raw))
 			}
-			return nil, results.Fieldf("Expect", "{} %s=%s: no target %q in this run (targets: %s)", key, cmp.Or(string(ov), "auto"), key, strings.Join(have, ", "))
+			return nil, usage.Fieldf("Expect", "{} %s=%s: no target %q in this run (targets: %s)", key, cmp.Or(string(ov), "auto"), key, strings.Join(have, ", "))
 		}
 	}
 	return out, nil

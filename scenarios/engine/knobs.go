@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/racelab/racelab/internal/usage"
+
 	"github.com/racelab/racelab/scenarios/pace"
 	"github.com/racelab/racelab/scenarios/results"
 )
@@ -18,17 +20,17 @@ type Knob struct {
 	// Bool knobs take no value on the command line: --rollover.
 	Bool bool
 	// Set reads v into s; a value the knob cannot take is a
-	// *results.FieldError naming the knob.
+	// *usage.FieldError naming the knob.
 	Set func(s *results.Settings, v string) error
 }
 
 // IntKnob is a whole number from lo to hi (hi 0: no bound), said as want
 // when it is not ("1 or more copies").
-func IntKnob(name, usage string, lo, hi int64, want string, field func(*results.Settings) *int64) Knob {
-	return Knob{Name: name, Usage: usage, Set: func(s *results.Settings, v string) error {
+func IntKnob(name, help string, lo, hi int64, want string, field func(*results.Settings) *int64) Knob {
+	return Knob{Name: name, Usage: help, Set: func(s *results.Settings, v string) error {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < lo || hi > 0 && n > hi {
-			return results.Fieldf(name, "{} %s: want %s", v, want)
+			return usage.Fieldf(name, "{} %s: want %s", v, want)
 		}
 		*field(s) = n
 		return nil
@@ -36,11 +38,11 @@ func IntKnob(name, usage string, lo, hi int64, want string, field func(*results.
 }
 
 // DurationKnob is a positive duration such as example.
-func DurationKnob(name, usage, example string, field func(*results.Settings) *time.Duration) Knob {
-	return Knob{Name: name, Usage: usage, Set: func(s *results.Settings, v string) error {
+func DurationKnob(name, help, example string, field func(*results.Settings) *time.Duration) Knob {
+	return Knob{Name: name, Usage: help, Set: func(s *results.Settings, v string) error {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {
-			return results.Fieldf(name, "{} %q: want a positive duration such as %s", v, example)
+			return usage.Fieldf(name, "{} %q: want a positive duration such as %s", v, example)
 		}
 		*field(s) = d
 		return nil
@@ -48,11 +50,11 @@ func DurationKnob(name, usage, example string, field func(*results.Settings) *ti
 }
 
 // RateKnob is a positive rate: 20/s, 6/m.
-func RateKnob(name, usage string, field func(*results.Settings) *pace.Rate) Knob {
-	return Knob{Name: name, Usage: usage, Set: func(s *results.Settings, v string) error {
+func RateKnob(name, help string, field func(*results.Settings) *pace.Rate) Knob {
+	return Knob{Name: name, Usage: help, Set: func(s *results.Settings, v string) error {
 		r, err := pace.ParseRate(v)
 		if err != nil || r <= 0 {
-			return results.Fieldf(name, "{} %q: want a positive rate such as 20/s or 6/m", v)
+			return usage.Fieldf(name, "{} %q: want a positive rate such as 20/s or 6/m", v)
 		}
 		*field(s) = r
 		return nil
@@ -60,11 +62,11 @@ func RateKnob(name, usage string, field func(*results.Settings) *pace.Rate) Knob
 }
 
 // SpacingKnob is how a stream's arrivals are spaced: even or poisson.
-func SpacingKnob(name, usage string, field func(*results.Settings) *pace.Spacing) Knob {
-	return Knob{Name: name, Usage: usage, Set: func(s *results.Settings, v string) error {
+func SpacingKnob(name, help string, field func(*results.Settings) *pace.Spacing) Knob {
+	return Knob{Name: name, Usage: help, Set: func(s *results.Settings, v string) error {
 		sp, err := pace.ParseSpacing(v)
 		if err != nil {
-			return results.Fieldf(name, "{} %q: want even or poisson", v)
+			return usage.Fieldf(name, "{} %q: want even or poisson", v)
 		}
 		*field(s) = sp
 		return nil
@@ -72,11 +74,11 @@ func SpacingKnob(name, usage string, field func(*results.Settings) *pace.Spacing
 }
 
 // BoolKnob is on when given.
-func BoolKnob(name, usage string, field func(*results.Settings) *bool) Knob {
-	return Knob{Name: name, Usage: usage, Bool: true, Set: func(s *results.Settings, v string) error {
+func BoolKnob(name, help string, field func(*results.Settings) *bool) Knob {
+	return Knob{Name: name, Usage: help, Bool: true, Set: func(s *results.Settings, v string) error {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			return results.Fieldf(name, "{} %q: want true or false", v)
+			return usage.Fieldf(name, "{} %q: want true or false", v)
 		}
 		*field(s) = b
 		return nil
@@ -84,14 +86,14 @@ func BoolKnob(name, usage string, field func(*results.Settings) *bool) Knob {
 }
 
 // ChoiceKnob is one of choices, said as want when it is not.
-func ChoiceKnob(name, usage, want string, choices []string, field func(*results.Settings) *string) Knob {
-	return Knob{Name: name, Usage: usage, Set: func(s *results.Settings, v string) error {
+func ChoiceKnob(name, help, want string, choices []string, field func(*results.Settings) *string) Knob {
+	return Knob{Name: name, Usage: help, Set: func(s *results.Settings, v string) error {
 		for _, c := range choices {
 			if v == c {
 				*field(s) = v
 				return nil
 			}
 		}
-		return results.Fieldf(name, "{} %q: want %s", v, want)
+		return usage.Fieldf(name, "{} %q: want %s", v, want)
 	}}
 }

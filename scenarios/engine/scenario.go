@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/racelab/racelab/internal/usage"
+
 	"github.com/racelab/racelab/scenarios/results"
 
 	"github.com/racelab/racelab/targets/story"
@@ -251,5 +253,5 @@ func (sc *Scenario) Rebind(wrap func(bind Binder) Binder) { sc.bind = wrap(sc.bi
 
 // CannotPlay is the error of a target that lacks the story's interface.
 func (sc *Scenario) CannotPlay(target string) error {
-	return results.Fieldf("Targets", "target %s cannot play %s (it has no %s)", target, sc.Name, sc.Needs)
+	return usage.Fieldf("Targets", "target %s cannot play %s (it has no %s)", target, sc.Name, sc.Needs)
 }

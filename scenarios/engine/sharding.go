@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/racelab/racelab/internal/usage"
+
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
 )
@@ -33,7 +35,7 @@ var runIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
 // into every slug, visitor and item, and from there into URLs.
 func CheckRunID(id string) error {
 	if len(id) > MaxRunIDLength || !runIDPattern.MatchString(id) {
-		return results.Fieldf("RunID", "{} %q: want 1 to %d letters, digits, - or _, starting with a letter or digit (the same on every shard)", id, MaxRunIDLength)
+		return usage.Fieldf("RunID", "{} %q: want 1 to %d letters, digits, - or _, starting with a letter or digit (the same on every shard)", id, MaxRunIDLength)
 	}
 	return nil
 }
@@ -49,10 +51,10 @@ func (s *Sharding) Check(n int) error {
 		return err
 	}
 	if s.Index < 0 || s.Of < 1 || s.Index >= s.Of {
-		return results.Fieldf("Shard", "shard %d of %d; want 0 to %d", s.Index, s.Of, s.Of-1)
+		return usage.Fieldf("Shard", "shard %d of %d; want 0 to %d", s.Index, s.Of, s.Of-1)
 	}
 	if n < s.Of {
-		return results.Fieldf("Requests", "%d shards cannot share %d requests; give each shard at least one ({Requests} %d or more)", s.Of, n, s.Of)
+		return usage.Fieldf("Requests", "%d shards cannot share %d requests; give each shard at least one ({Requests} %d or more)", s.Of, n, s.Of)
 	}
 	if s.Period < 0 {
 		return Invalid("Period", s.Period)

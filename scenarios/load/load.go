@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/racelab/racelab/internal/usage"
+
 	"github.com/racelab/racelab/scenarios/engine"
 
 	"github.com/racelab/racelab/scenarios/results"
@@ -127,16 +129,16 @@ var Wants = map[string]string{
 }
 
 // Invalid is the error of a value field cannot take, in the words of Wants.
-func Invalid(field string, value any) *results.FieldError {
-	return results.Fieldf(field, "{} %v: want "+strings.ReplaceAll(Wants[field], "%", "%%"), value)
+func Invalid(field string, value any) *usage.FieldError {
+	return usage.Fieldf(field, "{} %v: want "+strings.ReplaceAll(Wants[field], "%", "%%"), value)
 }
 
 // Validate checks the plan's own fields without running anything (Load
 // then checks its targets as a run does). Each error is a
-// *results.FieldError naming the field at fault.
+// *usage.FieldError naming the field at fault.
 func (p *LoadPlan) Validate() []error {
 	if p.Scenario == nil {
-		return []error{results.Fieldf("Scenario", "no scenario")}
+		return []error{usage.Fieldf("Scenario", "no scenario")}
 	}
 	var errs []error
 	bad := func(field string, value any) { errs = append(errs, Invalid(field, value)) }
@@ -161,11 +163,11 @@ func (p *LoadPlan) Validate() []error {
 	if s := p.Schedule; s != nil {
 		switch {
 		case s.Duration() <= 0 && p.Requests == 0:
-			errs = append(errs, results.Fieldf("Duration", "an open load needs a duration or {Requests}"))
+			errs = append(errs, usage.Fieldf("Duration", "an open load needs a duration or {Requests}"))
 		case p.Requests > 0 && lastRate(*s) <= 0:
-			errs = append(errs, results.Fieldf("Requests", "{} %d needs a last rate above 0 to send them all", p.Requests))
+			errs = append(errs, usage.Fieldf("Requests", "{} %d needs a last rate above 0 to send them all", p.Requests))
 		case s.Expected() == 0 && p.Requests == 0:
-			errs = append(errs, results.Fieldf("Schedule", "the schedule sends no request in %s; raise the rate or the duration", s.Duration()))
+			errs = append(errs, usage.Fieldf("Schedule", "the schedule sends no request in %s; raise the rate or the duration", s.Duration()))
 		}
 	}
 	return errs
@@ -633,15 +635,15 @@ func (p *LoadPlan) share(rs []engine.Resolved) (*LoadPlan, error) {
 	sh := p.Sharding
 	switch {
 	case len(rs) != 1:
-		return nil, results.Fieldf("Targets", "a sharded load takes exactly one target ({Targets}); shard one load per target")
+		return nil, usage.Fieldf("Targets", "a sharded load takes exactly one target ({Targets}); shard one load per target")
 	case !engine.Shareable(rs[0].Spec, rs[0].Entry):
 		return nil, engine.ErrNotShareable(rs[0].Spec.Name())
 	case sh.Index < 0 || sh.Of < 1 || sh.Index >= sh.Of:
-		return nil, results.Fieldf("Shard", "shard %d of %d; want 0 to %d", sh.Index, sh.Of, sh.Of-1)
+		return nil, usage.Fieldf("Shard", "shard %d of %d; want 0 to %d", sh.Index, sh.Of, sh.Of-1)
 	case p.Requests > 0 && p.Requests < int64(sh.Of):
-		return nil, results.Fieldf("Requests", "%d shards cannot share {} %d; give each shard at least one", sh.Of, p.Requests)
+		return nil, usage.Fieldf("Requests", "%d shards cannot share {} %d; give each shard at least one", sh.Of, p.Requests)
 	case p.Schedule == nil && p.Concurrency < sh.Of:
-		return nil, results.Fieldf("Concurrency", "%d shards cannot share {} %d; give each shard at least one worker", sh.Of, p.Concurrency)
+		return nil, usage.Fieldf("Concurrency", "%d shards cannot share {} %d; give each shard at least one worker", sh.Of, p.Concurrency)
 	}
 	if err := engine.CheckRunID(sh.RunID); err != nil {
 		return nil, err

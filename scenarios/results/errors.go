@@ -1,52 +1,7 @@
 package results
 
-import (
-	"errors"
-	"fmt"
-	"regexp"
-	"strings"
-)
+import "github.com/racelab/racelab/internal/usage"
 
 // ErrUsage is wrapped by every error about a plan that cannot be run as
 // written (a bad count, a target that cannot play the story).
-var ErrUsage = errors.New("usage")
-
-// A FieldError is a value a plan cannot take, said in words that name the
-// plan's fields as {Field}: "{Requests} 0 is out of range; want 1 to
-// 10000". Error writes each field's own name there; a program that sets
-// the fields under other names (cmd: its flags) writes those with Say, so
-// that the domain checks a plan once and never names a flag. It is a usage
-// error: errors.Is(err, ErrUsage) holds.
-type FieldError struct {
-	// Field is the field at fault: "Requests", "MaxRate", or a story's
-	// knob by its name ("stock").
-	Field  string
-	format string
-	args   []any
-}
-
-// Fieldf makes a FieldError about field; format names fields as {Name},
-// and "{}" is field itself. Only the format's own braces name fields: a
-// value given in args ("/posts/{slug}") is written as it is.
-func Fieldf(field, format string, args ...any) *FieldError {
-	return &FieldError{Field: field, format: format, args: args}
-}
-
-var fieldRef = regexp.MustCompile(`\{([A-Za-z][\w.-]*)?\}`)
-
-// Say writes the error with each field named by name(field).
-func (e *FieldError) Say(name func(field string) string) string {
-	format := fieldRef.ReplaceAllStringFunc(e.format, func(ref string) string {
-		f := ref[1 : len(ref)-1]
-		if f == "" {
-			f = e.Field
-		}
-		return strings.ReplaceAll(name(f), "%", "%%")
-	})
-	return fmt.Sprintf(format, e.args...)
-}
-
-func (e *FieldError) Error() string { return e.Say(func(f string) string { return f }) }
-
-// Is makes every FieldError a usage error.
-func (e *FieldError) Is(target error) bool { return target == ErrUsage }
+var ErrUsage = usage.Err

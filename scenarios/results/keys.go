@@ -3,6 +3,8 @@ package results
 import (
 	"fmt"
 	"strings"
+
+	"github.com/racelab/racelab/internal/usage"
 )
 
 // KeyChars says what the fresh keys of a run are made of. A store must
@@ -36,7 +38,7 @@ func ParseKeyChars(s string) (KeyChars, error) {
 	case KeyASCII, KeyUnicode, KeyPercent:
 		return k, nil
 	}
-	return "", Fieldf("KeyChars", "{} %q; want %s", s, strings.Join(KeyCharsNames, ", "))
+	return "", usage.Fieldf("KeyChars", "{} %q; want %s", s, strings.Join(KeyCharsNames, ", "))
 }
 
 // arabicSlug is "مقالة-عربية" (an Arabic post), the kind of slug seed 002's

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/racelab/racelab/internal/usage"
 )
 
 // KeyCount is what one key's requests were told in one shard of a load.
@@ -43,7 +45,7 @@ func ParseKeyDist(s string) (KeyDist, error) {
 			return KeyDist{Zipf: v}, nil
 		}
 	}
-	return KeyDist{}, Fieldf("KeyDist", "{} %q: want uniform or zipf:S with S above 1 (zipf:1.1 is mildly hot, zipf:2 very)", s)
+	return KeyDist{}, usage.Fieldf("KeyDist", "{} %q: want uniform or zipf:S with S above 1 (zipf:1.1 is mildly hot, zipf:2 very)", s)
 }
 
 func (d KeyDist) String() string {

@@ -149,7 +149,7 @@ func (t *LoadTarget) SentRate() float64 {
 func (t *LoadTarget) rule() *TargetResult {
 	tally := t.Keys
 	b := tally.Bound(DefaultConfidence, 0)
-	return &TargetResult{Target: t.Target, Spec: t.Spec, Expect: t.Expect, Strict: t.Strict, Error: t.Error, Tally: &tally, Bound: &b}
+	return &TargetResult{Name: t.Name, Target: t.Target, Spec: t.Spec, Expect: t.Expect, Strict: t.Strict, Error: t.Error, Tally: &tally, Bound: &b}
 }
 
 // Verdict is the rule's verdict over the keys, as TargetResult.Verdict
@@ -177,7 +177,7 @@ func (t *LoadTarget) ThresholdsMissed() int {
 func LoadLabels(ts []LoadTarget) []string {
 	trs := make([]TargetResult, len(ts))
 	for i, t := range ts {
-		trs[i] = TargetResult{Target: t.Target, Spec: t.Spec}
+		trs[i] = TargetResult{Name: t.Name, Target: t.Target, Spec: t.Spec}
 	}
 	return Labels(trs)
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/racelab/racelab/internal/usage"
+
 	"github.com/racelab/racelab/scenarios/engine"
 
 	"github.com/racelab/racelab/scenarios/results"
@@ -40,7 +42,7 @@ func ParseShard(s string, env func(string) string) (index, of int, err error) {
 		env = os.Getenv
 	}
 	bad := func(why string) (int, int, error) {
-		return 0, 0, results.Fieldf("Shard", "{} %q: %s", s, why)
+		return 0, 0, usage.Fieldf("Shard", "{} %q: %s", s, why)
 	}
 	i, n, hasN := strings.Cut(strings.TrimSpace(s), "/")
 	if !hasN && i != "auto" {
@@ -83,13 +85,13 @@ func ParseStartAt(s string, now time.Time) (time.Time, error) {
 	if rest, ok := strings.CutPrefix(s, "+"); ok {
 		d, err := time.ParseDuration(rest)
 		if err != nil || d < 0 {
-			return time.Time{}, results.Fieldf("StartAt", "{} %q: want +DURATION such as +30s, or an RFC 3339 instant such as 2026-05-01T12:00:00Z", s)
+			return time.Time{}, usage.Fieldf("StartAt", "{} %q: want +DURATION such as +30s, or an RFC 3339 instant such as 2026-05-01T12:00:00Z", s)
 		}
 		return now.Add(d).Round(0), nil // Round(0): a wall-clock instant, as a parsed one
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		return time.Time{}, results.Fieldf("StartAt", "{} %q: want an RFC 3339 instant such as 2026-05-01T12:00:00Z, or +DURATION such as +30s", s)
+		return time.Time{}, usage.Fieldf("StartAt", "{} %q: want an RFC 3339 instant such as 2026-05-01T12:00:00Z, or +DURATION such as +30s", s)
 	}
 	return t, nil
 }
@@ -109,11 +111,11 @@ func RunShard(ctx context.Context, p engine.Plan, s engine.Sharding) (*results.S
 	timeout := cmp.Or(p.Timeout, engine.DefaultTimeout)
 	switch {
 	case sc.Stream != nil:
-		return nil, results.Fieldf("Scenario", "%s fires a stream of arrivals over time, not a burst; a sharded run fires bursts", sc.Name)
+		return nil, usage.Fieldf("Scenario", "%s fires a stream of arrivals over time, not a burst; a sharded run fires bursts", sc.Name)
 	case p.Sequential:
-		return nil, results.Fieldf("Sequential", "{} fires one request after another; a sharded run fires bursts")
+		return nil, usage.Fieldf("Sequential", "{} fires one request after another; a sharded run fires bursts")
 	case p.MaxRate > 0:
-		return nil, results.Fieldf("MaxRate", "{} adds trials as the verdicts come, and a shard sees none; give {Trials}")
+		return nil, usage.Fieldf("MaxRate", "{} adds trials as the verdicts come, and a shard sees none; give {Trials}")
 	}
 	if err := s.Check(n); err != nil {
 		return nil, err

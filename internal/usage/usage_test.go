@@ -1,0 +1,26 @@
+package usage
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// A FieldError names fields in the plan's words by default and in a
+// caller's with Say; a value that happens to hold braces is left alone.
+func TestFieldErrorSaysFields(t *testing.T) {
+	err := Fieldf("Requests", "{} %d shards cannot share %q; want {MaxRate} below %s", 3, "/posts/{slug}", "1%")
+	if got, want := err.Error(), `Requests 3 shards cannot share "/posts/{slug}"; want MaxRate below 1%`; got != want {
+		t.Errorf("Error() = %q, want %q", got, want)
+	}
+	flag := func(f string) string { return "--" + strings.ToLower(f) }
+	if got, want := err.Say(flag), `--requests 3 shards cannot share "/posts/{slug}"; want --maxrate below 1%`; got != want {
+		t.Errorf("Say = %q, want %q", got, want)
+	}
+	wrapped := fmt.Errorf("plan: %w", err)
+	var fe *FieldError
+	if !errors.Is(wrapped, Err) || !errors.As(wrapped, &fe) || fe.Field != "Requests" {
+		t.Errorf("wrapped: usage %v, field %v", errors.Is(wrapped, Err), fe)
+	}
+}
