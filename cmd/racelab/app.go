@@ -222,6 +222,17 @@ func exactArgs(n int, what string) cobra.PositionalArgs {
 	}
 }
 
+// someArgs refuses a command line without arguments, saying what the
+// command takes.
+func someArgs(what string) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return usageError{fmt.Errorf("%s takes %s (see '%s --help')", c.CommandPath(), what, c.CommandPath())}
+		}
+		return nil
+	}
+}
+
 // widthAnnotation holds, on the root command, the width of the streams
 // it writes to, for the usage template's flagUsages.
 const widthAnnotation = "racelab/width"

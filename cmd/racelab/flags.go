@@ -286,3 +286,15 @@ func (v *knobValue) help() string {
 	}
 	return strings.Join(lines, ";\n")
 }
+
+// takesOneStory makes c a command of one scenario, like run and load: it
+// takes the scenario's name, completes it, and notes which flags were
+// given before run.
+func takesOneStory(c *cobra.Command, scenario *string, set *func(string) bool, run func(*cobra.Command) error) {
+	c.Args = exactArgs(1, "one scenario ("+strings.Join(scenarios.Names(), ", ")+")")
+	c.ValidArgsFunction = completeScenarios
+	c.RunE = func(c *cobra.Command, args []string) error {
+		*scenario, *set = args[0], c.Flags().Changed
+		return run(c)
+	}
+}

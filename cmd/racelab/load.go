@@ -75,17 +75,13 @@ Simulated stores run on the real clock. Exit codes are run's; a missed
     --stages 10s:500/s,20s:2000/s --key-dist zipf:1.2
   racelab load ten-hits-one-view -t redis -c 100 \
     --threshold 'p99<50ms' --threshold 'errors<1%' --threshold 'lost==0'`,
-		Args:              exactArgs(1, "one scenario ("+strings.Join(scenarios.Names(), ", ")+")"),
-		ValidArgsFunction: completeScenarios,
-		RunE: func(c *cobra.Command, args []string) error {
-			o.Scenario = args[0]
-			o.set = c.Flags().Changed
-			if runF != nil {
-				return runF(c, o)
-			}
-			return runLoad(c, s, o)
-		},
 	}
+	takesOneStory(c, &o.Scenario, &o.set, func(c *cobra.Command) error {
+		if runF != nil {
+			return runF(c, o)
+		}
+		return runLoad(c, s, o)
+	})
 	f := c.Flags()
 	addTargets(c, &o.Targets, targetsUsage)
 	f.StringVar(&o.Rate, "rate", "", "open model: requests arriving per second, e.g. 2000/s (or 90/m); with --stages, the rate the first stage starts from")

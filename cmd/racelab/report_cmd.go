@@ -59,12 +59,7 @@ that is not a racelab result of schema ` + results.SchemaVersion + ` or ` + resu
   racelab report a.json -o junit=report.xml -o html=report.html
   racelab report machine-*.json -o table -o markdown+="$GITHUB_STEP_SUMMARY"
   racelab run five-checkouts -o json | racelab report - -o markdown`,
-		Args: func(c *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return usageError{fmt.Errorf("%s takes one or more result files (FILE.json, or - for standard input) (see '%s --help')", c.CommandPath(), c.CommandPath())}
-			}
-			return nil
-		},
+		Args: someArgs("one or more result files (FILE.json, or - for standard input)"),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.Files = args
 			if runF != nil {

@@ -69,17 +69,13 @@ to hold that breaks it exits 3.`,
   racelab run five-checkouts -t kv -t actor -t sqlite -n 50 --trials 20
   racelab run ten-hits-one-view -t 'kv?locations=5&cold-read=40ms' --seed 7
   racelab run five-checkouts -o json | jq .targets[].trials[0].release_spread_ns`,
-		Args:              exactArgs(1, "one scenario ("+strings.Join(scenarios.Names(), ", ")+")"),
-		ValidArgsFunction: completeScenarios,
-		RunE: func(c *cobra.Command, args []string) error {
-			o.Scenario = args[0]
-			o.set = c.Flags().Changed
-			if runF != nil {
-				return runF(c, o)
-			}
-			return runRun(c, s, o)
-		},
 	}
+	takesOneStory(c, &o.Scenario, &o.set, func(c *cobra.Command) error {
+		if runF != nil {
+			return runF(c, o)
+		}
+		return runRun(c, s, o)
+	})
 	f := c.Flags()
 	addTargets(c, &o.Targets, targetsUsage)
 	addRequests(f, &o.Requests, "requests per burst (default: the story's own: 10, 12 or 5)")

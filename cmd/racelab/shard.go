@@ -166,18 +166,7 @@ func runShard(c *cobra.Command, s Streams, o *runOptions, p engine.Plan) error {
 	if err != nil {
 		return err
 	}
-	if err := o.Shard.write(s, part); err != nil {
-		return err
-	}
-	if part.Run.Interrupted {
-		return verdictError{exitInterrupted, "interrupted: the shard's part is partial"}
-	}
-	for _, t := range part.Run.Targets {
-		if t.Error != "" {
-			return verdictError{exitFailure, fmt.Sprintf("could not run shard %d: %s: %s", part.Shard, t.Target, t.Error)}
-		}
-	}
-	return nil
+	return o.Shard.finish(s, part)
 }
 
 // loadShard plays one shard of `racelab load` and writes its part.
@@ -194,18 +183,7 @@ func loadShard(c *cobra.Command, s Streams, o *loadOptions, p load.LoadPlan) err
 	if err != nil {
 		return err
 	}
-	if err := o.Shard.write(s, part); err != nil {
-		return err
-	}
-	if part.Load.Interrupted {
-		return verdictError{exitInterrupted, "interrupted: the shard's part is partial"}
-	}
-	for _, t := range part.Load.Targets {
-		if t.Error != "" {
-			return verdictError{exitFailure, fmt.Sprintf("could not run shard %d: %s: %s", part.Shard, t.Target, t.Error)}
-		}
-	}
-	return nil
+	return o.Shard.finish(s, part)
 }
 
 // onlyJSON reports whether -o asks for nothing but what a shard writes:
@@ -213,4 +191,40 @@ func loadShard(c *cobra.Command, s Streams, o *loadOptions, p load.LoadPlan) err
 func onlyJSON(o outputFlags) bool {
 	outs, err := o.parse()
 	return len(o.raw) == 0 || err == nil && len(outs) == 1 && outs[0].Format == string(report.JSON) && outs[0].Path == ""
+}
+
+// finish writes a shard's part, then exits as the shard went: interrupted,
+// a target it could not play, or done.
+func (f *shardFlags) finish(s Streams, part *results.ShardResult) error {
+	if err := f.write(s, part); err != nil {
+		return err
+	}
+	interrupted, failed := false, ""
+	if r := part.Run; r != nil {
+		interrupted = r.Interrupted
+		for _, t := range r.Targets {
+			failed = cmp.Or(failed, prefixIf(t.Target, t.Error))
+		}
+	}
+	if l := part.Load; l != nil {
+		interrupted = l.Interrupted
+		for _, t := range l.Targets {
+			failed = cmp.Or(failed, prefixIf(t.Target, t.Error))
+		}
+	}
+	switch {
+	case interrupted:
+		return verdictError{exitInterrupted, "interrupted: the shard's part is partial"}
+	case failed != "":
+		return verdictError{exitFailure, fmt.Sprintf("could not run shard %d: %s", part.Shard, failed)}
+	}
+	return nil
+}
+
+// prefixIf is "target: why", or "" when there is no why.
+func prefixIf(target, why string) string {
+	if why == "" {
+		return ""
+	}
+	return target + ": " + why
 }
