@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"slices"
@@ -48,7 +47,7 @@ func readManifest(t *testing.T, name string, v any) {
 // its test seam, so that the manifests can only give flags racelab takes.
 func parseArgs(t *testing.T, args []string) (runOpts *runOptions, verifyOpts *verifyOptions) {
 	t.Helper()
-	s := Streams{In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &bytes.Buffer{}}
+	s, _, _ := testStreams("")
 	root := &cobra.Command{Use: "racelab", SilenceErrors: true, SilenceUsage: true}
 	root.AddCommand(
 		newRunCmd(s, testCatalog, func(_ *cobra.Command, o *runOptions) error { runOpts = o; return nil }),

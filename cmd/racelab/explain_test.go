@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -88,12 +87,12 @@ func TestExplainFixedServiceThatBreaks(t *testing.T) {
 // text; and that piped, --step prints everything at once.
 func TestExplainStep(t *testing.T) {
 	args := []string{"explain", "ten-hits-one-view", "--seed", "7", "--step"}
-	var whole bytes.Buffer
-	if code := Main(context.Background(), args, Streams{In: strings.NewReader(""), Out: &whole, Err: &bytes.Buffer{}}, testCatalog); code != exitOK {
+	piped, whole, _ := testStreams("")
+	if code := Main(context.Background(), args, piped, testCatalog); code != exitOK {
 		t.Fatalf("piped: exit %d", code)
 	}
-	var out, errOut bytes.Buffer
-	s := Streams{In: strings.NewReader("\n\n\n\n\n\n"), Out: &out, Err: &errOut, InIsTTY: true}
+	s, out, errOut := testStreams("\n\n\n\n\n\n")
+	s.InIsTTY = true
 	if code := Main(context.Background(), args, s, testCatalog); code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
@@ -140,8 +139,8 @@ func TestExplainHTML(t *testing.T) {
 	}
 	// Only the text on a terminal waits; the file is written first.
 	stepFile := filepath.Join(t.TempDir(), "step.html")
-	var out, errOut bytes.Buffer
-	s := Streams{In: strings.NewReader("\n\n\n\n"), Out: &out, Err: &errOut, InIsTTY: true}
+	s, out, errOut := testStreams("\n\n\n\n")
+	s.InIsTTY = true
 	if code := Main(ctx, append(args, "--step", "-o", "text", "-o", "html="+stepFile), s, testCatalog); code != exitOK {
 		t.Fatalf("--step -o html=FILE: exit %d: %s", code, errOut.String())
 	}

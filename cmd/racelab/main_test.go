@@ -91,9 +91,16 @@ func executeWant(t *testing.T, ctx context.Context, want int, args ...string) (s
 }
 
 func execute(ctx context.Context, args ...string) (code int, stdout, stderr string) {
-	var out, errOut bytes.Buffer
-	code = Main(ctx, args, Streams{In: strings.NewReader(""), Out: &out, Err: &errOut}, testCatalog)
+	s, out, errOut := testStreams("")
+	code = Main(ctx, args, s, testCatalog)
 	return code, out.String(), errOut.String()
+}
+
+// testStreams are the streams of a command under test: in is its
+// standard input, and its standard output and error go to out and errOut.
+func testStreams(in string) (s Streams, out, errOut *bytes.Buffer) {
+	out, errOut = &bytes.Buffer{}, &bytes.Buffer{}
+	return Streams{In: strings.NewReader(in), Out: out, Err: errOut}, out, errOut
 }
 
 // TestExitCodes asserts the exact exit code of each kind of outcome, and
@@ -180,7 +187,7 @@ func TestRunJSON(t *testing.T) {
 // TestRunFlags checks flag parsing apart from running, through the runF seam.
 func TestRunFlags(t *testing.T) {
 	var got *runOptions
-	c := newRunCmd(Streams{Out: &bytes.Buffer{}, Err: &bytes.Buffer{}}, testCatalog, func(_ *cobra.Command, o *runOptions) error {
+	c := newRunCmd(first(testStreams("")), testCatalog, func(_ *cobra.Command, o *runOptions) error {
 		got = o
 		return nil
 	})
@@ -280,7 +287,7 @@ func TestEvidenceExitCodes(t *testing.T) {
 // and what they put in the plan.
 func TestEvidenceFlags(t *testing.T) {
 	var got *runOptions
-	c := newRunCmd(Streams{Out: &bytes.Buffer{}, Err: &bytes.Buffer{}}, testCatalog, func(_ *cobra.Command, o *runOptions) error {
+	c := newRunCmd(first(testStreams("")), testCatalog, func(_ *cobra.Command, o *runOptions) error {
 		got = o
 		return nil
 	})
@@ -331,7 +338,7 @@ func TestPercentageFlag(t *testing.T) {
 // TestReportFlags checks report's flag parsing through its runF seam.
 func TestReportFlags(t *testing.T) {
 	var got *reportOptions
-	c := newReportCmdWith(Streams{Out: &bytes.Buffer{}, Err: &bytes.Buffer{}}, func(_ *cobra.Command, o *reportOptions) error {
+	c := newReportCmdWith(first(testStreams("")), func(_ *cobra.Command, o *reportOptions) error {
 		got = o
 		return nil
 	})
@@ -343,3 +350,6 @@ func TestReportFlags(t *testing.T) {
 		t.Errorf("report options = %+v", got)
 	}
 }
+
+// first is the first of a function's results.
+func first[A, B, C any](a A, _ B, _ C) A { return a }

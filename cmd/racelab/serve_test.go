@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -106,7 +105,7 @@ func TestServeUsage(t *testing.T) {
 // TestServeFlags checks flag parsing apart from serving, through the seam.
 func TestServeFlags(t *testing.T) {
 	var got *serveOptions
-	c := newServeCmdF(Streams{Out: &bytes.Buffer{}, Err: &bytes.Buffer{}}, func(_ context.Context, o *serveOptions) error {
+	c := newServeCmdF(first(testStreams("")), func(_ context.Context, o *serveOptions) error {
 		got = o
 		return nil
 	})
@@ -146,7 +145,7 @@ func TestServeStoreValues(t *testing.T) {
 		}
 	}
 	var got *serveOptions
-	c := newServeCmdF(Streams{Out: &bytes.Buffer{}, Err: &bytes.Buffer{}}, func(_ context.Context, o *serveOptions) error {
+	c := newServeCmdF(first(testStreams("")), func(_ context.Context, o *serveOptions) error {
 		got = o
 		return nil
 	})
@@ -261,7 +260,7 @@ func TestServeDefaults(t *testing.T) {
 		}
 	}
 	var got *serveOptions
-	c := newServeCmdF(Streams{Out: &bytes.Buffer{}, Err: &bytes.Buffer{}}, func(_ context.Context, o *serveOptions) error {
+	c := newServeCmdF(first(testStreams("")), func(_ context.Context, o *serveOptions) error {
 		got = o
 		return nil
 	})

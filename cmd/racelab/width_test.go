@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -79,8 +78,8 @@ func TestCommandsFitTerminal(t *testing.T) {
 			}
 			// The pty's far end is read by nobody: its output goes to a
 			// buffer instead, with the width the pty reports.
-			var out, errOut bytes.Buffer
-			s := Streams{In: strings.NewReader(""), Out: &out, Err: &errOut, Width: outputWidth(tty, os.Getenv)}
+			s, out, errOut := testStreams("")
+			s.Width = outputWidth(tty, os.Getenv)
 			ptmx.Close()
 			tty.Close()
 			if code := Main(context.Background(), args, s, testCatalog); code != exitOK {
@@ -93,8 +92,8 @@ func TestCommandsFitTerminal(t *testing.T) {
 			}
 		}
 	}
-	var out bytes.Buffer
-	s := Streams{In: strings.NewReader(""), Out: &out, Err: &bytes.Buffer{}, Width: 80}
+	s, out, _ := testStreams("")
+	s.Width = 80
 	if code := Main(context.Background(), []string{"run", "five-checkouts", "--seed", "42", "--wide"}, s, testCatalog); code != exitOK {
 		t.Fatalf("--wide: exit %d", code)
 	}
@@ -136,8 +135,8 @@ func TestBuildVersion(t *testing.T) {
 // TestSequentialWaitSaid checks that a sequential run on the real clock
 // says how long its gaps will take before it starts, on a terminal.
 func TestSequentialWaitSaid(t *testing.T) {
-	var out, errOut bytes.Buffer
-	s := Streams{In: strings.NewReader(""), Out: &out, Err: &errOut, ErrIsTTY: true}
+	s, _, errOut := testStreams("")
+	s.ErrIsTTY = true
 	args := []string{"run", "six-become-four", "-t", "sqlite", "-t", "kv", "--sequential", "--gap", "1ms", "--trials", "2", "-n", "3"}
 	if code := Main(context.Background(), args, s, testCatalog); code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut.String())
