@@ -216,7 +216,7 @@ func runRun(c *cobra.Command, s Streams, o *runOptions) error {
 	if s.ErrIsTTY && !o.Quiet {
 		p.OnWait = func(real []string, wait time.Duration) {
 			fmt.Fprintf(s.Err, "racelab: %s on the real clock (%s): about %s of gaps between requests; Ctrl-C stops and reports the trials so far\n",
-				plural(p.Trials, "sequential trial"), strings.Join(real, ", "), roughly(wait))
+				results.Plural(int64(p.Trials), "sequential trial"), strings.Join(real, ", "), roughly(wait))
 		}
 	}
 	res, runErr := play(onTrial)
@@ -364,27 +364,19 @@ func writeTimelines(w io.Writer, res *results.Result, width int) error {
 	return nil
 }
 
-// plural writes "1 trial", "20 trials".
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
-}
-
 // roughly writes a long wait as a person would say it: "50 minutes",
 // "2 hours 5 minutes", "40 seconds".
 func roughly(d time.Duration) string {
 	switch {
 	case d < time.Minute:
-		return plural(int(d.Round(time.Second)/time.Second), "second")
+		return results.Plural(int64(d.Round(time.Second)/time.Second), "second")
 	case d < time.Hour:
-		return plural(int(d.Round(time.Minute)/time.Minute), "minute")
+		return results.Plural(int64(d.Round(time.Minute)/time.Minute), "minute")
 	}
 	d = d.Round(time.Minute)
 	h, m := int(d/time.Hour), int(d%time.Hour/time.Minute)
 	if m == 0 {
-		return plural(h, "hour")
+		return results.Plural(int64(h), "hour")
 	}
-	return plural(h, "hour") + " " + plural(m, "minute")
+	return results.Plural(int64(h), "hour") + " " + results.Plural(int64(m), "minute")
 }

@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/racelab/racelab/cmd/racelab/classroom"
+	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/httpapi"
 	"github.com/spf13/cobra"
@@ -355,7 +356,7 @@ func runServe(ctx context.Context, s Streams, o *serveOptions) (err error) {
 	for _, h := range handlers {
 		requests += h.Requests()
 	}
-	fmt.Fprintf(notice, "racelab serve: stopped after %s\n", pluralWord(requests, "request"))
+	fmt.Fprintf(notice, "racelab serve: stopped after %s\n", results.Plural(requests, "request"))
 	return err
 }
 
@@ -389,12 +390,4 @@ func writeFileAtomic(path, data string) error {
 		os.Remove(tmp.Name())
 	}
 	return err
-}
-
-// pluralWord writes "1 request", "2 requests".
-func pluralWord(n int64, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }

@@ -27,10 +27,13 @@ func Answered(reqs []Request) string {
 	return strings.Join(parts, ", ")
 }
 
-// Plural writes "1 hit", "2 hits".
+// Plural writes "1 hit", "2 hits", "3 retries".
 func Plural(n int64, word string) string {
 	if n == 1 {
 		return fmt.Sprintf("%d %s", n, word)
+	}
+	if strings.HasSuffix(word, "y") && !strings.ContainsAny(word[max(len(word)-2, 0):len(word)-1], "aeiou") {
+		return fmt.Sprintf("%d %sies", n, strings.TrimSuffix(word, "y"))
 	}
 	return fmt.Sprintf("%d %ss", n, word)
 }
