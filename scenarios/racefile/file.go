@@ -400,7 +400,7 @@ func (p *parser) step(n *yaml.Node, list string) (*Step, error) {
 		return nil, p.at(rn, "request: %q; want METHOD /PATH with METHOD one of %s, such as POST /coupons/{{key}}/redeem (the target gives the host)", line, strings.Join(methods, ", "))
 	}
 	s.Method = method
-	if s.Path, err = p.template(rn, path, list); err != nil {
+	if s.Path, err = p.template(rn, path, list, strings.Index(rn.Value, path)); err != nil {
 		return nil, err
 	}
 	s.Kind = method + " " + path
@@ -416,7 +416,7 @@ func (p *parser) step(n *yaml.Node, list string) (*Step, error) {
 			if v.Kind != yaml.ScalarNode {
 				return nil, p.at(v, "header %s is %s; want its value as text", k.Value, nodeKind(v))
 			}
-			t, err := p.template(v, v.Value, list)
+			t, err := p.template(v, v.Value, list, 0)
 			if err != nil {
 				return nil, err
 			}
@@ -438,7 +438,7 @@ func (p *parser) step(n *yaml.Node, list string) (*Step, error) {
 		if err != nil {
 			return nil, err
 		}
-		t, err := p.template(bn, text, list)
+		t, err := p.template(bn, text, list, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -503,29 +503,30 @@ func (p *parser) checkAs(n *yaml.Node, name string) error {
 	return nil
 }
 
-// template parses a template in node n and checks every name it reads
-// against what a request of list may read.
-func (p *parser) template(n *yaml.Node, s, list string) (*Template, error) {
+// template parses a template, s at byte base of node n's value, and
+// checks every name it reads against what a request of list may read.
+func (p *parser) template(n *yaml.Node, s, list string, base int) (*Template, error) {
 	t, off, err := ParseTemplate(s)
 	if err != nil {
-		return nil, p.atOffset(n, off, "%v", err)
+		return nil, p.atOffset(n, base+off, "%v", err)
 	}
+	hole := func(ref string) int { return base + max(strings.Index(s, "{{"+ref), strings.Index(s, "{{"), 0) }
 	for _, ref := range t.Refs() {
 		root, field, _ := strings.Cut(ref, ".")
 		switch {
 		case ref == "key" || ref == "trial" || ref == "uuid":
 		case ref == "i":
 			if list != "burst" {
-				return nil, p.atOffset(n, strings.Index(s, "{{"), "{{i}} in a %s request; only a burst request has an index", list)
+				return nil, p.atOffset(n, hole(ref), "{{i}} in a %s request; only a burst request has an index", list)
 			}
 		case root == "env":
 			if !slices.Contains(p.f.Env, field) {
-				return nil, p.atOffset(n, strings.Index(s, "{{"), "{{%s}} reads an environment variable the file does not declare; want env: [%s] at the top", ref, field)
+				return nil, p.atOffset(n, hole(ref), "{{%s}} reads an environment variable the file does not declare; want env: [%s] at the top", ref, field)
 			}
 		case slices.Contains(p.captures, root):
 		default:
 			known := append([]string{"key", "i", "trial", "uuid", "env.NAME"}, p.captures...)
-			return nil, p.atOffset(n, strings.Index(s, "{{"+ref), "{{%s}} names no variable; want one of %s", ref, strings.Join(known, ", "))
+			return nil, p.atOffset(n, hole(ref), "{{%s}} names no variable; want one of %s", ref, strings.Join(known, ", "))
 		}
 	}
 	return t, nil
@@ -625,7 +626,7 @@ func (p *parser) jsonValue(n *yaml.Node, list string) (*JSONValue, error) {
 			}
 			return &JSONValue{lit: b}, nil
 		}
-		t, err := p.template(n, n.Value, list)
+		t, err := p.template(n, n.Value, list, 0)
 		if err != nil {
 			return nil, err
 		}
