@@ -53,9 +53,9 @@ func (f *File) Scenario(env map[string]string) (*engine.Scenario, error) {
 		Story: fmt.Sprintf("A race file (%s): %s, then %s released together, then %s read back; "+
 			"the hard rule is judged on what was read back. The file declares no history model, so no "+
 			"history check is made.", f.Path, plural(len(f.Setup), "setup request"), f.burstWords(), plural(len(f.Readback), "request")),
-		Rule:            f.Rule.Src,
+		Rule:            f.Rule.Src + " (judged on the state read back; no history check: the file declares no model)",
 		Fix:             "A race file names no fix: the rule says what must hold, and a target that holds it shows how.",
-		Needs:           "HTTP API (a race file plays on http:// and https:// targets)",
+		Needs:           "HTTP API: a race file plays on http:// and https:// targets",
 		DefaultRequests: f.Requests,
 		KeyPrefix:       f.KeyPrefix,
 		Judge:           f.judge,
