@@ -14,13 +14,14 @@ import (
 func newRaceCmd(s Streams) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "race",
-		Short: "Write and check race files: a race on any HTTP API, judged by your own rule",
+		Short: "Write and check race files: your own race, judged by your rule",
 		Long: `A race file (*.race.yaml) describes a race on any HTTP API: setup requests,
 the raced burst, readback requests whose JSON answers are named, and a hard
 rule in CEL judged on what was read back. racelab run, load and explain take
 a race file where they take a scenario:
 
-  racelab run coupon.race.yaml -t naive=http://127.0.0.1:8080 --expect naive=breaks`,
+  racelab run coupon.race.yaml -t naive=http://127.0.0.1:8080 \
+    --expect naive=breaks`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
@@ -31,7 +32,7 @@ a race file where they take a scenario:
 func newRaceLintCmd(s Streams) *cobra.Command {
 	return &cobra.Command{
 		Use:   "lint FILE…",
-		Short: "Check race files (YAML, templates, CEL types) without sending anything",
+		Short: "Check race files (YAML, templates, CEL) without a target",
 		Long: `Check race files as racelab run would before sending anything: the YAML,
 every key, every template's variables, and every CEL expression's types.
 Each file that is wrong gets one line, FILE:LINE:COL: what is wrong, and
@@ -86,8 +87,9 @@ func newRaceFromCurlCmd(s Streams) *cobra.Command {
 		Long: `Turn a curl command (a browser's "copy as cURL") into a starter race
 file: its method, path, headers and body become the burst; the readback and
 the rule are yours to write. The command is one argument: quote it.`,
-		Example: `  racelab race from-curl 'curl -X POST https://shop.example/api/coupons/SAVE20/redeem -H "Authorization: Bearer x" --json "{\"account\":\"a1\"}"'`,
-		Args:    exactArgs(1, "one curl command, quoted"),
+		Example: `  racelab race from-curl 'curl -X POST https://shop.example/api/redeem \
+    -H "Authorization: Bearer x" --json "{\"account\":\"a1\"}"'`,
+		Args: exactArgs(1, "one curl command, quoted"),
 		RunE: func(c *cobra.Command, args []string) error {
 			file, target, err := racefile.FromCurl(args[0])
 			if err != nil {
