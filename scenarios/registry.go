@@ -3,6 +3,7 @@ package scenarios
 import (
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/racelab/racelab/internal/usage"
 
 	"github.com/racelab/racelab/scenarios/engine"
+	"github.com/racelab/racelab/scenarios/racefile"
 
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
@@ -37,7 +39,13 @@ func Names() []string {
 }
 
 // Lookup finds a scenario by name; the error is a *targets.UnknownNameError.
+// A name that is a race file (IsRaceFile) is read as one: its race is a
+// story like the others (package racefile), and an error in it is a
+// usage error naming its line.
 func Lookup(name string) (*engine.Scenario, error) {
+	if IsRaceFile(name) {
+		return loadRace(name, "")
+	}
 	for _, s := range registry {
 		if s.Name == name {
 			return s, nil
@@ -51,6 +59,9 @@ func Lookup(name string) (*engine.Scenario, error) {
 // from (five-checkouts' payment part), which no burst plays. It is the
 // engine's Finder for the built-in stories.
 func Find(name string, set *results.Settings) (*engine.Scenario, error) {
+	if set != nil && set.Race != nil {
+		return loadRace(set.Race.Path, set.Race.SHA256)
+	}
 	if name == paymentStory.Name {
 		return paymentStory, nil
 	}
@@ -100,4 +111,27 @@ func With(sc *engine.Scenario, s results.Settings) (*engine.Scenario, error) {
 // takes says whether sc has a knob of that name.
 func takes(sc *engine.Scenario, knob string) bool {
 	return slices.ContainsFunc(sc.Knobs, func(k engine.Knob) bool { return k.Name == knob })
+}
+
+// IsRaceFile says name is a race file: a file that exists, named
+// *.race.yaml, *.race.yml, *.yaml or *.yml.
+func IsRaceFile(name string) bool {
+	if !strings.HasSuffix(name, ".yaml") && !strings.HasSuffix(name, ".yml") {
+		return false
+	}
+	fi, err := os.Stat(name)
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// loadRace reads the race file at path as a story; with sha256 set, only
+// if its content is still what a saved result ran with.
+func loadRace(path, sha256 string) (*engine.Scenario, error) {
+	f, err := racefile.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	if sha256 != "" && f.SHA256 != sha256 {
+		return nil, fmt.Errorf("race file %s changed since the run (sha256 %.12s…, now %.12s…); judge the result with the file it ran with", path, sha256, f.SHA256)
+	}
+	return f.Scenario(f.Environ())
 }

@@ -228,6 +228,9 @@ func (p *Plan) targets() ([]Resolved, error) {
 	if len(specs) == 0 {
 		specs = p.Scenario.Lineup
 	}
+	if len(specs) == 0 { // a race file's: only its user knows where it runs
+		return nil, fmt.Errorf("%w: %s has no line-up of its own; give it its targets, such as http://127.0.0.1:8787", results.ErrUsage, p.Scenario.Name)
+	}
 	out := make([]Resolved, 0, len(specs))
 	names := map[string]bool{}
 	for _, given := range specs {
@@ -546,7 +549,24 @@ func (r targetRun) play(ctx context.Context, rec *results.Recorder) error {
 			before = retrier.Retries()
 		}
 		do := func(ctx context.Context, j int) Answer { return pl.Do(ctx, k, j) }
-		if stager, ok := t.Store.(targets.Stager); ok && f.gap == 0 && f.Stream == nil {
+		if pl.Prelude != nil && f.Stream == nil { // a stream's prelude waits for its start
+			if err := pl.Prelude(ctx, k, func(d time.Duration) error { return (clock.Real{}).Sleep(ctx, d) }); err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return &TargetError{Stage: "ready " + k, Err: err}
+			}
+		}
+		if pl.Stage != nil && f.gap == 0 && f.Stream == nil {
+			staged, err := pl.Stage(ctx, k, n)
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return &TargetError{Stage: fmt.Sprintf("stage %d requests", n), Err: err}
+			}
+			do = func(ctx context.Context, j int) Answer { return staged[j](ctx) }
+		} else if stager, ok := t.Store.(targets.Stager); ok && f.gap == 0 && f.Stream == nil {
 			// The target sends most of each request now, before the
 			// barrier, and only the final parts after it.
 			staged, err := stager.Stage(ctx, sc.Op, k, sc.Limit, n)
@@ -596,6 +616,9 @@ func (r targetRun) play(ctx context.Context, rec *results.Recorder) error {
 				return nil
 			}
 			return &TargetError{Stage: "read back " + k, Err: err}
+		}
+		if pl.Readback != nil {
+			trial.Readback = pl.Readback(k)
 		}
 		if retrier != nil {
 			trial.Retries = retrier.Retries() - before

@@ -67,6 +67,9 @@ type Scenario struct {
 	// Over and Lost ("4 oversold", "9 hits lost"), "" when it did not;
 	// nil means DefaultDamage.
 	Damage func(over, lost int64) string
+	// DamageOf, when set, says it from the whole trial instead (a race
+	// file's damage: expression over what it read back).
+	DamageOf func(t *results.Trial) string
 	// Tell says in words what a trial that held came to, as Why does for
 	// one that broke.
 	Tell func(t *results.Trial, target string) string
@@ -122,9 +125,18 @@ type Player struct {
 	Read      func(ctx context.Context, key string) (int64, error)
 	ReadTrial func(ctx context.Context, key string, reqs []results.Request) (int64, error)
 	// prelude, when set, readies key before the trial's requests are
-	// released (stale-plan: subscribe, browse, cancel), waiting with
-	// sleep on the store's clock.
+	// released (stale-plan: subscribe, browse, cancel; a race file's
+	// setup requests), waiting with sleep on the store's clock.
 	Prelude func(ctx context.Context, key string, sleep func(time.Duration) error) error
+	// Stage, when set, readies a burst's n requests on key before the
+	// barrier and returns one function per request that releases it,
+	// in place of the store's own staging (targets.Stager): a race file
+	// sends requests of its own, not the story's op.
+	Stage func(ctx context.Context, key string, n int) ([]func(context.Context) Answer, error)
+	// Readback, when set, is what the trial on key left for the story's
+	// rule besides the count, read by ReadTrial; it goes into the trial
+	// (Trial.Readback), so that a saved result is judged again by it.
+	Readback func(key string) *results.Readback
 }
 
 // Define makes a story typed on its store interface S (package story):
@@ -192,6 +204,9 @@ func (sc *Scenario) Words(t *results.Trial) {
 		damage = results.DefaultDamage
 	}
 	t.Damage = damage(t.Over, t.Lost)
+	if sc.DamageOf != nil {
+		t.Damage = sc.DamageOf(t)
+	}
 	for i := range t.Requests {
 		if r := &t.Requests[i]; r.Outcome != results.Errored { // an error says itself
 			r.Answer = sc.DescribeAnswer(*r)

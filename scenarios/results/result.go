@@ -137,6 +137,10 @@ type Trial struct {
 	// how the check ran out.
 	History    HistoryVerdict `json:"history,omitempty"`
 	HistoryWhy string         `json:"history_why,omitempty"`
+	// Readback is what a race file's rule judges besides the counts (its
+	// answers and the bodies read back), kept so that a saved trial is
+	// judged again by the same rule; nil for the built-in stories.
+	Readback *Readback `json:"readback,omitempty"`
 }
 
 // Count sets Allowed, Refused, Errors and Unsynchronized from the trial's
@@ -159,10 +163,11 @@ func (t *Trial) Count() {
 // Inconclusive reports whether the trial proves nothing either way: it did
 // not break, but some request failed or answered outside the contract
 // (whether it took effect is unknown), an answer came before the release,
-// or the history check ran out of time. A trial whose counts prove a break
-// is broken whatever else went wrong: errors never hide a proven break.
+// the history check ran out of time, or a race file's rule could not be
+// judged on what was read back. A trial whose counts prove a break is
+// broken whatever else went wrong: errors never hide a proven break.
 func (t *Trial) Inconclusive() bool {
-	return !t.Broken && (t.Errors > 0 || t.Unsynchronized || t.History == HistoryUnknown)
+	return !t.Broken && (t.Errors > 0 || t.Unsynchronized || t.History == HistoryUnknown || t.Readback.Unjudged())
 }
 
 // SoftInconclusive reports whether the trial proves nothing about the

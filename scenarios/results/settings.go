@@ -37,6 +37,9 @@ type Settings struct {
 	// cached read of the plan expires in seconds, or ViaExtension, whose
 	// licence is revalidated every twelve hours (stale-plan).
 	Via string `json:"via,omitempty"`
+	// Race names the race file the story was read from, when it was
+	// one: no knob, but what finds the story again.
+	Race *RaceFile `json:"race,omitempty"`
 }
 
 // Who grants stale-plan's downloads (Settings.Via).

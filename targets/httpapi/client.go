@@ -321,25 +321,7 @@ func (c *Client) do(ctx context.Context, call Call, key string, vars ...param) (
 
 // send makes one whole request with net/http and reads its answer.
 func (c *Client) send(ctx context.Context, method, target string) (answer, error) {
-	req, err := http.NewRequestWithContext(ctx, method, c.base.Scheme+"://"+c.base.Host+target, nil)
-	if err != nil {
-		return answer{}, fmt.Errorf("%s %s: %w", method, target, err)
-	}
-	for name, values := range c.header {
-		req.Header[name] = values
-	}
-	req.Header.Set("User-Agent", UserAgent)
-	req.Header.Set("Accept", "application/json")
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return answer{}, fmt.Errorf("%s %s: %w", method, target, unwrapURLError(err))
-	}
-	defer resp.Body.Close()
-	body, err := readBody(resp.Body)
-	if err != nil {
-		return answer{}, fmt.Errorf("%s %s: read answer: %w", method, target, err)
-	}
-	return answer{resp.StatusCode, resp.Header, body}, nil
+	return c.sendWire(ctx, wire{method: method, target: target})
 }
 
 // unwrapURLError drops net/http's `Post "…": ` wrapping, since the caller

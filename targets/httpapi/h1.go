@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/racelab/racelab/targets/story"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"slices"
@@ -89,22 +90,31 @@ func (hc *h1Conn) warm(ctx context.Context, c *Client) (kept bool, err error) {
 
 // h1Request is the bytes of a request with no body.
 func (c *Client) h1Request(method, target string) []byte {
+	return c.h1Wire(wire{method: method, target: target})
+}
+
+// h1Wire is the bytes of a request: the client's headers with the
+// request's own over them, and its body.
+func (c *Client) h1Wire(w wire) []byte {
+	header := c.headerFor(w)
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "%s %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: %s\r\nAccept: application/json\r\n", method, target, c.base.Host, UserAgent)
-	if method != http.MethodGet && method != http.MethodHead {
-		b.WriteString("Content-Length: 0\r\n")
+	fmt.Fprintf(&b, "%s %s HTTP/1.1\r\nHost: %s\r\n", w.method, w.target, c.base.Host)
+	if !w.sets("User-Agent") {
+		fmt.Fprintf(&b, "User-Agent: %s\r\n", UserAgent)
 	}
-	names := make([]string, 0, len(c.header))
-	for name := range c.header {
-		names = append(names, name)
+	if !w.sets("Accept") {
+		b.WriteString("Accept: application/json\r\n")
 	}
-	slices.Sort(names)
-	for _, name := range names {
-		for _, v := range c.header[name] {
+	if len(w.body) > 0 || w.method != http.MethodGet && w.method != http.MethodHead {
+		fmt.Fprintf(&b, "Content-Length: %d\r\n", len(w.body))
+	}
+	for _, name := range slices.Sorted(maps.Keys(header)) {
+		for _, v := range header[name] {
 			fmt.Fprintf(&b, "%s: %s\r\n", name, v)
 		}
 	}
 	b.WriteString("\r\n")
+	b.Write(w.body)
 	return b.Bytes()
 }
 
@@ -168,22 +178,32 @@ func (c *Client) h1Conns(ctx context.Context, n int) ([]*h1Conn, error) {
 }
 
 // stageH1 writes n requests but their last byte, each on its own warmed
-// connection, and returns the functions that release them: the last of
-// them to be called writes every last byte, one connection after another
-// from one goroutine (see burstLatch); every function then reads its own
-// answer.
+// connection, and returns the functions that release them (see
+// stageH1Wires), each judging its answer by call's route.
 func (c *Client) stageH1(ctx context.Context, call Call, key string, n int, vars ...param) ([]func(context.Context) (story.Reply, error), error) {
+	fs, err := c.stageH1Wires(ctx, repeatWire(c.wireOf(call, key, vars...), n))
+	return c.judged(fs, call, key, vars...), err
+}
+
+// stageH1Wires writes each request but its last byte on a warmed
+// connection of its own and returns the functions that release them: the
+// last of them to be called writes every last byte, one connection after
+// another from one goroutine (see burstLatch); every function then reads
+// its own answer.
+func (c *Client) stageH1Wires(ctx context.Context, ws []wire) ([]stagedWire, error) {
+	n := len(ws)
 	conns, err := c.h1Conns(ctx, n)
 	if err != nil {
 		return nil, err
 	}
-	r := c.routes[call]
-	req := c.h1Request(r.Method, c.target(call, key, vars...))
-	head, last := req[:len(req)-1], req[len(req)-1:]
-	b := &h1Burst{conns: conns, last: last, wait: c.dialWait, early: make([]bool, n), sent: make([]error, n)}
+	b := &h1Burst{conns: conns, last: make([][]byte, n), wait: c.dialWait, early: make([]bool, n), sent: make([]error, n)}
 	b.latch = newBurstLatch(n, b.release)
-	fs := make([]func(context.Context) (story.Reply, error), n)
+	fs := make([]stagedWire, n)
 	for i, hc := range conns {
+		w := ws[i]
+		req := c.h1Wire(w)
+		head := req[:len(req)-1]
+		b.last[i] = req[len(req)-1:]
 		// A write blocks only when the server reads nothing; DialTimeout
 		// or the end of ctx, whichever comes first, unblocks it.
 		_ = hc.conn.SetWriteDeadline(time.Now().Add(c.dialWait))
@@ -197,25 +217,26 @@ func (c *Client) stageH1(ctx context.Context, call Call, key string, n int, vars
 		}
 		if err != nil {
 			hc.broken = true
-			return nil, fmt.Errorf("stage %s %s: %w", r.Method, c.target(call, key, vars...), stepErr(ctx, err))
+			return nil, fmt.Errorf("stage %s %s: %w", w.method, w.target, stepErr(ctx, err))
 		}
-		fs[i] = func(ctx context.Context) (story.Reply, error) {
+		fs[i] = func(ctx context.Context) (answer, bool, error) {
 			if err := b.latch.arrive(ctx); err != nil {
 				hc.broken = true // its last byte may yet go out, unread
-				return story.Reply{}, fmt.Errorf("%s %s: not released: %w", r.Method, c.target(call, key, vars...), err)
+				return answer{}, false, fmt.Errorf("%s %s: not released: %w", w.method, w.target, err)
 			}
-			return hc.answer(ctx, c, call, key, r.Method, b.early[i], b.sent[i], vars...)
+			a, err := hc.answer(ctx, w, b.sent[i])
+			return a, b.early[i], err
 		}
 	}
 	return fs, nil
 }
 
 // h1Burst is one staged HTTP/1.1 burst: a connection per request, each
-// holding back the same last byte.
+// holding back its last byte.
 type h1Burst struct {
 	latch *burstLatch
 	conns []*h1Conn
-	last  []byte
+	last  [][]byte      // per request: its last byte
 	wait  time.Duration // the client's DialTimeout, bounding the writes
 	early []bool        // per request: answered before its last byte went out
 	sent  []error       // per request: the last byte's write failed
@@ -233,29 +254,29 @@ func (b *h1Burst) release() {
 	for i, hc := range b.conns {
 		b.early[i] = hc.answered()
 		hc.staged = false
-		_, b.sent[i] = hc.conn.Write(b.last)
+		_, b.sent[i] = hc.conn.Write(b.last[i])
 	}
 }
 
 // answer reads the answer to the request whose last byte release sent.
-func (hc *h1Conn) answer(ctx context.Context, c *Client, call Call, key, method string, early bool, sent error, vars ...param) (story.Reply, error) {
+func (hc *h1Conn) answer(ctx context.Context, w wire, sent error) (answer, error) {
 	if d, ok := ctx.Deadline(); ok {
 		_ = hc.conn.SetDeadline(d)
 	}
 	// Cancelling ctx unblocks the read; the connection is then spent.
 	stop := context.AfterFunc(ctx, func() { _ = hc.conn.SetDeadline(time.Unix(1, 0)) })
-	fail := func(what string, err error) (story.Reply, error) {
+	fail := func(what string, err error) (answer, error) {
 		stop()
 		hc.broken = true
 		if ctx.Err() != nil {
 			err = ctx.Err()
 		}
-		return story.Reply{Early: early}, fmt.Errorf("%s %s: %s: %w", method, c.target(call, key, vars...), what, err)
+		return answer{}, fmt.Errorf("%s %s: %s: %w", w.method, w.target, what, err)
 	}
 	if sent != nil {
 		return fail("send", sent)
 	}
-	resp, err := http.ReadResponse(hc.br, &http.Request{Method: method})
+	resp, err := http.ReadResponse(hc.br, &http.Request{Method: w.method})
 	if err != nil {
 		return fail("read answer", err)
 	}
@@ -269,7 +290,5 @@ func (hc *h1Conn) answer(ctx context.Context, c *Client, call Call, key, method 
 	}
 	_ = hc.conn.SetDeadline(time.Time{})
 	hc.broken = hc.broken || resp.Close
-	reply, err := c.judge(call, key, answer{resp.StatusCode, resp.Header, body}, vars...)
-	reply.Early = early
-	return reply, err
+	return answer{resp.StatusCode, resp.Header, body}, nil
 }

@@ -384,10 +384,11 @@ func (hc *h2Conn) close() {
 	<-hc.done
 }
 
-// open starts one stream per request with its HEADERS, all in one write,
-// holding END_STREAM back unless endStream, and returns the streams and the
-// frames that will end them.
-func (hc *h2Conn) open(c *Client, method, target string, n int, endStream bool) ([]*h2Stream, []byte, error) {
+// open starts one stream per request with its HEADERS, and its DATA when
+// it has a body, all in one write, holding END_STREAM back unless
+// endStream, and returns the streams and the frames that will end them.
+func (hc *h2Conn) open(c *Client, ws []wire, endStream bool) ([]*h2Stream, []byte, error) {
+	n := len(ws)
 	hc.wmu.Lock()
 	defer hc.wmu.Unlock()
 	hc.mu.Lock()
@@ -408,18 +409,27 @@ func (hc *h2Conn) open(c *Client, method, target string, n int, endStream bool) 
 	}
 	hc.mu.Unlock()
 
-	for _, s := range streams {
+	for i, s := range streams {
+		w := ws[i]
+		header := c.headerFor(w)
 		hc.hbuf.Reset()
 		fields := []hpack.HeaderField{
-			{Name: ":method", Value: method},
+			{Name: ":method", Value: w.method},
 			{Name: ":scheme", Value: c.base.Scheme},
 			{Name: ":authority", Value: c.base.Host},
-			{Name: ":path", Value: target},
-			{Name: "user-agent", Value: UserAgent},
-			{Name: "accept", Value: "application/json"},
+			{Name: ":path", Value: w.target},
 		}
-		for _, name := range slices.Sorted(maps.Keys(c.header)) {
-			for _, v := range c.header[name] {
+		if !w.sets("User-Agent") {
+			fields = append(fields, hpack.HeaderField{Name: "user-agent", Value: UserAgent})
+		}
+		if !w.sets("Accept") {
+			fields = append(fields, hpack.HeaderField{Name: "accept", Value: "application/json"})
+		}
+		if len(w.body) > 0 {
+			fields = append(fields, hpack.HeaderField{Name: "content-length", Value: strconv.Itoa(len(w.body))})
+		}
+		for _, name := range slices.Sorted(maps.Keys(header)) {
+			for _, v := range header[name] {
 				fields = append(fields, hpack.HeaderField{Name: strings.ToLower(name), Value: v})
 			}
 		}
@@ -429,9 +439,24 @@ func (hc *h2Conn) open(c *Client, method, target string, n int, endStream bool) 
 		if hc.hbuf.Len() > 16384 {
 			return nil, nil, fmt.Errorf("request headers over 16 KiB")
 		}
+		bodied := len(w.body) > 0
 		_ = hc.fr.WriteHeaders(http2.HeadersFrameParam{
-			StreamID: s.id, BlockFragment: hc.hbuf.Bytes(), EndHeaders: true, EndStream: endStream,
+			StreamID: s.id, BlockFragment: hc.hbuf.Bytes(), EndHeaders: true, EndStream: endStream && !bodied,
 		})
+		// The body goes now, in frames the server accepts (16 KiB at
+		// most, MaxWireBody in all, within any stream's first window),
+		// but for its last byte when the release is to wait: a server
+		// reading JSON acts once the object is complete, without waiting
+		// for the end of the stream.
+		rest := w.body
+		if !endStream && bodied {
+			rest = rest[:len(rest)-1]
+		}
+		for len(rest) > 0 {
+			k := min(len(rest), 16384)
+			_ = hc.fr.WriteData(s.id, endStream && k == len(rest), rest[:k])
+			rest = rest[k:]
+		}
 	}
 	if err := hc.flush(); err != nil {
 		hc.fail(err)
@@ -440,8 +465,8 @@ func (hc *h2Conn) open(c *Client, method, target string, n int, endStream bool) 
 	if endStream {
 		return streams, nil, nil
 	}
-	for _, s := range streams {
-		_ = hc.fr.WriteData(s.id, true, nil)
+	for i, s := range streams {
+		_ = hc.fr.WriteData(s.id, true, ws[i].body[max(len(ws[i].body)-1, 0):])
 	}
 	final := bytes.Clone(hc.wbuf.Bytes())
 	hc.wbuf.Reset()
@@ -489,7 +514,7 @@ func (hc *h2Conn) ping(ctx context.Context, timeout time.Duration) error {
 
 // warm sends one GET of the base URL and waits for its answer.
 func (hc *h2Conn) warm(ctx context.Context, c *Client) error {
-	streams, _, err := hc.open(c, http.MethodGet, c.warmTarget(), 1, true)
+	streams, _, err := hc.open(c, []wire{{method: http.MethodGet, target: c.warmTarget()}}, true)
 	if err != nil {
 		return err
 	}
@@ -588,18 +613,25 @@ func (c *Client) h2Conns(ctx context.Context, n int) ([]*h2Conn, int, error) {
 	}
 }
 
-// stageH2 opens n streams over as many connections as the server's stream
-// limit requires, HEADERS sent and END_STREAM withheld, and returns the
-// functions that release them: the last of them to be called writes, on
-// each connection in turn, one packet ending every stream on it (see
-// burstLatch); every function then waits for its own stream's answer.
+// stageH2 stages n requests of call on key as HTTP/2 streams (see
+// stageH2Wires), each judging its answer by call's route.
 func (c *Client) stageH2(ctx context.Context, call Call, key string, n int, vars ...param) ([]func(context.Context) (story.Reply, error), error) {
+	fs, err := c.stageH2Wires(ctx, repeatWire(c.wireOf(call, key, vars...), n))
+	return c.judged(fs, call, key, vars...), err
+}
+
+// stageH2Wires opens a stream per request over as many connections as the
+// server's stream limit requires, HEADERS (and body) sent and END_STREAM
+// withheld, and returns the functions that release them: the last of them
+// to be called writes, on each connection in turn, one packet ending every
+// stream on it (see burstLatch); every function then waits for its own
+// stream's answer.
+func (c *Client) stageH2Wires(ctx context.Context, ws []wire) ([]stagedWire, error) {
+	n := len(ws)
 	conns, per, err := c.h2Conns(ctx, n)
 	if err != nil {
 		return nil, err
 	}
-	r := c.routes[call]
-	target := c.target(call, key, vars...)
 	b := &h2Burst{}
 	b.latch = newBurstLatch(n, b.release)
 	streams := make([]*h2Stream, 0, n)
@@ -609,10 +641,11 @@ func (c *Client) stageH2(ctx context.Context, call Call, key string, n int, vars
 		if k <= 0 {
 			break
 		}
-		ss, final, err := hc.open(c, r.Method, target, k, false)
+		group := ws[len(streams) : len(streams)+k]
+		ss, final, err := hc.open(c, group, false)
 		if err != nil {
 			b.abandon()
-			return nil, fmt.Errorf("stage %s %s: %w", r.Method, target, err)
+			return nil, fmt.Errorf("stage %s %s: %w", group[0].method, group[0].target, err)
 		}
 		b.groups = append(b.groups, h2Group{hc: hc, streams: ss, final: final})
 		streams = append(streams, ss...)
@@ -623,29 +656,27 @@ func (c *Client) stageH2(ctx context.Context, call Call, key string, n int, vars
 	for _, g := range b.groups {
 		if err := g.hc.ping(ctx, c.dialWait); err != nil {
 			b.abandon()
-			return nil, fmt.Errorf("stage %s %s: %w", r.Method, target, err)
+			return nil, fmt.Errorf("stage %s %s: %w", ws[0].method, ws[0].target, err)
 		}
 	}
-	fs := make([]func(context.Context) (story.Reply, error), n)
+	fs := make([]stagedWire, n)
 	for i, s := range streams {
-		hc := owner[i]
-		fs[i] = func(ctx context.Context) (story.Reply, error) {
+		hc, w := owner[i], ws[i]
+		fs[i] = func(ctx context.Context) (answer, bool, error) {
 			if err := b.latch.arrive(ctx); err != nil {
 				hc.cancel(s)
-				return story.Reply{}, fmt.Errorf("%s %s: not released: %w", r.Method, target, err)
+				return answer{}, false, fmt.Errorf("%s %s: not released: %w", w.method, w.target, err)
 			}
 			select {
 			case <-s.done:
 			case <-ctx.Done():
 				hc.cancel(s)
-				return story.Reply{Early: s.early}, fmt.Errorf("%s %s: no answer: %w", r.Method, target, ctx.Err())
+				return answer{}, s.early, fmt.Errorf("%s %s: no answer: %w", w.method, w.target, ctx.Err())
 			}
 			if s.err != nil {
-				return story.Reply{Early: s.early}, fmt.Errorf("%s %s: %w", r.Method, target, s.err)
+				return answer{}, s.early, fmt.Errorf("%s %s: %w", w.method, w.target, s.err)
 			}
-			reply, err := c.judge(call, key, answer{s.status, s.header, s.body.Bytes()}, vars...)
-			reply.Early = s.early
-			return reply, err
+			return answer{s.status, s.header, s.body.Bytes()}, s.early, nil
 		}
 	}
 	return fs, nil

@@ -1,0 +1,25 @@
+// Package racefile reads race files: a race on any HTTP API written in a
+// small YAML file (*.race.yaml) rather than in Go, and judged by a rule
+// its author writes in CEL (design.md §7a).
+//
+// A file names setup requests (sent before each trial's burst, in order,
+// not raced), the burst (N copies of one request, or several kinds with
+// count:), readback requests whose JSON answers are named with as:, and a
+// hard rule: a CEL condition over allowed, refused, errors, requests,
+// answers and the named answers. Load parses it with positions, so that a
+// file it refuses is refused in one line, FILE:LINE:COL: what is wrong,
+// what would be right; every template and CEL expression is checked then,
+// before anything is sent.
+//
+// File.Scenario makes the race an *engine.Scenario like the built-in
+// stories, so that run, load, explain, shards and verify play it through
+// the same engine: its burst goes out through targets/httpapi's client,
+// synchronized as that client synchronizes the stories' (HTTP/2 single
+// packet, HTTP/1.1 last byte), and what each trial read back is kept in
+// the trial (results.Readback), so that a saved result is judged again by
+// the same rule. A race file declares no history model: its trials are
+// judged by its rule alone.
+//
+// What nuclei's race templates and Turbo Intruder match is the answers'
+// status codes; a race file reads the store back and judges the state.
+package racefile

@@ -1,0 +1,513 @@
+package racefile
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/racelab/racelab/scenarios/engine"
+	"github.com/racelab/racelab/scenarios/results"
+	"github.com/racelab/racelab/targets/httpapi"
+)
+
+// Sender is what a race file plays on: a service it sends requests of its
+// own to, one at a time or staged as one synchronized burst.
+// *httpapi.Client is one: a race file plays on http:// and https://
+// targets, with their headers, --insecure and --sync.
+type Sender interface {
+	Send(ctx context.Context, r httpapi.Request) (httpapi.Response, error)
+	StageRequests(ctx context.Context, rs []httpapi.Request) ([]func(context.Context) (httpapi.Response, error), error)
+}
+
+var _ Sender = (*httpapi.Client)(nil)
+
+// maxKeptBody bounds an answer's body as a trial keeps it for the rule: a
+// saved result judges it again, so the body is kept whole or not at all.
+const maxKeptBody = 64 << 10
+
+// Scenario makes the race a story the engine plays as it plays its own:
+// run, load, explain, shards and verify take it as they take a built-in
+// story. env holds the values of the variables the file declares (env:),
+// as the command line read them; Environ reads them from the environment.
+func (f *File) Scenario(env map[string]string) (*engine.Scenario, error) {
+	for _, name := range f.Env {
+		if _, ok := env[name]; !ok {
+			return nil, &Error{File: f.Path, Msg: fmt.Sprintf("env: %s is not set; set it in the environment (the file reads only the variables it declares)", name)}
+		}
+	}
+	title := f.Title
+	if title == "" {
+		title = "a race on any HTTP API, judged by its own rule"
+	}
+	sc := &engine.Scenario{
+		Name:  f.Name,
+		Title: title,
+		Story: fmt.Sprintf("A race file (%s): %s, then %s released together, then %s read back; "+
+			"the hard rule is judged on what was read back. The file declares no history model, so no "+
+			"history check is made.", f.Path, plural(len(f.Setup), "setup request"), f.burstWords(), plural(len(f.Readback), "request")),
+		Rule:            f.Rule.Src + " (judged on the state read back; no history check: the file declares no model)",
+		Fix:             "A race file names no fix: the rule says what must hold, and a target that holds it shows how.",
+		Needs:           "HTTP API: a race file plays on http:// and https:// targets",
+		DefaultRequests: f.Requests,
+		KeyPrefix:       f.KeyPrefix,
+		Judge:           f.judge,
+		DamageOf:        f.damage,
+		Tell:            f.tell,
+		Made:            &results.Settings{Race: &results.RaceFile{Path: f.Path, SHA256: f.SHA256}},
+	}
+	if f.Soft != nil {
+		sc.SoftRule = f.Soft.Src
+		sc.Soft = f.soft
+	}
+	env = maps.Clone(env)
+	sc.Rebind(func(engine.Binder) engine.Binder {
+		return func(store any) (engine.Player, bool) {
+			s, ok := store.(Sender)
+			if !ok {
+				return engine.Player{}, false
+			}
+			return (&player{f: f, s: s, env: env, trials: map[string]*trialState{}}).bind(), true
+		}
+	})
+	return sc, nil
+}
+
+// Environ reads the variables the file declares from the environment; a
+// missing one is left out, for Scenario to name.
+func (f *File) Environ() map[string]string {
+	out := map[string]string{}
+	for _, name := range f.Env {
+		if v, ok := os.LookupEnv(name); ok {
+			out[name] = v
+		}
+	}
+	return out
+}
+
+func (f *File) burstWords() string {
+	if len(f.Burst) == 1 {
+		return plural(f.Requests, "copy") + " of " + f.Burst[0].Kind
+	}
+	var kinds []string
+	for _, s := range f.Burst {
+		kinds = append(kinds, fmt.Sprintf("%d × %s", s.Count, s.Kind))
+	}
+	return strings.Join(kinds, " and ")
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	if strings.HasSuffix(word, "y") {
+		return fmt.Sprintf("%d %sies", n, strings.TrimSuffix(word, "y"))
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// kindOf is the burst entry request i comes from: the entries' counts in
+// order, over again when -n asks for more.
+func (f *File) kindOf(i int) *Step {
+	i %= f.Requests
+	for _, s := range f.Burst {
+		if i < s.Count {
+			return s
+		}
+		i -= s.Count
+	}
+	return f.Burst[len(f.Burst)-1]
+}
+
+// player is a race file bound to one opened target: the state of the
+// trial in flight on each key, between its setup and its readback.
+type player struct {
+	f   *File
+	s   Sender
+	env map[string]string
+
+	mu     sync.Mutex
+	next   int // the next trial's number
+	trials map[string]*trialState
+}
+
+// trialState is one trial's: its variables, then its answers (each burst
+// request writes only its own slot), then what was read back.
+type trialState struct {
+	vars     Vars
+	answers  []results.RaceAnswer
+	readback *results.Readback
+}
+
+func (p *player) bind() engine.Player {
+	return engine.Player{
+		Prelude: func(ctx context.Context, key string, _ func(time.Duration) error) error { return p.setup(ctx, key) },
+		Stage:   p.stage,
+		Do: func(ctx context.Context, key string, i int) engine.Answer {
+			st := p.state(key)
+			req, err := p.request(p.f.kindOf(i), st, i)
+			if err != nil {
+				return engine.Answer{Outcome: results.Errored, Err: err}
+			}
+			resp, err := p.s.Send(ctx, req)
+			return p.answer(st, i, resp, err)
+		},
+		Read: func(ctx context.Context, key string) (int64, error) { return p.read(ctx, key) },
+		ReadTrial: func(ctx context.Context, key string, _ []results.Request) (int64, error) {
+			return p.read(ctx, key)
+		},
+		Readback: func(key string) *results.Readback {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			st := p.trials[key]
+			delete(p.trials, key) // read once: memory stays flat over trials
+			if st == nil {
+				return nil
+			}
+			return st.readback
+		},
+	}
+}
+
+// state is the trial on key, made on first use (a trial without setup).
+func (p *player) state(key string) *trialState {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st := p.trials[key]
+	if st == nil {
+		st = &trialState{vars: Vars{Key: key, Trial: p.next, I: -1, Env: p.env, Captures: map[string]any{}}}
+		p.next++
+		p.trials[key] = st
+	}
+	return st
+}
+
+// request is step's request for request i of the trial (-1 outside the
+// burst).
+func (p *player) request(s *Step, st *trialState, i int) (httpapi.Request, error) {
+	v := st.vars
+	v.I = i
+	fail := func(err error) (httpapi.Request, error) {
+		return httpapi.Request{}, fmt.Errorf("%s: %w", s.Kind, err)
+	}
+	path, err := s.Path.Expand(&v, pathEscape)
+	if err != nil {
+		return fail(err)
+	}
+	h, err := s.header(&v)
+	if err != nil {
+		return fail(err)
+	}
+	var body []byte
+	if s.Body != nil {
+		if body, err = s.Body.Render(&v); err != nil {
+			return fail(err)
+		}
+	}
+	return httpapi.Request{Method: s.Method, Path: path, Header: h, Body: body}, nil
+}
+
+// pathEscape encodes a value for a path segment, or the query where it
+// goes after a "?": racelab's own keys and captures are not paths.
+func pathEscape(s string) string { return url.PathEscape(s) }
+
+// setup sends the setup requests in order, before the burst. Each must
+// answer 2xx; one named with as: must answer JSON.
+func (p *player) setup(ctx context.Context, key string) error {
+	st := p.state(key)
+	for _, s := range p.f.Setup {
+		body, err := p.call(ctx, s, st)
+		if err != nil {
+			return fmt.Errorf("setup: %w", err)
+		}
+		if s.As != "" {
+			st.vars.Captures[s.As] = body
+		}
+	}
+	return nil
+}
+
+// call sends a setup or readback step and reads its JSON when it is
+// named; any answer but 2xx, or no JSON where one is named, is an error.
+func (p *player) call(ctx context.Context, s *Step, st *trialState) (any, error) {
+	req, err := p.request(s, st, -1)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := p.s.Send(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.Status < 200 || resp.Status > 299 {
+		return nil, fmt.Errorf("%s %s answered %d %s, want 2xx%s", req.Method, req.Path, resp.Status, http.StatusText(resp.Status), note(resp.Body))
+	}
+	if s.As == "" {
+		return nil, nil
+	}
+	v, ok := decodeJSON(resp.Body)
+	if !ok {
+		return nil, fmt.Errorf("%s %s answered %d with a body that is not JSON%s; %s needs JSON", req.Method, req.Path, resp.Status, note(resp.Body), s.As)
+	}
+	return v, nil
+}
+
+// note shows the start of a body in an error.
+func note(body []byte) string {
+	s := strings.TrimSpace(string(body))
+	switch {
+	case s == "":
+		return " (empty body)"
+	case len(s) > 120:
+		s = strings.ToValidUTF8(s[:120], "") + "…"
+	}
+	return fmt.Sprintf(": %q", s)
+}
+
+// stage readies the burst's n requests on key as one synchronized burst.
+func (p *player) stage(ctx context.Context, key string, n int) ([]func(context.Context) engine.Answer, error) {
+	st := p.state(key)
+	st.answers = make([]results.RaceAnswer, n)
+	reqs := make([]httpapi.Request, n)
+	for i := range reqs {
+		var err error
+		if reqs[i], err = p.request(p.f.kindOf(i), st, i); err != nil {
+			return nil, err
+		}
+	}
+	staged, err := p.s.StageRequests(ctx, reqs)
+	if err != nil {
+		return nil, err
+	}
+	fs := make([]func(context.Context) engine.Answer, n)
+	for i, f := range staged {
+		fs[i] = func(ctx context.Context) engine.Answer {
+			resp, err := f(ctx)
+			return p.answer(st, i, resp, err)
+		}
+	}
+	return fs, nil
+}
+
+// answer judges request i's answer by its entry's allowed: and refused:,
+// and keeps it for the rule. A redirect, a 5xx, a body kept whole only
+// over maxKeptBody, or an answer neither allowed nor refused is an error:
+// the trial proves nothing either way.
+func (p *player) answer(st *trialState, i int, resp httpapi.Response, err error) engine.Answer {
+	s := p.f.kindOf(i)
+	a := engine.Answer{Value: int64(resp.Status), Arrival: resp.Arrival, Early: resp.Early}
+	ra := results.RaceAnswer{Kind: s.Kind, Status: resp.Status}
+	fail := func(e error) engine.Answer {
+		a.Outcome, a.Err = results.Errored, e
+		return a
+	}
+	if st.answers == nil {
+		st.answers = make([]results.RaceAnswer, p.f.Requests)
+	}
+	if i < len(st.answers) {
+		defer func() { st.answers[i] = ra }()
+	}
+	if err != nil {
+		return fail(err)
+	}
+	if len(resp.Body) <= maxKeptBody {
+		ra.Body = string(resp.Body)
+	}
+	ra.Headers = map[string]string{}
+	for name, vs := range resp.Header {
+		if len(vs) > 0 && len(vs[0]) <= 1024 {
+			ra.Headers[strings.ToLower(name)] = vs[0]
+		}
+	}
+	switch {
+	case resp.Status >= 300 && resp.Status <= 399:
+		return fail(fmt.Errorf("%s answered %d %s (to %s): a redirect is not an answer; point the target at where it leads", s.Kind, resp.Status, http.StatusText(resp.Status), resp.Header.Get("Location")))
+	case resp.Status >= 500:
+		return fail(fmt.Errorf("%s answered %d %s%s", s.Kind, resp.Status, http.StatusText(resp.Status), note(resp.Body)))
+	case len(resp.Body) > maxKeptBody:
+		return fail(fmt.Errorf("%s answered %d with %d bytes, over the %d a trial keeps for its rule", s.Kind, resp.Status, len(resp.Body), maxKeptBody))
+	}
+	vars := answerVars(ra)
+	ok, err := s.Allowed.Bool(vars)
+	if err != nil {
+		return fail(fmt.Errorf("%s answered %d: allowed: %w", s.Kind, resp.Status, err))
+	}
+	if ok {
+		a.Outcome = results.Allowed
+		return a
+	}
+	no, err := s.Refused.Bool(vars)
+	if err != nil {
+		return fail(fmt.Errorf("%s answered %d: refused: %w", s.Kind, resp.Status, err))
+	}
+	if no {
+		a.Outcome = results.Refused
+		return a
+	}
+	return fail(fmt.Errorf("%s answered %d%s: neither allowed (%s) nor refused (%s)", s.Kind, resp.Status, note(resp.Body), s.Allowed.Src, s.Refused.Src))
+}
+
+// answerVars are the variables of allowed: and refused: for one answer:
+// its body as JSON when it is JSON, else as text.
+func answerVars(ra results.RaceAnswer) map[string]any {
+	body, ok := decodeJSON([]byte(ra.Body))
+	if !ok {
+		body = ra.Body
+	}
+	return map[string]any{"status": int64(ra.Status), "body": body, "headers": ra.Headers}
+}
+
+// read sends the readback requests after the burst and keeps what they
+// answered, with the setup's answers and the burst's, for the rule. A
+// readback that fails leaves the trial unjudged (Readback.Error), not the
+// target: the next trial may read back fine.
+func (p *player) read(ctx context.Context, key string) (int64, error) {
+	st := p.state(key)
+	rb := &results.Readback{Answers: st.answers, Bodies: map[string]json.RawMessage{}}
+	st.readback = rb
+	for name, v := range st.vars.Captures {
+		b, _ := json.Marshal(v)
+		rb.Bodies[name] = b
+	}
+	for _, s := range p.f.Readback {
+		v, err := p.call(ctx, s, st)
+		if err != nil {
+			if ctx.Err() != nil {
+				return 0, err
+			}
+			rb.Error = "read back: " + err.Error()
+			return 0, nil
+		}
+		b, _ := json.Marshal(v)
+		rb.Bodies[s.As] = b
+	}
+	if p.f.Counted == nil {
+		return 0, nil
+	}
+	vars, err := p.f.ruleVars(rb, nil)
+	if err != nil {
+		rb.Error = err.Error()
+		return 0, nil
+	}
+	v, err := p.f.Counted.eval(vars)
+	n, isInt := v.(int64)
+	switch {
+	case err != nil:
+		rb.Error = "counted: " + err.Error()
+	case !isInt:
+		rb.Error = fmt.Sprintf("counted: %s is %s, not a whole number", p.f.Counted.Src, jsonKind(v))
+	}
+	return n, nil
+}
+
+// ruleVars are a trial's variables for its rules: the counts (from t, nil
+// at readback time), the answers and what was read back.
+func (f *File) ruleVars(rb *results.Readback, t *results.Trial) (map[string]any, error) {
+	vars := map[string]any{}
+	answers := make([]any, len(rb.Answers))
+	for i, ra := range rb.Answers {
+		a := answerVars(ra)
+		a["i"], a["kind"] = int64(i), ra.Kind
+		if t != nil && i < len(t.Requests) {
+			r := t.Requests[i]
+			a["allowed"], a["refused"] = r.Outcome == results.Allowed, r.Outcome == results.Refused
+			a["ms"] = float64(r.Return-r.Invoke) / float64(time.Millisecond)
+		}
+		answers[i] = a
+	}
+	vars["answers"] = answers
+	if t != nil {
+		vars["allowed"], vars["refused"], vars["errors"] = int64(t.Allowed), int64(t.Refused), int64(t.Errors)
+		vars["requests"] = int64(len(t.Requests))
+	}
+	for _, name := range slices.Sorted(maps.Keys(rb.Bodies)) {
+		v, ok := decodeJSON(rb.Bodies[name])
+		if !ok {
+			return nil, fmt.Errorf("%s: the saved answer is not JSON", name)
+		}
+		vars[name] = v
+	}
+	return vars, nil
+}
+
+// judge judges a trial by the hard rule on what it read back. A trial
+// whose readback failed, or whose rule cannot be evaluated (a field it
+// reads is missing), is left unjudged: inconclusive, never "holds".
+func (f *File) judge(t *results.Trial, target string) {
+	if t.Readback == nil {
+		t.Readback = &results.Readback{Error: "nothing was read back"}
+		return
+	}
+	if t.Readback.Error != "" {
+		return
+	}
+	rb := *t.Readback
+	t.Readback = &rb
+	vars, err := f.ruleVars(&rb, t)
+	if err == nil {
+		var ok bool
+		if ok, err = f.Rule.Bool(vars); err == nil && !ok {
+			t.Broken = true
+			t.Why = fmt.Sprintf("%s: rule %s broke: %s", target, f.Rule.Src, f.Rule.Values(vars))
+			return
+		}
+	}
+	if err != nil {
+		rb.Error = "rule: " + err.Error()
+	}
+}
+
+// soft judges the soft rule; one that cannot be evaluated is not broken
+// (the trial is then unjudged by judge already).
+func (f *File) soft(t *results.Trial) bool {
+	if t.Readback == nil || t.Readback.Error != "" {
+		return false
+	}
+	vars, err := f.ruleVars(t.Readback, t)
+	if err != nil {
+		return false
+	}
+	ok, err := f.Soft.Bool(vars)
+	return err == nil && !ok
+}
+
+// damage says how far a broken trial strayed: the file's damage:, or the
+// values its rule read.
+func (f *File) damage(t *results.Trial) string {
+	if !t.Broken || t.Readback == nil {
+		return ""
+	}
+	vars, err := f.ruleVars(t.Readback, t)
+	if err != nil {
+		return ""
+	}
+	if f.Damage != nil {
+		if v, err := f.Damage.eval(vars); err == nil {
+			if s, ok := v.(string); ok {
+				return s
+			}
+		}
+	}
+	return f.Rule.Values(vars)
+}
+
+// tell says what a trial that held came to: the values its rule read.
+func (f *File) tell(t *results.Trial, target string) string {
+	switch {
+	case t.Readback == nil:
+		return target + ": nothing was read back"
+	case t.Readback.Error != "":
+		return target + ": not judged: " + t.Readback.Error
+	}
+	vars, err := f.ruleVars(t.Readback, t)
+	if err != nil {
+		return target + ": not judged: " + err.Error()
+	}
+	return fmt.Sprintf("%s: rule held: %s", target, f.Rule.Values(vars))
+}

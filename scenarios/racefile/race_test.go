@@ -1,0 +1,78 @@
+package racefile_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/racelab/racelab/scenarios/engine"
+	"github.com/racelab/racelab/scenarios/racefile"
+	"github.com/racelab/racelab/scenarios/results"
+)
+
+// load reads a race file of testdata as a story.
+func load(t testing.TB, name string) *engine.Scenario {
+	t.Helper()
+	f, err := racefile.Load("testdata/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := f.Scenario(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc
+}
+
+// TestNaiveBreaksFixedHolds plays each race of testdata on a naive and a
+// fixed service, over real sockets, 20 trials each: the naive one must
+// break in every trial, the fixed one hold in every trial, with every
+// trial conclusive.
+func TestNaiveBreaksFixedHolds(t *testing.T) {
+	const trials = 20
+	for _, file := range []string{"coupon.race.yaml", "balance.race.yaml", "signup.race.yaml", "idempotency.race.yaml"} {
+		for _, h2c := range []bool{false, true} {
+			name := file + "/h1"
+			if h2c {
+				name = file + "/h2c"
+			}
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				sc := load(t, file)
+				naive, fixed := newService(t, true, h2c), newService(t, false, h2c)
+				res, err := engine.Run(context.Background(), engine.Plan{
+					Scenario: sc, Trials: trials,
+					Targets:  []string{"naive=" + base(naive), "fixed=" + base(fixed)},
+					ExpectOf: map[string]engine.Override{"naive": engine.OverrideBreaks},
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if fs := res.Shortfalls(); len(fs) > 0 {
+					t.Errorf("shortfalls: %+v", fs)
+				}
+				n, f := &res.Targets[0], &res.Targets[1]
+				for _, tr := range []*results.TargetResult{n, f} {
+					if tr.Error != "" {
+						t.Fatalf("%s: %s", tr.Label(), tr.Error)
+					}
+				}
+				ns, fs := n.Summary(), f.Summary()
+				if ns.Broken != trials {
+					t.Errorf("naive broke in %d of %d trials; want every one (first error %q)", ns.Broken, ns.Trials, ns.FirstError)
+				}
+				if fs.Broken != 0 || fs.Inconclusive != 0 || f.Verdict() != "holds" {
+					t.Errorf("fixed: %d broken, %d inconclusive, verdict %s; want 0, 0, holds (first why %q, first error %q)",
+						fs.Broken, fs.Inconclusive, f.Verdict(), fs.FirstWhy, fs.FirstError)
+				}
+				if got := n.Trials[0].Readback; got == nil || len(got.Answers) != sc.DefaultRequests || len(got.Bodies) == 0 {
+					t.Errorf("naive's first trial read back %+v; want %d answers and the bodies", got, sc.DefaultRequests)
+				}
+				if h2c {
+					if unsync := ns.Unsynchronized + fs.Unsynchronized; unsync != 0 {
+						t.Errorf("%d trials unsynchronized over h2c", unsync)
+					}
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,249 @@
+package racefile
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Starter is a commented race file to start from (racelab race init): the
+// coupon race, every key said once.
+const Starter = `# A race file: one race on any HTTP API, fired by racelab and judged by
+# the rule below on what the service holds afterwards.
+#   racelab race lint coupon.race.yaml
+#   racelab run coupon.race.yaml -t naive=http://127.0.0.1:8080 --expect naive=breaks
+race: coupon-once
+title: one coupon, redeemed once per account
+requests: 10                 # the burst's N; -n overrides
+key: account                 # {{key}} is a fresh account-… every trial
+# env: [API_TOKEN]           # environment variables templates may read: {{env.API_TOKEN}}
+setup:                       # before each trial's burst, in order, not raced; each must answer 2xx
+  - request: PUT /accounts/{{key}}
+    json: {owner: racelab}
+burst:                       # the raced requests: N copies, or several kinds each with count:
+  - request: POST /coupons/SAVE20/redeem
+    json: {account: "{{key}}"}
+    # headers: {Authorization: "Bearer {{env.API_TOKEN}}"}
+    allowed: status == 200   # CEL over this answer: status, body (JSON), headers
+    refused: status == 409   # anything neither allowed nor refused is an error: the trial proves nothing
+readback:                    # after the burst, in order; each answer's JSON is named by as:
+  - request: GET /accounts/{{key}}
+    as: account
+counted: account.discounts   # what the store counted, for the table's COUNTED column
+# the hard rule, CEL over allowed, refused, errors, requests, answers and the as: names
+rule: allowed <= 1 && account.discounts == allowed
+# soft: account.discounts <= 2                       # a soft rule, judged beside it
+# damage: string(account.discounts - 1) + " discounts too many"
+`
+
+// FromCurl turns a copied curl command (as a browser's "copy as cURL"
+// writes it) into a starter race file: its method, path, headers and body
+// as the burst, with a readback and a rule left for its author to write.
+// target is the service's base URL, for -t.
+func FromCurl(command string) (file, target string, err error) {
+	words, err := shellWords(command)
+	if err != nil {
+		return "", "", err
+	}
+	if len(words) == 0 || words[0] != "curl" {
+		return "", "", fmt.Errorf("want a curl command, starting with curl")
+	}
+	method, raw := "", ""
+	var headers [][2]string
+	var body *string
+	for i := 1; i < len(words); i++ {
+		w := words[i]
+		arg := func() (string, error) {
+			if i+1 >= len(words) {
+				return "", fmt.Errorf("curl %s: wants a value after it", w)
+			}
+			i++
+			return words[i], nil
+		}
+		var v string
+		switch {
+		case w == "-X" || w == "--request":
+			if method, err = arg(); err != nil {
+				return "", "", err
+			}
+		case w == "-H" || w == "--header":
+			if v, err = arg(); err != nil {
+				return "", "", err
+			}
+			name, value, ok := strings.Cut(v, ":")
+			if !ok {
+				return "", "", fmt.Errorf("curl -H %q: want Name: value", v)
+			}
+			headers = append(headers, [2]string{strings.TrimSpace(name), strings.TrimSpace(value)})
+		case slices.Contains([]string{"-d", "--data", "--data-raw", "--data-binary", "--data-ascii", "--json"}, w):
+			if v, err = arg(); err != nil {
+				return "", "", err
+			}
+			if strings.HasPrefix(v, "@") && w != "--data-raw" {
+				return "", "", fmt.Errorf("curl %s %s: reads a file; paste the body itself", w, v)
+			}
+			if w == "--json" {
+				headers = append(headers, [2]string{"Content-Type", "application/json"})
+			}
+			body = &v
+		case w == "--url":
+			if raw, err = arg(); err != nil {
+				return "", "", err
+			}
+		case slices.Contains([]string{"-s", "--silent", "-S", "--show-error", "-i", "--include", "-k", "--insecure", "-L", "--location",
+			"--compressed", "-v", "--verbose", "-f", "--fail", "--http1.1", "--http2", "--http2-prior-knowledge"}, w):
+			// How curl shows or fetches it; racelab has its own flags for these.
+		case strings.HasPrefix(w, "-"):
+			return "", "", fmt.Errorf("curl option %s is not one racelab reads; want -X, -H, -d (--data, --data-raw, --json) and the URL", w)
+		default:
+			raw = w
+		}
+	}
+	u, err := url.Parse(raw)
+	if raw == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", "", fmt.Errorf("curl command without an http:// or https:// URL")
+	}
+	if method == "" {
+		method = "GET"
+		if body != nil {
+			method = "POST"
+		}
+	}
+	method = strings.ToUpper(method)
+	if !slices.Contains(methods, method) {
+		return "", "", fmt.Errorf("curl -X %s: want one of %s", method, strings.Join(methods, ", "))
+	}
+	path := u.EscapedPath()
+	if path == "" {
+		path = "/"
+	}
+	if u.RawQuery != "" {
+		path += "?" + u.RawQuery
+	}
+	var b strings.Builder
+	name := strings.Trim(nonName.ReplaceAllString(strings.ToLower(method+"-"+strings.Trim(u.Path, "/")), "-"), "-")
+	fmt.Fprintf(&b, "# made by racelab race from-curl from %s %s%s\n", method, u.Host, path)
+	fmt.Fprintf(&b, "#   racelab run THIS_FILE -t %s://%s\n", u.Scheme, u.Host)
+	b.WriteString("# Put {{key}} where a fresh value each trial belongs (an account, an order),\n")
+	b.WriteString("# write the readback and the rule, then: racelab race lint THIS_FILE\n")
+	fmt.Fprintf(&b, "race: %s\n", clipName(name))
+	fmt.Fprintf(&b, "title: %s %s, raced\n", method, u.Path)
+	b.WriteString("requests: 10\nburst:\n")
+	fmt.Fprintf(&b, "  - request: %s %s\n", method, escapeTemplate(path))
+	var kept [][2]string
+	for _, h := range headers {
+		if !slices.Contains([]string{"content-length", "host", "accept-encoding", "connection"}, strings.ToLower(h[0])) {
+			kept = append(kept, h)
+		}
+	}
+	if len(kept) > 0 {
+		b.WriteString("    headers:\n")
+		for _, h := range kept {
+			fmt.Fprintf(&b, "      %s: %s\n", h[0], quote(escapeTemplate(h[1])))
+		}
+	}
+	if body != nil {
+		var compact bytes.Buffer
+		if json.Valid([]byte(*body)) && json.Compact(&compact, []byte(*body)) == nil && !strings.Contains(compact.String(), "{{") {
+			fmt.Fprintf(&b, "    json: %s\n", compact.String())
+		} else {
+			fmt.Fprintf(&b, "    body: %s\n", quote(escapeTemplate(*body)))
+		}
+	}
+	b.WriteString("    allowed: status >= 200 && status <= 299\n    refused: status == 409 || status == 429\n")
+	b.WriteString("# readback:\n#   - request: GET /…/{{key}}\n#     as: state\n")
+	b.WriteString("rule: allowed <= 1   # write the invariant: what must hold, read back from the service\n")
+	return b.String(), u.Scheme + "://" + u.Host, nil
+}
+
+var nonName = regexp.MustCompile(`[^a-z0-9]+`)
+
+func clipName(s string) string {
+	if s == "" {
+		return "my-race"
+	}
+	if len(s) > 60 {
+		s = strings.TrimRight(s[:60], "-")
+	}
+	return s
+}
+
+// escapeTemplate keeps a copied value's own {{ from reading as a hole.
+func escapeTemplate(s string) string { return strings.ReplaceAll(s, "{{", "{ {") }
+
+// quote writes s as a YAML double-quoted scalar (JSON's quoting is one).
+func quote(s string) string {
+	q, _ := json.Marshal(s)
+	return string(q)
+}
+
+// shellWords splits a command line as a POSIX shell would quote it:
+// single quotes, double quotes with backslash escapes, backslash-newline
+// continuations, and $'…' as bash writes them.
+func shellWords(s string) ([]string, error) {
+	var words []string
+	var cur strings.Builder
+	in := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '\\' && i+1 < len(s) && (s[i+1] == '\n' || s[i+1] == '\r'):
+			i++
+			if s[i] == '\r' && i+1 < len(s) && s[i+1] == '\n' {
+				i++
+			}
+		case c == '\\' && i+1 < len(s):
+			cur.WriteByte(s[i+1])
+			i++
+			in = true
+		case c == '\'' || c == '$' && i+1 < len(s) && s[i+1] == '\'':
+			if c == '$' {
+				i++
+			}
+			end := strings.IndexByte(s[i+1:], '\'')
+			if end < 0 {
+				return nil, fmt.Errorf("a quote (') opened at byte %d is never closed", i)
+			}
+			text := s[i+1 : i+1+end]
+			if c == '$' {
+				if u, err := strconv.Unquote(`"` + strings.ReplaceAll(text, `"`, `\"`) + `"`); err == nil {
+					text = u
+				}
+			}
+			cur.WriteString(text)
+			i += end + 1
+			in = true
+		case c == '"':
+			j := i + 1
+			for ; j < len(s) && s[j] != '"'; j++ {
+				if s[j] == '\\' && j+1 < len(s) && strings.IndexByte("\"\\$`", s[j+1]) >= 0 {
+					j++
+				}
+				cur.WriteByte(s[j])
+			}
+			if j >= len(s) {
+				return nil, fmt.Errorf(`a quote (") opened at byte %d is never closed`, i)
+			}
+			i = j
+			in = true
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			if in {
+				words = append(words, cur.String())
+				cur.Reset()
+				in = false
+			}
+		default:
+			cur.WriteByte(c)
+			in = true
+		}
+	}
+	if in {
+		words = append(words, cur.String())
+	}
+	return words, nil
+}

@@ -1,0 +1,189 @@
+package racefile
+
+import (
+	"crypto/rand"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Template is a string with {{NAME}} holes, parsed once when the file is
+// loaded and expanded for every request. The names are those of Vars:
+// key, i, trial, uuid, env.NAME, and CAPTURE.FIELD… for a setup answer
+// named with as:.
+type Template struct {
+	parts []part
+}
+
+// part is literal text or, when ref is set, a hole.
+type part struct {
+	lit string
+	ref []string // the name split at its dots: ["env", "API_TOKEN"]
+}
+
+// refName is what a hole may name: words joined by dots.
+var refName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)*$`)
+
+// ParseTemplate reads s. The error says what is wrong with the first bad
+// hole, and its offset in s.
+func ParseTemplate(s string) (*Template, int, error) {
+	t := &Template{}
+	at := 0
+	for {
+		open := strings.Index(s[at:], "{{")
+		if open < 0 {
+			if at < len(s) {
+				t.parts = append(t.parts, part{lit: s[at:]})
+			}
+			return t, 0, nil
+		}
+		open += at
+		if open > at {
+			t.parts = append(t.parts, part{lit: s[at:open]})
+		}
+		end := strings.Index(s[open:], "}}")
+		if end < 0 {
+			return nil, open, fmt.Errorf("%q opens {{ and never closes it; want {{NAME}}", clip(s[open:]))
+		}
+		end += open
+		name := strings.TrimSpace(s[open+2 : end])
+		if !refName.MatchString(name) {
+			return nil, open, fmt.Errorf("{{%s}} is not a name; want key, i, trial, uuid, env.NAME or a setup answer's as: name with its fields", s[open+2:end])
+		}
+		t.parts = append(t.parts, part{ref: strings.Split(name, ".")})
+		at = end + 2
+	}
+}
+
+func clip(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "…"
+	}
+	return s
+}
+
+// Refs lists the names of the template's holes, dotted, in order.
+func (t *Template) Refs() []string {
+	var out []string
+	for _, p := range t.parts {
+		if p.ref != nil {
+			out = append(out, strings.Join(p.ref, "."))
+		}
+	}
+	return out
+}
+
+// Literal reports whether the template has no holes.
+func (t *Template) Literal() bool { return len(t.Refs()) == 0 }
+
+// Vars are the values a template's holes take for one request.
+type Vars struct {
+	// Key is the trial's fresh key; Trial numbers the trial from 0; I is
+	// the request's index in the burst, -1 outside it.
+	Key   string
+	Trial int
+	I     int
+	// Env holds the environment variables the file declared.
+	Env map[string]string
+	// Captures are setup answers' JSON bodies, by their as: names.
+	Captures map[string]any
+}
+
+// Expand fills the holes from v; escape, when set, encodes each value for
+// where it goes (a path segment). A hole whose value is missing is an
+// error naming it.
+func (t *Template) Expand(v *Vars, escape func(string) string) (string, error) {
+	var b strings.Builder
+	for _, p := range t.parts {
+		if p.ref == nil {
+			b.WriteString(p.lit)
+			continue
+		}
+		s, err := v.value(p.ref)
+		if err != nil {
+			return "", fmt.Errorf("{{%s}}: %w", strings.Join(p.ref, "."), err)
+		}
+		if escape != nil {
+			s = escape(s)
+		}
+		b.WriteString(s)
+	}
+	return b.String(), nil
+}
+
+// value is one hole's value.
+func (v *Vars) value(ref []string) (string, error) {
+	switch ref[0] {
+	case "key":
+		return v.Key, nil
+	case "trial":
+		return strconv.Itoa(v.Trial), nil
+	case "i":
+		if v.I < 0 {
+			return "", fmt.Errorf("only a burst request has an index")
+		}
+		return strconv.Itoa(v.I), nil
+	case "uuid":
+		return newUUID(), nil
+	case "env":
+		s, ok := v.Env[ref[1]]
+		if !ok {
+			return "", fmt.Errorf("not set")
+		}
+		return s, nil
+	}
+	c, ok := v.Captures[ref[0]]
+	if !ok {
+		return "", fmt.Errorf("no setup answer named %s yet", ref[0])
+	}
+	for _, field := range ref[1:] {
+		switch x := c.(type) {
+		case map[string]any:
+			if c, ok = x[field]; !ok {
+				return "", fmt.Errorf("the answer has no field %q", field)
+			}
+		case []any:
+			i, err := strconv.Atoi(field)
+			if err != nil || i < 0 || i >= len(x) {
+				return "", fmt.Errorf("the answer's list has no element %q", field)
+			}
+			c = x[i]
+		default:
+			return "", fmt.Errorf("the answer has no field %q", field)
+		}
+	}
+	switch x := c.(type) {
+	case string:
+		return x, nil
+	case nil, map[string]any, []any:
+		return "", fmt.Errorf("is %s, not a string or a number", jsonKind(x))
+	default:
+		return fmt.Sprint(x), nil
+	}
+}
+
+// newUUID is a random (version 4) UUID.
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case map[string]any:
+		return "an object"
+	case []any:
+		return "a list"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	}
+	return "a number"
+}

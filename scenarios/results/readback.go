@@ -1,0 +1,43 @@
+package results
+
+import "encoding/json"
+
+// Readback is what a race file (package racefile) left for its rule after
+// one trial: every answer of the burst as the rule sees it, and the JSON
+// each readback request answered, by its name. A saved result keeps it,
+// so that `racelab verify` judges the trial again by the same rule rather
+// than taking its verdict on trust.
+type Readback struct {
+	// Answers has one entry per request of the burst, by index.
+	Answers []RaceAnswer `json:"answers"`
+	// Bodies are the readback answers' JSON bodies by their names (as:).
+	Bodies map[string]json.RawMessage `json:"bodies,omitempty"`
+	// Error says why the rule could not be judged (a readback that failed
+	// or answered no JSON, a field the rule reads that is missing): the
+	// trial then proves nothing either way.
+	Error string `json:"error,omitempty"`
+}
+
+// RaceAnswer is one answer of a race file's burst.
+type RaceAnswer struct {
+	// Kind names the burst entry the request came from.
+	Kind string `json:"kind"`
+	// Status is the HTTP status, 0 when no answer came.
+	Status int `json:"status"`
+	// Body is the answer's body as text; Headers its headers, one value
+	// each (the first).
+	Body    string            `json:"body,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
+}
+
+// Unjudged reports whether the rule could not be judged on what was read
+// back; false for a trial without a readback.
+func (r *Readback) Unjudged() bool { return r != nil && r.Error != "" }
+
+// RaceFile names the race file a run played: its path as given and the
+// SHA-256 of its content, so that a saved result is judged again only by
+// the file it ran with.
+type RaceFile struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+}
