@@ -39,7 +39,9 @@ func TestThresholdK6Grammar(t *testing.T) {
 		t.Fatalf("p95 of 1..1000 ms is %s; the fixture is off", p95)
 	}
 	// Bounds are written from the exact figures, in k6's milliseconds.
-	ms := func(d time.Duration) string { return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', -1, 64) }
+	ms := func(d time.Duration) string {
+		return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', -1, 64)
+	}
 	maxMs := ms(lt.Latency.Max)
 	for _, tc := range []struct {
 		expr string
