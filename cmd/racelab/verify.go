@@ -78,7 +78,7 @@ Exit codes are run's: 0 as expected, 1 could not read back or judge, 2 usage
 		Example: `  racelab verify shard-*.json
   racelab verify results/shard-*.json -t http://shop.internal:8787 \
     -o junit=report.xml
-  kubectl logs -l job-name=racelab-shards --tail=-1 | racelab verify -`,
+  kubectl logs -l job-name=racelab-shards-RUN_ID --tail=-1 | racelab verify -`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageError{fmt.Errorf("%s takes the shards' parts (SHARD.json..., or - for standard input) (see '%s --help')", c.CommandPath(), c.CommandPath())}
