@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -232,7 +233,7 @@ func (r *ghRun) playJob(name string) {
 	instances := make([]*ghJobRun, len(values))
 	var wg sync.WaitGroup
 	for i, v := range values {
-		ictx := maps(ctx, map[string]string{"matrix." + key: scalar(v), "strategy.job-total": strconv.Itoa(len(values)),
+		ictx := union(ctx, map[string]string{"matrix." + key: scalar(v), "strategy.job-total": strconv.Itoa(len(values)),
 			"strategy.job-index": strconv.Itoa(i)})
 		wg.Go(func() { instances[i] = r.playInstance(fmt.Sprintf("%s (%s)", name, scalar(v)), j, ictx) })
 	}
@@ -245,7 +246,7 @@ func (r *ghRun) playJob(name string) {
 	r.jobs[name] = whole
 }
 
-func maps(ms ...map[string]string) map[string]string {
+func union(ms ...map[string]string) map[string]string {
 	out := map[string]string{}
 	for _, m := range ms {
 		for k, v := range m {
@@ -285,11 +286,11 @@ func (r *ghRun) playInstance(name string, j *ghJob, ctx map[string]string) *ghJo
 		jr.fail(name, -1, err.Error())
 		return jr
 	}
-	ctx = maps(ctx, map[string]string{"github.run_id": "4242", "github.run_attempt": "1", "github.workspace": ws})
+	ctx = union(ctx, map[string]string{"github.run_id": "4242", "github.run_attempt": "1", "github.workspace": ws})
 	for k, v := range r.vars {
 		ctx["vars."+k] = v
 	}
-	env := maps(r.env)
+	env := union(r.env)
 	for k, v := range env {
 		ctx["env."+k] = v
 	}
@@ -297,7 +298,7 @@ func (r *ghRun) playInstance(name string, j *ghJob, ctx map[string]string) *ghJo
 		env[k] = scalar(v)
 	}
 	for i, st := range j.Steps {
-		label := cmpOr(st.Name, st.Uses, st.ID, fmt.Sprintf("step %d", i+1))
+		label := cmp.Or(st.Name, st.Uses, st.ID, fmt.Sprintf("step %d", i+1))
 		label, err := expand(label, ctx)
 		if err != nil {
 			jr.fail(label, -1, err.Error())
@@ -337,15 +338,6 @@ func (jr *ghJobRun) fail(label string, code int, why string) {
 	jr.steps = append(jr.steps, ghStepRun{label: label, code: code, output: why})
 }
 
-func cmpOr(ss ...string) string {
-	for _, s := range ss {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
-}
-
 // playStep runs one step: a script, or an action the test plays.
 func (r *ghRun) playStep(st ghStep, ws string, jobEnv, ctx map[string]string) (code int, output string, outputs map[string]string) {
 	with := map[string]string{}
@@ -365,7 +357,7 @@ func (r *ghRun) playStep(st ghStep, ws string, jobEnv, ctx map[string]string) (c
 		}
 		return 0, "", nil
 	}
-	shell := cmpOr(st.Shell, r.wf.Defaults.Run.Shell)
+	shell := cmp.Or(st.Shell, r.wf.Defaults.Run.Shell)
 	if shell != "bash" {
 		return -1, fmt.Sprintf("this test runs shell: bash, as GitHub does (bash --noprofile --norc -eo pipefail), not %q", shell), nil
 	}
@@ -383,7 +375,7 @@ func (r *ghRun) playStep(st ghStep, ws string, jobEnv, ctx map[string]string) (c
 			return -1, err.Error(), nil
 		}
 	}
-	env := maps(jobEnv)
+	env := union(jobEnv)
 	for k, v := range st.Env {
 		s, err := expand(scalar(v), ctx)
 		if err != nil {
