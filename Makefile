@@ -4,7 +4,7 @@ GO      ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all build install run test test-short check bench services services-stop clean fuzz
+.PHONY: all build install run test test-short check lint bench services services-stop clean fuzz
 
 all: build
 
@@ -40,11 +40,20 @@ test:
 test-short:
 	$(GO) test -count=1 ./...
 
-## check: format, vet, race tests, and go.mod/go.sum tidy
+## check: format, vet, staticcheck, race tests, and go.mod/go.sum tidy
 check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(MAKE) lint
 	$(MAKE) test
 	$(GO) mod tidy -diff
+
+## lint: staticcheck at a pinned version, built from the module proxy by
+## `go run pkg@version`, which checks it against the checksum database and
+## leaves go.mod alone (a tool's dependencies are not racelab's). The
+## first run builds it (minutes); later runs take it from the build cache.
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+lint:
+	$(GO) run $(STATICCHECK) ./...
 
 ## fuzz: every fuzz target for FUZZTIME each (run longer by hand, e.g. make
 ## fuzz FUZZTIME=5m). FUZZTIME=budget runs each target for its own number of

@@ -96,6 +96,9 @@ func loadScale(r *results.LoadResult) string {
 	switch {
 	case r.Schedule != nil && len(r.Schedule.Stages) == 1 && r.Schedule.Stages[0].Rate == r.Schedule.Start:
 		parts = append(parts, fmt.Sprintf("open model: %s/s for %s", num(r.Schedule.Start), r.Schedule.Stages[0].Duration))
+	case r.Schedule != nil && len(r.Schedule.Stages) == 0:
+		// A rate that a request count ends has no stage to name.
+		parts = append(parts, fmt.Sprintf("open model: %s/s", num(r.Schedule.Start)))
 	case r.Schedule != nil:
 		var st []string
 		for _, s := range r.Schedule.Stages {

@@ -249,7 +249,7 @@ func TestLoadThresholds(t *testing.T) {
 			t.Errorf("%s: why %q does not name it", expr, r.Why)
 		}
 	}
-	for _, bad := range []string{"", "p99", "p99<", "p98<1s", "p99<fast", "errors<101%", "lost==-1", "rps>=x", "<5"} {
+	for _, bad := range []string{"", "p99", "p99<", "p101<1s", "p99<fast", "errors<101%", "lost==-1", "rps>=x", "<5"} {
 		if _, err := results.ParseThreshold(bad); err == nil {
 			t.Errorf("%q was taken", bad)
 		}

@@ -71,8 +71,14 @@ var tenHitsOneView = engine.Define(engine.Scenario{
 }, story.Counter.Views)
 
 func tellHits(t *results.Trial, target string) string {
-	return fmt.Sprintf("%s: %s answered %s, each total once; %s stored", target,
-		results.Plural(int64(t.Allowed), "hit"), results.Answered(t.Requests), results.Plural(t.Counted, "view"))
+	hits, stored := results.Plural(int64(t.Allowed), "hit"), results.Plural(t.Counted, "view")
+	totals := results.Answered(t.Requests)
+	if totals == "" {
+		// A load's key keeps no requests: the totals and their being
+		// distinct are not known, so neither is said.
+		return fmt.Sprintf("%s: %s answered; %s stored", target, hits, stored)
+	}
+	return fmt.Sprintf("%s: %s answered %s, each total once; %s stored", target, hits, totals, stored)
 }
 
 // duplicateValue finds a value answered to two allowed requests.

@@ -93,8 +93,9 @@ Simulated stores run on the real clock. Exit codes are run's; a missed
 	f.IntVar(&o.MaxInFlight, "max-in-flight", load.DefaultMaxInFlight, "open model: requests in flight at most; arrivals past it wait and count as late")
 	f.IntVar(&o.Keys, "keys", load.DefaultLoadKeys, "fresh keys (slugs, visitors, items) the requests spread over")
 	f.StringVar(&o.KeyDist, "key-dist", "uniform", "how keys are picked: uniform, or zipf:S (S above 1; the larger, the hotter the first keys)")
-	f.StringArrayVar(&o.Thresholds, "threshold", nil, "a condition every target must meet, repeatable: 'p99<250ms', 'errors<1%', 'lost==0', 'rps>=900'\n"+
-		"(metrics: "+strings.Join(results.ThresholdMetrics(), ", ")+")")
+	f.StringArrayVar(&o.Thresholds, "threshold", nil, "a condition every target must meet, repeatable: 'p99<250ms', 'errors<1%', 'lost==0', 'rps>=900';\n"+
+		"k6's too: 'p(95)<250' (milliseconds), 'avg<200', 'med<100', 'rate<0.01' (the share failed), 'count>1000' (sent)\n"+
+		"(metrics: "+strings.Join(results.ThresholdMetrics(), ", ")+"; pN and p(N) are any percentile)")
 	addTimeout(f, &o.Timeout, "time limit of each request")
 	addSeed(f, &o.Seed, 0, "seed for the keys picked and Poisson arrivals (default: random, in the result)")
 	addExpect(c, &o.Expect)
@@ -127,7 +128,7 @@ func (o *loadOptions) plan() (load.LoadPlan, []output, error) {
 	open := o.Rate != "" || o.Stages != ""
 	switch {
 	case open && given("concurrency"):
-		return bad("--concurrency is the closed model and --rate/--stages the open one; give one of them")
+		return bad("--concurrency is the closed model and --rate/--stages the open one; give one of them (a rate with at most C requests in flight is --rate R --max-in-flight C)")
 	case given("duration") && given("requests"):
 		return bad("--duration and --requests both say when to stop; give one of them")
 	case o.Stages != "" && given("duration"):

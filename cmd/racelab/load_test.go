@@ -41,12 +41,13 @@ func TestLoadBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{"--rate", "fast"}, "--rate \"fast\""},
-		{[]string{"--rate", "10/s", "-c", "5"}, "give one of them"},
+		{[]string{"--rate", "10/s", "-c", "5"}, "--rate R --max-in-flight C"},
 		{[]string{"--duration", "1s", "-n", "5"}, "give one of them"},
 		{[]string{"--stages", "10s"}, "--stages"},
 		{[]string{"--stages", "1s:5/s", "--duration", "1s"}, "drop --duration"},
 		{[]string{"--key-dist", "zipf:0.5"}, "--key-dist"},
-		{[]string{"--threshold", "p99<soon"}, "--threshold"},
+		{[]string{"--threshold", "p99<soon"}, `--threshold "p99<soon": p99 takes a duration`},
+		{[]string{"--threshold", "errors<0.01"}, "errors<1%"},
 		{[]string{"--keys", "0"}, "--keys 0"},
 		{[]string{"--arrivals", "poisson"}, "add --rate"},
 		{[]string{"--http-version", "2"}, "http targets only"},

@@ -76,7 +76,7 @@ Exit codes are run's: 0 as expected, 1 could not read back or judge, 2 usage
 		Example: `  racelab verify shard-*.json
   racelab verify results/shard-*.json -t http://shop.internal:8787 \
     -o junit=report.xml
-  kubectl logs -l job-name=racelab-shards --tail=-1 | racelab verify -`,
+  kubectl logs -l job-name=racelab-shards-RUN_ID --tail=-1 | racelab verify -`,
 		Args: someArgs("the shards' parts (SHARD.json..., or - for standard input)"),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.Files = args

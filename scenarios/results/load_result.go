@@ -310,7 +310,7 @@ func CheckLoad(r *LoadResult) error {
 		for _, th := range t.Thresholds {
 			parsed, err := ParseThreshold(th.Expr)
 			if err != nil {
-				return bad("threshold %q: %v", th.Expr, err)
+				return bad("threshold %q cannot be read", th.Expr)
 			}
 			if again := parsed.Judge(t, labels[i]); again.Passed != th.Passed {
 				return bad("threshold %s is marked passed=%t, but its figure says %t (%s)", th.Expr, th.Passed, again.Passed, again.Actual)

@@ -272,7 +272,7 @@ func (hc *h2Conn) onHeaders(f *http2.MetaHeadersFrame) {
 		s.status = status
 		s.header = http.Header{}
 		for _, hf := range f.RegularFields() {
-			s.header.Add(http.CanonicalHeaderKey(hf.Name), hf.Value)
+			s.header.Add(hf.Name, hf.Value) // Add canonicalizes the name
 		}
 	}
 	if f.StreamEnded() {

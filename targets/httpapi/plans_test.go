@@ -157,8 +157,8 @@ func TestPlanCacheDefault(t *testing.T) {
 	if tg, err := targets.Open(ctx, "kv?plan-cache=-1s"); err == nil {
 		tg.Close()
 		t.Error("kv?plan-cache=-1s opened; want an error naming plan-cache")
-	} else if !strings.Contains(err.Error(), "plan-cache") || !strings.Contains(err.Error(), "plan-cache") {
-		t.Errorf("kv?plan-cache=-1s: %v; want an error naming plan-cache", err)
+	} else if !strings.Contains(err.Error(), "plan-cache") || !strings.Contains(err.Error(), "negative") {
+		t.Errorf("kv?plan-cache=-1s: %v; want an error naming plan-cache and saying it is negative", err)
 	}
 }
 
