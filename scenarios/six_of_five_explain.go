@@ -91,13 +91,13 @@ func rolloverReplays(ctx context.Context, x *engine.Explainer) ([]results.Replay
 	}
 	t := &tr.Trials[0]
 	shown := trimmed(t)
-	w := x.Scenario.Window
+	w := windowOf(x.Scenario)
 	return []results.Replay{{
 		Heading: fmt.Sprintf("The rollover on %s: one request a second from %s before a window boundary to %s after it (admitted ones, and the refusal after each run)",
 			tr.Target, results.DurationWords(w.Length/2), results.DurationWords(w.Length/2)),
 		Target: tr.Target, Clock: tr.Clock, Trial: &shown,
 		Outcome: fmt.Sprintf("%s: %s admitted within one window's length (%s): every window kept its limit of %d, and the span across the boundary got %d, on any store",
-			tr.Target, results.Plural(int64(t.Allowed), "request"), perWindow(t.Windows), w.Limit, t.Allowed),
+			tr.Target, results.Plural(int64(t.Allowed), "request"), perWindow(t.Figures[windowsFigure]), w.Limit, t.Allowed),
 	}}, nil
 }
 
@@ -119,7 +119,7 @@ func trimmed(t *results.Trial) results.Trial {
 // requests a second apart, then the window and its expiry past, then a
 // count of the records still held.
 func records(ctx context.Context, x *engine.Explainer, target string) (int64, time.Duration, error) {
-	w := *x.Scenario.Window
+	w := windowOf(x.Scenario)
 	cat := x.Catalog
 	if cat == nil {
 		cat = targets.Builtin()
@@ -161,7 +161,7 @@ func records(ctx context.Context, x *engine.Explainer, target string) (int64, ti
 // KV rate limiter marked approximate or strict, with what the replays and
 // a look after the expiry showed.
 func limiterExercise(ctx context.Context, x *engine.Explainer) (results.Ending, error) {
-	w := *x.Scenario.Window
+	w := windowOf(x.Scenario)
 	naive, wait, err := records(ctx, x, x.Target)
 	if err != nil {
 		return results.Ending{}, err

@@ -297,7 +297,7 @@ func TestEvidenceFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := engine.Evidence{Confidence: 0.99, MaxRate: 0.005, MaxTrials: 2000, SkipHistory: true, HistoryTimeout: 5 * time.Second, HistoryHTML: e.HistoryHTML}
+	want := engine.Evidence{Confidence: 0.99, MaxRate: 0.005, MaxTrials: 2000, SkipHistory: true, HistoryTimeout: 5 * time.Second}
 	if p.Evidence != want || p.Trials != results.TrialsNeeded(0.99, 0.005) {
 		t.Errorf("plan evidence %+v, trials %d; want %+v, %d", p.Evidence, p.Trials, want, results.TrialsNeeded(0.99, 0.005))
 	}

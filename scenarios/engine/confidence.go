@@ -2,8 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/racelab/racelab/scenarios/results"
@@ -31,10 +29,6 @@ type Evidence struct {
 	// HistoryTimeout bounds the check of one trial; 0 means
 	// DefaultHistoryTimeout. A check that runs out says "unknown".
 	HistoryTimeout time.Duration
-	// HistoryHTML, when set, is a file that Run writes porcupine's
-	// visualization of one trial to: the first whose history is not
-	// linearizable, or else the first trial run (see writeHistoryHTML).
-	HistoryHTML string
 }
 
 func (e Evidence) Level() float64 {
@@ -81,12 +75,6 @@ func (e Evidence) Validate(trials int) error {
 				results.ErrUsage, results.Percent(e.MaxRate), results.Percent(level), need, e.maxTrials())
 		case trials > e.maxTrials():
 			return fmt.Errorf("%w: --trials %d is more than --max-trials %d", results.ErrUsage, trials, e.maxTrials())
-		}
-	}
-	if e.HistoryHTML != "" {
-		dir := filepath.Dir(e.HistoryHTML)
-		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-			return fmt.Errorf("%w: --history-html %s: folder %s does not exist", results.ErrUsage, e.HistoryHTML, dir)
 		}
 	}
 	return nil

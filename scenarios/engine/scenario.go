@@ -17,8 +17,9 @@ type Answer struct {
 	// Arrival and Early come from staged targets; see targets.Reply.
 	Arrival time.Time
 	Early   bool
-	// Window is the rate limiter's window number (six-of-five).
-	Window int64
+	// Figures are the story's own figures of the request, by name (the
+	// window a rate limiter counted it in): Request.Figures.
+	Figures map[string]int64
 }
 
 // Scenario is one story with one hard rule. It is a struct of functions
@@ -82,6 +83,13 @@ type Scenario struct {
 	// "stock", "rate", …
 	Knobs []string
 
+	// Figures declare how a report says the story's own trial figures,
+	// which its Judge sets (Trial.SetFigure); ReplyFigures, when set,
+	// reads the request figures off a staged target's reply, as the
+	// story's own request sets them on its Answer.
+	Figures      []results.Figure
+	ReplyFigures func(r story.Reply) map[string]int64
+
 	// model is the story's sequential specification, for history checks.
 	Model Model
 	// batch is the story's batch read on a store, nil when the story or
@@ -103,8 +111,6 @@ type Scenario struct {
 	// virtual time on, the real stores play it in virtual time too
 	// (targets.WithVirtualServers).
 	Timed bool
-	// window is the rate limit a limiter story plays, for its replays.
-	Window *story.Window
 	// bind types store for the story once, when a target is opened: ok
 	// is false when store does not implement the story's interface.
 	bind Binder
@@ -206,11 +212,15 @@ func (sc *Scenario) Account(t *results.Trial, target string) string {
 	return sc.Tell(t, target)
 }
 
-// AnswerOfReply turns a staged target's reply into an Answer: a hit is
-// always allowed, the other operations are allowed when OK.
-func AnswerOfReply(op story.Op, r story.Reply, err error) Answer {
-	a := AnswerOf(r.OK || op == story.OpHit, r.Value, err)
-	a.Arrival, a.Early, a.Window = r.Arrival, r.Early, r.Window
+// AnswerOfReply turns a staged target's reply to the story's request into
+// an Answer: a hit is always allowed, the other operations are allowed
+// when OK.
+func (sc *Scenario) AnswerOfReply(r story.Reply, err error) Answer {
+	a := AnswerOf(r.OK || sc.Op == story.OpHit, r.Value, err)
+	a.Arrival, a.Early = r.Arrival, r.Early
+	if sc.ReplyFigures != nil && err == nil {
+		a.Figures = sc.ReplyFigures(r)
+	}
 	return a
 }
 

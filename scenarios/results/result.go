@@ -64,9 +64,9 @@ type Request struct {
 	// Early says the answer came before the request was released (staged
 	// targets only): the burst was not synchronized.
 	Early bool `json:"early,omitempty"`
-	// Window is the number of the rate limiter's window the request was
-	// counted in (six-of-five only).
-	Window int64 `json:"window,omitempty"`
+	// Figures are the story's own figures of the request, by name: the
+	// window a rate limiter counted it in (see figures.go).
+	Figures map[string]int64 `json:"figures,omitempty"`
 	// Steps are the store operations the request made, when the run was
 	// traced (Plan.Trace) and the store records them (kv, actor).
 	Steps []Step `json:"steps,omitempty"`
@@ -115,12 +115,10 @@ type Trial struct {
 	// SoftBroken says the story's soft rule did not hold either (stories
 	// with one: Result.Soft says it in words).
 	SoftBroken bool `json:"soft_broken,omitempty"`
-	// Windows is how many requests each window admitted, in window order
-	// (six-of-five only).
-	Windows []int `json:"windows,omitempty"`
-	// Exposure is how long after the cancel the last original was still
-	// granted (stale-plan only).
-	Exposure time.Duration `json:"exposure_ns,omitempty"`
+	// Figures are the story's own figures of the trial, by name: how many
+	// requests each window admitted, how long after a cancel the last
+	// original was granted (see figures.go and SetFigure).
+	Figures map[string][]int64 `json:"figures,omitempty"`
 	// ReleaseSpread is the max minus the min of the instants the requests
 	// actually started: how tightly the burst was released.
 	ReleaseSpread time.Duration `json:"release_spread_ns"`
@@ -386,6 +384,9 @@ type Result struct {
 	// Soft is the story's soft rule in words, when it has one: judged
 	// beside the hard rule, never instead of it.
 	Soft string `json:"soft,omitempty"`
+	// Figures say how a report says the story's own trial figures, when
+	// it has any.
+	Figures []Figure `json:"figures,omitempty"`
 	// Sequential says the requests of a trial were fired one after another,
 	// Gap apart, rather than all at once.
 	Sequential bool          `json:"sequential,omitempty"`
@@ -598,6 +599,9 @@ func mergeParts(parts []*Result) *Result {
 		m.MaxRate = cmp.Or(m.MaxRate, r.MaxRate)
 		m.MaxTrials = max(m.MaxTrials, r.MaxTrials)
 		m.Rule = cmp.Or(m.Rule, r.Rule)
+		if m.Figures == nil {
+			m.Figures = r.Figures
+		}
 		for _, s := range append([]int64{r.Seed}, r.Seeds...) {
 			if !slices.Contains(m.Seeds, s) {
 				m.Seeds = append(m.Seeds, s)

@@ -217,7 +217,7 @@ func (r shardRun) play(ctx context.Context, st *results.ShardTarget) error {
 			}
 			do = func(ctx context.Context, j int) engine.Answer {
 				rep, err := staged[j](ctx)
-				return engine.AnswerOfReply(r.sc.Op, rep, err)
+				return r.sc.AnswerOfReply(rep, err)
 			}
 		}
 		f := engine.ShardFiring(n, r.timeout, r.lo, at)

@@ -206,7 +206,7 @@ func VerifyRun(ctx context.Context, parts []*results.ShardResult, v VerifyPlan) 
 	defer engine.CloseAll(opened)
 	timeout := cmp.Or(v.Timeout, first.Timeout, engine.DefaultTimeout)
 	res := &results.Result{Schema: results.SchemaVersion, Scenario: sc.Name, Rule: sc.Rule, Requests: first.Requests, Trials: first.Trials,
-		Seed: first.Seed, Confidence: v.Evidence.Level(), Sharded: originOf(ps)}
+		Seed: first.Seed, Confidence: v.Evidence.Level(), Sharded: originOf(ps), Figures: sc.Figures}
 	history := oneHost(ps)
 	for ti := range first.Targets {
 		t0 := &first.Targets[ti]
