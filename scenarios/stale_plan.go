@@ -8,6 +8,7 @@ import (
 
 	"github.com/racelab/racelab/scenarios/engine"
 
+	"github.com/racelab/racelab/scenarios/explained"
 	"github.com/racelab/racelab/scenarios/results"
 
 	"github.com/racelab/racelab/scenarios/pace"
@@ -211,15 +212,15 @@ func formatExposure(d time.Duration) string { return d.Round(time.Millisecond).S
 // planEnding works through what the subscription design accepted, with
 // the replays' figures: the race on the server's cached read, and the
 // extension's licence played for a day after the cancel.
-func planEnding(ctx context.Context, x *engine.Explainer) (results.Ending, error) {
+func planEnding(ctx context.Context, x *engine.Explainer) (explained.Ending, error) {
 	race := x.Race.Trials[0]
 	ext, err := extensionReplay(ctx, x)
 	if err != nil {
-		return results.Ending{}, err
+		return explained.Ending{}, err
 	}
-	return results.Ending{
+	return explained.Ending{
 		Heading: "What the design accepted, part by part",
-		Items: []results.EndingItem{
+		Items: []explained.EndingItem{
 			{Part: "The server's plan check", Mark: "approximate, within a bound", Why: fmt.Sprintf("A cached read of the plan goes on saying \"paid\" until it expires: on %s the last original went %s after the cancel, within the %s cache. The cost is the originals given away in that time: %d here.",
 				x.Race.Target, formatExposure(exposureOf(&race)), results.DurationWords(story.PlanCacheTTL), race.Allowed)},
 			{Part: "The extension's licence", Mark: "approximate, within a bound of its own", Why: ext},

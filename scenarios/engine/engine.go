@@ -338,7 +338,7 @@ func Run(ctx context.Context, p Plan) (*results.Result, error) {
 			rec.Finish(p.Evidence.Level(), p.MaxRate)
 		}
 		if tr.Bound == nil {
-			b := results.BoundOf(nil, p.Evidence.Level(), p.MaxRate)
+			b := new(results.Tally).Bound(p.Evidence.Level(), p.MaxRate)
 			tr.Bound = &b
 		}
 		res.Targets = append(res.Targets, tr)
@@ -549,7 +549,7 @@ func (r targetRun) play(ctx context.Context, rec *results.Recorder) error {
 		if retrier != nil {
 			trial.Retries = retrier.Retries() - before
 		}
-		if batch != nil && len(batchKeys) < results.BatchKeys {
+		if batch != nil && len(batchKeys) < maxBatchKeys {
 			batchKeys = append(batchKeys, BatchKey{k, counted})
 		}
 		sc.Decide(&trial, r.label)

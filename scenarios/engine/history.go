@@ -516,7 +516,7 @@ func (sc *Scenario) DescribeAnswer(r results.Request) string {
 	if m, ok := ModelOf(sc); ok && r.Outcome != results.Errored {
 		return m.answer(opOutput{outcome: r.Outcome, value: r.Value})
 	}
-	return results.DescribeAnswer(r)
+	return r.AnswerWords()
 }
 
 // historyTrial picks the trial of res most worth a picture: the first whose

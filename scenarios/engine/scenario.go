@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/racelab/racelab/scenarios/explained"
 	"github.com/racelab/racelab/scenarios/results"
 
 	"github.com/racelab/racelab/targets/story"
@@ -63,8 +64,8 @@ type Scenario struct {
 	// and Counted.
 	Judge func(t *results.Trial, target string)
 	// Damage says in the story's words how far a trial strayed, from its
-	// Over and Lost ("4 oversold", "9 hits lost"), "" when it did not;
-	// nil means DefaultDamage.
+	// Over and Lost ("4 oversold", "9 hits lost"); nil, or "" for a trial
+	// that strayed, leaves it to the default words (Trial.SetDamage).
 	Damage func(over, lost int64) string
 	// Tell says in words what a trial that held came to, as Why does for
 	// one that broke.
@@ -77,7 +78,7 @@ type Scenario struct {
 	Parts []Part
 	// Ending, when set, is the last section of `racelab explain`, after
 	// how the fix works: a story's exercise worked through.
-	Ending func(ctx context.Context, x *Explainer) (results.Ending, error)
+	Ending func(ctx context.Context, x *Explainer) (explained.Ending, error)
 
 	// Knobs name the settings the story takes (Settings), by flag:
 	// "stock", "rate", …
@@ -191,11 +192,7 @@ func (sc *Scenario) Decide(t *results.Trial, target string) {
 // damage and what each request was told, so that a saved result reads
 // without the story's code.
 func (sc *Scenario) Words(t *results.Trial) {
-	damage := sc.Damage
-	if damage == nil {
-		damage = results.DefaultDamage
-	}
-	t.Damage = damage(t.Over, t.Lost)
+	t.SetDamage(sc.Damage)
 	for i := range t.Requests {
 		if r := &t.Requests[i]; r.Outcome != results.Errored { // an error says itself
 			r.Answer = sc.DescribeAnswer(*r)
@@ -237,8 +234,8 @@ func AnswerOf(ok bool, value int64, err error) Answer {
 }
 
 // About is the story in its own words, for a report.
-func (sc *Scenario) About() results.About {
-	return results.About{Name: sc.Name, Title: sc.Title, Story: sc.Story, Rule: sc.Rule, SoftRule: sc.SoftRule, Fix: sc.Fix, Needs: sc.Needs}
+func (sc *Scenario) About() explained.About {
+	return explained.About{Name: sc.Name, Title: sc.Title, Story: sc.Story, Rule: sc.Rule, SoftRule: sc.SoftRule, Fix: sc.Fix, Needs: sc.Needs}
 }
 
 // Finder finds a story by name, made with the settings a result records

@@ -25,8 +25,8 @@ const (
 	KeyPercent KeyChars = "percent"
 )
 
-// KeyCharsNames lists the alphabets as a user types them.
-var KeyCharsNames = []string{string(KeyASCII), string(KeyUnicode), string(KeyPercent)}
+// keyCharsNames lists the alphabets as a user types them.
+var keyCharsNames = []string{string(KeyASCII), string(KeyUnicode), string(KeyPercent)}
 
 // ParseKeyChars reads a --key-chars value; empty means KeyASCII.
 func ParseKeyChars(s string) (KeyChars, error) {
@@ -36,7 +36,7 @@ func ParseKeyChars(s string) (KeyChars, error) {
 	case KeyASCII, KeyUnicode, KeyPercent:
 		return k, nil
 	}
-	return "", fmt.Errorf("%w: --key-chars %q; want %s", ErrUsage, s, strings.Join(KeyCharsNames, ", "))
+	return "", fmt.Errorf("%w: --key-chars %q; want %s", ErrUsage, s, strings.Join(keyCharsNames, ", "))
 }
 
 // arabicSlug is "مقالة-عربية" (an Arabic post), the kind of slug seed 002's

@@ -57,7 +57,7 @@ type Request struct {
 	// the download count, or the claims on the item.
 	Value int64 `json:"value"`
 	// Answer says in the story's words what the request was told: "3
-	// views", "granted, count 5", "409, taken" (see DescribeAnswer).
+	// views", "granted, count 5", "409, taken" (see AnswerWords).
 	Answer string `json:"answer,omitempty"`
 	// Error is the target's failure in words, when Outcome is Errored.
 	Error string `json:"error,omitempty"`
@@ -444,7 +444,7 @@ func (r *Result) Shortfalls() []Shortfall {
 		case t.Failed():
 			rule = append(rule, Shortfall{RuleShortfall, labels[i], ruleWhy(t, labels[i], &s)})
 		case t.Strict && t.Inconclusive():
-			other = append(other, Shortfall{InconclusiveShortfall, labels[i], InconclusiveWhy(labels[i], &s)})
+			other = append(other, Shortfall{InconclusiveShortfall, labels[i], s.InconclusiveWhy(labels[i])})
 		}
 		// Whatever the bursts proved, a batch read that answers other
 		// totals than the single reads is a finding of its own.
@@ -470,8 +470,9 @@ func ruleWhy(t *TargetResult, label string, s *Tally) string {
 	}
 }
 
-// InconclusiveWhy says why a target's trials gave no verdict.
-func InconclusiveWhy(label string, s *Tally) string {
+// InconclusiveWhy says why the trials of the target labelled label gave no
+// verdict.
+func (s *Tally) InconclusiveWhy(label string) string {
 	why := fmt.Sprintf("%s: inconclusive: %d of %d trials proved nothing", label, s.Inconclusive, s.Trials)
 	if s.FirstError != "" {
 		why += fmt.Sprintf(" (%d failed requests; first: %s)", s.Errors.Sum, s.FirstError)
@@ -659,9 +660,23 @@ func mergeParts(parts []*Result) *Result {
 	return m
 }
 
-// DefaultDamage is a story's damage words when it says none: "7 over, 11
-// lost", "" when a trial did not stray.
-func DefaultDamage(over, lost int64) string {
+// SetDamage records how far the trial strayed in its story's words, as
+// say puts them from its Over and Lost ("4 oversold", "9 hits lost"), or,
+// where say is nil or says nothing, as "7 over, 11 lost"; "" when the
+// trial did not stray.
+func (t *Trial) SetDamage(say func(over, lost int64) string) {
+	t.Damage = ""
+	if say != nil {
+		t.Damage = say(t.Over, t.Lost)
+	}
+	if t.Damage == "" {
+		t.Damage = defaultDamage(t.Over, t.Lost)
+	}
+}
+
+// defaultDamage is a trial's damage when its story says none: "7 over, 11
+// lost", "" when it did not stray.
+func defaultDamage(over, lost int64) string {
 	var parts []string
 	if over > 0 {
 		parts = append(parts, fmt.Sprintf("%d over", over))
@@ -672,10 +687,10 @@ func DefaultDamage(over, lost int64) string {
 	return strings.Join(parts, ", ")
 }
 
-// DescribeAnswer says what a request was told in its story's words when
-// the result recorded them, else as its outcome and value: "allowed 3",
-// "error".
-func DescribeAnswer(r Request) string {
+// AnswerWords says what the request was told: in its story's words when
+// the result recorded them, else as its outcome and value ("allowed 3"),
+// and "error" when it failed.
+func (r Request) AnswerWords() string {
 	switch {
 	case r.Outcome == Errored:
 		return "error"

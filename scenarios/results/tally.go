@@ -57,12 +57,12 @@ type Worst struct {
 }
 
 // Words says the worst trial's damage: in its story's words when the
-// result recorded them, else as DefaultDamage does.
+// result recorded them, else as SetDamage does without them.
 func (w Worst) Words() string {
 	if w.Damage != "" {
 		return w.Damage
 	}
-	return DefaultDamage(w.Over, w.Lost)
+	return defaultDamage(w.Over, w.Lost)
 }
 
 // Tally is what every trial of one target came to, summed as the trials
@@ -231,7 +231,7 @@ func (s *Tally) TooInconclusive() bool {
 // only conclusive trials count.
 func (s *Tally) Bound(level, maxRate float64) Bound {
 	b := Bound{Level: level, MaxRate: maxRate, Trials: s.Conclusive(), Broken: s.Broken, Inconclusive: s.Inconclusive}
-	b.Upper = UpperBound(b.Broken, b.Trials, level)
+	b.Upper = upperBound(b.Broken, b.Trials, level)
 	return b
 }
 

@@ -265,7 +265,7 @@ func CheckShard(s *results.ShardResult, find engine.Finder) error {
 		return bad("a %s part must hold exactly its %s", s.Kind, s.Kind)
 	}
 	if s.Load != nil {
-		if err := results.CheckLoad(s.Load); err != nil {
+		if err := s.Load.Check(); err != nil {
 			return bad("%v", err)
 		}
 		return checkLoadShard(s)
