@@ -223,13 +223,13 @@ func checkTally(t *results.TargetResult, n int, stream bool) *fieldError {
 // otherFigure names the first figure, by name, whose values differ between
 // two trials' figures; ok is false when none does.
 func otherFigure(a, b map[string][]int64) (name string, ok bool) {
-	names := slices.Sorted(maps.Keys(a))
+	names := slices.Collect(maps.Keys(a))
 	for n := range b {
 		if _, in := a[n]; !in {
 			names = append(names, n)
 		}
 	}
-	slices.Sort(names)
+	slices.Sort(names) // the first by name, whatever the maps' order
 	for _, n := range names {
 		if !slices.Equal(a[n], b[n]) {
 			return n, true
