@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/racelab/racelab/scenarios/explained"
 	"github.com/racelab/racelab/scenarios/results"
 )
 
@@ -14,7 +15,7 @@ import (
 // as an SVG timeline, the same lanes in the same order as the text's, on
 // one time axis. Like the run report it has no script and fetches
 // nothing; the same seed gives the same bytes.
-func ExplainHTML(w io.Writer, e results.Explanation) error {
+func ExplainHTML(w io.Writer, e explained.Explanation) error {
 	sc := e.Story
 	var b bytes.Buffer
 	b.WriteString(pageHead("racelab explain: " + sc.Name))

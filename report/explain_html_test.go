@@ -14,13 +14,14 @@ import (
 
 	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/engine"
+	"github.com/racelab/racelab/scenarios/explained"
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
 )
 
 // replayed explains story on kv against actor with seed 7, a real replay
 // in virtual time.
-func replayed(t *testing.T, story string) results.Explanation {
+func replayed(t *testing.T, story string) explained.Explanation {
 	t.Helper()
 	sc, err := scenarios.Lookup(story)
 	if err != nil {
@@ -33,7 +34,7 @@ func replayed(t *testing.T, story string) results.Explanation {
 	return e
 }
 
-func explainPage(t *testing.T, e results.Explanation) string {
+func explainPage(t *testing.T, e explained.Explanation) string {
 	t.Helper()
 	var b bytes.Buffer
 	if err := ExplainHTML(&b, e); err != nil {

@@ -241,7 +241,8 @@ func expectRace() *results.Result {
 
 // bound is the bound Run records for ts.
 func bound(ts []results.Trial, level, maxRate float64) *results.Bound {
-	b := results.BoundOf(ts, level, maxRate)
+	s := results.TallyOf(ts)
+	b := s.Bound(level, maxRate)
 	return &b
 }
 

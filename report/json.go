@@ -84,7 +84,7 @@ type Saved struct {
 
 // ReadSaved reads saved results of either kind, as ReadJSON reads runs:
 // `racelab run -o json` and `racelab load -o json` documents, in any mix.
-// A load result must pass results.CheckLoad.
+// A load result must pass its own Check.
 func ReadSaved(r io.Reader, v Verifier) (Saved, error) {
 	return readSaved(r, v, results.DefaultHistoryTimeout, MaxResultBytes, true)
 }
@@ -136,7 +136,7 @@ func readSaved(r io.Reader, v Verifier, historyTimeout time.Duration, limit int6
 			if err := json.Unmarshal(raw, &res); err != nil {
 				return Saved{}, fmt.Errorf("%w: document %d: %w", ErrNotResult, n, err)
 			}
-			if err := results.CheckLoad(&res); err != nil {
+			if err := res.Check(); err != nil {
 				return Saved{}, fmt.Errorf("%w: document %d: %w", ErrNotResult, n, err)
 			}
 			out.Loads = append(out.Loads, &res)

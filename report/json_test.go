@@ -49,6 +49,8 @@ func TestReadJSONRefuses(t *testing.T) {
 		// kv counted 1 of 10 hits: no file may say that held.
 		{"forged hold", forged(t, `"broken": true`, `"broken": false`), "not a racelab result: document 1: inconsistent result: targets[0].trials[0].broken: false; its requests and count (1) say true"},
 		{"forged counts", forged(t, `"allowed": 10`, `"allowed": 9`), "not a racelab result: document 1: inconsistent result: targets[0].trials[0].allowed: 9; its requests say 10"},
+		// A figure the story never records is refused as any other.
+		{"forged figure", forged(t, `"broken": true`, `"broken": true, "figures": {"exposure_ns": [1]}`), "not a racelab result: document 1: inconsistent result: targets[0].trials[0].figures.exposure_ns: [1]; its requests say []"},
 		{"forged bound", forged(t, `"upper": 0.95`, `"upper": 0.01`), "not a racelab result: document 1: inconsistent result: targets[1].bound: 0 of 1 trials broke, bound 0.01; the trials say 0 of 1, bound 0.95"},
 		{"not strict", forged(t, `"strict": true`, `"strict": false`), "not a racelab result: document 1: inconsistent result: targets[1].strict: false for a target expected to hold"},
 		{"a request too few", forged(t, `"requests": 10`, `"requests": 11`), "not a racelab result: document 1: inconsistent result: targets[0].trials[0].requests: 10 requests; the result says 11 per burst"},

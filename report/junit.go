@@ -149,7 +149,7 @@ func junitSuiteOf(r *results.Result) (junitSuite, time.Duration) {
 			// No verdict is not a pass: an error, as a target that could
 			// not be run, not a failure of the rule.
 			sum := tr.Summary()
-			c.Error = &junitProblem{Message: results.InconclusiveWhy(labels[i], &sum), Type: "inconclusive", Text: text}
+			c.Error = &junitProblem{Message: sum.InconclusiveWhy(labels[i]), Type: "inconclusive", Text: text}
 			suite.Errors++
 		case len(tr.Trials) == 0:
 			c.Skipped = &junitSkipped{Message: s.verdict(i)} // "interrupted", "no trials"

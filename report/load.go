@@ -137,7 +137,7 @@ func lat(d time.Duration, any bool) string {
 }
 
 func summarizeLoad(r *results.LoadResult) loadSummary {
-	s := loadSummary{scale: loadScale(r), labels: results.LoadLabels(r.Targets), own: make([][]string, len(r.Targets))}
+	s := loadSummary{scale: loadScale(r), labels: r.Labels(), own: make([][]string, len(r.Targets))}
 	failed := map[int]bool{}
 	for _, f := range r.Shortfalls() {
 		if f.Kind == results.RuleShortfall {

@@ -186,7 +186,7 @@ func summarize(r *results.Result) summary {
 			s.add(i, fmt.Sprintf("%s: batch read not checked: %s", labels[i], b.Error))
 		} else if b != nil && (r.KeyChars == "" || r.KeyChars == results.KeyASCII) {
 			s.add(i, fmt.Sprintf("%s: batch read agreed with single reads on %s, all ASCII; --key-chars percent also tries slugs stored percent-encoded",
-				labels[i], results.Keys(b.Keys)))
+				labels[i], plural(int64(b.Keys), "key")))
 		}
 	}
 	for i := range r.Targets {
@@ -196,7 +196,7 @@ func summarize(r *results.Result) summary {
 	}
 	for i := range r.Targets {
 		if r.Targets[i].Inconclusive() {
-			s.add(i, results.InconclusiveWhy(labels[i], &tallies[i]))
+			s.add(i, tallies[i].InconclusiveWhy(labels[i]))
 		}
 	}
 	if showRate {

@@ -14,13 +14,14 @@ import (
 func sixOfFiveStrictBroke() *results.Result {
 	sq := broken(trial(0, "caller-7a2e-1-0", 6, 6, 0, 6, 900*time.Microsecond), 1, 0,
 		"sqlite: 6 requests admitted (6 in one window) against a limit of 5 a window, 6 counted: 1 over the limit")
-	sq.Windows = []int{6}
+	sq.SetFigure("windows", 6)
 	actor := trial(0, "caller-7a2e-0-0", 5, 7, 0, 5, 70*time.Microsecond)
-	actor.Windows = []int{5}
+	actor.SetFigure("windows", 5)
 	r := result("six-of-five", "at most 5 requests admitted a caller per 60s window, and every admitted request counted", 12, 1, 1,
 		target("actor", guaranteeActor, results.ExpectHold, true, actor),
 		target("sqlite", guaranteeSQLite, results.ExpectHold, true, sq))
 	r.Soft = "at most 6 admitted a window: the limit of 5 with a tolerance of 1, enough for abuse protection"
+	r.Figures = []results.Figure{{Name: "windows", Words: "admitted per window", Per: "window"}}
 	return r
 }
 

@@ -39,7 +39,8 @@ func TestUnprovenFailsHold(t *testing.T) {
 	trials := make([]results.Trial, 20)
 	trials[7].Unsynchronized = true
 	tr := results.TargetResult{Expect: results.ExpectHold, Strict: true, Trials: trials}
-	b := results.BoundOf(tr.Trials, 0.95, 0.01)
+	s := tr.Summary()
+	b := s.Bound(0.95, 0.01)
 	tr.Bound = &b
 	if tr.Verdict() != "unproven" || !tr.Failed() || tr.Proven() {
 		t.Errorf("verdict %s, failed %v, proven %v; want unproven, failed", tr.Verdict(), tr.Failed(), tr.Proven())

@@ -21,18 +21,20 @@ func TestDamageWords(t *testing.T) {
 		{"five-checkouts", nil, 0, 1, "1 sale unrecorded"},
 		{"five-checkouts", nil, 0, 0, ""},
 		{"ten-hits-one-view", nil, 0, 9, "9 hits lost"},
+		{"ten-hits-one-view", nil, 2, 9, "2 over, 9 lost"},
 		{"six-become-four", nil, 1, 4, "1 over the limit, 4 never counted"},
 		{"a-story-of-its-own", nil, 7, 11, "7 over, 11 lost"},
 		{"a-story-of-its-own", nil, 0, 0, ""},
 		{"stale-plan", &results.Settings{Via: results.ViaExtension}, 88, 0, "88 given away"},
 		{"stale-plan", nil, 6, 1, "6 over, 1 lost"},
 	} {
-		damage := results.DefaultDamage
-		if sc, err := Find(tc.scenario, tc.set); err == nil && sc.Damage != nil {
-			damage = sc.Damage
+		var say func(over, lost int64) string // a story not found says nothing of its own
+		if sc, err := Find(tc.scenario, tc.set); err == nil {
+			say = sc.Damage
 		}
-		if got := damage(tc.over, tc.lost); got != tc.want {
-			t.Errorf("%s: damage(over %d, lost %d) = %q, want %q", tc.scenario, tc.over, tc.lost, got, tc.want)
+		trial := results.Trial{Over: tc.over, Lost: tc.lost, Damage: "stale"}
+		if trial.SetDamage(say); trial.Damage != tc.want {
+			t.Errorf("%s: damage of over %d, lost %d = %q, want %q", tc.scenario, tc.over, tc.lost, trial.Damage, tc.want)
 		}
 	}
 }

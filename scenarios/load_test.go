@@ -212,7 +212,7 @@ func TestLoadSortsErrorsByKind(t *testing.T) {
 	for _, k := range tg.ErrorKinds {
 		kinds[k.Kind] = k.Count
 	}
-	if kinds["status 503"] != 10 || kinds[results.ErrContract] != 10 || tg.Errors != 20 || tg.Answered != 80 {
+	if kinds["status 503"] != 10 || kinds[load.KindContract] != 10 || tg.Errors != 20 || tg.Answered != 80 {
 		t.Errorf("error kinds %v, errors %d, answered %d; want 10 status 503, 10 outside the contract", tg.ErrorKinds, tg.Errors, tg.Answered)
 	}
 	if tg.Verdict() != "inconclusive" {
@@ -266,7 +266,7 @@ func TestLoadThresholds(t *testing.T) {
 func TestLoadResultChecks(t *testing.T) {
 	res := mustLoad(t, load.LoadPlan{Targets: []string{"kv"}, Concurrency: 8, Requests: 100, Keys: 2, Seed: 5,
 		Thresholds: []results.Threshold{mustThreshold(t, "lost==0"), mustThreshold(t, "errors<1%")}})
-	if err := results.CheckLoad(res); err != nil {
+	if err := res.Check(); err != nil {
 		t.Fatalf("a fresh result: %v", err)
 	}
 	tg := res.Targets[0]
@@ -288,7 +288,7 @@ func TestLoadResultChecks(t *testing.T) {
 			t.Fatal(err)
 		}
 		edit(&r)
-		if err := results.CheckLoad(&r); err == nil {
+		if err := r.Check(); err == nil {
 			t.Errorf("%s: taken", name)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/racelab/racelab/scenarios/engine"
 
+	"github.com/racelab/racelab/scenarios/explained"
 	"github.com/racelab/racelab/scenarios/results"
 
 	"github.com/racelab/racelab/targets"
@@ -242,7 +243,7 @@ func playOutage(ctx context.Context, p Policy, seed int64, i int) (results.Trial
 // outageReplays shows, in `racelab explain five-checkouts`, the first
 // outage script of the seed in which failing open sold a painting twice,
 // as a timeline, then what failing closed did with the same script.
-func outageReplays(ctx context.Context, x *engine.Explainer) ([]results.Replay, error) {
+func outageReplays(ctx context.Context, x *engine.Explainer) ([]explained.Replay, error) {
 	const search = 1000
 	for i := range search {
 		open, err := playOutage(ctx, FailOpen, x.Seed, i)
@@ -256,7 +257,7 @@ func outageReplays(ctx context.Context, x *engine.Explainer) ([]results.Replay, 
 		if err != nil {
 			return nil, err
 		}
-		return []results.Replay{{
+		return []explained.Replay{{
 			Heading: fmt.Sprintf("A safety net down: the lock object out from %v to %v, script %d, failing open", OutageWindow.From, OutageWindow.To, i+1),
 			Target:  "shop:" + string(FailOpen), Clock: results.ClockVirtual, Trial: &open,
 			Outcome: fmt.Sprintf("%s. Failing closed, the same script served %s and oversold none: the trade the seed chose is availability.",

@@ -11,6 +11,7 @@ import (
 
 	"github.com/racelab/racelab/scenarios/engine"
 
+	"github.com/racelab/racelab/scenarios/explained"
 	"github.com/racelab/racelab/scenarios/results"
 
 	"github.com/racelab/racelab/targets"
@@ -264,7 +265,7 @@ func clockText(d time.Duration) string {
 // reserve-only shop sells a painting twice, and replays that same script
 // on the shop that expires the earlier session first, then the 24-hour
 // sold mark (soldmark.go): five-checkouts' extra in `racelab explain`.
-func paymentReplays(ctx context.Context, x *engine.Explainer) ([]results.Replay, error) {
+func paymentReplays(ctx context.Context, x *engine.Explainer) ([]explained.Replay, error) {
 	const search = 1000
 	for i := range search {
 		naive, err := playPayment(ctx, shop.DesignReserveOnly, x.Seed, i)
@@ -286,7 +287,7 @@ func paymentReplays(ctx context.Context, x *engine.Explainer) ([]results.Replay,
 		if err != nil {
 			return nil, err
 		}
-		return []results.Replay{
+		return []explained.Replay{
 			{Heading: fmt.Sprintf("The whole checkout, script %d: a 7-minute reservation, a 30-minute payment page", i+1),
 				Target: "shop:reserve-only", Clock: results.ClockVirtual, Trial: &naive, Outcome: naive.Why},
 			{Heading: "The same script when the shop expires the earlier session before opening a new one",

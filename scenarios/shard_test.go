@@ -313,7 +313,7 @@ func TestLoadShardsMergeIntoOneLoad(t *testing.T) {
 	if lt.Latency.Count != latencies || lt.Latency.Count != lt.Answered {
 		t.Errorf("merged histogram holds %d latencies; the shards %d, answers %d", lt.Latency.Count, latencies, lt.Answered)
 	}
-	if err := results.CheckLoad(res); err != nil {
+	if err := res.Check(); err != nil {
 		t.Errorf("merged load fails its own check: %v", err)
 	}
 	if res.Sharded == nil || res.Sharded.Shards != 4 || res.Sharded.RunID != "load-merge" {

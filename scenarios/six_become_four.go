@@ -9,6 +9,7 @@ import (
 
 	"github.com/racelab/racelab/scenarios/engine"
 
+	"github.com/racelab/racelab/scenarios/explained"
 	"github.com/racelab/racelab/scenarios/results"
 
 	"github.com/racelab/racelab/targets"
@@ -102,7 +103,7 @@ const SequentialTrials = 1000
 // simulated KV target left on its default route it also measures the same
 // downloads spread over locations, visitors behind different points of
 // presence, which is worse.
-func sixInARow(ctx context.Context, x *engine.Explainer) ([]results.Replay, error) {
+func sixInARow(ctx context.Context, x *engine.Explainer) ([]explained.Replay, error) {
 	rate := func(target string) (*results.TargetResult, error) {
 		plan := x.Plan(target)
 		plan.Sequential, plan.Trials = true, SequentialTrials
@@ -128,7 +129,7 @@ func sixInARow(ctx context.Context, x *engine.Explainer) ([]results.Replay, erro
 		outcome += fmt.Sprintf("; spread over locations (%s), as for visitors behind different points of presence, in %s", spread, brokeIn(sr))
 	}
 	outcome += "."
-	return []results.Replay{{
+	return []explained.Replay{{
 		Heading: fmt.Sprintf("No overlap needed: %s one after another on %s, %s apart (trial %d of %d)",
 			results.Plural(int64(len(t.Requests)), "request"), tr.Target, engine.DefaultGap, t.Index+1, SequentialTrials),
 		Target: tr.Target, Clock: tr.Clock, Trial: t, Outcome: outcome,
@@ -159,7 +160,7 @@ func spreadOf(target string) (string, bool) {
 // pastMidnight shows the day rolling over by itself on the fixed target,
 // when it runs in virtual time: the clock starts just before midnight UTC
 // and the downloads go on.
-func pastMidnight(ctx context.Context, x *engine.Explainer) ([]results.Replay, error) {
+func pastMidnight(ctx context.Context, x *engine.Explainer) ([]explained.Replay, error) {
 	if x.Fix.Clock != results.ClockVirtual {
 		return nil, nil
 	}
@@ -170,7 +171,7 @@ func pastMidnight(ctx context.Context, x *engine.Explainer) ([]results.Replay, e
 	if err != nil {
 		return nil, err
 	}
-	return []results.Replay{{
+	return []explained.Replay{{
 		Heading: fmt.Sprintf("Midnight on %s: eight downloads from 23:59:45 UTC, %s apart", tr.Target, engine.DefaultGap),
 		Target:  tr.Target, Clock: tr.Clock, Trial: &tr.Trials[0],
 		Outcome: fmt.Sprintf("%s: the day in its one key changed at midnight and the count started again at 1, with nothing to clean up and no expiry to schedule", tr.Target),

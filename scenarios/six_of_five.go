@@ -27,6 +27,15 @@ const (
 	DefaultTolerance = 1
 )
 
+// The rate limiter's own figures: the window each request was counted in,
+// and how many requests each window of a trial admitted, in window order.
+// Their names are the keys results saved them under before figures were
+// generic, so that such results still verify.
+const (
+	windowFigure  = "window"
+	windowsFigure = "windows"
+)
+
 var sixOfFive = mustVary(sixOfFiveWith(results.Settings{}))
 
 // mustVary is for the registry's own variants, made from settings that
@@ -104,25 +113,30 @@ func sixOfFiveWith(set results.Settings) (*engine.Scenario, error) {
 			arrivalsKnob,
 			engine.BoolKnob(results.KnobRollover, "start each stream half a window before a window boundary", func(s *results.Settings) *bool { return &s.Rollover }),
 		},
-		Extras: []engine.Extra{{After: "race", Replay: streamReplay}, {After: "fix", Replay: rolloverReplays}},
-		Ending: limiterExercise,
+		Extras:  []engine.Extra{{After: "race", Replay: streamReplay}, {After: "fix", Replay: rolloverReplays}},
+		Ending:  limiterExercise,
+		Figures: []results.Figure{{Name: windowsFigure, Words: "admitted per window", Per: "window"}},
+		ReplyFigures: func(r story.Reply) map[string]int64 {
+			return map[string]int64{windowFigure: r.Window}
+		},
 		Tell: func(t *results.Trial, target string) string {
 			return fmt.Sprintf("%s: %s admitted (%s), %d refused, %d counted", target,
-				results.Plural(int64(t.Allowed), "request"), perWindow(t.Windows), t.Refused, t.Counted)
+				results.Plural(int64(t.Allowed), "request"), perWindow(t.Figures[windowsFigure]), t.Refused, t.Counted)
 		},
 		Judge: func(t *results.Trial, target string) {
-			t.Windows = admittedPerWindow(t.Requests)
+			windows := admittedPerWindow(t.Requests)
+			t.SetFigure(windowsFigure, windows...)
 			allowed := int64(t.Allowed)
 			t.Over = 0
-			for _, a := range t.Windows {
-				t.Over += max(0, int64(a)-limit)
+			for _, a := range windows {
+				t.Over += max(0, a-limit)
 			}
 			t.Lost = max(0, allowed-t.Counted)
 			switch {
 			case t.Over > 0 || t.Lost > 0:
 				t.Broken = true
 				t.Why = fmt.Sprintf("%s: %s admitted (%s) against a limit of %d a window, %d counted", target,
-					results.Plural(allowed, "request"), perWindow(t.Windows), limit, t.Counted)
+					results.Plural(allowed, "request"), perWindow(windows), limit, t.Counted)
 				if t.Over > 0 {
 					t.Why += fmt.Sprintf(": %d over the limit", t.Over)
 				}
@@ -140,7 +154,7 @@ func sixOfFiveWith(set results.Settings) (*engine.Scenario, error) {
 	// mostly one, two when the real clock crosses a boundary mid-burst.
 	// A stream's many windows each start again, and its histories go
 	// unchecked.
-	sc.Model = engine.LimiterModel(limit)
+	sc.Model = engine.LimiterModel(limit, windowFigure)
 	if set.Rate > 0 || set.Arrivals != "" {
 		sc.Model = engine.Model{}
 		// One bot keeps time: evenly spaced unless asked for Poisson.
@@ -169,14 +183,14 @@ func sixOfFiveWith(set results.Settings) (*engine.Scenario, error) {
 	out := engine.DefineTrial(sc, func(s story.Limiter, ctx context.Context, key string, _ int) engine.Answer {
 		a, err := s.Admit(ctx, key, w)
 		ans := engine.AnswerOf(a.Allowed, a.Count, err)
-		ans.Window = a.Window
+		ans.Figures = map[string]int64{windowFigure: a.Window}
 		return ans
 	}, func(s story.Limiter, ctx context.Context, key string, reqs []results.Request) (int64, error) {
 		if reqs == nil {
 			return 0, errNoWindows
 		}
 		var sum int64
-		for _, n := range engine.WindowsOf(reqs) {
+		for _, n := range engine.FigureValues(reqs, windowFigure) {
 			c, err := s.Admitted(ctx, key, w, n)
 			if err != nil {
 				return 0, err
@@ -186,11 +200,10 @@ func sixOfFiveWith(set results.Settings) (*engine.Scenario, error) {
 		return sum, nil
 	}, nil)
 	out.Soft = func(t *results.Trial) bool {
-		return slices.ContainsFunc(t.Windows, func(a int) bool { return int64(a) > soft })
+		return slices.ContainsFunc(t.Figures[windowsFigure], func(a int64) bool { return a > soft })
 	}
 	out.Made = &resolved
 	out.Vary = sixOfFiveWith
-	out.Window = &w
 	return out, nil
 }
 
@@ -200,20 +213,25 @@ var errNoWindows = errors.New("six-of-five reads back per window, and needs the 
 
 // admittedPerWindow counts the admitted requests of each window the trial
 // touched, in window order.
-func admittedPerWindow(reqs []results.Request) []int {
-	ws := engine.WindowsOf(reqs)
-	out := make([]int, len(ws))
+func admittedPerWindow(reqs []results.Request) []int64 {
+	ws := engine.FigureValues(reqs, windowFigure)
+	out := make([]int64, len(ws))
 	for _, r := range reqs {
 		if r.Outcome == results.Allowed {
-			out[slices.Index(ws, r.Window)]++
+			out[slices.Index(ws, r.Figures[windowFigure])]++
 		}
 	}
 	return out
 }
 
+// windowOf is the rate limit sc plays, as its settings made it.
+func windowOf(sc *engine.Scenario) story.Window {
+	return story.Window{Limit: sc.Made.Limit, Length: sc.Made.Window}
+}
+
 // perWindow says the admitted counts of a trial's windows: "5 in one
 // window", "5 and 5 in two windows".
-func perWindow(ws []int) string {
+func perWindow(ws []int64) string {
 	parts := make([]string, len(ws))
 	for i, a := range ws {
 		parts[i] = fmt.Sprint(a)

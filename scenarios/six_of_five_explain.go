@@ -7,6 +7,7 @@ import (
 
 	"github.com/racelab/racelab/scenarios/engine"
 
+	"github.com/racelab/racelab/scenarios/explained"
 	"github.com/racelab/racelab/scenarios/results"
 
 	"github.com/racelab/racelab/scenarios/pace"
@@ -38,7 +39,7 @@ func streamPlan(x *engine.Explainer, target string, trials int, change func(*res
 // streamReplay plays a bot streaming at 20/s on the naive target until a
 // window admits more than the limit, and shows that window's first lanes:
 // the race without a burst.
-func streamReplay(ctx context.Context, x *engine.Explainer) ([]results.Replay, error) {
+func streamReplay(ctx context.Context, x *engine.Explainer) ([]explained.Replay, error) {
 	const rate = 20
 	p, err := streamPlan(x, x.Target, explainTrials, func(s *results.Settings) { s.Rate = rate })
 	if err != nil {
@@ -71,13 +72,13 @@ func streamReplay(ctx context.Context, x *engine.Explainer) ([]results.Replay, e
 	} else {
 		outcome += fmt.Sprintf(" (window %d of the %d played)", pick.Index+1, len(tr.Trials))
 	}
-	return []results.Replay{{Heading: heading, Target: tr.Target, Clock: tr.Clock, Trial: &shown, Outcome: outcome}}, nil
+	return []explained.Replay{{Heading: heading, Target: tr.Target, Clock: tr.Clock, Trial: &shown, Outcome: outcome}}, nil
 }
 
 // rolloverReplays streams one request a second from half a window before
 // a boundary to half a window after it on the fixed target: each window
 // keeps its limit, and the span across the boundary gets twice it.
-func rolloverReplays(ctx context.Context, x *engine.Explainer) ([]results.Replay, error) {
+func rolloverReplays(ctx context.Context, x *engine.Explainer) ([]explained.Replay, error) {
 	if x.Fix.Clock != results.ClockVirtual {
 		return nil, nil // a window of real time is too long to wait for
 	}
@@ -91,13 +92,13 @@ func rolloverReplays(ctx context.Context, x *engine.Explainer) ([]results.Replay
 	}
 	t := &tr.Trials[0]
 	shown := trimmed(t)
-	w := x.Scenario.Window
-	return []results.Replay{{
+	w := windowOf(x.Scenario)
+	return []explained.Replay{{
 		Heading: fmt.Sprintf("The rollover on %s: one request a second from %s before a window boundary to %s after it (admitted ones, and the refusal after each run)",
 			tr.Target, results.DurationWords(w.Length/2), results.DurationWords(w.Length/2)),
 		Target: tr.Target, Clock: tr.Clock, Trial: &shown,
 		Outcome: fmt.Sprintf("%s: %s admitted within one window's length (%s): every window kept its limit of %d, and the span across the boundary got %d, on any store",
-			tr.Target, results.Plural(int64(t.Allowed), "request"), perWindow(t.Windows), w.Limit, t.Allowed),
+			tr.Target, results.Plural(int64(t.Allowed), "request"), perWindow(t.Figures[windowsFigure]), w.Limit, t.Allowed),
 	}}, nil
 }
 
@@ -119,7 +120,7 @@ func trimmed(t *results.Trial) results.Trial {
 // requests a second apart, then the window and its expiry past, then a
 // count of the records still held.
 func records(ctx context.Context, x *engine.Explainer, target string) (int64, time.Duration, error) {
-	w := *x.Scenario.Window
+	w := windowOf(x.Scenario)
 	cat := x.Catalog
 	if cat == nil {
 		cat = targets.Builtin()
@@ -160,20 +161,20 @@ func records(ctx context.Context, x *engine.Explainer, target string) (int64, ti
 // limiterExercise is the seed's exercise worked through: each part of the
 // KV rate limiter marked approximate or strict, with what the replays and
 // a look after the expiry showed.
-func limiterExercise(ctx context.Context, x *engine.Explainer) (results.Ending, error) {
-	w := *x.Scenario.Window
+func limiterExercise(ctx context.Context, x *engine.Explainer) (explained.Ending, error) {
+	w := windowOf(x.Scenario)
 	naive, wait, err := records(ctx, x, x.Target)
 	if err != nil {
-		return results.Ending{}, err
+		return explained.Ending{}, err
 	}
 	fixed, _, err := records(ctx, x, x.Fixed)
 	if err != nil {
-		return results.Ending{}, err
+		return explained.Ending{}, err
 	}
 	most := x.Race.Summary().Allowed.Max
-	return results.Ending{
+	return explained.Ending{
 		Heading: "The exercise: which parts are approximate, which strict",
-		Items: []results.EndingItem{
+		Items: []explained.EndingItem{
 			{Part: "The counter", Mark: "approximate on KV, strict in one object or one statement", Why: fmt.Sprintf("Read, compare, write is three steps with no lock: the burst above got %d through a limit of %d, and a steady stream gets one or two more through in some windows. %s admits exactly %d.",
 				most, w.Limit, x.Fixed, w.Limit)},
 			{Part: "The window rollover", Mark: "approximate on every store", Why: fmt.Sprintf("The count starts over at each boundary of floor(now / %s), so a caller can spend one window's allowance at its end and the next one's at its start: twice the limit within one window's length, as the rollover replay shows on %s. Each window is exact; a span across two is not.",

@@ -50,14 +50,15 @@ func TestSixOfFiveAcrossABoundary(t *testing.T) {
 			t.Fatal(tr.Error)
 		}
 		got := tr.Trials[0]
-		if len(got.Windows) != 2 {
-			t.Fatalf("admitted per window %v, want two windows: the clock did not cross the boundary", got.Windows)
+		windows := got.Figures[windowsFigure]
+		if len(windows) != 2 {
+			t.Fatalf("admitted per window %v, want two windows: the clock did not cross the boundary", windows)
 		}
 		if got.Broken || got.History != results.Linearizable {
 			t.Fatalf("broken %v, history %s: %s %s", got.Broken, got.History, got.Why, got.HistoryWhy)
 		}
-		if got.Windows[0] != int(WindowLimit) || got.Windows[1] != int(WindowLimit) || got.Counted != 2*WindowLimit {
-			t.Errorf("admitted per window %v, counted %d; want %d in each and %d counted", got.Windows, got.Counted, WindowLimit, 2*WindowLimit)
+		if windows[0] != WindowLimit || windows[1] != WindowLimit || got.Counted != 2*WindowLimit {
+			t.Errorf("admitted per window %v, counted %d; want %d in each and %d counted", windows, got.Counted, WindowLimit, 2*WindowLimit)
 		}
 		if tr.Verdict() != "holds" {
 			t.Errorf("verdict %s, want holds", tr.Verdict())
@@ -74,7 +75,8 @@ func TestSixOfFiveAcrossABoundary(t *testing.T) {
 func TestRefuteWindowsIsSound(t *testing.T) {
 	const limit = 3
 	sc := mustLookup(t, "six-of-five")
-	quota, model := engine.QuotaModel(limit).Porcupine(), engine.LimiterModel(limit)
+	quotaModel, model := engine.QuotaModel(limit), engine.LimiterModel(limit, windowFigure)
+	quota := quotaModel.Porcupine()
 	rng := rand.New(rand.NewPCG(7, 7))
 	outcomes := []results.Outcome{results.Allowed, results.Allowed, results.Allowed, results.Refused, results.Errored}
 	exact := func(trial *results.Trial) bool {
@@ -84,7 +86,7 @@ func TestRefuteWindowsIsSound(t *testing.T) {
 			if r.Outcome == results.Errored {
 				failed = append(failed, r)
 			} else {
-				parts[r.Window] = append(parts[r.Window], r)
+				parts[r.Figures[windowFigure]] = append(parts[r.Figures[windowFigure]], r)
 			}
 		}
 		for assign := range 1 << len(failed) {
@@ -97,7 +99,7 @@ func TestRefuteWindowsIsSound(t *testing.T) {
 							part.Requests = append(part.Requests, r)
 						}
 					}
-					if porcupine.CheckOperations(quota, engine.Operations(&part)) != true {
+					if porcupine.CheckOperations(quota, quotaModel.Operations(&part)) != true {
 						ok = false
 						break
 					}
@@ -139,7 +141,7 @@ func TestRefuteWindowsIsSound(t *testing.T) {
 				v = int64(rng.IntN(limit + 2))
 			}
 			reqs[i] = req(i, invoke, invoke+1+rng.IntN(20), o, v)
-			reqs[i].Window = w
+			reqs[i].Figures = map[string]int64{windowFigure: w}
 		}
 		counted := counts[0] + counts[1]
 		if rng.IntN(3) == 0 {
@@ -170,7 +172,10 @@ func TestRefuteWindowsIsSound(t *testing.T) {
 // second window's fresh counts, never a break inside one window.
 func TestWindowsStillCatchBreaks(t *testing.T) {
 	sc := mustLookup(t, "six-of-five")
-	in := func(r results.Request, w int64) results.Request { r.Window = w; return r }
+	in := func(r results.Request, w int64) results.Request {
+		r.Figures = map[string]int64{windowFigure: w}
+		return r
+	}
 	tests := []struct {
 		name    string
 		counted int64

@@ -62,8 +62,8 @@ func TestSixOfFiveBurst(t *testing.T) {
 				t.Errorf("kv: broken %d, soft %d, allowed %+v; want every trial over both rules", s.Broken, s.SoftBroken, s.Allowed)
 			}
 		default:
-			if s.Broken != 0 || s.SoftBroken != 0 || s.Allowed.Min != WindowLimit || s.Allowed.Max != WindowLimit || s.Windows[WindowLimit] != 10 {
-				t.Errorf("%s: broken %d, soft %d, allowed %+v, windows %v; want exactly %d a window", tr.Target, s.Broken, s.SoftBroken, s.Allowed, s.Windows, WindowLimit)
+			if s.Broken != 0 || s.SoftBroken != 0 || s.Allowed.Min != WindowLimit || s.Allowed.Max != WindowLimit || s.Figures[windowsFigure][WindowLimit] != 10 {
+				t.Errorf("%s: broken %d, soft %d, allowed %+v, windows %v; want exactly %d a window", tr.Target, s.Broken, s.SoftBroken, s.Allowed, s.Figures[windowsFigure], WindowLimit)
 			}
 		}
 	}
@@ -85,11 +85,12 @@ func TestSixOfFiveStream(t *testing.T) {
 			t.Fatal(err)
 		}
 		kv, actor := res.Targets[0].Summary(), res.Targets[1].Summary()
-		if kv.Windows[WindowLimit-1] > 0 || kv.Broken == 0 || kv.Allowed.Min < WindowLimit {
-			t.Errorf("kv: windows %v, broken %d; want at least the limit in each window and some over it", kv.Windows, kv.Broken)
+		kvWindows, actorWindows := kv.Figures[windowsFigure], actor.Figures[windowsFigure]
+		if kvWindows[WindowLimit-1] > 0 || kv.Broken == 0 || kv.Allowed.Min < WindowLimit {
+			t.Errorf("kv: windows %v, broken %d; want at least the limit in each window and some over it", kvWindows, kv.Broken)
 		}
-		if actor.Broken != 0 || len(actor.Windows) != 1 || actor.Windows[WindowLimit] != 30 {
-			t.Errorf("actor: broken %d, windows %v; want exactly %d in each of 30 windows", actor.Broken, actor.Windows, WindowLimit)
+		if actor.Broken != 0 || len(actorWindows) != 1 || actorWindows[WindowLimit] != 30 {
+			t.Errorf("actor: broken %d, windows %v; want exactly %d in each of 30 windows", actor.Broken, actorWindows, WindowLimit)
 		}
 		if err := Check(res, time.Second); err != nil {
 			t.Errorf("a stream result does not read back: %v", err)
@@ -106,8 +107,8 @@ func TestSixOfFiveRollover(t *testing.T) {
 	sc := vary(t, "six-of-five", results.Settings{Rate: 1, Arrivals: pace.Even, Rollover: true})
 	res := runStory(t, sc, 3, 1, "actor")
 	for _, trial := range res.Targets[0].Trials {
-		if trial.Broken || !slices.Equal(trial.Windows, []int{WindowLimit, WindowLimit}) {
-			t.Errorf("trial %d: broken %v, windows %v; want %d and %d", trial.Index, trial.Broken, trial.Windows, WindowLimit, WindowLimit)
+		if windows := trial.Figures[windowsFigure]; trial.Broken || !slices.Equal(windows, []int64{WindowLimit, WindowLimit}) {
+			t.Errorf("trial %d: broken %v, windows %v; want %d and %d", trial.Index, trial.Broken, windows, WindowLimit, WindowLimit)
 		}
 	}
 }
@@ -190,13 +191,11 @@ func TestStalePlan(t *testing.T) {
 		}
 		for _, tr := range res.Targets {
 			s := tr.Summary()
-			var worst time.Duration
-			for _, e := range s.Exposures {
-				worst = max(worst, e)
-			}
+			exposures := s.Figures[exposureFigure]
+			worst := time.Duration(exposures.Max())
 			switch tr.Target {
 			case "actor":
-				if s.Broken != 0 || s.Over != 0 || len(s.Exposures) != 0 {
+				if s.Broken != 0 || s.Over != 0 || len(exposures) != 0 {
 					t.Errorf("actor: broken %d, given away %d; want nothing after the cancel", s.Broken, s.Over)
 				}
 			case "hybrid":

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/racelab/racelab/scenarios/explained"
 	"github.com/racelab/racelab/scenarios/results"
 
 	"github.com/racelab/racelab/targets"
@@ -208,14 +209,14 @@ func playSoldMark(ctx context.Context, seed int64, i int, stale bool) (results.T
 // soldMarkReplay is the payment part's last replay in `racelab explain`:
 // the seed's first sold-mark script, in the stale case, with what the
 // propagated case did with the same script.
-func soldMarkReplay(ctx context.Context, seed int64) (results.Replay, error) {
+func soldMarkReplay(ctx context.Context, seed int64) (explained.Replay, error) {
 	stale, err := playSoldMark(ctx, seed, 0, true)
 	if err != nil {
-		return results.Replay{}, err
+		return explained.Replay{}, err
 	}
 	fresh, err := playSoldMark(ctx, seed, 0, false)
 	if err != nil {
-		return results.Replay{}, err
+		return explained.Replay{}, err
 	}
 	outcome := stale.Why
 	if !stale.Broken {
@@ -226,7 +227,7 @@ func soldMarkReplay(ctx context.Context, seed int64) (results.Replay, error) {
 	} else {
 		outcome += fmt.Sprintf(". With the default cacheTtl at every location the mark had propagated long before the hold ended, and the same script sold %s once", soldMarkItem)
 	}
-	return results.Replay{
+	return explained.Replay{
 		Heading: "The 24-hour sold mark: A buys (#1); C checks out inside the hold (#2) and after it (#3); D after it (#4), where a cache outlives the hold",
 		Target:  "shop:expire-first", Clock: results.ClockVirtual, Trial: &stale, Outcome: outcome,
 	}, nil

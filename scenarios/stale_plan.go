@@ -4,13 +4,13 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/racelab/racelab/internal/usage"
 
 	"github.com/racelab/racelab/scenarios/engine"
 
+	"github.com/racelab/racelab/scenarios/explained"
 	"github.com/racelab/racelab/scenarios/results"
 
 	"github.com/racelab/racelab/scenarios/pace"
@@ -33,6 +33,12 @@ const (
 	browseViews = 12
 	browseToTTL = 9
 )
+
+// exposureFigure is stale-plan's own figure: how long after the cancel a
+// trial's last original was granted, in nanoseconds, recorded when one
+// was. Its name is the key results saved it under before figures were
+// generic, so that such results still verify.
+const exposureFigure = "exposure_ns"
 
 var stalePlan = mustVary(stalePlanWith(results.Settings{}))
 
@@ -108,17 +114,18 @@ func stalePlanWith(set results.Settings) (*engine.Scenario, error) {
 			engine.ChoiceKnob(results.KnobVia, "who grants the downloads: server (default; a cached plan read) or extension\n(a licence revalidated every 12h)",
 				results.ViaServer+" or "+results.ViaExtension, []string{results.ViaServer, results.ViaExtension}, func(s *results.Settings) *string { return &s.Via }),
 		},
-		Ending: planEnding,
+		Figures: []results.Figure{exposureFigureOf(bound)},
+		Ending:  planEnding,
 		Tell: func(t *results.Trial, target string) string {
 			if t.Allowed == 0 {
 				return fmt.Sprintf("%s: no original granted after the cancel; %d refused", target, t.Refused)
 			}
 			return fmt.Sprintf("%s: %s granted after the cancel, the last %s after it (accepted: %s); %d refused, %d counted",
-				target, results.Plural(int64(t.Allowed), "original"), formatExposure(t.Exposure), results.DurationWords(bound), t.Refused, t.Counted)
+				target, results.Plural(int64(t.Allowed), "original"), formatExposure(exposureOf(t)), results.DurationWords(bound), t.Refused, t.Counted)
 		},
 		Judge: func(t *results.Trial, target string) {
 			allowed := int64(t.Allowed)
-			t.Exposure = exposure(t)
+			exposed := judgeExposure(t)
 			t.Over = allowed // every one granted after the cancel is given away
 			t.Lost = max(0, allowed-t.Counted)
 			if allowed == 0 && t.Counted <= int64(t.Errors) {
@@ -126,7 +133,7 @@ func stalePlanWith(set results.Settings) (*engine.Scenario, error) {
 			}
 			t.Broken = true
 			t.Why = fmt.Sprintf("%s: %s granted after the cancel, the last %s after it", target,
-				results.Plural(allowed, "original"), formatExposure(t.Exposure))
+				results.Plural(allowed, "original"), formatExposure(exposed))
 			if allowed > limit {
 				t.Why += fmt.Sprintf(", over the daily limit of %d", limit)
 			}
@@ -149,7 +156,7 @@ func stalePlanWith(set results.Settings) (*engine.Scenario, error) {
 		bindExtension(out)
 	}
 	out.Soft = func(t *results.Trial) bool {
-		return t.Exposure > bound || int64(t.Allowed) > limit && !ext || t.Lost > 0
+		return exposureOf(t) > bound || int64(t.Allowed) > limit && !ext || t.Lost > 0
 	}
 	out.Made = &resolved
 	out.Vary = stalePlanWith
@@ -157,16 +164,32 @@ func stalePlanWith(set results.Settings) (*engine.Scenario, error) {
 	return out, nil
 }
 
-// exposure is how long after the cancel the trial's last original was
-// granted: zero when none was.
-func exposure(t *results.Trial) time.Duration {
+// judgeExposure records in the trial how long after the cancel its last
+// original was granted, and returns it: zero, and no figure, when none
+// was.
+func judgeExposure(t *results.Trial) time.Duration {
 	var d time.Duration
 	for _, r := range t.Requests {
 		if r.Outcome == results.Allowed {
 			d = max(d, r.Invoke)
 		}
 	}
+	delete(t.Figures, exposureFigure)
+	if d > 0 {
+		t.SetFigure(exposureFigure, int64(d))
+	}
 	return d
+}
+
+// exposureOf is the trial's exposure as its judge recorded it.
+func exposureOf(t *results.Trial) time.Duration { return time.Duration(t.Figure(exposureFigure)) }
+
+// exposureFigureOf declares how a report says the exposures of a run
+// whose design accepts bound: their median and maximum, and the originals
+// given away after the cancel, which the trials count as over.
+func exposureFigureOf(bound time.Duration) results.Figure {
+	return results.Figure{Name: exposureFigure, Words: "exposure after the cancel", Spread: true, Duration: true,
+		Per: "exposed", Bound: int64(bound), Over: "download", OverWords: "given away after it"}
 }
 
 // browseThenCancel is a trial's prelude: the subscriber subscribes, opens
@@ -201,17 +224,17 @@ func formatExposure(d time.Duration) string { return d.Round(time.Millisecond).S
 // planEnding works through what the subscription design accepted, with
 // the replays' figures: the race on the server's cached read, and the
 // extension's licence played for a day after the cancel.
-func planEnding(ctx context.Context, x *engine.Explainer) (results.Ending, error) {
+func planEnding(ctx context.Context, x *engine.Explainer) (explained.Ending, error) {
 	race := x.Race.Trials[0]
 	ext, err := extensionReplay(ctx, x)
 	if err != nil {
-		return results.Ending{}, err
+		return explained.Ending{}, err
 	}
-	return results.Ending{
+	return explained.Ending{
 		Heading: "What the design accepted, part by part",
-		Items: []results.EndingItem{
+		Items: []explained.EndingItem{
 			{Part: "The server's plan check", Mark: "approximate, within a bound", Why: fmt.Sprintf("A cached read of the plan goes on saying \"paid\" until it expires: on %s the last original went %s after the cancel, within the %s cache. The cost is the originals given away in that time: %d here.",
-				x.Race.Target, formatExposure(race.Exposure), results.DurationWords(story.PlanCacheTTL), race.Allowed)},
+				x.Race.Target, formatExposure(exposureOf(&race)), results.DurationWords(story.PlanCacheTTL), race.Allowed)},
 			{Part: "The extension's licence", Mark: "approximate, within a bound of its own", Why: ext},
 			{Part: "The daily quota", Mark: "strict only in one place", Why: fmt.Sprintf("Read, compare, write, as %s does it, lets more than %d through and counts fewer; decided in one place (%s, or the hybrid's object) it is exact.", x.Target, DailyLimit, x.Fixed)},
 		},
@@ -243,13 +266,13 @@ func extensionReplay(ctx context.Context, x *engine.Explainer) (string, error) {
 		return "", fmt.Errorf("%s", tr.Error)
 	}
 	tally := tr.Summary()
-	ex := slices.Sorted(slices.Values(tally.Exposures))
+	ex := tally.Figures[exposureFigure]
 	played := fmt.Sprintf("Played on %s for %s, an original every ten minutes or so after the cancel: ", x.Target, results.Plural(int64(tally.Trials), "cancel"))
-	if len(ex) == 0 {
+	if median, ok := ex.Median(); !ok {
 		played += "no original was granted after any of them."
 	} else {
 		played += fmt.Sprintf("the licence granted %s after the cancel, the last %s after it at the median and %s at most, never counted by the server.",
-			results.Plural(tally.Over, "original"), results.DurationWords(ex[len(ex)/2].Round(time.Second)), results.DurationWords(ex[len(ex)-1].Round(time.Second)))
+			results.Plural(tally.Over, "original"), results.DurationWords(time.Duration(median).Round(time.Second)), results.DurationWords(time.Duration(ex.Max()).Round(time.Second)))
 	}
 	return fmt.Sprintf("The extension asks the server again every %s, so it goes on downloading until then; the design accepts %s, the server's %s and then twelve hours. %s Only revalidating more often shortens it.",
 		results.DurationWords(story.Revalidation), results.DurationWords(DefaultExtensionBound), results.DurationWords(story.PlanCacheTTL), played), nil

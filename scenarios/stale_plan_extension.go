@@ -155,7 +155,7 @@ func viaExtension(sc *engine.Scenario, bound, browse time.Duration) func(s story
 			return fmt.Sprintf("%s: no original granted after the cancel; %d refused", target, t.Refused)
 		}
 		return fmt.Sprintf("%s: %s granted on the extension's licence after the cancel, the last %s after it (accepted: %s); the licence was not renewed, and the server counted %d",
-			target, results.Plural(int64(t.Allowed), "original"), formatExposure(t.Exposure), results.DurationWords(bound), t.Counted)
+			target, results.Plural(int64(t.Allowed), "original"), formatExposure(exposureOf(t)), results.DurationWords(bound), t.Counted)
 	}
 	sc.Damage = func(over, _ int64) string {
 		if over == 0 {
@@ -164,7 +164,7 @@ func viaExtension(sc *engine.Scenario, bound, browse time.Duration) func(s story
 		return fmt.Sprintf("%d given away", over)
 	}
 	sc.Judge = func(t *results.Trial, target string) {
-		t.Exposure = exposure(t)
+		exposed := judgeExposure(t)
 		t.Over = int64(t.Allowed) // given away, within the bound or not
 		t.Lost = 0                // the extension never asks the server to count
 		i := slices.IndexFunc(t.Requests, func(r results.Request) bool { return r.Outcome == results.Allowed && r.Value == 1 })
@@ -173,7 +173,7 @@ func viaExtension(sc *engine.Scenario, bound, browse time.Duration) func(s story
 		}
 		t.Broken = true
 		t.Why = fmt.Sprintf("%s: the server renewed the extension's licence %s after the cancel from a stale plan; %s granted, the last %s after the cancel",
-			target, formatExposure(t.Requests[i].Invoke), results.Plural(int64(t.Allowed), "original"), formatExposure(t.Exposure))
+			target, formatExposure(t.Requests[i].Invoke), results.Plural(int64(t.Allowed), "original"), formatExposure(exposed))
 	}
 	return validateThenCancel(browse)
 }

@@ -31,7 +31,8 @@ func checkStalePlan(t *testing.T, tr *results.TargetResult, trials int) {
 	if s.Errors.Max > 0 {
 		t.Errorf("%s: %d requests failed (first: %s); want every one answered", tr.Target, s.Errors.Sum, s.FirstError)
 	}
-	worst := slices.Max(append([]time.Duration{0}, s.Exposures...))
+	exposures := s.Figures[exposureFigure]
+	worst := time.Duration(exposures.Max())
 	if strings.Contains(tr.Target, ":naive") {
 		if s.Broken < trials*8/10 || s.SoftBroken != 0 || s.Lost != 0 || worst > DefaultPlanBound || worst == 0 {
 			t.Errorf("%s: broken %d of %d, soft %d, lost %d, worst exposure %s; want most broken, all within %s, nothing lost",
@@ -39,7 +40,7 @@ func checkStalePlan(t *testing.T, tr *results.TargetResult, trials int) {
 		}
 		return
 	}
-	if s.Broken != 0 || s.SoftBroken != 0 || s.Over != 0 || len(s.Exposures) != 0 || tr.Verdict() != "holds" {
+	if s.Broken != 0 || s.SoftBroken != 0 || s.Over != 0 || len(exposures) != 0 || tr.Verdict() != "holds" {
 		t.Errorf("%s: verdict %s, broken %d, soft %d, given away %d; want nothing after the cancel",
 			tr.Target, tr.Verdict(), s.Broken, s.SoftBroken, s.Over)
 	}
@@ -51,7 +52,7 @@ func checkStalePlan(t *testing.T, tr *results.TargetResult, trials int) {
 func outcomes(tr *results.TargetResult) string {
 	var b strings.Builder
 	for _, trial := range tr.Trials {
-		fmt.Fprintf(&b, "%d/%d/%s ", trial.Allowed, trial.Counted, trial.Exposure)
+		fmt.Fprintf(&b, "%d/%d/%s ", trial.Allowed, trial.Counted, exposureOf(&trial))
 	}
 	return b.String()
 }

@@ -33,11 +33,12 @@ func TestStalePlanViaExtension(t *testing.T) {
 		}
 		for _, tr := range res.Targets {
 			s := tr.Summary()
-			var worst, long time.Duration
-			for _, e := range s.Exposures {
-				worst = max(worst, e)
-				if e > time.Hour {
-					long++
+			exposures := s.Figures[exposureFigure]
+			worst := time.Duration(exposures.Max())
+			var long int
+			for e, n := range exposures {
+				if time.Duration(e) > time.Hour {
+					long += n
 				}
 			}
 			if s.SoftBroken != 0 || worst > DefaultExtensionBound || s.Lost != 0 {

@@ -101,10 +101,10 @@ func TestAtomicTargetsHold(t *testing.T) {
 						// a quota of its own and admits up to the limit
 						// of the requests it counted.
 						wantAllowed = 0
-						for _, w := range engine.WindowsOf(trial.Requests) {
+						for _, w := range engine.FigureValues(trial.Requests, windowFigure) {
 							var in int
 							for _, r := range trial.Requests {
-								if r.Window == w {
+								if r.Figures[windowFigure] == w {
 									in++
 								}
 							}

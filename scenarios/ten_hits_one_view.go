@@ -3,6 +3,8 @@ package scenarios
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/racelab/racelab/scenarios/engine"
 
@@ -39,10 +41,9 @@ var tenHitsOneView = engine.Define(engine.Scenario{
 	Batch: engine.CounterBatch,
 	Tell:  tellHits,
 	Damage: func(over, lost int64) string {
-		if over > 0 { // a judge of this story never sets it; said if it does
-			return results.DefaultDamage(over, lost)
-		}
-		if lost > 0 {
+		// A judge of this story never sets over; if one did, the default
+		// words would say it (Trial.SetDamage).
+		if lost > 0 && over == 0 {
 			return results.Plural(lost, "hit") + " lost"
 		}
 		return ""
@@ -72,7 +73,7 @@ var tenHitsOneView = engine.Define(engine.Scenario{
 
 func tellHits(t *results.Trial, target string) string {
 	hits, stored := results.Plural(int64(t.Allowed), "hit"), results.Plural(t.Counted, "view")
-	totals := results.Answered(t.Requests)
+	totals := answered(t.Requests)
 	if totals == "" {
 		// A load's key keeps no requests: the totals and their being
 		// distinct are not known, so neither is said.
@@ -94,4 +95,24 @@ func duplicateValue(reqs []results.Request) (int64, bool) {
 		seen[r.Value] = true
 	}
 	return 0, false
+}
+
+// answered lists the values the allowed requests were told, in order:
+// "1, 2, 3, …, 10" when they run without a gap.
+func answered(reqs []results.Request) string {
+	var vs []int64
+	for _, r := range reqs {
+		if r.Outcome == results.Allowed {
+			vs = append(vs, r.Value)
+		}
+	}
+	slices.Sort(vs)
+	if len(vs) > 4 && vs[len(vs)-1]-vs[0] == int64(len(vs)-1) {
+		return fmt.Sprintf("%d, %d, %d, …, %d", vs[0], vs[1], vs[2], vs[len(vs)-1])
+	}
+	parts := make([]string, len(vs))
+	for i, v := range vs {
+		parts[i] = fmt.Sprint(v)
+	}
+	return strings.Join(parts, ", ")
 }

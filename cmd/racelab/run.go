@@ -1,9 +1,13 @@
 package main
 
 import (
+	"bytes"
+	"cmp"
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -198,9 +202,11 @@ func runRun(c *cobra.Command, s Streams, o *runOptions) error {
 	if bars == 0 {
 		bars = len(p.Scenario.Lineup)
 	}
-	if part, err := o.part(p); err != nil {
+	part, err := o.part(p)
+	if err != nil {
 		return err
-	} else if part != nil {
+	}
+	if part != nil {
 		play = func(onTrial func(string, int, int)) (*results.Result, error) {
 			return part.Run(ctx, p.Trials, p.Seed, onTrial)
 		}
@@ -226,8 +232,11 @@ func runRun(c *cobra.Command, s Streams, o *runOptions) error {
 	if res == nil {
 		return runErr
 	}
-	// A result comes with an error only when a side file (--history-html)
-	// could not be written: the report is still worth printing first.
+	if path := o.Evidence.HistoryHTML; path != "" && part == nil && runErr == nil {
+		// The report is still worth printing when the picture cannot be
+		// written: the error comes after it.
+		runErr = writeHistory(path, p, res)
+	}
 	err = writeOutputs(s, s.width(c), outs, func(w io.Writer, format string, width int) error {
 		f := report.Format(format)
 		if err := report.Render(w, res, f, report.Options{NoColor: s.NoColor, Width: width}); err != nil {
@@ -336,6 +345,26 @@ func completeTargets(_ *cobra.Command, _ []string, _ string) ([]string, cobra.Sh
 		out = append(out, e.Name+"\t"+e.Guarantee)
 	}
 	return out, cobra.ShellCompDirectiveNoFileComp
+}
+
+// writeHistory writes porcupine's picture of one trial of res to path
+// (--history-html): the first whose history is not linearizable, else the
+// first trial run. A result with no trial to draw writes nothing.
+func writeHistory(path string, p engine.Plan, res *results.Result) error {
+	if !slices.ContainsFunc(res.Targets, func(t results.TargetResult) bool { return len(t.Trials) > 0 }) {
+		return nil
+	}
+	var b bytes.Buffer
+	err := engine.WriteHistoryHTML(&b, p.Scenario, res, cmp.Or(p.Evidence.HistoryTimeout, results.DefaultHistoryTimeout))
+	if err == nil {
+		if err = os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+			err = fmt.Errorf("write history: %w", err)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("--history-html %s: %w", path, err)
+	}
+	return nil
 }
 
 // writeTimelines prints, for each target, the lanes of its first broken

@@ -2,7 +2,10 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -52,13 +55,19 @@ func (e *evidenceFlags) apply(p *engine.Plan) error {
 	if changed("max-trials") && e.MaxRate == 0 {
 		return usageError{errors.New("--max-trials needs --max-rate; without a rate to prove, --trials says how many trials run")}
 	}
+	if e.HistoryHTML != "" {
+		// Refused before anything runs, not after an hour of trials.
+		dir := filepath.Dir(e.HistoryHTML)
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			return fmt.Errorf("%w: --history-html %s: folder %s does not exist", results.ErrUsage, e.HistoryHTML, dir)
+		}
+	}
 	p.Evidence = engine.Evidence{
 		Confidence:     float64(e.Confidence),
 		MaxRate:        float64(e.MaxRate),
 		MaxTrials:      e.MaxTrials,
 		SkipHistory:    !e.CheckHistory,
 		HistoryTimeout: e.HistoryTimeout,
-		HistoryHTML:    e.HistoryHTML,
 	}
 	if e.MaxRate > 0 {
 		// The trials the bound needs are known in advance; planning them

@@ -10,6 +10,17 @@ import (
 	"github.com/racelab/racelab/targets/story"
 )
 
+// Bounds of the batch-read check, in one place.
+const (
+	// maxBatchKeys is how many trials' keys a target's batch read is checked
+	// on: the first ones whose single read answered.
+	maxBatchKeys = 20
+	// batchSize is how many keys go into one batch read, well under the
+	// contract server's limit (httpapi.MaxBatchKeys) and short enough a
+	// URL for keys encoded twice.
+	batchSize = 10
+)
+
 // BatchReader reads many keys' counts in one read, when the store offers
 // it for the story: nil when it does not.
 type BatchReader func(ctx context.Context, keys []string) ([]int64, error)
@@ -29,7 +40,7 @@ type BatchKey struct {
 	count int64
 }
 
-// CheckBatch reads keys in batches of BatchSize and compares each total
+// CheckBatch reads keys in batches of batchSize and compares each total
 // with its single read. A store that offers no batch read after all gives
 // no check (nil).
 func CheckBatch(ctx context.Context, read BatchReader, keys []BatchKey) *results.BatchCheck {
@@ -37,8 +48,8 @@ func CheckBatch(ctx context.Context, read BatchReader, keys []BatchKey) *results
 		return nil
 	}
 	b := &results.BatchCheck{}
-	for start := 0; start < len(keys); start += results.BatchSize {
-		chunk := keys[start:min(start+results.BatchSize, len(keys))]
+	for start := 0; start < len(keys); start += batchSize {
+		chunk := keys[start:min(start+batchSize, len(keys))]
 		names := make([]string, len(chunk))
 		for i, k := range chunk {
 			names[i] = k.key

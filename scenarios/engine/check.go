@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"time"
@@ -60,6 +61,11 @@ func CheckWith(r *results.Result, find Finder, historyTimeout time.Duration) err
 		return bad("max_trials", "%d is negative", r.MaxTrials)
 	case len(r.Targets) == 0:
 		return bad("targets", "none; a result has one per target run")
+	}
+	if r.Figures == nil {
+		// Saved before results declared their figures: the story says
+		// them as it did then.
+		r.Figures = sc.Figures
 	}
 	labels := results.Labels(r.Targets)
 	for i := range r.Targets {
@@ -139,7 +145,7 @@ func recheckTrial(sc *Scenario, n int, t *results.Trial, target string, historyT
 	if t.Unsynchronized != c.Unsynchronized {
 		return &fieldError{"unsynchronized", fmt.Sprintf("%v; its requests say %v", t.Unsynchronized, c.Unsynchronized)}
 	}
-	c.Broken, c.Why, c.Lost, c.Over, c.SoftBroken, c.Windows, c.Exposure = false, "", 0, 0, false, nil, 0
+	c.Broken, c.Why, c.Lost, c.Over, c.SoftBroken, c.Figures = false, "", 0, 0, false, nil
 	if sc.Scripted {
 		sc.Judge(&c, target)
 	} else {
@@ -163,10 +169,9 @@ func recheckTrial(sc *Scenario, n int, t *results.Trial, target string, historyT
 		return &fieldError{"lost", fmt.Sprintf("%d lost, %d over; its requests and count say %d, %d", t.Lost, t.Over, c.Lost, c.Over)}
 	case c.SoftBroken != t.SoftBroken:
 		return &fieldError{"soft_broken", fmt.Sprintf("%v; its requests say %v", t.SoftBroken, c.SoftBroken)}
-	case !slices.Equal(c.Windows, t.Windows):
-		return &fieldError{"windows", fmt.Sprintf("%v; its requests say %v", t.Windows, c.Windows)}
-	case c.Exposure != t.Exposure:
-		return &fieldError{"exposure_ns", fmt.Sprintf("%v; its requests say %v", t.Exposure, c.Exposure)}
+	}
+	if name, ok := otherFigure(t.Figures, c.Figures); ok {
+		return &fieldError{"figures." + name, fmt.Sprintf("%v; its requests say %v", t.Figures[name], c.Figures[name])}
 	}
 	// A stored "unknown" stays: the run's check ran out of time, and the
 	// recheck has shown it hid no break (Broken agrees). A stored verdict
@@ -213,4 +218,22 @@ func checkTally(t *results.TargetResult, n int, stream bool) *fieldError {
 		return &fieldError{"errored", "fewer than the kept trials alone show"}
 	}
 	return nil
+}
+
+// otherFigure names the first figure, by name, whose values differ between
+// two trials' figures; ok is false when none does.
+func otherFigure(a, b map[string][]int64) (name string, ok bool) {
+	names := slices.Collect(maps.Keys(a))
+	for n := range b {
+		if _, in := a[n]; !in {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names) // the first by name, whatever the maps' order
+	for _, n := range names {
+		if !slices.Equal(a[n], b[n]) {
+			return n, true
+		}
+	}
+	return "", false
 }

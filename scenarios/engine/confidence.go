@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/racelab/racelab/internal/usage"
@@ -32,10 +30,6 @@ type Evidence struct {
 	// HistoryTimeout bounds the check of one trial; 0 means
 	// DefaultHistoryTimeout. A check that runs out says "unknown".
 	HistoryTimeout time.Duration
-	// HistoryHTML, when set, is a file that Run writes porcupine's
-	// visualization of one trial to: the first whose history is not
-	// linearizable, or else the first trial run (see writeHistoryHTML).
-	HistoryHTML string
 }
 
 func (e Evidence) Level() float64 {
@@ -85,12 +79,6 @@ func (e Evidence) Validate(trials int) []error {
 				results.Percent(e.MaxRate), results.Percent(level), need, e.maxTrials()))
 		case trials > e.maxTrials():
 			errs = append(errs, usage.Fieldf("Trials", "{} %d is more than {MaxTrials} %d", trials, e.maxTrials()))
-		}
-	}
-	if e.HistoryHTML != "" {
-		dir := filepath.Dir(e.HistoryHTML)
-		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-			errs = append(errs, usage.Fieldf("HistoryHTML", "{} %s: folder %s does not exist", e.HistoryHTML, dir))
 		}
 	}
 	return errs

@@ -277,8 +277,8 @@ func (p *Plan) targets() ([]Resolved, error) {
 // error); a target that fails is recorded in its TargetResult and the run
 // goes on. When ctx is cancelled, Run returns what it has, marked
 // Interrupted: the burst in flight is dropped, completed trials are kept.
-// The one error that comes back with a result is a failure to write
-// Evidence.HistoryHTML.
+// Run writes no files: a picture of a trial's history is WriteHistoryHTML's,
+// asked of the result.
 func Run(ctx context.Context, p Plan) (*results.Result, error) {
 	rs, err := p.Resolve()
 	if err != nil {
@@ -309,6 +309,7 @@ func Run(ctx context.Context, p Plan) (*results.Result, error) {
 		Sequential: p.Sequential,
 		Gap:        gap,
 		Settings:   sc.Made,
+		Figures:    sc.Figures,
 	}
 	if sc.Stream != nil {
 		res.Stream = sc.Stream.Words
@@ -385,19 +386,12 @@ func Run(ctx context.Context, p Plan) (*results.Result, error) {
 			rec.Finish(p.Evidence.Level(), p.MaxRate)
 		}
 		if tr.Bound == nil {
-			b := results.BoundOf(nil, p.Evidence.Level(), p.MaxRate)
+			b := new(results.Tally).Bound(p.Evidence.Level(), p.MaxRate)
 			tr.Bound = &b
 		}
 		res.Targets = append(res.Targets, tr)
 	}
 	res.Interrupted = ctx.Err() != nil
-	if p.HistoryHTML != "" {
-		// The report is still worth printing when the picture cannot be
-		// written, so the result comes back with the error.
-		if err := writeHistoryFile(p.HistoryHTML, sc, res, p.Evidence.historyTimeout()); err != nil {
-			return res, fmt.Errorf("--history-html %s: %w", p.HistoryHTML, err)
-		}
-	}
 	return res, nil
 }
 
@@ -578,7 +572,7 @@ func (r targetRun) play(ctx context.Context, rec *results.Recorder) error {
 			}
 			do = func(ctx context.Context, j int) Answer {
 				r, err := staged[j](ctx)
-				return AnswerOfReply(sc.Op, r, err)
+				return sc.AnswerOfReply(r, err)
 			}
 		}
 		if ts, ok := t.Store.(targets.TrialStarter); ok {
@@ -623,7 +617,7 @@ func (r targetRun) play(ctx context.Context, rec *results.Recorder) error {
 		if retrier != nil {
 			trial.Retries = retrier.Retries() - before
 		}
-		if batch != nil && len(batchKeys) < results.BatchKeys {
+		if batch != nil && len(batchKeys) < maxBatchKeys {
 			batchKeys = append(batchKeys, BatchKey{k, counted})
 		}
 		sc.Decide(&trial, r.label)

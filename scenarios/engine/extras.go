@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 
+	"github.com/racelab/racelab/scenarios/explained"
 	"github.com/racelab/racelab/scenarios/results"
 )
 
@@ -13,7 +14,7 @@ type Extra struct {
 	// ("fix").
 	After string
 	// Replay plays it; x holds what explain was asked.
-	Replay func(ctx context.Context, x *Explainer) ([]results.Replay, error)
+	Replay func(ctx context.Context, x *Explainer) ([]explained.Replay, error)
 }
 
 // Part is a run of a story besides its bursts, with its own flag of `racelab

@@ -166,11 +166,11 @@ func (f Firing) one(ctx context.Context, i int, do func(context.Context, int) An
 		Outcome: a.Outcome,
 		Value:   a.Value,
 		Early:   a.Early,
-		Window:  a.Window,
+		Figures: a.Figures,
 	}
 	if a.Err != nil {
-		r.Outcome = results.Errored
-		r.Error = a.Err.Error()
+		// A failed request's figures, if any, say nothing reliable.
+		r.Outcome, r.Error, r.Figures = results.Errored, a.Err.Error(), nil
 	}
 	if rec != nil {
 		for _, s := range rec.Steps() {

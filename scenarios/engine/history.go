@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -48,9 +47,10 @@ type opInput struct {
 	// unknown says the request failed: whether it took effect, and what
 	// it would have been answered, are not known.
 	unknown bool
-	// window is the number of the window a rate limiter counted the
-	// request in; other stories leave it zero.
-	window int64
+	// part is the part of the store the request was counted in (a rate
+	// limiter's window), read off the request figure the model names;
+	// zero for a model of one part.
+	part int64
 }
 
 // opOutput is an operation's answer.
@@ -79,8 +79,10 @@ type Model struct {
 	// verb names the story's request: "hit".
 	verb string
 	// partition, when set, splits a history into parts the store keeps
-	// apart, each checked from the initial state on its own.
+	// apart, each checked from the initial state on its own; part names
+	// the request figure that says which part a request was counted in.
 	partition func(history []porcupine.Operation) [][]porcupine.Operation
+	part      string
 }
 
 // ModelOf returns the model of sc's story; ok is false for a story that
@@ -184,7 +186,8 @@ func QuotaModel(limit int64) Model {
 	}
 }
 
-// LimiterModel is six-of-five's store: a quota per fixed window. The
+// LimiterModel is a rate limiter's store: a quota per fixed window, the
+// window of each request being its request figure named window. The
 // store keys each window apart (caller and window number), so a burst
 // that straddles a window boundary on the real clock meets two quotas,
 // each granting up to the limit and counting from one, and the count a
@@ -193,17 +196,17 @@ func QuotaModel(limit int64) Model {
 // how porcupine is asked (byWindow). Only the sum of the windows' counts
 // is read back, so across windows the read is checked against bounds
 // instead (refuteWindows).
-func LimiterModel(limit int64) Model {
+func LimiterModel(limit int64, window string) Model {
 	m := QuotaModel(limit)
 	m.noun, m.verb = "request", "request"
 	inOne := m.refute
 	m.refute = func(t *results.Trial) string {
-		if ws := WindowsOf(t.Requests); len(ws) > 1 {
-			return refuteWindows(t, ws, limit)
+		if ws := FigureValues(t.Requests, window); len(ws) > 1 {
+			return refuteWindows(t, window, ws, limit)
 		}
 		return inOne(t)
 	}
-	m.partition = byWindow
+	m.partition, m.part = byWindow, window
 	return m
 }
 
@@ -223,10 +226,10 @@ func byWindow(history []porcupine.Operation) [][]porcupine.Operation {
 		case in.unknown:
 			failed = append(failed, op)
 		default:
-			if _, ok := parts[in.window]; !ok {
-				windows = append(windows, in.window)
+			if _, ok := parts[in.part]; !ok {
+				windows = append(windows, in.part)
 			}
-			parts[in.window] = append(parts[in.window], op)
+			parts[in.part] = append(parts[in.part], op)
 		}
 	}
 	if len(windows) < 2 {
@@ -244,11 +247,11 @@ func byWindow(history []porcupine.Operation) [][]porcupine.Operation {
 // limit and refusals the limit itself; the count read back, the sum over
 // the windows, lies between what the answers prove was counted and what
 // the grants and the failed requests could have counted.
-func refuteWindows(t *results.Trial, ws []int64, limit int64) string {
+func refuteWindows(t *results.Trial, window string, ws []int64, limit int64) string {
 	f := facts(t)
 	var least, most int64
 	for _, w := range ws {
-		inW := func(r results.Request) bool { return r.Window == w }
+		inW := func(r results.Request) bool { return r.Figures[window] == w }
 		granted, refused := filterRequests(f.allowed, inW), filterRequests(f.refused, inW)
 		for _, r := range granted {
 			if r.Value < 1 || r.Value > limit {
@@ -423,9 +426,10 @@ func (m Model) Porcupine() porcupine.Model {
 	}
 }
 
-// Operations turns a trial into porcupine's operations: one per request,
-// with its instants in nanoseconds from the release, then the read-back.
-func Operations(t *results.Trial) []porcupine.Operation {
+// Operations turns a trial into porcupine's operations for the model: one
+// per request, with its instants in nanoseconds from the release, then the
+// read-back.
+func (m Model) Operations(t *results.Trial) []porcupine.Operation {
 	var last int64
 	for _, r := range t.Requests {
 		last = max(last, int64(r.Return))
@@ -438,7 +442,7 @@ func Operations(t *results.Trial) []porcupine.Operation {
 			// Porcupine draws a lane per client, named by this number:
 			// from 1, as every other report numbers requests.
 			ClientId: i + 1,
-			Input:    opInput{kind: opRequest, window: r.Window},
+			Input:    opInput{kind: opRequest, part: r.Figures[m.part]},
 			Call:     int64(r.Invoke),
 			Output:   opOutput{outcome: r.Outcome, value: r.Value},
 			Return:   int64(r.Return),
@@ -479,7 +483,7 @@ func CheckHistory(sc *Scenario, t *results.Trial, timeout time.Duration) (verdic
 	if why := m.refute(t); why != "" {
 		return results.NotLinearizable, why
 	}
-	switch porcupine.CheckOperationsTimeout(m.Porcupine(), Operations(t), timeout) {
+	switch porcupine.CheckOperationsTimeout(m.Porcupine(), m.Operations(t), timeout) {
 	case porcupine.Ok:
 		return results.Linearizable, ""
 	case porcupine.Illegal:
@@ -512,7 +516,7 @@ func (sc *Scenario) DescribeAnswer(r results.Request) string {
 	if m, ok := ModelOf(sc); ok && r.Outcome != results.Errored {
 		return m.answer(opOutput{outcome: r.Outcome, value: r.Value})
 	}
-	return results.DescribeAnswer(r)
+	return r.AnswerWords()
 }
 
 // historyTrial picks the trial of res most worth a picture: the first whose
@@ -550,7 +554,7 @@ func WriteHistoryHTML(w io.Writer, sc *Scenario, res *results.Result, timeout ti
 		return fmt.Errorf("%s: no trial to draw", res.Scenario)
 	}
 	pm := m.Porcupine()
-	_, info := porcupine.CheckOperationsVerbose(pm, Operations(t), timeout)
+	_, info := porcupine.CheckOperationsVerbose(pm, m.Operations(t), timeout)
 	note := fmt.Sprintf("%s on %s, trial %d (key %s)", res.Scenario, tr.Target, t.Index+1, t.Key)
 	details := strings.TrimSpace(string(t.History) + ": " + t.HistoryWhy)
 	if t.History == "" {
@@ -569,29 +573,13 @@ func WriteHistoryHTML(w io.Writer, sc *Scenario, res *results.Result, timeout ti
 	return err
 }
 
-// writeHistoryFile writes WriteHistoryHTML's page to path; a result with no
-// trial to draw writes nothing.
-func writeHistoryFile(path string, sc *Scenario, res *results.Result, timeout time.Duration) error {
-	if _, _, ok := historyTrial(res); !ok {
-		return nil
-	}
-	var b bytes.Buffer
-	if err := WriteHistoryHTML(&b, sc, res, timeout); err != nil {
-		return err
-	}
-	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("write history: %w", err)
-	}
-	return nil
-}
-
-// WindowsOf lists the windows the answered requests were counted in, in
-// order.
-func WindowsOf(reqs []results.Request) []int64 {
+// FigureValues lists the values the answered requests have of the request
+// figure name, in order: the windows a rate limiter counted them in.
+func FigureValues(reqs []results.Request, name string) []int64 {
 	seen := map[int64]bool{}
 	for _, r := range reqs {
 		if r.Outcome != results.Errored {
-			seen[r.Window] = true
+			seen[r.Figures[name]] = true
 		}
 	}
 	return slices.Sorted(maps.Keys(seen))

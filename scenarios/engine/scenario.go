@@ -6,6 +6,7 @@ import (
 
 	"github.com/racelab/racelab/internal/usage"
 
+	"github.com/racelab/racelab/scenarios/explained"
 	"github.com/racelab/racelab/scenarios/results"
 
 	"github.com/racelab/racelab/targets/story"
@@ -19,8 +20,9 @@ type Answer struct {
 	// Arrival and Early come from staged targets; see targets.Reply.
 	Arrival time.Time
 	Early   bool
-	// Window is the rate limiter's window number (six-of-five).
-	Window int64
+	// Figures are the story's own figures of the request, by name (the
+	// window a rate limiter counted it in): Request.Figures.
+	Figures map[string]int64
 }
 
 // Scenario is one story with one hard rule. It is a struct of functions
@@ -64,8 +66,8 @@ type Scenario struct {
 	// and Counted.
 	Judge func(t *results.Trial, target string)
 	// Damage says in the story's words how far a trial strayed, from its
-	// Over and Lost ("4 oversold", "9 hits lost"), "" when it did not;
-	// nil means DefaultDamage.
+	// Over and Lost ("4 oversold", "9 hits lost"); nil, or "" for a trial
+	// that strayed, leaves it to the default words (Trial.SetDamage).
 	Damage func(over, lost int64) string
 	// DamageOf, when set, says it from the whole trial instead (a race
 	// file's damage: expression over what it read back).
@@ -81,11 +83,18 @@ type Scenario struct {
 	Parts []Part
 	// Ending, when set, is the last section of `racelab explain`, after
 	// how the fix works: a story's exercise worked through.
-	Ending func(ctx context.Context, x *Explainer) (results.Ending, error)
+	Ending func(ctx context.Context, x *Explainer) (explained.Ending, error)
 
 	// Knobs are the settings the story takes (Settings): "stock",
 	// "rate", …, each with its help and how it is read.
 	Knobs []Knob
+
+	// Figures declare how a report says the story's own trial figures,
+	// which its Judge sets (Trial.SetFigure); ReplyFigures, when set,
+	// reads the request figures off a staged target's reply, as the
+	// story's own request sets them on its Answer.
+	Figures      []results.Figure
+	ReplyFigures func(r story.Reply) map[string]int64
 
 	// model is the story's sequential specification, for history checks.
 	Model Model
@@ -108,8 +117,6 @@ type Scenario struct {
 	// virtual time on, the real stores play it in virtual time too
 	// (targets.WithVirtualServers).
 	Timed bool
-	// window is the rate limit a limiter story plays, for its replays.
-	Window *story.Window
 	// bind types store for the story once, when a target is opened: ok
 	// is false when store does not implement the story's interface.
 	bind Binder
@@ -199,11 +206,7 @@ func (sc *Scenario) Decide(t *results.Trial, target string) {
 // damage and what each request was told, so that a saved result reads
 // without the story's code.
 func (sc *Scenario) Words(t *results.Trial) {
-	damage := sc.Damage
-	if damage == nil {
-		damage = results.DefaultDamage
-	}
-	t.Damage = damage(t.Over, t.Lost)
+	t.SetDamage(sc.Damage)
 	if sc.DamageOf != nil {
 		t.Damage = sc.DamageOf(t)
 	}
@@ -223,11 +226,15 @@ func (sc *Scenario) Account(t *results.Trial, target string) string {
 	return sc.Tell(t, target)
 }
 
-// AnswerOfReply turns a staged target's reply into an Answer: a hit is
-// always allowed, the other operations are allowed when OK.
-func AnswerOfReply(op story.Op, r story.Reply, err error) Answer {
-	a := AnswerOf(r.OK || op == story.OpHit, r.Value, err)
-	a.Arrival, a.Early, a.Window = r.Arrival, r.Early, r.Window
+// AnswerOfReply turns a staged target's reply to the story's request into
+// an Answer: a hit is always allowed, the other operations are allowed
+// when OK.
+func (sc *Scenario) AnswerOfReply(r story.Reply, err error) Answer {
+	a := AnswerOf(r.OK || sc.Op == story.OpHit, r.Value, err)
+	a.Arrival, a.Early = r.Arrival, r.Early
+	if sc.ReplyFigures != nil && err == nil {
+		a.Figures = sc.ReplyFigures(r)
+	}
 	return a
 }
 
@@ -244,8 +251,8 @@ func AnswerOf(ok bool, value int64, err error) Answer {
 }
 
 // About is the story in its own words, for a report.
-func (sc *Scenario) About() results.About {
-	return results.About{Name: sc.Name, Title: sc.Title, Story: sc.Story, Rule: sc.Rule, SoftRule: sc.SoftRule, Fix: sc.Fix, Needs: sc.Needs}
+func (sc *Scenario) About() explained.About {
+	return explained.About{Name: sc.Name, Title: sc.Title, Story: sc.Story, Rule: sc.Rule, SoftRule: sc.SoftRule, Fix: sc.Fix, Needs: sc.Needs}
 }
 
 // Finder finds a story by name, made with the settings a result records

@@ -22,12 +22,103 @@ import (
 // about 200 KB a target, whatever the number of requests. Anything slower
 // than an hour is recorded as an hour.
 const (
-
+	histLowest  = 1
+	histHighest = int64(time.Hour / time.Microsecond)
+	histSigFigs = 3
 	// secondSigFigs is the precision of each second's own histogram, kept
 	// only until the second is over: two figures are plenty for a line on
 	// a chart, and cost a tenth.
 	secondSigFigs = 2
 )
+
+// The kinds of failure a load tells apart (results.ErrorCount.Kind).
+// Status codes are their own kind each ("status 503").
+const (
+	KindTimeout  = "timeout"
+	KindRefused  = "refused"
+	KindReset    = "reset"
+	KindContract = "outside the contract"
+	KindDropped  = "not sent in time"
+	KindOther    = "other"
+)
+
+// NewHistogram is an empty latency histogram of a whole load.
+func NewHistogram() *hdrhistogram.Histogram { return newHistogram(histSigFigs) }
+
+func newHistogram(sigfigs int) *hdrhistogram.Histogram {
+	return hdrhistogram.New(histLowest, histHighest, sigfigs)
+}
+
+// micros is a latency as the histograms record it, within their range.
+func micros(d time.Duration) int64 {
+	return min(max(int64(d/time.Microsecond), histLowest), histHighest)
+}
+
+// latencyOf reads the percentiles off a histogram of microseconds.
+func latencyOf(h *hdrhistogram.Histogram) results.Latency {
+	if h.TotalCount() == 0 {
+		return results.Latency{}
+	}
+	us := func(v int64) time.Duration { return time.Duration(v) * time.Microsecond }
+	return results.Latency{
+		Count: h.TotalCount(),
+		Min:   us(h.Min()),
+		Mean:  time.Duration(h.Mean() * float64(time.Microsecond)),
+		P50:   us(h.ValueAtQuantile(50)),
+		P90:   us(h.ValueAtQuantile(90)),
+		P99:   us(h.ValueAtQuantile(99)),
+		P999:  us(h.ValueAtQuantile(99.9)),
+		Max:   us(h.Max()),
+	}
+}
+
+// Summarize is what a load result records of a histogram: its latencies,
+// the histogram itself in HdrHistogram's compressed, base64 form (which
+// other HdrHistogram tools read too, so that saved results merge exactly
+// rather than by averaging percentiles), and its bars.
+func Summarize(h *hdrhistogram.Histogram) (lat results.Latency, saved string, bars []results.Bucket) {
+	if b, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase); err == nil {
+		saved = string(b) // only a histogram too large to compress fails; ours are bounded
+	}
+	return latencyOf(h), saved, buckets(h)
+}
+
+// DecodeHistogram reads a histogram a load result saved (Summarize).
+func DecodeHistogram(s string) (*hdrhistogram.Histogram, error) {
+	if s == "" {
+		return NewHistogram(), nil
+	}
+	h, err := hdrhistogram.Decode([]byte(s))
+	if err != nil {
+		return nil, fmt.Errorf("latency histogram: %w", err)
+	}
+	return h, nil
+}
+
+// buckets folds a histogram into bars whose bounds double from 1 µs: a
+// few dozen at most, enough to draw.
+func buckets(h *hdrhistogram.Histogram) []results.Bucket {
+	var out []results.Bucket
+	if h.TotalCount() == 0 {
+		return nil
+	}
+	upTo := int64(1)
+	var cur int64
+	for _, b := range h.Distribution() {
+		if b.Count == 0 {
+			continue
+		}
+		for b.To > upTo {
+			if cur > 0 || len(out) > 0 {
+				out = append(out, results.Bucket{UpTo: time.Duration(upTo) * time.Microsecond, Count: cur})
+			}
+			cur = 0
+			upTo *= 2
+		}
+		cur += b.Count
+	}
+	return append(out, results.Bucket{UpTo: time.Duration(upTo) * time.Microsecond, Count: cur})
+}
 
 // statusError is what an HTTP target's error is when it carries the
 // status the service answered (httpapi.AnswerError). It is an interface
@@ -49,15 +140,15 @@ func errorKind(err error) string {
 		if code, known := se.HTTPStatus(); !known {
 			return fmt.Sprintf("status %d", code)
 		}
-		return results.ErrContract
+		return KindContract
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
-		return results.ErrTimeout
+		return KindTimeout
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return results.ErrRefused
+		return KindRefused
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return results.ErrReset
+		return KindReset
 	}
-	return results.ErrOtherKind
+	return KindOther
 }
 
 // meter records every answer of one target's load: the whole latency
@@ -79,7 +170,7 @@ type meter struct {
 }
 
 func newMeter(start time.Time) *meter {
-	return &meter{start: start, all: results.NewHistogram(results.HistSigFigs), sec: results.NewHistogram(secondSigFigs), kinds: map[string]*results.ErrorCount{}}
+	return &meter{start: start, all: NewHistogram(), sec: newHistogram(secondSigFigs), kinds: map[string]*results.ErrorCount{}}
 }
 
 // record counts one request that ended at now: its latency when answered,
@@ -102,7 +193,7 @@ func (m *meter) record(now time.Time, latency time.Duration, err error, kind str
 	}
 	m.answered++
 	m.cur.Answered++
-	v := results.Micros(latency)
+	v := micros(latency)
 	_ = m.all.RecordValue(v) // v is within the histogram's range by micros
 	_ = m.sec.RecordValue(v)
 }
@@ -122,7 +213,7 @@ func (m *meter) closeSecond() {
 	s := m.cur
 	s.At = m.at
 	if m.sec.TotalCount() > 0 {
-		l := results.LatencyOf(m.sec)
+		l := latencyOf(m.sec)
 		s.P50, s.P99, s.Max = l.P50, l.P99, l.Max
 	}
 	m.series = append(m.series, s)
@@ -154,5 +245,6 @@ func (m *meter) finish(end time.Time) (lat results.Latency, hist string, buckets
 	slices.SortFunc(kinds, func(a, b results.ErrorCount) int {
 		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Kind, b.Kind))
 	})
-	return results.LatencyOf(m.all), results.EncodeHistogram(m.all), results.Buckets(m.all), m.series, kinds
+	lat, hist, buckets = Summarize(m.all)
+	return lat, hist, buckets, m.series, kinds
 }

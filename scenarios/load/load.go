@@ -109,12 +109,23 @@ type LoadProgress struct {
 	P99        time.Duration
 }
 
+// The models a load sends by (results.LoadResult.Model).
+const (
+	// Open: requests arrive on a schedule whatever the answers (wrk2,
+	// vegeta, k6's arrival-rate executors); latency counts from each
+	// request's intended instant, so a stalled server shows.
+	Open results.LoadModel = "open"
+	// Closed: C workers each send the next request when the last one is
+	// answered (hey, wrk); a stalled server slows the senders down.
+	Closed results.LoadModel = "closed"
+)
+
 // Model is the plan's model.
 func (p *LoadPlan) Model() results.LoadModel {
 	if p.Schedule != nil {
-		return results.Open
+		return Open
 	}
-	return results.Closed
+	return Closed
 }
 
 // Wants says, for each field of a LoadPlan a value can be wrong for, what
@@ -266,7 +277,7 @@ func Load(ctx context.Context, p LoadPlan) (*results.LoadResult, error) {
 		res.Targets = append(res.Targets, lt)
 	}
 	res.Interrupted = ctx.Err() != nil
-	labels := results.LoadLabels(res.Targets)
+	labels := res.Labels()
 	for i := range res.Targets {
 		t := &res.Targets[i]
 		if t.Error != "" || res.Interrupted || p.Sharding != nil {
@@ -505,7 +516,7 @@ func (r *loadRun) open(ctx context.Context, start time.Time) {
 				r.drop.Add(1)
 				// Never sent: the store saw nothing, so the key's counts
 				// do not change; the load's failures do.
-				r.meter.record(time.Now(), 0, errDropped{p.MaxInFlight, p.Timeout}, results.ErrDropped)
+				r.meter.record(time.Now(), 0, errDropped{p.MaxInFlight, p.Timeout}, KindDropped)
 				continue
 			case <-ctx.Done():
 				giveUp.Stop()

@@ -4,17 +4,6 @@ import (
 	"fmt"
 )
 
-// Bounds of the batch-read check, in one place.
-const (
-	// BatchKeys is how many trials' keys a target's batch read is checked
-	// on: the first ones whose single read answered.
-	BatchKeys = 20
-	// BatchSize is how many keys go into one batch read, well under the
-	// contract server's limit (httpapi.MaxBatchKeys) and short enough a
-	// URL for keys encoded twice.
-	BatchSize = 10
-)
-
 // BatchCheck is what reading a target's keys in batches found: every key's
 // total read in a batch must equal its single read after the burst. Seed
 // 002's batch read decoded its slugs a second time and answered 0 for
@@ -49,14 +38,14 @@ func (b *BatchCheck) Why(label string) string {
 	}
 	if same {
 		return fmt.Sprintf("%s: batch read answered %d for %s that single reads count as %d: keys decoded twice?",
-			label, m[0].Batch, Keys(len(m)), m[0].Single)
+			label, m[0].Batch, keys(len(m)), m[0].Single)
 	}
 	return fmt.Sprintf("%s: batch read disagreed with single reads on %d of %s (first %q: batch %d, single %d): keys decoded twice?",
-		label, len(m), Keys(b.Keys), m[0].Key, m[0].Batch, m[0].Single)
+		label, len(m), keys(b.Keys), m[0].Key, m[0].Batch, m[0].Single)
 }
 
-// Keys says "1 key", "3 keys".
-func Keys(n int) string {
+// keys says "1 key", "3 keys".
+func keys(n int) string {
 	if n == 1 {
 		return "1 key"
 	}

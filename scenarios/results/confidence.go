@@ -22,21 +22,12 @@ const (
 	DefaultHistoryTimeout = 2 * time.Second
 )
 
-// BoundOf reads what trials prove about the probability that one burst
-// breaks the rule, at confidence level: only conclusive trials count (see
-// Trial.Inconclusive). maxRate is what was asked for (0 for nothing) and
-// is carried along so that the bound can say whether it was met.
-func BoundOf(trials []Trial, level, maxRate float64) Bound {
-	t := TallyOf(trials)
-	return t.Bound(level, maxRate)
-}
-
-// UpperBound is the exact one-sided (Clopper–Pearson) upper bound on the
+// upperBound is the exact one-sided (Clopper–Pearson) upper bound on the
 // probability p that a trial breaks, at confidence level, when k of n
 // trials broke: the p at which k or fewer breaks in n trials would happen
 // only 1−level of the time. 0 breaks in 200 trials give 1.49 % at 95 %.
 // With no trials nothing is known, and the bound is 1.
-func UpperBound(k, n int, level float64) float64 {
+func upperBound(k, n int, level float64) float64 {
 	switch {
 	case n <= 0 || k >= n:
 		return 1
@@ -58,11 +49,11 @@ func TrialsNeeded(level, maxRate float64) int {
 	}
 	n := int(math.Ceil(math.Log1p(-level) / math.Log1p(-maxRate)))
 	// The closed form can land one off either way through rounding; settle
-	// it against UpperBound itself, which is what Met compares.
-	for n > 1 && UpperBound(0, n-1, level) <= maxRate {
+	// it against upperBound itself, which is what Met compares.
+	for n > 1 && upperBound(0, n-1, level) <= maxRate {
 		n--
 	}
-	for UpperBound(0, n, level) > maxRate {
+	for upperBound(0, n, level) > maxRate {
 		n++
 	}
 	return max(n, 1)

@@ -35,11 +35,11 @@ func TestUpperBound(t *testing.T) {
 		{10, 10, 0.95, 1},
 		{0, 0, 0.95, 1}, // no trials, no knowledge
 	} {
-		got := UpperBound(tc.k, tc.n, tc.level)
+		got := upperBound(tc.k, tc.n, tc.level)
 		// Ten significant digits: lgamma of a few thousand carries about
 		// 1e-12 of relative error into the beta function's prefactor.
 		if math.Abs(got-tc.want) > 1e-10*tc.want {
-			t.Errorf("UpperBound(%d, %d, %g) = %.17g, want %.17g", tc.k, tc.n, tc.level, got, tc.want)
+			t.Errorf("upperBound(%d, %d, %g) = %.17g, want %.17g", tc.k, tc.n, tc.level, got, tc.want)
 		}
 	}
 }
@@ -50,7 +50,7 @@ func TestUpperBound(t *testing.T) {
 func TestUpperBoundZeroMatchesBeta(t *testing.T) {
 	for _, n := range []int{1, 2, 7, 59, 200, 459, 5000} {
 		for _, level := range []float64{0.9, 0.95, 0.99} {
-			closed := UpperBound(0, n, level)
+			closed := upperBound(0, n, level)
 			beta := invRegIncBeta(1, float64(n), level)
 			if math.Abs(closed-beta) > 1e-12 {
 				t.Errorf("n=%d level=%g: closed form %.17g, beta inversion %.17g", n, level, closed, beta)
@@ -101,21 +101,21 @@ func TestTrialsNeeded(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("TrialsNeeded(%g, %g) = %d, want %d", tc.level, tc.rate, got, tc.want)
 		}
-		if UpperBound(0, got, tc.level) > tc.rate || UpperBound(0, got-1, tc.level) <= tc.rate {
+		if upperBound(0, got, tc.level) > tc.rate || upperBound(0, got-1, tc.level) <= tc.rate {
 			t.Errorf("TrialsNeeded(%g, %g) = %d is not the fewest that meet the rate", tc.level, tc.rate, got)
 		}
 	}
 }
 
-func TestBoundOf(t *testing.T) {
-	trials := []Trial{{}, {Broken: true}, {Unsynchronized: true, Broken: true}, {}, {Unsynchronized: true}}
-	b := BoundOf(trials, 0.95, 0.5)
+func TestTallyBound(t *testing.T) {
+	tally := TallyOf([]Trial{{}, {Broken: true}, {Unsynchronized: true, Broken: true}, {}, {Unsynchronized: true}})
+	b := tally.Bound(0.95, 0.5)
 	// An unsynchronized trial that held proves nothing; one whose counts
 	// prove a break is a break all the same.
 	if b.Trials != 4 || b.Broken != 2 || b.Inconclusive != 1 || b.Level != 0.95 || b.MaxRate != 0.5 {
-		t.Fatalf("BoundOf = %+v, want 4 conclusive trials, 2 broken, 1 inconclusive", b)
+		t.Fatalf("bound = %+v, want 4 conclusive trials, 2 broken, 1 inconclusive", b)
 	}
-	if want := UpperBound(2, 4, 0.95); b.Upper != want {
+	if want := upperBound(2, 4, 0.95); b.Upper != want {
 		t.Errorf("Upper = %g, want %g", b.Upper, want)
 	}
 	if b.Met() {

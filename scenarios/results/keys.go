@@ -27,8 +27,8 @@ const (
 	KeyPercent KeyChars = "percent"
 )
 
-// KeyCharsNames lists the alphabets as a user types them.
-var KeyCharsNames = []string{string(KeyASCII), string(KeyUnicode), string(KeyPercent)}
+// keyCharsNames lists the alphabets as a user types them.
+var keyCharsNames = []string{string(KeyASCII), string(KeyUnicode), string(KeyPercent)}
 
 // ParseKeyChars reads a --key-chars value; empty means KeyASCII.
 func ParseKeyChars(s string) (KeyChars, error) {
@@ -38,7 +38,7 @@ func ParseKeyChars(s string) (KeyChars, error) {
 	case KeyASCII, KeyUnicode, KeyPercent:
 		return k, nil
 	}
-	return "", usage.Fieldf("KeyChars", "{} %q; want %s", s, strings.Join(KeyCharsNames, ", "))
+	return "", usage.Fieldf("KeyChars", "{} %q; want %s", s, strings.Join(keyCharsNames, ", "))
 }
 
 // arabicSlug is "مقالة-عربية" (an Arabic post), the kind of slug seed 002's

@@ -22,8 +22,9 @@ type KeyCount struct {
 // sent before it counts as late.
 const LateAfter = 10 * time.Millisecond
 
-// LoadModel is how a load sends: arrivals on a schedule, or workers that
-// send again as soon as they are answered.
+// LoadModel is how a load sends: arrivals on a schedule ("open"), or
+// workers that send again as soon as they are answered ("closed"); the
+// load package names them.
 type LoadModel string
 
 // KeyDist is how a load picks the key of each request.
@@ -54,14 +55,3 @@ func (d KeyDist) String() string {
 	}
 	return "zipf:" + strconv.FormatFloat(d.Zipf, 'g', -1, 64)
 }
-
-// The models.
-const (
-	// Open: requests arrive on a schedule whatever the answers (wrk2,
-	// vegeta, k6's arrival-rate executors); latency counts from each
-	// request's intended instant, so a stalled server shows.
-	Open LoadModel = "open"
-	// Closed: C workers each send the next request when the last one is
-	// answered (hey, wrk); a stalled server slows the senders down.
-	Closed LoadModel = "closed"
-)

@@ -173,10 +173,10 @@ func (t *LoadTarget) ThresholdsMissed() int {
 	return n
 }
 
-// LoadLabels names each target for a report, as Labels does for a run.
-func LoadLabels(ts []LoadTarget) []string {
-	trs := make([]TargetResult, len(ts))
-	for i, t := range ts {
+// Labels names each target for a report, as Labels does for a run.
+func (r *LoadResult) Labels() []string {
+	trs := make([]TargetResult, len(r.Targets))
+	for i, t := range r.Targets {
 		trs[i] = TargetResult{Name: t.Name, Target: t.Target, Spec: t.Spec}
 	}
 	return Labels(trs)
@@ -187,7 +187,7 @@ func LoadLabels(ts []LoadTarget) []string {
 // first (exit 3), then targets that could not be loaded or judged (exit 1).
 func (r *LoadResult) Shortfalls() []Shortfall {
 	var rule, other []Shortfall
-	labels := LoadLabels(r.Targets)
+	labels := r.Labels()
 	for i := range r.Targets {
 		t := &r.Targets[i]
 		tr := t.rule()
@@ -273,16 +273,16 @@ func MergeLoads(rs []*LoadResult) []*LoadResult {
 	return out
 }
 
-// CheckLoad refuses a saved load result whose figures contradict each
+// Check refuses a saved load result whose figures contradict each
 // other or its verdicts: answers that are not the allowed plus the
 // refused, keys that lost updates yet did not break, a threshold marked
 // met that its own figure misses. A damaged or edited file is then an
 // error, never a pass in someone's CI.
-func CheckLoad(r *LoadResult) error {
+func (r *LoadResult) Check() error {
 	if r.Keys < 0 || r.Duration < 0 || r.Concurrency < 0 {
 		return fmt.Errorf("a negative key count, duration or concurrency")
 	}
-	labels := LoadLabels(r.Targets)
+	labels := r.Labels()
 	for i := range r.Targets {
 		t := &r.Targets[i]
 		k := t.Keys

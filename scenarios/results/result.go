@@ -57,16 +57,16 @@ type Request struct {
 	// the download count, or the claims on the item.
 	Value int64 `json:"value"`
 	// Answer says in the story's words what the request was told: "3
-	// views", "granted, count 5", "409, taken" (see DescribeAnswer).
+	// views", "granted, count 5", "409, taken" (see AnswerWords).
 	Answer string `json:"answer,omitempty"`
 	// Error is the target's failure in words, when Outcome is Errored.
 	Error string `json:"error,omitempty"`
 	// Early says the answer came before the request was released (staged
 	// targets only): the burst was not synchronized.
 	Early bool `json:"early,omitempty"`
-	// Window is the number of the rate limiter's window the request was
-	// counted in (six-of-five only).
-	Window int64 `json:"window,omitempty"`
+	// Figures are the story's own figures of the request, by name: the
+	// window a rate limiter counted it in (see figures.go).
+	Figures map[string]int64 `json:"figures,omitempty"`
 	// Steps are the store operations the request made, when the run was
 	// traced (Plan.Trace) and the store records them (kv, actor).
 	Steps []Step `json:"steps,omitempty"`
@@ -115,12 +115,10 @@ type Trial struct {
 	// SoftBroken says the story's soft rule did not hold either (stories
 	// with one: Result.Soft says it in words).
 	SoftBroken bool `json:"soft_broken,omitempty"`
-	// Windows is how many requests each window admitted, in window order
-	// (six-of-five only).
-	Windows []int `json:"windows,omitempty"`
-	// Exposure is how long after the cancel the last original was still
-	// granted (stale-plan only).
-	Exposure time.Duration `json:"exposure_ns,omitempty"`
+	// Figures are the story's own figures of the trial, by name: how many
+	// requests each window admitted, how long after a cancel the last
+	// original was granted (see figures.go and SetFigure).
+	Figures map[string][]int64 `json:"figures,omitempty"`
 	// ReleaseSpread is the max minus the min of the instants the requests
 	// actually started: how tightly the burst was released.
 	ReleaseSpread time.Duration `json:"release_spread_ns"`
@@ -391,6 +389,9 @@ type Result struct {
 	// Soft is the story's soft rule in words, when it has one: judged
 	// beside the hard rule, never instead of it.
 	Soft string `json:"soft,omitempty"`
+	// Figures say how a report says the story's own trial figures, when
+	// it has any.
+	Figures []Figure `json:"figures,omitempty"`
 	// Sequential says the requests of a trial were fired one after another,
 	// Gap apart, rather than all at once.
 	Sequential bool          `json:"sequential,omitempty"`
@@ -448,7 +449,7 @@ func (r *Result) Shortfalls() []Shortfall {
 		case t.Failed():
 			rule = append(rule, Shortfall{RuleShortfall, labels[i], ruleWhy(t, labels[i], &s)})
 		case t.Strict && t.Inconclusive():
-			other = append(other, Shortfall{InconclusiveShortfall, labels[i], InconclusiveWhy(labels[i], &s)})
+			other = append(other, Shortfall{InconclusiveShortfall, labels[i], s.InconclusiveWhy(labels[i])})
 		}
 		// Whatever the bursts proved, a batch read that answers other
 		// totals than the single reads is a finding of its own.
@@ -474,8 +475,9 @@ func ruleWhy(t *TargetResult, label string, s *Tally) string {
 	}
 }
 
-// InconclusiveWhy says why a target's trials gave no verdict.
-func InconclusiveWhy(label string, s *Tally) string {
+// InconclusiveWhy says why the trials of the target labelled label gave no
+// verdict.
+func (s *Tally) InconclusiveWhy(label string) string {
 	why := fmt.Sprintf("%s: inconclusive: %d of %d trials proved nothing", label, s.Inconclusive, s.Trials)
 	if s.FirstError != "" {
 		why += fmt.Sprintf(" (%d failed requests; first: %s)", s.Errors.Sum, s.FirstError)
@@ -603,6 +605,9 @@ func mergeParts(parts []*Result) *Result {
 		m.MaxRate = cmp.Or(m.MaxRate, r.MaxRate)
 		m.MaxTrials = max(m.MaxTrials, r.MaxTrials)
 		m.Rule = cmp.Or(m.Rule, r.Rule)
+		if m.Figures == nil {
+			m.Figures = r.Figures
+		}
 		for _, s := range append([]int64{r.Seed}, r.Seeds...) {
 			if !slices.Contains(m.Seeds, s) {
 				m.Seeds = append(m.Seeds, s)
@@ -660,9 +665,23 @@ func mergeParts(parts []*Result) *Result {
 	return m
 }
 
-// DefaultDamage is a story's damage words when it says none: "7 over, 11
-// lost", "" when a trial did not stray.
-func DefaultDamage(over, lost int64) string {
+// SetDamage records how far the trial strayed in its story's words, as
+// say puts them from its Over and Lost ("4 oversold", "9 hits lost"), or,
+// where say is nil or says nothing, as "7 over, 11 lost"; "" when the
+// trial did not stray.
+func (t *Trial) SetDamage(say func(over, lost int64) string) {
+	t.Damage = ""
+	if say != nil {
+		t.Damage = say(t.Over, t.Lost)
+	}
+	if t.Damage == "" {
+		t.Damage = defaultDamage(t.Over, t.Lost)
+	}
+}
+
+// defaultDamage is a trial's damage when its story says none: "7 over, 11
+// lost", "" when it did not stray.
+func defaultDamage(over, lost int64) string {
 	var parts []string
 	if over > 0 {
 		parts = append(parts, fmt.Sprintf("%d over", over))
@@ -673,10 +692,10 @@ func DefaultDamage(over, lost int64) string {
 	return strings.Join(parts, ", ")
 }
 
-// DescribeAnswer says what a request was told in its story's words when
-// the result recorded them, else as its outcome and value: "allowed 3",
-// "error".
-func DescribeAnswer(r Request) string {
+// AnswerWords says what the request was told: in its story's words when
+// the result recorded them, else as its outcome and value ("allowed 3"),
+// and "error" when it failed.
+func (r Request) AnswerWords() string {
 	switch {
 	case r.Outcome == Errored:
 		return "error"

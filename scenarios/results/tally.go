@@ -1,6 +1,7 @@
 package results
 
 import (
+	"maps"
 	"slices"
 	"time"
 )
@@ -56,12 +57,12 @@ type Worst struct {
 }
 
 // Words says the worst trial's damage: in its story's words when the
-// result recorded them, else as DefaultDamage does.
+// result recorded them, else as SetDamage does without them.
 func (w Worst) Words() string {
 	if w.Damage != "" {
 		return w.Damage
 	}
-	return DefaultDamage(w.Over, w.Lost)
+	return defaultDamage(w.Over, w.Lost)
 }
 
 // Tally is what every trial of one target came to, summed as the trials
@@ -87,11 +88,11 @@ type Tally struct {
 	// CountedMin and CountedMax bound what the store counted; Counted
 	// maps each count to the trials that read it back (at most 4096
 	// distinct counts; CountedOther says how many trials fell beyond).
-	CountedMin   int64         `json:"counted_min"`
-	CountedMax   int64         `json:"counted_max"`
-	CountedSum   int64         `json:"counted_sum"`
-	Counted      map[int64]int `json:"counted"`
-	CountedOther int           `json:"counted_other,omitempty"`
+	CountedMin   int64        `json:"counted_min"`
+	CountedMax   int64        `json:"counted_max"`
+	CountedSum   int64        `json:"counted_sum"`
+	Counted      Distribution `json:"counted"`
+	CountedOther int          `json:"counted_other,omitempty"`
 	// Lost and Over are summed over the trials; Worst is the trial that
 	// strayed furthest.
 	Lost  int64 `json:"lost"`
@@ -124,12 +125,9 @@ type Tally struct {
 	// one with a soft rule.
 	SoftBroken       int `json:"soft_broken,omitempty"`
 	SoftInconclusive int `json:"soft_inconclusive,omitempty"`
-	// Windows maps a count of requests admitted in one window to the
-	// windows that admitted it (six-of-five).
-	Windows map[int]int `json:"windows,omitempty"`
-	// Exposures are the trials' exposures after a cancel (stale-plan),
-	// the first 100,000 of them.
-	Exposures []time.Duration `json:"exposures_ns,omitempty"`
+	// Figures count, for each of the story's own trial figures, how often
+	// each value came up: the first 100,000 distinct values of each.
+	Figures map[string]Distribution `json:"figures,omitempty"`
 }
 
 // Add sums one judged trial into the tally.
@@ -160,11 +158,9 @@ func (s *Tally) Add(t *Trial) {
 	}
 	s.CountedMin, s.CountedMax, s.CountedSum = min(s.CountedMin, t.Counted), max(s.CountedMax, t.Counted), s.CountedSum+t.Counted
 	if s.Counted == nil {
-		s.Counted = map[int64]int{}
+		s.Counted = Distribution{}
 	}
-	if _, ok := s.Counted[t.Counted]; ok || len(s.Counted) < maxCountedValues {
-		s.Counted[t.Counted]++
-	} else {
+	if !s.Counted.add(t.Counted, 1, maxCountedValues) {
 		s.CountedOther++
 	}
 	s.Lost += t.Lost
@@ -201,15 +197,7 @@ func (s *Tally) Add(t *Trial) {
 	if t.SoftInconclusive() {
 		s.SoftInconclusive++
 	}
-	for _, w := range t.Windows {
-		if s.Windows == nil {
-			s.Windows = map[int]int{}
-		}
-		s.Windows[w]++
-	}
-	if t.Exposure > 0 && len(s.Exposures) < maxArrivalSpreads {
-		s.Exposures = append(s.Exposures, t.Exposure)
-	}
+	s.Figures = addFigures(s.Figures, t.Figures)
 }
 
 // TallyOf sums trials into a Tally.
@@ -243,26 +231,15 @@ func (s *Tally) TooInconclusive() bool {
 // only conclusive trials count.
 func (s *Tally) Bound(level, maxRate float64) Bound {
 	b := Bound{Level: level, MaxRate: maxRate, Trials: s.Conclusive(), Broken: s.Broken, Inconclusive: s.Inconclusive}
-	b.Upper = UpperBound(b.Broken, b.Trials, level)
+	b.Upper = upperBound(b.Broken, b.Trials, level)
 	return b
 }
 
 // CountedMedian is the median count over the trials (of an even number,
 // the upper of the two middle ones), from the distinct counts kept.
 func (s *Tally) CountedMedian() int64 {
-	values := make([]int64, 0, len(s.Counted))
-	kept := 0
-	for v, n := range s.Counted {
-		values = append(values, v)
-		kept += n
-	}
-	slices.Sort(values)
-	rank := kept / 2
-	for _, v := range values {
-		if rank < s.Counted[v] {
-			return v
-		}
-		rank -= s.Counted[v]
+	if v, ok := s.Counted.Median(); ok {
+		return v
 	}
 	return s.CountedMax
 }
@@ -274,19 +251,12 @@ func (s *Tally) Merge(o *Tally) {
 	}
 	if s.Trials == 0 {
 		c := *o
-		c.Counted = make(map[int64]int, len(o.Counted))
-		for v, n := range o.Counted {
-			c.Counted[v] = n
+		c.Counted = maps.Clone(o.Counted)
+		if c.Counted == nil {
+			c.Counted = Distribution{}
 		}
 		c.ArrivalSpreads = slices.Clone(o.ArrivalSpreads)
-		c.Exposures = slices.Clone(o.Exposures)
-		c.Windows = nil
-		for w, n := range o.Windows {
-			if c.Windows == nil {
-				c.Windows = map[int]int{}
-			}
-			c.Windows[w] = n
-		}
+		c.Figures = mergeFigures(nil, o.Figures)
 		*s = c
 		return
 	}
@@ -305,10 +275,11 @@ func (s *Tally) Merge(o *Tally) {
 		p.a.Min, p.a.Max, p.a.Sum = min(p.a.Min, p.b.Min), max(p.a.Max, p.b.Max), p.a.Sum+p.b.Sum
 	}
 	s.CountedMin, s.CountedMax, s.CountedSum = min(s.CountedMin, o.CountedMin), max(s.CountedMax, o.CountedMax), s.CountedSum+o.CountedSum
+	if s.Counted == nil { // a saved tally may say null
+		s.Counted = Distribution{}
+	}
 	for v, n := range o.Counted {
-		if _, ok := s.Counted[v]; ok || len(s.Counted) < maxCountedValues {
-			s.Counted[v] += n
-		} else {
+		if !s.Counted.add(v, n, maxCountedValues) {
 			s.CountedOther += n
 		}
 	}
@@ -334,14 +305,7 @@ func (s *Tally) Merge(o *Tally) {
 	s.BurstTime += o.BurstTime
 	s.SoftBroken += o.SoftBroken
 	s.SoftInconclusive += o.SoftInconclusive
-	for w, n := range o.Windows {
-		if s.Windows == nil {
-			s.Windows = map[int]int{}
-		}
-		s.Windows[w] += n
-	}
-	room = max(0, maxArrivalSpreads-len(s.Exposures))
-	s.Exposures = append(s.Exposures, o.Exposures[:min(room, len(o.Exposures))]...)
+	s.Figures = mergeFigures(s.Figures, o.Figures)
 }
 
 // Keep says how much per-request detail a run keeps; the zero value keeps

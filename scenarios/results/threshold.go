@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/racelab/racelab/internal/usage"
 )
 
@@ -223,13 +224,11 @@ func (t Threshold) measure(lt *LoadTarget) (float64, string) {
 		if t.figure == "p" {
 			var known bool
 			if d, known = t.knownPercentile(l); !known {
-				h, err := DecodeHistogram(lt.Histogram)
-				if err != nil || h.TotalCount() != l.Count {
+				if d, known = lt.Percentile(t.quantile); !known {
 					// An unreadable histogram proves nothing: it must not
 					// pass either.
 					return math.Inf(1), "no histogram"
 				}
-				d = time.Duration(h.ValueAtQuantile(t.quantile)) * time.Microsecond
 			}
 		}
 		return float64(d), Round(d).String()
@@ -325,4 +324,25 @@ func Round(d time.Duration) time.Duration {
 	default:
 		return d.Round(time.Microsecond)
 	}
+}
+
+// Percentile reads the q-th percentile (0 to 100) off the target's saved
+// histogram; ok is false when the histogram cannot be read or does not
+// hold every answer.
+func (lt *LoadTarget) Percentile(q float64) (d time.Duration, ok bool) {
+	if lt.Histogram == "" {
+		return 0, false
+	}
+	// A saved histogram is the reader's input: the decoder panics on
+	// some malformed ones, which prove nothing either.
+	defer func() {
+		if recover() != nil {
+			d, ok = 0, false
+		}
+	}()
+	h, err := hdrhistogram.Decode([]byte(lt.Histogram))
+	if err != nil || h.TotalCount() != lt.Latency.Count {
+		return 0, false
+	}
+	return time.Duration(h.ValueAtQuantile(q)) * time.Microsecond, true
 }

@@ -2,30 +2,9 @@ package results
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 )
-
-// Answered lists the values the allowed requests were told, in order:
-// "1, 2, 3, …, 10" when they run without a gap.
-func Answered(reqs []Request) string {
-	var vs []int64
-	for _, r := range reqs {
-		if r.Outcome == Allowed {
-			vs = append(vs, r.Value)
-		}
-	}
-	slices.Sort(vs)
-	if len(vs) > 4 && vs[len(vs)-1]-vs[0] == int64(len(vs)-1) {
-		return fmt.Sprintf("%d, %d, %d, …, %d", vs[0], vs[1], vs[2], vs[len(vs)-1])
-	}
-	parts := make([]string, len(vs))
-	for i, v := range vs {
-		parts[i] = fmt.Sprint(v)
-	}
-	return strings.Join(parts, ", ")
-}
 
 // Plural writes "1 hit", "2 hits", "3 retries".
 func Plural(n int64, word string) string {

@@ -219,7 +219,7 @@ func (r shardRun) play(ctx context.Context, st *results.ShardTarget) error {
 			}
 			do = func(ctx context.Context, j int) engine.Answer {
 				rep, err := staged[j](ctx)
-				return engine.AnswerOfReply(r.sc.Op, rep, err)
+				return r.sc.AnswerOfReply(rep, err)
 			}
 		}
 		f := engine.ShardFiring(n, r.timeout, r.lo, at)
@@ -267,7 +267,7 @@ func CheckShard(s *results.ShardResult, find engine.Finder) error {
 		return bad("a %s part must hold exactly its %s", s.Kind, s.Kind)
 	}
 	if s.Load != nil {
-		if err := results.CheckLoad(s.Load); err != nil {
+		if err := s.Load.Check(); err != nil {
 			return bad("%v", err)
 		}
 		return checkLoadShard(s)

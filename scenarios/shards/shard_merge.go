@@ -206,7 +206,7 @@ func VerifyRun(ctx context.Context, parts []*results.ShardResult, v VerifyPlan) 
 	defer engine.CloseAll(opened)
 	timeout := cmp.Or(v.Timeout, first.Timeout, engine.DefaultTimeout)
 	res := &results.Result{Schema: results.SchemaVersion, Scenario: sc.Name, Rule: sc.Rule, Requests: first.Requests, Trials: first.Trials,
-		Seed: first.Seed, Confidence: v.Evidence.Level(), Sharded: originOf(ps)}
+		Seed: first.Seed, Confidence: v.Evidence.Level(), Sharded: originOf(ps), Figures: sc.Figures}
 	history := oneHost(ps)
 	for ti := range first.Targets {
 		t0 := &first.Targets[ti]
@@ -422,17 +422,17 @@ func sumLoads(ps []*results.ShardResult) (results.LoadTarget, []results.KeyCount
 		if t.Histogram == "" {
 			continue
 		}
-		h, err := results.DecodeHistogram(t.Histogram)
+		h, err := load.DecodeHistogram(t.Histogram)
 		if err != nil {
 			return lt, nil, fmt.Errorf("%w: shard %d: histogram: %w", engine.ErrInconsistent, s.Shard, err)
 		}
 		if hist == nil {
-			hist = results.NewHistogram(results.HistSigFigs)
+			hist = load.NewHistogram()
 		}
 		hist.Merge(h)
 	}
 	if hist != nil {
-		lt.Latency, lt.Histogram, lt.Buckets = results.LatencyOf(hist), results.EncodeHistogram(hist), results.Buckets(hist)
+		lt.Latency, lt.Histogram, lt.Buckets = load.Summarize(hist)
 	}
 	for _, k := range kindOrder {
 		lt.ErrorKinds = append(lt.ErrorKinds, *kinds[k])

@@ -118,7 +118,7 @@ func drawLanes(sc *engine.Scenario, t *results.Trial, label string, clock result
 			fmt.Fprintf(&marks, `<g data-step="%d" class="sent"><line x1="%s" y1="%d" x2="%s" y2="%d"/></g>`+"\n", n, ex, mid-12, ex, mid+12)
 			steps = append(steps, fmt.Sprintf("%s: %s is sent", at, who))
 		case "answer":
-			answer := results.DescribeAnswer(*q)
+			answer := q.AnswerWords()
 			text := answer
 			caption := fmt.Sprintf("%s: %s is answered: %s", at, who, answer)
 			if p, ok := erased[q.Index]; ok {

@@ -1,22 +1,16 @@
-package results
+package explained
 
-// About is a story in its own words: what a report prints of it, kept
-// apart from the code that plays it so that a renderer needs none of that.
+import "github.com/racelab/racelab/scenarios/results"
+
+// About is a story in its own words, the fields of the same names of its
+// engine.Scenario: its name, its title and story, its hard and soft rules,
+// how the fix keeps the hard one, and what a store needs to play it. It
+// is what a report prints of the story, kept apart from the code that
+// plays it so that a renderer needs none of that.
 type About struct {
-	// Name is what users type: "ten-hits-one-view".
-	Name string
-	// Title is the story in one line; Story tells it in a paragraph.
-	Title string
-	Story string
-	// Rule is the hard rule in words; SoftRule, for a story that judges
-	// one beside it, the soft rule; Fix says how the fixed targets keep
-	// the hard rule.
-	Rule     string
-	SoftRule string
-	Fix      string
-	// Needs says in words what a store must be to play the story: "a
-	// view counter".
-	Needs string
+	Name, Title, Story  string
+	Rule, SoftRule, Fix string
+	Needs               string
 }
 
 // Replay is one traced trial of an explanation, with a heading and its
@@ -24,8 +18,8 @@ type About struct {
 type Replay struct {
 	Heading string
 	Target  string
-	Clock   Clock
-	Trial   *Trial
+	Clock   results.Clock
+	Trial   *results.Trial
 	Outcome string
 }
 
