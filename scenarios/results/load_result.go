@@ -105,7 +105,7 @@ type LoadTarget struct {
 	Keys     Tally      `json:"keys"`
 	WorstKey KeyAccount `json:"worst_key"`
 	// Thresholds is each asked threshold judged on this target.
-	Thresholds []ThresholdResult `json:"thresholds,omitempty"`
+	Thresholds []thresholdResult `json:"thresholds,omitempty"`
 	// KeyCounts is, in one shard's part of a sharded load, what each key's
 	// requests were told (keys never sent a request left out), for the
 	// merge to sum per key before it judges; empty otherwise.
@@ -201,7 +201,7 @@ func (r *LoadResult) Shortfalls() []Shortfall {
 		case t.Strict && tr.Inconclusive():
 			other = append(other, Shortfall{InconclusiveShortfall, labels[i], fmt.Sprintf(
 				"%s: inconclusive: %d of %d keys proved nothing (%d failed requests; first: %s); a verdict needs at most %s of them",
-				labels[i], s.Inconclusive, s.Trials, t.Errors, firstErrorOf(t), PercentOf(MaxInconclusive))})
+				labels[i], s.Inconclusive, s.Trials, t.Errors, firstErrorOf(t), percentOf(MaxInconclusive))})
 		}
 		for _, th := range t.Thresholds {
 			if !th.Passed {

@@ -46,9 +46,9 @@ func (s *Span) add(v, n int) {
 	s.Min, s.Max, s.Sum = min(s.Min, v), max(s.Max, v), s.Sum+int64(v)
 }
 
-// Worst names the trial that strayed furthest from the rule (the most
+// worstTrial names the trial that strayed furthest from the rule (the most
 // over plus lost), the first of equals.
-type Worst struct {
+type worstTrial struct {
 	Index int   `json:"index"`
 	Over  int64 `json:"over"`
 	Lost  int64 `json:"lost"`
@@ -58,7 +58,7 @@ type Worst struct {
 
 // Words says the worst trial's damage: in its story's words when the
 // result recorded them, else as SetDamage does without them.
-func (w Worst) Words() string {
+func (w worstTrial) Words() string {
 	if w.Damage != "" {
 		return w.Damage
 	}
@@ -97,7 +97,7 @@ type Tally struct {
 	// strayed furthest.
 	Lost  int64 `json:"lost"`
 	Over  int64 `json:"over"`
-	Worst Worst `json:"worst"`
+	Worst worstTrial `json:"worst"`
 	// Retries sums the strategy's retries.
 	Retries int64 `json:"retries,omitempty"`
 	// HistoryChecked, NotLinearizable and HistoryUnknown count the
@@ -166,7 +166,7 @@ func (s *Tally) Add(t *Trial) {
 	s.Lost += t.Lost
 	s.Over += t.Over
 	if n == 0 || t.Over+t.Lost > s.Worst.Over+s.Worst.Lost {
-		s.Worst = Worst{Index: t.Index, Over: t.Over, Lost: t.Lost, Damage: t.Damage}
+		s.Worst = worstTrial{Index: t.Index, Over: t.Over, Lost: t.Lost, Damage: t.Damage}
 	}
 	s.Retries += t.Retries
 	if t.History != "" {

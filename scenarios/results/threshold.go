@@ -192,8 +192,8 @@ func percentile(name string) (q float64, isPercentile bool, err error) {
 	return q, true, nil
 }
 
-// ThresholdResult is one threshold judged on one target.
-type ThresholdResult struct {
+// thresholdResult is one threshold judged on one target.
+type thresholdResult struct {
 	Expr string `json:"expr"`
 	// Actual is the measured figure, in the threshold's own unit.
 	Actual string `json:"actual"`
@@ -203,9 +203,9 @@ type ThresholdResult struct {
 }
 
 // Judge measures t's metric on a target's load and compares.
-func (t Threshold) Judge(lt *LoadTarget, label string) ThresholdResult {
+func (t Threshold) Judge(lt *LoadTarget, label string) thresholdResult {
 	v, shown := t.measure(lt)
-	r := ThresholdResult{Expr: t.Expr, Actual: shown, Passed: compare(v, t.Op, t.Value)}
+	r := thresholdResult{Expr: t.Expr, Actual: shown, Passed: compare(v, t.Op, t.Value)}
 	if !r.Passed {
 		r.Why = fmt.Sprintf("%s: threshold %s not met: %s was %s", label, t.Expr, t.Metric, shown)
 	}
@@ -243,7 +243,7 @@ func (t Threshold) measure(lt *LoadTarget) (float64, string) {
 			return math.Inf(1), "no requests"
 		}
 		f := float64(n) / float64(asked)
-		return f, fmt.Sprintf("%s (%d of %d)", PercentOf(f), n, asked)
+		return f, fmt.Sprintf("%s (%d of %d)", percentOf(f), n, asked)
 	}
 	switch t.figure {
 	case "rps":
@@ -292,9 +292,9 @@ func compare(v float64, op string, bound float64) bool {
 	}
 }
 
-// PercentOf writes a share with the precision small shares need: 0.05%,
+// percentOf writes a share with the precision small shares need: 0.05%,
 // 1.2%, 37%.
-func PercentOf(f float64) string {
+func percentOf(f float64) string {
 	p := f * 100
 	switch {
 	case p == 0 || p >= 10:
