@@ -95,8 +95,8 @@ type Tally struct {
 	CountedOther int          `json:"counted_other,omitempty"`
 	// Lost and Over are summed over the trials; Worst is the trial that
 	// strayed furthest.
-	Lost  int64 `json:"lost"`
-	Over  int64 `json:"over"`
+	Lost  int64      `json:"lost"`
+	Over  int64      `json:"over"`
 	Worst worstTrial `json:"worst"`
 	// Retries sums the strategy's retries.
 	Retries int64 `json:"retries,omitempty"`
