@@ -3,9 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,47 +16,6 @@ import (
 // from a LoadResult. Two tables, because a load answers two questions: how
 // fast the target was (throughput and latency), and whether it kept the
 // story's rule under that load (allowed against counted, key by key).
-
-// RenderLoad writes load results in format f, like RenderAll: one write,
-// or none.
-func RenderLoad(w io.Writer, rs []*results.LoadResult, f Format, o Options) error {
-	if len(rs) == 0 || slices.Contains(rs, nil) {
-		return errors.New("render: no load result")
-	}
-	var b bytes.Buffer
-	var err error
-	switch f {
-	case Table:
-		err = eachLoad(&b, rs, "\n", func(b *bytes.Buffer, r *results.LoadResult) error { return renderLoadTable(b, r, o.Width) })
-	case Markdown:
-		err = eachLoad(&b, rs, "\n", renderLoadMarkdown)
-	case JSON:
-		err = eachLoad(&b, rs, "", renderLoadJSON)
-	case JUnit:
-		err = renderLoadJUnit(&b, rs)
-	case HTML:
-		err = renderLoadHTML(&b, rs)
-	default:
-		return &UnknownFormatError{Name: string(f)}
-	}
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(b.Bytes())
-	return err
-}
-
-func eachLoad(b *bytes.Buffer, rs []*results.LoadResult, sep string, render func(*bytes.Buffer, *results.LoadResult) error) error {
-	for i, r := range rs {
-		if i > 0 {
-			b.WriteString(sep)
-		}
-		if err := render(b, r); err != nil {
-			return err
-		}
-	}
-	return nil
-}
 
 // The columns of the two tables.
 var (

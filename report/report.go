@@ -94,39 +94,70 @@ func RenderAll(w io.Writer, rs []*results.Result, f Format, o Options) error {
 	if len(rs) == 0 || slices.Contains(rs, nil) {
 		return errors.New("render: no result")
 	}
-	render, ok := renderers[f]
+	return renderWith(w, f, func(r format, b *bytes.Buffer) error { return r.runs(b, rs, o) })
+}
+
+// RenderLoad writes load results in format f, like RenderAll: one write,
+// or none.
+func RenderLoad(w io.Writer, rs []*results.LoadResult, f Format, o Options) error {
+	if len(rs) == 0 || slices.Contains(rs, nil) {
+		return errors.New("render: no load result")
+	}
+	return renderWith(w, f, func(r format, b *bytes.Buffer) error { return r.loads(b, rs, o) })
+}
+
+// renderWith builds the report in format f whole, then writes it once.
+func renderWith(w io.Writer, f Format, render func(format, *bytes.Buffer) error) error {
+	r, ok := renderers[f]
 	if !ok {
 		return &UnknownFormatError{Name: string(f)}
 	}
 	var b bytes.Buffer
-	if err := render(&b, rs, o); err != nil {
+	if err := render(r, &b); err != nil {
 		return err
 	}
 	_, err := w.Write(b.Bytes())
 	return err
 }
 
-// renderers write several results as one report, one per format.
-var renderers = map[Format]func(io.Writer, []*results.Result, Options) error{
-	Table:    oneAfterAnother(renderTable, "\n"),
-	Markdown: oneAfterAnother(renderMarkdown, "\n"),
-	JSON: oneAfterAnother(func(w io.Writer, r *results.Result, _ Options) error {
-		return renderJSON(w, r)
-	}, ""),
-	JUnit: renderJUnit,
-	HTML:  renderHTML,
+// A format is how one output format writes runs, and loads.
+type format struct {
+	runs  func(*bytes.Buffer, []*results.Result, Options) error
+	loads func(*bytes.Buffer, []*results.LoadResult, Options) error
+}
+
+// renderers are the formats, the one table a new format joins.
+var renderers = map[Format]format{
+	Table: {
+		oneAfterAnother(func(b *bytes.Buffer, r *results.Result, o Options) error { return renderTable(b, r, o) }, "\n"),
+		oneAfterAnother(func(b *bytes.Buffer, r *results.LoadResult, o Options) error { return renderLoadTable(b, r, o.Width) }, "\n"),
+	},
+	Markdown: {
+		oneAfterAnother(func(b *bytes.Buffer, r *results.Result, o Options) error { return renderMarkdown(b, r, o) }, "\n"),
+		oneAfterAnother(func(b *bytes.Buffer, r *results.LoadResult, _ Options) error { return renderLoadMarkdown(b, r) }, "\n"),
+	},
+	JSON: {
+		oneAfterAnother(func(b *bytes.Buffer, r *results.Result, _ Options) error { return renderJSON(b, r) }, ""),
+		oneAfterAnother(func(b *bytes.Buffer, r *results.LoadResult, _ Options) error { return renderLoadJSON(b, r) }, ""),
+	},
+	JUnit: {
+		func(b *bytes.Buffer, rs []*results.Result, o Options) error { return renderJUnit(b, rs, o) },
+		func(b *bytes.Buffer, rs []*results.LoadResult, _ Options) error { return renderLoadJUnit(b, rs) },
+	},
+	HTML: {
+		func(b *bytes.Buffer, rs []*results.Result, o Options) error { return renderHTML(b, rs, o) },
+		func(b *bytes.Buffer, rs []*results.LoadResult, _ Options) error { return renderLoadHTML(b, rs) },
+	},
 }
 
 // oneAfterAnother renders each result in turn, sep between two.
-func oneAfterAnother(render func(io.Writer, *results.Result, Options) error, sep string) func(io.Writer, []*results.Result, Options) error {
-	return func(w io.Writer, rs []*results.Result, o Options) error {
+func oneAfterAnother[R any](render func(*bytes.Buffer, R, Options) error, sep string) func(*bytes.Buffer, []R, Options) error {
+	return func(b *bytes.Buffer, rs []R, o Options) error {
 		for i, r := range rs {
 			if i > 0 {
-				if _, err := io.WriteString(w, sep); err != nil {
-					return err
-				}
+				b.WriteString(sep)
 			}
-			if err := render(w, r, o); err != nil {
+			if err := render(b, r, o); err != nil {
 				return err
 			}
 		}
