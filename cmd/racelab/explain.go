@@ -189,7 +189,9 @@ func showSteps(ctx context.Context, s Streams, steps []string) error {
 // to replay on: both must be given (set says which were), and each must
 // be one the story can play, all before anything is sent.
 func checkExplainTargets(cat *targets.Catalog, sc *engine.Scenario, target, fixed string, set func(string) bool) error {
-	want := func() string { return orList(append(catalogTargets(cat, sc, false), "your service's URL (http://… or https://…)")) }
+	want := func() string {
+		return orList(append(catalogTargets(cat, sc, false), "your service's URL (http://… or https://…)"))
+	}
 	if len(sc.Lineup) == 0 {
 		given := func(flag string) bool { return set != nil && set(flag) }
 		for _, flag := range []string{"target", "fixed"} {
