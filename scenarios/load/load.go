@@ -161,6 +161,11 @@ func (p *LoadPlan) Validate() []error {
 	if p.Timeout < 0 {
 		bad("Timeout", p.Timeout)
 	}
+	if p.Sharding != nil {
+		if err := engine.Splittable(p.Scenario); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if s := p.Schedule; s != nil {
 		switch {
 		case s.Duration() <= 0 && p.Requests == 0:
