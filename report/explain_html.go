@@ -31,9 +31,12 @@ func ExplainHTML(w io.Writer, e explained.Explanation) error {
 		if r.Clock == results.ClockVirtual {
 			unit = "virtual time"
 		}
-		svgTimeline(&b, fmt.Sprintf("timeline of trial %d on %s", r.Trial.Index+1, r.Target), r.Clock, r.Trial, answerText, 0)
+		svgTimeline(&b, fmt.Sprintf("timeline of trial %d on %s", r.Trial.Index+1, r.Target), r.Clock, r.Trial, laneAnswers(r.Trial), 0)
 		fmt.Fprintf(&b, "<figcaption><b>%s</b>, trial %d (%s from the release, lanes in finishing order)</figcaption>\n</figure>\n",
 			esc(r.Target), r.Trial.Index+1, unit)
+		for _, line := range readbackLines(r.Trial.Readback) {
+			fmt.Fprintf(&b, "<p class=\"note\">%s</p>\n", esc(line))
+		}
 		fmt.Fprintf(&b, "<p>%s</p>\n", esc(r.Outcome))
 	}
 	fmt.Fprintf(&b, "<h3>%d. How the fix works</h3>\n<p>%s</p>\n", len(e.Replays)+1, esc(sc.Fix))

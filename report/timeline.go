@@ -30,6 +30,7 @@ func Timeline(w io.Writer, target string, clock results.Clock, trial *results.Tr
 	}
 	b.WriteString(wrapLine(fmt.Sprintf("%s, trial %d (%s from the release, lanes in finishing order):", target, trial.Index+1, unit), width) + "\n")
 	erased := Erasures(trial)
+	answer := laneAnswers(trial)
 	numWidth := len(fmt.Sprint(len(trial.Requests)))
 	for _, r := range byTime(trial) {
 		head := fmt.Sprintf("  #%-*d ", numWidth, r.Index+1)
@@ -40,14 +41,67 @@ func Timeline(w io.Writer, target string, clock results.Clock, trial *results.Tr
 		for _, s := range r.Steps {
 			parts = append(parts, stepText(s))
 		}
-		parts = append(parts, fmt.Sprintf("→ %s at %s", answerText(r), formatInstant(r.Return)))
+		parts = append(parts, fmt.Sprintf("→ %s at %s", answer(r), formatInstant(r.Return)))
 		if q, ok := erased[r.Index]; ok {
 			parts = append(parts, erasedText(q))
 		}
 		b.WriteString(lane(head, parts, width))
 	}
+	for _, line := range readbackLines(trial.Readback) {
+		b.WriteString(wrapLine("  "+line, width) + "\n")
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// maxAnswerBody bounds an answer's body in a lane: enough for a small
+// JSON answer, the whole of it stays in the saved result.
+const maxAnswerBody = 40
+
+// laneAnswers says what each request of trial was told, for its lane. A
+// race file's trial keeps each answer (Trial.Readback): its lane shows the
+// status and the start of the body, and the burst entry when the burst
+// mixes several, since a status alone does not say which answer broke the
+// rule.
+func laneAnswers(trial *results.Trial) func(r *results.Request) string {
+	rb := trial.Readback
+	if rb == nil || len(rb.Answers) == 0 {
+		return answerText
+	}
+	mixed := slices.ContainsFunc(rb.Answers, func(a results.RaceAnswer) bool { return a.Kind != rb.Answers[0].Kind })
+	return func(r *results.Request) string {
+		if r.Outcome == results.Errored || r.Index < 0 || r.Index >= len(rb.Answers) {
+			return answerText(r)
+		}
+		a := rb.Answers[r.Index]
+		words := fmt.Sprintf("%s %d", r.Outcome, a.Status)
+		if mixed {
+			words = a.Kind + ": " + words
+		}
+		if body := strings.Join(strings.Fields(a.Body), " "); body != "" {
+			if len(body) > maxAnswerBody {
+				body = strings.ToValidUTF8(body[:maxAnswerBody], "") + "…"
+			}
+			words += " " + body
+		}
+		return words
+	}
+}
+
+// readbackLines say what a race file's trial read back after its burst,
+// one line a named answer, or why its rule could not be judged.
+func readbackLines(rb *results.Readback) []string {
+	if rb == nil {
+		return nil
+	}
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(rb.Bodies)) {
+		out = append(out, fmt.Sprintf("read back %s = %s", name, rb.Bodies[name]))
+	}
+	if rb.Error != "" {
+		out = append(out, "not judged: "+rb.Error)
+	}
+	return out
 }
 
 // lane joins a request's parts after head, " · " between steps, folding

@@ -90,7 +90,7 @@ func runExplain(ctx context.Context, s Streams, cat *targets.Catalog, o *explain
 	if err := explicitZero(o.set, engine.Invalid, zeroIf("Requests", o.Requests, o.Requests == 0)); err != nil {
 		return err
 	}
-	if err := checkExplainTargets(cat, sc, o.Target, o.Fixed); err != nil {
+	if err := checkExplainTargets(cat, sc, o.Target, o.Fixed, o.set); err != nil {
 		return err
 	}
 	// The plan of one replay checks what a run's would: -n, the targets.
@@ -114,6 +114,12 @@ func runExplain(ctx context.Context, s Streams, cat *targets.Catalog, o *explain
 		return err
 	}
 	e.Footer = classroom.ExplainFooter(sc.Name, o.Seed)
+	if len(sc.Lineup) == 0 {
+		// A race file replays on the services named, in real time: the
+		// way back is the file and the two URLs, not a name and a seed.
+		e.Footer = fmt.Sprintf("Replay it: racelab explain %s -t %s --fixed %s; see more trials: racelab run %s -t naive=%s -t fixed=%s --expect naive=breaks --trials 100",
+			o.Scenario, o.Target, o.Fixed, o.Scenario, o.Target, o.Fixed)
+	}
 	render := func(w io.Writer, format string, _ int) error {
 		if format == "html" {
 			return report.ExplainHTML(w, e)
@@ -179,7 +185,31 @@ func showSteps(ctx context.Context, s Streams, steps []string) error {
 // print a story the replay does not tell (a "fix" under a store that loses
 // updates, a "race" on one that cannot have it). A URL is the user's own
 // service: it may be the race to explain, and is expected to hold as a fix.
-func checkExplainTargets(cat *targets.Catalog, sc *engine.Scenario, target, fixed string) error {
+// A story with no line-up of its own (a race file) has no default targets
+// to replay on: both must be given (set says which were), and each must
+// be one the story can play, all before anything is sent.
+func checkExplainTargets(cat *targets.Catalog, sc *engine.Scenario, target, fixed string, set func(string) bool) error {
+	want := func() string {
+		return orList(append(catalogTargets(cat, sc, false), "your service's URL (http://… or https://…)"))
+	}
+	if len(sc.Lineup) == 0 {
+		given := func(flag string) bool { return set != nil && set(flag) }
+		for _, flag := range []string{"target", "fixed"} {
+			if !given(flag) {
+				return usageError{fmt.Errorf("--%s is missing: %s names no targets of its own, so explain needs both --target (a service that breaks the rule) and --fixed (one that holds it): %s",
+					flag, sc.Name, want())}
+			}
+		}
+	}
+	for _, f := range []struct{ name, spec string }{{"--target", target}, {"--fixed", fixed}} {
+		spec, e, err := cat.Lookup(f.spec)
+		if err != nil {
+			return err
+		}
+		if !sc.Plays(e.Kind) {
+			return usageError{fmt.Errorf("%s %s cannot play %s (it has no %s); want %s", f.name, spec.Name(), sc.Name, sc.Needs, want())}
+		}
+	}
 	spec, e, err := cat.Lookup(target)
 	if err != nil {
 		return err

@@ -25,10 +25,20 @@ import (
 // They live apart from testdata/script because they use waitaddr, which
 // reads the address a backgrounded server wrote with --addr-file into
 // $ADDR: the only way to run a server on a free port from a script.
+//
+// $RACES is the folder of the shipped race files, for scripts that run
+// them against a served store.
 func TestHTTPScripts(t *testing.T) {
+	races, err := filepath.Abs("../../scenarios/races")
+	if err != nil {
+		t.Fatal(err)
+	}
 	testscript.Run(t, testscript.Params{
-		Dir:   "../../testdata/script/http",
-		Setup: scriptEnv,
+		Dir: "../../testdata/script/http",
+		Setup: func(e *testscript.Env) error {
+			e.Setenv("RACES", races)
+			return scriptEnv(e)
+		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"waitaddr": cmdWaitAddr,
 		},

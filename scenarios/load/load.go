@@ -19,6 +19,7 @@ import (
 
 	"github.com/racelab/racelab/scenarios/pace"
 	"github.com/racelab/racelab/targets"
+	"github.com/racelab/racelab/targets/clock"
 )
 
 // Defaults of a LoadPlan, in one place.
@@ -170,6 +171,11 @@ func (p *LoadPlan) Validate() []error {
 	}
 	if p.Timeout < 0 {
 		bad("Timeout", p.Timeout)
+	}
+	if p.Sharding != nil {
+		if err := engine.Splittable(p.Scenario); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if s := p.Schedule; s != nil {
 		switch {
@@ -328,6 +334,23 @@ func (r *loadRun) run(ctx context.Context, lt *results.LoadTarget) error {
 	}
 	r.pl = pl
 	r.counts = make([]KeyTotal, p.Keys)
+	if pl.Prelude != nil {
+		// Each key is readied once, before the load, as a run readies
+		// each trial's (a race file's setup requests): the load then
+		// races on keys that exist, and the prelude's requests stay out
+		// of its figures.
+		err := eachKey(ctx, p.Keys, func(ctx context.Context, k int) error {
+			rctx, cancel := context.WithTimeout(ctx, p.Timeout)
+			defer cancel()
+			if err := pl.Prelude(rctx, r.key(k), func(d time.Duration) error { return (clock.Real{}).Sleep(rctx, d) }); err != nil {
+				return &engine.TargetError{Stage: "ready " + r.key(k), Err: err}
+			}
+			return nil
+		})
+		if err != nil || ctx.Err() != nil {
+			return err
+		}
+	}
 	if sh := p.Sharding; sh != nil && !sh.StartAt.IsZero() {
 		engine.WaitUntil(ctx, sh.StartAt.Add(p.phase))
 	}
@@ -572,42 +595,44 @@ type KeyJudge struct {
 	Count func(k int) (allowed, refused, errors int64)
 }
 
+// Judge reads every key back and judges each as one trial into lt. A
+// story that keeps what a trial read back for its rule (a race file:
+// Player.Readback) judges each key on its own readback, with the key's
+// own counts and answers.
 func (j KeyJudge) Judge(ctx context.Context, lt *results.LoadTarget) error {
 	counted := make([]int64, j.Keys)
 	readErr := make([]error, j.Keys)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(readBackWorkers, j.Keys) {
-		wg.Go(func() {
-			for {
-				k := int(next.Add(1) - 1)
-				if k >= j.Keys || ctx.Err() != nil {
-					return
-				}
-				rctx, cancel := context.WithTimeout(ctx, j.Timeout)
-				counted[k], readErr[k] = j.Player.Read(rctx, j.Key(k))
-				cancel()
-			}
-		})
-	}
-	wg.Wait()
+	_ = eachKey(ctx, j.Keys, func(ctx context.Context, k int) error {
+		rctx, cancel := context.WithTimeout(ctx, j.Timeout)
+		counted[k], readErr[k] = j.Player.Read(rctx, j.Key(k))
+		cancel()
+		return nil
+	})
 	if ctx.Err() != nil {
 		return nil
 	}
 	var tally results.Tally
+	worstBroken := false
 	for k := range j.Keys {
 		if readErr[k] != nil {
 			return &engine.TargetError{Stage: "read back " + j.Key(k), Err: readErr[k]}
 		}
 		a, rf, e := j.Count(k)
 		t := results.Trial{Index: k, Key: j.Key(k), Allowed: int(a), Refused: int(rf), Errors: int(e), Counted: counted[k]}
+		if j.Player.Readback != nil {
+			t.Readback = j.Player.Readback(t.Key) // taken for every key: the player forgets it
+		}
 		if t.Allowed+t.Refused+t.Errors == 0 && t.Counted == 0 {
 			continue // never asked, nothing stored: not a trial of anything
 		}
 		j.Scenario.Judge(&t, j.Label)
-		worse := tally.Trials == 0 || t.Over+t.Lost > tally.Worst.Over+tally.Worst.Lost
+		// A broken key is worse than any that held, whatever it lost: a
+		// race file's rule breaks with nothing counted lost or over.
+		worse := tally.Trials == 0 || t.Broken && !worstBroken ||
+			t.Broken == worstBroken && t.Over+t.Lost > tally.Worst.Over+tally.Worst.Lost
 		tally.Add(&t)
 		if worse {
+			worstBroken = t.Broken
 			lt.WorstKey = results.KeyAccount{Key: t.Key, Allowed: int64(t.Allowed), Refused: int64(t.Refused),
 				Errors: int64(t.Errors), Counted: t.Counted, Lost: t.Lost, Over: t.Over, Why: j.Scenario.Account(&t, j.Label)}
 		}
@@ -617,6 +642,36 @@ func (j KeyJudge) Judge(ctx context.Context, lt *results.LoadTarget) error {
 	}
 	lt.Keys = tally
 	lt.Counted = tally.CountedSum
+	return nil
+}
+
+// eachKey calls f for keys 0 to n-1 from readBackWorkers goroutines, each
+// key once, and returns the first error of a key (the lowest-numbered);
+// the keys after a failure or a cancelled ctx are not started.
+func eachKey(ctx context.Context, n int, f func(ctx context.Context, k int) error) error {
+	errs := make([]error, n)
+	var next atomic.Int64
+	var failed atomic.Bool
+	var wg sync.WaitGroup
+	for range min(readBackWorkers, n) {
+		wg.Go(func() {
+			for {
+				k := int(next.Add(1) - 1)
+				if k >= n || ctx.Err() != nil || failed.Load() {
+					return
+				}
+				if errs[k] = f(ctx, k); errs[k] != nil {
+					failed.Store(true)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

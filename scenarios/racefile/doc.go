@@ -12,8 +12,9 @@
 // before anything is sent.
 //
 // File.Scenario makes the race an *engine.Scenario like the built-in
-// stories, so that run, load, explain, shards and verify play it through
-// the same engine: its burst goes out through targets/httpapi's client,
+// stories, so that run, load, explain and verify play it through the same
+// engine (shards refuse it: its rule judges a trial's setup, answers and
+// readback together, which no shard holds whole; engine.Splittable): its burst goes out through targets/httpapi's client,
 // synchronized as that client synchronizes the stories' (HTTP/2 single
 // packet, HTTP/1.1 last byte), and what each trial read back is kept in
 // the trial (results.Readback), so that a saved result is judged again by

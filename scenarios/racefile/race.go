@@ -138,12 +138,43 @@ type player struct {
 	trials map[string]*trialState
 }
 
-// trialState is one trial's: its variables, then its answers (each burst
-// request writes only its own slot), then what was read back.
+// trialState is one trial's: its variables, then its answers, then what
+// was read back. A staged burst's requests each write only their own slot
+// of answers; requests sent one by one (a sequential trial, or a load's
+// arrivals on the key, numbered across the whole load) add theirs to sent
+// under mu, put in order when the trial is read back.
 type trialState struct {
 	vars     Vars
 	answers  []results.RaceAnswer
+	mu       sync.Mutex
+	sent     []sentAnswer
 	readback *results.Readback
+}
+
+// sentAnswer is the answer to request i, sent on its own.
+type sentAnswer struct {
+	i  int
+	ra results.RaceAnswer
+}
+
+// keep adds the answer to request i, sent on its own.
+func (st *trialState) keep(i int, ra results.RaceAnswer) {
+	st.mu.Lock()
+	st.sent = append(st.sent, sentAnswer{i, ra})
+	st.mu.Unlock()
+}
+
+// allAnswers are the trial's answers in request order: the staged burst's,
+// then those sent on their own, by their numbers.
+func (st *trialState) allAnswers() []results.RaceAnswer {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	slices.SortFunc(st.sent, func(a, b sentAnswer) int { return a.i - b.i })
+	out := slices.Clone(st.answers)
+	for _, s := range st.sent {
+		out = append(out, s.ra)
+	}
+	return out
 }
 
 func (p *player) bind() engine.Player {
@@ -154,10 +185,13 @@ func (p *player) bind() engine.Player {
 			st := p.state(key)
 			req, err := p.request(p.f.kindOf(i), st, i)
 			if err != nil {
+				st.keep(i, results.RaceAnswer{Kind: p.f.kindOf(i).Kind})
 				return engine.Answer{Outcome: results.Errored, Err: err}
 			}
 			resp, err := p.s.Send(ctx, req)
-			return p.answer(st, i, resp, err)
+			a, ra := p.answer(i, resp, err)
+			st.keep(i, ra)
+			return a
 		},
 		Read: func(ctx context.Context, key string) (int64, error) { return p.read(ctx, key) },
 		ReadTrial: func(ctx context.Context, key string, _ []results.Request) (int64, error) {
@@ -289,29 +323,26 @@ func (p *player) stage(ctx context.Context, key string, n int) ([]func(context.C
 	for i, f := range staged {
 		fs[i] = func(ctx context.Context) engine.Answer {
 			resp, err := f(ctx)
-			return p.answer(st, i, resp, err)
+			a, ra := p.answer(i, resp, err)
+			st.answers[i] = ra
+			return a
 		}
 	}
 	return fs, nil
 }
 
 // answer judges request i's answer by its entry's allowed: and refused:,
-// and keeps it for the rule. A redirect, a 5xx, a body kept whole only
-// over maxKeptBody, or an answer neither allowed nor refused is an error:
-// the trial proves nothing either way.
-func (p *player) answer(st *trialState, i int, resp httpapi.Response, err error) engine.Answer {
+// and returns it as the rule will see it, for the caller to keep. A
+// redirect, a 5xx, a body kept whole only over maxKeptBody, or an answer
+// neither allowed nor refused is an error: the trial proves nothing
+// either way.
+func (p *player) answer(i int, resp httpapi.Response, err error) (engine.Answer, results.RaceAnswer) {
 	s := p.f.kindOf(i)
 	a := engine.Answer{Value: int64(resp.Status), Arrival: resp.Arrival, Early: resp.Early}
 	ra := results.RaceAnswer{Kind: s.Kind, Status: resp.Status}
-	fail := func(e error) engine.Answer {
+	fail := func(e error) (engine.Answer, results.RaceAnswer) {
 		a.Outcome, a.Err = results.Errored, e
-		return a
-	}
-	if st.answers == nil {
-		st.answers = make([]results.RaceAnswer, p.f.Requests)
-	}
-	if i < len(st.answers) {
-		defer func() { st.answers[i] = ra }()
+		return a, ra
 	}
 	if err != nil {
 		return fail(err)
@@ -325,32 +356,42 @@ func (p *player) answer(st *trialState, i int, resp httpapi.Response, err error)
 			ra.Headers[strings.ToLower(name)] = vs[0]
 		}
 	}
-	switch {
-	case resp.Status >= 300 && resp.Status <= 399:
-		return fail(fmt.Errorf("%s answered %d %s (to %s): a redirect is not an answer; point the target at where it leads", s.Kind, resp.Status, http.StatusText(resp.Status), resp.Header.Get("Location")))
-	case resp.Status >= 500:
-		return fail(fmt.Errorf("%s answered %d %s%s", s.Kind, resp.Status, http.StatusText(resp.Status), note(resp.Body)))
-	case len(resp.Body) > maxKeptBody:
+	if len(resp.Body) > maxKeptBody {
 		return fail(fmt.Errorf("%s answered %d with %d bytes, over the %d a trial keeps for its rule", s.Kind, resp.Status, len(resp.Body), maxKeptBody))
+	}
+	a.Outcome, err = s.judge(ra)
+	if err != nil {
+		return fail(err)
+	}
+	return a, ra
+}
+
+// judge says what an answer kept whole was by the step's allowed: and
+// refused:: the same on the answer as it came and on the answer as a
+// trial keeps it (a load's answers, judged again per key by the rule).
+func (s *Step) judge(ra results.RaceAnswer) (results.Outcome, error) {
+	switch {
+	case ra.Status >= 300 && ra.Status <= 399:
+		return results.Errored, fmt.Errorf("%s answered %d %s (to %s): a redirect is not an answer; point the target at where it leads", s.Kind, ra.Status, http.StatusText(ra.Status), ra.Headers["location"])
+	case ra.Status >= 500:
+		return results.Errored, fmt.Errorf("%s answered %d %s%s", s.Kind, ra.Status, http.StatusText(ra.Status), note([]byte(ra.Body)))
 	}
 	vars := answerVars(ra)
 	ok, err := s.Allowed.Bool(vars)
 	if err != nil {
-		return fail(fmt.Errorf("%s answered %d: allowed: %w", s.Kind, resp.Status, err))
+		return results.Errored, fmt.Errorf("%s answered %d: allowed: %w", s.Kind, ra.Status, err)
 	}
 	if ok {
-		a.Outcome = results.Allowed
-		return a
+		return results.Allowed, nil
 	}
 	no, err := s.Refused.Bool(vars)
 	if err != nil {
-		return fail(fmt.Errorf("%s answered %d: refused: %w", s.Kind, resp.Status, err))
+		return results.Errored, fmt.Errorf("%s answered %d: refused: %w", s.Kind, ra.Status, err)
 	}
 	if no {
-		a.Outcome = results.Refused
-		return a
+		return results.Refused, nil
 	}
-	return fail(fmt.Errorf("%s answered %d%s: neither allowed (%s) nor refused (%s)", s.Kind, resp.Status, note(resp.Body), s.Allowed.Src, s.Refused.Src))
+	return results.Errored, fmt.Errorf("%s answered %d%s: neither allowed (%s) nor refused (%s)", s.Kind, ra.Status, note([]byte(ra.Body)), s.Allowed.Src, s.Refused.Src)
 }
 
 // answerVars are the variables of allowed: and refused: for one answer:
@@ -369,7 +410,7 @@ func answerVars(ra results.RaceAnswer) map[string]any {
 // target: the next trial may read back fine.
 func (p *player) read(ctx context.Context, key string) (int64, error) {
 	st := p.state(key)
-	rb := &results.Readback{Answers: st.answers, Bodies: map[string]json.RawMessage{}}
+	rb := &results.Readback{Answers: st.allAnswers(), Bodies: map[string]json.RawMessage{}}
 	st.readback = rb
 	for name, v := range st.vars.Captures {
 		b, _ := json.Marshal(v)
@@ -414,17 +455,26 @@ func (f *File) ruleVars(rb *results.Readback, t *results.Trial) (map[string]any,
 	for i, ra := range rb.Answers {
 		a := answerVars(ra)
 		a["i"], a["kind"] = int64(i), ra.Kind
-		if t != nil && i < len(t.Requests) {
+		switch {
+		case t != nil && i < len(t.Requests):
 			r := t.Requests[i]
 			a["allowed"], a["refused"] = r.Outcome == results.Allowed, r.Outcome == results.Refused
 			a["ms"] = float64(r.Return-r.Invoke) / float64(time.Millisecond)
+		case t != nil:
+			// A load's key keeps its answers but not its requests (their
+			// instants are the load's, in its percentiles): each is
+			// judged again as it was when it came, and has no ms.
+			o := f.outcome(ra)
+			a["allowed"], a["refused"] = o == results.Allowed, o == results.Refused
 		}
 		answers[i] = a
 	}
 	vars["answers"] = answers
 	if t != nil {
 		vars["allowed"], vars["refused"], vars["errors"] = int64(t.Allowed), int64(t.Refused), int64(t.Errors)
-		vars["requests"] = int64(len(t.Requests))
+		// A trial's requests, or a load's on the key, which keeps only
+		// their counts.
+		vars["requests"] = int64(max(len(t.Requests), t.Allowed+t.Refused+t.Errors))
 	}
 	for _, name := range slices.Sorted(maps.Keys(rb.Bodies)) {
 		v, ok := decodeJSON(rb.Bodies[name])
@@ -434,6 +484,17 @@ func (f *File) ruleVars(rb *results.Readback, t *results.Trial) (map[string]any,
 		vars[name] = v
 	}
 	return vars, nil
+}
+
+// outcome judges a kept answer again by the first burst entry of its
+// kind; one that never came (status 0) is an error.
+func (f *File) outcome(ra results.RaceAnswer) results.Outcome {
+	i := slices.IndexFunc(f.Burst, func(s *Step) bool { return s.Kind == ra.Kind })
+	if ra.Status == 0 || i < 0 {
+		return results.Errored
+	}
+	o, _ := f.Burst[i].judge(ra)
+	return o
 }
 
 // judge judges a trial by the hard rule on what it read back. A trial

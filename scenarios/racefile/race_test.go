@@ -29,7 +29,7 @@ func load(t testing.TB, name string) *engine.Scenario {
 // trial conclusive.
 func TestNaiveBreaksFixedHolds(t *testing.T) {
 	const trials = 20
-	for _, file := range []string{"coupon.race.yaml", "balance.race.yaml", "signup.race.yaml", "idempotency.race.yaml"} {
+	for _, file := range []string{"coupon.race.yaml", "balance.race.yaml", "signup.race.yaml", "idempotency.race.yaml", "transfer.race.yaml"} {
 		for _, h2c := range []bool{false, true} {
 			name := file + "/h1"
 			if h2c {

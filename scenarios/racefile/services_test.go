@@ -32,13 +32,14 @@ type service struct {
 	charges   map[string][]string
 	byKey     map[string]string
 	nextID    int
+	banks     map[string]map[string]int
 }
 
 // newService serves the four races on 127.0.0.1 over HTTP/1.1, and over
 // HTTP/2 without TLS too when h2c is set.
 func newService(t testing.TB, naive, h2c bool) *httptest.Server {
 	s := &service{naive: naive, discounts: map[string]int{}, redeemed: map[string]bool{}, balance: map[string]int{},
-		users: map[string]int{}, charges: map[string][]string{}, byKey: map[string]string{}}
+		users: map[string]int{}, charges: map[string][]string{}, byKey: map[string]string{}, banks: map[string]map[string]int{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("PUT /accounts/{id}", func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
@@ -152,6 +153,7 @@ func newService(t testing.TB, naive, h2c bool) *httptest.Server {
 		}
 		reply(w, 200, map[string]any{"items": items})
 	})
+	s.transfers(mux)
 	srv := httptest.NewUnstartedServer(mux)
 	if h2c {
 		srv.Config.Protocols = new(http.Protocols)
@@ -201,3 +203,65 @@ func reply(w http.ResponseWriter, status int, v any) {
 
 // base is a test server's URL as a racelab target.
 func base(srv *httptest.Server) string { return strings.TrimSuffix(srv.URL, "/") }
+
+// transfers serves a bank of two accounts, a and b, per key, and transfers
+// between them. The naive transfer reads both balances, credits the payee
+// at once from what it read, and debits the payer only after a window (a
+// fraud check), again from what it read: two transfers the other way in
+// that window credit over each other's debits, and the bank loses money.
+// The fixed one holds the lock from its read to its last write.
+func (s *service) transfers(mux *http.ServeMux) {
+	mux.HandleFunc("PUT /banks/{id}", func(w http.ResponseWriter, r *http.Request) {
+		var in struct{ A, B int }
+		if json.NewDecoder(r.Body).Decode(&in) != nil {
+			reply(w, 400, map[string]any{"error": "want {a, b}"})
+			return
+		}
+		s.mu.Lock()
+		s.banks[r.PathValue("id")] = map[string]int{"a": in.A, "b": in.B}
+		s.mu.Unlock()
+		reply(w, 201, map[string]any{"a": in.A, "b": in.B})
+	})
+	mux.HandleFunc("GET /banks/{id}", func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		bank, ok := s.banks[r.PathValue("id")]
+		out := map[string]any{"a": bank["a"], "b": bank["b"]}
+		s.mu.Unlock()
+		if !ok {
+			reply(w, 404, map[string]any{"error": "no such bank"})
+			return
+		}
+		reply(w, 200, out)
+	})
+	mux.HandleFunc("POST /banks/{id}/transfer", func(w http.ResponseWriter, r *http.Request) {
+		var in struct {
+			From, To string
+			Amount   int
+		}
+		_ = json.NewDecoder(r.Body).Decode(&in)
+		s.mu.Lock()
+		bank, ok := s.banks[r.PathValue("id")]
+		if !ok || in.From == in.To || in.Amount <= 0 || (in.From != "a" && in.From != "b") || (in.To != "a" && in.To != "b") {
+			s.mu.Unlock()
+			reply(w, 400, map[string]any{"error": "want {from, to, amount} between a and b"})
+			return
+		}
+		from, to := bank[in.From], bank[in.To]
+		if from < in.Amount {
+			s.mu.Unlock()
+			reply(w, 409, map[string]any{"error": "insufficient funds"})
+			return
+		}
+		bank[in.To] = to + in.Amount
+		if s.naive {
+			s.mu.Unlock()
+			time.Sleep(window)
+			s.mu.Lock()
+		} else {
+			time.Sleep(2 * time.Millisecond)
+		}
+		bank[in.From] = from - in.Amount
+		s.mu.Unlock()
+		reply(w, 200, map[string]any{"ok": true})
+	})
+}

@@ -117,6 +117,9 @@ func RunShard(ctx context.Context, p engine.Plan, s engine.Sharding) (*results.S
 	case p.MaxRate > 0:
 		return nil, usage.Fieldf("MaxRate", "{} adds trials as the verdicts come, and a shard sees none; give {Trials}")
 	}
+	if err := engine.Splittable(sc); err != nil {
+		return nil, err
+	}
 	if err := s.Check(n); err != nil {
 		return nil, err
 	}
