@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/racelab/racelab/targets/story"
 	"io"
 	"maps"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/racelab/racelab/targets/story"
 )
 
 // Call names one request of the contract: a story's request or the read
@@ -52,42 +53,40 @@ func Calls() []Call {
 // optional batch read.
 func knownCalls() []Call { return append(Calls(), CallGetMany) }
 
-// placeholder is the {word} a call's key takes in a path template.
+// placeholder is the {word} a call's key takes in a path template: the
+// first placeholder of the call's route in the contract, "" for a call the
+// contract does not know.
 func (c Call) placeholder() string {
-	switch c {
-	case CallHit, CallGet:
-		return "{slug}"
-	case CallDownload, CallQuota:
-		return "{visitor}"
-	case CallGetMany:
-		return "{slugs}"
-	case CallLimit, CallWindow:
-		return "{caller}"
-	case CallSubscribe, CallCancel, CallPlan, CallOriginal, CallOriginals:
-		return "{subscriber}"
-	default:
-		return "{item}"
+	path := contractPaths[c]
+	open, end := strings.Index(path, "{"), strings.Index(path, "}")
+	if open < 0 || end < open {
+		return ""
 	}
+	return path[open : end+1]
 }
 
-// callOf is the contract call that plays op.
-func callOf(op story.Op) (Call, error) {
-	switch op {
-	case story.OpHit:
-		return CallHit, nil
-	case story.OpDownload:
-		return CallDownload, nil
-	case story.OpCheckout:
-		return CallCheckout, nil
-	case story.OpLimit:
-		return CallLimit, nil
-	case story.OpOriginal:
-		// stale-plan's download is an original, not six-become-four's
-		// /download/: another route, another refusal (403 or 429).
-		return CallOriginal, nil
+// contractPaths are the contract's path templates by call, read once.
+var contractPaths = func() map[Call]string {
+	paths := map[Call]string{}
+	for call, r := range Contract() {
+		paths[call] = r.Path
 	}
-	return "", fmt.Errorf("unknown operation %q; want %s, %s, %s, %s or %s", op,
-		story.OpHit, story.OpDownload, story.OpCheckout, story.OpLimit, story.OpOriginal)
+	return paths
+}()
+
+// callOf is the contract call that plays op: the op's own word, for an op
+// in the ops table.
+func callOf(op story.Op) (Call, error) {
+	if _, ok := op.Spec(); ok {
+		return Call(op), nil
+	}
+	ops := story.Ops()
+	words := make([]string, len(ops))
+	for i, s := range ops {
+		words[i] = string(s.Op)
+	}
+	return "", fmt.Errorf("unknown operation %q; want %s or %s", op,
+		strings.Join(words[:len(words)-1], ", "), words[len(words)-1])
 }
 
 // Route says how one call is made and how its answer reads. An empty field
@@ -97,7 +96,12 @@ type Route struct {
 	Method string `json:"method,omitempty"`
 	// Path is the path template below the base URL, with the call's key as
 	// {slug}, {visitor}, {item}, {caller} or {subscriber}; it may carry a
-	// query (?id={slug}).
+	// query (?id={slug}). A request that carries the story's limit (see
+	// story.OpSpec) puts it in {limit} ({stock} for a checkout) where the
+	// template has one, always; a template without one gets limit=L
+	// (stock=K) added to its query, only when the story's limit is not
+	// the contract's. The window call puts its number in {window}, or
+	// adds window=W.
 	Path string `json:"path,omitempty"`
 	// Yes lists the statuses that mean the request was allowed (a hit
 	// counted, a download granted, an item claimed) or, for a read, that it
@@ -135,26 +139,40 @@ type Route struct {
 type Mapping map[Call]Route
 
 // Contract is the mapping of racelab's own contract, which racelab serve
-// speaks.
+// speaks. The stories' requests and reads take their method, route and
+// refusals from the ops table (story.Ops); what is written here is how
+// each answer reads, and the calls that are no op's (stale-plan's plan
+// changes and read, the batch read).
 func Contract() Mapping {
-	return Mapping{
-		CallHit:      {Method: http.MethodPost, Path: "/hit/{slug}", Yes: []int{200}, Field: "views", Key: "slug"},
-		CallGet:      {Method: http.MethodGet, Path: "/get/{slug}", Yes: []int{200}, Field: "views", Key: "slug"},
-		CallDownload: {Method: http.MethodPost, Path: "/download/{visitor}", Yes: []int{200}, No: []int{429}, Field: "count", OK: "allowed"},
-		CallQuota:    {Method: http.MethodGet, Path: "/quota/{visitor}", Yes: []int{200}, Field: "count", Key: "visitor"},
-		CallCheckout: {Method: http.MethodPost, Path: "/checkout/{item}", Yes: []int{200}, No: []int{409}, OK: "reserved"},
-		CallItem:     {Method: http.MethodGet, Path: "/item/{item}", Yes: []int{200}, Field: "claims", Key: "item"},
-		CallGetMany:  {Method: http.MethodGet, Path: "/get?slugs={slugs}", Yes: []int{200}, Field: "{slug}"},
-		CallLimit:    {Method: http.MethodPost, Path: "/limit/{caller}", Yes: []int{200}, No: []int{429}, Field: "count", OK: "allowed", Window: "window"},
-		CallWindow:   {Method: http.MethodGet, Path: "/limit/{caller}?window={window}", Yes: []int{200}, Field: "count", Key: "caller"},
-		// stale-plan's: a refused original is 403 without a paid plan (as
-		// the server reads it) and 429 at the daily limit.
-		CallSubscribe: {Method: http.MethodPost, Path: "/subscribe/{subscriber}", Yes: []int{200}, Key: "subscriber"},
-		CallCancel:    {Method: http.MethodPost, Path: "/cancel/{subscriber}", Yes: []int{200}, Key: "subscriber"},
-		CallPlan:      {Method: http.MethodGet, Path: "/plan/{subscriber}", Yes: []int{200}, Field: "paid", Key: "subscriber"},
-		CallOriginal:  {Method: http.MethodPost, Path: "/original/{subscriber}", Yes: []int{200}, No: []int{403, 429}, Field: "count", OK: "granted"},
-		CallOriginals: {Method: http.MethodGet, Path: "/original/{subscriber}", Yes: []int{200}, Field: "count", Key: "subscriber"},
+	yes := []int{http.StatusOK}
+	m := Mapping{
+		CallHit:      {Yes: yes, Field: "views", Key: "slug"},
+		CallGet:      {Yes: yes, Field: "views", Key: "slug"},
+		CallDownload: {Yes: yes, Field: "count", OK: "allowed"},
+		CallQuota:    {Yes: yes, Field: "count", Key: "visitor"},
+		CallCheckout: {Yes: yes, OK: "reserved"},
+		CallItem:     {Yes: yes, Field: "claims", Key: "item"},
+		CallGetMany:  {Method: http.MethodGet, Path: "/get?slugs={slugs}", Yes: yes, Field: "{slug}"},
+		CallLimit:    {Yes: yes, Field: "count", OK: "allowed", Window: "window"},
+		CallWindow:   {Yes: yes, Field: "count", Key: "caller"},
+		// stale-plan's.
+		CallSubscribe: {Method: http.MethodPost, Path: "/subscribe/{subscriber}", Yes: yes, Key: "subscriber"},
+		CallCancel:    {Method: http.MethodPost, Path: "/cancel/{subscriber}", Yes: yes, Key: "subscriber"},
+		CallPlan:      {Method: http.MethodGet, Path: "/plan/{subscriber}", Yes: yes, Field: "paid", Key: "subscriber"},
+		CallOriginal:  {Yes: yes, Field: "count", OK: "granted"},
+		CallOriginals: {Yes: yes, Field: "count", Key: "subscriber"},
 	}
+	for _, s := range story.Ops() {
+		req, read := m[Call(s.Op)], m[Call(s.Read)]
+		req.Method, req.Path, req.No = s.Method, s.Route, s.Refused
+		read.Method, read.Path = http.MethodGet, s.ReadRoute
+		m[Call(s.Op)], m[Call(s.Read)] = req, read
+	}
+	for call, r := range m {
+		r.Yes = slices.Clone(r.Yes) // each route its own, for whoever changes one
+		m[call] = r
+	}
+	return m
 }
 
 // Merge returns m with each route of over laid on it, field by field. A
@@ -307,8 +325,9 @@ func callList() string {
 //	CALL=[METHOD] PATH [yes=CODES] [no=CODES] [field=NAME] [key=NAME] [ok=NAME]
 //
 // for example `hit=POST /api/posts/{slug}/views field=data.views` or
-// `download=/dl/{visitor} yes=200,201 no=429,403`. What it leaves out keeps
-// the contract's value.
+// `download=/dl/{visitor} yes=200,201 no=429,403`, or, for a service that
+// takes the story's limit in its path, `download=/dl/{visitor}/{limit}`
+// (see Route.Path). What it leaves out keeps the contract's value.
 func ParseCall(s string) (Call, Route, error) {
 	name, spec, ok := strings.Cut(s, "=")
 	call := Call(strings.TrimSpace(name))

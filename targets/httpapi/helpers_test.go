@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -129,6 +130,32 @@ func call(t *testing.T, method, rawURL string, body io.Reader) (int, http.Header
 		}
 	}
 	return resp.StatusCode, resp.Header, v
+}
+
+// step is one request of a walk through the contract and the answer it
+// must get, exactly.
+type step struct {
+	method, path string
+	status       int
+	want         map[string]any
+}
+
+// walk makes each step against base, in order, and checks its status and
+// body exactly, and that every answer is JSON with its arrival instant.
+func walk(t *testing.T, base string, steps []step) {
+	t.Helper()
+	for _, s := range steps {
+		status, header, got := call(t, s.method, base+s.path, nil)
+		if status != s.status || !reflect.DeepEqual(got, s.want) {
+			t.Errorf("%s %s = %d %v, want %d %v", s.method, s.path, status, got, s.status, s.want)
+		}
+		if ct := header.Get("Content-Type"); ct != "application/json" {
+			t.Errorf("%s %s: Content-Type %q, want application/json", s.method, s.path, ct)
+		}
+		if header.Get(httpapi.ArrivalHeader) == "" {
+			t.Errorf("%s %s: no %s header", s.method, s.path, httpapi.ArrivalHeader)
+		}
+	}
 }
 
 // stats asks the server how many requests route had for key.

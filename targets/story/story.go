@@ -141,7 +141,7 @@ type Plans interface {
 // themselves (a staged HTTP burst): the word is the request.
 type Op string
 
-// The stories' requests.
+// The stories' requests; Ops holds what each side knows of them.
 const (
 	OpHit      Op = "hit"      // Counter's Hit
 	OpDownload Op = "download" // Quota's Consume

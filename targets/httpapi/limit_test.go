@@ -1,0 +1,321 @@
+package httpapi_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/engine"
+	"github.com/racelab/racelab/scenarios/results"
+	"github.com/racelab/racelab/targets"
+	"github.com/racelab/racelab/targets/httpapi"
+	"github.com/racelab/racelab/targets/story"
+)
+
+// ownLimit is the limit of a story that keeps one of its own: "three a
+// day", below the contract's 5, so that a server holding the contract's
+// would grant the fourth request.
+const ownLimit = 3
+
+// limitedOp is one request that carries the story's limit, played with
+// the client's story method (whole requests) or staged (a synchronized
+// burst), and read back.
+type limitedOp struct {
+	op    story.Op
+	setup func(ctx context.Context, c *httpapi.Client, key string) error
+	ask   func(ctx context.Context, c *httpapi.Client, key string) (story.Reply, error)
+	// read is what the store counted for key in window (0 for a daily
+	// count, which has none).
+	read func(ctx context.Context, c *httpapi.Client, key string, window int64) (int64, error)
+}
+
+var ownWindow = story.Window{Limit: ownLimit, Length: story.WindowLength}
+
+var limitedOps = []limitedOp{
+	{op: story.OpDownload,
+		ask: func(ctx context.Context, c *httpapi.Client, key string) (story.Reply, error) {
+			ok, n, err := c.Consume(ctx, key, ownLimit)
+			return story.Reply{OK: ok, Value: n}, err
+		},
+		read: func(ctx context.Context, c *httpapi.Client, key string, _ int64) (int64, error) {
+			return c.Count(ctx, key)
+		}},
+	{op: story.OpLimit,
+		ask: func(ctx context.Context, c *httpapi.Client, key string) (story.Reply, error) {
+			a, err := c.Admit(ctx, key, ownWindow)
+			return story.Reply{OK: a.Allowed, Value: a.Count, Window: a.Window}, err
+		},
+		read: func(ctx context.Context, c *httpapi.Client, key string, window int64) (int64, error) {
+			return c.Admitted(ctx, key, ownWindow, window)
+		}},
+	{op: story.OpOriginal,
+		setup: func(ctx context.Context, c *httpapi.Client, key string) error { return c.Subscribe(ctx, key) },
+		ask: func(ctx context.Context, c *httpapi.Client, key string) (story.Reply, error) {
+			ok, n, err := c.Download(ctx, key, ownLimit)
+			return story.Reply{OK: ok, Value: n}, err
+		},
+		read: func(ctx context.Context, c *httpapi.Client, key string, _ int64) (int64, error) {
+			return c.Downloads(ctx, key)
+		}},
+}
+
+// TestStoryLimitTravels: a story with a limit of its own is held to it
+// over HTTP. Against racelab serve's handler on loopback, over a real
+// store, limit-1, limit and limit+1 requests fired at once (as whole
+// requests released together, and as a staged burst) get exactly
+// min(n, limit) granted, every other one refused at the count of the
+// limit, and the store reads back min(n, limit): the figures the judge
+// counts. The server saw exactly n requests.
+func TestStoryLimitTravels(t *testing.T) {
+	ctx := context.Background()
+	for _, store := range []string{"actor", "sqlite"} {
+		base, _ := serve(t, open(t, store).Store)
+		c := client(t, base, httpapi.Config{})
+		for _, o := range limitedOps {
+			for _, n := range []int{ownLimit - 1, ownLimit, ownLimit + 1} {
+				for _, staged := range []bool{false, true} {
+					how := map[bool]string{false: "whole", true: "staged"}[staged]
+					key := fmt.Sprintf("%s-%s-%d-%s", store, o.op, n, how)
+					t.Run(key, func(t *testing.T) {
+						if o.setup != nil {
+							if err := o.setup(ctx, c, key); err != nil {
+								t.Fatal(err)
+							}
+						}
+						replies := fireLimited(t, ctx, c, o, key, n, staged)
+						checkLimited(t, ctx, c, o, key, n, replies)
+						if got, _ := stats(t, base, string(o.op), key); got != int64(n) {
+							t.Errorf("the server counted %d requests, want %d", got, n)
+						}
+					})
+				}
+			}
+		}
+	}
+}
+
+// fireLimited fires n requests of o on key at once and returns their
+// replies, each in its own slot.
+func fireLimited(t *testing.T, ctx context.Context, c *httpapi.Client, o limitedOp, key string, n int, staged bool) []story.Reply {
+	t.Helper()
+	fs := make([]func(context.Context) (story.Reply, error), n)
+	if staged {
+		if err := c.Prepare(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+		var err error
+		if fs, err = c.Stage(ctx, o.op, key, ownLimit, n); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		for i := range fs {
+			fs[i] = func(ctx context.Context) (story.Reply, error) { return o.ask(ctx, c, key) }
+		}
+	}
+	replies, errs := make([]story.Reply, n), make([]error, n)
+	release := make(chan struct{})
+	var wg sync.WaitGroup
+	for i, f := range fs {
+		wg.Go(func() {
+			<-release
+			replies[i], errs[i] = f(ctx)
+		})
+	}
+	close(release)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("request %d of %d: %v", i+1, n, err)
+		}
+	}
+	return replies
+}
+
+// checkLimited checks replies window by window (a burst may straddle a
+// rate limit's window boundary; a daily count has one "window"): each
+// window granted min(its requests, limit), refused the rest at the
+// limit, and reads back what it granted.
+func checkLimited(t *testing.T, ctx context.Context, c *httpapi.Client, o limitedOp, key string, n int, replies []story.Reply) {
+	t.Helper()
+	asked, granted := map[int64]int{}, map[int64]int{}
+	for _, r := range replies {
+		asked[r.Window]++
+		if r.OK {
+			granted[r.Window]++
+		} else if r.Value != ownLimit {
+			t.Errorf("a refusal at count %d, want the limit %d", r.Value, ownLimit)
+		}
+	}
+	for w, k := range asked {
+		if want := min(k, ownLimit); granted[w] != want {
+			t.Errorf("window %d: %d of %d granted against a limit of %d, want %d", w, granted[w], k, ownLimit, want)
+		}
+		got, err := o.read(ctx, c, key, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != int64(granted[w]) {
+			t.Errorf("window %d: the store counted %d, want the %d granted", w, got, granted[w])
+		}
+	}
+}
+
+// TestServeLimitQuery: racelab serve reads a request's limit from
+// ?limit=L on every route of a limited op, its read included (echoed in
+// "limit"); without it the contract's 5 stands. A limit that is not a
+// whole number from 1 to 10000 is answered 400 with one line saying so,
+// and nothing is counted.
+func TestServeLimitQuery(t *testing.T) {
+	base, _ := serve(t, open(t, "actor").Store)
+	routes := []struct{ method, path, read string }{
+		{"POST", "/download/q", "/quota/q"},
+		{"POST", "/limit/q", "/limit/q"},
+		{"POST", "/original/q", "/original/q"},
+		{"GET", "/quota/q", ""},
+		{"GET", "/limit/q", ""},
+		{"GET", "/original/q", ""},
+	}
+	for _, rt := range routes {
+		for _, v := range []string{"0", "-1", "10001", "x", "1.5", "3%20"} {
+			status, _, got := call(t, rt.method, base+rt.path+"?limit="+v, nil)
+			msg, _ := got["error"].(string)
+			if status != http.StatusBadRequest || !strings.HasPrefix(msg, "limit ") ||
+				!strings.HasSuffix(msg, ": want a whole number from 1 to 10000") || strings.Contains(msg, "\n") {
+				t.Errorf("%s %s?limit=%s = %d %v, want 400 and one line naming the limit", rt.method, rt.path, v, status, got)
+			}
+		}
+		if rt.read != "" {
+			if _, _, got := call(t, "GET", base+rt.read, nil); got["count"] != 0.0 {
+				t.Errorf("after refused limits, GET %s = %v, want nothing counted", rt.read, got)
+			}
+		}
+	}
+	for _, tt := range []struct {
+		query string
+		limit float64
+	}{{"", 5}, {"?limit=", 5}, {"?limit=1", 1}, {"?limit=10000", 10000}, {"?limit=3", 3}} {
+		for _, path := range []string{"/quota/r", "/limit/r", "/original/r"} {
+			status, _, got := call(t, "GET", base+path+tt.query, nil)
+			if status != http.StatusOK || got["limit"] != tt.limit {
+				t.Errorf("GET %s%s = %d %v, want 200 with limit %v", path, tt.query, status, got, tt.limit)
+			}
+		}
+	}
+	// limit-1, limit, limit+1 of a limit of 1, whole requests one by one.
+	for i, want := range []int{200, 429, 429} {
+		if status, _, _ := call(t, "POST", base+"/download/one?limit=1", nil); status != want {
+			t.Errorf("download %d of a limit of 1 = %d, want %d", i+1, status, want)
+		}
+	}
+	if _, _, got := call(t, "POST", base+"/download/one", nil); got["allowed"] != true {
+		t.Errorf("a download without a limit after 1 granted = %v, want granted under the contract's 5", got)
+	}
+}
+
+// TestClientSendsTheLimit: the requests a client sends for a story's
+// limit. The contract's limit sends nothing, so a service written before
+// limits travelled sees the bytes it always saw; another is ?limit=L (or
+// ?stock=K), after the base URL's own query; a mapping's {limit} is
+// filled whatever the limit.
+func TestClientSendsTheLimit(t *testing.T) {
+	var mu sync.Mutex
+	var uris []string
+	h := httpapi.NewHandler(open(t, "actor").Store)
+	base := serveHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/" {
+			mu.Lock()
+			uris = append(uris, r.RequestURI)
+			mu.Unlock()
+		}
+		h.ServeHTTP(w, r)
+	}))
+	sent := func(do func(c *httpapi.Client) error, c *httpapi.Client) string {
+		t.Helper()
+		mu.Lock()
+		uris = nil
+		mu.Unlock()
+		if err := do(c); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		return strings.Join(uris, " ")
+	}
+	ctx := context.Background()
+	plain := client(t, base, httpapi.Config{})
+	keyed := client(t, base+"/?api=k", httpapi.Config{})
+	mapped := client(t, base, httpapi.Config{Mapping: httpapi.Mapping{
+		httpapi.CallDownload: {Path: "/download/{visitor}?l={limit}"},
+	}})
+	consume := func(limit int64) func(*httpapi.Client) error {
+		return func(c *httpapi.Client) error { _, _, err := c.Consume(ctx, "v", limit); return err }
+	}
+	tests := []struct {
+		name string
+		c    *httpapi.Client
+		do   func(*httpapi.Client) error
+		want string
+	}{
+		{"contract limit", plain, consume(story.DailyLimit), "/download/v"},
+		{"no limit", plain, consume(0), "/download/v"},
+		{"own limit", plain, consume(ownLimit), "/download/v?limit=3"},
+		{"limit+1 of the contract", plain, consume(story.DailyLimit + 1), "/download/v?limit=6"},
+		{"base query first", keyed, consume(ownLimit), "/download/v?api=k&limit=3"},
+		{"mapped, contract limit", mapped, consume(story.DailyLimit), "/download/v?l=5"},
+		{"mapped, own limit", mapped, consume(ownLimit), "/download/v?l=3"},
+		{"rate limit", plain, func(c *httpapi.Client) error { _, err := c.Admit(ctx, "v", ownWindow); return err }, "/limit/v?limit=3"},
+		{"rate limit, contract's", plain, func(c *httpapi.Client) error {
+			_, err := c.Admit(ctx, "v", story.Window{Limit: story.WindowLimit, Length: story.WindowLength})
+			return err
+		}, "/limit/v"},
+		{"original", plain, func(c *httpapi.Client) error { _, _, err := c.Download(ctx, "v", ownLimit); return err }, "/original/v?limit=3"},
+		{"stock", plain, func(c *httpapi.Client) error { _, err := c.CheckoutOf(ctx, "s", "b", 2); return err }, "/checkout/s?stock=2"},
+		{"one of a kind", plain, func(c *httpapi.Client) error { _, err := c.Checkout(ctx, "o", "b"); return err }, "/checkout/o"},
+	}
+	for _, tt := range tests {
+		if got := sent(tt.do, tt.c); got != tt.want {
+			t.Errorf("%s: sent %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestOwnLimitJudgedOverHTTP plays six-of-five with a limit of 3 through
+// the engine against racelab serve over a store that holds its limit: at
+// limit-1, limit and limit+1 requests a burst, every trial admits
+// min(n, 3), counts them, and holds. Held to the contract's 5 instead,
+// the burst of 4 would be judged one over a limit of 3.
+func TestOwnLimitJudgedOverHTTP(t *testing.T) {
+	sc, err := scenarios.Lookup("six-of-five")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc, err = scenarios.With(sc, results.Settings{Limit: ownLimit}); err != nil {
+		t.Fatal(err)
+	}
+	for _, store := range []string{"actor", "sqlite"} {
+		base, _ := serve(t, open(t, store).Store)
+		for _, n := range []int{ownLimit - 1, ownLimit, ownLimit + 1} {
+			res, err := engine.Run(context.Background(), engine.Plan{
+				Scenario: sc, Targets: []string{base}, Requests: n, Trials: 2,
+				Options: []targets.Option{targets.WithHTTP(httpapi.Config{})},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr := res.Targets[0]
+			if tr.Error != "" || tr.Broken() > 0 || len(tr.Trials) != 2 {
+				t.Fatalf("%s n=%d: error %q, %d broken of %d trials, want 2 holding (%s)", store, n, tr.Error, tr.Broken(), len(tr.Trials), firstError(tr))
+			}
+			for _, trial := range tr.Trials {
+				if want := min(n, ownLimit); trial.Allowed != want || trial.Counted != int64(want) || trial.Over != 0 {
+					t.Errorf("%s n=%d: %d admitted, %d counted, %d over; want %d, %d, 0",
+						store, n, trial.Allowed, trial.Counted, trial.Over, want, want)
+				}
+			}
+		}
+	}
+}
