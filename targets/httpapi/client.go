@@ -72,6 +72,11 @@ type Config struct {
 	// Mapping overrides the contract's calls for a service with another
 	// API; it is merged onto Contract().
 	Mapping Mapping
+	// Ops is the ops table the client plays: the zero Table is the
+	// stories' own (story.Ops). A story with an op of its own hands its
+	// table here (story.Ops().With(…)), and the client makes its request
+	// and read as the row says (story.Capped).
+	Ops story.Table
 	// Header is sent with every request (an API key, a cookie).
 	Header http.Header
 	// TLS configures https; nil means the system's roots.
@@ -96,16 +101,18 @@ type Config struct {
 }
 
 // Client plays the stories against one service over HTTP. It implements
-// story.Counter, story.Quota, story.Inventory, story.Limiter and
-// story.Plans with whole requests, and stages
+// story.Counter, story.Quota, story.Inventory, story.Limiter,
+// story.Plans, and story.Capped for the ops of its table that have no
+// interface of their own, with whole requests, and stages
 // synchronized bursts with Stage. Prepare opens the connections a burst
 // needs; Close closes them. Its story methods are safe for concurrent use;
 // bursts are one at a time, as the engine runs them: Stage again only once
 // every function of the last burst has returned, since the burst's
 // connections are reused.
 type Client struct {
+	k        *contract // the contract over Config.Ops, as racelab serve speaks it
 	base     *url.URL
-	routes   Mapping
+	routes   Mapping     // k's routes with Config.Mapping merged on
 	header   http.Header // Config.Header, plus basic auth from the URL
 	streams  int
 	dialWait time.Duration
@@ -126,6 +133,7 @@ var (
 	_ story.Inventory = (*Client)(nil)
 	_ story.Limiter   = (*Client)(nil)
 	_ story.Plans     = (*Client)(nil)
+	_ story.Capped    = (*Client)(nil)
 )
 
 // New returns a Client for the service at base (http or https). It opens
@@ -139,8 +147,12 @@ func New(base *url.URL, cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	routes := Contract().Merge(cfg.Mapping)
-	if err := routes.Validate(); err != nil {
+	k, err := newContract(cfg.Ops)
+	if err != nil {
+		return nil, fmt.Errorf("ops: %w", err)
+	}
+	routes := k.routes.clone().Merge(cfg.Mapping)
+	if err := k.validate(routes); err != nil {
 		return nil, fmt.Errorf("mapping: %w", err)
 	}
 	header := http.Header{}
@@ -170,6 +182,7 @@ func New(base *url.URL, cfg Config) (*Client, error) {
 		tlsCfg.ServerName = base.Hostname()
 	}
 	c := &Client{
+		k:        k,
 		base:     base,
 		routes:   routes,
 		header:   header,
@@ -242,7 +255,7 @@ func (c *Client) target(call Call, key string, vars ...param) string {
 func (c *Client) targetOf(call Call, keys []string, vars ...param) string {
 	tpl := c.routes[call].Path
 	path, query, _ := strings.Cut(tpl, "?")
-	ph := call.placeholder()
+	ph := c.k.keys[call]
 	escaped := func(escape func(string) string) string {
 		e := make([]string, len(keys))
 		for i, k := range keys {
@@ -312,8 +325,8 @@ type param struct {
 // limitParams say the story's limit on a request of op (?limit=L, or
 // ?stock=K for a checkout): none for an op without one, and an implied
 // one when the story's limit is the contract's (story.OpSpec.Carries).
-func limitParams(op story.Op, limit int64) []param {
-	spec, _ := op.Spec()
+func (k *contract) limitParams(op story.Op, limit int64) []param {
+	spec, _ := k.ops.Spec(op)
 	switch {
 	case spec.Limit == "":
 		return nil
@@ -380,7 +393,7 @@ func (c *Client) Views(ctx context.Context, slug string) (int64, error) {
 // Consume asks for a download with POST /download/{visitor}, with
 // ?limit=L when the story's limit is not the contract's story.DailyLimit.
 func (c *Client) Consume(ctx context.Context, visitor string, limit int64) (bool, int64, error) {
-	r, err := c.do(ctx, CallDownload, visitor, limitParams(story.OpDownload, limit)...)
+	r, err := c.do(ctx, CallDownload, visitor, c.k.limitParams(story.OpDownload, limit)...)
 	return r.OK, r.Value, err
 }
 
@@ -399,7 +412,7 @@ func (c *Client) Checkout(ctx context.Context, item, buyer string) (bool, error)
 // CheckoutOf claims one of stock copies of item with POST
 // /checkout/{item}?stock=K (the query only when stock is not one).
 func (c *Client) CheckoutOf(ctx context.Context, item, _ string, stock int64) (bool, error) {
-	r, err := c.do(ctx, CallCheckout, item, limitParams(story.OpCheckout, stock)...)
+	r, err := c.do(ctx, CallCheckout, item, c.k.limitParams(story.OpCheckout, stock)...)
 	return r.OK, err
 }
 
@@ -407,7 +420,7 @@ func (c *Client) CheckoutOf(ctx context.Context, item, _ string, stock int64) (b
 // ?limit=L when w's limit is not the contract's story.WindowLimit. The
 // service keeps its own window length; w's is not sent.
 func (c *Client) Admit(ctx context.Context, caller string, w story.Window) (story.Admission, error) {
-	r, err := c.do(ctx, CallLimit, caller, limitParams(story.OpLimit, w.Limit)...)
+	r, err := c.do(ctx, CallLimit, caller, c.k.limitParams(story.OpLimit, w.Limit)...)
 	return story.Admission{Allowed: r.OK, Count: r.Value, Window: r.Window}, err
 }
 
@@ -441,7 +454,7 @@ func (c *Client) Paid(ctx context.Context, subscriber string) (bool, error) {
 // story.DailyLimit. Either refusal (403 no paid plan, 429 the limit) is a
 // refusal; any other answer is an error, never a grant.
 func (c *Client) Download(ctx context.Context, subscriber string, limit int64) (bool, int64, error) {
-	r, err := c.do(ctx, CallOriginal, subscriber, limitParams(story.OpOriginal, limit)...)
+	r, err := c.do(ctx, CallOriginal, subscriber, c.k.limitParams(story.OpOriginal, limit)...)
 	if err != nil {
 		return false, 0, err
 	}
@@ -461,6 +474,29 @@ var errNoRecords = errors.New("the HTTP contract has no call that lists a caller
 // Records is not part of the contract: what a service keeps is its own.
 func (c *Client) Records(context.Context, string, story.Window) (int64, error) {
 	return 0, errNoRecords
+}
+
+// Take makes a request of op, an op of the client's table with no
+// interface of its own (story.Capped), on key, with the limit where its
+// row carries one, as every story's request carries it.
+func (c *Client) Take(ctx context.Context, op story.Op, key string, limit int64) (bool, int64, error) {
+	call, err := c.k.callOf(op)
+	if err != nil {
+		return false, 0, err
+	}
+	r, err := c.do(ctx, call, key, c.k.limitParams(op, limit)...)
+	return r.OK, r.Value, err
+}
+
+// Taken reads op's count on key with its row's read.
+func (c *Client) Taken(ctx context.Context, op story.Op, key string) (int64, error) {
+	spec, ok := c.k.ops.Spec(op)
+	if !ok {
+		_, err := c.k.callOf(op)
+		return 0, err
+	}
+	r, err := c.do(ctx, Call(spec.Read), key)
+	return r.Value, err
 }
 
 // Claims reads the claims on item with GET /item/{item}.
@@ -589,11 +625,11 @@ func (c *Client) warmPool(ctx context.Context, n int) error {
 // send it (limitParams): ?limit=L, or ?stock=K for a checkout, when it is
 // not the contract's.
 func (c *Client) Stage(ctx context.Context, op story.Op, key string, limit int64, n int) ([]func(context.Context) (story.Reply, error), error) {
-	call, err := callOf(op)
+	call, err := c.k.callOf(op)
 	if err != nil {
 		return nil, err
 	}
-	vars := limitParams(op, limit)
+	vars := c.k.limitParams(op, limit)
 	mode, err := c.resolve(ctx)
 	if err != nil {
 		return nil, err

@@ -53,38 +53,84 @@ func Calls() []Call {
 // optional batch read.
 func knownCalls() []Call { return append(Calls(), CallGetMany) }
 
-// placeholder is the {word} a call's key takes in a path template: the
-// first placeholder of the call's route in the contract, "" for a call the
-// contract does not know.
-func (c Call) placeholder() string {
-	path := contractPaths[c]
-	open, end := strings.Index(path, "{"), strings.Index(path, "}")
-	if open < 0 || end < open {
-		return ""
-	}
-	return path[open : end+1]
+// contract is racelab's contract over one ops table: its routes, the
+// calls a service must have, and the placeholder each call's key takes.
+// A Client and a Handler each hold the one of the table they were given
+// (Config.Ops, WithOps), so that a story's own op is built and served
+// like the stories' own, and nothing is looked up in a shared registry.
+type contract struct {
+	ops    story.Table
+	routes Mapping
+	// calls are the calls a service must have: Calls, then the table's
+	// own ops' requests and reads.
+	calls []Call
+	// keys is the {word} each call's key takes in a path template: the
+	// first placeholder of its route in the contract.
+	keys map[Call]string
 }
 
-// contractPaths are the contract's path templates by call, read once.
-var contractPaths = func() map[Call]string {
-	paths := map[Call]string{}
-	for call, r := range Contract() {
-		paths[call] = r.Path
+// builtin is the contract over the stories' own ops, racelab serve's.
+var builtin = func() *contract {
+	k, err := newContract(story.Ops())
+	if err != nil {
+		panic(err) // the stories' own table: a mistake here is racelab's
 	}
-	return paths
+	return k
 }()
 
-// callOf is the contract call that plays op: the op's own word, for an op
-// in the ops table.
-func callOf(op story.Op) (Call, error) {
-	if _, ok := op.Spec(); ok {
+// newContract is the contract over ops: each op's request and read take
+// their method, route, refusals and fields from its row. An op whose
+// request or read would take the name of one of the contract's other
+// calls (stale-plan's plan calls, the batch read) is an error.
+func newContract(ops story.Table) (*contract, error) {
+	yes := []int{http.StatusOK}
+	m := Mapping{
+		CallGetMany: {Method: http.MethodGet, Path: "/get?slugs={slugs}", Yes: yes, Field: "{slug}"},
+		// stale-plan's calls around its request.
+		CallSubscribe: {Method: http.MethodPost, Path: "/subscribe/{subscriber}", Yes: yes, Key: "subscriber"},
+		CallCancel:    {Method: http.MethodPost, Path: "/cancel/{subscriber}", Yes: yes, Key: "subscriber"},
+		CallPlan:      {Method: http.MethodGet, Path: "/plan/{subscriber}", Yes: yes, Field: "paid", Key: "subscriber"},
+	}
+	k := &contract{ops: ops, routes: m, calls: Calls(), keys: map[Call]string{}}
+	for _, s := range ops.Specs() {
+		req, read := Call(s.Op), Call(s.Read)
+		for _, c := range []Call{req, read} {
+			if _, taken := m[c]; taken {
+				return nil, fmt.Errorf("op %s: the contract's call %s has the name already", s.Op, c)
+			}
+			if !slices.Contains(k.calls, c) {
+				k.calls = append(k.calls, c)
+			}
+		}
+		m[req] = Route{Method: s.Method, Path: s.Route, Yes: yes, No: s.Refused, Field: s.Field, OK: s.OK}
+		m[read] = Route{Method: http.MethodGet, Path: s.ReadRoute, Yes: yes, Field: s.ReadField, Key: s.Key}
+	}
+	if r, ok := m[CallHit]; ok {
+		r.Key = "slug" // a hit echoes its slug, a check of its decoding
+		m[CallHit] = r
+	}
+	if r, ok := m[CallLimit]; ok {
+		r.Window = "window" // and a rate limit the window it counted in
+		m[CallLimit] = r
+	}
+	for call, r := range m {
+		r.Yes = slices.Clone(r.Yes) // each route its own, for whoever changes one
+		m[call] = r
+		open, end := strings.Index(r.Path, "{"), strings.Index(r.Path, "}")
+		if open >= 0 && end > open {
+			k.keys[call] = r.Path[open : end+1]
+		}
+	}
+	return k, nil
+}
+
+// callOf is the call that plays op: the op's own word, for an op of the
+// table.
+func (k *contract) callOf(op story.Op) (Call, error) {
+	if _, ok := k.ops.Spec(op); ok {
 		return Call(op), nil
 	}
-	ops := story.Ops()
-	words := make([]string, len(ops))
-	for i, s := range ops {
-		words[i] = string(s.Op)
-	}
+	words := k.ops.Words()
 	return "", fmt.Errorf("unknown operation %q; want %s or %s", op,
 		strings.Join(words[:len(words)-1], ", "), words[len(words)-1])
 }
@@ -139,40 +185,19 @@ type Route struct {
 type Mapping map[Call]Route
 
 // Contract is the mapping of racelab's own contract, which racelab serve
-// speaks. The stories' requests and reads take their method, route and
-// refusals from the ops table (story.Ops); what is written here is how
-// each answer reads, and the calls that are no op's (stale-plan's plan
-// changes and read, the batch read).
-func Contract() Mapping {
-	yes := []int{http.StatusOK}
-	m := Mapping{
-		CallHit:      {Yes: yes, Field: "views", Key: "slug"},
-		CallGet:      {Yes: yes, Field: "views", Key: "slug"},
-		CallDownload: {Yes: yes, Field: "count", OK: "allowed"},
-		CallQuota:    {Yes: yes, Field: "count", Key: "visitor"},
-		CallCheckout: {Yes: yes, OK: "reserved"},
-		CallItem:     {Yes: yes, Field: "claims", Key: "item"},
-		CallGetMany:  {Method: http.MethodGet, Path: "/get?slugs={slugs}", Yes: yes, Field: "{slug}"},
-		CallLimit:    {Yes: yes, Field: "count", OK: "allowed", Window: "window"},
-		CallWindow:   {Yes: yes, Field: "count", Key: "caller"},
-		// stale-plan's.
-		CallSubscribe: {Method: http.MethodPost, Path: "/subscribe/{subscriber}", Yes: yes, Key: "subscriber"},
-		CallCancel:    {Method: http.MethodPost, Path: "/cancel/{subscriber}", Yes: yes, Key: "subscriber"},
-		CallPlan:      {Method: http.MethodGet, Path: "/plan/{subscriber}", Yes: yes, Field: "paid", Key: "subscriber"},
-		CallOriginal:  {Yes: yes, Field: "count", OK: "granted"},
-		CallOriginals: {Yes: yes, Field: "count", Key: "subscriber"},
-	}
-	for _, s := range story.Ops() {
-		req, read := m[Call(s.Op)], m[Call(s.Read)]
-		req.Method, req.Path, req.No = s.Method, s.Route, s.Refused
-		read.Method, read.Path = http.MethodGet, s.ReadRoute
-		m[Call(s.Op)], m[Call(s.Read)] = req, read
-	}
+// speaks. The stories' requests and reads take their method, route,
+// refusals and fields from the ops table (story.Ops); the calls that are
+// no op's are stale-plan's plan changes and read, and the batch read.
+func Contract() Mapping { return builtin.routes.clone() }
+
+// clone is m with routes of their own: a caller may change what it gets.
+func (m Mapping) clone() Mapping {
+	out := make(Mapping, len(m))
 	for call, r := range m {
-		r.Yes = slices.Clone(r.Yes) // each route its own, for whoever changes one
-		m[call] = r
+		r.Yes, r.No = slices.Clone(r.Yes), slices.Clone(r.No)
+		out[call] = r
 	}
-	return m
+	return out
 }
 
 // Merge returns m with each route of over laid on it, field by field. A
@@ -230,38 +255,44 @@ func (m Mapping) Merge(over Mapping) Mapping {
 }
 
 // Validate checks that every call is mapped and every route makes sense.
-func (m Mapping) Validate() error {
-	for _, call := range Calls() {
+func (m Mapping) Validate() error { return builtin.validate(m) }
+
+// validate checks m against k: every call of k mapped, no call k does not
+// know, and every route sensible.
+func (k *contract) validate(m Mapping) error {
+	known := append(slices.Clone(k.calls), CallGetMany)
+	for _, call := range k.calls {
 		r, ok := m[call]
 		if !ok {
 			return fmt.Errorf("call %s is not mapped", call)
 		}
-		if err := r.validate(call); err != nil {
+		if err := r.validate(call, k.keys[call]); err != nil {
 			return fmt.Errorf("call %s: %w", call, err)
 		}
 	}
 	if r, ok := m[CallGetMany]; ok {
-		if err := r.validate(CallGetMany); err != nil {
+		if err := r.validate(CallGetMany, k.keys[CallGetMany]); err != nil {
 			return fmt.Errorf("call %s: %w", CallGetMany, err)
 		}
 	}
 	for call := range m {
-		if !slices.Contains(knownCalls(), call) {
-			return fmt.Errorf("unknown call %q; want one of %s", call, callList())
+		if !slices.Contains(known, call) {
+			return fmt.Errorf("unknown call %q; want one of %s", call, callList(known))
 		}
 	}
 	return nil
 }
 
-func (r Route) validate(call Call) error {
+// validate checks one route of call, whose key takes the placeholder ph.
+func (r Route) validate(call Call, ph string) error {
 	if !validMethod(r.Method) {
 		return fmt.Errorf("method %q is not an HTTP method such as GET or POST", r.Method)
 	}
 	if !strings.HasPrefix(r.Path, "/") {
 		return fmt.Errorf("path %q must start with /", r.Path)
 	}
-	if !strings.Contains(r.Path, call.placeholder()) {
-		return fmt.Errorf("path %q has no %s to put the key in", r.Path, call.placeholder())
+	if !strings.Contains(r.Path, ph) {
+		return fmt.Errorf("path %q has no %s to put the key in", r.Path, ph)
 	}
 	if strings.ContainsAny(r.Path, " \t\r\n#") {
 		return fmt.Errorf("path %q has a space or a #", r.Path)
@@ -312,10 +343,11 @@ func validMethod(m string) bool {
 	return true
 }
 
-func callList() string {
-	s := make([]string, 0, len(knownCalls()))
-	for _, c := range knownCalls() {
-		s = append(s, string(c))
+// callList writes calls for a message: "hit, get, …".
+func callList(calls []Call) string {
+	s := make([]string, len(calls))
+	for i, c := range calls {
+		s[i] = string(c)
 	}
 	return strings.Join(s, ", ")
 }
@@ -332,7 +364,7 @@ func ParseCall(s string) (Call, Route, error) {
 	name, spec, ok := strings.Cut(s, "=")
 	call := Call(strings.TrimSpace(name))
 	if !ok || !slices.Contains(knownCalls(), call) {
-		return "", Route{}, fmt.Errorf("%q: want CALL=[METHOD] PATH [yes=CODES] [no=CODES] [field=NAME] [key=NAME] [ok=NAME] with CALL one of %s", s, callList())
+		return "", Route{}, fmt.Errorf("%q: want CALL=[METHOD] PATH [yes=CODES] [no=CODES] [field=NAME] [key=NAME] [ok=NAME] with CALL one of %s", s, callList(knownCalls()))
 	}
 	var r Route
 	seen := map[string]bool{}
@@ -412,7 +444,7 @@ func LoadMapping(r io.Reader) (Mapping, error) {
 	}
 	for call := range m {
 		if !slices.Contains(knownCalls(), call) {
-			return nil, fmt.Errorf("unknown call %q; want one of %s", call, callList())
+			return nil, fmt.Errorf("unknown call %q; want one of %s", call, callList(knownCalls()))
 		}
 	}
 	if call := twiceMapped(data); call != "" {

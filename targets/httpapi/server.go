@@ -77,6 +77,17 @@ func WithMaxBody(n int64) HandlerOption { return func(h *Handler) { h.maxBody = 
 // WithStoreName names the store in GET / and in errors, such as "kv".
 func WithStoreName(name string) HandlerOption { return func(h *Handler) { h.name = name } }
 
+// WithOps sets the ops table Handler serves: the zero Table is the
+// stories' own (story.Ops). An op of the table with no answer of its own
+// here (a story's own op, such as a test's) is served over a store that
+// keeps capped counts (story.Capped): its request answers 200, or its
+// row's first refusal status, with the row's OK and Field; its read
+// answers the key, the count in the row's read field, and the limit. A
+// table whose op takes the name of another of the contract's calls
+// (subscribe, cancel, plan, get-many) makes NewHandler panic: the table
+// is code, not input.
+func WithOps(t story.Table) HandlerOption { return func(h *Handler) { h.ops = t } }
+
 // WithStatsKeys sets how many (route, key) pairs GET /stats remembers.
 func WithStatsKeys(n int) HandlerOption { return func(h *Handler) { h.stats.max = n } }
 
@@ -97,6 +108,8 @@ func WithErrorLog(w io.Writer) HandlerOption {
 // Handler serves the contract over a store. Build it with NewHandler.
 type Handler struct {
 	store   any
+	ops     story.Table // as WithOps set it
+	k       *contract   // the contract over ops
 	name    string
 	now     func() time.Time
 	maxBody int64
@@ -110,20 +123,26 @@ type Handler struct {
 var _ http.Handler = (*Handler)(nil)
 
 // NewHandler serves the contract over store, which implements
-// story.Counter, story.Quota, story.Inventory, story.Limiter and/or
-// story.Plans; a story it does not implement is answered 501.
+// story.Counter, story.Quota, story.Inventory, story.Limiter,
+// story.Plans and/or story.Capped; a story it does not implement is
+// answered 501.
 func NewHandler(store any, opts ...HandlerOption) *Handler {
 	h := &Handler{store: store, now: time.Now, maxBody: DefaultMaxBody,
 		stats: &stats{max: DefaultStatsKeys, keys: map[statKey]*keyStats{}, routes: map[string]int64{}}}
 	for _, o := range opts {
 		o(h)
 	}
+	k, err := newContract(h.ops)
+	if err != nil {
+		panic("httpapi: " + err.Error())
+	}
+	h.k = k
 	mux := http.NewServeMux()
 	// Patterns carry no method: net/http would answer a wrong method with
 	// a text body, and the contract wants JSON with an Allow header.
 	mux.HandleFunc("/{$}", h.only(http.MethodGet, h.index))
-	// The contract's routes are the ops table's (story.Ops, through
-	// Contract); each call is answered by its handler here.
+	// The contract's routes are the ops table's; each call is answered by
+	// its handler here, and an op with none of its own as a capped count.
 	answers := map[Call]http.HandlerFunc{
 		CallHit: h.hit, CallGet: h.get, CallGetMany: h.getBatch,
 		CallDownload: h.download, CallQuota: h.quota,
@@ -132,8 +151,13 @@ func NewHandler(store any, opts ...HandlerOption) *Handler {
 		CallSubscribe: h.subscribe, CallCancel: h.cancel, CallPlan: h.plan,
 		CallOriginal: h.original, CallOriginals: h.originals,
 	}
+	for _, s := range h.ops.Specs() {
+		if _, own := answers[Call(s.Op)]; !own {
+			answers[Call(s.Op)], answers[Call(s.Read)] = h.take(s), h.taken(s)
+		}
+	}
 	methods := map[string]map[string]http.HandlerFunc{} // by path, then method
-	for call, route := range Contract() {
+	for call, route := range k.routes {
 		path, _, _ := strings.Cut(route.Path, "?")
 		if methods[path] == nil {
 			methods[path] = map[string]http.HandlerFunc{}
@@ -210,21 +234,21 @@ func (h *Handler) only(m string, next http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
-// keyedRoutes are the first words of the contract's routes that take a
-// key in their path (/hit/{slug}), for notFound's advice.
-var keyedRoutes = func() map[string]bool {
-	words := map[string]bool{}
-	for _, r := range Contract() {
-		if word, rest, ok := strings.Cut(strings.TrimPrefix(r.Path, "/"), "/"); ok && strings.HasPrefix(rest, "{") {
-			words[word] = true
+// keyed says whether word is the first word of one of the contract's
+// routes that take a key in their path (/hit/{slug}), for notFound's
+// advice.
+func (h *Handler) keyed(word string) bool {
+	for _, r := range h.k.routes {
+		if w, rest, ok := strings.Cut(strings.TrimPrefix(r.Path, "/"), "/"); ok && w == word && strings.HasPrefix(rest, "{") {
+			return true
 		}
 	}
-	return words
-}()
+	return false
+}
 
 func (h *Handler) notFound(w http.ResponseWriter, r *http.Request) {
 	first, rest, hasKey := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
-	if hasKey && keyedRoutes[first] {
+	if hasKey && h.keyed(first) {
 		if rest == "" {
 			writeError(w, http.StatusBadRequest, fmt.Sprintf("bad key: /%s/ needs a key after it", first))
 		} else {
@@ -264,18 +288,23 @@ func checkKey(k string) error {
 
 func (h *Handler) index(w http.ResponseWriter, r *http.Request) {
 	h.stats.record("index", "", r)
+	routes := []string{
+		"POST /hit/{slug}", "GET /get/{slug}", "GET /get?slugs=a,b,c",
+		"POST /download/{visitor}", "GET /quota/{visitor}",
+		"POST /checkout/{item}", "GET /item/{item}",
+		"POST /limit/{caller}", "GET /limit/{caller}?window=w",
+		"POST /subscribe/{subscriber}", "POST /cancel/{subscriber}", "GET /plan/{subscriber}",
+		"POST /original/{subscriber}", "GET /original/{subscriber}",
+	}
+	for _, s := range h.ops.Specs() {
+		if _, own := story.Ops().Spec(s.Op); !own {
+			routes = append(routes, s.Method+" "+s.Route, "GET "+s.ReadRoute)
+		}
+	}
 	writeJSON(w, http.StatusOK, map[string]any{
 		"service": "racelab serve",
 		"store":   h.name,
-		"routes": []string{
-			"POST /hit/{slug}", "GET /get/{slug}", "GET /get?slugs=a,b,c",
-			"POST /download/{visitor}", "GET /quota/{visitor}",
-			"POST /checkout/{item}", "GET /item/{item}",
-			"POST /limit/{caller}", "GET /limit/{caller}?window=w",
-			"POST /subscribe/{subscriber}", "POST /cancel/{subscriber}", "GET /plan/{subscriber}",
-			"POST /original/{subscriber}", "GET /original/{subscriber}",
-			"GET /stats?route=hit&key=K",
-		},
+		"routes":  append(routes, "GET /stats?route=hit&key=K"),
 	})
 }
 
@@ -422,8 +451,8 @@ func (e badRequest) Error() string { return string(e) }
 // held to (story.OpSpec.Limit: ?limit=L, or ?stock=K for an item): the
 // contract's when the request does not say, so that a client written
 // before limits travelled is served as it always was.
-func limitOf(r *http.Request, op story.Op) (int64, error) {
-	spec, _ := op.Spec()
+func (h *Handler) limitOf(r *http.Request, op story.Op) (int64, error) {
+	spec, _ := h.ops.Spec(op)
 	v := r.URL.Query().Get(spec.Limit)
 	if v == "" {
 		return spec.DefaultLimit, nil
@@ -522,6 +551,46 @@ func (h *Handler) originals(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// take answers a request of op, an op of the table with no answer of its
+// own: granted and counted while the key's count is below the request's
+// limit, refused at it with the row's first refusal status, by a store
+// that keeps capped counts (story.Capped). The answer holds what the row
+// says it holds: the yes or no in its OK, the count in its Field.
+func (h *Handler) take(op story.OpSpec) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		serveHeld(h, w, r, Call(op.Op), op.Op, h.capped, func(c story.Capped, key string, limit int64) (int, any, error) {
+			granted, n, err := c.Take(r.Context(), op.Op, key, limit)
+			body := map[string]any{}
+			if op.OK != "" {
+				body[op.OK] = granted
+			}
+			if op.Field != "" {
+				body[op.Field] = n
+			}
+			if !granted && err == nil && len(op.Refused) > 0 {
+				return op.Refused[0], body, nil
+			}
+			return http.StatusOK, body, err
+		})
+	}
+}
+
+// taken answers the read of op's count on a key, as take's store counted
+// it, with the key and the limit it is held to, as every read of a count
+// does.
+func (h *Handler) taken(op story.OpSpec) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		serveHeld(h, w, r, Call(op.Read), op.Op, h.capped, func(c story.Capped, key string, limit int64) (int, any, error) {
+			n, err := c.Taken(r.Context(), op.Op, key)
+			body := map[string]any{op.Key: key, op.ReadField: n}
+			if op.Limit != "" {
+				body[op.Limit] = limit
+			}
+			return http.StatusOK, body, err
+		})
+	}
+}
+
 // serveKeyed answers a route of call on one key: it checks the path's key
 // (400), counts the request under call, takes the story S off the store
 // through as (501 when the store does not play it), then answers what
@@ -529,7 +598,7 @@ func (h *Handler) originals(w http.ResponseWriter, r *http.Request) {
 // store's failure.
 func serveKeyed[S any](h *Handler, w http.ResponseWriter, r *http.Request, call Call,
 	as func(http.ResponseWriter) (S, bool), answer func(s S, key string) (int, any, error)) {
-	key, ok := h.key(w, r, strings.Trim(call.placeholder(), "{}"))
+	key, ok := h.key(w, r, strings.Trim(h.k.keys[call], "{}"))
 	if !ok {
 		return
 	}
@@ -556,7 +625,7 @@ func serveKeyed[S any](h *Handler, w http.ResponseWriter, r *http.Request, call 
 func serveHeld[S any](h *Handler, w http.ResponseWriter, r *http.Request, call Call, op story.Op,
 	as func(http.ResponseWriter) (S, bool), answer func(s S, key string, limit int64) (int, any, error)) {
 	serveKeyed(h, w, r, call, as, func(s S, key string) (int, any, error) {
-		limit, err := limitOf(r, op)
+		limit, err := h.limitOf(r, op)
 		if err != nil {
 			return 0, nil, err
 		}
@@ -578,6 +647,10 @@ func (h *Handler) limiter(w http.ResponseWriter) (story.Limiter, bool) {
 
 func (h *Handler) plans(w http.ResponseWriter) (story.Plans, bool) {
 	return plays[story.Plans](h, w, "keeps no subscription plans")
+}
+
+func (h *Handler) capped(w http.ResponseWriter) (story.Capped, bool) {
+	return plays[story.Capped](h, w, "keeps no capped counts")
 }
 
 func (h *Handler) inventory(w http.ResponseWriter) (story.Inventory, bool) {
