@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
@@ -65,12 +64,13 @@ func (r *Room) fire(w http.ResponseWriter, req *http.Request) {
 		writeError(w, http.StatusBadRequest, `want {"story":"ten-hits-one-view","requests":10}: `+err.Error())
 		return
 	}
-	sc, err := scenarios.Lookup(br.Story)
-	if err != nil || !r.plays(sc) {
+	p := r.story(br.Story)
+	if p == nil {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("story %q: no store here plays it", br.Story))
 		return
 	}
-	if why := routeOf(sc.Op).notBurst; why != "" {
+	sc := p.sc
+	if why := p.notBurst; why != "" {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("story %q has no burst button: it %s; play it with racelab run %s -t http://… instead",
 			sc.Name, why, sc.Name))
 		return
@@ -103,15 +103,6 @@ func (r *Room) fire(w http.ResponseWriter, req *http.Request) {
 	}
 	r.board.setBurst(sc.Name, view)
 	writeJSON(w, http.StatusOK, view)
-}
-
-func (r *Room) plays(sc *engine.Scenario) bool {
-	for _, s := range r.stories {
-		if s == sc {
-			return true
-		}
-	}
-	return false
 }
 
 // burst fires n requests of sc at every store that plays it. Each store

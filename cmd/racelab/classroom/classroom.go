@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/targets"
+	"github.com/racelab/racelab/targets/story"
 )
 
 // Defaults of a Room, in one place.
@@ -72,6 +74,15 @@ type Config struct {
 	// reads a rate limit's current window by; nil means time.Now, the
 	// clock the contract's handler reads it by as well.
 	Now func() time.Time
+	// Stories are the stories the page may show, in order; nil means
+	// racelab's own (scenarios.All). The page shows those some store
+	// plays, each with rows of its own, even where two share an op.
+	Stories []*engine.Scenario
+	// Ops is the ops table the stories' requests are rows of: the zero
+	// Table is the stories' own (story.Ops). A story with an op of its
+	// own needs its row here, as the stores' contracts need it
+	// (httpapi.WithOps).
+	Ops story.Table
 }
 
 // served is one store as the room routes to it.
@@ -85,12 +96,12 @@ type served struct {
 // Room is the classroom: an http.Handler serving the page, its API and
 // the stores' contract. Build it with New.
 type Room struct {
-	ctx     context.Context
-	stores  []*served
-	stories []*engine.Scenario // those some store plays, in the order they are told
-	addrs   []string
-	mux     *http.ServeMux
-	board   *board
+	ctx    context.Context
+	stores []*served
+	pages  []storyPage // the stories some store plays, in the order they are told
+	addrs  []string
+	mux    *http.ServeMux
+	board  *board
 
 	maxBurst int
 	limiter  *rate.Limiter
@@ -152,15 +163,30 @@ func New(ctx context.Context, cfg Config) (*Room, error) {
 		}
 		r.stores = append(r.stores, &served{name: s.Name, label: label, target: s.Target})
 	}
-	for _, sc := range scenarios.All() {
-		for _, s := range r.stores {
-			if sc.Plays(s.target.Store) {
-				r.stories = append(r.stories, sc)
-				break
+	stories := cfg.Stories
+	if stories == nil {
+		stories = scenarios.All()
+	}
+	for _, sc := range stories {
+		op, ok := cfg.Ops.Spec(sc.Op)
+		if !ok {
+			return nil, fmt.Errorf("classroom: story %s: its op %s is no row of the ops table; hand its row in Config.Ops", sc.Name, sc.Op)
+		}
+		if r.story(sc.Name) != nil {
+			return nil, fmt.Errorf("classroom: two stories are named %s", sc.Name)
+		}
+		if slices.ContainsFunc(r.stores, func(s *served) bool { return sc.Plays(s.target.Store) }) {
+			r.pages = append(r.pages, pageOf(sc, op))
+		}
+	}
+	for _, s := range r.stores {
+		for _, op := range cfg.Ops.Specs() {
+			if strings.EqualFold(s.name, firstWord(op.Route)) || strings.EqualFold(s.name, firstWord(op.ReadRoute)) {
+				return nil, fmt.Errorf("store name %q is a path of op %s (/%s/); pick another, such as naive or fixed", s.name, op.Op, s.name)
 			}
 		}
 	}
-	r.board = newBoard(now, r.stores, r.stories)
+	r.board = newBoard(now, r.stores, r.pages, cfg.Ops)
 	for i, s := range r.stores {
 		s.handler = r.board.watch(s, cfg.Stores[i].Contract)
 	}
@@ -329,13 +355,19 @@ func (r *Room) config(w http.ResponseWriter, _ *http.Request) {
 		Base      string `json:"base"`
 	}
 	type storyJSON struct {
-		Name     string   `json:"name"`
-		Title    string   `json:"title"`
-		Rule     string   `json:"rule"`
-		Requests int      `json:"requests"`
-		Act      string   `json:"act"`
-		Read     string   `json:"read"`
-		Example  string   `json:"example"`
+		Name     string `json:"name"`
+		Title    string `json:"title"`
+		Rule     string `json:"rule"`
+		Requests int    `json:"requests"`
+		Act      string `json:"act"`
+		Read     string `json:"read"`
+		Example  string `json:"example"`
+		// Acts and Stored are the op's words for the key table (its
+		// requests, what the store holds); Plan says the rows show the
+		// plan too (stale-plan).
+		Acts     string   `json:"acts"`
+		Stored   string   `json:"stored"`
+		Plan     bool     `json:"plan,omitempty"`
 		PlayedBy []string `json:"played_by"`
 		// Curl are the curl lines to try, below a store's base.
 		Curl []call `json:"curl"`
@@ -361,11 +393,12 @@ func (r *Room) config(w http.ResponseWriter, _ *http.Request) {
 		}
 		out.Stores = append(out.Stores, storeJSON{s.label, s.target.Name(), s.target.Entry.Guarantee, s.target.Entry.Holds, base})
 	}
-	for _, sc := range r.stories {
-		rt := routeOf(sc.Op)
+	for _, p := range r.pages {
+		sc, w := p.sc, p.op.Words
 		st := storyJSON{Name: sc.Name, Title: sc.Title, Rule: sc.Rule, Requests: min(sc.DefaultRequests, r.maxBurst),
-			Act: string(sc.Op), Read: rt.read, Example: rt.example, PlayedBy: []string{},
-			Curl: rt.curlCalls(sc.Op), NotBurst: rt.notBurst, RunFlags: rt.runFlags}
+			Act: string(sc.Op), Read: firstWord(p.op.ReadRoute), Example: w.Example, PlayedBy: []string{},
+			Acts: w.Requests, Stored: w.Stored, Plan: p.op.Op == story.OpOriginal,
+			Curl: p.calls, NotBurst: p.notBurst, RunFlags: p.runFlags}
 		for _, s := range r.stores {
 			if sc.Plays(s.target.Store) {
 				st.PlayedBy = append(st.PlayedBy, s.label)
@@ -374,6 +407,17 @@ func (r *Room) config(w http.ResponseWriter, _ *http.Request) {
 		out.Stories = append(out.Stories, st)
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// story is the page of the story named name, nil when the room shows no
+// such story.
+func (r *Room) story(name string) *storyPage {
+	for i := range r.pages {
+		if r.pages[i].sc.Name == name {
+			return &r.pages[i]
+		}
+	}
+	return nil
 }
 
 // only answers 405 with an Allow header to any method but m (and HEAD for

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/targets"
 )
@@ -45,11 +44,16 @@ type replayPart struct {
 // story's is computed once.
 func (r *Room) replay(w http.ResponseWriter, req *http.Request) {
 	name := req.URL.Query().Get("story")
-	sc, err := scenarios.Lookup(name)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("story %q: want one of %v", name, scenarios.Names()))
+	p := r.story(name)
+	if p == nil {
+		names := make([]string, len(r.pages))
+		for i, p := range r.pages {
+			names[i] = p.sc.Name
+		}
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("story %q: want one of %v", name, names))
 		return
 	}
+	sc := p.sc
 	r.replayMu.Lock()
 	defer r.replayMu.Unlock()
 	data, ok := r.replays[sc.Name]
