@@ -16,6 +16,7 @@ import (
 	"github.com/racelab/racelab/cmd/racelab/classroom"
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/httpapi"
+	"github.com/racelab/racelab/targets/httpapi/guarded"
 	"github.com/spf13/cobra"
 )
 
@@ -232,7 +233,7 @@ func checkAddr(addr string, public bool) error {
 			return usageError{fmt.Errorf("--addr %q: %q is neither a host name nor an IP address; %s", addr, host, addrWant)}
 		}
 	}
-	if !public && !httpapi.LoopbackHost(host) {
+	if !public && !guarded.LoopbackHost(host) {
 		return usageError{fmt.Errorf("--addr %s is reachable from other machines, and the store is writable by anyone; add --public to mean it", addr)}
 	}
 	return nil
@@ -351,7 +352,7 @@ func runServe(ctx context.Context, s Streams, o *serveOptions) (err error) {
 		fmt.Fprintf(notice, "racelab serve: with the teaching bug %s, on purpose\n", o.Bug)
 	}
 	fmt.Fprintln(notice, pageNotice(ln.Addr()))
-	err = httpapi.Server{Handler: room, ErrorLog: logs, MaxConns: o.MaxConns, Public: o.Public}.Serve(ctx, ln)
+	err = guarded.Server{Handler: room, ErrorLog: logs, MaxConns: o.MaxConns, Public: o.Public}.Serve(ctx, ln)
 	var requests int64
 	for _, h := range handlers {
 		requests += h.Requests()

@@ -8,10 +8,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/racelab/racelab/scenarios"
-	"github.com/racelab/racelab/scenarios/engine"
-	"github.com/racelab/racelab/scenarios/results"
-	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/httpapi"
 	"github.com/racelab/racelab/targets/story"
 )
@@ -171,15 +167,10 @@ func checkLimited(t *testing.T, ctx context.Context, c *httpapi.Client, o limite
 // and nothing is counted.
 func TestServeLimitQuery(t *testing.T) {
 	base, _ := serve(t, open(t, "actor").Store)
-	routes := []struct{ method, path, read string }{
-		{"POST", "/download/q", "/quota/q"},
-		{"POST", "/limit/q", "/limit/q"},
-		{"POST", "/original/q", "/original/q"},
-		{"GET", "/quota/q", ""},
-		{"GET", "/limit/q", ""},
-		{"GET", "/original/q", ""},
-	}
-	for _, rt := range routes {
+	for _, rt := range []struct{ method, path, read string }{
+		{"POST", "/download/q", "/quota/q"}, {"POST", "/limit/q", "/limit/q"}, {"POST", "/original/q", "/original/q"},
+		{"GET", "/quota/q", ""}, {"GET", "/limit/q", ""}, {"GET", "/original/q", ""},
+	} {
 		for _, v := range []string{"0", "-1", "10001", "x", "1.5", "3%20"} {
 			status, _, got := call(t, rt.method, base+rt.path+"?limit="+v, nil)
 			msg, _ := got["error"].(string)
@@ -279,43 +270,6 @@ func TestClientSendsTheLimit(t *testing.T) {
 	for _, tt := range tests {
 		if got := sent(tt.do, tt.c); got != tt.want {
 			t.Errorf("%s: sent %q, want %q", tt.name, got, tt.want)
-		}
-	}
-}
-
-// TestOwnLimitJudgedOverHTTP plays six-of-five with a limit of 3 through
-// the engine against racelab serve over a store that holds its limit: at
-// limit-1, limit and limit+1 requests a burst, every trial admits
-// min(n, 3), counts them, and holds. Held to the contract's 5 instead,
-// the burst of 4 would be judged one over a limit of 3.
-func TestOwnLimitJudgedOverHTTP(t *testing.T) {
-	sc, err := scenarios.Lookup("six-of-five")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sc, err = scenarios.With(sc, results.Settings{Limit: ownLimit}); err != nil {
-		t.Fatal(err)
-	}
-	for _, store := range []string{"actor", "sqlite"} {
-		base, _ := serve(t, open(t, store).Store)
-		for _, n := range []int{ownLimit - 1, ownLimit, ownLimit + 1} {
-			res, err := engine.Run(context.Background(), engine.Plan{
-				Scenario: sc, Targets: []string{base}, Requests: n, Trials: 2,
-				Options: []targets.Option{targets.WithHTTP(httpapi.Config{})},
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			tr := res.Targets[0]
-			if tr.Error != "" || tr.Broken() > 0 || len(tr.Trials) != 2 {
-				t.Fatalf("%s n=%d: error %q, %d broken of %d trials, want 2 holding (%s)", store, n, tr.Error, tr.Broken(), len(tr.Trials), firstError(tr))
-			}
-			for _, trial := range tr.Trials {
-				if want := min(n, ownLimit); trial.Allowed != want || trial.Counted != int64(want) || trial.Over != 0 {
-					t.Errorf("%s n=%d: %d admitted, %d counted, %d over; want %d, %d, 0",
-						store, n, trial.Allowed, trial.Counted, trial.Over, want, want)
-				}
-			}
 		}
 	}
 }

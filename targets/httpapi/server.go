@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +16,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/racelab/racelab/targets/httpapi/guarded"
 	"github.com/racelab/racelab/targets/story"
 )
 
@@ -24,7 +24,7 @@ import (
 // request was complete at the server, in Unix nanoseconds.
 const ArrivalHeader = "Racelab-Arrival"
 
-// Defaults of Handler and Server, in one place.
+// Defaults of Handler, in one place; Server's are guarded's.
 const (
 	// DefaultMaxBody bounds a request's body; the contract sends none.
 	DefaultMaxBody = 64 << 10
@@ -37,30 +37,6 @@ const (
 	// DefaultStatsKeys is how many (route, key) pairs /stats remembers; the
 	// oldest are forgotten first, so a server up for days stays small.
 	DefaultStatsKeys = 100_000
-	// DefaultShutdownTimeout is how long Server waits for requests in
-	// flight when it is stopped, before it closes their connections.
-	DefaultShutdownTimeout = 10 * time.Second
-	// DefaultMaxStreams is the HTTP/2 streams Server lets one connection
-	// have open at once, and so the widest single-packet burst it takes.
-	DefaultMaxStreams = 250
-	// DefaultMaxConns is how many connections Server keeps open at once;
-	// further ones wait, unanswered, in the kernel's accept queue until one
-	// closes. Every connection costs a file descriptor, and idle ones once
-	// piled up until serve could open no file at all. 1024 covers an
-	// HTTP/1.1 lastbyte burst of 1,000 (a connection per request); an h2
-	// burst needs one connection per DefaultMaxStreams requests.
-	DefaultMaxConns = 1024
-	// DefaultReadHeaderTimeout bounds how long a request's head may take to
-	// arrive. A lastbyte burst holds back the final byte of each head until
-	// its release, which follows staging by milliseconds to seconds; a
-	// client that never finishes is cut off, so it cannot hold a
-	// connection forever.
-	DefaultReadHeaderTimeout = 30 * time.Second
-	// DefaultIdleTimeout closes a kept-alive connection that carries no
-	// request for this long. Clients warm connections just before a burst,
-	// so it only has to outlast one trial's preparation; racelab's client
-	// opens a fresh connection when it finds one closed.
-	DefaultIdleTimeout = 2 * time.Minute
 )
 
 // HandlerOption sets one of Handler's settings.
@@ -185,10 +161,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes; the contract's requests have none", tooBig.Limit))
+			guarded.WriteError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes; the contract's requests have none", tooBig.Limit))
 			return
 		}
-		writeError(w, http.StatusBadRequest, "read request body: "+err.Error())
+		guarded.WriteError(w, http.StatusBadRequest, "read request body: "+err.Error())
 		return
 	}
 	h.stats.total.Add(1)
@@ -227,7 +203,7 @@ func (h *Handler) only(m string, next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != m && (m != http.MethodGet || r.Method != http.MethodHead) {
 			w.Header().Set("Allow", allow)
-			writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s %s: method not allowed; use %s", r.Method, r.URL.Path, m))
+			guarded.WriteError(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s %s: method not allowed; use %s", r.Method, r.URL.Path, m))
 			return
 		}
 		next(w, r)
@@ -250,13 +226,13 @@ func (h *Handler) notFound(w http.ResponseWriter, r *http.Request) {
 	first, rest, hasKey := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
 	if hasKey && h.keyed(first) {
 		if rest == "" {
-			writeError(w, http.StatusBadRequest, fmt.Sprintf("bad key: /%s/ needs a key after it", first))
+			guarded.WriteError(w, http.StatusBadRequest, fmt.Sprintf("bad key: /%s/ needs a key after it", first))
 		} else {
-			writeError(w, http.StatusNotFound, fmt.Sprintf("no route %s: a key is one path segment; encode / in a key as %%2F", r.URL.Path))
+			guarded.WriteError(w, http.StatusNotFound, fmt.Sprintf("no route %s: a key is one path segment; encode / in a key as %%2F", r.URL.Path))
 		}
 		return
 	}
-	writeError(w, http.StatusNotFound, fmt.Sprintf("no route %s %s; see GET / for the routes", r.Method, r.URL.Path))
+	guarded.WriteError(w, http.StatusNotFound, fmt.Sprintf("no route %s %s; see GET / for the routes", r.Method, r.URL.Path))
 }
 
 // key is the path's {name} wildcard, which net/http has percent-decoded
@@ -264,7 +240,7 @@ func (h *Handler) notFound(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) key(w http.ResponseWriter, r *http.Request, name string) (string, bool) {
 	k := r.PathValue(name)
 	if err := checkKey(k); err != nil {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("bad key: %s %v", name, err))
+		guarded.WriteError(w, http.StatusBadRequest, fmt.Sprintf("bad key: %s %v", name, err))
 		return "", false
 	}
 	return k, true
@@ -301,7 +277,7 @@ func (h *Handler) index(w http.ResponseWriter, r *http.Request) {
 			routes = append(routes, s.Method+" "+s.Route, "GET "+s.ReadRoute)
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
+	guarded.WriteJSON(w, http.StatusOK, map[string]any{
 		"service": "racelab serve",
 		"store":   h.name,
 		"routes":  append(routes, "GET /stats?route=hit&key=K"),
@@ -320,7 +296,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 // counted, get's as read.
 func (h *Handler) views(w http.ResponseWriter, r *http.Request, call Call,
 	count func(story.Counter, context.Context, string) (int64, error)) {
-	serveKeyed(h, w, r, call, h.counter, func(c story.Counter, slug string) (int, any, error) {
+	serveKeyed(h, w, r, call, noCounter, func(c story.Counter, slug string) (int, any, error) {
 		n, err := count(c, r.Context(), slug)
 		return http.StatusOK, map[string]any{"slug": slug, "views": n}, err
 	})
@@ -343,11 +319,11 @@ func (h *Handler) getBatch(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if !found {
-		writeError(w, http.StatusBadRequest, "bad key: want /get/{slug} or /get?slugs=a,b,c")
+		guarded.WriteError(w, http.StatusBadRequest, "bad key: want /get/{slug} or /get?slugs=a,b,c")
 		return
 	}
 	if len(raw) > MaxBatchKeys {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("bad key: %d slugs; at most %d at once", len(raw), MaxBatchKeys))
+		guarded.WriteError(w, http.StatusBadRequest, fmt.Sprintf("bad key: %d slugs; at most %d at once", len(raw), MaxBatchKeys))
 		return
 	}
 	slugs := make([]string, len(raw))
@@ -357,12 +333,12 @@ func (h *Handler) getBatch(w http.ResponseWriter, r *http.Request) {
 			err = checkKey(slug)
 		}
 		if err != nil {
-			writeError(w, http.StatusBadRequest, fmt.Sprintf("bad key: slug %d of slugs %v", i+1, err))
+			guarded.WriteError(w, http.StatusBadRequest, fmt.Sprintf("bad key: slug %d of slugs %v", i+1, err))
 			return
 		}
 		slugs[i] = slug
 	}
-	c, ok := h.counter(w)
+	c, ok := plays[story.Counter](h, w, noCounter)
 	if !ok {
 		return
 	}
@@ -376,11 +352,11 @@ func (h *Handler) getBatch(w http.ResponseWriter, r *http.Request) {
 		}
 		out[slug] = n
 	}
-	writeJSON(w, http.StatusOK, out)
+	guarded.WriteJSON(w, http.StatusOK, out)
 }
 
 func (h *Handler) download(w http.ResponseWriter, r *http.Request) {
-	serveHeld(h, w, r, CallDownload, story.OpDownload, h.quotaStore, func(q story.Quota, visitor string, limit int64) (int, any, error) {
+	serveHeld(h, w, r, CallDownload, story.OpDownload, noQuota, func(q story.Quota, visitor string, limit int64) (int, any, error) {
 		granted, n, err := q.Consume(r.Context(), visitor, limit)
 		if !granted && err == nil {
 			h.retryAtMidnight(w)
@@ -391,7 +367,7 @@ func (h *Handler) download(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) quota(w http.ResponseWriter, r *http.Request) {
-	serveHeld(h, w, r, CallQuota, story.OpDownload, h.quotaStore, func(q story.Quota, visitor string, limit int64) (int, any, error) {
+	serveHeld(h, w, r, CallQuota, story.OpDownload, noQuota, func(q story.Quota, visitor string, limit int64) (int, any, error) {
 		return h.today(r, "visitor", visitor, limit, q.Count)
 	})
 }
@@ -413,7 +389,7 @@ func (h *Handler) retryAtMidnight(w http.ResponseWriter) {
 }
 
 func (h *Handler) checkout(w http.ResponseWriter, r *http.Request) {
-	serveHeld(h, w, r, CallCheckout, story.OpCheckout, h.inventory, func(inv story.Inventory, item string, stock int64) (int, any, error) {
+	serveHeld(h, w, r, CallCheckout, story.OpCheckout, noInventory, func(inv story.Inventory, item string, stock int64) (int, any, error) {
 		buyer := "buyer-" + strconv.FormatInt(h.buyers.Add(1), 10)
 		var claimed bool
 		var err error
@@ -430,7 +406,7 @@ func (h *Handler) checkout(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) item(w http.ResponseWriter, r *http.Request) {
-	serveHeld(h, w, r, CallItem, story.OpCheckout, h.inventory, func(inv story.Inventory, item string, stock int64) (int, any, error) {
+	serveHeld(h, w, r, CallItem, story.OpCheckout, noInventory, func(inv story.Inventory, item string, stock int64) (int, any, error) {
 		n, err := inv.Claims(r.Context(), item)
 		return http.StatusOK, map[string]any{"item": item, "stock": stock, "claims": n}, err
 	})
@@ -471,7 +447,7 @@ func (h *Handler) limitOf(r *http.Request, op story.Op) (int64, error) {
 var serveWindow = story.Window{Limit: story.WindowLimit, Length: story.WindowLength}
 
 func (h *Handler) limit(w http.ResponseWriter, r *http.Request) {
-	serveHeld(h, w, r, CallLimit, story.OpLimit, h.limiter, func(lim story.Limiter, caller string, limit int64) (int, any, error) {
+	serveHeld(h, w, r, CallLimit, story.OpLimit, noLimiter, func(lim story.Limiter, caller string, limit int64) (int, any, error) {
 		win := story.Window{Limit: limit, Length: serveWindow.Length}
 		a, err := lim.Admit(r.Context(), caller, win)
 		body := map[string]any{"allowed": a.Allowed, "count": a.Count, "window": a.Window}
@@ -486,7 +462,7 @@ func (h *Handler) limit(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) window(w http.ResponseWriter, r *http.Request) {
-	serveHeld(h, w, r, CallWindow, story.OpLimit, h.limiter, func(lim story.Limiter, caller string, limit int64) (int, any, error) {
+	serveHeld(h, w, r, CallWindow, story.OpLimit, noLimiter, func(lim story.Limiter, caller string, limit int64) (int, any, error) {
 		win := story.Window{Limit: limit, Length: serveWindow.Length}
 		n := win.Number(h.now())
 		if v := r.URL.Query().Get("window"); v != "" {
@@ -511,7 +487,7 @@ func (h *Handler) cancel(w http.ResponseWriter, r *http.Request) {
 // setPlan changes the plan with set and answers the plan it wrote.
 func (h *Handler) setPlan(w http.ResponseWriter, r *http.Request, call Call, plan string,
 	set func(story.Plans, context.Context, string) error) {
-	serveKeyed(h, w, r, call, h.plans, func(p story.Plans, subscriber string) (int, any, error) {
+	serveKeyed(h, w, r, call, noPlans, func(p story.Plans, subscriber string) (int, any, error) {
 		err := set(p, r.Context(), subscriber)
 		return http.StatusOK, map[string]any{"subscriber": subscriber, "plan": plan}, err
 	})
@@ -520,7 +496,7 @@ func (h *Handler) setPlan(w http.ResponseWriter, r *http.Request, call Call, pla
 // plan answers the plan as the store's pages read it: from its cache,
 // where it keeps one, so possibly still paid after a cancel.
 func (h *Handler) plan(w http.ResponseWriter, r *http.Request) {
-	serveKeyed(h, w, r, CallPlan, h.plans, func(p story.Plans, subscriber string) (int, any, error) {
+	serveKeyed(h, w, r, CallPlan, noPlans, func(p story.Plans, subscriber string) (int, any, error) {
 		paid, err := p.Paid(r.Context(), subscriber)
 		return http.StatusOK, map[string]any{"subscriber": subscriber, "paid": paid}, err
 	})
@@ -531,7 +507,7 @@ func (h *Handler) plan(w http.ResponseWriter, r *http.Request) {
 // limit with the count that reached it, and without a paid plan below it
 // (every store answers 0 then, having read no count at all).
 func (h *Handler) original(w http.ResponseWriter, r *http.Request) {
-	serveHeld(h, w, r, CallOriginal, story.OpOriginal, h.plans, func(p story.Plans, subscriber string, limit int64) (int, any, error) {
+	serveHeld(h, w, r, CallOriginal, story.OpOriginal, noPlans, func(p story.Plans, subscriber string, limit int64) (int, any, error) {
 		granted, n, err := p.Download(r.Context(), subscriber, limit)
 		body := map[string]any{"granted": granted, "count": n}
 		switch {
@@ -546,7 +522,7 @@ func (h *Handler) original(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) originals(w http.ResponseWriter, r *http.Request) {
-	serveHeld(h, w, r, CallOriginals, story.OpOriginal, h.plans, func(p story.Plans, subscriber string, limit int64) (int, any, error) {
+	serveHeld(h, w, r, CallOriginals, story.OpOriginal, noPlans, func(p story.Plans, subscriber string, limit int64) (int, any, error) {
 		return h.today(r, "subscriber", subscriber, limit, p.Downloads)
 	})
 }
@@ -558,7 +534,7 @@ func (h *Handler) originals(w http.ResponseWriter, r *http.Request) {
 // says it holds: the yes or no in its OK, the count in its Field.
 func (h *Handler) take(op story.OpSpec) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		serveHeld(h, w, r, Call(op.Op), op.Op, h.capped, func(c story.Capped, key string, limit int64) (int, any, error) {
+		serveHeld(h, w, r, Call(op.Op), op.Op, noCapped, func(c story.Capped, key string, limit int64) (int, any, error) {
 			granted, n, err := c.Take(r.Context(), op.Op, key, limit)
 			body := map[string]any{}
 			if op.OK != "" {
@@ -580,7 +556,7 @@ func (h *Handler) take(op story.OpSpec) http.HandlerFunc {
 // does.
 func (h *Handler) taken(op story.OpSpec) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		serveHeld(h, w, r, Call(op.Read), op.Op, h.capped, func(c story.Capped, key string, limit int64) (int, any, error) {
+		serveHeld(h, w, r, Call(op.Read), op.Op, noCapped, func(c story.Capped, key string, limit int64) (int, any, error) {
 			n, err := c.Taken(r.Context(), op.Op, key)
 			body := map[string]any{op.Key: key, op.ReadField: n}
 			if op.Limit != "" {
@@ -593,17 +569,17 @@ func (h *Handler) taken(op story.OpSpec) http.HandlerFunc {
 
 // serveKeyed answers a route of call on one key: it checks the path's key
 // (400), counts the request under call, takes the story S off the store
-// through as (501 when the store does not play it), then answers what
+// (501 saying what it doesNot do when it does not play it), then answers what
 // answer says: a status and its JSON body, a badRequest (400), or the
 // store's failure.
 func serveKeyed[S any](h *Handler, w http.ResponseWriter, r *http.Request, call Call,
-	as func(http.ResponseWriter) (S, bool), answer func(s S, key string) (int, any, error)) {
+	doesNot string, answer func(s S, key string) (int, any, error)) {
 	key, ok := h.key(w, r, strings.Trim(h.k.keys[call], "{}"))
 	if !ok {
 		return
 	}
 	h.stats.record(string(call), key, r)
-	s, ok := as(w)
+	s, ok := plays[S](h, w, doesNot)
 	if !ok {
 		return
 	}
@@ -611,11 +587,11 @@ func serveKeyed[S any](h *Handler, w http.ResponseWriter, r *http.Request, call 
 	var bad badRequest
 	switch {
 	case errors.As(err, &bad):
-		writeError(w, http.StatusBadRequest, bad.Error())
+		guarded.WriteError(w, http.StatusBadRequest, bad.Error())
 	case err != nil:
 		h.storeError(w, r, err)
 	default:
-		writeJSON(w, code, body)
+		guarded.WriteJSON(w, code, body)
 	}
 }
 
@@ -623,8 +599,8 @@ func serveKeyed[S any](h *Handler, w http.ResponseWriter, r *http.Request, call 
 // which is held to op's limit: answer gets the limit the request says
 // (limitOf), or the contract's.
 func serveHeld[S any](h *Handler, w http.ResponseWriter, r *http.Request, call Call, op story.Op,
-	as func(http.ResponseWriter) (S, bool), answer func(s S, key string, limit int64) (int, any, error)) {
-	serveKeyed(h, w, r, call, as, func(s S, key string) (int, any, error) {
+	doesNot string, answer func(s S, key string, limit int64) (int, any, error)) {
+	serveKeyed(h, w, r, call, doesNot, func(s S, key string) (int, any, error) {
 		limit, err := h.limitOf(r, op)
 		if err != nil {
 			return 0, nil, err
@@ -633,36 +609,22 @@ func serveHeld[S any](h *Handler, w http.ResponseWriter, r *http.Request, call C
 	})
 }
 
-func (h *Handler) counter(w http.ResponseWriter) (story.Counter, bool) {
-	return plays[story.Counter](h, w, "does not count views")
-}
-
-func (h *Handler) quotaStore(w http.ResponseWriter) (story.Quota, bool) {
-	return plays[story.Quota](h, w, "keeps no download quota")
-}
-
-func (h *Handler) limiter(w http.ResponseWriter) (story.Limiter, bool) {
-	return plays[story.Limiter](h, w, "keeps no rate limit")
-}
-
-func (h *Handler) plans(w http.ResponseWriter) (story.Plans, bool) {
-	return plays[story.Plans](h, w, "keeps no subscription plans")
-}
-
-func (h *Handler) capped(w http.ResponseWriter) (story.Capped, bool) {
-	return plays[story.Capped](h, w, "keeps no capped counts")
-}
-
-func (h *Handler) inventory(w http.ResponseWriter) (story.Inventory, bool) {
-	return plays[story.Inventory](h, w, "keeps no inventory")
-}
+// What a store that does not play a story does not do, as a 501 says it.
+const (
+	noCounter   = "does not count views"
+	noQuota     = "keeps no download quota"
+	noInventory = "keeps no inventory"
+	noLimiter   = "keeps no rate limit"
+	noPlans     = "keeps no subscription plans"
+	noCapped    = "keeps no capped counts"
+)
 
 // plays takes the story S off the store, or answers 501 saying what the
 // store does not do.
 func plays[S any](h *Handler, w http.ResponseWriter, doesNot string) (S, bool) {
 	s, ok := h.store.(S)
 	if !ok {
-		writeError(w, http.StatusNotImplemented, h.storeLabel()+" "+doesNot)
+		guarded.WriteError(w, http.StatusNotImplemented, h.storeLabel()+" "+doesNot)
 	}
 	return s, ok
 }
@@ -696,23 +658,19 @@ func (h *Handler) storeError(w http.ResponseWriter, r *http.Request, err error) 
 		detail := strings.Join(strings.Fields(err.Error()), " ")
 		h.log.Printf("%s %s: %d: %s: %s", r.Method, r.URL.RequestURI(), code, h.storeLabel(), detail)
 	}
-	writeError(w, code, msg)
+	guarded.WriteError(w, code, msg)
 }
 
-func writeError(w http.ResponseWriter, code int, msg string) {
-	writeJSON(w, code, map[string]string{"error": msg})
-}
+// Server is the server racelab serve runs the contract on, guarded as a
+// service on a developer's machine must be (see guarded.Server); its
+// defaults are guarded's.
+type Server = guarded.Server
 
-func writeJSON(w http.ResponseWriter, code int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	// A browser must not read a key echoed back as anything but JSON.
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(code)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false) // keys come back as they were sent, Arabic included
-	_ = enc.Encode(v)        // a client that went away is no error of ours
-}
+// Server's defaults, as guarded declares them.
+const (
+	DefaultShutdownTimeout = guarded.DefaultShutdownTimeout
+	DefaultMaxConns        = guarded.DefaultMaxConns
+)
 
 // stats remembers, per (route, key), how many requests arrived and the
 // first and last of their arrival instants: a burst's arrival spread as the
@@ -772,7 +730,7 @@ func (h *Handler) serveStats(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if key == "" {
-		writeJSON(w, http.StatusOK, map[string]any{"requests": s.total.Load(), "routes": s.routes})
+		guarded.WriteJSON(w, http.StatusOK, map[string]any{"requests": s.total.Load(), "routes": s.routes})
 		return
 	}
 	if route == "" {
@@ -785,7 +743,7 @@ func (h *Handler) serveStats(w http.ResponseWriter, r *http.Request) {
 		out["last_arrival_ns"] = ks.last.UnixNano()
 		out["arrival_spread_ns"] = ks.last.Sub(ks.first).Nanoseconds()
 	}
-	writeJSON(w, http.StatusOK, out)
+	guarded.WriteJSON(w, http.StatusOK, out)
 }
 
 // Requests is how many requests the handler has read in full.

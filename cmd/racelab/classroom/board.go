@@ -147,7 +147,9 @@ var originalPage = storyPage{
 // pageOf is what the page shows of sc, whose request is op: the request
 // then the read on the op's example key, each with the story's limit
 // where it is not the op's default, so that the curl lines play the story
-// and land in its rows.
+// and land in its rows. Such a story's example key ends in its limit
+// (ada-3), so that its lines and those of the op's default story count
+// apart.
 func pageOf(sc *engine.Scenario, op story.OpSpec) storyPage {
 	p := storyPage{sc: sc, op: op, limit: sc.Limit}
 	if op.Limit == "" {
@@ -159,11 +161,10 @@ func pageOf(sc *engine.Scenario, op story.OpSpec) storyPage {
 		p.calls, p.notBurst, p.runFlags = originalPage.calls, originalPage.notBurst, originalPage.runFlags
 		return p
 	}
-	query := ""
+	ex := "/" + url.PathEscape(op.Words.Example)
 	if op.Carries(p.limit) {
-		query = fmt.Sprintf("?%s=%d", op.Limit, p.limit)
+		ex += fmt.Sprintf("-%d?%s=%d", p.limit, op.Limit, p.limit)
 	}
-	ex := "/" + url.PathEscape(op.Words.Example) + query
 	p.calls = []call{{op.Method, "/" + firstWord(op.Route) + ex}, {http.MethodGet, "/" + firstWord(op.ReadRoute) + ex}}
 	return p
 }

@@ -3,7 +3,6 @@ package classroom
 import (
 	"context"
 	"embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -17,6 +16,7 @@ import (
 	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/targets"
+	"github.com/racelab/racelab/targets/httpapi/guarded"
 	"github.com/racelab/racelab/targets/story"
 )
 
@@ -248,7 +248,7 @@ func (r *Room) routes() {
 	mux.HandleFunc(Prefix+"burst", only(http.MethodPost, r.fire))
 	mux.HandleFunc(Prefix+"replay", only(http.MethodGet, r.replay))
 	mux.HandleFunc(Prefix, func(w http.ResponseWriter, req *http.Request) {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("no page %s; the classroom is at /", req.URL.Path))
+		guarded.WriteError(w, http.StatusNotFound, fmt.Sprintf("no page %s; the classroom is at /", req.URL.Path))
 	})
 	for _, s := range r.stores {
 		if s.name == "" {
@@ -285,14 +285,14 @@ func (r *Room) root(w http.ResponseWriter, req *http.Request) {
 	}
 	if req.Method != http.MethodGet && req.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
-		writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s /: method not allowed; use GET", req.Method))
+		guarded.WriteError(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s /: method not allowed; use GET", req.Method))
 		return
 	}
 	stores := map[string]any{}
 	for _, s := range r.stores {
 		stores[s.name] = map[string]string{"target": s.target.Name(), "base": "/" + s.name + "/"}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"service": "racelab serve", "classroom": "/", "stores": stores})
+	guarded.WriteJSON(w, http.StatusOK, map[string]any{"service": "racelab serve", "classroom": "/", "stores": stores})
 }
 
 func (r *Room) notFound(w http.ResponseWriter, req *http.Request) {
@@ -300,7 +300,7 @@ func (r *Room) notFound(w http.ResponseWriter, req *http.Request) {
 	for i, s := range r.stores {
 		bases[i] = "/" + s.name + "/"
 	}
-	writeError(w, http.StatusNotFound, fmt.Sprintf("no route %s %s; the stores are under %s, the classroom page at /",
+	guarded.WriteError(w, http.StatusNotFound, fmt.Sprintf("no route %s %s; the stores are under %s, the classroom page at /",
 		req.Method, req.URL.Path, strings.Join(bases, ", ")))
 }
 
@@ -332,7 +332,7 @@ func (r *Room) asset(w http.ResponseWriter, req *http.Request) {
 func (r *Room) serveFile(w http.ResponseWriter, name, typ string) {
 	b, err := page.ReadFile(name)
 	if err != nil { // the routes name only embedded files
-		writeError(w, http.StatusNotFound, "no such file")
+		guarded.WriteError(w, http.StatusNotFound, "no such file")
 		return
 	}
 	h := w.Header()
@@ -406,7 +406,7 @@ func (r *Room) config(w http.ResponseWriter, _ *http.Request) {
 		}
 		out.Stories = append(out.Stories, st)
 	}
-	writeJSON(w, http.StatusOK, out)
+	guarded.WriteJSON(w, http.StatusOK, out)
 }
 
 // story is the page of the story named name, nil when the room shows no
@@ -426,7 +426,7 @@ func only(m string, next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, req *http.Request) {
 		if req.Method != m && (m != http.MethodGet || req.Method != http.MethodHead) {
 			w.Header().Set("Allow", m)
-			writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s %s: method not allowed; use %s", req.Method, req.URL.Path, m))
+			guarded.WriteError(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s %s: method not allowed; use %s", req.Method, req.URL.Path, m))
 			return
 		}
 		next(w, req)
@@ -462,18 +462,4 @@ func cmpPath(p string) string {
 		return "/"
 	}
 	return p
-}
-
-func writeError(w http.ResponseWriter, code int, msg string) {
-	writeJSON(w, code, map[string]string{"error": msg})
-}
-
-func writeJSON(w http.ResponseWriter, code int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(code)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v) // a client that went away is no error of ours
 }

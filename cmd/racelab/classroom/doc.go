@@ -29,6 +29,6 @@
 // work, so with --public a room could press it in a loop: one burst runs
 // at a time, at most one every DefaultBurstEvery, of at most
 // DefaultMaxBurst requests a store; a refused press is answered 429 with
-// Retry-After. The Host and cross-origin checks of httpapi.Server guard
+// Retry-After. The Host and cross-origin checks of guarded.Server guard
 // the page as they guard the contract.
 package classroom

@@ -1,7 +1,15 @@
-package httpapi
+// Package guarded is the HTTP server racelab serve runs: HTTP/1.1 and
+// HTTP/2 with prior knowledge (h2c), guarded as a service on a
+// developer's machine must be, since any web page the developer opens can
+// send requests to it (DNS rebinding, cross-site requests, a flood of
+// connections). It knows nothing of what it serves: the HTTP contract
+// (package httpapi) and the classroom page run behind it, and answer
+// their errors as its refusals are answered, in JSON (WriteError).
+package guarded
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log"
@@ -11,6 +19,34 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+)
+
+// Defaults of Server, in one place.
+const (
+	// DefaultShutdownTimeout is how long Server waits for requests in
+	// flight when it is stopped, before it closes their connections.
+	DefaultShutdownTimeout = 10 * time.Second
+	// DefaultMaxStreams is the HTTP/2 streams Server lets one connection
+	// have open at once, and so the widest single-packet burst it takes.
+	DefaultMaxStreams = 250
+	// DefaultMaxConns is how many connections Server keeps open at once;
+	// further ones wait, unanswered, in the kernel's accept queue until one
+	// closes. Every connection costs a file descriptor, and idle ones once
+	// piled up until serve could open no file at all. 1024 covers an
+	// HTTP/1.1 lastbyte burst of 1,000 (a connection per request); an h2
+	// burst needs one connection per DefaultMaxStreams requests.
+	DefaultMaxConns = 1024
+	// DefaultReadHeaderTimeout bounds how long a request's head may take to
+	// arrive. A lastbyte burst holds back the final byte of each head until
+	// its release, which follows staging by milliseconds to seconds; a
+	// client that never finishes is cut off, so it cannot hold a
+	// connection forever.
+	DefaultReadHeaderTimeout = 30 * time.Second
+	// DefaultIdleTimeout closes a kept-alive connection that carries no
+	// request for this long. Clients warm connections just before a burst,
+	// so it only has to outlast one trial's preparation; racelab's client
+	// opens a fresh connection when it finds one closed.
+	DefaultIdleTimeout = 2 * time.Minute
 )
 
 // Server serves a Handler on a listener, over HTTP/1.1 and HTTP/2 with
@@ -33,7 +69,7 @@ import (
 //
 // Refusals are JSON {"error":…} like every other answer.
 type Server struct {
-	// Handler is what is served, usually a *Handler.
+	// Handler is what is served, usually an *httpapi.Handler.
 	Handler http.Handler
 	// ErrorLog receives net/http's complaints about broken connections and
 	// the notice that the connection cap was reached; nil discards them.
@@ -125,7 +161,7 @@ const (
 func (s Server) guard(next http.Handler) http.Handler {
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		writeError(w, http.StatusForbidden, msgCrossOrigin)
+		WriteError(w, http.StatusForbidden, msgCrossOrigin)
 	}))
 	checked := cop.Handler(next)
 	if s.Public {
@@ -133,7 +169,7 @@ func (s Server) guard(next http.Handler) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !loopbackHostHeader(r.Host) {
-			writeError(w, http.StatusMisdirectedRequest, fmt.Sprintf("host %q: %s", r.Host, msgMisdirected))
+			WriteError(w, http.StatusMisdirectedRequest, fmt.Sprintf("host %q: %s", r.Host, msgMisdirected))
 			return
 		}
 		checked.ServeHTTP(w, r)
@@ -237,4 +273,23 @@ func (c *limitConn) CloseWrite() error {
 		return cw.CloseWrite()
 	}
 	return nil
+}
+
+// WriteError answers code with {"error":msg}.
+func WriteError(w http.ResponseWriter, code int, msg string) {
+	WriteJSON(w, code, map[string]string{"error": msg})
+}
+
+// WriteJSON answers code with v as JSON, as every answer of racelab serve
+// is written: never cached, never sniffed as anything but JSON, and keys
+// as they were sent (Arabic included, no HTML escapes).
+func WriteJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	// A browser must not read a key echoed back as anything but JSON.
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v) // a client that went away is no error of ours
 }
