@@ -309,6 +309,8 @@ func TestOwnOpOnTheBoard(t *testing.T) {
 		{"/fixed/download/bob", 1, 200},
 		{"/fixed/download/cyd?limit=3", 4, 429},
 		{"/fixed/reserve/gala?seats=3", 4, 409},
+		// A limit no story here keeps: the request is logged, on no row.
+		{"/fixed/download/dan?limit=4", 1, 200},
 	} {
 		for i := range r.times {
 			if a := httpapitest.Do(t, "POST", base+r.path, ""); i == r.times-1 && a.Status != r.status {
@@ -316,12 +318,17 @@ func TestOwnOpOnTheBoard(t *testing.T) {
 			}
 		}
 	}
+	// A read that says no limit counts for the story that shows its key,
+	// not for the op's default story.
+	if a := httpapitest.Do(t, "GET", base+"/fixed/quota/cyd", ""); a.Status != 200 {
+		t.Errorf("GET quota: %d %s", a.Status, a.Body)
+	}
 	if a := httpapitest.Do(t, "GET", base+"/fixed/seats/gala?seats=3", ""); a.Status != 200 || !strings.Contains(string(a.Body), `"taken":3`) {
 		t.Errorf("GET seats: %d %s, want the 3 taken", a.Status, a.Body)
 	}
 	want := map[string]string{
 		"six-become-four":  "bob: 1 requests, 1 allowed, 0 refused, 0 reads, answered 1, stored 1",
-		"three-a-day":      "cyd: 4 requests, 3 allowed, 1 refused, 0 reads, answered 3, stored 3",
+		"three-a-day":      "cyd: 5 requests, 3 allowed, 1 refused, 1 reads, answered 3, stored 3",
 		"last-three-seats": "gala: 5 requests, 3 allowed, 1 refused, 1 reads, answered 3, stored 3",
 	}
 	got := board(t, base, func(keys map[string][]boardRow) map[string]string {

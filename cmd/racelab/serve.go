@@ -78,6 +78,11 @@ it with curl and racelab run can race it over the network:
   GET  /original/{subscriber}   200 {"subscriber":s,"count":n,...}
   GET  /stats?route=hit&key=K   requests for K and how far apart they arrived
 
+A story's own limit travels with its requests: ?limit=L (1 to 10000) on
+/download, /quota, /limit and /original, ?stock=K on /checkout and /item;
+without it the limit is the one above (5 a day, 5 a window, a stock of 1),
+and a read answers the limit it was asked for.
+
 Several stores are served side by side when each is named: with --store
 naive=kv --store fixed=sqlite the contract above is under /naive/ and
 /fixed/, unchanged below each prefix. One store given without a name is

@@ -36,6 +36,25 @@
 // limit, and the default are the ops table's (story.Ops). A rate limit's
 // window length does not travel: it is the contract's 60 s.
 //
+// # An op of a story's own
+//
+// The ops table is a value (story.Table): a story with a request none of
+// racelab's stories has adds its row (story.Ops().With) and hands the
+// table to the client (Config.Ops) and to the handler (WithOps). The
+// client then makes the op's request and read as the row says, staged or
+// whole (story.Capped's Take and Taken); the handler serves them over a
+// store that keeps capped counts (story.Capped, the actor's):
+//
+//	POST B/{op}/{key}?{limit}=L   200 {OK:true,Field:n} | the row's refusal {OK:false,Field:n}
+//	GET  B/{read}/{key}           200 {Key:k,ReadField:n,Limit:L}
+//
+// with the names the row gives (a seat's: POST /reserve/{show}?seats=3,
+// 409 when sold out, GET /seats/{show}). Nothing is registered anywhere
+// else: a client or handler not handed the row does not know the op.
+//
+// Handler runs behind guarded.Server in racelab serve (aliased here as
+// Server), which guards a server on a developer's machine.
+//
 // Every answer of Handler carries the instant the request was complete (its
 // last byte read) in the Racelab-Arrival header, in Unix nanoseconds, so a
 // client can tell how tightly a burst arrived; GET B/stats sums them per key.

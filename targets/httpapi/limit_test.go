@@ -273,3 +273,98 @@ func TestClientSendsTheLimit(t *testing.T) {
 		}
 	}
 }
+
+// seat is an op of a story's own, as a test story adds it to the table.
+var seat = story.OpSpec{Op: "reserve", Method: http.MethodPost, Route: "/reserve/{show}", Key: "show",
+	Field: "count", OK: "reserved", Read: "seats", ReadRoute: "/seats/{show}", ReadField: "taken",
+	Refused: []int{http.StatusConflict}, Limit: "seats", DefaultLimit: 50,
+	Words: story.Words{Request: "reserve", Requests: "reservations", Unit: "seat", Yes: "reserved", No: "sold out",
+		Stored: "seats taken", Example: "gala"}}
+
+// seats is the stories' table with the seat's row.
+var seats = func() story.Table {
+	table, err := story.Ops().With(seat)
+	if err != nil {
+		panic(err) // the row above: fixed by reading the error
+	}
+	return table
+}()
+
+// TestServeOwnOp: a handler given a table with a story's own op serves
+// its request and read as the row says, over a store that keeps capped
+// counts, at limit-1, limit and limit+1, held to the limit the request
+// carries; its index lists the routes. A handler not given the row does
+// not know them, and a store without capped counts answers 501.
+func TestServeOwnOp(t *testing.T) {
+	table := seats
+	base := serveHandler(t, httpapi.NewHandler(open(t, "actor").Store, httpapi.WithOps(table)))
+	walk(t, base, []step{
+		{"POST", "/reserve/gala?seats=2", 200, map[string]any{"reserved": true, "count": 1.0}},
+		{"POST", "/reserve/gala?seats=2", 200, map[string]any{"reserved": true, "count": 2.0}},
+		{"POST", "/reserve/gala?seats=2", 409, map[string]any{"reserved": false, "count": 2.0}},
+		{"GET", "/seats/gala?seats=2", 200, map[string]any{"show": "gala", "taken": 2.0, "seats": 2.0}},
+		{"POST", "/reserve/gala", 200, map[string]any{"reserved": true, "count": 3.0}}, // the row's default, 50
+		{"GET", "/seats/gala", 200, map[string]any{"show": "gala", "taken": 3.0, "seats": 50.0}},
+		{"POST", "/reserve/gala?seats=0", 400, map[string]any{"error": `seats "0": want a whole number from 1 to 10000`}},
+	})
+	_, _, index := call(t, "GET", base+"/", nil)
+	if routes := fmt.Sprint(index["routes"]); !strings.Contains(routes, "POST /reserve/{show} GET /seats/{show} GET /stats") {
+		t.Errorf("index routes %s, want the op's before /stats", routes)
+	}
+	plain := serveHandler(t, httpapi.NewHandler(open(t, "actor").Store))
+	if status, _, _ := call(t, "POST", plain+"/reserve/gala", nil); status != http.StatusNotFound {
+		t.Errorf("a handler without the row answered %d, want 404", status)
+	}
+	noCaps := serveHandler(t, httpapi.NewHandler(open(t, "sqlite").Store, httpapi.WithOps(table)))
+	if status, _, got := call(t, "POST", noCaps+"/reserve/gala", nil); status != http.StatusNotImplemented || got["error"] != "the store keeps no capped counts" {
+		t.Errorf("sqlite answered %d %v, want 501 saying it keeps no capped counts", status, got)
+	}
+}
+
+// TestClientOwnOp: a client given the table makes the op's requests with
+// the story's limit and reads its count; staged and whole requests alike
+// are held to it. A row that takes the name of one of the contract's
+// other calls is refused, by New as an error and by NewHandler as the
+// programming error it is.
+func TestClientOwnOp(t *testing.T) {
+	table := seats
+	base := serveHandler(t, httpapi.NewHandler(open(t, "actor").Store, httpapi.WithOps(table)))
+	c := client(t, base, httpapi.Config{Ops: table})
+	ctx := context.Background()
+	for i, want := range []bool{true, true, true, false} {
+		if ok, n, err := c.Take(ctx, seat.Op, "whole", ownLimit); err != nil || ok != want || n != int64(min(i+1, ownLimit)) {
+			t.Errorf("Take #%d = %t, %d, %v; want %t at count %d", i+1, ok, n, err, want, min(i+1, ownLimit))
+		}
+	}
+	if n, err := c.Taken(ctx, seat.Op, "whole"); err != nil || n != ownLimit {
+		t.Errorf("Taken = %d, %v; want %d", n, err, ownLimit)
+	}
+	if _, _, err := c.Take(ctx, "refund", "k", 1); err == nil || !strings.Contains(err.Error(), `unknown operation "refund"; want hit, download, checkout, limit, original or reserve`) {
+		t.Errorf("Take of an op of no row: %v, want it named", err)
+	}
+	replies := fireLimited(t, ctx, c, limitedOp{op: seat.Op}, "staged", ownLimit+1, true)
+	granted := 0
+	for _, r := range replies {
+		if r.OK {
+			granted++
+		}
+	}
+	if granted != ownLimit {
+		t.Errorf("a staged burst of %d got %d reserved, want %d", ownLimit+1, granted, ownLimit)
+	}
+	clash := seat
+	clash.Op, clash.Route, clash.Read, clash.ReadRoute = "plan", "/plan/{show}", "plans", "/plans/{show}"
+	bad, err := story.Ops().With(clash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := httpapi.New(httpapi.MustParseURL(t, base), httpapi.Config{Ops: bad}); err == nil || !strings.Contains(err.Error(), "the contract's call plan has the name already") {
+		t.Errorf("New with a clashing row: %v, want it refused", err)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("NewHandler with a clashing row did not panic")
+		}
+	}()
+	httpapi.NewHandler(open(t, "actor").Store, httpapi.WithOps(bad))
+}
