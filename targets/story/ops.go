@@ -74,8 +74,6 @@ type Words struct {
 }
 
 // builtin is the stories' own rows, in the order the stories were added.
-// Each call builds them afresh, so that no reader shares a slice with
-// another.
 func builtin() []OpSpec {
 	return []OpSpec{
 		{Op: OpHit, Method: http.MethodPost, Route: "/hit/{slug}", Key: "slug", Field: "views",
@@ -102,6 +100,10 @@ func builtin() []OpSpec {
 	}
 }
 
+// builtinRows are read by every Table that adds no row, and never handed
+// out: Specs and Spec copy what they give.
+var builtinRows = builtin()
+
 // Table is an ops table: every op a side builds, serves or shows, each
 // once. Ops is the stories' own; With adds an op of a story's own, such
 // as a test's, so that a new op travels as a value handed to whoever
@@ -109,30 +111,37 @@ func builtin() []OpSpec {
 // Config) rather than through a registry that tests would have to
 // change. The zero Table is Ops.
 type Table struct {
-	specs []OpSpec // nil: builtin
+	specs []OpSpec // nil: builtinRows
 }
 
 // Ops is the stories' ops table.
 func Ops() Table { return Table{} }
 
+// rows are the table's rows, not to be changed.
+func (t Table) rows() []OpSpec {
+	if t.specs == nil {
+		return builtinRows
+	}
+	return t.specs
+}
+
 // Specs lists the table's rows in order, a copy the caller may keep or
 // change.
 func (t Table) Specs() []OpSpec {
-	if t.specs == nil {
-		return builtin()
-	}
-	out := make([]OpSpec, len(t.specs))
-	for i, s := range t.specs {
-		s.Refused = slices.Clone(s.Refused)
-		out[i] = s
+	out := slices.Clone(t.rows())
+	for i := range out {
+		out[i].Refused = slices.Clone(out[i].Refused)
 	}
 	return out
 }
 
-// Spec is op's row; ok is false for a word that names no op of the table.
+// Spec is op's row, a copy; ok is false for a word that names no op of
+// the table. It copies that row alone: the client and the server read it
+// on every request.
 func (t Table) Spec(op Op) (spec OpSpec, ok bool) {
-	for _, s := range t.Specs() {
+	for _, s := range t.rows() {
 		if s.Op == op {
+			s.Refused = slices.Clone(s.Refused)
 			return s, true
 		}
 	}
@@ -162,6 +171,7 @@ func (t Table) With(more ...OpSpec) (Table, error) {
 		}
 	}
 	for _, s := range more {
+		s.Refused = slices.Clone(s.Refused)
 		if err := s.Check(); err != nil {
 			return t, err
 		}
@@ -173,7 +183,6 @@ func (t Table) With(more ...OpSpec) (Table, error) {
 		for _, w := range s.words() {
 			owner[w] = s.Op
 		}
-		s.Refused = slices.Clone(s.Refused)
 		specs = append(specs, s)
 	}
 	return Table{specs: specs}, nil
