@@ -31,7 +31,7 @@
 // that keeps the contract's limit needs nothing new. The reads take the
 // same parameter and answer it as their "limit" (or "stock"). A client
 // sends it only when the story's limit is not the contract's; a mapping
-// (--http-call) puts it in the route's {limit} ({stock}) when the
+// (Mapping) puts it in the route's {limit} ({stock}) when the
 // template has one, filled always. The routes, which of them carry a
 // limit, and the default are the ops table's (story.Ops). A rate limit's
 // window length does not travel: it is the contract's 60 s.
