@@ -19,6 +19,7 @@ import (
 	"github.com/racelab/racelab/scenarios/pace"
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/httpapi"
+	"github.com/racelab/racelab/targets/httpapi/httpapitest"
 )
 
 // serveContract runs the HTTP contract over a store of spec on a loopback
@@ -34,21 +35,10 @@ func serveContract(t *testing.T, spec string) string {
 
 func serveHandler(t *testing.T, h http.Handler, after func()) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	if after != nil {
+		t.Cleanup(after) // registered first, so it runs once the server has stopped
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- httpapi.Server{Handler: h}.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-		if after != nil {
-			after()
-		}
-	})
-	return "http://" + ln.Addr().String()
+	return httpapitest.Serve(t, h)
 }
 
 func mustLoad(t *testing.T, p load.LoadPlan) *results.LoadResult {

@@ -1,4 +1,4 @@
-package scenarios
+package scenarios_test
 
 import (
 	"context"
@@ -31,13 +31,7 @@ var threeADay = engine.Define(engine.Scenario{
 	Op:              "download",
 	Limit:           3,
 	Model:           engine.QuotaModel(3),
-	Judge: func(t *results.Trial, target string) {
-		allowed := int64(t.Allowed)
-		t.Over, t.Lost = max(0, allowed-3), max(0, allowed-t.Counted)
-		if t.Over > 0 || t.Lost > 0 {
-			t.Broken, t.Why = true, fmt.Sprintf("%s: %d granted against a limit of 3, counter at %d", target, allowed, t.Counted)
-		}
-	},
+	Judge:           capJudge(3, "download"),
 	Tell: func(t *results.Trial, target string) string {
 		return fmt.Sprintf("%s: %d granted, counter at %d", target, t.Allowed, t.Counted)
 	},

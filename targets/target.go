@@ -79,7 +79,10 @@ type Retrier interface {
 type Stager interface {
 	// Stage readies n requests of op on key and returns one function per
 	// request; calling it sends the final part and waits for the reply.
-	// limit is the story's limit for story.OpDownload. Staged functions are
+	// limit is the story's limit, which each request carries where op's
+	// row of the ops table has one (story.OpSpec.Limit: a quota's, a rate
+	// limit's, a checkout's stock), so that a story held to its own limit
+	// is judged against it; 0 is the op's default. Staged functions are
 	// called once each, concurrently.
 	Stage(ctx context.Context, op story.Op, key string, limit int64, n int) ([]func(context.Context) (story.Reply, error), error)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/httpapi"
+	"github.com/racelab/racelab/targets/httpapi/guarded"
 	"github.com/spf13/cobra"
 )
 
@@ -76,6 +77,11 @@ it with curl and racelab run can race it over the network:
                                 (no paid plan) or 429 (5 today), granted false
   GET  /original/{subscriber}   200 {"subscriber":s,"count":n,...}
   GET  /stats?route=hit&key=K   requests for K and how far apart they arrived
+
+A story's own limit travels with its requests: ?limit=L (1 to 10000) on
+/download, /quota, /limit and /original, ?stock=K on /checkout and /item;
+without it the limit is the one above (5 a day, 5 a window, a stock of 1),
+and a read answers the limit it was asked for.
 
 Several stores are served side by side when each is named: with --store
 naive=kv --store fixed=sqlite the contract above is under /naive/ and
@@ -232,7 +238,7 @@ func checkAddr(addr string, public bool) error {
 			return usageError{fmt.Errorf("--addr %q: %q is neither a host name nor an IP address; %s", addr, host, addrWant)}
 		}
 	}
-	if !public && !httpapi.LoopbackHost(host) {
+	if !public && !guarded.LoopbackHost(host) {
 		return usageError{fmt.Errorf("--addr %s is reachable from other machines, and the store is writable by anyone; add --public to mean it", addr)}
 	}
 	return nil
@@ -351,7 +357,7 @@ func runServe(ctx context.Context, s Streams, o *serveOptions) (err error) {
 		fmt.Fprintf(notice, "racelab serve: with the teaching bug %s, on purpose\n", o.Bug)
 	}
 	fmt.Fprintln(notice, pageNotice(ln.Addr()))
-	err = httpapi.Server{Handler: room, ErrorLog: logs, MaxConns: o.MaxConns, Public: o.Public}.Serve(ctx, ln)
+	err = guarded.Server{Handler: room, ErrorLog: logs, MaxConns: o.MaxConns, Public: o.Public}.Serve(ctx, ln)
 	var requests int64
 	for _, h := range handlers {
 		requests += h.Requests()

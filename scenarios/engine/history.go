@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/scenarios/results"
+	"github.com/racelab/racelab/targets/story"
 
 	"github.com/anishathalye/porcupine"
 )
@@ -61,7 +62,9 @@ type opOutput struct {
 
 // Model is one story's sequential specification over a single key. Its
 // state is one number: the views, the downloads counted today, or the
-// claims on the item.
+// claims on the item. What it says in words, it says in its op's words
+// (story.OpSpec.Words), the ones the board shows: a story with an op of
+// its own is described in its own.
 type Model struct {
 	// step applies one operation to state: whether the answer is one the
 	// store could give in that state, and the state after it.
@@ -74,9 +77,9 @@ type Model struct {
 	refute func(t *results.Trial) string
 	// answer says one request's answer in words, for visualizations.
 	answer func(out opOutput) string
-	// noun says the state in words: "3 views".
+	// noun says the state in words: "3 views" (its op's Unit).
 	noun string
-	// verb names the story's request: "hit".
+	// verb names the story's request: "hit" (its op's Request).
 	verb string
 	// partition, when set, splits a history into parts the store keeps
 	// apart, each checked from the initial state on its own; part names
@@ -91,99 +94,126 @@ func ModelOf(sc *Scenario) (Model, bool) {
 	return sc.Model, sc.Model.step != nil
 }
 
+// builtin is the row of one of the stories' own ops.
+func builtin(op story.Op) story.OpSpec {
+	s, _ := op.Spec()
+	return s
+}
+
+// wordsOf starts a model of op: its words, and its answers said in them:
+// the total for a request that is always counted ("3 views"), else the
+// yes or the no, with the count where the answer holds one ("granted,
+// count 5", "reserved").
+func wordsOf(op story.OpSpec) Model {
+	w := op.Words
+	return Model{noun: w.Unit, verb: w.Request, answer: func(out opOutput) string {
+		word := w.No
+		if out.outcome == results.Allowed {
+			word = w.Yes
+		}
+		switch {
+		case w.Yes == "":
+			return results.Plural(out.value, w.Unit)
+		case op.Field == "":
+			return word
+		}
+		return fmt.Sprintf("%s, count %d", word, out.value)
+	}}
+}
+
 // CounterModel is ten-hits-one-view's store: a hit adds one and answers
 // the new total.
 func CounterModel() Model {
-	return Model{
-		noun: "view", verb: "hit",
-		step: func(s int64, in opInput, out opOutput) (bool, int64) {
-			switch {
-			case in.kind == opRead:
-				return out.value == s, s
-			case in.unknown:
-				return true, s + 1
-			default:
-				return out.outcome == results.Allowed && out.value == s+1, s + 1
-			}
-		},
-		answer: func(out opOutput) string { return results.Plural(out.value, "view") },
-		refute: func(t *results.Trial) string {
-			f := facts(t)
-			allowed := int64(len(f.allowed))
-			for _, r := range f.allowed {
-				if r.Value < 1 {
-					return fmt.Sprintf("request %d was answered %s, although a hit counts itself", r.Index, results.Plural(r.Value, "view"))
-				}
-			}
-			if a, b, ok := sameValue(f.allowed); ok {
-				return fmt.Sprintf("requests %d and %d were both answered %s", a.Index, b.Index, results.Plural(a.Value, "view"))
-			}
-			if top, ok := highest(f.allowed); ok && top.Value > allowed+f.failed {
-				return fmt.Sprintf("request %d was answered %s, more than the %s sent could count", top.Index, results.Plural(top.Value, "view"), results.Plural(allowed+f.failed, "hit"))
-			}
-			if top, ok := highest(f.allowed); ok && t.Counted < top.Value {
-				return fmt.Sprintf("request %d was answered %s, yet the store read back %d", top.Index, results.Plural(top.Value, "view"), t.Counted)
-			}
-			if t.Counted < allowed {
-				return fmt.Sprintf("%s were answered, yet the store read back %s", results.Plural(allowed, "hit"), results.Plural(t.Counted, "view"))
-			}
-			if t.Counted > allowed+f.failed {
-				return fmt.Sprintf("the store read back %s, more than the %s sent could count", results.Plural(t.Counted, "view"), results.Plural(allowed+f.failed, "hit"))
-			}
-			return ""
-		},
+	m := wordsOf(builtin(story.OpHit))
+	hit, view := m.verb, m.noun
+	m.step = func(s int64, in opInput, out opOutput) (bool, int64) {
+		switch {
+		case in.kind == opRead:
+			return out.value == s, s
+		case in.unknown:
+			return true, s + 1
+		default:
+			return out.outcome == results.Allowed && out.value == s+1, s + 1
+		}
 	}
+	m.refute = func(t *results.Trial) string {
+		f := facts(t)
+		allowed := int64(len(f.allowed))
+		for _, r := range f.allowed {
+			if r.Value < 1 {
+				return fmt.Sprintf("request %d was answered %s, although a %s counts itself", r.Index, results.Plural(r.Value, view), hit)
+			}
+		}
+		if a, b, ok := sameValue(f.allowed); ok {
+			return fmt.Sprintf("requests %d and %d were both answered %s", a.Index, b.Index, results.Plural(a.Value, view))
+		}
+		if top, ok := highest(f.allowed); ok && top.Value > allowed+f.failed {
+			return fmt.Sprintf("request %d was answered %s, more than the %s sent could count", top.Index, results.Plural(top.Value, view), results.Plural(allowed+f.failed, hit))
+		}
+		if top, ok := highest(f.allowed); ok && t.Counted < top.Value {
+			return fmt.Sprintf("request %d was answered %s, yet the store read back %d", top.Index, results.Plural(top.Value, view), t.Counted)
+		}
+		if t.Counted < allowed {
+			return fmt.Sprintf("%s were answered, yet the store read back %s", results.Plural(allowed, hit), results.Plural(t.Counted, view))
+		}
+		if t.Counted > allowed+f.failed {
+			return fmt.Sprintf("the store read back %s, more than the %s sent could count", results.Plural(t.Counted, view), results.Plural(allowed+f.failed, hit))
+		}
+		return ""
+	}
+	return m
 }
 
 // QuotaModel is six-become-four's store: a download is granted iff the
 // count is below limit, and then counted; either way it answers the count
 // after it.
-func QuotaModel(limit int64) Model {
-	return Model{
-		noun: "download", verb: "download",
-		step: boundedStep(limit, true),
-		answer: func(out opOutput) string {
-			if out.outcome == results.Allowed {
-				return fmt.Sprintf("granted, count %d", out.value)
+func QuotaModel(limit int64) Model { return BoundedModel(builtin(story.OpDownload), limit) }
+
+// BoundedModel is the store of an op whose request is granted iff the
+// key's count is below limit, and then counted, and which answers the
+// count after it either way: a quota, a rate limit's window, or a
+// story's own op played as a capped count (story.Capped), said in op's
+// words.
+func BoundedModel(op story.OpSpec, limit int64) Model {
+	m := wordsOf(op)
+	unit := m.noun
+	m.step = boundedStep(limit, true)
+	m.refute = func(t *results.Trial) string {
+		f := facts(t)
+		granted := int64(len(f.allowed))
+		for _, r := range f.allowed {
+			if r.Value < 1 || r.Value > limit {
+				return fmt.Sprintf("request %d was granted at count %d, which a limit of %d never reaches", r.Index, r.Value, limit)
 			}
-			return fmt.Sprintf("refused, count %d", out.value)
-		},
-		refute: func(t *results.Trial) string {
-			f := facts(t)
-			granted := int64(len(f.allowed))
-			for _, r := range f.allowed {
-				if r.Value < 1 || r.Value > limit {
-					return fmt.Sprintf("request %d was granted at count %d, which a limit of %d never reaches", r.Index, r.Value, limit)
-				}
+		}
+		if a, b, ok := sameValue(f.allowed); ok {
+			return fmt.Sprintf("requests %d and %d were both granted at count %d", a.Index, b.Index, a.Value)
+		}
+		if granted > limit {
+			return fmt.Sprintf("%s were granted against a limit of %d", results.Plural(granted, unit), limit)
+		}
+		for _, r := range f.refused {
+			// A refusal needs the count at the limit, and the count
+			// never passes the limit: it must answer exactly the limit.
+			if r.Value != limit {
+				return fmt.Sprintf("request %d was refused at count %d, not at the limit of %d", r.Index, r.Value, limit)
 			}
-			if a, b, ok := sameValue(f.allowed); ok {
-				return fmt.Sprintf("requests %d and %d were both granted at count %d", a.Index, b.Index, a.Value)
-			}
-			if granted > limit {
-				return fmt.Sprintf("%s were granted against a limit of %d", results.Plural(granted, "download"), limit)
-			}
-			for _, r := range f.refused {
-				// A refusal needs the count at the limit, and the count
-				// never passes the limit: it must answer exactly the limit.
-				if r.Value != limit {
-					return fmt.Sprintf("request %d was refused at count %d, not at the limit of %d", r.Index, r.Value, limit)
-				}
-			}
-			if top, ok := highest(f.allowed); ok && t.Counted < top.Value {
-				return fmt.Sprintf("request %d was granted at count %d, yet the store read back %d", top.Index, top.Value, t.Counted)
-			}
-			if t.Counted < granted {
-				return fmt.Sprintf("%s were granted, yet the store read back %d", results.Plural(granted, "download"), t.Counted)
-			}
-			if most := min(limit, granted+f.failed); t.Counted > most {
-				return fmt.Sprintf("the store read back %d, more than the %s granted (and %d failed) could count", t.Counted, results.Plural(granted, "download"), f.failed)
-			}
-			if len(f.refused) > 0 && t.Counted != limit {
-				return fmt.Sprintf("request %d was refused, so the count had reached %d, yet the store read back %d", f.refused[0].Index, limit, t.Counted)
-			}
-			return ""
-		},
+		}
+		if top, ok := highest(f.allowed); ok && t.Counted < top.Value {
+			return fmt.Sprintf("request %d was granted at count %d, yet the store read back %d", top.Index, top.Value, t.Counted)
+		}
+		if t.Counted < granted {
+			return fmt.Sprintf("%s were granted, yet the store read back %d", results.Plural(granted, unit), t.Counted)
+		}
+		if most := min(limit, granted+f.failed); t.Counted > most {
+			return fmt.Sprintf("the store read back %d, more than the %s granted (and %d failed) could count", t.Counted, results.Plural(granted, unit), f.failed)
+		}
+		if len(f.refused) > 0 && t.Counted != limit {
+			return fmt.Sprintf("request %d was refused, so the count had reached %d, yet the store read back %d", f.refused[0].Index, limit, t.Counted)
+		}
+		return ""
 	}
+	return m
 }
 
 // LimiterModel is a rate limiter's store: a quota per fixed window, the
@@ -197,12 +227,11 @@ func QuotaModel(limit int64) Model {
 // is read back, so across windows the read is checked against bounds
 // instead (refuteWindows).
 func LimiterModel(limit int64, window string) Model {
-	m := QuotaModel(limit)
-	m.noun, m.verb = "request", "request"
+	m := BoundedModel(builtin(story.OpLimit), limit)
 	inOne := m.refute
 	m.refute = func(t *results.Trial) string {
 		if ws := FigureValues(t.Requests, window); len(ws) > 1 {
-			return refuteWindows(t, window, ws, limit)
+			return refuteWindows(t, window, ws, limit, m.noun)
 		}
 		return inOne(t)
 	}
@@ -247,7 +276,7 @@ func byWindow(history []porcupine.Operation) [][]porcupine.Operation {
 // limit and refusals the limit itself; the count read back, the sum over
 // the windows, lies between what the answers prove was counted and what
 // the grants and the failed requests could have counted.
-func refuteWindows(t *results.Trial, window string, ws []int64, limit int64) string {
+func refuteWindows(t *results.Trial, window string, ws []int64, limit int64, unit string) string {
 	f := facts(t)
 	var least, most int64
 	for _, w := range ws {
@@ -284,7 +313,7 @@ func refuteWindows(t *results.Trial, window string, ws []int64, limit int64) str
 		return fmt.Sprintf("the answers in %d windows prove %d counted, yet the store read back %d", len(ws), least, t.Counted)
 	case t.Counted > most:
 		return fmt.Sprintf("the store read back %d over %d windows, more than the %s granted (and %d failed) could count",
-			t.Counted, len(ws), results.Plural(int64(len(f.allowed)), "request"), f.failed)
+			t.Counted, len(ws), results.Plural(int64(len(f.allowed)), unit), f.failed)
 	}
 	return ""
 }
@@ -327,31 +356,25 @@ func boundedStep(limit int64, checkValue bool) func(s int64, in opInput, out opO
 // claims are below stock, and is refused once it is taken. Only outcomes
 // are checked: a checkout answers yes or no, not a count.
 func ItemModel(stock int64) Model {
-	return Model{
-		noun: "claim", verb: "checkout",
-		step: boundedStep(stock, false),
-		answer: func(out opOutput) string {
-			if out.outcome == results.Allowed {
-				return "reserved"
-			}
-			return "409, taken"
-		},
-		refute: func(t *results.Trial) string {
-			f := facts(t)
-			sold := int64(len(f.allowed))
-			switch {
-			case sold > stock:
-				return fmt.Sprintf("%s succeeded for %d in stock", results.Plural(sold, "checkout"), stock)
-			case t.Counted < sold:
-				return fmt.Sprintf("%s succeeded, yet the store read back %s", results.Plural(sold, "checkout"), results.Plural(t.Counted, "claim"))
-			case t.Counted > min(stock, sold+f.failed):
-				return fmt.Sprintf("the store read back %s, more than %s (and %d failed) could record", results.Plural(t.Counted, "claim"), results.Plural(sold, "checkout"), f.failed)
-			case len(f.refused) > 0 && t.Counted < stock:
-				return fmt.Sprintf("request %d was refused as taken, yet the store read back %s", f.refused[0].Index, results.Plural(t.Counted, "claim"))
-			}
-			return ""
-		},
+	m := wordsOf(builtin(story.OpCheckout))
+	checkout, claim := m.verb, m.noun
+	m.step = boundedStep(stock, false)
+	m.refute = func(t *results.Trial) string {
+		f := facts(t)
+		sold := int64(len(f.allowed))
+		switch {
+		case sold > stock:
+			return fmt.Sprintf("%s succeeded for %d in stock", results.Plural(sold, checkout), stock)
+		case t.Counted < sold:
+			return fmt.Sprintf("%s succeeded, yet the store read back %s", results.Plural(sold, checkout), results.Plural(t.Counted, claim))
+		case t.Counted > min(stock, sold+f.failed):
+			return fmt.Sprintf("the store read back %s, more than %s (and %d failed) could record", results.Plural(t.Counted, claim), results.Plural(sold, checkout), f.failed)
+		case len(f.refused) > 0 && t.Counted < stock:
+			return fmt.Sprintf("request %d was refused as taken, yet the store read back %s", f.refused[0].Index, results.Plural(t.Counted, claim))
+		}
+		return ""
 	}
+	return m
 }
 
 // trialFacts sorts a trial's requests by outcome.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/racelab/racelab/targets/clock"
 	"github.com/racelab/racelab/targets/faults"
+	"github.com/racelab/racelab/targets/story"
 	"github.com/racelab/racelab/targets/trace"
 )
 
@@ -96,6 +97,7 @@ type Store struct {
 	mu      sync.Mutex
 	closed  bool
 	objects map[address]*object
+	capped  map[story.Op]bool // the ops of stories' own played here (Take)
 }
 
 // New returns a Store following cfg. It panics if cfg.Strategy is not one of
@@ -195,8 +197,11 @@ func (s *Store) Close() error {
 func (s *Store) Forget(key string) {
 	s.mu.Lock()
 	var gone []*object
-	for _, ns := range []namespace{counters, quotas, items, limiters} {
-		a := address{ns, key}
+	owners := []address{{counters, key}, {quotas, key}, {items, key}, {limiters, key}}
+	for op := range s.capped {
+		owners = append(owners, address{capped, string(op) + ":" + key})
+	}
+	for _, a := range owners {
 		if o := s.objects[a]; o != nil {
 			delete(s.objects, a)
 			gone = append(gone, o)
@@ -225,6 +230,7 @@ const (
 	quotas
 	items
 	limiters
+	capped // an op of a story's own: its name is the op's word and the key
 )
 
 // address names one object: its namespace and the key it owns.
@@ -234,9 +240,10 @@ type address struct {
 }
 
 // String names the object in trace steps, like the key a KV store would
-// use: "views:post", "quota:visitor", "item:painting".
+// use: "views:post", "quota:visitor", "item:painting", and an op of a
+// story's own by its word: "reserve:gala".
 func (a address) String() string {
-	return [...]string{counters: "views:", quotas: "quota:", items: "item:", limiters: "rl:"}[a.ns] + a.name
+	return [...]string{counters: "views:", quotas: "quota:", items: "item:", limiters: "rl:", capped: ""}[a.ns] + a.name
 }
 
 // object is one simulated Durable Object. Its goroutine (run) is the only

@@ -37,6 +37,11 @@
 // await-fetch starts its outside I/O, the input gate opening) and refuse
 // (the quota's limit, an item sold out).
 //
-// The package knows nothing of racelab: the targets package adapts a Store
-// to its Counter, Quota and Inventory interfaces.
+// Besides the stories' own objects, a Store keeps capped counts for an op
+// of a story's own (Take and Taken, story.Capped): one object per op and
+// key, granting while the count is below the request's limit, with the
+// same gate and the same await-fetch gap as every other story.
+//
+// The package knows nothing of racelab's stories beyond their interfaces
+// (package story): the targets package opens a Store as a target.
 package actor

@@ -97,16 +97,26 @@ func takeOne(ctx context.Context, o *object, limit int64, reply func(grant)) {
 	if !open {
 		return
 	}
-	if q.Count >= limit {
-		o.record(ctx, trace.OpRefuse, itoa(q.Count), fmt.Sprintf("limit of %d reached", limit))
-		reply(grant{false, q.Count})
+	takeBelow(ctx, o, q.Count, limit, func(o *object, n int64) (string, bool) {
+		q.Count = n
+		return "day " + q.Day, o.save(quotaKey, q)
+	}, reply)
+}
+
+// takeBelow decides one request on a count n just read: refused at limit,
+// else granted once save has written n+1 (and said it in a note for the
+// trace). Under await-fetch the write comes after the await, so a request
+// in between reads the same n: the lost update the strategy exists for.
+func takeBelow(ctx context.Context, o *object, n, limit int64, save func(o *object, n int64) (note string, ok bool), reply func(grant)) {
+	if n >= limit {
+		o.record(ctx, trace.OpRefuse, itoa(n), fmt.Sprintf("limit of %d reached", limit))
+		reply(grant{false, n})
 		return
 	}
 	o.resume(ctx, func(o *object) {
-		q.Count++
-		if o.save(quotaKey, q) {
-			o.record(ctx, trace.OpWrite, itoa(q.Count), "day "+q.Day)
-			reply(grant{true, q.Count})
+		if note, ok := save(o, n+1); ok {
+			o.record(ctx, trace.OpWrite, itoa(n+1), note)
+			reply(grant{true, n + 1})
 		}
 	})
 }

@@ -1,12 +1,10 @@
 package httpapi
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/racelab/racelab/targets/story"
 )
@@ -39,10 +37,8 @@ func (c *Client) ViewsMany(ctx context.Context, slugs []string) ([]int64, error)
 	default:
 		return fail("%d %s, want %s%s", a.status, http.StatusText(a.status), codeList(r.Yes, nil), bodyNote(a.body))
 	}
-	var obj map[string]any
-	dec := json.NewDecoder(bytes.NewReader(a.body))
-	dec.UseNumber()
-	if err := dec.Decode(&obj); err != nil || obj == nil || !atEnd(dec) {
+	obj, isObject := decodeObject(a.body)
+	if !isObject {
 		return fail("%d with a body that is not a JSON object%s", a.status, bodyNote(a.body))
 	}
 	out := make([]int64, len(slugs))
@@ -59,22 +55,4 @@ func (c *Client) ViewsMany(ctx context.Context, slugs []string) ([]int64, error)
 		out[i] = value
 	}
 	return out, nil
-}
-
-// lookupKeyed walks a dotted path whose {slug} segments stand for slug.
-// The path is split before slug goes in, so a slug holding a dot stays one
-// name.
-func lookupKeyed(obj map[string]any, path, slug string) (any, bool) {
-	var v any = obj
-	for name := range strings.SplitSeq(path, ".") {
-		name = strings.ReplaceAll(name, "{slug}", slug)
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		if v, ok = m[name]; !ok {
-			return nil, false
-		}
-	}
-	return v, true
 }

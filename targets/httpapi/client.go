@@ -1,11 +1,9 @@
 package httpapi
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,7 +14,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
 
 	"github.com/racelab/racelab/targets/story"
 	"golang.org/x/net/http/httpguts"
@@ -75,6 +72,11 @@ type Config struct {
 	// Mapping overrides the contract's calls for a service with another
 	// API; it is merged onto Contract().
 	Mapping Mapping
+	// Ops is the ops table the client plays: the zero Table is the
+	// stories' own (story.Ops). A story with an op of its own hands its
+	// table here (story.Ops().With(…)), and the client makes its request
+	// and read as the row says (story.Capped).
+	Ops story.Table
 	// Header is sent with every request (an API key, a cookie).
 	Header http.Header
 	// TLS configures https; nil means the system's roots.
@@ -99,16 +101,18 @@ type Config struct {
 }
 
 // Client plays the stories against one service over HTTP. It implements
-// story.Counter, story.Quota, story.Inventory, story.Limiter and
-// story.Plans with whole requests, and stages
+// story.Counter, story.Quota, story.Inventory, story.Limiter,
+// story.Plans, and story.Capped for the ops of its table that have no
+// interface of their own, with whole requests, and stages
 // synchronized bursts with Stage. Prepare opens the connections a burst
 // needs; Close closes them. Its story methods are safe for concurrent use;
 // bursts are one at a time, as the engine runs them: Stage again only once
 // every function of the last burst has returned, since the burst's
 // connections are reused.
 type Client struct {
+	k        *contract // the contract over Config.Ops, as racelab serve speaks it
 	base     *url.URL
-	routes   Mapping
+	routes   Mapping     // k's routes with Config.Mapping merged on
 	header   http.Header // Config.Header, plus basic auth from the URL
 	streams  int
 	dialWait time.Duration
@@ -129,6 +133,7 @@ var (
 	_ story.Inventory = (*Client)(nil)
 	_ story.Limiter   = (*Client)(nil)
 	_ story.Plans     = (*Client)(nil)
+	_ story.Capped    = (*Client)(nil)
 )
 
 // New returns a Client for the service at base (http or https). It opens
@@ -142,8 +147,12 @@ func New(base *url.URL, cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	routes := Contract().Merge(cfg.Mapping)
-	if err := routes.Validate(); err != nil {
+	k, err := newContract(cfg.Ops)
+	if err != nil {
+		return nil, fmt.Errorf("ops: %w", err)
+	}
+	routes := k.routes.clone().Merge(cfg.Mapping)
+	if err := k.validate(routes); err != nil {
 		return nil, fmt.Errorf("mapping: %w", err)
 	}
 	header := http.Header{}
@@ -173,6 +182,7 @@ func New(base *url.URL, cfg Config) (*Client, error) {
 		tlsCfg.ServerName = base.Hostname()
 	}
 	c := &Client{
+		k:        k,
 		base:     base,
 		routes:   routes,
 		header:   header,
@@ -245,7 +255,7 @@ func (c *Client) target(call Call, key string, vars ...param) string {
 func (c *Client) targetOf(call Call, keys []string, vars ...param) string {
 	tpl := c.routes[call].Path
 	path, query, _ := strings.Cut(tpl, "?")
-	ph := call.placeholder()
+	ph := c.k.keys[call]
 	escaped := func(escape func(string) string) string {
 		e := make([]string, len(keys))
 		for i, k := range keys {
@@ -256,7 +266,8 @@ func (c *Client) targetOf(call Call, keys []string, vars ...param) string {
 	path = strings.ReplaceAll(path, ph, escaped(pathEscape))
 	query = strings.ReplaceAll(query, ph, escaped(url.QueryEscape))
 	// A call's other values go where the template puts them, or else
-	// into the query under their own name.
+	// into the query under their own name, unless they only say what the
+	// contract means without them.
 	for _, v := range vars {
 		ph := "{" + v.name + "}"
 		switch {
@@ -264,6 +275,7 @@ func (c *Client) targetOf(call Call, keys []string, vars ...param) string {
 			path = strings.ReplaceAll(path, ph, pathEscape(v.value))
 		case strings.Contains(query, ph):
 			query = strings.ReplaceAll(query, ph, url.QueryEscape(v.value))
+		case v.implied:
 		default:
 			query = strings.TrimPrefix(query+"&"+v.name+"="+url.QueryEscape(v.value), "&")
 		}
@@ -299,18 +311,32 @@ func (c *Client) warmTarget() string {
 	return t
 }
 
-// answer is a response as read off the wire, whichever way it came.
-type answer struct {
-	status int
-	header http.Header
-	body   []byte
+// param is one value of a call besides its key: a window's number, the
+// story's limit, an item's stock.
+type param struct {
+	name, value string
+	// implied says the value is the contract's own, which a request
+	// without it means: it fills a template's {name} but is not added to
+	// the query, so a service that keeps the contract's limit sees the
+	// requests it always saw.
+	implied bool
+}
+
+// limitParams say the story's limit on a request of op (?limit=L, or
+// ?stock=K for a checkout): none for an op without one, and an implied
+// one when the story's limit is the contract's (story.OpSpec.Carries).
+func (k *contract) limitParams(op story.Op, limit int64) []param {
+	spec, _ := k.ops.Spec(op)
+	switch {
+	case spec.Limit == "":
+		return nil
+	case !spec.Carries(limit):
+		return []param{{name: spec.Limit, value: strconv.FormatInt(spec.DefaultLimit, 10), implied: true}}
+	}
+	return []param{{name: spec.Limit, value: strconv.FormatInt(limit, 10)}}
 }
 
 // do makes call on key as one whole request with net/http.
-// param is one value of a call besides its key: a window's number, an
-// item's stock.
-type param struct{ name, value string }
-
 func (c *Client) do(ctx context.Context, call Call, key string, vars ...param) (story.Reply, error) {
 	a, err := c.send(ctx, c.routes[call].Method, c.target(call, key, vars...))
 	if err != nil {
@@ -334,243 +360,6 @@ func unwrapURLError(err error) error {
 	return err
 }
 
-// readBody reads an answer's body, refusing one too large for the contract.
-func readBody(r io.Reader) ([]byte, error) {
-	body, err := io.ReadAll(io.LimitReader(r, MaxAnswerBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(body) > MaxAnswerBytes {
-		return nil, fmt.Errorf("answer over %d bytes", MaxAnswerBytes)
-	}
-	return body, nil
-}
-
-// judge reads an answer by call's route. Anything outside the route (a
-// status it does not list, a body that is not JSON, a missing or mistyped
-// field, an echo of another key) is an error naming what came and what was
-// wanted: a wrong verdict is worse than none. A refusal's body is only
-// read for what the route asks of it: a route without a field accepts any
-// refusal body, since services word their refusals freely.
-func (c *Client) judge(call Call, key string, a answer, vars ...param) (story.Reply, error) {
-	r := c.routes[call]
-	reply := story.Reply{Arrival: arrivalOf(a.header)}
-	known := containsCode(r.Yes, a.status) || containsCode(r.No, a.status)
-	fail := func(format string, args ...any) (story.Reply, error) {
-		return reply, &AnswerError{Status: a.status, Known: known,
-			msg: fmt.Sprintf("%s %s answered %s", r.Method, c.target(call, key, vars...), fmt.Sprintf(format, args...))}
-	}
-	switch {
-	case containsCode(r.Yes, a.status):
-		reply.OK = true
-	case containsCode(r.No, a.status):
-	default:
-		return fail("%d %s, want %s%s", a.status, http.StatusText(a.status), codeList(r.Yes, r.No), bodyNote(a.body))
-	}
-	if call == CallCheckout && reply.OK {
-		reply.Value = 1 // one claim, unless the service says otherwise
-	}
-	if call == CallPlan {
-		return c.judgePlan(key, r, reply, a, fail)
-	}
-	if r.Field == "" && r.Key == "" && r.OK == "" {
-		return reply, nil
-	}
-	var obj map[string]any
-	dec := json.NewDecoder(bytes.NewReader(a.body))
-	dec.UseNumber()
-	// One object and nothing after it: two answers run together, or an
-	// object followed by an error page, are not the contract's answer,
-	// and the first of them is not to be believed on its own.
-	if err := dec.Decode(&obj); err != nil || obj == nil || !atEnd(dec) {
-		if !reply.OK && r.Field == "" {
-			return reply, nil // nothing to read in a refusal
-		}
-		return fail("%d with a body that is not a JSON object%s", a.status, bodyNote(a.body))
-	}
-	if r.OK != "" {
-		v, ok := lookup(obj, r.OK)
-		b, isBool := v.(bool)
-		if ok && (!isBool || b != reply.OK) || !ok && reply.OK {
-			return fail("%d with %s at %q, want %t to agree with the status%s", a.status, jsonText(v, ok), r.OK, reply.OK, bodyNote(a.body))
-		}
-	}
-	if r.Key != "" && reply.OK {
-		echo, ok := lookup(obj, r.Key)
-		if s, isString := echo.(string); !ok || !isString || s != key {
-			return fail("%d for key %s, asked for %q (a key decoded twice no longer matches)%s", a.status, jsonText(echo, ok), key, bodyNote(a.body))
-		}
-	}
-	if r.Field == "" {
-		return reply, nil
-	}
-	// A refusal must say the count too: the history checks read it, and
-	// a number made up here would be a verdict made up there.
-	v, ok := lookup(obj, r.Field)
-	n, isNumber := v.(json.Number)
-	if !ok || !isNumber {
-		return fail("%d without a number at %q%s", a.status, r.Field, bodyNote(a.body))
-	}
-	value, err := n.Int64()
-	if err != nil || value < 0 {
-		return fail("%d with %s at %q, want a whole number of at least 0", a.status, n, r.Field)
-	}
-	reply.Value = value
-	if r.Window != "" {
-		v, ok := lookup(obj, r.Window)
-		n, isNumber := v.(json.Number)
-		w, err := n.Int64()
-		if !ok || !isNumber || err != nil {
-			return fail("%d without a window number at %q%s", a.status, r.Window, bodyNote(a.body))
-		}
-		reply.Window = w
-	}
-	return reply, nil
-}
-
-// judgePlan reads the plan call's answer: paid (reply.OK) is the boolean
-// at the route's Field on a yes status, or the status itself when the
-// route has no field; a no status is never paid. A yes answer without
-// the boolean is an error, not a guess: a plan read wrongly would grant
-// or refuse downloads nobody asked about.
-func (c *Client) judgePlan(key string, r Route, reply story.Reply, a answer,
-	fail func(string, ...any) (story.Reply, error)) (story.Reply, error) {
-	yes := reply.OK
-	reply.OK = false
-	if r.Field == "" && r.Key == "" {
-		reply.OK = yes
-		return reply, nil
-	}
-	var obj map[string]any
-	dec := json.NewDecoder(bytes.NewReader(a.body))
-	dec.UseNumber()
-	if err := dec.Decode(&obj); err != nil || obj == nil || !atEnd(dec) {
-		if !yes {
-			return reply, nil // the status said it: not paid
-		}
-		return fail("%d with a body that is not a JSON object%s", a.status, bodyNote(a.body))
-	}
-	if r.Key != "" && yes {
-		echo, ok := lookup(obj, r.Key)
-		if s, isString := echo.(string); !ok || !isString || s != key {
-			return fail("%d for key %s, asked for %q (a key decoded twice no longer matches)%s", a.status, jsonText(echo, ok), key, bodyNote(a.body))
-		}
-	}
-	if r.Field == "" {
-		reply.OK = yes
-		return reply, nil
-	}
-	v, ok := lookup(obj, r.Field)
-	paid, isBool := v.(bool)
-	switch {
-	case yes && !isBool:
-		return fail("%d with %s at %q, want true or false (is the plan paid?)%s", a.status, jsonText(v, ok), r.Field, bodyNote(a.body))
-	case !yes && ok && (!isBool || paid):
-		return fail("%d with %s at %q, want false or nothing: the status says not paid%s", a.status, jsonText(v, ok), r.Field, bodyNote(a.body))
-	}
-	reply.OK = yes && paid
-	if reply.OK {
-		reply.Value = 1
-	}
-	return reply, nil
-}
-
-// AnswerError is an answer outside the contract: a status the route does
-// not know, or a known status with a body that does not say what the
-// contract asks. A load sorts its failures by it.
-type AnswerError struct {
-	// Status is the status answered; Known says whether the route lists
-	// it (as a yes or a no).
-	Status int
-	Known  bool
-	msg    string
-}
-
-func (e *AnswerError) Error() string { return e.msg }
-
-// HTTPStatus is the status answered and whether the contract knows it.
-func (e *AnswerError) HTTPStatus() (int, bool) { return e.Status, e.Known }
-
-// atEnd says dec has nothing left to read but white space.
-func atEnd(dec *json.Decoder) bool {
-	_, err := dec.Token()
-	return err == io.EOF
-}
-
-// lookup walks a dotted path (data.views) into a JSON object.
-func lookup(obj map[string]any, path string) (any, bool) {
-	var v any = obj
-	for name := range strings.SplitSeq(path, ".") {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		if v, ok = m[name]; !ok {
-			return nil, false
-		}
-	}
-	return v, true
-}
-
-func jsonText(v any, ok bool) string {
-	if !ok {
-		return "(none)"
-	}
-	b, _ := json.Marshal(v)
-	return string(b)
-}
-
-func containsCode(codes []int, code int) bool {
-	for _, c := range codes {
-		if c == code {
-			return true
-		}
-	}
-	return false
-}
-
-// codeList writes the statuses a route accepts: "200 or 429".
-func codeList(yes, no []int) string {
-	var s []string
-	for _, c := range append(append([]int(nil), yes...), no...) {
-		s = append(s, strconv.Itoa(c))
-	}
-	if len(s) == 1 {
-		return s[0]
-	}
-	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
-}
-
-// bodyNote shows the start of a body in an error message: as it is when
-// it is one line of printable text (JSON usually is), quoted otherwise.
-func bodyNote(body []byte) string {
-	const most = 120
-	s := strings.TrimSpace(string(body))
-	if s == "" {
-		return " (empty body)"
-	}
-	if len(s) > most {
-		s = strings.ToValidUTF8(s[:most], "") + "…"
-	}
-	if strings.ContainsFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) {
-		return ": " + strconv.Quote(s)
-	}
-	return ": " + s
-}
-
-// arrivalOf reads ArrivalHeader; zero when absent or not a number.
-func arrivalOf(h http.Header) time.Time {
-	v := h.Get(ArrivalHeader)
-	if v == "" {
-		return time.Time{}
-	}
-	ns, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || ns <= 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, ns)
-}
-
 // Hit records one view of slug with POST /hit/{slug}.
 func (c *Client) Hit(ctx context.Context, slug string) (int64, error) {
 	r, err := c.do(ctx, CallHit, slug)
@@ -583,10 +372,10 @@ func (c *Client) Views(ctx context.Context, slug string) (int64, error) {
 	return r.Value, err
 }
 
-// Consume asks for a download with POST /download/{visitor}. The service
-// keeps its own limit (the contract's is story.DailyLimit); limit is not sent.
-func (c *Client) Consume(ctx context.Context, visitor string, _ int64) (bool, int64, error) {
-	r, err := c.do(ctx, CallDownload, visitor)
+// Consume asks for a download with POST /download/{visitor}, with
+// ?limit=L when the story's limit is not the contract's story.DailyLimit.
+func (c *Client) Consume(ctx context.Context, visitor string, limit int64) (bool, int64, error) {
+	r, err := c.do(ctx, CallDownload, visitor, c.k.limitParams(story.OpDownload, limit)...)
 	return r.OK, r.Value, err
 }
 
@@ -598,32 +387,28 @@ func (c *Client) Count(ctx context.Context, visitor string) (int64, error) {
 
 // Checkout tries to claim item with POST /checkout/{item}. The contract
 // does not name buyers; the service does.
-func (c *Client) Checkout(ctx context.Context, item, _ string) (bool, error) {
-	r, err := c.do(ctx, CallCheckout, item)
-	return r.OK, err
+func (c *Client) Checkout(ctx context.Context, item, buyer string) (bool, error) {
+	return c.CheckoutOf(ctx, item, buyer, story.Stock)
 }
 
 // CheckoutOf claims one of stock copies of item with POST
 // /checkout/{item}?stock=K (the query only when stock is not one).
 func (c *Client) CheckoutOf(ctx context.Context, item, _ string, stock int64) (bool, error) {
-	var vars []param
-	if stock != 1 {
-		vars = append(vars, param{"stock", strconv.FormatInt(stock, 10)})
-	}
-	r, err := c.do(ctx, CallCheckout, item, vars...)
+	r, err := c.do(ctx, CallCheckout, item, c.k.limitParams(story.OpCheckout, stock)...)
 	return r.OK, err
 }
 
-// Admit counts one request of caller with POST /limit/{caller}. The
-// service keeps its own limit and window; w is not sent.
-func (c *Client) Admit(ctx context.Context, caller string, _ story.Window) (story.Admission, error) {
-	r, err := c.do(ctx, CallLimit, caller)
+// Admit counts one request of caller with POST /limit/{caller}, with
+// ?limit=L when w's limit is not the contract's story.WindowLimit. The
+// service keeps its own window length; w's is not sent.
+func (c *Client) Admit(ctx context.Context, caller string, w story.Window) (story.Admission, error) {
+	r, err := c.do(ctx, CallLimit, caller, c.k.limitParams(story.OpLimit, w.Limit)...)
 	return story.Admission{Allowed: r.OK, Count: r.Value, Window: r.Window}, err
 }
 
 // Admitted reads one window's count with GET /limit/{caller}?window=n.
 func (c *Client) Admitted(ctx context.Context, caller string, _ story.Window, n int64) (int64, error) {
-	r, err := c.do(ctx, CallWindow, caller, param{"window", strconv.FormatInt(n, 10)})
+	r, err := c.do(ctx, CallWindow, caller, param{name: "window", value: strconv.FormatInt(n, 10)})
 	return r.Value, err
 }
 
@@ -646,12 +431,12 @@ func (c *Client) Paid(ctx context.Context, subscriber string) (bool, error) {
 	return r.OK && err == nil, err
 }
 
-// Download asks for an original with POST /original/{subscriber}. The
-// service keeps its own daily limit (the contract's is story.DailyLimit);
-// limit is not sent. Either refusal (403 no paid plan, 429 the limit) is
-// a refusal; any other answer is an error, never a grant.
-func (c *Client) Download(ctx context.Context, subscriber string, _ int64) (bool, int64, error) {
-	r, err := c.do(ctx, CallOriginal, subscriber)
+// Download asks for an original with POST /original/{subscriber}, with
+// ?limit=L when the story's daily limit is not the contract's
+// story.DailyLimit. Either refusal (403 no paid plan, 429 the limit) is a
+// refusal; any other answer is an error, never a grant.
+func (c *Client) Download(ctx context.Context, subscriber string, limit int64) (bool, int64, error) {
+	r, err := c.do(ctx, CallOriginal, subscriber, c.k.limitParams(story.OpOriginal, limit)...)
 	if err != nil {
 		return false, 0, err
 	}
@@ -671,6 +456,29 @@ var errNoRecords = errors.New("the HTTP contract has no call that lists a caller
 // Records is not part of the contract: what a service keeps is its own.
 func (c *Client) Records(context.Context, string, story.Window) (int64, error) {
 	return 0, errNoRecords
+}
+
+// Take makes a request of op, an op of the client's table with no
+// interface of its own (story.Capped), on key, with the limit where its
+// row carries one, as every story's request carries it.
+func (c *Client) Take(ctx context.Context, op story.Op, key string, limit int64) (bool, int64, error) {
+	call, err := c.k.callOf(op)
+	if err != nil {
+		return false, 0, err
+	}
+	r, err := c.do(ctx, call, key, c.k.limitParams(op, limit)...)
+	return r.OK, r.Value, err
+}
+
+// Taken reads op's count on key with its row's read.
+func (c *Client) Taken(ctx context.Context, op story.Op, key string) (int64, error) {
+	spec, ok := c.k.ops.Spec(op)
+	if !ok {
+		_, err := c.k.callOf(op)
+		return 0, err
+	}
+	r, err := c.do(ctx, Call(spec.Read), key)
+	return r.Value, err
 }
 
 // Claims reads the claims on item with GET /item/{item}.
@@ -795,17 +603,15 @@ func (c *Client) warmPool(ctx context.Context, n int) error {
 
 // Stage readies n requests of op on key and returns one function per
 // request, which sends the request's final part and waits for its answer
-// (targets.Stager). limit is ignored, the service keeps its own, except
-// as a checkout's stock: an item of more than one copy says it (?stock=K).
+// (targets.Stager). limit is the story's, sent as the op's whole requests
+// send it (limitParams): ?limit=L, or ?stock=K for a checkout, when it is
+// not the contract's.
 func (c *Client) Stage(ctx context.Context, op story.Op, key string, limit int64, n int) ([]func(context.Context) (story.Reply, error), error) {
-	call, err := callOf(op)
+	call, err := c.k.callOf(op)
 	if err != nil {
 		return nil, err
 	}
-	var vars []param
-	if op == story.OpCheckout && limit > 1 {
-		vars = append(vars, param{"stock", strconv.FormatInt(limit, 10)})
-	}
+	vars := c.k.limitParams(op, limit)
 	mode, err := c.resolve(ctx)
 	if err != nil {
 		return nil, err

@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/racelab/racelab/targets/story"
 	"io"
 	"maps"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/racelab/racelab/targets/story"
 )
 
 // Call names one request of the contract: a story's request or the read
@@ -52,42 +53,86 @@ func Calls() []Call {
 // optional batch read.
 func knownCalls() []Call { return append(Calls(), CallGetMany) }
 
-// placeholder is the {word} a call's key takes in a path template.
-func (c Call) placeholder() string {
-	switch c {
-	case CallHit, CallGet:
-		return "{slug}"
-	case CallDownload, CallQuota:
-		return "{visitor}"
-	case CallGetMany:
-		return "{slugs}"
-	case CallLimit, CallWindow:
-		return "{caller}"
-	case CallSubscribe, CallCancel, CallPlan, CallOriginal, CallOriginals:
-		return "{subscriber}"
-	default:
-		return "{item}"
-	}
+// contract is racelab's contract over one ops table: its routes, the
+// calls a service must have, and the placeholder each call's key takes.
+// A Client and a Handler each hold the one of the table they were given
+// (Config.Ops, WithOps), so that a story's own op is built and served
+// like the stories' own, and nothing is looked up in a shared registry.
+type contract struct {
+	ops    story.Table
+	routes Mapping
+	// calls are the calls a service must have: Calls, then the table's
+	// own ops' requests and reads.
+	calls []Call
+	// keys is the {word} each call's key takes in a path template: the
+	// first placeholder of its route in the contract.
+	keys map[Call]string
 }
 
-// callOf is the contract call that plays op.
-func callOf(op story.Op) (Call, error) {
-	switch op {
-	case story.OpHit:
-		return CallHit, nil
-	case story.OpDownload:
-		return CallDownload, nil
-	case story.OpCheckout:
-		return CallCheckout, nil
-	case story.OpLimit:
-		return CallLimit, nil
-	case story.OpOriginal:
-		// stale-plan's download is an original, not six-become-four's
-		// /download/: another route, another refusal (403 or 429).
-		return CallOriginal, nil
+// builtin is the contract over the stories' own ops, racelab serve's.
+var builtin = func() *contract {
+	k, err := newContract(story.Ops())
+	if err != nil {
+		panic(err) // the stories' own table: a mistake here is racelab's
 	}
-	return "", fmt.Errorf("unknown operation %q; want %s, %s, %s, %s or %s", op,
-		story.OpHit, story.OpDownload, story.OpCheckout, story.OpLimit, story.OpOriginal)
+	return k
+}()
+
+// newContract is the contract over ops: each op's request and read take
+// their method, route, refusals and fields from its row. An op whose
+// request or read would take the name of one of the contract's other
+// calls (stale-plan's plan calls, the batch read) is an error.
+func newContract(ops story.Table) (*contract, error) {
+	yes := []int{http.StatusOK}
+	m := Mapping{
+		CallGetMany: {Method: http.MethodGet, Path: "/get?slugs={slugs}", Yes: yes, Field: "{slug}"},
+		// stale-plan's calls around its request.
+		CallSubscribe: {Method: http.MethodPost, Path: "/subscribe/{subscriber}", Yes: yes, Key: "subscriber"},
+		CallCancel:    {Method: http.MethodPost, Path: "/cancel/{subscriber}", Yes: yes, Key: "subscriber"},
+		CallPlan:      {Method: http.MethodGet, Path: "/plan/{subscriber}", Yes: yes, Field: "paid", Key: "subscriber"},
+	}
+	k := &contract{ops: ops, routes: m, calls: Calls(), keys: map[Call]string{}}
+	for _, s := range ops.Specs() {
+		req, read := Call(s.Op), Call(s.Read)
+		for _, c := range []Call{req, read} {
+			if _, taken := m[c]; taken {
+				return nil, fmt.Errorf("op %s: the contract's call %s has the name already", s.Op, c)
+			}
+			if !slices.Contains(k.calls, c) {
+				k.calls = append(k.calls, c)
+			}
+		}
+		m[req] = Route{Method: s.Method, Path: s.Route, Yes: yes, No: s.Refused, Field: s.Field, OK: s.OK}
+		m[read] = Route{Method: http.MethodGet, Path: s.ReadRoute, Yes: yes, Field: s.ReadField, Key: s.Key}
+	}
+	if r, ok := m[CallHit]; ok {
+		r.Key = "slug" // a hit echoes its slug, a check of its decoding
+		m[CallHit] = r
+	}
+	if r, ok := m[CallLimit]; ok {
+		r.Window = "window" // and a rate limit the window it counted in
+		m[CallLimit] = r
+	}
+	for call, r := range m {
+		r.Yes = slices.Clone(r.Yes) // each route its own, for whoever changes one
+		m[call] = r
+		open, end := strings.Index(r.Path, "{"), strings.Index(r.Path, "}")
+		if open >= 0 && end > open {
+			k.keys[call] = r.Path[open : end+1]
+		}
+	}
+	return k, nil
+}
+
+// callOf is the call that plays op: the op's own word, for an op of the
+// table.
+func (k *contract) callOf(op story.Op) (Call, error) {
+	if _, ok := k.ops.Spec(op); ok {
+		return Call(op), nil
+	}
+	words := k.ops.Words()
+	return "", fmt.Errorf("unknown operation %q; want %s or %s", op,
+		strings.Join(words[:len(words)-1], ", "), words[len(words)-1])
 }
 
 // Route says how one call is made and how its answer reads. An empty field
@@ -97,7 +142,12 @@ type Route struct {
 	Method string `json:"method,omitempty"`
 	// Path is the path template below the base URL, with the call's key as
 	// {slug}, {visitor}, {item}, {caller} or {subscriber}; it may carry a
-	// query (?id={slug}).
+	// query (?id={slug}). A request that carries the story's limit (see
+	// story.OpSpec) puts it in {limit} ({stock} for a checkout) where the
+	// template has one, always; a template without one gets limit=L
+	// (stock=K) added to its query, only when the story's limit is not
+	// the contract's. The window call puts its number in {window}, or
+	// adds window=W.
 	Path string `json:"path,omitempty"`
 	// Yes lists the statuses that mean the request was allowed (a hit
 	// counted, a download granted, an item claimed) or, for a read, that it
@@ -135,26 +185,19 @@ type Route struct {
 type Mapping map[Call]Route
 
 // Contract is the mapping of racelab's own contract, which racelab serve
-// speaks.
-func Contract() Mapping {
-	return Mapping{
-		CallHit:      {Method: http.MethodPost, Path: "/hit/{slug}", Yes: []int{200}, Field: "views", Key: "slug"},
-		CallGet:      {Method: http.MethodGet, Path: "/get/{slug}", Yes: []int{200}, Field: "views", Key: "slug"},
-		CallDownload: {Method: http.MethodPost, Path: "/download/{visitor}", Yes: []int{200}, No: []int{429}, Field: "count", OK: "allowed"},
-		CallQuota:    {Method: http.MethodGet, Path: "/quota/{visitor}", Yes: []int{200}, Field: "count", Key: "visitor"},
-		CallCheckout: {Method: http.MethodPost, Path: "/checkout/{item}", Yes: []int{200}, No: []int{409}, OK: "reserved"},
-		CallItem:     {Method: http.MethodGet, Path: "/item/{item}", Yes: []int{200}, Field: "claims", Key: "item"},
-		CallGetMany:  {Method: http.MethodGet, Path: "/get?slugs={slugs}", Yes: []int{200}, Field: "{slug}"},
-		CallLimit:    {Method: http.MethodPost, Path: "/limit/{caller}", Yes: []int{200}, No: []int{429}, Field: "count", OK: "allowed", Window: "window"},
-		CallWindow:   {Method: http.MethodGet, Path: "/limit/{caller}?window={window}", Yes: []int{200}, Field: "count", Key: "caller"},
-		// stale-plan's: a refused original is 403 without a paid plan (as
-		// the server reads it) and 429 at the daily limit.
-		CallSubscribe: {Method: http.MethodPost, Path: "/subscribe/{subscriber}", Yes: []int{200}, Key: "subscriber"},
-		CallCancel:    {Method: http.MethodPost, Path: "/cancel/{subscriber}", Yes: []int{200}, Key: "subscriber"},
-		CallPlan:      {Method: http.MethodGet, Path: "/plan/{subscriber}", Yes: []int{200}, Field: "paid", Key: "subscriber"},
-		CallOriginal:  {Method: http.MethodPost, Path: "/original/{subscriber}", Yes: []int{200}, No: []int{403, 429}, Field: "count", OK: "granted"},
-		CallOriginals: {Method: http.MethodGet, Path: "/original/{subscriber}", Yes: []int{200}, Field: "count", Key: "subscriber"},
+// speaks. The stories' requests and reads take their method, route,
+// refusals and fields from the ops table (story.Ops); the calls that are
+// no op's are stale-plan's plan changes and read, and the batch read.
+func Contract() Mapping { return builtin.routes.clone() }
+
+// clone is m with routes of their own: a caller may change what it gets.
+func (m Mapping) clone() Mapping {
+	out := make(Mapping, len(m))
+	for call, r := range m {
+		r.Yes, r.No = slices.Clone(r.Yes), slices.Clone(r.No)
+		out[call] = r
 	}
+	return out
 }
 
 // Merge returns m with each route of over laid on it, field by field. A
@@ -212,38 +255,44 @@ func (m Mapping) Merge(over Mapping) Mapping {
 }
 
 // Validate checks that every call is mapped and every route makes sense.
-func (m Mapping) Validate() error {
-	for _, call := range Calls() {
+func (m Mapping) Validate() error { return builtin.validate(m) }
+
+// validate checks m against k: every call of k mapped, no call k does not
+// know, and every route sensible.
+func (k *contract) validate(m Mapping) error {
+	known := append(slices.Clone(k.calls), CallGetMany)
+	for _, call := range k.calls {
 		r, ok := m[call]
 		if !ok {
 			return fmt.Errorf("call %s is not mapped", call)
 		}
-		if err := r.validate(call); err != nil {
+		if err := r.validate(call, k.keys[call]); err != nil {
 			return fmt.Errorf("call %s: %w", call, err)
 		}
 	}
 	if r, ok := m[CallGetMany]; ok {
-		if err := r.validate(CallGetMany); err != nil {
+		if err := r.validate(CallGetMany, k.keys[CallGetMany]); err != nil {
 			return fmt.Errorf("call %s: %w", CallGetMany, err)
 		}
 	}
 	for call := range m {
-		if !slices.Contains(knownCalls(), call) {
-			return fmt.Errorf("unknown call %q; want one of %s", call, callList())
+		if !slices.Contains(known, call) {
+			return fmt.Errorf("unknown call %q; want one of %s", call, callList(known))
 		}
 	}
 	return nil
 }
 
-func (r Route) validate(call Call) error {
+// validate checks one route of call, whose key takes the placeholder ph.
+func (r Route) validate(call Call, ph string) error {
 	if !validMethod(r.Method) {
 		return fmt.Errorf("method %q is not an HTTP method such as GET or POST", r.Method)
 	}
 	if !strings.HasPrefix(r.Path, "/") {
 		return fmt.Errorf("path %q must start with /", r.Path)
 	}
-	if !strings.Contains(r.Path, call.placeholder()) {
-		return fmt.Errorf("path %q has no %s to put the key in", r.Path, call.placeholder())
+	if !strings.Contains(r.Path, ph) {
+		return fmt.Errorf("path %q has no %s to put the key in", r.Path, ph)
 	}
 	if strings.ContainsAny(r.Path, " \t\r\n#") {
 		return fmt.Errorf("path %q has a space or a #", r.Path)
@@ -294,10 +343,11 @@ func validMethod(m string) bool {
 	return true
 }
 
-func callList() string {
-	s := make([]string, 0, len(knownCalls()))
-	for _, c := range knownCalls() {
-		s = append(s, string(c))
+// callList writes calls for a message: "hit, get, …".
+func callList(calls []Call) string {
+	s := make([]string, len(calls))
+	for i, c := range calls {
+		s[i] = string(c)
 	}
 	return strings.Join(s, ", ")
 }
@@ -307,13 +357,14 @@ func callList() string {
 //	CALL=[METHOD] PATH [yes=CODES] [no=CODES] [field=NAME] [key=NAME] [ok=NAME]
 //
 // for example `hit=POST /api/posts/{slug}/views field=data.views` or
-// `download=/dl/{visitor} yes=200,201 no=429,403`. What it leaves out keeps
-// the contract's value.
+// `download=/dl/{visitor} yes=200,201 no=429,403`, or, for a service that
+// takes the story's limit in its path, `download=/dl/{visitor}/{limit}`
+// (see Route.Path). What it leaves out keeps the contract's value.
 func ParseCall(s string) (Call, Route, error) {
 	name, spec, ok := strings.Cut(s, "=")
 	call := Call(strings.TrimSpace(name))
 	if !ok || !slices.Contains(knownCalls(), call) {
-		return "", Route{}, fmt.Errorf("%q: want CALL=[METHOD] PATH [yes=CODES] [no=CODES] [field=NAME] [key=NAME] [ok=NAME] with CALL one of %s", s, callList())
+		return "", Route{}, fmt.Errorf("%q: want CALL=[METHOD] PATH [yes=CODES] [no=CODES] [field=NAME] [key=NAME] [ok=NAME] with CALL one of %s", s, callList(knownCalls()))
 	}
 	var r Route
 	seen := map[string]bool{}
@@ -393,7 +444,7 @@ func LoadMapping(r io.Reader) (Mapping, error) {
 	}
 	for call := range m {
 		if !slices.Contains(knownCalls(), call) {
-			return nil, fmt.Errorf("unknown call %q; want one of %s", call, callList())
+			return nil, fmt.Errorf("unknown call %q; want one of %s", call, callList(knownCalls()))
 		}
 	}
 	if call := twiceMapped(data); call != "" {

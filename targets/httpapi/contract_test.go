@@ -108,3 +108,34 @@ func TestParseSync(t *testing.T) {
 		t.Error("ParseSync(h3) succeeded")
 	}
 }
+
+// TestContractReadsTheOpsTable: the contract's routes, taken from the ops
+// table, are the ones README's contract table lists, each with its own
+// slices.
+func TestContractReadsTheOpsTable(t *testing.T) {
+	yes := []int{200}
+	want := httpapi.Mapping{
+		httpapi.CallHit:       {Method: "POST", Path: "/hit/{slug}", Yes: yes, Field: "views", Key: "slug"},
+		httpapi.CallGet:       {Method: "GET", Path: "/get/{slug}", Yes: yes, Field: "views", Key: "slug"},
+		httpapi.CallDownload:  {Method: "POST", Path: "/download/{visitor}", Yes: yes, No: []int{429}, Field: "count", OK: "allowed"},
+		httpapi.CallQuota:     {Method: "GET", Path: "/quota/{visitor}", Yes: yes, Field: "count", Key: "visitor"},
+		httpapi.CallCheckout:  {Method: "POST", Path: "/checkout/{item}", Yes: yes, No: []int{409}, OK: "reserved"},
+		httpapi.CallItem:      {Method: "GET", Path: "/item/{item}", Yes: yes, Field: "claims", Key: "item"},
+		httpapi.CallGetMany:   {Method: "GET", Path: "/get?slugs={slugs}", Yes: yes, Field: "{slug}"},
+		httpapi.CallLimit:     {Method: "POST", Path: "/limit/{caller}", Yes: yes, No: []int{429}, Field: "count", OK: "allowed", Window: "window"},
+		httpapi.CallWindow:    {Method: "GET", Path: "/limit/{caller}?window={window}", Yes: yes, Field: "count", Key: "caller"},
+		httpapi.CallSubscribe: {Method: "POST", Path: "/subscribe/{subscriber}", Yes: yes, Key: "subscriber"},
+		httpapi.CallCancel:    {Method: "POST", Path: "/cancel/{subscriber}", Yes: yes, Key: "subscriber"},
+		httpapi.CallPlan:      {Method: "GET", Path: "/plan/{subscriber}", Yes: yes, Field: "paid", Key: "subscriber"},
+		httpapi.CallOriginal:  {Method: "POST", Path: "/original/{subscriber}", Yes: yes, No: []int{403, 429}, Field: "count", OK: "granted"},
+		httpapi.CallOriginals: {Method: "GET", Path: "/original/{subscriber}", Yes: yes, Field: "count", Key: "subscriber"},
+	}
+	got := httpapi.Contract()
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Contract() =\n%v\nwant\n%v", got, want)
+	}
+	got[httpapi.CallHit].Yes[0] = 201
+	if got[httpapi.CallGet].Yes[0] != 200 {
+		t.Error("a change to one route's yes statuses showed in another's")
+	}
+}

@@ -22,8 +22,38 @@
 //	GET  B/plan/{subscriber}       200 {"subscriber":s,"paid":true|false} (as a page reads it: cached)
 //	POST B/original/{subscriber}   200 {"granted":true,"count":n} | 403 no paid plan | 429 5 today
 //	GET  B/original/{subscriber}   200 {"subscriber":s,"day":"YYYY-MM-DD","count":n,"limit":5}
-//	errors                      400 bad key, 404 unknown route, 405 wrong method,
+//	errors                      400 bad key or limit, 404 unknown route, 405 wrong method,
 //	                            501 a story the store does not play: {"error":…}
+//
+// A story's limit travels with its request: ?limit=L on download, limit
+// and original, ?stock=K on checkout, 1 to 10000; without it the request
+// means the contract's (5 a day, 5 a window, a stock of 1), so a service
+// that keeps the contract's limit needs nothing new. The reads take the
+// same parameter and answer it as their "limit" (or "stock"). A client
+// sends it only when the story's limit is not the contract's; a mapping
+// (Mapping) puts it in the route's {limit} ({stock}) when the
+// template has one, filled always. The routes, which of them carry a
+// limit, and the default are the ops table's (story.Ops). A rate limit's
+// window length does not travel: it is the contract's 60 s.
+//
+// # An op of a story's own
+//
+// The ops table is a value (story.Table): a story with a request none of
+// racelab's stories has adds its row (story.Ops().With) and hands the
+// table to the client (Config.Ops) and to the handler (WithOps). The
+// client then makes the op's request and read as the row says, staged or
+// whole (story.Capped's Take and Taken); the handler serves them over a
+// store that keeps capped counts (story.Capped, the actor's):
+//
+//	POST B/{op}/{key}?{limit}=L   200 {OK:true,Field:n} | the row's refusal {OK:false,Field:n}
+//	GET  B/{read}/{key}           200 {Key:k,ReadField:n,Limit:L}
+//
+// with the names the row gives (a seat's: POST /reserve/{show}?seats=3,
+// 409 when sold out, GET /seats/{show}). Nothing is registered anywhere
+// else: a client or handler not handed the row does not know the op.
+//
+// Handler runs behind guarded.Server in racelab serve (aliased here as
+// Server), which guards a server on a developer's machine.
 //
 // Every answer of Handler carries the instant the request was complete (its
 // last byte read) in the Racelab-Arrival header, in Unix nanoseconds, so a
@@ -50,6 +80,6 @@
 // was not synchronized and proves nothing.
 //
 // This package does not import racelab's targets package (which imports it):
-// the store interfaces it serves and the Reply it stages are declared here
-// with the same shapes, so any opened store fits Handler as it is.
+// the store interfaces it serves and the Reply it stages are story's, the
+// leaf both import, so any opened store fits Handler as it is.
 package httpapi

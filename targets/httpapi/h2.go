@@ -7,7 +7,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/racelab/racelab/targets/story"
 	"maps"
 	"net"
 	"net/http"
@@ -16,6 +15,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/racelab/racelab/targets/httpapi/guarded"
+	"github.com/racelab/racelab/targets/story"
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
@@ -373,7 +375,7 @@ func (hc *h2Conn) limit() int {
 	hc.mu.Lock()
 	defer hc.mu.Unlock()
 	if hc.maxStreams == 0 {
-		return DefaultMaxStreams
+		return guarded.DefaultMaxStreams
 	}
 	return int(hc.maxStreams)
 }
@@ -577,7 +579,7 @@ func (c *Client) h2Conns(ctx context.Context, n int) ([]*h2Conn, int, error) {
 			}
 		}
 		c.h2 = live
-		limit := DefaultMaxStreams
+		limit := guarded.DefaultMaxStreams
 		if len(live) > 0 {
 			limit = live[0].limit()
 		}

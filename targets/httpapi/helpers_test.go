@@ -5,10 +5,10 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -17,6 +17,7 @@ import (
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/httpapi"
+	"github.com/racelab/racelab/targets/httpapi/httpapitest"
 	"go.uber.org/goleak"
 )
 
@@ -45,37 +46,12 @@ func open(t *testing.T, spec string) *targets.Target {
 // stopped, and waited for, at cleanup.
 func serve(t *testing.T, store any) (string, *httpapi.Handler) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	h := httpapi.NewHandler(store, httpapi.WithStoreName("test"))
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- httpapi.Server{Handler: h}.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	})
-	return "http://" + ln.Addr().String(), h
+	return httpapitest.Serve(t, h), h
 }
 
-// serveHandler serves any handler as racelab serve does (HTTP/1.1 and
-// h2c) on a free loopback port, stopped at cleanup.
-func serveHandler(t *testing.T, h http.Handler) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- httpapi.Server{Handler: h}.Serve(ctx, ln) }()
-	t.Cleanup(func() { cancel(); <-done })
-	return "http://" + ln.Addr().String()
-}
+// serveHandler serves any handler as racelab serve does.
+func serveHandler(t *testing.T, h http.Handler) string { return httpapitest.Serve(t, h) }
 
 // serveTLS runs the contract over store on https, with HTTP/2 by ALPN, and
 // returns its base URL and a TLS config that trusts it.
@@ -112,23 +88,44 @@ func play(t *testing.T, story, base string, n, trials int, cfg httpapi.Config) r
 // call makes one request and returns its status, headers and JSON body.
 func call(t *testing.T, method, rawURL string, body io.Reader) (int, http.Header, map[string]any) {
 	t.Helper()
-	req, err := http.NewRequest(method, rawURL, body)
-	if err != nil {
-		t.Fatal(err)
+	var sent []byte
+	if body != nil {
+		sent, _ = io.ReadAll(body)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
+	a := httpapitest.Do(t, method, rawURL, string(sent))
 	var v map[string]any
-	raw, _ := io.ReadAll(resp.Body)
 	if method != http.MethodHead {
-		if err := json.Unmarshal(raw, &v); err != nil {
-			t.Fatalf("%s %s: answer is not JSON: %v: %q", method, rawURL, err, raw)
+		if err := json.Unmarshal(a.Body, &v); err != nil {
+			t.Fatalf("%s %s: answer is not JSON: %v: %q", method, rawURL, err, a.Body)
 		}
 	}
-	return resp.StatusCode, resp.Header, v
+	return a.Status, a.Header, v
+}
+
+// step is one request of a walk through the contract and the answer it
+// must get, exactly.
+type step struct {
+	method, path string
+	status       int
+	want         map[string]any
+}
+
+// walk makes each step against base, in order, and checks its status and
+// body exactly, and that every answer is JSON with its arrival instant.
+func walk(t *testing.T, base string, steps []step) {
+	t.Helper()
+	for _, s := range steps {
+		status, header, got := call(t, s.method, base+s.path, nil)
+		if status != s.status || !reflect.DeepEqual(got, s.want) {
+			t.Errorf("%s %s = %d %v, want %d %v", s.method, s.path, status, got, s.status, s.want)
+		}
+		if ct := header.Get("Content-Type"); ct != "application/json" {
+			t.Errorf("%s %s: Content-Type %q, want application/json", s.method, s.path, ct)
+		}
+		if header.Get(httpapi.ArrivalHeader) == "" {
+			t.Errorf("%s %s: no %s header", s.method, s.path, httpapi.ArrivalHeader)
+		}
+	}
 }
 
 // stats asks the server how many requests route had for key.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -13,58 +12,6 @@ import (
 	"github.com/racelab/racelab/targets/httpapi"
 	"github.com/racelab/racelab/targets/story"
 )
-
-// TestPlanRoutes walks stale-plan's routes against the actor, whose plan
-// is never stale: statuses and bodies exactly, both refusals included.
-func TestPlanRoutes(t *testing.T) {
-	base, _ := serve(t, open(t, "actor").Store)
-	today := time.Now().UTC().Format(time.DateOnly)
-	type step struct {
-		method, path string
-		status       int
-		want         map[string]any
-	}
-	steps := []step{
-		{"POST", "/subscribe/ann", 200, map[string]any{"subscriber": "ann", "plan": "paid"}},
-		{"GET", "/plan/ann", 200, map[string]any{"subscriber": "ann", "paid": true}},
-	}
-	for i := range story.DailyLimit {
-		steps = append(steps, step{"POST", "/original/ann", 200, map[string]any{"granted": true, "count": float64(i + 1)}})
-	}
-	steps = append(steps,
-		step{"POST", "/original/ann", 429, map[string]any{"granted": false, "count": 5.0}},
-		step{"GET", "/original/ann", 200, map[string]any{"subscriber": "ann", "day": today, "count": 5.0, "limit": 5.0}},
-		step{"POST", "/cancel/ann", 200, map[string]any{"subscriber": "ann", "plan": "cancelled"}},
-		step{"GET", "/plan/ann", 200, map[string]any{"subscriber": "ann", "paid": false}},
-		step{"POST", "/original/ann", 403, map[string]any{"granted": false, "count": 0.0}},
-		step{"POST", "/original/bob", 403, map[string]any{"granted": false, "count": 0.0}},
-		step{"GET", "/plan/bob", 200, map[string]any{"subscriber": "bob", "paid": false}},
-		step{"GET", "/original/bob", 200, map[string]any{"subscriber": "bob", "day": today, "count": 0.0, "limit": 5.0}},
-	)
-	for _, s := range steps {
-		status, header, got := call(t, s.method, base+s.path, nil)
-		if status != s.status || !reflect.DeepEqual(got, s.want) {
-			t.Errorf("%s %s = %d %v, want %d %v", s.method, s.path, status, got, s.status, s.want)
-		}
-		if header.Get(httpapi.ArrivalHeader) == "" {
-			t.Errorf("%s %s: no %s header", s.method, s.path, httpapi.ArrivalHeader)
-		}
-	}
-	for _, tt := range []struct{ method, path, allow string }{
-		{"GET", "/subscribe/ann", "POST"},
-		{"GET", "/cancel/ann", "POST"},
-		{"POST", "/plan/ann", "GET, HEAD"},
-		{"PUT", "/original/ann", "GET, HEAD"},
-	} {
-		status, header, _ := call(t, tt.method, base+tt.path, nil)
-		if status != http.StatusMethodNotAllowed || header.Get("Allow") != tt.allow {
-			t.Errorf("%s %s = %d, Allow %q; want 405 and %q", tt.method, tt.path, status, header.Get("Allow"), tt.allow)
-		}
-	}
-	if status, _, got := call(t, "POST", base+"/original/", nil); status != http.StatusBadRequest {
-		t.Errorf("POST /original/ = %d %v, want 400 (a key is needed)", status, got)
-	}
-}
 
 // TestClientPlansStaleRead plays the story's steps with the client's
 // methods against kv over real sockets, with the plan's cache shortened

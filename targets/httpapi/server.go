@@ -2,12 +2,10 @@ package httpapi
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -18,6 +16,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/racelab/racelab/targets/httpapi/guarded"
 	"github.com/racelab/racelab/targets/story"
 )
 
@@ -25,7 +24,7 @@ import (
 // request was complete at the server, in Unix nanoseconds.
 const ArrivalHeader = "Racelab-Arrival"
 
-// Defaults of Handler and Server, in one place.
+// Defaults of Handler, in one place; Server's are guarded's.
 const (
 	// DefaultMaxBody bounds a request's body; the contract sends none.
 	DefaultMaxBody = 64 << 10
@@ -38,30 +37,6 @@ const (
 	// DefaultStatsKeys is how many (route, key) pairs /stats remembers; the
 	// oldest are forgotten first, so a server up for days stays small.
 	DefaultStatsKeys = 100_000
-	// DefaultShutdownTimeout is how long Server waits for requests in
-	// flight when it is stopped, before it closes their connections.
-	DefaultShutdownTimeout = 10 * time.Second
-	// DefaultMaxStreams is the HTTP/2 streams Server lets one connection
-	// have open at once, and so the widest single-packet burst it takes.
-	DefaultMaxStreams = 250
-	// DefaultMaxConns is how many connections Server keeps open at once;
-	// further ones wait, unanswered, in the kernel's accept queue until one
-	// closes. Every connection costs a file descriptor, and idle ones once
-	// piled up until serve could open no file at all. 1024 covers an
-	// HTTP/1.1 lastbyte burst of 1,000 (a connection per request); an h2
-	// burst needs one connection per DefaultMaxStreams requests.
-	DefaultMaxConns = 1024
-	// DefaultReadHeaderTimeout bounds how long a request's head may take to
-	// arrive. A lastbyte burst holds back the final byte of each head until
-	// its release, which follows staging by milliseconds to seconds; a
-	// client that never finishes is cut off, so it cannot hold a
-	// connection forever.
-	DefaultReadHeaderTimeout = 30 * time.Second
-	// DefaultIdleTimeout closes a kept-alive connection that carries no
-	// request for this long. Clients warm connections just before a burst,
-	// so it only has to outlast one trial's preparation; racelab's client
-	// opens a fresh connection when it finds one closed.
-	DefaultIdleTimeout = 2 * time.Minute
 )
 
 // HandlerOption sets one of Handler's settings.
@@ -77,6 +52,17 @@ func WithMaxBody(n int64) HandlerOption { return func(h *Handler) { h.maxBody = 
 
 // WithStoreName names the store in GET / and in errors, such as "kv".
 func WithStoreName(name string) HandlerOption { return func(h *Handler) { h.name = name } }
+
+// WithOps sets the ops table Handler serves: the zero Table is the
+// stories' own (story.Ops). An op of the table with no answer of its own
+// here (a story's own op, such as a test's) is served over a store that
+// keeps capped counts (story.Capped): its request answers 200, or its
+// row's first refusal status, with the row's OK and Field; its read
+// answers the key, the count in the row's read field, and the limit. A
+// table whose op takes the name of another of the contract's calls
+// (subscribe, cancel, plan, get-many) makes NewHandler panic: the table
+// is code, not input.
+func WithOps(t story.Table) HandlerOption { return func(h *Handler) { h.ops = t } }
 
 // WithStatsKeys sets how many (route, key) pairs GET /stats remembers.
 func WithStatsKeys(n int) HandlerOption { return func(h *Handler) { h.stats.max = n } }
@@ -98,6 +84,8 @@ func WithErrorLog(w io.Writer) HandlerOption {
 // Handler serves the contract over a store. Build it with NewHandler.
 type Handler struct {
 	store   any
+	ops     story.Table // as WithOps set it
+	k       *contract   // the contract over ops
 	name    string
 	now     func() time.Time
 	maxBody int64
@@ -111,42 +99,50 @@ type Handler struct {
 var _ http.Handler = (*Handler)(nil)
 
 // NewHandler serves the contract over store, which implements
-// story.Counter, story.Quota, story.Inventory, story.Limiter and/or
-// story.Plans; a story it does not implement is answered 501.
+// story.Counter, story.Quota, story.Inventory, story.Limiter,
+// story.Plans and/or story.Capped; a story it does not implement is
+// answered 501.
 func NewHandler(store any, opts ...HandlerOption) *Handler {
 	h := &Handler{store: store, now: time.Now, maxBody: DefaultMaxBody,
 		stats: &stats{max: DefaultStatsKeys, keys: map[statKey]*keyStats{}, routes: map[string]int64{}}}
 	for _, o := range opts {
 		o(h)
 	}
+	k, err := newContract(h.ops)
+	if err != nil {
+		panic("httpapi: " + err.Error())
+	}
+	h.k = k
 	mux := http.NewServeMux()
 	// Patterns carry no method: net/http would answer a wrong method with
 	// a text body, and the contract wants JSON with an Allow header.
 	mux.HandleFunc("/{$}", h.only(http.MethodGet, h.index))
-	mux.HandleFunc("/hit/{slug}", h.only(http.MethodPost, h.hit))
-	mux.HandleFunc("/get/{slug}", h.only(http.MethodGet, h.get))
-	mux.HandleFunc("/get", h.only(http.MethodGet, h.getBatch))
-	mux.HandleFunc("/download/{visitor}", h.only(http.MethodPost, h.download))
-	mux.HandleFunc("/quota/{visitor}", h.only(http.MethodGet, h.quota))
-	mux.HandleFunc("/checkout/{item}", h.only(http.MethodPost, h.checkout))
-	mux.HandleFunc("/item/{item}", h.only(http.MethodGet, h.item))
-	mux.HandleFunc("/limit/{caller}", func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost {
-			h.limit(w, r)
-			return
+	// The contract's routes are the ops table's; each call is answered by
+	// its handler here, and an op with none of its own as a capped count.
+	answers := map[Call]http.HandlerFunc{
+		CallHit: h.hit, CallGet: h.get, CallGetMany: h.getBatch,
+		CallDownload: h.download, CallQuota: h.quota,
+		CallCheckout: h.checkout, CallItem: h.item,
+		CallLimit: h.limit, CallWindow: h.window,
+		CallSubscribe: h.subscribe, CallCancel: h.cancel, CallPlan: h.plan,
+		CallOriginal: h.original, CallOriginals: h.originals,
+	}
+	for _, s := range h.ops.Specs() {
+		if _, own := answers[Call(s.Op)]; !own {
+			answers[Call(s.Op)], answers[Call(s.Read)] = h.take(s), h.taken(s)
 		}
-		h.only(http.MethodGet, h.window)(w, r)
-	})
-	mux.HandleFunc("/subscribe/{subscriber}", h.only(http.MethodPost, h.subscribe))
-	mux.HandleFunc("/cancel/{subscriber}", h.only(http.MethodPost, h.cancel))
-	mux.HandleFunc("/plan/{subscriber}", h.only(http.MethodGet, h.plan))
-	mux.HandleFunc("/original/{subscriber}", func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost {
-			h.original(w, r)
-			return
+	}
+	methods := map[string]map[string]http.HandlerFunc{} // by path, then method
+	for call, route := range k.routes {
+		path, _, _ := strings.Cut(route.Path, "?")
+		if methods[path] == nil {
+			methods[path] = map[string]http.HandlerFunc{}
 		}
-		h.only(http.MethodGet, h.originals)(w, r)
-	})
+		methods[path][route.Method] = answers[call]
+	}
+	for path, byMethod := range methods {
+		mux.HandleFunc(path, h.byMethod(byMethod))
+	}
 	mux.HandleFunc("/stats", h.only(http.MethodGet, h.serveStats))
 	mux.HandleFunc("/", h.notFound)
 	h.mux = mux
@@ -165,10 +161,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes; the contract's requests have none", tooBig.Limit))
+			guarded.WriteError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes; the contract's requests have none", tooBig.Limit))
 			return
 		}
-		writeError(w, http.StatusBadRequest, "read request body: "+err.Error())
+		guarded.WriteError(w, http.StatusBadRequest, "read request body: "+err.Error())
 		return
 	}
 	h.stats.total.Add(1)
@@ -176,6 +172,26 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 type arrivalKey struct{}
+
+// byMethod answers a path's requests by their method. A path that both
+// asks (POST) and reads (GET), such as /limit/{caller}, answers any other
+// method as its read does: 405, use GET.
+func (h *Handler) byMethod(handlers map[string]http.HandlerFunc) http.HandlerFunc {
+	if read, ok := handlers[http.MethodGet]; ok && len(handlers) > 1 {
+		fallback := h.only(http.MethodGet, read)
+		return func(w http.ResponseWriter, r *http.Request) {
+			if next, ok := handlers[r.Method]; ok && r.Method != http.MethodGet {
+				next(w, r)
+				return
+			}
+			fallback(w, r)
+		}
+	}
+	for m, next := range handlers {
+		return h.only(m, next) // the one method of the path
+	}
+	return h.notFound
+}
 
 // only answers 405 with an Allow header to any method but m (and HEAD for
 // GET, whose body net/http drops).
@@ -187,31 +203,36 @@ func (h *Handler) only(m string, next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != m && (m != http.MethodGet || r.Method != http.MethodHead) {
 			w.Header().Set("Allow", allow)
-			writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s %s: method not allowed; use %s", r.Method, r.URL.Path, m))
+			guarded.WriteError(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s %s: method not allowed; use %s", r.Method, r.URL.Path, m))
 			return
 		}
 		next(w, r)
 	}
 }
 
-// routeNames are the routes that take a key, for notFound's advice.
-var routeNames = []string{"hit", "get", "download", "quota", "checkout", "item", "limit",
-	"subscribe", "cancel", "plan", "original"}
+// keyed says whether word is the first word of one of the contract's
+// routes that take a key in their path (/hit/{slug}), for notFound's
+// advice.
+func (h *Handler) keyed(word string) bool {
+	for _, r := range h.k.routes {
+		if w, rest, ok := strings.Cut(strings.TrimPrefix(r.Path, "/"), "/"); ok && w == word && strings.HasPrefix(rest, "{") {
+			return true
+		}
+	}
+	return false
+}
 
 func (h *Handler) notFound(w http.ResponseWriter, r *http.Request) {
 	first, rest, hasKey := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
-	for _, name := range routeNames {
-		if first != name || !hasKey {
-			continue
-		}
+	if hasKey && h.keyed(first) {
 		if rest == "" {
-			writeError(w, http.StatusBadRequest, fmt.Sprintf("bad key: /%s/ needs a key after it", name))
+			guarded.WriteError(w, http.StatusBadRequest, fmt.Sprintf("bad key: /%s/ needs a key after it", first))
 		} else {
-			writeError(w, http.StatusNotFound, fmt.Sprintf("no route %s: a key is one path segment; encode / in a key as %%2F", r.URL.Path))
+			guarded.WriteError(w, http.StatusNotFound, fmt.Sprintf("no route %s: a key is one path segment; encode / in a key as %%2F", r.URL.Path))
 		}
 		return
 	}
-	writeError(w, http.StatusNotFound, fmt.Sprintf("no route %s %s; see GET / for the routes", r.Method, r.URL.Path))
+	guarded.WriteError(w, http.StatusNotFound, fmt.Sprintf("no route %s %s; see GET / for the routes", r.Method, r.URL.Path))
 }
 
 // key is the path's {name} wildcard, which net/http has percent-decoded
@@ -219,7 +240,7 @@ func (h *Handler) notFound(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) key(w http.ResponseWriter, r *http.Request, name string) (string, bool) {
 	k := r.PathValue(name)
 	if err := checkKey(k); err != nil {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("bad key: %s %v", name, err))
+		guarded.WriteError(w, http.StatusBadRequest, fmt.Sprintf("bad key: %s %v", name, err))
 		return "", false
 	}
 	return k, true
@@ -243,45 +264,42 @@ func checkKey(k string) error {
 
 func (h *Handler) index(w http.ResponseWriter, r *http.Request) {
 	h.stats.record("index", "", r)
-	writeJSON(w, http.StatusOK, map[string]any{
+	routes := []string{
+		"POST /hit/{slug}", "GET /get/{slug}", "GET /get?slugs=a,b,c",
+		"POST /download/{visitor}", "GET /quota/{visitor}",
+		"POST /checkout/{item}", "GET /item/{item}",
+		"POST /limit/{caller}", "GET /limit/{caller}?window=w",
+		"POST /subscribe/{subscriber}", "POST /cancel/{subscriber}", "GET /plan/{subscriber}",
+		"POST /original/{subscriber}", "GET /original/{subscriber}",
+	}
+	for _, s := range h.ops.Specs() {
+		if _, own := story.Ops().Spec(s.Op); !own {
+			routes = append(routes, s.Method+" "+s.Route, "GET "+s.ReadRoute)
+		}
+	}
+	guarded.WriteJSON(w, http.StatusOK, map[string]any{
 		"service": "racelab serve",
 		"store":   h.name,
-		"routes": []string{
-			"POST /hit/{slug}", "GET /get/{slug}", "GET /get?slugs=a,b,c",
-			"POST /download/{visitor}", "GET /quota/{visitor}",
-			"POST /checkout/{item}", "GET /item/{item}",
-			"POST /limit/{caller}", "GET /limit/{caller}?window=w",
-			"POST /subscribe/{subscriber}", "POST /cancel/{subscriber}", "GET /plan/{subscriber}",
-			"POST /original/{subscriber}", "GET /original/{subscriber}",
-			"GET /stats?route=hit&key=K",
-		},
+		"routes":  append(routes, "GET /stats?route=hit&key=K"),
 	})
 }
 
 func (h *Handler) hit(w http.ResponseWriter, r *http.Request) {
-	slug, c, ok := keyed(h, w, r, "slug", "hit", h.counter)
-	if !ok {
-		return
-	}
-	n, err := c.Hit(r.Context(), slug)
-	if err != nil {
-		h.storeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"slug": slug, "views": n})
+	h.views(w, r, CallHit, story.Counter.Hit)
 }
 
 func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
-	slug, c, ok := keyed(h, w, r, "slug", "get", h.counter)
-	if !ok {
-		return
-	}
-	n, err := c.Views(r.Context(), slug)
-	if err != nil {
-		h.storeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"slug": slug, "views": n})
+	h.views(w, r, CallGet, story.Counter.Views)
+}
+
+// views answers a route whose answer is a slug's total: hit's after it
+// counted, get's as read.
+func (h *Handler) views(w http.ResponseWriter, r *http.Request, call Call,
+	count func(story.Counter, context.Context, string) (int64, error)) {
+	serveKeyed(h, w, r, call, noCounter, func(c story.Counter, slug string) (int, any, error) {
+		n, err := count(c, r.Context(), slug)
+		return http.StatusOK, map[string]any{"slug": slug, "views": n}, err
+	})
 }
 
 // getBatch answers GET /get?slugs=a,b,c. Keys are split on the literal
@@ -301,11 +319,11 @@ func (h *Handler) getBatch(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if !found {
-		writeError(w, http.StatusBadRequest, "bad key: want /get/{slug} or /get?slugs=a,b,c")
+		guarded.WriteError(w, http.StatusBadRequest, "bad key: want /get/{slug} or /get?slugs=a,b,c")
 		return
 	}
 	if len(raw) > MaxBatchKeys {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("bad key: %d slugs; at most %d at once", len(raw), MaxBatchKeys))
+		guarded.WriteError(w, http.StatusBadRequest, fmt.Sprintf("bad key: %d slugs; at most %d at once", len(raw), MaxBatchKeys))
 		return
 	}
 	slugs := make([]string, len(raw))
@@ -315,12 +333,12 @@ func (h *Handler) getBatch(w http.ResponseWriter, r *http.Request) {
 			err = checkKey(slug)
 		}
 		if err != nil {
-			writeError(w, http.StatusBadRequest, fmt.Sprintf("bad key: slug %d of slugs %v", i+1, err))
+			guarded.WriteError(w, http.StatusBadRequest, fmt.Sprintf("bad key: slug %d of slugs %v", i+1, err))
 			return
 		}
 		slugs[i] = slug
 	}
-	c, ok := h.counter(w)
+	c, ok := plays[story.Counter](h, w, noCounter)
 	if !ok {
 		return
 	}
@@ -334,187 +352,154 @@ func (h *Handler) getBatch(w http.ResponseWriter, r *http.Request) {
 		}
 		out[slug] = n
 	}
-	writeJSON(w, http.StatusOK, out)
+	guarded.WriteJSON(w, http.StatusOK, out)
 }
 
 func (h *Handler) download(w http.ResponseWriter, r *http.Request) {
-	visitor, q, ok := keyed(h, w, r, "visitor", "download", h.quotaStore)
-	if !ok {
-		return
-	}
-	granted, n, err := q.Consume(r.Context(), visitor, story.DailyLimit)
-	if err != nil {
-		h.storeError(w, r, err)
-		return
-	}
-	if !granted {
-		// The quota starts over at the next UTC midnight.
-		now := h.now().UTC()
-		midnight := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
-		w.Header().Set("Retry-After", strconv.Itoa(int(midnight.Sub(now).Seconds())+1))
-		writeJSON(w, http.StatusTooManyRequests, map[string]any{"allowed": false, "count": n})
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"allowed": true, "count": n})
+	serveHeld(h, w, r, CallDownload, story.OpDownload, noQuota, func(q story.Quota, visitor string, limit int64) (int, any, error) {
+		granted, n, err := q.Consume(r.Context(), visitor, limit)
+		if !granted && err == nil {
+			h.retryAtMidnight(w)
+			return http.StatusTooManyRequests, map[string]any{"allowed": false, "count": n}, nil
+		}
+		return http.StatusOK, map[string]any{"allowed": true, "count": n}, err
+	})
 }
 
 func (h *Handler) quota(w http.ResponseWriter, r *http.Request) {
-	visitor, q, ok := keyed(h, w, r, "visitor", "quota", h.quotaStore)
-	if !ok {
-		return
-	}
-	n, err := q.Count(r.Context(), visitor)
-	if err != nil {
-		h.storeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"visitor": visitor, "day": h.now().UTC().Format(time.DateOnly), "count": n, "limit": story.DailyLimit})
+	serveHeld(h, w, r, CallQuota, story.OpDownload, noQuota, func(q story.Quota, visitor string, limit int64) (int, any, error) {
+		return h.today(r, "visitor", visitor, limit, q.Count)
+	})
+}
+
+// today answers the read of a daily count (the downloads, the
+// originals): the key's count today and the limit it is held to.
+func (h *Handler) today(r *http.Request, name, key string, limit int64,
+	count func(context.Context, string) (int64, error)) (int, any, error) {
+	n, err := count(r.Context(), key)
+	return http.StatusOK, map[string]any{name: key, "day": h.now().UTC().Format(time.DateOnly), "count": n, "limit": limit}, err
+}
+
+// retryAtMidnight says when a daily limit starts over: at the next UTC
+// midnight.
+func (h *Handler) retryAtMidnight(w http.ResponseWriter) {
+	now := h.now().UTC()
+	midnight := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
+	w.Header().Set("Retry-After", strconv.Itoa(int(midnight.Sub(now).Seconds())+1))
 }
 
 func (h *Handler) checkout(w http.ResponseWriter, r *http.Request) {
-	item, inv, ok := keyed(h, w, r, "item", "checkout", h.inventory)
-	if !ok {
-		return
-	}
-	buyer := "buyer-" + strconv.FormatInt(h.buyers.Add(1), 10)
-	stock, ok := h.stock(w, r)
-	if !ok {
-		return
-	}
-	var claimed bool
-	var err error
-	if st, many := inv.(story.Stocked); many && stock != story.Stock {
-		claimed, err = st.CheckoutOf(r.Context(), item, buyer, stock)
-	} else {
-		claimed, err = inv.Checkout(r.Context(), item, buyer)
-	}
-	if err != nil {
-		h.storeError(w, r, err)
-		return
-	}
-	if !claimed {
-		writeJSON(w, http.StatusConflict, map[string]any{"error": "being checked out", "item": item})
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"reserved": true})
+	serveHeld(h, w, r, CallCheckout, story.OpCheckout, noInventory, func(inv story.Inventory, item string, stock int64) (int, any, error) {
+		buyer := "buyer-" + strconv.FormatInt(h.buyers.Add(1), 10)
+		var claimed bool
+		var err error
+		if st, many := inv.(story.Stocked); many && stock != story.Stock {
+			claimed, err = st.CheckoutOf(r.Context(), item, buyer, stock)
+		} else {
+			claimed, err = inv.Checkout(r.Context(), item, buyer)
+		}
+		if !claimed && err == nil {
+			return http.StatusConflict, map[string]any{"error": "being checked out", "item": item}, nil
+		}
+		return http.StatusOK, map[string]any{"reserved": true}, err
+	})
 }
 
 func (h *Handler) item(w http.ResponseWriter, r *http.Request) {
-	item, inv, ok := keyed(h, w, r, "item", "item", h.inventory)
-	if !ok {
-		return
-	}
-	n, err := inv.Claims(r.Context(), item)
-	if err != nil {
-		h.storeError(w, r, err)
-		return
-	}
-	stock, ok := h.stock(w, r)
-	if !ok {
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"item": item, "stock": stock, "claims": n})
+	serveHeld(h, w, r, CallItem, story.OpCheckout, noInventory, func(inv story.Inventory, item string, stock int64) (int, any, error) {
+		n, err := inv.Claims(r.Context(), item)
+		return http.StatusOK, map[string]any{"item": item, "stock": stock, "claims": n}, err
+	})
 }
 
-// maxStock bounds ?stock=: racelab's bursts are at most this big.
-const maxStock = 10000
+// maxLimit bounds a request's limit (?limit=L) and an item's stock
+// (?stock=K): racelab's bursts are at most this big, so a larger one
+// refuses nothing and can only be a mistake.
+const maxLimit = 10000
 
-// stock reads an item's ?stock=K, one when absent; ok is false when the
-// answer (400) is written already.
-func (h *Handler) stock(w http.ResponseWriter, r *http.Request) (int64, bool) {
-	v := r.URL.Query().Get("stock")
+// badRequest is a mistake of the request that its sender must fix,
+// answered 400 with its text.
+type badRequest string
+
+func (e badRequest) Error() string { return string(e) }
+
+// limitOf reads the limit a request of op, or a read of its count, is
+// held to (story.OpSpec.Limit: ?limit=L, or ?stock=K for an item): the
+// contract's when the request does not say, so that a client written
+// before limits travelled is served as it always was.
+func (h *Handler) limitOf(r *http.Request, op story.Op) (int64, error) {
+	spec, _ := h.ops.Spec(op)
+	v := r.URL.Query().Get(spec.Limit)
 	if v == "" {
-		return story.Stock, true
+		return spec.DefaultLimit, nil
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n < 1 || n > maxStock {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("stock %q: want a whole number from 1 to %d", v, maxStock))
-		return 0, false
+	if err != nil || n < 1 || n > maxLimit {
+		return 0, badRequest(fmt.Sprintf("%s %q: want a whole number from 1 to %d", spec.Limit, v, maxLimit))
 	}
-	return n, true
+	return n, nil
 }
 
-// serveWindow is the limit racelab serve keeps: six-of-five's, 5 a caller
-// per 60-second window.
+// serveWindow is the rate limit racelab serve keeps: six-of-five's, 5 a
+// caller per 60-second window, unless a request says the story's limit
+// (?limit=L). The window's length is always the contract's: it does not
+// travel.
 var serveWindow = story.Window{Limit: story.WindowLimit, Length: story.WindowLength}
 
 func (h *Handler) limit(w http.ResponseWriter, r *http.Request) {
-	caller, lim, ok := keyed(h, w, r, "caller", "limit", h.limiter)
-	if !ok {
-		return
-	}
-	a, err := lim.Admit(r.Context(), caller, serveWindow)
-	if err != nil {
-		h.storeError(w, r, err)
-		return
-	}
-	body := map[string]any{"allowed": a.Allowed, "count": a.Count, "window": a.Window}
-	if !a.Allowed {
-		// The count starts over with the next window.
-		end := time.Unix(0, (a.Window+1)*int64(serveWindow.Length))
-		w.Header().Set("Retry-After", strconv.Itoa(int(end.Sub(h.now()).Seconds())+1))
-		writeJSON(w, http.StatusTooManyRequests, body)
-		return
-	}
-	writeJSON(w, http.StatusOK, body)
+	serveHeld(h, w, r, CallLimit, story.OpLimit, noLimiter, func(lim story.Limiter, caller string, limit int64) (int, any, error) {
+		win := story.Window{Limit: limit, Length: serveWindow.Length}
+		a, err := lim.Admit(r.Context(), caller, win)
+		body := map[string]any{"allowed": a.Allowed, "count": a.Count, "window": a.Window}
+		if !a.Allowed && err == nil {
+			// The count starts over with the next window.
+			end := time.Unix(0, (a.Window+1)*int64(win.Length))
+			w.Header().Set("Retry-After", strconv.Itoa(int(end.Sub(h.now()).Seconds())+1))
+			return http.StatusTooManyRequests, body, nil
+		}
+		return http.StatusOK, body, err
+	})
 }
 
 func (h *Handler) window(w http.ResponseWriter, r *http.Request) {
-	caller, lim, ok := keyed(h, w, r, "caller", "window", h.limiter)
-	if !ok {
-		return
-	}
-	n := serveWindow.Number(h.now())
-	if v := r.URL.Query().Get("window"); v != "" {
-		var err error
-		if n, err = strconv.ParseInt(v, 10, 64); err != nil || n < 0 {
-			writeError(w, http.StatusBadRequest, fmt.Sprintf("window %q: want a window number such as %d", v, serveWindow.Number(h.now())))
-			return
+	serveHeld(h, w, r, CallWindow, story.OpLimit, noLimiter, func(lim story.Limiter, caller string, limit int64) (int, any, error) {
+		win := story.Window{Limit: limit, Length: serveWindow.Length}
+		n := win.Number(h.now())
+		if v := r.URL.Query().Get("window"); v != "" {
+			var err error
+			if n, err = strconv.ParseInt(v, 10, 64); err != nil || n < 0 {
+				return 0, nil, badRequest(fmt.Sprintf("window %q: want a window number such as %d", v, win.Number(h.now())))
+			}
 		}
-	}
-	c, err := lim.Admitted(r.Context(), caller, serveWindow, n)
-	if err != nil {
-		h.storeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"caller": caller, "window": n, "count": c, "limit": serveWindow.Limit})
+		c, err := lim.Admitted(r.Context(), caller, win, n)
+		return http.StatusOK, map[string]any{"caller": caller, "window": n, "count": c, "limit": win.Limit}, err
+	})
 }
 
 func (h *Handler) subscribe(w http.ResponseWriter, r *http.Request) {
-	h.setPlan(w, r, "subscribe", "paid", story.Plans.Subscribe)
+	h.setPlan(w, r, CallSubscribe, "paid", story.Plans.Subscribe)
 }
 
 func (h *Handler) cancel(w http.ResponseWriter, r *http.Request) {
-	h.setPlan(w, r, "cancel", "cancelled", story.Plans.Cancel)
+	h.setPlan(w, r, CallCancel, "cancelled", story.Plans.Cancel)
 }
 
 // setPlan changes the plan with set and answers the plan it wrote.
-func (h *Handler) setPlan(w http.ResponseWriter, r *http.Request, route, plan string,
+func (h *Handler) setPlan(w http.ResponseWriter, r *http.Request, call Call, plan string,
 	set func(story.Plans, context.Context, string) error) {
-	subscriber, p, ok := keyed(h, w, r, "subscriber", route, h.plans)
-	if !ok {
-		return
-	}
-	if err := set(p, r.Context(), subscriber); err != nil {
-		h.storeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"subscriber": subscriber, "plan": plan})
+	serveKeyed(h, w, r, call, noPlans, func(p story.Plans, subscriber string) (int, any, error) {
+		err := set(p, r.Context(), subscriber)
+		return http.StatusOK, map[string]any{"subscriber": subscriber, "plan": plan}, err
+	})
 }
 
 // plan answers the plan as the store's pages read it: from its cache,
 // where it keeps one, so possibly still paid after a cancel.
 func (h *Handler) plan(w http.ResponseWriter, r *http.Request) {
-	subscriber, p, ok := keyed(h, w, r, "subscriber", "plan", h.plans)
-	if !ok {
-		return
-	}
-	paid, err := p.Paid(r.Context(), subscriber)
-	if err != nil {
-		h.storeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"subscriber": subscriber, "paid": paid})
+	serveKeyed(h, w, r, CallPlan, noPlans, func(p story.Plans, subscriber string) (int, any, error) {
+		paid, err := p.Paid(r.Context(), subscriber)
+		return http.StatusOK, map[string]any{"subscriber": subscriber, "paid": paid}, err
+	})
 }
 
 // original answers stale-plan's request. story.Plans gives no reason for
@@ -522,82 +507,124 @@ func (h *Handler) plan(w http.ResponseWriter, r *http.Request) {
 // limit with the count that reached it, and without a paid plan below it
 // (every store answers 0 then, having read no count at all).
 func (h *Handler) original(w http.ResponseWriter, r *http.Request) {
-	subscriber, p, ok := keyed(h, w, r, "subscriber", "original", h.plans)
-	if !ok {
-		return
-	}
-	granted, n, err := p.Download(r.Context(), subscriber, story.DailyLimit)
-	if err != nil {
-		h.storeError(w, r, err)
-		return
-	}
-	body := map[string]any{"granted": granted, "count": n}
-	switch {
-	case granted:
-		writeJSON(w, http.StatusOK, body)
-	case n >= story.DailyLimit:
-		now := h.now().UTC()
-		midnight := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
-		w.Header().Set("Retry-After", strconv.Itoa(int(midnight.Sub(now).Seconds())+1))
-		writeJSON(w, http.StatusTooManyRequests, body)
-	default:
-		writeJSON(w, http.StatusForbidden, body)
-	}
+	serveHeld(h, w, r, CallOriginal, story.OpOriginal, noPlans, func(p story.Plans, subscriber string, limit int64) (int, any, error) {
+		granted, n, err := p.Download(r.Context(), subscriber, limit)
+		body := map[string]any{"granted": granted, "count": n}
+		switch {
+		case granted || err != nil:
+			return http.StatusOK, body, err
+		case n >= limit:
+			h.retryAtMidnight(w)
+			return http.StatusTooManyRequests, body, nil
+		}
+		return http.StatusForbidden, body, nil
+	})
 }
 
 func (h *Handler) originals(w http.ResponseWriter, r *http.Request) {
-	subscriber, p, ok := keyed(h, w, r, "subscriber", "originals", h.plans)
+	serveHeld(h, w, r, CallOriginals, story.OpOriginal, noPlans, func(p story.Plans, subscriber string, limit int64) (int, any, error) {
+		return h.today(r, "subscriber", subscriber, limit, p.Downloads)
+	})
+}
+
+// take answers a request of op, an op of the table with no answer of its
+// own: granted and counted while the key's count is below the request's
+// limit, refused at it with the row's first refusal status, by a store
+// that keeps capped counts (story.Capped). The answer holds what the row
+// says it holds: the yes or no in its OK, the count in its Field.
+func (h *Handler) take(op story.OpSpec) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		serveHeld(h, w, r, Call(op.Op), op.Op, noCapped, func(c story.Capped, key string, limit int64) (int, any, error) {
+			granted, n, err := c.Take(r.Context(), op.Op, key, limit)
+			body := map[string]any{}
+			if op.OK != "" {
+				body[op.OK] = granted
+			}
+			if op.Field != "" {
+				body[op.Field] = n
+			}
+			if !granted && err == nil && len(op.Refused) > 0 {
+				return op.Refused[0], body, nil
+			}
+			return http.StatusOK, body, err
+		})
+	}
+}
+
+// taken answers the read of op's count on a key, as take's store counted
+// it, with the key and the limit it is held to, as every read of a count
+// does.
+func (h *Handler) taken(op story.OpSpec) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		serveHeld(h, w, r, Call(op.Read), op.Op, noCapped, func(c story.Capped, key string, limit int64) (int, any, error) {
+			n, err := c.Taken(r.Context(), op.Op, key)
+			body := map[string]any{op.Key: key, op.ReadField: n}
+			if op.Limit != "" {
+				body[op.Limit] = limit
+			}
+			return http.StatusOK, body, err
+		})
+	}
+}
+
+// serveKeyed answers a route of call on one key: it checks the path's key
+// (400), counts the request under call, takes the story S off the store
+// (501 saying what it doesNot do when it does not play it), then answers what
+// answer says: a status and its JSON body, a badRequest (400), or the
+// store's failure.
+func serveKeyed[S any](h *Handler, w http.ResponseWriter, r *http.Request, call Call,
+	doesNot string, answer func(s S, key string) (int, any, error)) {
+	key, ok := h.key(w, r, strings.Trim(h.k.keys[call], "{}"))
 	if !ok {
 		return
 	}
-	n, err := p.Downloads(r.Context(), subscriber)
-	if err != nil {
-		h.storeError(w, r, err)
+	h.stats.record(string(call), key, r)
+	s, ok := plays[S](h, w, doesNot)
+	if !ok {
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"subscriber": subscriber, "day": h.now().UTC().Format(time.DateOnly), "count": n, "limit": story.DailyLimit})
-}
-
-// keyed starts a route on one key: it checks the path's {name} wildcard,
-// counts the request under route, then takes the story S off the store
-// through as, which answers 501 when the store does not play it. ok is
-// false when the answer is written already.
-func keyed[S any](h *Handler, w http.ResponseWriter, r *http.Request, name, route string,
-	as func(http.ResponseWriter) (S, bool)) (key string, s S, ok bool) {
-	if key, ok = h.key(w, r, name); !ok {
-		return key, s, false
+	code, body, err := answer(s, key)
+	var bad badRequest
+	switch {
+	case errors.As(err, &bad):
+		guarded.WriteError(w, http.StatusBadRequest, bad.Error())
+	case err != nil:
+		h.storeError(w, r, err)
+	default:
+		guarded.WriteJSON(w, code, body)
 	}
-	h.stats.record(route, key, r)
-	s, ok = as(w)
-	return key, s, ok
 }
 
-func (h *Handler) counter(w http.ResponseWriter) (story.Counter, bool) {
-	return plays[story.Counter](h, w, "does not count views")
+// serveHeld is serveKeyed for a request of op, or a read of its count,
+// which is held to op's limit: answer gets the limit the request says
+// (limitOf), or the contract's.
+func serveHeld[S any](h *Handler, w http.ResponseWriter, r *http.Request, call Call, op story.Op,
+	doesNot string, answer func(s S, key string, limit int64) (int, any, error)) {
+	serveKeyed(h, w, r, call, doesNot, func(s S, key string) (int, any, error) {
+		limit, err := h.limitOf(r, op)
+		if err != nil {
+			return 0, nil, err
+		}
+		return answer(s, key, limit)
+	})
 }
 
-func (h *Handler) quotaStore(w http.ResponseWriter) (story.Quota, bool) {
-	return plays[story.Quota](h, w, "keeps no download quota")
-}
-
-func (h *Handler) limiter(w http.ResponseWriter) (story.Limiter, bool) {
-	return plays[story.Limiter](h, w, "keeps no rate limit")
-}
-
-func (h *Handler) plans(w http.ResponseWriter) (story.Plans, bool) {
-	return plays[story.Plans](h, w, "keeps no subscription plans")
-}
-
-func (h *Handler) inventory(w http.ResponseWriter) (story.Inventory, bool) {
-	return plays[story.Inventory](h, w, "keeps no inventory")
-}
+// What a store that does not play a story does not do, as a 501 says it.
+const (
+	noCounter   = "does not count views"
+	noQuota     = "keeps no download quota"
+	noInventory = "keeps no inventory"
+	noLimiter   = "keeps no rate limit"
+	noPlans     = "keeps no subscription plans"
+	noCapped    = "keeps no capped counts"
+)
 
 // plays takes the story S off the store, or answers 501 saying what the
 // store does not do.
 func plays[S any](h *Handler, w http.ResponseWriter, doesNot string) (S, bool) {
 	s, ok := h.store.(S)
 	if !ok {
-		writeError(w, http.StatusNotImplemented, h.storeLabel()+" "+doesNot)
+		guarded.WriteError(w, http.StatusNotImplemented, h.storeLabel()+" "+doesNot)
 	}
 	return s, ok
 }
@@ -631,23 +658,19 @@ func (h *Handler) storeError(w http.ResponseWriter, r *http.Request, err error) 
 		detail := strings.Join(strings.Fields(err.Error()), " ")
 		h.log.Printf("%s %s: %d: %s: %s", r.Method, r.URL.RequestURI(), code, h.storeLabel(), detail)
 	}
-	writeError(w, code, msg)
+	guarded.WriteError(w, code, msg)
 }
 
-func writeError(w http.ResponseWriter, code int, msg string) {
-	writeJSON(w, code, map[string]string{"error": msg})
-}
+// Server is the server racelab serve runs the contract on, guarded as a
+// service on a developer's machine must be (see guarded.Server); its
+// defaults are guarded's.
+type Server = guarded.Server
 
-func writeJSON(w http.ResponseWriter, code int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	// A browser must not read a key echoed back as anything but JSON.
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(code)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false) // keys come back as they were sent, Arabic included
-	_ = enc.Encode(v)        // a client that went away is no error of ours
-}
+// Server's defaults, as guarded declares them.
+const (
+	DefaultShutdownTimeout = guarded.DefaultShutdownTimeout
+	DefaultMaxConns        = guarded.DefaultMaxConns
+)
 
 // stats remembers, per (route, key), how many requests arrived and the
 // first and last of their arrival instants: a burst's arrival spread as the
@@ -707,7 +730,7 @@ func (h *Handler) serveStats(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if key == "" {
-		writeJSON(w, http.StatusOK, map[string]any{"requests": s.total.Load(), "routes": s.routes})
+		guarded.WriteJSON(w, http.StatusOK, map[string]any{"requests": s.total.Load(), "routes": s.routes})
 		return
 	}
 	if route == "" {
@@ -720,234 +743,8 @@ func (h *Handler) serveStats(w http.ResponseWriter, r *http.Request) {
 		out["last_arrival_ns"] = ks.last.UnixNano()
 		out["arrival_spread_ns"] = ks.last.Sub(ks.first).Nanoseconds()
 	}
-	writeJSON(w, http.StatusOK, out)
+	guarded.WriteJSON(w, http.StatusOK, out)
 }
 
 // Requests is how many requests the handler has read in full.
 func (h *Handler) Requests() int64 { return h.stats.total.Load() }
-
-// Server serves a Handler on a listener, over HTTP/1.1 and HTTP/2 with
-// prior knowledge (h2c), until its context ends. It guards the handler as
-// a service on a developer's machine must be guarded, since any web page
-// the developer opens can send requests to it:
-//
-//   - Host: unless Public, only requests naming this machine's loopback
-//     (see LoopbackHost) are answered; others get 421 Misdirected Request.
-//     A page whose own name was rebound to 127.0.0.1 (DNS rebinding) sends
-//     its own name, so it reaches nothing.
-//   - Origin: a state-changing request (POST and the like) that a browser
-//     marks as coming from another origin (Sec-Fetch-Site other than
-//     same-origin or none, or an Origin header naming another host) is
-//     refused 403, Public or not (cross-site request forgery). curl and
-//     racelab's own client send neither header and pass.
-//   - Connections: at most MaxConns open at once; the rest wait in the
-//     kernel's accept queue until one closes. A head that does not arrive in
-//     ReadHeaderTimeout, and a connection idle for IdleTimeout, are closed.
-//
-// Refusals are JSON {"error":…} like every other answer.
-type Server struct {
-	// Handler is what is served, usually a *Handler.
-	Handler http.Handler
-	// ErrorLog receives net/http's complaints about broken connections and
-	// the notice that the connection cap was reached; nil discards them.
-	ErrorLog io.Writer
-	// ShutdownTimeout bounds the wait for requests in flight at shutdown;
-	// zero means DefaultShutdownTimeout.
-	ShutdownTimeout time.Duration
-	// MaxConns caps the connections open at once; zero means
-	// DefaultMaxConns, and a negative cap is an error of Serve.
-	MaxConns int
-	// Public answers requests whatever their Host names. The cross-origin
-	// check stays.
-	Public bool
-	// ReadHeaderTimeout and IdleTimeout bound a request head's arrival and
-	// a connection's idleness; zero means DefaultReadHeaderTimeout and
-	// DefaultIdleTimeout.
-	ReadHeaderTimeout, IdleTimeout time.Duration
-}
-
-// Serve answers requests on ln until ctx ends, then stops taking new ones,
-// lets every request in flight finish and answer, and returns. Only after
-// it returns may the store be closed: nothing already answered is lost.
-// ln is closed when Serve returns.
-func (s Server) Serve(ctx context.Context, ln net.Listener) error {
-	if s.MaxConns < 0 {
-		ln.Close()
-		return fmt.Errorf("serve on %s: a cap of %d connections; want 1 or more, or 0 for %d", ln.Addr(), s.MaxConns, DefaultMaxConns)
-	}
-	var protocols http.Protocols
-	protocols.SetHTTP1(true)
-	protocols.SetUnencryptedHTTP2(true)
-	logTo := s.ErrorLog
-	if logTo == nil {
-		logTo = io.Discard
-	}
-	logger := log.New(logTo, "racelab serve: ", 0)
-	maxConns := cmpOr(s.MaxConns, DefaultMaxConns)
-	ln = &limitListener{Listener: ln, sem: make(chan struct{}, maxConns), done: make(chan struct{}), born: time.Now(),
-		full: func() {
-			logger.Printf("%d connections open, the cap (--max-conns): new ones wait until one closes", maxConns)
-		}}
-	srv := &http.Server{
-		Handler:           s.guard(s.Handler),
-		Protocols:         &protocols,
-		HTTP2:             &http.HTTP2Config{MaxConcurrentStreams: DefaultMaxStreams},
-		ReadHeaderTimeout: cmpOr(s.ReadHeaderTimeout, DefaultReadHeaderTimeout),
-		IdleTimeout:       cmpOr(s.IdleTimeout, DefaultIdleTimeout),
-		ErrorLog:          logger,
-		// Requests in flight finish at shutdown: their context is not the
-		// server's.
-		BaseContext: func(net.Listener) context.Context { return context.Background() },
-	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	select {
-	case err := <-served:
-		return fmt.Errorf("serve on %s: %w", ln.Addr(), err)
-	case <-ctx.Done():
-	}
-	timeout := cmpOr(s.ShutdownTimeout, DefaultShutdownTimeout)
-	sctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	err := srv.Shutdown(sctx)
-	if err != nil {
-		_ = srv.Close()
-		err = fmt.Errorf("requests still in flight after %s were cut off: %w", timeout, err)
-	}
-	<-served // http.ErrServerClosed, now that it has stopped
-	return err
-}
-
-// cmpOr is cmp.Or for settings where only a positive value is a choice.
-func cmpOr[T int | time.Duration](v, def T) T {
-	if v <= 0 {
-		return def
-	}
-	return v
-}
-
-// Refusals of Server's guard, as the client reads them.
-const (
-	msgMisdirected = "this server answers only requests for localhost, 127.0.0.1 or [::1] (DNS rebinding protection); run racelab serve with --public to answer any host name"
-	msgCrossOrigin = "cross-origin request refused: a page from another origin may not write to this server (CSRF protection); send the request without an Origin header, as curl does"
-)
-
-// guard wraps next in the Host and cross-origin checks (see Server).
-// The refusals come before next reads the request's body: a refused
-// request is not part of any burst, so it need not wait for its end.
-func (s Server) guard(next http.Handler) http.Handler {
-	cop := http.NewCrossOriginProtection()
-	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		writeError(w, http.StatusForbidden, msgCrossOrigin)
-	}))
-	checked := cop.Handler(next)
-	if s.Public {
-		return checked
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !loopbackHostHeader(r.Host) {
-			writeError(w, http.StatusMisdirectedRequest, fmt.Sprintf("host %q: %s", r.Host, msgMisdirected))
-			return
-		}
-		checked.ServeHTTP(w, r)
-	})
-}
-
-// LoopbackHost says whether host, a name or an IP address without a port,
-// names this machine and nothing else: localhost (in any case), an address
-// of 127.0.0.0/8, or ::1. Names under .localhost (app.localhost) are not
-// taken: RFC 6761 lets resolvers send them to loopback but does not make
-// them, and a browser whose resolver asks the network for one would hand
-// the attacker's page exactly the name this check is meant to refuse.
-func LoopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
-// loopbackHostHeader says whether a Host header (name or address, with or
-// without a port, IPv6 in brackets) is a loopback name. An empty Host, which
-// only HTTP/1.0 allows, is refused: it names nothing.
-func loopbackHostHeader(hostport string) bool {
-	host := hostport
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		host = h
-	} else if strings.HasPrefix(hostport, "[") && strings.HasSuffix(hostport, "]") {
-		host = hostport[1 : len(hostport)-1]
-	}
-	return LoopbackHost(host)
-}
-
-// limitListener accepts at most cap(sem) connections open at once, as
-// golang.org/x/net/netutil.LimitListener does, but keeps the accepted
-// connection's CloseWrite: net/http half-closes a connection before
-// dropping it so that an answer sent ahead of an unread request body (a
-// 413) reaches the client instead of being lost to a reset.
-type limitListener struct {
-	net.Listener
-	sem       chan struct{} // a slot per open connection
-	done      chan struct{} // closed by Close, to free an Accept waiting for a slot
-	closeOnce sync.Once
-	full      func() // told when an Accept has to wait for a slot
-	// warned is when full was last told, as time since born plus one (0:
-	// never), read off the monotonic clock so that a wall-clock jump
-	// neither floods the log nor silences it.
-	warned atomic.Int64
-	born   time.Time
-}
-
-// fullNoticeEvery spaces the notices that the cap was reached, so that a
-// flood of connections does not become a flood of log lines.
-const fullNoticeEvery = time.Minute
-
-func (l *limitListener) Accept() (net.Conn, error) {
-	select {
-	case l.sem <- struct{}{}:
-	default:
-		now := int64(time.Since(l.born)) + 1
-		if last := l.warned.Load(); last == 0 || now-last >= int64(fullNoticeEvery) {
-			l.warned.Store(now)
-			l.full()
-		}
-		select {
-		case l.sem <- struct{}{}:
-		case <-l.done:
-			return nil, fmt.Errorf("accept on %s: %w", l.Addr(), net.ErrClosed)
-		}
-	}
-	c, err := l.Listener.Accept()
-	if err != nil {
-		<-l.sem
-		return nil, err
-	}
-	return &limitConn{Conn: c, release: func() { <-l.sem }}, nil
-}
-
-func (l *limitListener) Close() error {
-	err := l.Listener.Close()
-	l.closeOnce.Do(func() { close(l.done) })
-	return err
-}
-
-// limitConn gives its slot back once, when it is closed.
-type limitConn struct {
-	net.Conn
-	releaseOnce sync.Once
-	release     func()
-}
-
-func (c *limitConn) Close() error {
-	err := c.Conn.Close()
-	c.releaseOnce.Do(c.release)
-	return err
-}
-
-// CloseWrite half-closes the connection when it can (see limitListener).
-func (c *limitConn) CloseWrite() error {
-	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
-		return cw.CloseWrite()
-	}
-	return nil
-}

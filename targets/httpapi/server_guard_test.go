@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/targets/httpapi"
+	"github.com/racelab/racelab/targets/httpapi/guarded"
 )
 
 // serveWith runs the contract over an actor store with srv's settings on a
@@ -142,7 +143,7 @@ func TestLoopbackHost(t *testing.T) {
 		"app.localhost": false, "localhost.example": false, "0.0.0.0": false, "::": false,
 		"10.0.0.1": false, "": false, "[::1]": false, "127.0.0.1:80": false,
 	} {
-		if got := httpapi.LoopbackHost(host); got != want {
+		if got := guarded.LoopbackHost(host); got != want {
 			t.Errorf("LoopbackHost(%q) = %t, want %t", host, got, want)
 		}
 	}

@@ -19,15 +19,14 @@ import (
 )
 
 // TestContract walks every route of the contract, in order, against a
-// real store, and checks status and body exactly.
+// real store, and checks status and body exactly. The store is the
+// actor, whose plan is never stale: stale-plan's routes answer both
+// refusals as the contract words them, for subscribers of their own (the
+// actor counts a key's downloads and originals in one object).
 func TestContract(t *testing.T) {
 	base, _ := serve(t, open(t, "actor").Store)
 	today := time.Now().UTC().Format(time.DateOnly)
-	steps := []struct {
-		method, path string
-		status       int
-		want         map[string]any
-	}{
+	steps := []step{
 		{"POST", "/hit/hello", 200, map[string]any{"slug": "hello", "views": 1.0}},
 		{"POST", "/hit/hello", 200, map[string]any{"slug": "hello", "views": 2.0}},
 		{"GET", "/get/hello", 200, map[string]any{"slug": "hello", "views": 2.0}},
@@ -45,19 +44,23 @@ func TestContract(t *testing.T) {
 		{"POST", "/checkout/painting", 409, map[string]any{"error": "being checked out", "item": "painting"}},
 		{"GET", "/item/painting", 200, map[string]any{"item": "painting", "stock": 1.0, "claims": 1.0}},
 		{"GET", "/item/vase", 200, map[string]any{"item": "vase", "stock": 1.0, "claims": 0.0}},
+		{"POST", "/subscribe/sue", 200, map[string]any{"subscriber": "sue", "plan": "paid"}},
+		{"GET", "/plan/sue", 200, map[string]any{"subscriber": "sue", "paid": true}},
 	}
-	for _, s := range steps {
-		status, header, got := call(t, s.method, base+s.path, nil)
-		if status != s.status || !reflect.DeepEqual(got, s.want) {
-			t.Errorf("%s %s = %d %v, want %d %v", s.method, s.path, status, got, s.status, s.want)
-		}
-		if ct := header.Get("Content-Type"); ct != "application/json" {
-			t.Errorf("%s %s: Content-Type %q, want application/json", s.method, s.path, ct)
-		}
-		if header.Get(httpapi.ArrivalHeader) == "" {
-			t.Errorf("%s %s: no %s header", s.method, s.path, httpapi.ArrivalHeader)
-		}
+	for i := range story.DailyLimit {
+		steps = append(steps, step{"POST", "/original/sue", 200, map[string]any{"granted": true, "count": float64(i + 1)}})
 	}
+	steps = append(steps,
+		step{"POST", "/original/sue", 429, map[string]any{"granted": false, "count": 5.0}},
+		step{"GET", "/original/sue", 200, map[string]any{"subscriber": "sue", "day": today, "count": 5.0, "limit": 5.0}},
+		step{"POST", "/cancel/sue", 200, map[string]any{"subscriber": "sue", "plan": "cancelled"}},
+		step{"GET", "/plan/sue", 200, map[string]any{"subscriber": "sue", "paid": false}},
+		step{"POST", "/original/sue", 403, map[string]any{"granted": false, "count": 0.0}},
+		step{"POST", "/original/tom", 403, map[string]any{"granted": false, "count": 0.0}},
+		step{"GET", "/plan/tom", 200, map[string]any{"subscriber": "tom", "paid": false}},
+		step{"GET", "/original/tom", 200, map[string]any{"subscriber": "tom", "day": today, "count": 0.0, "limit": 5.0}},
+	)
+	walk(t, base, steps)
 }
 
 // TestErrors checks that every kind of mistake is answered with the right
@@ -75,10 +78,17 @@ func TestErrors(t *testing.T) {
 		{"PUT", "/download/a", "", 405, "POST", "method not allowed"},
 		{"POST", "/get/a", "", 405, "GET, HEAD", "method not allowed"},
 		{"DELETE", "/item/a", "", 405, "GET, HEAD", "method not allowed"},
+		{"GET", "/subscribe/a", "", 405, "POST", "method not allowed"},
+		{"GET", "/cancel/a", "", 405, "POST", "method not allowed"},
+		{"POST", "/plan/a", "", 405, "GET, HEAD", "method not allowed"},
+		// A path that both asks and reads answers other methods as its read.
+		{"PUT", "/original/a", "", 405, "GET, HEAD", "use GET"},
+		{"DELETE", "/limit/a", "", 405, "GET, HEAD", "use GET"},
 		{"GET", "/nope", "", 404, "", "no route GET /nope"},
 		{"POST", "/hit/a/b", "", 404, "", "encode / in a key as %2F"},
 		{"POST", "/hit/", "", 400, "", "needs a key"},
 		{"GET", "/get/", "", 400, "", "needs a key"},
+		{"POST", "/original/", "", 400, "", "needs a key"},
 		{"GET", "/get", "", 400, "", "/get?slugs=a,b,c"},
 		{"GET", "/get?slugs=a,,b", "", 400, "", "slug 2 of slugs is empty"},
 		{"GET", "/get?slugs=" + strings.Repeat("k,", httpapi.MaxBatchKeys) + "k", "", 400, "", "at most 100"},

@@ -137,11 +137,26 @@ type Plans interface {
 	Downloads(ctx context.Context, subscriber string) (int64, error)
 }
 
+// Capped is a store that plays an op of the ops table that has no
+// interface of its own, such as a story's own op defined beside the story
+// (a test's): it keeps a count per op and key, grants a request while the
+// count is below the request's limit and counts it then, and refuses it,
+// uncounted, at the limit. Each op's counts are its own: key "a" of one op
+// is not key "a" of another, nor the key of any story above.
+type Capped interface {
+	// Take asks for one request of op on key, held to limit, and answers
+	// whether it was granted and the count the store answered with: the
+	// count after it when granted, the count that refused it otherwise.
+	Take(ctx context.Context, op Op, key string, limit int64) (granted bool, count int64, err error)
+	// Taken reads op's count on key.
+	Taken(ctx context.Context, op Op, key string) (int64, error)
+}
+
 // Op names one story's request, for targets that build requests
 // themselves (a staged HTTP burst): the word is the request.
 type Op string
 
-// The stories' requests.
+// The stories' requests; Ops holds what each side knows of them.
 const (
 	OpHit      Op = "hit"      // Counter's Hit
 	OpDownload Op = "download" // Quota's Consume

@@ -43,11 +43,11 @@ const (
 
 // route is one of the contract's keyed routes as the board reads it.
 type route struct {
-	op    story.Op // the story whose key it touches, by its request
-	act   bool     // it asks for something (hit, download, checkout); else it reads
-	field string   // the answer's JSON field holding the number, "" for none
+	op    story.OpSpec // the op whose key it touches
+	act   bool         // it asks for something (hit, download, checkout); else it reads
+	field string       // the answer's JSON field holding the number, "" for none
 	// no are the statuses that refuse what was asked (a download over the
-	// quota, an item taken), as the contract's mapping lists them.
+	// quota, an item taken), as the op's row lists them.
 	no []int
 	// scope, when set, is a query parameter that makes a read another
 	// key's than the board's: GET /limit/{caller}?window=w reads one
@@ -62,34 +62,49 @@ type route struct {
 // says in "paid" whether it is paid.
 const readPlan = "read"
 
-// routes are the contract's keyed routes (design.md §7), by the first
-// word of their path, or by method and word where one path both asks
-// (POST) and reads (GET).
-var routes = map[string]route{
-	"hit":          {op: story.OpHit, act: true, field: "views"},
-	"get":          {op: story.OpHit, field: "views"},
-	"download":     {op: story.OpDownload, act: true, field: "count", no: []int{http.StatusConflict, http.StatusTooManyRequests}},
-	"quota":        {op: story.OpDownload, field: "count"},
-	"checkout":     {op: story.OpCheckout, act: true, no: []int{http.StatusConflict, http.StatusTooManyRequests}},
-	"item":         {op: story.OpCheckout, field: "claims"},
-	"limit":        {op: story.OpLimit, act: true, field: "count", no: []int{http.StatusTooManyRequests}},
-	"GET limit":    {op: story.OpLimit, field: "count", scope: "window"},
-	"subscribe":    {op: story.OpOriginal, plan: "subscribed"},
-	"cancel":       {op: story.OpOriginal, plan: "cancelled"},
-	"plan":         {op: story.OpOriginal, plan: readPlan},
-	"original":     {op: story.OpOriginal, act: true, field: "count", no: []int{http.StatusForbidden, http.StatusTooManyRequests}},
-	"GET original": {op: story.OpOriginal, field: "count"},
+// planCalls are stale-plan's calls around its request, which are no op's
+// own (httpapi's subscribe, cancel and plan): what a 200 of each did to
+// the plan.
+var planCalls = map[string]string{"subscribe": "subscribed", "cancel": "cancelled", "plan": readPlan}
+
+// routesOf are the keyed routes of an ops table (design.md §7), by the
+// first word of their path, or by method and word where one path both
+// asks (POST) and reads (GET).
+func routesOf(ops story.Table) map[string]route {
+	out := map[string]route{}
+	for _, s := range ops.Specs() {
+		act, read := firstWord(s.Route), firstWord(s.ReadRoute)
+		out[act] = route{op: s, act: true, field: s.Field, no: s.Refused}
+		if read == act {
+			read = "GET " + read
+		}
+		_, query, _ := strings.Cut(s.ReadRoute, "?")
+		scope, _, _ := strings.Cut(query, "=")
+		out[read] = route{op: s, field: s.ReadField, scope: scope}
+	}
+	if original, ok := ops.Spec(story.OpOriginal); ok {
+		for word, plan := range planCalls {
+			out[word] = route{op: original, plan: plan}
+		}
+	}
+	return out
+}
+
+// firstWord is the first segment of a path: "hit" of /hit/{slug}.
+func firstWord(path string) string {
+	w, _, _ := strings.Cut(strings.TrimPrefix(path, "/"), "/")
+	return w
 }
 
 // lookupRoute finds the route of a request by its method and the first
 // word of its path.
-func lookupRoute(method, word string) (route, bool) {
+func (b *board) lookupRoute(method, word string) (route, bool) {
 	if method == http.MethodGet || method == http.MethodHead {
-		if rt, ok := routes["GET "+word]; ok {
+		if rt, ok := b.routes["GET "+word]; ok {
 			return rt, true
 		}
 	}
-	rt, ok := routes[word]
+	rt, ok := b.routes[word]
 	return rt, ok
 }
 
@@ -101,9 +116,12 @@ type call struct {
 
 // storyPage is what the page shows of one story's requests.
 type storyPage struct {
-	read, example string // the route that reads its key, and a key to try
-	// calls are the curl lines to try, in order; nil means the request
-	// then the read, on the example.
+	sc *engine.Scenario
+	op story.OpSpec // the story's request, its row of the ops table
+	// limit is the limit the story's requests carry: its own, or its op's
+	// default (none for an op without a limit).
+	limit int64
+	// calls are the curl lines to try, in order.
 	calls []call
 	// notBurst, when set, is why the story has no "fire N at once"
 	// button, and runFlags the flags of the racelab run that plays it
@@ -111,33 +129,60 @@ type storyPage struct {
 	notBurst, runFlags string
 }
 
-// storyRoutes are, per story's request, what the page shows of it.
-var storyRoutes = map[story.Op]storyPage{
-	story.OpHit:      {read: "get", example: "hello"},
-	story.OpDownload: {read: "quota", example: "ada"},
-	story.OpCheckout: {read: "item", example: "painting"},
-	story.OpLimit:    {read: "limit", example: "bot"},
-	story.OpOriginal: {read: "original", example: "grace",
-		// A page read of the plan before the cancel warms a caching
-		// store's read, so that the original after the cancel meets it.
-		calls: []call{{"POST", "/subscribe/grace"}, {"GET", "/plan/grace"}, {"POST", "/original/grace"}, {"POST", "/cancel/grace"},
-			{"POST", "/original/grace"}, {"GET", "/plan/grace"}, {"GET", "/original/grace"}},
-		// Its trial is a subscription, pages read, a cancel, then
-		// downloads arriving for minutes (a stream, not a burst): on the
-		// real clock that is minutes a press, unless the story is
-		// shortened, as README's "Over HTTP" does.
-		notBurst: "plays over minutes, not at once (a subscription, a cancel, then downloads arriving for minutes)",
-		runFlags: "--bound 2s --for 2s --rate 10/s --arrivals even --trials 3"},
+// originalPage is what the page shows of a story of stale-plan's request
+// beyond its op's row: its calls around the request, and the run that
+// plays it, since it has no button.
+var originalPage = storyPage{
+	// A page read of the plan before the cancel warms a caching store's
+	// read, so that the original after the cancel meets it.
+	calls: []call{{"POST", "/subscribe/grace"}, {"GET", "/plan/grace"}, {"POST", "/original/grace"}, {"POST", "/cancel/grace"},
+		{"POST", "/original/grace"}, {"GET", "/plan/grace"}, {"GET", "/original/grace"}},
+	// Its trial is a subscription, pages read, a cancel, then downloads
+	// arriving for minutes (a stream, not a burst): on the real clock that
+	// is minutes a press, unless the story is shortened, as README's
+	// "Over HTTP" does.
+	notBurst: "plays over minutes, not at once (a subscription, a cancel, then downloads arriving for minutes)",
+	runFlags: "--bound 2s --for 2s --rate 10/s --arrivals even --trials 3"}
+
+// pageOf is what the page shows of sc, whose request is op: the request
+// then the read on the op's example key, each with the story's limit
+// where it is not the op's default, so that the curl lines play the story
+// and land in its rows. Such a story's example key ends in its limit
+// (ada-3), so that its lines and those of the op's default story count
+// apart.
+func pageOf(sc *engine.Scenario, op story.OpSpec) storyPage {
+	p := storyPage{sc: sc, op: op, limit: sc.Limit}
+	if op.Limit == "" {
+		p.limit = 0
+	} else if p.limit <= 0 {
+		p.limit = op.DefaultLimit
+	}
+	if op.Op == story.OpOriginal {
+		p.calls, p.notBurst, p.runFlags = originalPage.calls, originalPage.notBurst, originalPage.runFlags
+		return p
+	}
+	ex := "/" + url.PathEscape(op.Words.Example)
+	if op.Carries(p.limit) {
+		ex += fmt.Sprintf("-%d?%s=%d", p.limit, op.Limit, p.limit)
+	}
+	p.calls = []call{{op.Method, "/" + firstWord(op.Route) + ex}, {http.MethodGet, "/" + firstWord(op.ReadRoute) + ex}}
+	return p
 }
 
-func routeOf(op story.Op) storyPage { return storyRoutes[op] }
-
-// curlCalls are the curl lines of the story of op.
-func (p storyPage) curlCalls(op story.Op) []call {
-	if p.calls != nil {
-		return p.calls
+// holds says whether a request of the page's op belongs to its story: it
+// carries the story's limit, or says none and the story keeps its op's
+// default. A request of an op without a limit belongs to every story of
+// it.
+func (p storyPage) holds(req *http.Request) bool {
+	if p.op.Limit == "" {
+		return true
 	}
-	return []call{{"POST", "/" + string(op) + "/" + p.example}, {"GET", "/" + p.read + "/" + p.example}}
+	v := req.URL.Query().Get(p.op.Limit)
+	if v == "" {
+		return p.limit == p.op.DefaultLimit
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	return err == nil && n == p.limit
 }
 
 // liveWindow is the rate limit racelab serve's contract keeps (httpapi's
@@ -150,7 +195,7 @@ var errNotPlayed = errors.New("the store does not play this story")
 
 // readKey reads what store holds for key in the story of op: the views,
 // today's downloads, the claims, the count of the window that holds now,
-// today's originals.
+// today's originals, or the count of an op of a story's own.
 func readKey(ctx context.Context, store any, op story.Op, key string, now time.Time) (int64, error) {
 	switch op {
 	case story.OpHit:
@@ -173,6 +218,10 @@ func readKey(ctx context.Context, store any, op story.Op, key string, now time.T
 		if p, ok := store.(story.Plans); ok {
 			return p.Downloads(ctx, key)
 		}
+	default:
+		if c, ok := store.(story.Capped); ok {
+			return c.Taken(ctx, op, key)
+		}
 	}
 	return 0, errNotPlayed
 }
@@ -182,10 +231,11 @@ func readKey(ctx context.Context, store any, op story.Op, key string, now time.T
 // and holds, the last burst of each story. Every change bumps seq and
 // wakes the event streams.
 type board struct {
-	now     func() time.Time
-	stores  []*served
-	storyOf map[story.Op]string // the story told by each request word
-	kick    chan struct{}       // a key was touched: read keys back
+	now    func() time.Time
+	stores []*served
+	pages  []storyPage      // the stories shown, in order
+	routes map[string]route // the ops table's routes (routesOf)
+	kick   chan struct{}    // a key was touched: read keys back
 
 	mu      sync.Mutex
 	seq     int64
@@ -240,15 +290,12 @@ type cell struct {
 	PlanRead string `json:"plan_read,omitempty"`
 }
 
-func newBoard(now func() time.Time, stores []*served, stories []*engine.Scenario) *board {
-	b := &board{now: now, stores: stores, storyOf: map[story.Op]string{}, kick: make(chan struct{}, 1),
+// newBoard is the board of pages, whose ops are rows of ops. Its rows
+// are kept by story, so that two stories of one op (six-become-four and a
+// three-a-day quota) each show their own keys.
+func newBoard(now func() time.Time, stores []*served, pages []storyPage, ops story.Table) *board {
+	return &board{now: now, stores: stores, pages: pages, routes: routesOf(ops), kick: make(chan struct{}, 1),
 		rows: map[string][]*row{}, bursts: map[string]*burstView{}, changed: make(chan struct{})}
-	for _, sc := range stories {
-		if _, ok := b.storyOf[sc.Op]; !ok {
-			b.storyOf[sc.Op] = sc.Name
-		}
-	}
-	return b
 }
 
 // bump marks a change; the caller holds mu.
@@ -296,19 +343,47 @@ func (b *board) landed(s *served, req *http.Request, status int, answer []byte) 
 	if len(b.log) > LogLines {
 		b.log = slices.Delete(b.log, 0, len(b.log)-LogLines)
 	}
-	rt, known := lookupRoute(req.Method, first)
+	rt, known := b.lookupRoute(req.Method, first)
 	if rt.scope != "" && req.URL.Query().Has(rt.scope) {
 		rt.field = "" // a read of another window than the board's
 	}
 	key, err := url.PathUnescape(rest)
-	if name := b.storyOf[rt.op]; known && keyed && err == nil && key != "" && !strings.Contains(rest, "/") && name != "" {
-		b.note(name, key, s.label, rt, status, answer, now)
+	if known && keyed && err == nil && key != "" && !strings.Contains(rest, "/") {
+		for _, name := range b.storiesOf(rt, key, req) {
+			b.note(name, key, s.label, rt, status, answer, now)
+		}
 	}
 	b.bump()
 	select {
 	case b.kick <- struct{}{}:
 	default:
 	}
+}
+
+// storiesOf names the stories a request of rt on key belongs to: those
+// of its op held to the limit it carries (the op's default when it says
+// none). A read, or a call around the request (stale-plan's plan), that
+// says no limit belongs to whichever of its op's stories shows key
+// already, and only to the default one when none does: a three-a-day
+// story's reads say no limit, and must not start rows of the quota's.
+// The caller holds mu.
+func (b *board) storiesOf(rt route, key string, req *http.Request) []string {
+	var names, showing []string
+	for _, p := range b.pages {
+		if p.op.Op != rt.op.Op {
+			continue
+		}
+		if slices.ContainsFunc(b.rows[p.sc.Name], func(r *row) bool { return r.Key == key }) {
+			showing = append(showing, p.sc.Name)
+		}
+		if p.holds(req) {
+			names = append(names, p.sc.Name)
+		}
+	}
+	if !rt.act && len(showing) > 0 && (rt.op.Limit == "" || !req.URL.Query().Has(rt.op.Limit)) {
+		return showing
+	}
+	return names
 }
 
 // note counts one request on key in its cell; the caller holds mu. A
@@ -358,7 +433,9 @@ func (b *board) note(storyName, key, store string, rt route, status int, answer 
 		// A read before this change says nothing of the plan after it.
 		c.Plan, c.PlanRead = rt.plan, ""
 	}
-	if rt.field != "" && (status == http.StatusOK || status == http.StatusTooManyRequests) {
+	// A 403 is stale-plan's refusal for want of a paid plan, before any
+	// count was read: its count is no count.
+	if rt.field != "" && (status == http.StatusOK || refused && status != http.StatusForbidden) {
 		if n, ok := answerNumber(answer, rt.field); ok {
 			if rt.act {
 				c.Answered = &n
@@ -436,9 +513,9 @@ func (b *board) due() []keyRead {
 	defer b.mu.Unlock()
 	now := b.now()
 	var out []keyRead
-	for name, rows := range b.rows {
-		op := b.opOf(name)
-		for _, r := range rows {
+	for _, p := range b.pages {
+		name, op := p.sc.Name, p.op.Op
+		for _, r := range b.rows[name] {
 			if now.Sub(r.touched) > settle {
 				continue
 			}
@@ -450,15 +527,6 @@ func (b *board) due() []keyRead {
 		}
 	}
 	return out
-}
-
-func (b *board) opOf(storyName string) story.Op {
-	for op, name := range b.storyOf {
-		if name == storyName {
-			return op
-		}
-	}
-	return ""
 }
 
 // stored puts what the reads found on the board, and bumps it if that

@@ -3,10 +3,10 @@ package classroom
 import (
 	"context"
 	"embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -16,6 +16,8 @@ import (
 	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/targets"
+	"github.com/racelab/racelab/targets/httpapi/guarded"
+	"github.com/racelab/racelab/targets/story"
 )
 
 // Defaults of a Room, in one place.
@@ -72,6 +74,15 @@ type Config struct {
 	// reads a rate limit's current window by; nil means time.Now, the
 	// clock the contract's handler reads it by as well.
 	Now func() time.Time
+	// Stories are the stories the page may show, in order; nil means
+	// racelab's own (scenarios.All). The page shows those some store
+	// plays, each with rows of its own, even where two share an op.
+	Stories []*engine.Scenario
+	// Ops is the ops table the stories' requests are rows of: the zero
+	// Table is the stories' own (story.Ops). A story with an op of its
+	// own needs its row here, as the stores' contracts need it
+	// (httpapi.WithOps).
+	Ops story.Table
 }
 
 // served is one store as the room routes to it.
@@ -85,12 +96,12 @@ type served struct {
 // Room is the classroom: an http.Handler serving the page, its API and
 // the stores' contract. Build it with New.
 type Room struct {
-	ctx     context.Context
-	stores  []*served
-	stories []*engine.Scenario // those some store plays, in the order they are told
-	addrs   []string
-	mux     *http.ServeMux
-	board   *board
+	ctx    context.Context
+	stores []*served
+	pages  []storyPage // the stories some store plays, in the order they are told
+	addrs  []string
+	mux    *http.ServeMux
+	board  *board
 
 	maxBurst int
 	limiter  *rate.Limiter
@@ -152,15 +163,30 @@ func New(ctx context.Context, cfg Config) (*Room, error) {
 		}
 		r.stores = append(r.stores, &served{name: s.Name, label: label, target: s.Target})
 	}
-	for _, sc := range scenarios.All() {
-		for _, s := range r.stores {
-			if sc.Plays(s.target.Store) {
-				r.stories = append(r.stories, sc)
-				break
+	stories := cfg.Stories
+	if stories == nil {
+		stories = scenarios.All()
+	}
+	for _, sc := range stories {
+		op, ok := cfg.Ops.Spec(sc.Op)
+		if !ok {
+			return nil, fmt.Errorf("classroom: story %s: its op %s is no row of the ops table; hand its row in Config.Ops", sc.Name, sc.Op)
+		}
+		if r.story(sc.Name) != nil {
+			return nil, fmt.Errorf("classroom: two stories are named %s", sc.Name)
+		}
+		if slices.ContainsFunc(r.stores, func(s *served) bool { return sc.Plays(s.target.Store) }) {
+			r.pages = append(r.pages, pageOf(sc, op))
+		}
+	}
+	for _, s := range r.stores {
+		for _, op := range cfg.Ops.Specs() {
+			if strings.EqualFold(s.name, firstWord(op.Route)) || strings.EqualFold(s.name, firstWord(op.ReadRoute)) {
+				return nil, fmt.Errorf("store name %q is a path of op %s (/%s/); pick another, such as naive or fixed", s.name, op.Op, s.name)
 			}
 		}
 	}
-	r.board = newBoard(now, r.stores, r.stories)
+	r.board = newBoard(now, r.stores, r.pages, cfg.Ops)
 	for i, s := range r.stores {
 		s.handler = r.board.watch(s, cfg.Stores[i].Contract)
 	}
@@ -222,7 +248,7 @@ func (r *Room) routes() {
 	mux.HandleFunc(Prefix+"burst", only(http.MethodPost, r.fire))
 	mux.HandleFunc(Prefix+"replay", only(http.MethodGet, r.replay))
 	mux.HandleFunc(Prefix, func(w http.ResponseWriter, req *http.Request) {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("no page %s; the classroom is at /", req.URL.Path))
+		guarded.WriteError(w, http.StatusNotFound, fmt.Sprintf("no page %s; the classroom is at /", req.URL.Path))
 	})
 	for _, s := range r.stores {
 		if s.name == "" {
@@ -259,14 +285,14 @@ func (r *Room) root(w http.ResponseWriter, req *http.Request) {
 	}
 	if req.Method != http.MethodGet && req.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
-		writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s /: method not allowed; use GET", req.Method))
+		guarded.WriteError(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s /: method not allowed; use GET", req.Method))
 		return
 	}
 	stores := map[string]any{}
 	for _, s := range r.stores {
 		stores[s.name] = map[string]string{"target": s.target.Name(), "base": "/" + s.name + "/"}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"service": "racelab serve", "classroom": "/", "stores": stores})
+	guarded.WriteJSON(w, http.StatusOK, map[string]any{"service": "racelab serve", "classroom": "/", "stores": stores})
 }
 
 func (r *Room) notFound(w http.ResponseWriter, req *http.Request) {
@@ -274,7 +300,7 @@ func (r *Room) notFound(w http.ResponseWriter, req *http.Request) {
 	for i, s := range r.stores {
 		bases[i] = "/" + s.name + "/"
 	}
-	writeError(w, http.StatusNotFound, fmt.Sprintf("no route %s %s; the stores are under %s, the classroom page at /",
+	guarded.WriteError(w, http.StatusNotFound, fmt.Sprintf("no route %s %s; the stores are under %s, the classroom page at /",
 		req.Method, req.URL.Path, strings.Join(bases, ", ")))
 }
 
@@ -306,7 +332,7 @@ func (r *Room) asset(w http.ResponseWriter, req *http.Request) {
 func (r *Room) serveFile(w http.ResponseWriter, name, typ string) {
 	b, err := page.ReadFile(name)
 	if err != nil { // the routes name only embedded files
-		writeError(w, http.StatusNotFound, "no such file")
+		guarded.WriteError(w, http.StatusNotFound, "no such file")
 		return
 	}
 	h := w.Header()
@@ -329,13 +355,19 @@ func (r *Room) config(w http.ResponseWriter, _ *http.Request) {
 		Base      string `json:"base"`
 	}
 	type storyJSON struct {
-		Name     string   `json:"name"`
-		Title    string   `json:"title"`
-		Rule     string   `json:"rule"`
-		Requests int      `json:"requests"`
-		Act      string   `json:"act"`
-		Read     string   `json:"read"`
-		Example  string   `json:"example"`
+		Name     string `json:"name"`
+		Title    string `json:"title"`
+		Rule     string `json:"rule"`
+		Requests int    `json:"requests"`
+		Act      string `json:"act"`
+		Read     string `json:"read"`
+		Example  string `json:"example"`
+		// Acts and Stored are the op's words for the key table (its
+		// requests, what the store holds); Plan says the rows show the
+		// plan too (stale-plan).
+		Acts     string   `json:"acts"`
+		Stored   string   `json:"stored"`
+		Plan     bool     `json:"plan,omitempty"`
 		PlayedBy []string `json:"played_by"`
 		// Curl are the curl lines to try, below a store's base.
 		Curl []call `json:"curl"`
@@ -361,11 +393,12 @@ func (r *Room) config(w http.ResponseWriter, _ *http.Request) {
 		}
 		out.Stores = append(out.Stores, storeJSON{s.label, s.target.Name(), s.target.Entry.Guarantee, s.target.Entry.Holds, base})
 	}
-	for _, sc := range r.stories {
-		rt := routeOf(sc.Op)
+	for _, p := range r.pages {
+		sc, w := p.sc, p.op.Words
 		st := storyJSON{Name: sc.Name, Title: sc.Title, Rule: sc.Rule, Requests: min(sc.DefaultRequests, r.maxBurst),
-			Act: string(sc.Op), Read: rt.read, Example: rt.example, PlayedBy: []string{},
-			Curl: rt.curlCalls(sc.Op), NotBurst: rt.notBurst, RunFlags: rt.runFlags}
+			Act: string(sc.Op), Read: firstWord(p.op.ReadRoute), Example: w.Example, PlayedBy: []string{},
+			Acts: w.Requests, Stored: w.Stored, Plan: p.op.Op == story.OpOriginal,
+			Curl: p.calls, NotBurst: p.notBurst, RunFlags: p.runFlags}
 		for _, s := range r.stores {
 			if sc.Plays(s.target.Store) {
 				st.PlayedBy = append(st.PlayedBy, s.label)
@@ -373,7 +406,18 @@ func (r *Room) config(w http.ResponseWriter, _ *http.Request) {
 		}
 		out.Stories = append(out.Stories, st)
 	}
-	writeJSON(w, http.StatusOK, out)
+	guarded.WriteJSON(w, http.StatusOK, out)
+}
+
+// story is the page of the story named name, nil when the room shows no
+// such story.
+func (r *Room) story(name string) *storyPage {
+	for i := range r.pages {
+		if r.pages[i].sc.Name == name {
+			return &r.pages[i]
+		}
+	}
+	return nil
 }
 
 // only answers 405 with an Allow header to any method but m (and HEAD for
@@ -382,7 +426,7 @@ func only(m string, next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, req *http.Request) {
 		if req.Method != m && (m != http.MethodGet || req.Method != http.MethodHead) {
 			w.Header().Set("Allow", m)
-			writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s %s: method not allowed; use %s", req.Method, req.URL.Path, m))
+			guarded.WriteError(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s %s: method not allowed; use %s", req.Method, req.URL.Path, m))
 			return
 		}
 		next(w, req)
@@ -418,18 +462,4 @@ func cmpPath(p string) string {
 		return "/"
 	}
 	return p
-}
-
-func writeError(w http.ResponseWriter, code int, msg string) {
-	writeJSON(w, code, map[string]string{"error": msg})
-}
-
-func writeJSON(w http.ResponseWriter, code int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(code)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v) // a client that went away is no error of ours
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/httpapi"
+	"github.com/racelab/racelab/targets/httpapi/httpapitest"
 )
 
 // open opens a catalog store on the real clock, closed at cleanup.
@@ -34,25 +35,9 @@ func open(t *testing.T, spec string) *targets.Target {
 	return tg
 }
 
-// serve serves h on a loopback port behind httpapi.Server's guards, as
+// serve serves h on a loopback port behind guarded.Server's guards, as
 // racelab serve does, until cleanup, and returns its base URL.
-func serve(t *testing.T, h http.Handler) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- httpapi.Server{Handler: h}.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	})
-	return "http://" + ln.Addr().String()
-}
+func serve(t *testing.T, h http.Handler) string { return httpapitest.Serve(t, h) }
 
 // room serves a Room over stores given as NAME=SPEC (or a SPEC alone, at
 // the root) and returns its base URL and the room. The room's context
@@ -87,23 +72,8 @@ type answer struct {
 
 func do(t *testing.T, method, u string, header ...string) answer {
 	t.Helper()
-	req, err := http.NewRequest(method, u, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return answer{resp.StatusCode, string(b), resp.Header.Get("Content-Type"), resp.Header.Get("Allow"), resp.Header.Get(httpapi.ArrivalHeader) != ""}
+	a := httpapitest.Do(t, method, u, "", header...)
+	return answer{a.Status, string(a.Body), a.Header.Get("Content-Type"), a.Header.Get("Allow"), a.Header.Get(httpapi.ArrivalHeader) != ""}
 }
 
 // TestContractUnchangedUnderPrefix: below a named store's prefix the
@@ -455,7 +425,7 @@ func TestBurstRefusals(t *testing.T) {
 	if got.status != 429 || !strings.Contains(got.body, msgBusy) {
 		t.Errorf("burst while one runs = %+v; want 429 %q", got, msgBusy)
 	}
-	// A cross-origin page may not press the button (httpapi.Server's guard).
+	// A cross-origin page may not press the button (guarded.Server's guard).
 	if got := post(t, base+"/classroom/burst", `{"story":"ten-hits-one-view","requests":10}`, "Origin", "https://evil.example"); got.status != 403 {
 		t.Errorf("burst from another origin = %+v; want 403", got)
 	}
@@ -463,21 +433,8 @@ func TestBurstRefusals(t *testing.T) {
 
 func post(t *testing.T, u, body string, header ...string) answer {
 	t.Helper()
-	req, err := http.NewRequest("POST", u, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return answer{status: resp.StatusCode, body: string(b), ctype: resp.Header.Get("Content-Type")}
+	a := httpapitest.Do(t, "POST", u, body, append([]string{"Content-Type", "application/json"}, header...)...)
+	return answer{status: a.Status, body: string(a.Body), ctype: a.Header.Get("Content-Type")}
 }
 
 // TestEventsEndWithTheRoom: an open page does not hold serve's shutdown:

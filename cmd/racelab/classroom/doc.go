@@ -19,6 +19,15 @@
 // the page after the contract has answered it; the page never changes
 // what a store is told.
 //
+// What the page knows of a story's requests (their routes, the fields
+// that hold a count, the words its tables are headed with, a key to try)
+// it reads off the story's row of the ops table (story.Table), handed in
+// with the stories (Config.Ops, Config.Stories), so that a story with an
+// op of its own shows as racelab's do. Its keys are kept by story, not by
+// op: a request belongs to the stories of its op held to the limit it
+// carries (?limit=3 is a three-a-day quota's, no limit six-become-four's),
+// so that two stories of one op each show their own keys.
+//
 // The page itself (page/) is embedded: no script, font or style comes
 // from anywhere but this server, and its Content Security Policy says so,
 // so it works in a room with no internet. Everything a store or a student
@@ -29,6 +38,6 @@
 // work, so with --public a room could press it in a loop: one burst runs
 // at a time, at most one every DefaultBurstEvery, of at most
 // DefaultMaxBurst requests a store; a refused press is answered 429 with
-// Retry-After. The Host and cross-origin checks of httpapi.Server guard
+// Retry-After. The Host and cross-origin checks of guarded.Server guard
 // the page as they guard the contract.
 package classroom

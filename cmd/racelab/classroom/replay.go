@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/targets"
+	"github.com/racelab/racelab/targets/httpapi/guarded"
 )
 
 // The replay is `racelab explain` with its own defaults: the race on the
@@ -45,18 +45,23 @@ type replayPart struct {
 // story's is computed once.
 func (r *Room) replay(w http.ResponseWriter, req *http.Request) {
 	name := req.URL.Query().Get("story")
-	sc, err := scenarios.Lookup(name)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("story %q: want one of %v", name, scenarios.Names()))
+	p := r.story(name)
+	if p == nil {
+		names := make([]string, len(r.pages))
+		for i, p := range r.pages {
+			names[i] = p.sc.Name
+		}
+		guarded.WriteError(w, http.StatusBadRequest, fmt.Sprintf("story %q: want one of %v", name, names))
 		return
 	}
+	sc := p.sc
 	r.replayMu.Lock()
 	defer r.replayMu.Unlock()
 	data, ok := r.replays[sc.Name]
 	if !ok {
 		e, err := engine.Explain(r.ctx, &engine.Explainer{Scenario: sc, Catalog: targets.Builtin(), Target: replayTarget, Fixed: replayFixed, Seed: replaySeed})
 		if err != nil {
-			writeError(w, http.StatusServiceUnavailable, "no replay: "+err.Error())
+			guarded.WriteError(w, http.StatusServiceUnavailable, "no replay: "+err.Error())
 			return
 		}
 		out := replayJSON{Story: sc.Name, Title: sc.Title, Text: sc.Story, Rule: sc.Rule, Fix: sc.Fix, Footer: ExplainFooter(sc.Name, replaySeed)}
@@ -65,7 +70,7 @@ func (r *Room) replay(w http.ResponseWriter, req *http.Request) {
 			out.Replays = append(out.Replays, replayPart{Heading: rp.Heading, Target: rp.Target, Outcome: rp.Outcome, Lanes: l.svg, Steps: l.steps})
 		}
 		if data, err = json.Marshal(out); err != nil {
-			writeError(w, http.StatusInternalServerError, "replay: "+err.Error())
+			guarded.WriteError(w, http.StatusInternalServerError, "replay: "+err.Error())
 			return
 		}
 		r.replays[sc.Name] = data

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/targets/story"
 )
 
@@ -278,5 +279,33 @@ func TestStoryCurlLines(t *testing.T) {
 		if r := s.Keys[st.Name][0]; r.Cells["fixed"].Requests != len(st.Curl) || r.Cells["fixed"].Failed != 0 {
 			t.Errorf("%s: the board's row %+v; want its %d curl lines, none failed", st.Name, r, len(st.Curl))
 		}
+	}
+}
+
+// TestNewNeedsEachStorysOp: a story whose op is no row of the table the
+// room was handed cannot be shown (its routes and words would be
+// guesses), and a store may not be named after a route of the table's
+// own ops, as it may not be after the contract's.
+func TestNewNeedsEachStorysOp(t *testing.T) {
+	tg := open(t, "actor")
+	six, err := scenarios.Lookup("six-become-four")
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := *six
+	own.Name, own.Op = "six-seats", "reserve"
+	if _, err := New(t.Context(), Config{Stores: []Store{{Target: tg, Contract: http.NotFoundHandler()}},
+		Stories: []*engine.Scenario{six, &own}}); err == nil || !strings.Contains(err.Error(), "story six-seats: its op reserve is no row of the ops table") {
+		t.Errorf("a story of an unknown op: %v, want it refused", err)
+	}
+	seat, _ := story.OpDownload.Spec()
+	seat.Op, seat.Route, seat.Read, seat.ReadRoute = "reserve", "/reserve/{visitor}", "seats", "/seats/{visitor}"
+	table, err := story.Ops().With(seat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(t.Context(), Config{Ops: table, Stores: []Store{{Name: "seats", Target: tg, Contract: http.NotFoundHandler()}},
+		Stories: []*engine.Scenario{six}}); err == nil || !strings.Contains(err.Error(), `store name "seats" is a path of op reserve`) {
+		t.Errorf("a store named after an op's route: %v, want it refused", err)
 	}
 }

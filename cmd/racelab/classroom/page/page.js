@@ -20,15 +20,6 @@ function el(tag, attrs, ...children) {
 const byId = (id) => document.getElementById(id);
 const sel = (s) => '"' + String(s).replace(/["\\]/g, '\\$&') + '"';
 
-// Words per story request, for the key tables.
-const words = {
-  hit: { act: 'hits', value: 'views' },
-  download: { act: 'downloads', value: 'count' },
-  checkout: { act: 'checkouts', value: 'claims' },
-  limit: { act: 'requests', value: 'this window' },
-  original: { act: 'originals', value: 'today', plan: true },
-};
-
 let config = null;
 let base = location.origin;
 const drawn = {}; // story → the burst drawn, so a redraw keeps the lanes
@@ -61,7 +52,8 @@ function runLine(st) {
 function buildLive() {
   const root = byId('stories');
   for (const st of config.stories) {
-    const w = words[st.act] || { act: st.act, value: 'value' };
+    // The op's words, from the ops table through /classroom/config.
+    const w = { act: st.acts, value: st.stored, plan: st.plan };
     const heads = ['key', 'requests', 'allowed', 'refused', 'answered', 'stored ' + w.value].concat(w.plan ? ['plan'] : []);
     const stores = el('div', { class: 'stores' });
     const lanes = el('div', { class: 'lanes-row' });
@@ -166,10 +158,9 @@ function drawBurst(b) {
 
 function num(v) { return v === undefined || v === null ? '–' : String(v); }
 
-function drawKeys(story, act, rows) {
+function drawKeys(story, withPlan, rows) {
   const sec = section(story);
   if (!sec) return;
-  const withPlan = (words[act] || {}).plan;
   for (const art of sec.querySelectorAll('article.store')) {
     const store = art.getAttribute('data-store');
     const mine = rows.filter((r) => r.cells[store]);
@@ -210,7 +201,7 @@ function draw(snap) {
       status.textContent = 'firing…';
     }
     if (snap.bursts[st.name]) drawBurst(snap.bursts[st.name]);
-    drawKeys(st.name, st.act, snap.keys[st.name] || []);
+    drawKeys(st.name, st.plan, snap.keys[st.name] || []);
   }
   drawLog(snap);
 }
