@@ -178,35 +178,39 @@ func checkWords(t *testing.T, tr results.TargetResult) {
 	}
 }
 
-// TestOwnLimitJudgedOverHTTP plays six-of-five with a limit of 3, a
-// built-in op held to a story's own limit, through the engine against
-// racelab serve over a store that holds its limit: at limit-1, limit and
-// limit+1 requests a burst, every trial admits min(n, 3), counts them,
-// and holds. Held to the contract's 5 instead, the burst of 4 would be
-// judged one over a limit of 3.
+// TestOwnLimitJudgedOverHTTP plays stories of built-in ops held to a
+// limit of their own, three: six-of-five at --limit 3 (the limit op) and
+// three-a-day (the download op, the quota of issue 21's example), through
+// the engine against racelab serve over a store that holds its limit. At
+// limit-1, limit and limit+1 requests a burst, every trial grants
+// min(n, 3), counts them, and holds. Held to the contract's 5 instead, as
+// serve held every request before limits travelled, the burst of 4 would
+// be judged one over a limit of 3.
 func TestOwnLimitJudgedOverHTTP(t *testing.T) {
-	sc, err := scenarios.Lookup("six-of-five")
+	six, err := scenarios.Lookup("six-of-five")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sc, err = scenarios.With(sc, results.Settings{Limit: lastSeats}); err != nil {
+	if six, err = scenarios.With(six, results.Settings{Limit: lastSeats}); err != nil {
 		t.Fatal(err)
 	}
 	for _, store := range []string{"actor", "sqlite"} {
 		base := serveOps(t, store, story.Ops())
-		for _, n := range []int{lastSeats - 1, lastSeats, lastSeats + 1} {
-			res, err := engine.Run(t.Context(), engine.Plan{Scenario: sc, Targets: []string{base}, Requests: n, Trials: 2})
-			if err != nil {
-				t.Fatal(err)
-			}
-			tr := res.Targets[0]
-			if s := tr.Summary(); tr.Error != "" || s.Broken > 0 || s.Trials != 2 {
-				t.Fatalf("%s n=%d: error %q, %d broken of %d trials, want 2 holding (%s)", store, n, tr.Error, s.Broken, s.Trials, s.FirstError)
-			}
-			for _, trial := range tr.Trials {
-				if want := min(n, lastSeats); trial.Allowed != want || trial.Counted != int64(want) || trial.Over != 0 {
-					t.Errorf("%s n=%d: %d admitted, %d counted, %d over; want %d, %d, 0",
-						store, n, trial.Allowed, trial.Counted, trial.Over, want, want)
+		for _, sc := range []*engine.Scenario{six, threeADay} {
+			for _, n := range []int{lastSeats - 1, lastSeats, lastSeats + 1} {
+				res, err := engine.Run(t.Context(), engine.Plan{Scenario: sc, Targets: []string{base}, Requests: n, Trials: 2})
+				if err != nil {
+					t.Fatal(err)
+				}
+				tr := res.Targets[0]
+				if s := tr.Summary(); tr.Error != "" || s.Broken > 0 || s.Trials != 2 {
+					t.Fatalf("%s on %s n=%d: error %q, %d broken of %d trials, want 2 holding (%s)", sc.Name, store, n, tr.Error, s.Broken, s.Trials, s.FirstError)
+				}
+				for _, trial := range tr.Trials {
+					if want := min(n, lastSeats); trial.Allowed != want || trial.Counted != int64(want) || trial.Over != 0 {
+						t.Errorf("%s on %s n=%d: %d granted, %d counted, %d over; want %d, %d, 0",
+							sc.Name, store, n, trial.Allowed, trial.Counted, trial.Over, want, want)
+					}
 				}
 			}
 		}
