@@ -57,8 +57,12 @@ func TestNaiveBreaksFixedHolds(t *testing.T) {
 					}
 				}
 				ns, fs := n.Summary(), f.Summary()
-				if ns.Broken != trials {
-					t.Errorf("naive broke in %d of %d trials; want every one (first error %q)", ns.Broken, ns.Trials, ns.FirstError)
+				// A naive service loses the race when the burst's requests
+				// meet in its window, which a machine loaded by the whole
+				// suite does not promise in every trial: most trials must
+				// show it (the fixed one must hold in all of them).
+				if ns.Broken < trials*3/4 {
+					t.Errorf("naive broke in %d of %d trials; want at least %d (first error %q)", ns.Broken, ns.Trials, trials*3/4, ns.FirstError)
 				}
 				if fs.Broken != 0 || fs.Inconclusive != 0 || f.Verdict() != "holds" {
 					t.Errorf("fixed: %d broken, %d inconclusive, verdict %s; want 0, 0, holds (first why %q, first error %q)",
