@@ -230,7 +230,7 @@ func expectRace() *results.Result {
 	var kv, sqlite []results.Trial
 	for i, counted := range []int64{1, 2, 1, 1, 3} {
 		kv = append(kv, broken(trial(i, fmt.Sprintf("slug-0b3d-0-%d", i), 10, 0, 0, counted, 95*time.Microsecond), 0, 10-counted,
-			fmt.Sprintf("kv: 10 hits answered, %s stored: %d updates lost", plural(counted, "view"), 10-counted)))
+			fmt.Sprintf("kv: 10 hits answered, %s stored: %d updates lost", results.Plural(counted, "view"), 10-counted)))
 		sqlite = append(sqlite, trial(i, fmt.Sprintf("slug-0b3d-1-%d", i), 10, 0, 0, 10, 780*time.Microsecond))
 	}
 	return result("ten-hits-one-view", rule10, 10, 5, 9,

@@ -264,7 +264,7 @@ func histogram(b *bytes.Buffer, tr *results.TargetResult, label string) {
 	fmt.Fprintf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" class=\"muted\">counted</text>\n", left+int(plotW)/2, h-4)
 	b.WriteString("</svg>\n")
 	fmt.Fprintf(b, "<figcaption><b>%s</b>: counted after each of %s (allowed: %s); bar height is the number of trials</figcaption>\n</figure>\n",
-		esc(label), esc(plural(int64(s.Trials), "trial")), esc(spanOf(s.Allowed)))
+		esc(label), esc(results.Plural(int64(s.Trials), "trial")), esc(spanOf(s.Allowed)))
 }
 
 func barLabel(x bar) string {
@@ -275,7 +275,7 @@ func barLabel(x bar) string {
 }
 
 func barTitle(x bar) string {
-	return fmt.Sprintf("counted %s: %s", barLabel(x), plural(int64(x.n), "trial"))
+	return fmt.Sprintf("counted %s: %s", barLabel(x), results.Plural(int64(x.n), "trial"))
 }
 
 // timelineTrial is the trial of a target worth drawing: its first broken

@@ -126,31 +126,16 @@ func readSaved(r io.Reader, v Verifier, historyTimeout time.Duration, limit int6
 		}
 		switch {
 		case *probe.Schema == results.SchemaVersion:
-			var res results.Result
-			if err := json.Unmarshal(raw, &res); err != nil {
-				return Saved{}, fmt.Errorf("%w: document %d: %w", ErrNotResult, n, err)
-			}
-			out.Runs = append(out.Runs, &res)
+			err = decodeDoc(raw, &out.Runs, checkedLater)
 		case loads && *probe.Schema == results.LoadSchemaVersion:
-			var res results.LoadResult
-			if err := json.Unmarshal(raw, &res); err != nil {
-				return Saved{}, fmt.Errorf("%w: document %d: %w", ErrNotResult, n, err)
-			}
-			if err := res.Check(); err != nil {
-				return Saved{}, fmt.Errorf("%w: document %d: %w", ErrNotResult, n, err)
-			}
-			out.Loads = append(out.Loads, &res)
+			err = decodeDoc(raw, &out.Loads, (*results.LoadResult).Check)
 		case loads && *probe.Schema == results.ShardSchemaVersion:
-			var part results.ShardResult
-			if err := json.Unmarshal(raw, &part); err != nil {
-				return Saved{}, fmt.Errorf("%w: document %d: %w", ErrNotResult, n, err)
-			}
-			if err := v.Shard(&part); err != nil {
-				return Saved{}, fmt.Errorf("%w: document %d: %w", ErrNotResult, n, err)
-			}
-			out.Shards = append(out.Shards, &part)
+			err = decodeDoc(raw, &out.Shards, v.Shard)
 		default:
 			return Saved{}, fmt.Errorf("%w: document %d has schema %q; this racelab reads %s", ErrNotResult, n, *probe.Schema, schemas)
+		}
+		if err != nil {
+			return Saved{}, fmt.Errorf("%w: document %d: %w", ErrNotResult, n, err)
 		}
 	}
 	if len(out.Runs)+len(out.Loads)+len(out.Shards) == 0 {
@@ -165,6 +150,25 @@ func readSaved(r io.Reader, v Verifier, historyTimeout time.Duration, limit int6
 	}
 	return out, nil
 }
+
+// decodeDoc decodes one document of a saved file, checks it with check
+// and adds it to docs: the three kinds a file may hold are read the same
+// way.
+func decodeDoc[T any](raw json.RawMessage, docs *[]*T, check func(*T) error) error {
+	doc := new(T)
+	if err := json.Unmarshal(raw, doc); err != nil {
+		return err
+	}
+	if err := check(doc); err != nil {
+		return err
+	}
+	*docs = append(*docs, doc)
+	return nil
+}
+
+// checkedLater is a run's check as it is read: none, since runs are
+// judged again once every document has been read (see readSaved).
+func checkedLater(*results.Result) error { return nil }
 
 // where says on which line a JSON syntax error is, or "".
 func where(data []byte, err error) string {

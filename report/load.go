@@ -73,12 +73,12 @@ func loadScale(r *results.LoadResult) string {
 		}
 	}
 	if r.Requests > 0 {
-		parts = append(parts, plural(r.Requests, "request")+" exactly")
+		parts = append(parts, results.Plural(r.Requests, "request")+" exactly")
 	}
 	if r.Schedule != nil && r.Schedule.Spacing == "poisson" {
 		parts = append(parts, "Poisson arrivals")
 	}
-	parts = append(parts, fmt.Sprintf("%s (%s)", plural(int64(r.Keys), "key"), r.KeyDist))
+	parts = append(parts, fmt.Sprintf("%s (%s)", results.Plural(int64(r.Keys), "key"), r.KeyDist))
 	parts = append(parts, "seed "+strconv.FormatInt(r.Seed, 10))
 	return strings.Join(parts, " · ")
 }
@@ -131,20 +131,20 @@ func summarizeLoad(r *results.LoadResult) loadSummary {
 			continue
 		}
 		if k := t.Keys; k.Broken > 0 {
-			s.add(i, fmt.Sprintf("%s: the rule broke on %d of %s; worst key: %s", label, k.Broken, plural(int64(k.Trials), "key"), t.WorstKey.Why))
+			s.add(i, fmt.Sprintf("%s: the rule broke on %d of %s; worst key: %s", label, k.Broken, results.Plural(int64(k.Trials), "key"), t.WorstKey.Why))
 		} else if k.Trials > 0 && t.Expect == results.ExpectBreak && !r.Interrupted {
 			s.add(i, label+": the race did not show under this load; raise the rate, or lower --keys")
 		}
 		if k := t.Keys; k.Inconclusive > 0 {
 			s.add(i, fmt.Sprintf("%s: %d of %s had a failed request and proved nothing (a verdict needs at most %s of them)",
-				label, k.Inconclusive, plural(int64(k.Trials), "key"), percentSet(results.MaxInconclusive)))
+				label, k.Inconclusive, results.Plural(int64(k.Trials), "key"), percentSet(results.MaxInconclusive)))
 		}
 		for _, e := range t.ErrorKinds {
 			s.add(i, fmt.Sprintf("%s: %d %s; first: %s", label, e.Count, e.Kind, e.First))
 		}
 		if t.Late > 0 {
 			s.add(i, fmt.Sprintf("%s: %s sent more than %s behind schedule (in-flight cap %d); their wait counts in the latency",
-				label, plural(t.Late, "request"), results.LateAfter, r.MaxInFlight))
+				label, results.Plural(t.Late, "request"), results.LateAfter, r.MaxInFlight))
 		}
 		if r.Schedule != nil && t.Elapsed > 0 {
 			s.add(i, fmt.Sprintf("%s: sent %s/s against %s/s asked", label,

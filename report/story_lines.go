@@ -68,7 +68,7 @@ func sharesLine(f results.Figure, d results.Distribution) string {
 	for _, v := range slices.Sorted(maps.Keys(d)) {
 		parts = append(parts, fmt.Sprintf("%s in %s", figureValue(f, v), shareOf(d[v], total)))
 	}
-	return fmt.Sprintf("%s (%s)", strings.Join(parts, ", "), plural(int64(total), f.Per))
+	return fmt.Sprintf("%s (%s)", strings.Join(parts, ", "), results.Plural(int64(total), f.Per))
 }
 
 // spreadLine says the median and the maximum of d over the trials of s
@@ -81,13 +81,13 @@ func spreadLine(f results.Figure, d results.Distribution, s *results.Tally) stri
 	line := "none in any trial"
 	if median, ok := d.Median(); ok {
 		line = fmt.Sprintf("median %s, max %s over the %s %s", figureValue(f, median), figureValue(f, d.Max()),
-			plural(int64(d.Count()), "trial"), f.Per)
+			results.Plural(int64(d.Count()), "trial"), f.Per)
 		if f.Bound > 0 {
 			line += fmt.Sprintf(" (bound %s)", figureBound(f))
 		}
 	}
 	if f.Over != "" {
-		line += fmt.Sprintf("; %s %s in %s", plural(s.Over, f.Over), f.OverWords, plural(int64(s.Trials), "trial"))
+		line += fmt.Sprintf("; %s %s in %s", results.Plural(s.Over, f.Over), f.OverWords, results.Plural(int64(s.Trials), "trial"))
 	}
 	return line
 }

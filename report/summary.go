@@ -164,7 +164,7 @@ func summarize(r *results.Result) summary {
 	for i := range r.Targets {
 		s.guarantees[i] = labels[i] + "'s guarantee: " + orNone(r.Targets[i].Guarantee)
 		if t := &tallies[i]; t.NotLinearizable > 0 {
-			s.histories[i] = fmt.Sprintf("%s: %s in %d of %s", labels[i], impossibleOrder, t.NotLinearizable, plural(int64(t.HistoryChecked), "trial"))
+			s.histories[i] = fmt.Sprintf("%s: %s in %d of %s", labels[i], impossibleOrder, t.NotLinearizable, results.Plural(int64(t.HistoryChecked), "trial"))
 		}
 	}
 
@@ -186,7 +186,7 @@ func summarize(r *results.Result) summary {
 			s.add(i, fmt.Sprintf("%s: batch read not checked: %s", labels[i], b.Error))
 		} else if b != nil && (r.KeyChars == "" || r.KeyChars == results.KeyASCII) {
 			s.add(i, fmt.Sprintf("%s: batch read agreed with single reads on %s, all ASCII; --key-chars percent also tries slugs stored percent-encoded",
-				labels[i], plural(int64(b.Keys), "key")))
+				labels[i], results.Plural(int64(b.Keys), "key")))
 		}
 	}
 	for i := range r.Targets {
@@ -228,13 +228,13 @@ func summarize(r *results.Result) summary {
 	}
 	for i := range r.Targets {
 		if retries := tallies[i].Retries; retries > 0 {
-			s.add(i, labels[i]+": "+plural(retries, "retry"))
+			s.add(i, labels[i]+": "+results.Plural(retries, "retry"))
 		}
 	}
 	for i := range r.Targets {
 		if t := tallies[i].Trials; t > len(r.Targets[i].Trials) {
 			s.add(i, fmt.Sprintf("%s: %d of %s keep their requests in this result (--keep-all keeps all)",
-				labels[i], len(r.Targets[i].Trials), plural(int64(t), "trial")))
+				labels[i], len(r.Targets[i].Trials), results.Plural(int64(t), "trial")))
 		}
 	}
 	if r.Interrupted {
@@ -322,7 +322,7 @@ func verdict(tr *results.TargetResult, s *results.Tally, multi, interrupted bool
 // scale is the line under the heading: how big the bursts were, how many
 // trials each target had, and the seed that makes the run repeatable.
 func scale(r *results.Result) string {
-	trials := plural(int64(r.Trials), "trial") + " per target"
+	trials := results.Plural(int64(r.Trials), "trial") + " per target"
 	if r.MaxRate > 0 {
 		trials = fmt.Sprintf("trials until the rate of breaking is below %s at %s confidence (%d to %d per target)",
 			percentSet(r.MaxRate), percentSet(cmp.Or(r.Confidence, results.DefaultConfidence)), r.Trials, r.MaxTrials)
@@ -335,14 +335,14 @@ func scale(r *results.Result) string {
 		}
 		seed = "seeds " + strings.Join(seeds, ", ")
 	}
-	shape := plural(int64(r.Requests), "request") + " per burst"
+	shape := results.Plural(int64(r.Requests), "request") + " per burst"
 	if r.Stream != "" {
-		shape = fmt.Sprintf("%s (%s expected) per trial", r.Stream, plural(int64(r.Requests), "request"))
+		shape = fmt.Sprintf("%s (%s expected) per trial", r.Stream, results.Plural(int64(r.Requests), "request"))
 	}
 	if r.Script != "" {
 		shape = r.Script
 	} else if r.Sequential {
-		shape = fmt.Sprintf("%s one after another, %s apart", plural(int64(r.Requests), "request"), formatDuration(r.Gap))
+		shape = fmt.Sprintf("%s one after another, %s apart", results.Plural(int64(r.Requests), "request"), formatDuration(r.Gap))
 	}
 	return fmt.Sprintf("%s · %s · %s", shape, trials, seed)
 }
@@ -404,7 +404,7 @@ func boundLines(tr *results.TargetResult, s *results.Tally, label string) []stri
 		lines = append(lines, label+": no trial was conclusive, so the trials prove nothing")
 	case b.Broken == 0:
 		line := fmt.Sprintf("%s: no break in %s: at %s confidence, a trial breaks the rule less than %s of the time",
-			label, plural(int64(b.Trials), "trial"), percentSet(b.Level), percentUp(b.Upper))
+			label, results.Plural(int64(b.Trials), "trial"), percentSet(b.Level), percentUp(b.Upper))
 		if b.MaxRate > 0 {
 			if b.Met() {
 				line += fmt.Sprintf(" (below %s, as asked)", percentSet(b.MaxRate))
@@ -416,11 +416,11 @@ func boundLines(tr *results.TargetResult, s *results.Tally, label string) []stri
 	}
 	if u := s.Unsynchronized; u > 0 {
 		lines = append(lines, fmt.Sprintf("%s: %d of %s were not synchronized (an answer came before the release) and prove nothing",
-			label, u, plural(int64(s.Trials), "trial")))
+			label, u, results.Plural(int64(s.Trials), "trial")))
 	}
 	if u := s.Errored; u > 0 && !tr.Inconclusive() {
 		lines = append(lines, fmt.Sprintf("%s: %d of %s had a failed request and prove nothing",
-			label, u, plural(int64(s.Trials), "trial")))
+			label, u, results.Plural(int64(s.Trials), "trial")))
 	}
 	return lines
 }
@@ -433,7 +433,7 @@ func historyUnknown(s *results.Tally, label string) string {
 		return ""
 	}
 	return fmt.Sprintf("%s: the history check ran out of time in %d of %s (raise --history-timeout)",
-		label, n, plural(int64(s.Trials), "trial"))
+		label, n, results.Plural(int64(s.Trials), "trial"))
 }
 
 // percentSet writes a level or a rate someone chose, as they would have
@@ -504,7 +504,7 @@ func failedRequests(s *results.Tally, label string) string {
 	if n == 0 {
 		return ""
 	}
-	line := fmt.Sprintf("%s: %s failed", label, plural(n, "request"))
+	line := fmt.Sprintf("%s: %s failed", label, results.Plural(n, "request"))
 	if first != "" {
 		line += "; first: " + first
 	}
@@ -525,17 +525,6 @@ func orNone(s string) string {
 		return none
 	}
 	return s
-}
-
-// plural writes "1 trial", "2 trials", "3 retries".
-func plural(n int64, word string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, word)
-	}
-	if strings.HasSuffix(word, "y") && !strings.ContainsAny(word[max(len(word)-2, 0):len(word)-1], "aeiou") {
-		return fmt.Sprintf("%d %sies", n, strings.TrimSuffix(word, "y"))
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }
 
 // formatDuration writes d with about two significant figures in the unit
@@ -608,7 +597,7 @@ func spreadLines(r *results.Result, tallies []results.Tally, labels []string) []
 		if arrivals := slices.Clone(tallies[i].ArrivalSpreads); len(arrivals) > 0 {
 			slices.Sort(arrivals)
 			lines = append(lines, fmt.Sprintf("%s: arrival spread at the server: median %s, max %s over %s",
-				labels[i], formatDuration(arrivals[len(arrivals)/2]), formatDuration(arrivals[len(arrivals)-1]), plural(int64(len(arrivals)), "burst")))
+				labels[i], formatDuration(arrivals[len(arrivals)/2]), formatDuration(arrivals[len(arrivals)-1]), results.Plural(int64(len(arrivals)), "burst")))
 		}
 	}
 	return lines

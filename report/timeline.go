@@ -204,7 +204,7 @@ func stepText(s results.Step) string { return formatInstant(s.At) + " " + stepWo
 // stepWords is what a step did, without its instant: a text lane puts the
 // instant before it, an SVG lane draws it on the time axis.
 func stepWords(s results.Step) string {
-	v := compactValue(s.Value)
+	v := CompactValue(s.Value)
 	switch s.Op {
 	case "read":
 		// Only where the value came from matters in a lane; the full note
@@ -265,9 +265,11 @@ func formatInstant(d time.Duration) string {
 	return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond))
 }
 
-// compactValue shows a stored value in a lane: "nothing" for none, and a
-// JSON object (a quota's {"day":…,"n":…}) as its fields, key=value.
-func compactValue(v string) string {
+// CompactValue shows a stored value in a lane: "nothing" for none, and a
+// JSON object (a quota's {"day":…,"n":…}) as its fields, key=value. It is
+// exported so that every view of a lane (the classroom's too) writes a
+// value the same way.
+func CompactValue(v string) string {
 	if v == "" {
 		return "nothing"
 	}

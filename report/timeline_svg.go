@@ -83,12 +83,13 @@ func svgTimeline(b *bytes.Buffer, aria string, clock results.Clock, trial *resul
 
 	for i, q := range lanes {
 		y := top + i*(lane+gap)
-		colour := "#0969da"
+		// The lane's colour and its answer's mark, by what it was told.
+		colour, class := "#0969da", "m-answer"
 		switch q.Outcome {
 		case results.Refused:
-			colour = "#8c959f"
+			colour, class = "#8c959f", "m-refused"
 		case results.Errored:
-			colour = "#cf222e"
+			colour, class = "#cf222e", "m-failed"
 		}
 		x0, x1 := x(q.Invoke), x(q.Return)
 		fmt.Fprintf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\" class=\"muted\">#%d</text>\n", left-6, y+lane-4, q.Index+1)
@@ -100,13 +101,6 @@ func svgTimeline(b *bytes.Buffer, aria string, clock results.Clock, trial *resul
 			svgMark(b, s, x(s.At), cy)
 		}
 		// The answer: an arrowhead where the request was answered.
-		class := "m-answer"
-		switch q.Outcome {
-		case results.Refused:
-			class = "m-refused"
-		case results.Errored:
-			class = "m-failed"
-		}
 		ax := x(q.Return)
 		fmt.Fprintf(b, "<path class=\"%s\" d=\"M%s %dl6 5l-6 5z\" fill=\"%s\"><title>%s</title></path>\n",
 			class, f1(ax), cy-5, colour, esc(fmt.Sprintf("%s at %s", answerText(q), formatInstant(q.Return))))

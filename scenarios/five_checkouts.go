@@ -81,22 +81,17 @@ func fiveCheckoutsOf(stock int64) *engine.Scenario {
 				results.Plural(int64(t.Allowed), "checkout"), t.Refused, results.Plural(t.Counted, "claim"))
 		},
 		Judge: func(t *results.Trial, target string) {
-			sold := int64(t.Allowed)
-			t.Over = max(0, sold-stock)
-			t.Lost = max(0, sold-t.Counted)
-			switch {
-			case t.Over > 0 || t.Lost > 0:
-				t.Broken = true
-				t.Why = fmt.Sprintf("%s: %s succeeded for %d in stock, %s recorded", target,
+			judgeLimit(t, max(0, int64(t.Allowed)-stock), func(sold int64) string {
+				why := fmt.Sprintf("%s: %s succeeded for %d in stock, %s recorded", target,
 					results.Plural(sold, "checkout"), stock, results.Plural(t.Counted, "claim"))
 				if t.Over > 0 {
-					t.Why += fmt.Sprintf(": %d oversold", t.Over)
+					why += fmt.Sprintf(": %d oversold", t.Over)
 				}
-			case t.Counted > sold+int64(t.Errors):
-				t.Broken = true
-				t.Why = fmt.Sprintf("%s: %s succeeded, yet %s recorded", target,
+				return why
+			}, func(sold int64) string {
+				return fmt.Sprintf("%s: %s succeeded, yet %s recorded", target,
 					results.Plural(sold, "checkout"), results.Plural(t.Counted, "claim"))
-			}
+			})
 		},
 	}, func(s story.Stocked, ctx context.Context, key string, i int) engine.Answer {
 		buyer := "buyer-" + strconv.Itoa(i+1)

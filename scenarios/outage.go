@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -13,8 +12,6 @@ import (
 	"github.com/racelab/racelab/scenarios/explained"
 	"github.com/racelab/racelab/scenarios/results"
 
-	"github.com/racelab/racelab/targets"
-	"github.com/racelab/racelab/targets/clock"
 	"github.com/racelab/racelab/targets/faults"
 	"github.com/racelab/racelab/targets/kv"
 )
@@ -72,39 +69,15 @@ const (
 // returns them as a Result, one target per policy: ALLOWED is the sales
 // served (availability), LOST/OVER the items oversold (safety).
 func runOutages(ctx context.Context, trials int, seed int64, onTrial func(string, int, int)) (*results.Result, error) {
-	trials = cmp.Or(trials, engine.DefaultTrials)
-	if trials < 1 {
-		return nil, engine.Invalid("Trials", trials)
-	}
 	res := &results.Result{Schema: results.SchemaVersion, Scenario: outageScenario, Rule: outageRule,
 		Requests: OutageCheckouts, Trials: trials, Seed: seed,
 		Script: fmt.Sprintf("%d checkouts of %d paintings, the lock object down %v, in virtual time", OutageCheckouts, OutageItems, OutageWindow)}
+	sides := make([]scriptedSide, 0, len(outagePolicies))
 	for _, p := range outagePolicies {
-		tr := results.TargetResult{Target: "shop:" + string(p), Spec: "shop:" + string(p), Clock: results.ClockVirtual,
-			Guarantee: policyGuarantee(p), Expect: results.ExpectBreak}
-		if p == FailClosed {
-			tr.Expect, tr.Strict = results.ExpectHold, true
-		}
-		rec := results.NewRecorder(&tr, results.Keep{})
-		for i := range trials {
-			if ctx.Err() != nil {
-				res.Interrupted = true
-				return res, nil
-			}
-			t, err := playOutage(ctx, p, seed, i)
-			if err != nil {
-				tr.Error = err.Error()
-				break
-			}
-			rec.Add(t)
-			if onTrial != nil {
-				onTrial(tr.Target, i+1, trials)
-			}
-		}
-		rec.Finish(results.DefaultConfidence, 0)
-		res.Targets = append(res.Targets, tr)
+		sides = append(sides, shopSide(string(p), policyGuarantee(p), p == FailClosed,
+			func(ctx context.Context, i int) (results.Trial, error) { return playOutage(ctx, p, seed, i) }))
 	}
-	return res, nil
+	return runScripted(ctx, res, sides, onTrial)
 }
 
 func policyGuarantee(p Policy) string {
@@ -116,16 +89,11 @@ func policyGuarantee(p Policy) string {
 
 // playOutage plays trial i of the outage script of seed under policy p.
 func playOutage(ctx context.Context, p Policy, seed int64, i int) (results.Trial, error) {
-	// The script depends on the seed and the trial only, so both policies
-	// face the same buyers at the same moments from the same places.
-	rng := rand.New(rand.NewPCG(uint64(seed), uint64(i)^0x5bd1e995))
-	v := clock.NewVirtual(targets.DefaultStart)
-	cfg := kv.DefaultConfig()
-	cfg.Route, cfg.Seed, cfg.Clock = kv.RouteSpread, seed+int64(i), v
-	ns, err := kv.New(cfg)
+	ks, err := newKVScript(seed, i, 0x5bd1e995)
 	if err != nil {
 		return results.Trial{}, err
 	}
+	rng, cfg, ns := ks.rng, ks.cfg, ks.ns
 	type checkout struct {
 		view, at time.Duration // when the page is opened, when the checkout is sent
 		item     string
@@ -158,16 +126,13 @@ func playOutage(ctx context.Context, p Policy, seed int64, i int) (results.Trial
 	}
 	slices.SortStableFunc(events, func(a, b int) int { return cmp.Compare(when(a), when(b)) })
 
-	start := v.Now()
 	lockSold := map[string]bool{} // the lock object's own record, while it is up
 	sales := map[string]int{}
 	reqs := make([]results.Request, len(script))
 	for _, e := range events {
 		j, c := e/2, script[e/2]
-		if d := start.Add(when(e)).Sub(v.Now()); d > 0 {
-			if err := v.Sleep(ctx, d); err != nil {
-				return results.Trial{}, err
-			}
+		if err := ks.sleepUntil(ctx, when(e)); err != nil {
+			return results.Trial{}, err
 		}
 		if e%2 == 0 {
 			// The painting's page: it shows the sold mark as this
@@ -177,9 +142,9 @@ func playOutage(ctx context.Context, p Policy, seed int64, i int) (results.Trial
 			}
 			continue
 		}
-		r := results.Request{Index: j, Invoke: v.Now().Sub(start), Outcome: results.Refused}
+		r := results.Request{Index: j, Invoke: ks.since(), Outcome: results.Refused}
 		step := func(op, value, note string) {
-			r.Steps = append(r.Steps, results.Step{At: v.Now().Sub(start), Op: op, Key: c.item, Value: value, Note: note})
+			r.Steps = append(r.Steps, results.Step{At: ks.since(), Op: op, Key: c.item, Value: value, Note: note})
 		}
 		sell := func() {
 			r.Outcome = results.Allowed
@@ -188,7 +153,7 @@ func playOutage(ctx context.Context, p Policy, seed int64, i int) (results.Trial
 				step("write", "sold", "KV write failed, logged: "+err.Error())
 			}
 		}
-		since := v.Now().Sub(start)
+		since := ks.since()
 		lockDown := since >= OutageWindow.From && since < OutageWindow.To
 		switch {
 		case lockDown && p == FailClosed:
@@ -214,20 +179,14 @@ func playOutage(ctx context.Context, p Policy, seed int64, i int) (results.Trial
 				sell()
 			}
 		}
-		r.Return = v.Now().Sub(start)
+		r.Return = ks.since()
 		if r.Outcome == results.Allowed {
 			r.Value = int64(sales[c.item])
 		}
 		reqs[j] = r
 	}
 	t := results.Trial{Index: i, Key: fmt.Sprintf("outage-%d-%d", seed, i), Requests: reqs}
-	for _, r := range reqs {
-		if r.Outcome == results.Allowed {
-			t.Allowed++
-		} else {
-			t.Refused++
-		}
-	}
+	t.Count()
 	for _, n := range sales {
 		t.Counted++ // items sold at least once
 		t.Over += int64(max(0, n-1))

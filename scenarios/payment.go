@@ -53,38 +53,14 @@ const paymentRule = "every painting is sold at most once, however long a payment
 // virtual time, and returns them as a Result (one target per design). The
 // same seed replays the same scripts.
 func runPayments(ctx context.Context, trials int, seed int64, onTrial func(string, int, int)) (*results.Result, error) {
-	trials = cmp.Or(trials, engine.DefaultTrials)
-	if trials < 1 {
-		return nil, engine.Invalid("Trials", trials)
-	}
 	res := &results.Result{Schema: results.SchemaVersion, Scenario: paymentScenario, Rule: paymentRule,
 		Requests: 2, Trials: trials, Seed: seed, Script: "2 buyers, minutes apart, in virtual time"}
+	sides := make([]scriptedSide, 0, len(paymentDesigns))
 	for _, d := range paymentDesigns {
-		tr := results.TargetResult{Target: "shop:" + string(d), Spec: "shop:" + string(d), Clock: results.ClockVirtual,
-			Guarantee: designGuarantee(d), Expect: results.ExpectBreak}
-		if d == shop.DesignExpireFirst {
-			tr.Expect, tr.Strict = results.ExpectHold, true
-		}
-		rec := results.NewRecorder(&tr, results.Keep{})
-		for i := range trials {
-			if ctx.Err() != nil {
-				res.Interrupted = true
-				return res, nil
-			}
-			t, err := playPayment(ctx, d, seed, i)
-			if err != nil {
-				tr.Error = err.Error()
-				break
-			}
-			rec.Add(t)
-			if onTrial != nil {
-				onTrial(tr.Target, i+1, trials)
-			}
-		}
-		rec.Finish(results.DefaultConfidence, 0)
-		res.Targets = append(res.Targets, tr)
+		sides = append(sides, shopSide(string(d), designGuarantee(d), d == shop.DesignExpireFirst,
+			func(ctx context.Context, i int) (results.Trial, error) { return playPayment(ctx, d, seed, i) }))
 	}
-	return res, nil
+	return runScripted(ctx, res, sides, onTrial)
 }
 
 func designGuarantee(d shop.Design) string {
@@ -228,13 +204,7 @@ func playPayment(ctx context.Context, d shop.Design, seed int64, i int) (results
 	for _, it := range []string{"painting-1", "painting-2"} {
 		sold = max(sold, s.Provider.Completed(it))
 	}
-	for _, r := range reqs {
-		if r.Outcome == results.Allowed {
-			t.Allowed++
-		} else {
-			t.Refused++
-		}
-	}
+	t.Count()
 	t.Counted = int64(sold)
 	if judgePayment(&t) {
 		t.Why = fmt.Sprintf("shop:%s: painting-2 sold %d times: buyer A paid at +%s on a session still open, buyer B at +%s",

@@ -67,25 +67,13 @@ var sixBecomeFour = engine.Define(engine.Scenario{
 			results.Plural(int64(t.Allowed), "download"), t.Refused, t.Counted)
 	},
 	Judge: func(t *results.Trial, target string) {
-		allowed := int64(t.Allowed)
-		t.Over = max(0, allowed-DailyLimit)
-		t.Lost = max(0, allowed-t.Counted)
-		switch {
-		case t.Over > 0 || t.Lost > 0:
-			t.Broken = true
-			t.Why = fmt.Sprintf("%s: %s granted against a limit of %d, counter at %d", target,
-				results.Plural(allowed, "download"), DailyLimit, t.Counted)
-			if t.Over > 0 {
-				t.Why += fmt.Sprintf(": %d over the limit", t.Over)
-			}
-			if t.Lost > 0 {
-				t.Why += fmt.Sprintf(", %d never counted", t.Lost)
-			}
-		case t.Counted > allowed+int64(t.Errors):
-			t.Broken = true
-			t.Why = fmt.Sprintf("%s: %s granted, yet the counter is at %d: refused downloads were counted",
+		judgeLimit(t, max(0, int64(t.Allowed)-DailyLimit), func(allowed int64) string {
+			return fmt.Sprintf("%s: %s granted against a limit of %d, counter at %d", target,
+				results.Plural(allowed, "download"), DailyLimit, t.Counted) + overLimitWords(t)
+		}, func(allowed int64) string {
+			return fmt.Sprintf("%s: %s granted, yet the counter is at %d: refused downloads were counted",
 				target, results.Plural(allowed, "download"), t.Counted)
-		}
+		})
 	},
 }, func(s story.Quota, ctx context.Context, key string, _ int) engine.Answer {
 	return engine.AnswerOf(s.Consume(ctx, key, DailyLimit))

@@ -126,28 +126,17 @@ func sixOfFiveWith(set results.Settings) (*engine.Scenario, error) {
 		Judge: func(t *results.Trial, target string) {
 			windows := admittedPerWindow(t.Requests)
 			t.SetFigure(windowsFigure, windows...)
-			allowed := int64(t.Allowed)
-			t.Over = 0
+			var over int64
 			for _, a := range windows {
-				t.Over += max(0, a-limit)
+				over += max(0, a-limit)
 			}
-			t.Lost = max(0, allowed-t.Counted)
-			switch {
-			case t.Over > 0 || t.Lost > 0:
-				t.Broken = true
-				t.Why = fmt.Sprintf("%s: %s admitted (%s) against a limit of %d a window, %d counted", target,
-					results.Plural(allowed, "request"), perWindow(windows), limit, t.Counted)
-				if t.Over > 0 {
-					t.Why += fmt.Sprintf(": %d over the limit", t.Over)
-				}
-				if t.Lost > 0 {
-					t.Why += fmt.Sprintf(", %d never counted", t.Lost)
-				}
-			case t.Counted > allowed+int64(t.Errors):
-				t.Broken = true
-				t.Why = fmt.Sprintf("%s: %s admitted, yet %d counted: refused requests were counted",
+			judgeLimit(t, over, func(allowed int64) string {
+				return fmt.Sprintf("%s: %s admitted (%s) against a limit of %d a window, %d counted", target,
+					results.Plural(allowed, "request"), perWindow(windows), limit, t.Counted) + overLimitWords(t)
+			}, func(allowed int64) string {
+				return fmt.Sprintf("%s: %s admitted, yet %d counted: refused requests were counted",
 					target, results.Plural(allowed, "request"), t.Counted)
-			}
+			})
 		},
 	}
 	// A burst is the quota's bounded counter in each window it touched:

@@ -22,18 +22,19 @@ const explainTrials = 20
 // maxLanes bounds the lanes a trimmed stream trial shows.
 const maxLanes = 16
 
-// streamPlan is the explanation's plan of trials on target, the story
-// with its settings changed by change.
-func streamPlan(x *engine.Explainer, target string, trials int, change func(*results.Settings)) (engine.Plan, error) {
+// playStream plays the explanation's trials on target, the story with its
+// settings changed by change, traced when trace (to show lanes) and not
+// when only the figures are wanted, and returns the target's result.
+func playStream(ctx context.Context, x *engine.Explainer, target string, trials int, trace bool, change func(*results.Settings)) (*results.TargetResult, error) {
 	set := *x.Scenario.Made
 	change(&set)
 	sc, err := x.Scenario.Vary(set)
 	if err != nil {
-		return engine.Plan{}, err
+		return nil, err
 	}
 	p := x.Plan(target)
-	p.Scenario, p.Trials, p.Requests = sc, trials, 0
-	return p, nil
+	p.Scenario, p.Trials, p.Requests, p.Trace = sc, trials, 0, trace
+	return x.Replay(ctx, p)
 }
 
 // streamReplay plays a bot streaming at 20/s on the naive target until a
@@ -41,20 +42,9 @@ func streamPlan(x *engine.Explainer, target string, trials int, change func(*res
 // the race without a burst.
 func streamReplay(ctx context.Context, x *engine.Explainer) ([]explained.Replay, error) {
 	const rate = 20
-	p, err := streamPlan(x, x.Target, explainTrials, func(s *results.Settings) { s.Rate = rate })
+	tr, err := playStream(ctx, x, x.Target, explainTrials, true, func(s *results.Settings) { s.Rate = rate })
 	if err != nil {
 		return nil, err
-	}
-	res, err := engine.Run(ctx, p)
-	if err != nil {
-		return nil, err
-	}
-	if res.Interrupted {
-		return nil, context.Canceled
-	}
-	tr := &res.Targets[0]
-	if tr.Error != "" {
-		return nil, fmt.Errorf("%s", tr.Error)
 	}
 	pick := &tr.Trials[0]
 	for i := range tr.Trials {
@@ -82,11 +72,7 @@ func rolloverReplays(ctx context.Context, x *engine.Explainer) ([]explained.Repl
 	if x.Fix.Clock != results.ClockVirtual {
 		return nil, nil // a window of real time is too long to wait for
 	}
-	p, err := streamPlan(x, x.Fixed, 1, func(s *results.Settings) { s.Rate, s.Arrivals, s.Rollover = 1, pace.Even, true })
-	if err != nil {
-		return nil, err
-	}
-	tr, err := x.Replay(ctx, p)
+	tr, err := playStream(ctx, x, x.Fixed, 1, true, func(s *results.Settings) { s.Rate, s.Arrivals, s.Rollover = 1, pace.Even, true })
 	if err != nil {
 		return nil, err
 	}

@@ -176,48 +176,6 @@ func TestSettingsAreChecked(t *testing.T) {
 	}
 }
 
-// The cancelled plan: the object grants nothing after the cancel; the
-// hybrid's exposure stays within the accepted bound and its quota is
-// exact; KV gives originals away too, and the same seed gives the same
-// bytes.
-func TestStalePlan(t *testing.T) {
-	sc := vary(t, "stale-plan", results.Settings{})
-	var out [2][]byte
-	for i := range out {
-		res := runStory(t, sc, 40, 9, "kv", "hybrid", "actor")
-		var err error
-		if out[i], err = json.Marshal(res); err != nil {
-			t.Fatal(err)
-		}
-		for _, tr := range res.Targets {
-			s := tr.Summary()
-			exposures := s.Figures[exposureFigure]
-			worst := time.Duration(exposures.Max())
-			switch tr.Target {
-			case "actor":
-				if s.Broken != 0 || s.Over != 0 || len(exposures) != 0 {
-					t.Errorf("actor: broken %d, given away %d; want nothing after the cancel", s.Broken, s.Over)
-				}
-			case "hybrid":
-				if s.Broken == 0 || s.SoftBroken != 0 || s.Lost != 0 || worst > DefaultPlanBound {
-					t.Errorf("hybrid: broken %d, soft %d, lost %d, worst exposure %s; want exposure within %s, nothing lost",
-						s.Broken, s.SoftBroken, s.Lost, worst, DefaultPlanBound)
-				}
-			case "kv":
-				if s.Broken == 0 || worst > DefaultPlanBound {
-					t.Errorf("kv: broken %d, worst exposure %s; want originals given away within the cache", s.Broken, worst)
-				}
-			}
-		}
-		if err := Check(res, time.Second); err != nil {
-			t.Errorf("a stale-plan result does not read back: %v", err)
-		}
-	}
-	if !bytes.Equal(out[0], out[1]) {
-		t.Error("two runs of the same seed differ")
-	}
-}
-
 // The explanations of the new stories run to their endings.
 func TestExplainEndings(t *testing.T) {
 	for _, name := range []string{"six-of-five", "stale-plan"} {

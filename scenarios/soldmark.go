@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"time"
@@ -12,8 +11,6 @@ import (
 	"github.com/racelab/racelab/scenarios/explained"
 	"github.com/racelab/racelab/scenarios/results"
 
-	"github.com/racelab/racelab/targets"
-	"github.com/racelab/racelab/targets/clock"
 	"github.com/racelab/racelab/targets/kv"
 	"github.com/racelab/racelab/targets/shop"
 )
@@ -51,16 +48,12 @@ const soldMarkItem = "painting-2"
 // playSoldMark plays trial i of the sold-mark script of seed; stale gives
 // D's location the long cache.
 func playSoldMark(ctx context.Context, seed int64, i int, stale bool) (results.Trial, error) {
-	// The script depends on the seed and the trial only: the stale and
-	// the propagated case face the same buyers at the same moments.
-	rng := rand.New(rand.NewPCG(uint64(seed), uint64(i)^0x24))
-	v := clock.NewVirtual(targets.DefaultStart)
-	cfg := kv.DefaultConfig()
-	cfg.Route, cfg.Seed, cfg.Clock = kv.RouteSpread, seed+int64(i), v
-	ns, err := kv.New(cfg)
+	// The stale and the propagated case face the same script.
+	ks, err := newKVScript(seed, i, 0x24)
 	if err != nil {
 		return results.Trial{}, err
 	}
+	rng, cfg, ns := ks.rng, ks.cfg, ks.ns
 	caches := cfg.Locations * cfg.Machines
 	at := func(k int) kv.Location { return kv.Location{Site: k / cfg.Machines, Machine: k % cfg.Machines} }
 	// Three different sites: D's must be neither A's (a write refreshes
@@ -81,8 +74,7 @@ func playSoldMark(ctx context.Context, seed int64, i int, stale bool) (results.T
 		dCache = SoldMarkStaleCache
 	}
 
-	start := v.Now()
-	s := shop.New(shop.DesignExpireFirst, v.Now)
+	s := shop.New(shop.DesignExpireFirst, ks.v.Now)
 	key := "sold:" + soldMarkItem
 	const (
 		laneA = iota
@@ -96,7 +88,7 @@ func playSoldMark(ctx context.Context, seed int64, i int, stale bool) (results.T
 		{Index: laneCAfter, Invoke: afterC, Outcome: results.Refused},
 		{Index: laneD, Invoke: afterD, Outcome: results.Refused},
 	}
-	since := func() time.Duration { return v.Now().Sub(start) }
+	since := ks.since
 	step := func(j int, op, value, note string) {
 		reqs[j].Steps = append(reqs[j].Steps, results.Step{At: since(), Op: op, Key: soldMarkItem, Value: value, Note: note})
 	}
@@ -180,10 +172,8 @@ func playSoldMark(ctx context.Context, seed int64, i int, stale bool) (results.T
 	}
 	slices.SortStableFunc(events, func(a, b event) int { return cmp.Compare(a.at, b.at) })
 	for _, e := range events {
-		if d := start.Add(e.at).Sub(v.Now()); d > 0 {
-			if err := v.Sleep(ctx, d); err != nil {
-				return results.Trial{}, err
-			}
+		if err := ks.sleepUntil(ctx, e.at); err != nil {
+			return results.Trial{}, err
 		}
 		if err := e.do(); err != nil {
 			return results.Trial{}, err
@@ -191,13 +181,7 @@ func playSoldMark(ctx context.Context, seed int64, i int, stale bool) (results.T
 	}
 
 	t := results.Trial{Index: i, Key: fmt.Sprintf("sold-mark-%d-%d", seed, i), Requests: reqs}
-	for _, r := range reqs {
-		if r.Outcome == results.Allowed {
-			t.Allowed++
-		} else {
-			t.Refused++
-		}
-	}
+	t.Count()
 	t.Counted = int64(s.Provider.Completed(soldMarkItem))
 	if judgePayment(&t) {
 		t.Why = fmt.Sprintf("shop:expire-first: %s sold %d times: the lock forgot it at +%v, and location %v still read unsold from the cache it filled at +%s",

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +19,58 @@ import (
 	"github.com/racelab/racelab/targets/story"
 )
 
+// replaysStalePlan runs trials of sc on kv, hybrid and actor twice with
+// one seed, hands each result to check, and requires the two to match to
+// the byte: in virtual time a seed replays exactly.
+func replaysStalePlan(t *testing.T, sc *engine.Scenario, trials int, seed int64, check func(res *results.Result)) {
+	t.Helper()
+	var out [2][]byte
+	for i := range out {
+		res := runStory(t, sc, trials, seed, "kv", "hybrid", "actor")
+		var err error
+		if out[i], err = json.Marshal(res); err != nil {
+			t.Fatal(err)
+		}
+		check(res)
+	}
+	if !bytes.Equal(out[0], out[1]) {
+		t.Error("two runs of the same seed differ")
+	}
+}
+
+// The cancelled plan: the object grants nothing after the cancel; the
+// hybrid's exposure stays within the accepted bound and its quota is
+// exact; KV gives originals away too, and the same seed gives the same
+// bytes.
+func TestStalePlan(t *testing.T) {
+	sc := vary(t, "stale-plan", results.Settings{})
+	replaysStalePlan(t, sc, 40, 9, func(res *results.Result) {
+		for _, tr := range res.Targets {
+			s := tr.Summary()
+			exposures := s.Figures[exposureFigure]
+			worst := time.Duration(exposures.Max())
+			switch tr.Target {
+			case "actor":
+				if s.Broken != 0 || s.Over != 0 || len(exposures) != 0 {
+					t.Errorf("actor: broken %d, given away %d; want nothing after the cancel", s.Broken, s.Over)
+				}
+			case "hybrid":
+				if s.Broken == 0 || s.SoftBroken != 0 || s.Lost != 0 || worst > DefaultPlanBound {
+					t.Errorf("hybrid: broken %d, soft %d, lost %d, worst exposure %s; want exposure within %s, nothing lost",
+						s.Broken, s.SoftBroken, s.Lost, worst, DefaultPlanBound)
+				}
+			case "kv":
+				if s.Broken == 0 || worst > DefaultPlanBound {
+					t.Errorf("kv: broken %d, worst exposure %s; want originals given away within the cache", s.Broken, worst)
+				}
+			}
+		}
+		if err := Check(res, time.Second); err != nil {
+			t.Errorf("a stale-plan result does not read back: %v", err)
+		}
+	})
+}
+
 // Via the extension the downloads go on for hours on every store, since
 // no store is asked; they stop within the accepted 12 hours after the
 // server learned of the cancel, the server counts none of them, the
@@ -24,13 +78,7 @@ import (
 // same seed gives the same bytes.
 func TestStalePlanViaExtension(t *testing.T) {
 	sc := vary(t, "stale-plan", results.Settings{Via: results.ViaExtension})
-	var out [2][]byte
-	for i := range out {
-		res := runStory(t, sc, 60, 3, "kv", "hybrid", "actor")
-		var err error
-		if out[i], err = json.Marshal(res); err != nil {
-			t.Fatal(err)
-		}
+	replaysStalePlan(t, sc, 60, 3, func(res *results.Result) {
 		for _, tr := range res.Targets {
 			s := tr.Summary()
 			exposures := s.Figures[exposureFigure]
@@ -57,10 +105,7 @@ func TestStalePlanViaExtension(t *testing.T) {
 				t.Errorf("%s: the server counted %d to %d; want none: the extension does not ask it", tr.Target, lo, hi)
 			}
 		}
-	}
-	if !bytes.Equal(out[0], out[1]) {
-		t.Error("two runs of the same seed differ")
-	}
+	})
 }
 
 // A licence that falls due just after the cancel is renewed by a server
@@ -155,4 +200,91 @@ func TestStalePlanHoursNotOnRealClock(t *testing.T) {
 	if got := res.Targets[0].Error; !strings.Contains(got, "36h1m30s on the real clock; play it in virtual time") {
 		t.Errorf("error %q; want the trial refused on the real clock", got)
 	}
+}
+
+// checkStalePlan judges tr, a stale-plan result of trials trials: a
+// strategy that decides the plan where it counts grants nothing after the
+// cancel; a naive one, whose server caches the plan, gives originals away
+// in most trials but within the accepted bound, and counts every one.
+// Either must answer every request: an error proves nothing.
+func checkStalePlan(t *testing.T, tr *results.TargetResult, trials int) {
+	t.Helper()
+	if tr.Error != "" || len(tr.Trials) != trials {
+		t.Fatalf("%s: error %q, %d trials; want none and %d", tr.Target, tr.Error, len(tr.Trials), trials)
+	}
+	s := tr.Summary()
+	if s.Errors.Max > 0 {
+		t.Errorf("%s: %d requests failed (first: %s); want every one answered", tr.Target, s.Errors.Sum, s.FirstError)
+	}
+	exposures := s.Figures[exposureFigure]
+	worst := time.Duration(exposures.Max())
+	if strings.Contains(tr.Target, ":naive") {
+		if s.Broken < trials*8/10 || s.SoftBroken != 0 || s.Lost != 0 || worst > DefaultPlanBound || worst == 0 {
+			t.Errorf("%s: broken %d of %d, soft %d, lost %d, worst exposure %s; want most broken, all within %s, nothing lost",
+				tr.Target, s.Broken, trials, s.SoftBroken, s.Lost, worst, DefaultPlanBound)
+		}
+		return
+	}
+	if s.Broken != 0 || s.SoftBroken != 0 || s.Over != 0 || len(exposures) != 0 || tr.Verdict() != "holds" {
+		t.Errorf("%s: verdict %s, broken %d, soft %d, given away %d; want nothing after the cancel",
+			tr.Target, tr.Verdict(), s.Broken, s.SoftBroken, s.Over)
+	}
+}
+
+// outcomes is each trial's originals granted and exposure, to compare
+// two runs of one seed: a real store keeps what a run wrote, so its run
+// id (and with it the bytes) differ, but not what happened.
+func outcomes(tr *results.TargetResult) string {
+	var b strings.Builder
+	for _, trial := range tr.Trials {
+		fmt.Fprintf(&b, "%d/%d/%s ", trial.Allowed, trial.Counted, exposureOf(&trial))
+	}
+	return b.String()
+}
+
+// SQLite plays stale-plan with no server, in virtual time: the atomic
+// upsert grants nothing after the cancel; the naive strategy's cached
+// plan gives originals away within the cache's 45 s. The same seed plays
+// the same trials.
+func TestStalePlanSQLite(t *testing.T) {
+	const trials = 30
+	sc := vary(t, "stale-plan", results.Settings{})
+	var first []string
+	for run := range 2 {
+		res := runStory(t, sc, trials, 9, "sqlite", "sqlite:naive")
+		var got []string
+		for i := range res.Targets {
+			tr := &res.Targets[i]
+			if tr.Clock != results.ClockVirtual {
+				t.Errorf("%s ran on the %s clock; want virtual", tr.Target, tr.Clock)
+			}
+			checkStalePlan(t, tr, trials)
+			got = append(got, outcomes(tr))
+		}
+		if run == 1 && !slices.Equal(first, got) {
+			t.Errorf("two runs of seed 9 differ:\n%q\n%q", first, got)
+		}
+		first = got
+	}
+}
+
+// TestStalePlanServers plays stale-plan on every Redis and PostgreSQL
+// strategy, in virtual time as `racelab run` does. Without the servers
+// (`make services`) it skips, except under CI=true, where it fails.
+func TestStalePlanServers(t *testing.T) {
+	const trials = 20
+	servers := map[string][]string{
+		"redis":    {"redis", "redis:naive", "redis:watch"},
+		"postgres": {"postgres", "postgres:naive", "postgres:for-update", "postgres:serializable"},
+	}
+	sc := vary(t, "stale-plan", results.Settings{})
+	onServers(t, servers, func(t *testing.T, names []string, opts []targets.Option) {
+		res, err := engine.Run(context.Background(), engine.Plan{Scenario: sc, Targets: names, Trials: trials, Seed: 9, Options: opts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range res.Targets {
+			checkStalePlan(t, &res.Targets[i], trials)
+		}
+	})
 }

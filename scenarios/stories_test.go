@@ -372,6 +372,41 @@ func TestServerTargets(t *testing.T) {
 		"redis":    {"redis:naive", "redis", "redis:watch"},
 		"postgres": {"postgres:naive", "postgres", "postgres:for-update", "postgres:serializable"},
 	}
+	onServers(t, servers, func(t *testing.T, names []string, opts []targets.Option) {
+		for _, name := range names {
+			for _, sc := range burstStories() {
+				t.Run(sc.Name+"/"+name, func(t *testing.T) {
+					res, err := engine.Run(context.Background(), engine.Plan{Scenario: sc, Targets: []string{name}, Trials: trials, Options: opts})
+					if err != nil {
+						t.Fatal(err)
+					}
+					tr := &res.Targets[0]
+					if tr.Error != "" || len(tr.Trials) != trials {
+						t.Fatalf("error %q, %d trials; want none and %d", tr.Error, len(tr.Trials), trials)
+					}
+					if tr.Expect == results.ExpectHold && tr.Broken() > 0 {
+						t.Errorf("broke in %d of %d trials, want none", tr.Broken(), trials)
+					}
+					// A strategy that holds must also answer: errored
+					// requests prove nothing, and a hold made of them
+					// is no hold (a retry given up too early shows here).
+					if s := tr.Summary(); tr.Expect == results.ExpectHold && (s.Errors.Sum > 0 || tr.Verdict() != "holds") {
+						t.Errorf("verdict %s with %d failed requests (first: %s); want holds, every request answered", tr.Verdict(), s.Errors.Sum, s.FirstError)
+					}
+					if tr.Expect == results.ExpectBreak && tr.Broken() < trials*8/10 {
+						t.Errorf("the race showed in %d of %d trials, want at least %d", tr.Broken(), trials, trials*8/10)
+					}
+				})
+			}
+		}
+	})
+}
+
+// onServers runs f on each server of servers (its target names, and the
+// options that reach it) once a probe has opened it. Without the servers
+// (`make services`) it skips, except under CI=true, where it fails.
+func onServers(t *testing.T, servers map[string][]string, f func(t *testing.T, names []string, opts []targets.Option)) {
+	t.Helper()
 	opts := []targets.Option{targets.WithRedisURL(os.Getenv("RACELAB_REDIS_URL")), targets.WithPostgresURL(os.Getenv("RACELAB_POSTGRES_URL"))}
 	for server, names := range servers {
 		t.Run(server, func(t *testing.T) {
@@ -381,32 +416,7 @@ func TestServerTargets(t *testing.T) {
 				storetest.Unreachable(t, "RACELAB_"+strings.ToUpper(server)+"_URL", err)
 			}
 			probe.Close()
-			for _, name := range names {
-				for _, sc := range burstStories() {
-					t.Run(sc.Name+"/"+name, func(t *testing.T) {
-						res, err := engine.Run(context.Background(), engine.Plan{Scenario: sc, Targets: []string{name}, Trials: trials, Options: opts})
-						if err != nil {
-							t.Fatal(err)
-						}
-						tr := &res.Targets[0]
-						if tr.Error != "" || len(tr.Trials) != trials {
-							t.Fatalf("error %q, %d trials; want none and %d", tr.Error, len(tr.Trials), trials)
-						}
-						if tr.Expect == results.ExpectHold && tr.Broken() > 0 {
-							t.Errorf("broke in %d of %d trials, want none", tr.Broken(), trials)
-						}
-						// A strategy that holds must also answer: errored
-						// requests prove nothing, and a hold made of them
-						// is no hold (a retry given up too early shows here).
-						if s := tr.Summary(); tr.Expect == results.ExpectHold && (s.Errors.Sum > 0 || tr.Verdict() != "holds") {
-							t.Errorf("verdict %s with %d failed requests (first: %s); want holds, every request answered", tr.Verdict(), s.Errors.Sum, s.FirstError)
-						}
-						if tr.Expect == results.ExpectBreak && tr.Broken() < trials*8/10 {
-							t.Errorf("the race showed in %d of %d trials, want at least %d", tr.Broken(), trials, trials*8/10)
-						}
-					})
-				}
-			}
+			f(t, names, opts)
 		})
 	}
 }

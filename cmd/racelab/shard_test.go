@@ -88,17 +88,25 @@ func runShards(t *testing.T, of int, runID string, args ...string) []string {
 	return files
 }
 
+// verifyJSON merges the shards' files with `racelab verify -o json`,
+// wanting exit code want, and decodes the merged result.
+func verifyJSON[T any](t *testing.T, want int, files []string) T {
+	t.Helper()
+	out := executeWant(t, context.Background(), want, append([]string{"verify", "-o", "json"}, files...)...)
+	var res T
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("verify -o json: %v\n%s", err, out)
+	}
+	return res
+}
+
 // Four racelab processes fire 25 requests each at one `racelab serve`,
 // released at one instant; the merge reads the key back and judges one
 // burst of 100: on SQLite, 100 allowed and 100 counted, exit 0.
 func TestShardProcessesMergeExactly(t *testing.T) {
 	url := serveProcess(t, "sqlite")
 	files := runShards(t, 4, "procs-sqlite", "run", "ten-hits-one-view", "-t", url, "-n", "100", "--trials", "3", "--period", "500ms")
-	out := executeWant(t, context.Background(), exitOK, append([]string{"verify", "-o", "json"}, files...)...)
-	var res results.Result
-	if err := json.Unmarshal([]byte(out), &res); err != nil {
-		t.Fatalf("verify -o json: %v\n%s", err, out)
-	}
+	res := verifyJSON[results.Result](t, exitOK, files)
 	if len(res.Targets) != 1 {
 		t.Fatalf("%d targets; want 1", len(res.Targets))
 	}
@@ -122,11 +130,7 @@ func TestShardProcessesMergeExactly(t *testing.T) {
 func TestShardProcessesShowTheLossOnKV(t *testing.T) {
 	url := serveProcess(t, "kv")
 	files := runShards(t, 4, "procs-kv", "run", "ten-hits-one-view", "-t", url, "-n", "100")
-	out := executeWant(t, context.Background(), exitRuleBroken, append([]string{"verify", "-o", "json"}, files...)...)
-	var res results.Result
-	if err := json.Unmarshal([]byte(out), &res); err != nil {
-		t.Fatalf("verify -o json: %v\n%s", err, out)
-	}
+	res := verifyJSON[results.Result](t, exitRuleBroken, files)
 	s := res.Targets[0].Summary()
 	if s.Trials != 1 || s.Allowed.Sum != 100 || s.Broken != 1 || s.Lost == 0 || s.Lost != 100-s.CountedSum {
 		t.Errorf("kv: %d trials, %d allowed, %d counted, %d lost, %d broken; want one broken trial of 100 with the loss",
@@ -146,11 +150,7 @@ func TestShardProcessesShowTheLossOnKV(t *testing.T) {
 func TestLoadShardProcessesSumToTheRate(t *testing.T) {
 	url := serveProcess(t, "actor")
 	files := runShards(t, 4, "procs-load", "load", "ten-hits-one-view", "-t", url, "--rate", "400/s", "--duration", "2s", "--keys", "20")
-	out := executeWant(t, context.Background(), exitOK, append([]string{"verify", "-o", "json"}, files...)...)
-	var res results.LoadResult
-	if err := json.Unmarshal([]byte(out), &res); err != nil {
-		t.Fatalf("verify -o json: %v\n%s", err, out)
-	}
+	res := verifyJSON[results.LoadResult](t, exitOK, files)
 	lt := res.Targets[0]
 	if lt.Sent != 800 || lt.Allowed != 800 || lt.Counted != 800 || lt.Keys.Lost != 0 || lt.Latency.Count != lt.Answered || lt.Verdict() != "holds" {
 		t.Errorf("merged load: sent %d, allowed %d, counted %d, lost %d, %d latencies of %d answers, %s; want 800 sent and counted",

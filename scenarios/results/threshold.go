@@ -308,22 +308,14 @@ func percentOf(f float64) string {
 
 // Round shortens a latency for people: three significant figures.
 func Round(d time.Duration) time.Duration {
-	switch {
-	case d >= 100*time.Second:
-		return d.Round(time.Second)
-	case d >= 10*time.Second:
-		return d.Round(100 * time.Millisecond)
-	case d >= time.Second:
-		return d.Round(10 * time.Millisecond)
-	case d >= 100*time.Millisecond:
-		return d.Round(time.Millisecond)
-	case d >= 10*time.Millisecond:
-		return d.Round(100 * time.Microsecond)
-	case d >= time.Millisecond:
-		return d.Round(10 * time.Microsecond)
-	default:
-		return d.Round(time.Microsecond)
+	// From 100s down to 1ms, a duration of at least a power of ten keeps
+	// that power and the two below it; anything shorter keeps whole µs.
+	for floor := 100 * time.Second; floor >= time.Millisecond; floor /= 10 {
+		if d >= floor {
+			return d.Round(floor / 100)
+		}
 	}
+	return d.Round(time.Microsecond)
 }
 
 // Percentile reads the q-th percentile (0 to 100) off the target's saved

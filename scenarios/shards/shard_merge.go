@@ -56,8 +56,10 @@ type VerifyPlan struct {
 // gather puts the parts of one sharded run in shard order, refusing parts
 // that do not make one run together: other kinds, other run ids, other
 // shard counts or starts, a shard given twice or missing. Every such
-// refusal is a usage error that names the two parts that differ.
-func gather(parts []*results.ShardResult, kind results.ShardKind) ([]*results.ShardResult, error) {
+// refusal is a usage error that names the two parts that differ. same
+// then checks each part against shard 0 for what the parts of its kind
+// share (a run's scenario and targets, a load's plan).
+func gather(parts []*results.ShardResult, kind results.ShardKind, same func(first, s *results.ShardResult) error) ([]*results.ShardResult, error) {
 	if len(parts) == 0 {
 		return nil, fmt.Errorf("%w: no shard results to merge", results.ErrUsage)
 	}
@@ -91,6 +93,11 @@ func gather(parts []*results.ShardResult, kind results.ShardKind) ([]*results.Sh
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("%w: run %s has %d shards; shard %s missing: a merge needs every part to judge whole bursts",
 			results.ErrUsage, first.RunID, first.Shards, strings.Join(missing, ", "))
+	}
+	for _, s := range byIndex[1:] {
+		if err := same(byIndex[0], s); err != nil {
+			return nil, err
+		}
 	}
 	return byIndex, nil
 }
@@ -140,8 +147,13 @@ func verifySpecs(recorded []string, v VerifyPlan) ([]string, error) {
 	return v.Targets, nil
 }
 
-// openFor opens the targets the keys are read back from.
-func openFor(ctx context.Context, sc *engine.Scenario, specs []string, v VerifyPlan) ([]engine.Resolved, []*targets.Target, []error, error) {
+// openFor opens the targets the keys are read back from: the specs the
+// parts recorded, or the plan's in their place (verifySpecs).
+func openFor(ctx context.Context, sc *engine.Scenario, recorded []string, v VerifyPlan) ([]engine.Resolved, []*targets.Target, []error, error) {
+	specs, err := verifySpecs(recorded, v)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	plan := engine.Plan{Scenario: sc, Catalog: v.Catalog, Targets: specs}
 	rs, err := plan.Resolve()
 	if err != nil {
@@ -169,24 +181,11 @@ func openFor(ctx context.Context, sc *engine.Scenario, specs []string, v VerifyP
 // a break). A part's target error, or a trial some shard did not finish,
 // makes the target an error, as in a run.
 func VerifyRun(ctx context.Context, parts []*results.ShardResult, v VerifyPlan) (*results.Result, error) {
-	ps, err := gather(parts, results.ShardRun)
+	ps, err := gather(parts, results.ShardRun, sameRun)
 	if err != nil {
 		return nil, err
 	}
 	first := ps[0].Run
-	for _, s := range ps[1:] {
-		r := s.Run
-		if r.Scenario != first.Scenario || r.Requests != first.Requests || r.Trials != first.Trials || len(r.Targets) != len(first.Targets) {
-			return nil, fmt.Errorf("%w: cannot merge shard %d (%s, N=%d, %d trials, %d targets) with shard %d (%s, N=%d, %d trials, %d targets) of run %s",
-				results.ErrUsage, ps[0].Shard, first.Scenario, first.Requests, first.Trials, len(first.Targets),
-				s.Shard, r.Scenario, r.Requests, r.Trials, len(r.Targets), s.RunID)
-		}
-		for i := range r.Targets {
-			if a, b := first.Targets[i], r.Targets[i]; a.Spec != b.Spec || a.Expect != b.Expect {
-				return nil, fmt.Errorf("%w: shard %d ran target %s where shard %d ran %s", results.ErrUsage, s.Shard, b.Spec, ps[0].Shard, a.Spec)
-			}
-		}
-	}
 	sc, err := v.Find(first.Scenario, nil)
 	if err != nil {
 		return nil, err
@@ -195,11 +194,7 @@ func VerifyRun(ctx context.Context, parts []*results.ShardResult, v VerifyPlan) 
 	for i, t := range first.Targets {
 		recorded[i] = t.Spec
 	}
-	specs, err := verifySpecs(recorded, v)
-	if err != nil {
-		return nil, err
-	}
-	rs, opened, openErr, err := openFor(ctx, sc, specs, v)
+	rs, opened, openErr, err := openFor(ctx, sc, recorded, v)
 	if err != nil {
 		return nil, err
 	}
@@ -243,6 +238,23 @@ func VerifyRun(ctx context.Context, parts []*results.ShardResult, v VerifyPlan) 
 	}
 	res.Interrupted = res.Interrupted || ctx.Err() != nil
 	return res, nil
+}
+
+// sameRun refuses to merge a run's part s with shard 0's, first, unless
+// they played one plan: the same story, burst, trials and targets.
+func sameRun(first, s *results.ShardResult) error {
+	a, r := first.Run, s.Run
+	if r.Scenario != a.Scenario || r.Requests != a.Requests || r.Trials != a.Trials || len(r.Targets) != len(a.Targets) {
+		return fmt.Errorf("%w: cannot merge shard %d (%s, N=%d, %d trials, %d targets) with shard %d (%s, N=%d, %d trials, %d targets) of run %s",
+			results.ErrUsage, first.Shard, a.Scenario, a.Requests, a.Trials, len(a.Targets),
+			s.Shard, r.Scenario, r.Requests, r.Trials, len(r.Targets), s.RunID)
+	}
+	for i := range r.Targets {
+		if ta, tb := a.Targets[i], r.Targets[i]; ta.Spec != tb.Spec || ta.Expect != tb.Expect {
+			return fmt.Errorf("%w: shard %d ran target %s where shard %d ran %s", results.ErrUsage, s.Shard, tb.Spec, first.Shard, ta.Spec)
+		}
+	}
+	return nil
 }
 
 // mergeTrials makes the first complete trials of target ti whole, reads
@@ -301,20 +313,11 @@ func mergeTrials(ctx context.Context, sc *engine.Scenario, pl engine.Player, ps 
 // it is read back and judged, as one process's load would be. The
 // thresholds the parts carry are judged again on the whole.
 func VerifyLoad(ctx context.Context, parts []*results.ShardResult, v VerifyPlan) (*results.LoadResult, error) {
-	ps, err := gather(parts, results.ShardLoad)
+	ps, err := gather(parts, results.ShardLoad, sameLoad)
 	if err != nil {
 		return nil, err
 	}
 	first := ps[0].Load
-	for _, s := range ps[1:] {
-		l := s.Load
-		if l.Scenario != first.Scenario || l.Model != first.Model || l.Keys != first.Keys || l.KeyDist != first.KeyDist ||
-			l.Duration != first.Duration || l.Requests != first.Requests || l.Concurrency != first.Concurrency ||
-			!slices.Equal(l.Thresholds, first.Thresholds) || len(l.Targets) != 1 || l.Targets[0].Spec != first.Targets[0].Spec {
-			return nil, fmt.Errorf("%w: cannot merge shard %d (%s) with shard %d (%s) of run %s: the parts of one load share its scenario, model, keys, length, target and thresholds",
-				results.ErrUsage, ps[0].Shard, describeLoad(first), s.Shard, describeLoad(l), s.RunID)
-		}
-	}
 	sc, err := v.Find(first.Scenario, nil)
 	if err != nil {
 		return nil, err
@@ -327,11 +330,7 @@ func VerifyLoad(ctx context.Context, parts []*results.ShardResult, v VerifyPlan)
 		}
 		ths = append(ths, th)
 	}
-	specs, err := verifySpecs([]string{first.Targets[0].Spec}, v)
-	if err != nil {
-		return nil, err
-	}
-	rs, opened, openErr, err := openFor(ctx, sc, specs, v)
+	rs, opened, openErr, err := openFor(ctx, sc, []string{first.Targets[0].Spec}, v)
 	if err != nil {
 		return nil, err
 	}
@@ -370,6 +369,19 @@ func VerifyLoad(ctx context.Context, parts []*results.ShardResult, v VerifyPlan)
 	}
 	res.Targets = []results.LoadTarget{lt}
 	return &res, nil
+}
+
+// sameLoad refuses to merge a load's part s with shard 0's, first,
+// unless they played one plan.
+func sameLoad(first, s *results.ShardResult) error {
+	a, l := first.Load, s.Load
+	if l.Scenario != a.Scenario || l.Model != a.Model || l.Keys != a.Keys || l.KeyDist != a.KeyDist ||
+		l.Duration != a.Duration || l.Requests != a.Requests || l.Concurrency != a.Concurrency ||
+		!slices.Equal(l.Thresholds, a.Thresholds) || len(l.Targets) != 1 || l.Targets[0].Spec != a.Targets[0].Spec {
+		return fmt.Errorf("%w: cannot merge shard %d (%s) with shard %d (%s) of run %s: the parts of one load share its scenario, model, keys, length, target and thresholds",
+			results.ErrUsage, first.Shard, describeLoad(a), s.Shard, describeLoad(l), s.RunID)
+	}
+	return nil
 }
 
 func describeLoad(l *results.LoadResult) string {

@@ -2,10 +2,8 @@ package classroom
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"html"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -149,7 +147,7 @@ func drawLanes(sc *engine.Scenario, t *results.Trial, label string, clock result
 // write as a mark pointing down onto the lane. Shape and words both say
 // which is which, so nothing rests on colour.
 func drawStep(b *strings.Builder, n int, x string, mid int, s results.Step) {
-	v := esc(compactValue(s.Value))
+	v := esc(report.CompactValue(s.Value))
 	switch s.Op {
 	case "read":
 		fmt.Fprintf(b, `<g data-step="%d" class="read"><circle cx="%s" cy="%d" r="7"/><text x="%s" y="%d" text-anchor="middle">read %s</text><title>%s</title></g>`+"\n",
@@ -169,7 +167,7 @@ func drawStep(b *strings.Builder, n int, x string, mid int, s results.Step) {
 // stepWords says a store operation in a sentence's words, for the replay's
 // caption: "reads 41 (cache hit, 12s old)".
 func stepWords(s results.Step) string {
-	v := compactValue(s.Value)
+	v := report.CompactValue(s.Value)
 	var out string
 	switch s.Op {
 	case "read":
@@ -207,24 +205,6 @@ func outcomeClass(o results.Outcome) string {
 	default:
 		return "failed"
 	}
-}
-
-// compactValue shows a stored value: "nothing" for none, and a JSON
-// object (a quota's {"day":…,"n":…}) as its fields, key=value.
-func compactValue(v string) string {
-	if v == "" {
-		return "nothing"
-	}
-	var m map[string]any
-	if !strings.HasPrefix(v, "{") || json.Unmarshal([]byte(v), &m) != nil {
-		return v
-	}
-	keys := slices.Sorted(maps.Keys(m))
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s=%v", k, m[k])
-	}
-	return "{" + strings.Join(parts, " ") + "}"
 }
 
 // formatDuration writes an instant after the release in the unit a room
