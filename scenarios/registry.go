@@ -47,6 +47,11 @@ func Lookup(name string) (*engine.Scenario, error) {
 			return s, nil
 		}
 	}
+	if strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml") {
+		// Named as a race file, which is not there: a story list would
+		// not help.
+		return nil, fmt.Errorf("race file %s: no such file; want the path of a *.race.yaml file (racelab race init writes one)%.0w", name, results.ErrUsage)
+	}
 	return nil, &targets.UnknownNameError{Kind: "scenario", Name: name, Known: Names()}
 }
 

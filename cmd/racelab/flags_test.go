@@ -45,3 +45,12 @@ func TestKnobsFromStories(t *testing.T) {
 		t.Errorf("--rollover on ten-hits: exit %d, %q", code, stderr)
 	}
 }
+
+// TestMissingRaceFile: a name that is a race file's, which is not there,
+// is said as a missing file, not as an unknown story.
+func TestMissingRaceFile(t *testing.T) {
+	code, _, stderr := execute(context.Background(), "run", "nothere.race.yaml")
+	if code != exitUsage || stderr != "racelab: race file nothere.race.yaml: no such file; want the path of a *.race.yaml file (racelab race init writes one)\n" {
+		t.Errorf("exit %d, %q", code, stderr)
+	}
+}
