@@ -258,12 +258,10 @@ func (v *knobValue) Set(s string) error {
 }
 
 func (v *knobValue) Type() string {
-	switch {
-	case v.knob.Bool:
+	if v.knob.Bool {
 		return "bool"
-	default:
-		return "string"
 	}
+	return "string"
 }
 
 // help is the flag's help: the story's words, each prefixed by its story

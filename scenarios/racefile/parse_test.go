@@ -70,6 +70,24 @@ func TestParseRefusesWithPosition(t *testing.T) {
 	}
 }
 
+// TestParseSizeLimit: a file of exactly MaxFileBytes is read, and one
+// byte more is refused.
+func TestParseSizeLimit(t *testing.T) {
+	padded := func(size int) []byte {
+		head := minimal + "# "
+		return []byte(head + strings.Repeat("x", size-len(head)-1) + "\n")
+	}
+	for _, tc := range []struct {
+		size int
+		ok   bool
+	}{{racefile.MaxFileBytes - 1, true}, {racefile.MaxFileBytes, true}, {racefile.MaxFileBytes + 1, false}} {
+		_, err := racefile.Parse("f.race.yaml", padded(tc.size))
+		if (err == nil) != tc.ok {
+			t.Errorf("%d bytes: err %v; want accepted %t", tc.size, err, tc.ok)
+		}
+	}
+}
+
 func TestParseTooBig(t *testing.T) {
 	data := []byte(minimal + "# " + strings.Repeat("x", racefile.MaxFileBytes) + "\n")
 	_, err := racefile.Parse("big.race.yaml", data)
