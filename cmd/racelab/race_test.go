@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/racelab/racelab/targets/httpapi"
+	"github.com/racelab/racelab/targets/httpapi/handler"
 )
 
 // tenHitsFile is the shipped race file of ten-hits-one-view, as the tests
@@ -17,7 +17,7 @@ const tenHitsFile = "../../scenarios/races/ten-hits-one-view.race.yaml"
 // as racelab serve --store SPEC does, and returns its URL.
 func serveContract(t *testing.T, spec string) string {
 	t.Helper()
-	srv := httptest.NewServer(httpapi.NewHandler(openStore(t, spec)))
+	srv := httptest.NewServer(handler.New(openStore(t, spec)))
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
