@@ -251,6 +251,11 @@ func runLoad(c *cobra.Command, s Streams, o *loadOptions) error {
 	if err != nil {
 		return err
 	}
+	for _, a := range load.Advice(res) {
+		if s.ErrIsTTY && !o.Quiet {
+			fmt.Fprintf(s.Err, "racelab: %s\n", a.Say(flagOf))
+		}
+	}
 	return loadVerdict(res)
 }
 

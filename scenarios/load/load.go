@@ -570,8 +570,25 @@ type errDropped struct {
 	timeout time.Duration
 }
 
+// Error says what happened in the load's words; what to change is the
+// command line's to say, with its own flags (Advice).
 func (e errDropped) Error() string {
-	return fmt.Sprintf("not sent: all %d in-flight slots stayed taken for the %s timeout (raise --max-in-flight, or lower the rate)", e.max, e.timeout)
+	return fmt.Sprintf("not sent: all %d in-flight slots stayed taken for the %s timeout", e.max, e.timeout)
+}
+
+// Advice is what a finished load says to change in its plan, as field
+// errors that a command line says with its flags: an open load whose
+// arrivals found every in-flight slot taken for a whole timeout.
+func Advice(res *results.LoadResult) []*usage.FieldError {
+	var out []*usage.FieldError
+	labels := res.Labels()
+	for i, t := range res.Targets {
+		if t.Dropped > 0 {
+			out = append(out, usage.Fieldf("MaxInFlight", "%s: %s found all %d in-flight slots taken for the %s timeout and went unsent; raise {} or lower {Schedule}",
+				labels[i], results.Plural(t.Dropped, "arrival"), res.MaxInFlight, res.Timeout))
+		}
+	}
+	return out
 }
 
 // judge reads every key that was sent a request back and judges it with
@@ -633,8 +650,11 @@ func (j KeyJudge) Judge(ctx context.Context, lt *results.LoadTarget) error {
 		j.Scenario.Judge(&t, j.Label)
 		// A broken key is worse than any that held, whatever it lost: a
 		// race file's rule breaks with nothing counted lost or over.
+		// Measured against the worst key so far, not the tally's worst
+		// trial: that one may be a key that held with figures astray.
+		w := &lt.WorstKey
 		worse := tally.Trials == 0 || t.Broken && !worstBroken ||
-			t.Broken == worstBroken && t.Over+t.Lost > tally.Worst.Over+tally.Worst.Lost
+			t.Broken == worstBroken && t.Over+t.Lost > w.Over+w.Lost
 		tally.Add(&t)
 		if worse {
 			worstBroken = t.Broken
