@@ -125,7 +125,7 @@ func (o *loadOptions) plan() (load.LoadPlan, []output, error) {
 	bad := func(format string, args ...any) (load.LoadPlan, []output, error) {
 		return load.LoadPlan{}, nil, usageError{fmt.Errorf(format, args...)}
 	}
-	open := o.Rate != "" || o.Stages != ""
+	open := o.Rate != "" || o.Stages != "" || given("rate") || given("stages")
 	switch {
 	case open && given("concurrency"):
 		return bad("--concurrency is the closed model and --rate/--stages the open one; give one of them (a rate with at most C requests in flight is --rate R --max-in-flight C)")
@@ -142,14 +142,17 @@ func (o *loadOptions) plan() (load.LoadPlan, []output, error) {
 			return bad("--%v", err)
 		}
 		sched := pace.Schedule{Spacing: spacing}
-		if o.Rate != "" {
+		if given("rate") || o.Rate != "" {
 			r, err := pace.ParseRate(o.Rate)
-			if err != nil || r <= 0 {
+			switch {
+			case err != nil:
+				return bad("--%v", err)
+			case r <= 0:
 				return bad("--rate %q: want arrivals per second above 0, such as 2000/s", o.Rate)
 			}
 			sched.Start = r
 		}
-		if o.Stages != "" {
+		if given("stages") || o.Stages != "" {
 			st, err := pace.ParseStages(o.Stages)
 			if err != nil {
 				return bad("--stages: %v", err)

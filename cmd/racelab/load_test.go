@@ -53,6 +53,12 @@ func TestLoadBadInput(t *testing.T) {
 		{[]string{"--http-version", "2"}, "http targets only"},
 		{[]string{"--http-version", "3", "-t", "http://127.0.0.1:1"}, "--http-version \"3\""},
 		{[]string{"-o", "yaml"}, "unknown output format"},
+		{[]string{"-n", "10000000000000"}, "--requests 10000000000000: want 1 to 1000000000"},
+		{[]string{"--duration", "2000h"}, "--duration 2000h0m0s: want a positive duration such as 30s, at most 168h0m0s"},
+		{[]string{"--rate", "0.001/s", "-n", "1000000"}, "--requests 1000000 at 0.001/s would take longer than 168h0m0s"},
+		{[]string{"--stages", ""}, "--stages: no stages; want e.g. 30s:100/s,1m:500/s"},
+		{[]string{"--rate", ""}, `--rate "" is not a number of arrivals per unit`},
+		{[]string{"--rate", "1e9/s"}, `--rate "1e9/s" is above 1000000/s, the most racelab paces`},
 	} {
 		code, stdout, stderr := execute(context.Background(), append([]string{"load", "ten-hits-one-view", "-q", "-t", "sqlite"}, tc.args...)...)
 		if code != exitUsage || !strings.Contains(stderr, tc.want) || strings.Count(stderr, "\n") != 1 || stdout != "" {

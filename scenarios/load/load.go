@@ -39,6 +39,12 @@ const (
 	MaxLoadKeys = 1_000_000
 	// MaxConcurrency bounds the closed model's workers.
 	MaxConcurrency = 100_000
+	// MaxLoadRequests bounds a count of requests: a billion is hours at
+	// the fastest rate racelab paces, and far past any useful load.
+	MaxLoadRequests = 1_000_000_000
+	// MaxLoadDuration bounds how long a load may be asked to send, a
+	// count of requests at its last rate included.
+	MaxLoadDuration = 7 * 24 * time.Hour
 
 	// prepareCap bounds the connections a target readies before a load:
 	// a database's own limit (PostgreSQL's 100) must not fail the start,
@@ -132,8 +138,8 @@ func (p *LoadPlan) Model() results.LoadModel {
 // Wants says, for each field of a LoadPlan a value can be wrong for, what
 // a right one is, as engine.Wants does for a Plan.
 var Wants = map[string]string{
-	"Requests":    "1 or more",
-	"Duration":    "a positive duration such as 30s",
+	"Requests":    fmt.Sprintf("1 to %d", MaxLoadRequests),
+	"Duration":    fmt.Sprintf("a positive duration such as 30s, at most %s", MaxLoadDuration),
 	"Concurrency": fmt.Sprintf("1 to %d", MaxConcurrency),
 	"MaxInFlight": fmt.Sprintf("1 to %d", MaxConcurrency),
 	"Keys":        fmt.Sprintf("1 to %d", MaxLoadKeys),
@@ -154,10 +160,10 @@ func (p *LoadPlan) Validate() []error {
 	}
 	var errs []error
 	bad := func(field string, value any) { errs = append(errs, Invalid(field, value)) }
-	if p.Requests < 0 {
+	if p.Requests < 0 || p.Requests > MaxLoadRequests {
 		bad("Requests", p.Requests)
 	}
-	if p.Duration < 0 {
+	if p.Duration < 0 || p.Duration > MaxLoadDuration {
 		bad("Duration", p.Duration)
 	}
 	if p.Concurrency < 0 || p.Concurrency > MaxConcurrency {
@@ -188,6 +194,11 @@ func (p *LoadPlan) Validate() []error {
 			errs = append(errs, usage.Fieldf("Duration", "an open load needs a duration or {Requests}"))
 		case p.Requests > 0 && lastRate(*s) <= 0:
 			errs = append(errs, usage.Fieldf("Requests", "{} %d needs a last rate above 0 to send them all", p.Requests))
+		case s.Duration() > MaxLoadDuration:
+			errs = append(errs, Invalid("Duration", s.Duration()))
+		case p.Requests > 0 && float64(p.Requests)/float64(lastRate(*s)) > MaxLoadDuration.Seconds():
+			errs = append(errs, usage.Fieldf("Requests", "{} %d at %s would take longer than %s; want fewer, or a higher rate",
+				p.Requests, lastRate(*s), MaxLoadDuration))
 		case s.Expected() == 0 && p.Requests == 0:
 			errs = append(errs, usage.Fieldf("Schedule", "the schedule sends no request in %s; raise the rate or the duration", s.Duration()))
 		}
@@ -622,11 +633,20 @@ type KeyJudge struct {
 // Player.Readback) judges each key on its own readback, with the key's
 // own counts and answers.
 func (j KeyJudge) Judge(ctx context.Context, lt *results.LoadTarget) error {
-	counted := make([]int64, j.Keys)
-	readErr := make([]error, j.Keys)
-	_ = eachKey(ctx, j.Keys, func(ctx context.Context, k int) error {
+	// Only the keys that were sent a request are read back: the keys are
+	// the load's own and fresh, so one never asked holds nothing, and a
+	// load of 100 requests over a million keys reads 100 at most.
+	var sent []int
+	for k := range j.Keys {
+		if a, rf, e := j.Count(k); a+rf+e > 0 {
+			sent = append(sent, k)
+		}
+	}
+	counted := make([]int64, len(sent))
+	readErr := make([]error, len(sent))
+	_ = eachKey(ctx, len(sent), func(ctx context.Context, i int) error {
 		rctx, cancel := context.WithTimeout(ctx, j.Timeout)
-		counted[k], readErr[k] = j.Player.Read(rctx, j.Key(k))
+		counted[i], readErr[i] = j.Player.Read(rctx, j.Key(sent[i]))
 		cancel()
 		return nil
 	})
@@ -635,17 +655,14 @@ func (j KeyJudge) Judge(ctx context.Context, lt *results.LoadTarget) error {
 	}
 	var tally results.Tally
 	worstBroken := false
-	for k := range j.Keys {
-		if readErr[k] != nil {
-			return &engine.TargetError{Stage: "read back " + j.Key(k), Err: readErr[k]}
+	for i, k := range sent {
+		if readErr[i] != nil {
+			return &engine.TargetError{Stage: "read back " + j.Key(k), Err: readErr[i]}
 		}
 		a, rf, e := j.Count(k)
-		t := results.Trial{Index: k, Key: j.Key(k), Allowed: int(a), Refused: int(rf), Errors: int(e), Counted: counted[k]}
+		t := results.Trial{Index: k, Key: j.Key(k), Allowed: int(a), Refused: int(rf), Errors: int(e), Counted: counted[i]}
 		if j.Player.Readback != nil {
 			t.Readback = j.Player.Readback(t.Key) // taken for every key: the player forgets it
-		}
-		if t.Allowed+t.Refused+t.Errors == 0 && t.Counted == 0 {
-			continue // never asked, nothing stored: not a trial of anything
 		}
 		j.Scenario.Judge(&t, j.Label)
 		// A broken key is worse than any that held, whatever it lost: a
