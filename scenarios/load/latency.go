@@ -40,6 +40,14 @@ const (
 	KindContract = "outside the contract"
 	KindDropped  = "not sent in time"
 	KindOther    = "other"
+	// KindFiles is racelab's own machine out of file descriptors (EMFILE,
+	// ENFILE): the load outgrew ulimit -n, not a failure of the target.
+	KindFiles = "too many open files"
+	// KindClosed is a connection closed cleanly before any answer (EOF),
+	// KindCut an answer that stopped short of its length (an unexpected
+	// EOF): neither is a reset, which the peer sends on purpose.
+	KindClosed = "closed without an answer"
+	KindCut    = "answer cut short"
 )
 
 // NewHistogram is an empty latency histogram of a whole load.
@@ -145,8 +153,14 @@ func errorKind(err error) string {
 		return KindTimeout
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return KindRefused
-	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+	case errors.Is(err, syscall.EMFILE), errors.Is(err, syscall.ENFILE):
+		return KindFiles
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
 		return KindReset
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return KindCut
+	case errors.Is(err, io.EOF):
+		return KindClosed
 	}
 	return KindOther
 }
@@ -165,8 +179,19 @@ type meter struct {
 	cur      results.Second
 	series   []results.Second
 	kinds    map[string]*results.ErrorCount
+	statuses map[int]int64 // answers by HTTP status; nil for a store that is not a service
 	answered int64
 	errors   int64
+}
+
+// status counts one answer of HTTP status code.
+func (m *meter) status(code int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.statuses == nil {
+		m.statuses = map[int]int64{}
+	}
+	m.statuses[code]++
 }
 
 func newMeter(start time.Time) *meter {

@@ -20,6 +20,7 @@ import (
 	"github.com/racelab/racelab/scenarios/pace"
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/clock"
+	"github.com/racelab/racelab/targets/story"
 )
 
 // Defaults of a LoadPlan, in one place.
@@ -391,6 +392,7 @@ func (r *loadRun) run(ctx context.Context, lt *results.LoadTarget) error {
 	lt.Elapsed = end.Sub(start)
 	lt.Sending = time.Duration(r.lastSend.Load())
 	lt.Latency, lt.Histogram, lt.Buckets, lt.Series, lt.ErrorKinds = r.meter.finish(end)
+	lt.StatusCodes = r.meter.statuses
 	lt.Sent, lt.Late, lt.Dropped = r.sent.Load(), r.late.Load(), r.drop.Load()
 	lt.Answered, lt.Errors = r.meter.answered, r.meter.errors
 	for i := range r.counts {
@@ -435,7 +437,8 @@ func (pk *picker) next() int {
 func (r *loadRun) one(ctx context.Context, k int, intended time.Time) {
 	i := int(r.seq.Add(1) - 1)
 	r.noteSend(time.Since(r.start))
-	rctx, cancel := context.WithTimeout(ctx, r.plan.Timeout)
+	var status int // the HTTP status, when the target is a service
+	rctx, cancel := context.WithTimeout(story.WithStatus(ctx, &status), r.plan.Timeout)
 	a := r.pl.Do(rctx, r.key(k), i)
 	cancel()
 	now := time.Now()
@@ -457,6 +460,9 @@ func (r *loadRun) one(ctx context.Context, k int, intended time.Time) {
 		kind = errorKind(a.Err)
 	}
 	r.meter.record(now, now.Sub(intended), a.Err, kind)
+	if status != 0 {
+		r.meter.status(status)
+	}
 }
 
 // noteSend keeps the latest instant a request was sent.

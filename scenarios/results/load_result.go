@@ -86,6 +86,10 @@ type LoadTarget struct {
 	Dropped int64 `json:"dropped,omitempty"`
 	// ErrorKinds sorts the failures, most common first.
 	ErrorKinds []ErrorCount `json:"error_kinds,omitempty"`
+	// StatusCodes counts a service's answers by HTTP status, failures
+	// with a status included (a 503); requests that got no HTTP answer
+	// are the rest of Sent. Empty for a store that is not a service.
+	StatusCodes map[int]int64 `json:"status_codes,omitempty"`
 	// Latency is over the answered requests, from each one's intended
 	// instant in the open model (so waiting to be sent counts), from
 	// its sending in the closed one.
@@ -306,6 +310,8 @@ func (r *LoadResult) Check() error {
 			return bad("the keys were allowed %d requests, the load %d", k.Allowed.Sum, t.Allowed)
 		case t.Latency.Count != t.Answered:
 			return bad("%d latencies for %d answers", t.Latency.Count, t.Answered)
+		case statusSum(t.StatusCodes) < 0 || statusSum(t.StatusCodes) > t.Sent:
+			return bad("%d answers by status code of %d sent", statusSum(t.StatusCodes), t.Sent)
 		}
 		for _, th := range t.Thresholds {
 			parsed, err := ParseThreshold(th.Expr)
@@ -318,4 +324,17 @@ func (r *LoadResult) Check() error {
 		}
 	}
 	return nil
+}
+
+// statusSum counts the answers of every status; -1 when a count is
+// negative, as none can be.
+func statusSum(codes map[int]int64) int64 {
+	var n int64
+	for _, c := range codes {
+		if c < 0 {
+			return -1
+		}
+		n += c
+	}
+	return n
 }
