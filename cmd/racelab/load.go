@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
@@ -30,6 +31,7 @@ type loadOptions struct {
 	Concurrency int
 	MaxInFlight int
 	Keys        int
+	Samples     int
 	KeyDist     string
 	Thresholds  []string
 	Timeout     time.Duration
@@ -99,7 +101,8 @@ Simulated stores run on the real clock. Exit codes are run's; a missed
 	addTimeout(f, &o.Timeout, "time limit of each request")
 	addSeed(f, &o.Seed, 0, "seed for the keys picked and Poisson arrivals (default: random, in the result)")
 	addExpect(c, &o.Expect)
-	o.Outputs.register(c, f, report.Formats())
+	f.IntVar(&o.Samples, "samples", 0, fmt.Sprintf("requests each target keeps one by one, a uniform sample past it (default %d with -o csv, else 0)", load.DefaultSamples))
+	o.Outputs.register(c, f, report.LoadFormats())
 	addQuiet(f, &o.Quiet, "no progress bar on stderr")
 	f.StringVar(&o.HTTPVersion, "http-version", "1.1", "http targets: 1.1 (keep-alive connections) or 2 (h2c on http, h2 on https)")
 	o.Servers.register(f, cat, "targets")
@@ -207,6 +210,10 @@ func (o *loadOptions) plan() (load.LoadPlan, []output, error) {
 	}
 	p.Scenario, p.Catalog, p.Targets = sc, o.catalog, o.Targets
 	p.Keys, p.KeyDist, p.Timeout, p.Seed, p.Expect, p.ExpectOf = o.Keys, dist, o.Timeout, seed, expect, expectOf
+	p.Samples = o.Samples
+	if !given("samples") && slices.ContainsFunc(outs, func(o output) bool { return o.Format == string(report.CSV) }) {
+		p.Samples = load.DefaultSamples // what csv is for
+	}
 	p.Options = o.Servers.options()
 	specs := p.Targets
 	if len(specs) == 0 {

@@ -128,3 +128,35 @@ func TestLoadNamedTargets(t *testing.T) {
 		t.Errorf("an expectation of no target: exit %d, stderr %q", code, stderr)
 	}
 }
+
+// TestLoadCSV: -o csv writes a load's seconds and, without --samples, its
+// requests one by one; a saved load renders as csv again; a run asked for
+// csv is refused in one line, exit 2.
+func TestLoadCSV(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	saved := filepath.Join(dir, "load.json")
+	out := executeWant(t, ctx, exitOK, "load", "ten-hits-one-view", "-q", "-t", "sqlite", "--rate", "500/s", "-n", "50", "--keys", "5", "--seed", "2",
+		"-o", "csv", "-o", "json="+saved)
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if lines[0] != "target,row,second,at_ms,key,outcome,status,latency_ms,error,answered,errors,p50_ms,p99_ms,max_ms" ||
+		strings.Count(out, ",request,") != 50 || !strings.Contains(out, "sqlite,second,0,") {
+		t.Errorf("csv of 50 requests:\n%s", out)
+	}
+	if again := executeWant(t, ctx, exitOK, "report", saved, "-o", "csv"); again != out {
+		t.Errorf("the saved load's csv differs:\n%s\nwant\n%s", again, out)
+	}
+	run := filepath.Join(dir, "run.json")
+	executeWant(t, ctx, exitOK, "run", "ten-hits-one-view", "-t", "sqlite", "-o", "json="+run)
+	for _, args := range [][]string{{"report", run, "-o", "csv"}, {"run", "ten-hits-one-view", "-t", "sqlite", "-o", "csv"}} {
+		code, stdout, stderr := execute(ctx, args...)
+		if code != exitUsage || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "csv") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 in one line", args, code, stdout, stderr)
+		}
+	}
+	// --samples bounds the requests kept: a uniform sample of them.
+	out = executeWant(t, ctx, exitOK, "load", "ten-hits-one-view", "-q", "-t", "sqlite", "-c", "4", "-n", "200", "--samples", "20", "-o", "csv")
+	if n := strings.Count(out, ",request,"); n != 20 {
+		t.Errorf("--samples 20 of 200 requests kept %d", n)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"slices"
 	"sync"
@@ -182,6 +183,50 @@ type meter struct {
 	statuses map[int]int64 // answers by HTTP status; nil for a store that is not a service
 	answered int64
 	errors   int64
+
+	// samples keeps at most max requests one by one, a uniform sample of
+	// the seen so far (reservoir sampling), drawn by rng.
+	samples []sample
+	max     int
+	seen    int64
+	rng     *rand.Rand
+}
+
+// sample is one request as results.LoadTarget.AddSample keeps it.
+type sample struct {
+	at, latency time.Duration
+	key         int
+	outcome     results.Outcome
+	status      int
+	kind        string
+}
+
+// sample offers one request to the sample: every one is kept until max,
+// and after that each with the same chance, so that a sample of a long
+// load spreads over all of it rather than its first seconds.
+func (m *meter) sample(s sample) {
+	if m.max <= 0 {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.seen++
+	switch {
+	case len(m.samples) < m.max:
+		m.samples = append(m.samples, s)
+	default:
+		if j := m.rng.Int64N(m.seen); j < int64(m.max) {
+			m.samples[j] = s
+		}
+	}
+}
+
+// sampled is the sample in the order the requests were due.
+func (m *meter) sampled() []sample {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	slices.SortStableFunc(m.samples, func(a, b sample) int { return cmp.Compare(a.at, b.at) })
+	return m.samples
 }
 
 // status counts one answer of HTTP status code.

@@ -40,6 +40,11 @@ const (
 	MaxLoadKeys = 1_000_000
 	// MaxConcurrency bounds the closed model's workers.
 	MaxConcurrency = 100_000
+	// DefaultSamples is how many requests a load keeps one by one when
+	// they are asked for (-o csv) without a number; MaxSamples bounds it:
+	// each costs about a hundred bytes, in memory and in a saved result.
+	DefaultSamples = 100_000
+	MaxSamples     = 1_000_000
 	// MaxLoadRequests bounds a count of requests: a billion is hours at
 	// the fastest rate racelab paces, and far past any useful load.
 	MaxLoadRequests = 1_000_000_000
@@ -82,6 +87,9 @@ type LoadPlan struct {
 	Requests int64
 	// MaxInFlight caps the open model's requests in flight.
 	MaxInFlight int
+	// Samples is how many requests each target keeps one by one
+	// (LoadTarget.Samples): a uniform sample of them past it; 0 keeps none.
+	Samples int
 	// Keys is how many fresh keys the requests spread over, KeyDist how.
 	Keys    int
 	KeyDist results.KeyDist
@@ -144,6 +152,7 @@ var Wants = map[string]string{
 	"Concurrency": fmt.Sprintf("1 to %d", MaxConcurrency),
 	"MaxInFlight": fmt.Sprintf("1 to %d", MaxConcurrency),
 	"Keys":        fmt.Sprintf("1 to %d", MaxLoadKeys),
+	"Samples":     fmt.Sprintf("0 to %d", MaxSamples),
 	"Timeout":     engine.Wants["Timeout"],
 }
 
@@ -175,6 +184,9 @@ func (p *LoadPlan) Validate() []error {
 	}
 	if p.Keys < 0 || p.Keys > MaxLoadKeys {
 		bad("Keys", p.Keys)
+	}
+	if p.Samples < 0 || p.Samples > MaxSamples {
+		bad("Samples", p.Samples)
 	}
 	if p.Timeout < 0 {
 		bad("Timeout", p.Timeout)
@@ -374,6 +386,7 @@ func (r *loadRun) run(ctx context.Context, lt *results.LoadTarget) error {
 	start := time.Now()
 	r.start = start
 	r.meter = newMeter(start)
+	r.meter.max, r.meter.rng = p.Samples, rand.New(rand.NewPCG(uint64(p.Seed), 7))
 	if p.Watch != nil {
 		total := p.Duration
 		done := p.Watch(r.label, LoadProgress{Total: total, Requests: p.Requests}, func() LoadProgress {
@@ -393,6 +406,9 @@ func (r *loadRun) run(ctx context.Context, lt *results.LoadTarget) error {
 	lt.Sending = time.Duration(r.lastSend.Load())
 	lt.Latency, lt.Histogram, lt.Buckets, lt.Series, lt.ErrorKinds = r.meter.finish(end)
 	lt.StatusCodes = r.meter.statuses
+	for _, s := range r.meter.sampled() {
+		lt.AddSample(s.at, s.latency, s.key, s.outcome, s.status, s.kind)
+	}
 	lt.Sent, lt.Late, lt.Dropped = r.sent.Load(), r.late.Load(), r.drop.Load()
 	lt.Answered, lt.Errors = r.meter.answered, r.meter.errors
 	for i := range r.counts {
@@ -463,6 +479,11 @@ func (r *loadRun) one(ctx context.Context, k int, intended time.Time) {
 	if status != 0 {
 		r.meter.status(status)
 	}
+	var latency time.Duration
+	if a.Err == nil {
+		latency = now.Sub(intended)
+	}
+	r.meter.sample(sample{at: intended.Sub(r.start), latency: latency, key: k, outcome: a.Outcome, status: status, kind: kind})
 }
 
 // noteSend keeps the latest instant a request was sent.
@@ -562,6 +583,7 @@ func (r *loadRun) open(ctx context.Context, start time.Time) {
 				// Never sent: the store saw nothing, so the key's counts
 				// do not change; the load's failures do.
 				r.meter.record(time.Now(), 0, errDropped{p.MaxInFlight, p.Timeout}, KindDropped)
+				r.meter.sample(sample{at: at, key: k, outcome: results.Errored, kind: KindDropped})
 				continue
 			case <-ctx.Done():
 				giveUp.Stop()

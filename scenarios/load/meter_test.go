@@ -1,6 +1,7 @@
 package load
 
 import (
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -65,5 +66,31 @@ func TestMeterSecondsHaveTheirOwnPercentiles(t *testing.T) {
 	}
 	if s := series[1]; !near(s.P50, 100*time.Millisecond) || !near(s.P99, 100*time.Millisecond) {
 		t.Errorf("second 1, every answer 100ms: p50 %s, p99 %s", s.P50, s.P99)
+	}
+}
+
+// TestMeterSamplesSpreadOverTheLoad: past its size, the sample keeps
+// requests from the whole load, not its first ones, in the order due.
+func TestMeterSamplesSpreadOverTheLoad(t *testing.T) {
+	m := newMeter(time.Unix(0, 0))
+	m.max, m.rng = 100, rand.New(rand.NewPCG(1, 2))
+	for i := range 10_000 {
+		m.sample(sample{at: time.Duration(i) * time.Millisecond, key: i})
+	}
+	got := m.sampled()
+	if len(got) != 100 || m.seen != 10_000 {
+		t.Fatalf("%d kept of %d seen; want 100 of 10000", len(got), m.seen)
+	}
+	late := 0
+	for i, s := range got {
+		if i > 0 && s.at < got[i-1].at {
+			t.Fatalf("sample %d due at %s before %s", i, s.at, got[i-1].at)
+		}
+		if s.key >= 5000 {
+			late++
+		}
+	}
+	if late < 30 || late > 70 {
+		t.Errorf("%d of 100 kept from the load's second half; want about half", late)
 	}
 }
