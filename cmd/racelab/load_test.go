@@ -57,6 +57,7 @@ func TestLoadBadInput(t *testing.T) {
 		{[]string{"--duration", "2000h"}, "--duration 2000h0m0s: want a positive duration such as 30s, at most 168h0m0s"},
 		{[]string{"--rate", "0.001/s", "-n", "1000000"}, "--requests 1000000 at 0.001/s would take longer than 168h0m0s"},
 		{[]string{"--stages", ""}, "--stages: no stages; want e.g. 30s:100/s,1m:500/s"},
+		{[]string{"--stages", "100h:5/s,100h:5/s"}, "--stages last 200h0m0s; want at most 168h0m0s in all"},
 		{[]string{"--rate", ""}, `--rate "" is not a number of arrivals per unit`},
 		{[]string{"--rate", "1e9/s"}, `--rate "1e9/s" is above 1000000/s, the most racelab paces`},
 	} {

@@ -208,7 +208,7 @@ func (p *LoadPlan) Validate() []error {
 		case p.Requests > 0 && lastRate(*s) <= 0:
 			errs = append(errs, usage.Fieldf("Requests", "{} %d needs a last rate above 0 to send them all", p.Requests))
 		case s.Duration() > MaxLoadDuration:
-			errs = append(errs, Invalid("Duration", s.Duration()))
+			errs = append(errs, usage.Fieldf("Stages", "{} last %s; want at most %s in all", s.Duration(), MaxLoadDuration))
 		case p.Requests > 0 && float64(p.Requests)/float64(lastRate(*s)) > MaxLoadDuration.Seconds():
 			errs = append(errs, usage.Fieldf("Requests", "{} %d at %s would take longer than %s; want fewer, or a higher rate",
 				p.Requests, lastRate(*s), MaxLoadDuration))

@@ -8,16 +8,27 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/scenarios/pace"
+	"github.com/racelab/racelab/scenarios/results"
 )
 
-// slowService answers every request after delay.
-func slowService(t *testing.T, delay time.Duration) string {
-	return serveActor(t, func(h http.Handler) http.HandlerFunc {
+// oneSlot loads a service that answers every request after delay with n
+// arrivals at 100/s through a single request in flight, each with its
+// timeout.
+func oneSlot(t *testing.T, delay time.Duration, n int64, timeout time.Duration) (*results.LoadResult, results.LoadTarget) {
+	t.Helper()
+	p := hitsOverHTTP(t, serveActor(t, func(h http.Handler) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
 			time.Sleep(delay)
 			h.ServeHTTP(w, r)
 		}
-	})
+	}))
+	p.Schedule = &pace.Schedule{Start: 100, Spacing: pace.Even}
+	p.Requests, p.MaxInFlight, p.Keys, p.Timeout = n, 1, 3, timeout
+	res, err := Load(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, res.Targets[0]
 }
 
 // TestOpenModelTimesFromTheIntendedInstant: with one request in flight
@@ -27,14 +38,7 @@ func slowService(t *testing.T, delay time.Duration) string {
 // Timed from the send, every answer would take about 50 ms. The bounds are
 // lower ones: a slower machine only makes the queue longer.
 func TestOpenModelTimesFromTheIntendedInstant(t *testing.T) {
-	p := hitsOverHTTP(t, slowService(t, 50*time.Millisecond))
-	p.Schedule = &pace.Schedule{Start: 100, Spacing: pace.Even}
-	p.Requests, p.MaxInFlight, p.Keys, p.Timeout = 20, 1, 3, 10*time.Second
-	res, err := Load(context.Background(), p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tg := res.Targets[0]
+	_, tg := oneSlot(t, 50*time.Millisecond, 20, 10*time.Second)
 	if tg.Error != "" || tg.Answered != 20 || tg.Dropped != 0 {
 		t.Fatalf("error %q, answered %d, dropped %d; want 20 answered", tg.Error, tg.Answered, tg.Dropped)
 	}
@@ -52,14 +56,7 @@ func TestOpenModelTimesFromTheIntendedInstant(t *testing.T) {
 // slot taken past their timeout are not sent, count as failures, and the
 // load says what to change without naming a flag.
 func TestOpenModelDropsWhatCannotBeSentInTime(t *testing.T) {
-	p := hitsOverHTTP(t, slowService(t, 300*time.Millisecond))
-	p.Schedule = &pace.Schedule{Start: 100, Spacing: pace.Even}
-	p.Requests, p.MaxInFlight, p.Keys, p.Timeout = 10, 1, 2, 100*time.Millisecond
-	res, err := Load(context.Background(), p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tg := res.Targets[0]
+	res, tg := oneSlot(t, 300*time.Millisecond, 10, 100*time.Millisecond)
 	if tg.Dropped == 0 || tg.Sent+tg.Dropped != 10 || tg.Errors < tg.Dropped {
 		t.Fatalf("sent %d, dropped %d, errors %d; want some of the 10 dropped", tg.Sent, tg.Dropped, tg.Errors)
 	}
