@@ -35,6 +35,19 @@ func loadFixture() *results.LoadResult {
 		Targets: []results.LoadTarget{t}}
 }
 
+// loadGoldens are the files loadFixture is rendered to, in a format at a
+// width (0: in full).
+var loadGoldens = []struct {
+	name  string
+	f     Format
+	width int
+}{
+	{"load-service.table.golden", Table, 0},
+	{"load-service.table80.golden", Table, 80},
+	{"load-service.md.golden", Markdown, 0},
+	{"load-service.csv.golden", CSV, 0},
+}
+
 // TestLoadGoldens locks a load's report down in the formats read as text:
 // the status codes, the fastest and mean latencies, and the csv of its
 // seconds and requests.
@@ -43,16 +56,7 @@ func TestLoadGoldens(t *testing.T) {
 	if err := r.Check(); err != nil {
 		t.Fatalf("the fixture contradicts itself: %v", err)
 	}
-	for _, tc := range []struct {
-		name  string
-		f     Format
-		width int
-	}{
-		{"load-service.table.golden", Table, 0},
-		{"load-service.table80.golden", Table, 80},
-		{"load-service.md.golden", Markdown, 0},
-		{"load-service.csv.golden", CSV, 0},
-	} {
+	for _, tc := range loadGoldens {
 		var b bytes.Buffer
 		if err := RenderLoad(&b, []*results.LoadResult{r}, tc.f, Options{Width: tc.width}); err != nil {
 			t.Fatal(err)
