@@ -3,12 +3,16 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/racelab/racelab/scenarios/results"
+	"github.com/racelab/racelab/targets/httpapi/httpapitest"
 )
 
 // TestLoadExitCodes: a load exits as a run does, and a missed threshold
@@ -159,5 +163,27 @@ func TestLoadCSV(t *testing.T) {
 	out = executeWant(t, ctx, exitOK, "load", "ten-hits-one-view", "-q", "-t", "sqlite", "-c", "4", "-n", "200", "--samples", "20", "-o", "csv")
 	if n := strings.Count(out, ",request,"); n != 20 {
 		t.Errorf("--samples 20 of 200 requests kept %d", n)
+	}
+}
+
+// TestLoadAdviceNamesTheFlag: arrivals that found every in-flight slot
+// taken are said on a terminal with the flags to change, which the load
+// package leaves to the command line.
+func TestLoadAdviceNamesTheFlag(t *testing.T) {
+	base := httpapitest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			return // readying the connection
+		}
+		select {
+		case <-time.After(300 * time.Millisecond):
+		case <-r.Context().Done():
+		}
+	}))
+	s, _, errOut := testStreams("")
+	s.ErrIsTTY = true
+	Main(context.Background(), []string{"load", "ten-hits-one-view", "-t", base, "--rate", "100/s", "-n", "10",
+		"--max-in-flight", "1", "--timeout", "100ms", "--keys", "2"}, s, testCatalog)
+	if !regexp.MustCompile(`racelab: http://127\.0\.0\.1:\d+: \d+ arrivals found all 1 in-flight slots taken for the 100ms timeout and went unsent; raise --max-in-flight or lower --rate\n`).MatchString(errOut.String()) {
+		t.Errorf("stderr lacks the advice:\n%s", errOut.String())
 	}
 }
