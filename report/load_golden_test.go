@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -83,5 +84,32 @@ func TestRunHasNoCSV(t *testing.T) {
 	err := RenderAll(&b, []*results.Result{{Scenario: "ten-hits-one-view"}}, CSV, Options{})
 	if !errors.Is(err, results.ErrUsage) || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "csv is a load's") || b.Len() != 0 {
 		t.Errorf("csv of a run: %v, wrote %q", err, b.String())
+	}
+}
+
+// TestLoadStatusCodesInEveryFormat: the answers by status code reach the
+// page and the JUnit, and JSON keeps them and the requests kept one by one.
+func TestLoadStatusCodesInEveryFormat(t *testing.T) {
+	r := loadFixture()
+	for _, f := range []Format{HTML, JUnit} {
+		var b bytes.Buffer
+		if err := RenderLoad(&b, []*results.LoadResult{r}, f, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), "status codes: 200 ×194, 503 ×4, no answer ×2") {
+			t.Errorf("%s lacks the status codes", f)
+		}
+	}
+	var b bytes.Buffer
+	if err := RenderLoad(&b, []*results.LoadResult{r}, JSON, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	var back results.LoadResult
+	if err := json.Unmarshal(b.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	got := back.Targets[0]
+	if got.StatusCodes[503] != 4 || len(got.Samples) != 3 || got.Samples[1].Status != 503 || got.Samples[2].Error != "too many open files" {
+		t.Errorf("json kept status codes %v and samples %+v", got.StatusCodes, got.Samples)
 	}
 }
