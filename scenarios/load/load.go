@@ -227,8 +227,8 @@ func lastRate(s pace.Schedule) pace.Rate {
 }
 
 // Load puts the plan's load on each target in turn, then reads every key
-// back and judges the story's rule on each, as Run judges a trial. The
-// error is a usage error; a target that fails is recorded in its
+// it sent a request back and judges the story's rule on each, as Run
+// judges a trial. The error is a usage error; a target that fails is recorded in its
 // LoadTarget and the load goes on. When ctx is cancelled, Load returns
 // what it has, marked Interrupted.
 func Load(ctx context.Context, p LoadPlan) (*results.LoadResult, error) {
@@ -656,8 +656,8 @@ type KeyJudge struct {
 	Count func(k int) (allowed, refused, errors int64)
 }
 
-// Judge reads every key back and judges each as one trial into lt. A
-// story that keeps what a trial read back for its rule (a race file:
+// Judge reads every key that was sent a request back and judges each as
+// one trial into lt. A story that keeps what a trial read back for its rule (a race file:
 // Player.Readback) judges each key on its own readback, with the key's
 // own counts and answers.
 func (j KeyJudge) Judge(ctx context.Context, lt *results.LoadTarget) error {
