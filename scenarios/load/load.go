@@ -228,9 +228,9 @@ func lastRate(s pace.Schedule) pace.Rate {
 
 // Load puts the plan's load on each target in turn, then reads every key
 // it sent a request back and judges the story's rule on each, as Run
-// judges a trial. The error is a usage error; a target that fails is recorded in its
-// LoadTarget and the load goes on. When ctx is cancelled, Load returns
-// what it has, marked Interrupted.
+// judges a trial. The error is a usage error; a target that fails is
+// recorded in its LoadTarget and the load goes on. When ctx is cancelled,
+// Load returns what it has, marked Interrupted.
 func Load(ctx context.Context, p LoadPlan) (*results.LoadResult, error) {
 	if errs := p.Validate(); len(errs) > 0 {
 		return nil, errs[0]
