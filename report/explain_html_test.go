@@ -104,7 +104,7 @@ func TestExplainHTML(t *testing.T) {
 	}
 	race := svgs[0]
 	for _, mark := range []string{`class="m-read"`, `class="m-write"`, `class="m-lands"`, `class="m-answer"`, `class="m-erased"`,
-		"read nothing", "write 1", "lands", "answered 1", "✗ erased #6&#39;s update"} {
+		"read nothing", "write 1", "lands", "1 view at", "✗ erased #6&#39;s update"} {
 		if !strings.Contains(race, mark) {
 			t.Errorf("the race's figure lacks %q", mark)
 		}
