@@ -295,7 +295,7 @@ func timeline(b *bytes.Buffer, r *results.Result, tr *results.TargetResult, labe
 	t := timelineTrial(tr)
 	b.WriteString("<figure>\n")
 	drawn := svgTimeline(b, fmt.Sprintf("timeline of trial %d on %s", t.Index+1, label), tr.Clock, t,
-		func(q *results.Request) string { return q.AnswerWords() }, maxLanes)
+		func(q *results.Request) string { return q.AnswerWords() }, maxLanes, 0)
 	caption := fmt.Sprintf("trial %d (key %s): %s; the store counted %d afterwards", t.Index+1, t.Key, trialState(t), t.Counted)
 	if len(t.Requests) > drawn {
 		caption += fmt.Sprintf("; the first %d of %d requests to finish are drawn", drawn, len(t.Requests))

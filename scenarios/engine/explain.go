@@ -85,7 +85,7 @@ func Explain(ctx context.Context, x *Explainer) (explained.Explanation, error) {
 	}
 	e.Replays = append(e.Replays, explained.Replay{
 		Heading: fmt.Sprintf(title, race.Target, how, seed),
-		Target:  race.Target, Clock: race.Clock, Trial: t, Outcome: sc.Account(t, race.Target),
+		Target:  race.Target, Clock: race.Clock, Trial: t, Outcome: sc.Account(t, race.Target), Compared: true,
 	})
 	if err := x.extras(ctx, &e, "race"); err != nil {
 		return e, err
@@ -101,7 +101,7 @@ func Explain(ctx context.Context, x *Explainer) (explained.Explanation, error) {
 	}
 	e.Replays = append(e.Replays, explained.Replay{
 		Heading: fmt.Sprintf("The same %s on %s (%s)", same, fix.Target, fix.Guarantee),
-		Target:  fix.Target, Clock: fix.Clock, Trial: t, Outcome: sc.Account(t, fix.Target),
+		Target:  fix.Target, Clock: fix.Clock, Trial: t, Outcome: sc.Account(t, fix.Target), Compared: true,
 	})
 	if err := x.extras(ctx, &e, "fix"); err != nil {
 		return e, err
