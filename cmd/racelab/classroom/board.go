@@ -395,27 +395,12 @@ func (b *board) storiesOf(rt route, key string, req *http.Request) []string {
 // request the contract refused before the store saw it (a bad key, a
 // story the store does not play) makes no row.
 func (b *board) note(storyName, key, store string, rt route, status int, answer []byte, now time.Time) {
-	rows := b.rows[storyName]
-	i := slices.IndexFunc(rows, func(r *row) bool { return r.Key == key })
 	refused := rt.act && slices.Contains(rt.no, status)
 	reached := status == http.StatusOK || refused || status >= 500
-	if i < 0 && !reached {
+	if !reached && !slices.ContainsFunc(b.rows[storyName], func(r *row) bool { return r.Key == key }) {
 		return
 	}
-	var r *row
-	if i >= 0 {
-		r = rows[i]
-		rows = slices.Delete(rows, i, i+1)
-	} else {
-		r = &row{Key: key, Cells: map[string]*cell{}}
-	}
-	b.rows[storyName] = append([]*row{r}, rows[:min(len(rows), KeysShown-1)]...)
-	r.touched = now
-	c := r.Cells[store]
-	if c == nil {
-		c = &cell{}
-		r.Cells[store] = c
-	}
+	c := b.cellFor(storyName, key, store, now)
 	c.Requests++
 	switch {
 	case status == http.StatusOK && rt.act:
@@ -449,6 +434,28 @@ func (b *board) note(storyName, key, store string, rt route, status int, answer 
 			}
 		}
 	}
+}
+
+// cellFor is store's cell in key's row of the story, the row moved to
+// the top of the board (made if new, the oldest dropped past KeysShown)
+// and marked touched now, so that it is read back. The caller holds mu.
+func (b *board) cellFor(storyName, key, store string, now time.Time) *cell {
+	rows := b.rows[storyName]
+	var r *row
+	if i := slices.IndexFunc(rows, func(r *row) bool { return r.Key == key }); i >= 0 {
+		r = rows[i]
+		rows = slices.Delete(rows, i, i+1)
+	} else {
+		r = &row{Key: key, Cells: map[string]*cell{}}
+	}
+	b.rows[storyName] = append([]*row{r}, rows[:min(len(rows), KeysShown-1)]...)
+	r.touched = now
+	c := r.Cells[store]
+	if c == nil {
+		c = &cell{}
+		r.Cells[store] = c
+	}
+	return c
 }
 
 // answerNumber is the whole number in field of a JSON answer.
@@ -603,21 +610,7 @@ func (b *board) noteBurst(storyName, store string, t *results.Trial, account str
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now := b.now()
-	rows := b.rows[storyName]
-	var r *row
-	if i := slices.IndexFunc(rows, func(r *row) bool { return r.Key == t.Key }); i >= 0 {
-		r = rows[i]
-		rows = slices.Delete(rows, i, i+1)
-	} else {
-		r = &row{Key: t.Key, Cells: map[string]*cell{}}
-	}
-	b.rows[storyName] = append([]*row{r}, rows[:min(len(rows), KeysShown-1)]...)
-	r.touched = now
-	c := r.Cells[store]
-	if c == nil {
-		c = &cell{}
-		r.Cells[store] = c
-	}
+	c := b.cellFor(storyName, t.Key, store, now)
 	c.Requests += len(t.Requests)
 	c.Allowed += t.Allowed
 	c.Refused += t.Refused
