@@ -105,7 +105,7 @@ func runReport(ctx context.Context, s Streams, width int, o *reportOptions) erro
 	// Bursts and load in one report: the bursts' report, then the load's,
 	// a blank line between in the formats read as text.
 	err = writeOutputs(s, width, outs, func(w io.Writer, format string, width int) error {
-		f, opts := report.Format(format), report.Options{NoColor: s.NoColor, Width: width}
+		f, opts := report.Format(format), s.reportOptions(width, true) // read from JSON
 		if len(merged) > 0 {
 			if err := report.RenderAll(w, merged, f, opts); err != nil {
 				return err
