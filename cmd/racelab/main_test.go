@@ -376,7 +376,7 @@ func TestPercentageFlag(t *testing.T) {
 // TestReportFlags checks report's flag parsing through its runF seam.
 func TestReportFlags(t *testing.T) {
 	var got *reportOptions
-	c := newReportCmdWith(first(testStreams("")), func(_ *cobra.Command, o *reportOptions) error {
+	c := newReportCmdWith(first(testStreams("")), testCatalog, func(_ *cobra.Command, o *reportOptions) error {
 		got = o
 		return nil
 	})

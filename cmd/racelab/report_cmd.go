@@ -12,8 +12,10 @@ import (
 
 	"github.com/racelab/racelab/report"
 	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/scenarios/shards"
+	"github.com/racelab/racelab/targets"
 	"github.com/spf13/cobra"
 )
 
@@ -27,12 +29,14 @@ type reportOptions struct {
 	Verify verifyOptions // verify.go
 }
 
-func newReportCmd(s Streams) *cobra.Command { return newReportCmdWith(s, nil) }
+func newReportCmd(s Streams, cat *targets.Catalog) *cobra.Command { return newReportCmdWith(s, cat, nil) }
 
 // newReportCmdWith builds `racelab report`; runF, when set, replaces the
 // command's work, so that tests can check flag parsing alone.
-func newReportCmdWith(s Streams, runF func(*cobra.Command, *reportOptions) error) *cobra.Command {
-	o := &reportOptions{}
+func newReportCmdWith(s Streams, cat *targets.Catalog, runF func(*cobra.Command, *reportOptions) error) *cobra.Command {
+	// The catalog says which targets are naive: what the report expects of
+	// each, whatever the files claim.
+	o := &reportOptions{Verify: verifyOptions{catalog: cat}}
 	c := &cobra.Command{
 		Use:   "report FILE.json...",
 		Short: "Re-render saved results, merging several into one report",
@@ -99,6 +103,14 @@ func runReport(ctx context.Context, s Streams, width int, o *reportOptions) erro
 		}
 		all = append(all, saved.Runs...)
 		loads = append(loads, saved.Loads...)
+	}
+	// Judged against this command's --expect, never the files' own.
+	expect, expectOf, err := parseExpect(o.Verify.Expect)
+	if err != nil {
+		return err
+	}
+	if err := engine.Reexpect(o.Verify.catalog, expect, expectOf, all, loads); err != nil {
+		return err
 	}
 	merged := results.Merge(all)
 	mergedLoads := results.MergeLoads(loads)
@@ -226,6 +238,8 @@ func (o *reportOptions) checkMerge() error {
 		return usageError{errors.New("--merge reads every key back: add -t TARGET (or use racelab verify, which reads back from the targets the shards recorded)")}
 	case !o.Merge && len(v.Targets) > 0:
 		return usageError{errors.New("-t reads keys back, which only --merge does; add --merge for the parts of a sharded run")}
+	case !o.Merge && v.MaxSpread != engine.DefaultMaxSpread:
+		return usageError{errors.New("--max-spread judges the bursts of merged parts; a saved result was judged by the bound it records (add --merge for the parts of a sharded run)")}
 	}
 	return nil
 }
@@ -233,4 +247,5 @@ func (o *reportOptions) checkMerge() error {
 // verifier checks saved documents before a report is made of them: runs
 // judged again by their stories, parts checked against their plan.
 var verifier = report.Verifier{Run: scenarios.Check,
-	Shard: func(s *results.ShardResult) error { return shards.CheckShard(s, scenarios.Find) }}
+	Shard: func(s *results.ShardResult) error { return shards.CheckShard(s, scenarios.Find) },
+	Load:  func(l *results.LoadResult) error { return shards.CheckLoad(l, scenarios.Find) }}

@@ -35,6 +35,10 @@ type verifyOptions struct {
 	CheckHistory   bool
 	HistoryTimeout time.Duration
 	KeepAll        bool
+	// Expect is the verifier's own --expect: what a part claims it
+	// expected is never taken (shards.VerifyPlan.Expect).
+	Expect    []string
+	MaxSpread time.Duration
 }
 
 // register defines the flags of the read-back, all but -o.
@@ -50,6 +54,8 @@ func (o *verifyOptions) register(c *cobra.Command) {
 	f.BoolVar(&o.CheckHistory, "check-history", true, "check each merged trial's history for linearizability, when every shard ran on one machine (one clock)")
 	f.DurationVar(&o.HistoryTimeout, "history-timeout", results.DefaultHistoryTimeout, "time limit of one trial's history check")
 	f.BoolVar(&o.KeepAll, "keep-all", false, "keep every merged trial's requests in the result (-o json)")
+	addExpect(c, &o.Expect)
+	addMaxSpread(f, &o.MaxSpread)
 }
 
 func newVerifyCmd(s Streams, cat *targets.Catalog, runF func(*cobra.Command, *verifyOptions) error) *cobra.Command {
@@ -127,7 +133,12 @@ func verifyParts(ctx context.Context, s Streams, width int, o *verifyOptions, pa
 	// a zero is the user's and is refused as the plan refuses a negative.
 	given := func(string) bool { return true }
 	err := explicitZero(given, engine.Invalid, zeroIf("Confidence", o.Confidence.String(), o.Confidence == 0),
-		zeroIf("Timeout", o.Timeout, o.Timeout <= 0), zeroIf("HistoryTimeout", o.HistoryTimeout, o.HistoryTimeout <= 0))
+		zeroIf("Timeout", o.Timeout, o.Timeout <= 0), zeroIf("HistoryTimeout", o.HistoryTimeout, o.HistoryTimeout <= 0),
+		zeroIf("MaxSpread", o.MaxSpread, o.MaxSpread <= 0))
+	if err != nil {
+		return err
+	}
+	expect, expectOf, err := parseExpect(o.Expect)
 	if err != nil {
 		return err
 	}
@@ -140,8 +151,9 @@ func verifyParts(ctx context.Context, s Streams, width int, o *verifyOptions, pa
 		Options: o.Servers.options(),
 		Timeout: o.Timeout,
 		Evidence: engine.Evidence{Confidence: float64(o.Confidence), SkipHistory: !o.CheckHistory,
-			HistoryTimeout: o.HistoryTimeout},
-		Keep: results.Keep{All: o.KeepAll},
+			HistoryTimeout: o.HistoryTimeout, MaxSpread: o.MaxSpread},
+		Keep:   results.Keep{All: o.KeepAll},
+		Expect: expect, ExpectOf: expectOf,
 	}
 	specs := o.Targets
 	if len(specs) == 0 {

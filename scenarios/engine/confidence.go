@@ -30,7 +30,35 @@ type Evidence struct {
 	// HistoryTimeout bounds the check of one trial; 0 means
 	// DefaultHistoryTimeout. A check that runs out says "unknown".
 	HistoryTimeout time.Duration
+	// MaxSpread is the widest release spread a burst may have and still
+	// prove anything; 0 means DefaultMaxSpread. A burst spread wider is
+	// not simultaneous: its trial is inconclusive unless its counts
+	// prove a break (Trial.NotSimultaneous).
+	MaxSpread time.Duration
 }
+
+// DefaultMaxSpread is the widest release spread that still counts as one
+// burst. One process on this 2-core machine under a load average of 12
+// releases its bursts within 0.1 to 3 ms, and four shard processes within
+// 2 to 60 ms (README, "Beyond one machine"); racing requests overlap for
+// a store's round trip, tens of milliseconds against a remote service.
+// A quarter second is well past both, so honest runs on a loaded CI
+// machine keep their verdicts, and far below the seconds a burst
+// drifted to when shards missed their instant.
+const DefaultMaxSpread = 250 * time.Millisecond
+
+// SpreadBound is the widest release spread a burst may have: MaxSpread,
+// or DefaultMaxSpread.
+func (e Evidence) SpreadBound() time.Duration {
+	if e.MaxSpread == 0 {
+		return DefaultMaxSpread
+	}
+	return e.MaxSpread
+}
+
+// Scattered reports whether a burst released over spread was too spread
+// out to be one burst.
+func (e Evidence) Scattered(spread time.Duration) bool { return spread > e.SpreadBound() }
 
 func (e Evidence) Level() float64 {
 	if e.Confidence == 0 {
@@ -70,6 +98,9 @@ func (e Evidence) Validate(trials int) []error {
 	}
 	if e.HistoryTimeout < 0 {
 		errs = append(errs, Invalid("HistoryTimeout", e.HistoryTimeout))
+	}
+	if e.MaxSpread < 0 {
+		errs = append(errs, Invalid("MaxSpread", e.MaxSpread))
 	}
 	if len(errs) == 0 && e.MaxRate > 0 {
 		need := results.TrialsNeeded(level, e.MaxRate)

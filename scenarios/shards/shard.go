@@ -266,12 +266,12 @@ func CheckShard(s *results.ShardResult, find engine.Finder) error {
 		return bad("run_id %q is not a run id racelab writes", s.RunID)
 	case s.Shards < 1 || s.Shard < 0 || s.Shard >= s.Shards:
 		return bad("shard %d of %d", s.Shard, s.Shards)
-	case (s.Run == nil) == (s.Load == nil) || s.Kind == results.ShardRun && s.Run == nil:
+	case (s.Run == nil) == (s.Load == nil) || s.Kind == results.ShardRun && s.Run == nil || s.Kind == results.ShardLoad && s.Load == nil:
 		return bad("a %s part must hold exactly its %s", s.Kind, s.Kind)
 	}
 	if s.Load != nil {
-		if err := s.Load.Check(); err != nil {
-			return bad("%v", err)
+		if err := CheckLoad(s.Load, find); err != nil {
+			return bad("load: %v", err)
 		}
 		return checkLoadShard(s)
 	}
@@ -286,8 +286,12 @@ func CheckShard(s *results.ShardResult, find engine.Finder) error {
 	if r.Trials < 1 {
 		return bad("trials %d; want 1 or more", r.Trials)
 	}
-	if _, err := find(r.Scenario, nil); err != nil {
+	sc, err := find(r.Scenario, nil)
+	if err != nil {
 		return bad("scenario %q is not a story this racelab knows", r.Scenario)
+	}
+	if len(r.Targets) == 0 {
+		return bad("run.targets: none; a part holds every target the shard ran")
 	}
 	for ti := range r.Targets {
 		t := &r.Targets[ti]
@@ -306,8 +310,8 @@ func CheckShard(s *results.ShardResult, find engine.Finder) error {
 				if q.Index != r.Lo+j {
 					return bad("target %s: trial %d: request %d where %d was due", t.Target, i, q.Index, r.Lo+j)
 				}
-				if q.Outcome != results.Allowed && q.Outcome != results.Refused && q.Outcome != results.Errored {
-					return bad("target %s: trial %d: request %d: outcome %q", t.Target, i, q.Index, q.Outcome)
+				if err := sc.CheckOutcome(q.Outcome); err != nil {
+					return bad("target %s: trial %d: request %d: outcome %v", t.Target, i, q.Index, err)
 				}
 			}
 		}

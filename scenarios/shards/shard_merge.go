@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/racelab/racelab/internal/usage"
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/load"
 
@@ -51,6 +52,12 @@ type VerifyPlan struct {
 	Keep     results.Keep
 	// Find looks the parts' story up by name.
 	Find engine.Finder
+	// Expect and ExpectOf are the verifier's expectations of the targets,
+	// as a run's (Plan.Expect, Plan.ExpectOf): what a part claims it
+	// expected is never taken, since a part can be edited and the
+	// verifier is the one CI trusts.
+	Expect   engine.Override
+	ExpectOf map[string]engine.Override
 }
 
 // gather puts the parts of one sharded run in shard order, refusing parts
@@ -141,10 +148,31 @@ func verifySpecs(recorded []string, v VerifyPlan) ([]string, error) {
 		return recorded, nil
 	}
 	if len(v.Targets) != len(recorded) {
-		return nil, fmt.Errorf("%w: the shards ran %d targets (%s); give -t once for each, in order, or not at all",
-			results.ErrUsage, len(recorded), strings.Join(recorded, ", "))
+		return nil, usage.Fieldf("Targets", "the shards ran %d targets (%s); give {} once for each, in order, or not at all",
+			len(recorded), strings.Join(recorded, ", "))
 	}
 	return v.Targets, nil
+}
+
+// sameTargets refuses a read-back target that is not the one the parts
+// ran, seen from here: a URL for a URL (the service as this machine
+// reaches it), the same store and strategy for a store (its password or
+// address may differ). Reading a URL's keys back from an in-process kv
+// would find nothing and judge an empty store.
+func sameTargets(cat *targets.Catalog, recorded []string, given []engine.Resolved) error {
+	if cat == nil {
+		cat = targets.Builtin()
+	}
+	for i, r := range given {
+		spec, _, err := cat.Lookup(recorded[i])
+		if err != nil {
+			return fmt.Errorf("%w: the parts ran target %q, which this racelab does not know: %v", engine.ErrInconsistent, recorded[i], err)
+		}
+		if (spec.URL != nil) != (r.Spec.URL != nil) || spec.URL == nil && spec.Name() != r.Spec.Name() {
+			return usage.Fieldf("Targets", "{} %s: the parts ran %s there; read back from the same target as this machine reaches it", cmp.Or(r.Raw, r.Spec.Name()), spec.Name())
+		}
+	}
+	return nil
 }
 
 // openFor opens the targets the keys are read back from: the specs the
@@ -154,9 +182,12 @@ func openFor(ctx context.Context, sc *engine.Scenario, recorded []string, v Veri
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	plan := engine.Plan{Scenario: sc, Catalog: v.Catalog, Targets: specs}
+	plan := engine.Plan{Scenario: sc, Catalog: v.Catalog, Targets: specs, Expect: v.Expect, ExpectOf: v.ExpectOf}
 	rs, err := plan.Resolve()
 	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := sameTargets(v.Catalog, recorded, rs); err != nil {
 		return nil, nil, nil, err
 	}
 	opts := append([]targets.Option{targets.WithVirtualTime(false)}, v.Options...)
@@ -201,11 +232,12 @@ func VerifyRun(ctx context.Context, parts []*results.ShardResult, v VerifyPlan) 
 	defer engine.CloseAll(opened)
 	timeout := cmp.Or(v.Timeout, first.Timeout, engine.DefaultTimeout)
 	res := &results.Result{Schema: results.SchemaVersion, Scenario: sc.Name, Rule: sc.Rule, Requests: first.Requests, Trials: first.Trials,
-		Seed: first.Seed, Confidence: v.Evidence.Level(), Sharded: originOf(ps), Figures: sc.Figures}
+		Seed: first.Seed, Confidence: v.Evidence.Level(), Sharded: originOf(ps), Figures: sc.Figures, MaxSpread: v.Evidence.SpreadBound()}
 	history := oneHost(ps)
 	for ti := range first.Targets {
 		t0 := &first.Targets[ti]
-		tr := results.TargetResult{Target: t0.Target, Spec: t0.Spec, Guarantee: t0.Guarantee, Expect: t0.Expect, Strict: t0.Strict, Clock: results.ClockReal}
+		tr := results.TargetResult{Target: t0.Target, Spec: t0.Spec, Guarantee: t0.Guarantee, Clock: results.ClockReal}
+		tr.Expect, tr.Strict = engine.ExpectationOf(rs[ti].Entry, rs[ti].Expect)
 		complete := first.Trials
 		var errs []string
 		for _, s := range ps {
@@ -250,7 +282,7 @@ func sameRun(first, s *results.ShardResult) error {
 			s.Shard, r.Scenario, r.Requests, r.Trials, len(r.Targets), s.RunID)
 	}
 	for i := range r.Targets {
-		if ta, tb := a.Targets[i], r.Targets[i]; ta.Spec != tb.Spec || ta.Expect != tb.Expect {
+		if ta, tb := a.Targets[i], r.Targets[i]; ta.Spec != tb.Spec {
 			return fmt.Errorf("%w: shard %d ran target %s where shard %d ran %s", results.ErrUsage, s.Shard, tb.Spec, first.Shard, ta.Spec)
 		}
 	}
@@ -284,6 +316,7 @@ func mergeTrials(ctx context.Context, sc *engine.Scenario, pl engine.Player, ps 
 		trial.ReleaseSpread = engine.ReleaseSpread(trial.Requests)
 		trial.ArrivalSpread = engine.ArrivalSpread(arrivals)
 		trial.Count()
+		trial.NotSimultaneous = ev.Scattered(trial.ReleaseSpread)
 		if trial.Errors == n {
 			return &engine.TargetError{Stage: "every request failed; first: " + trial.Requests[0].Error}
 		}
@@ -344,6 +377,7 @@ func VerifyLoad(ctx context.Context, parts []*results.ShardResult, v VerifyPlan)
 	if err != nil {
 		return nil, err
 	}
+	lt.Expect, lt.Strict = engine.ExpectationOf(rs[0].Entry, rs[0].Expect)
 	if lt.Error == "" && openErr[0] != nil {
 		lt.Error = openErr[0].Error()
 	}
@@ -395,10 +429,12 @@ func describeLoad(l *results.LoadResult) string {
 
 // sumLoads adds up the shards' figures of their one target, and each
 // key's counts.
-func sumLoads(ps []*results.ShardResult) (results.LoadTarget, []results.KeyCount, error) {
+func sumLoads(ps []*results.ShardResult) (results.LoadTarget, map[int]results.KeyCount, error) {
 	t0 := ps[0].Load.Targets[0]
-	lt := results.LoadTarget{Target: t0.Target, Spec: t0.Spec, Guarantee: t0.Guarantee, Expect: t0.Expect, Strict: t0.Strict}
-	counts := make([]results.KeyCount, ps[0].Load.Keys)
+	lt := results.LoadTarget{Target: t0.Target, Spec: t0.Spec, Guarantee: t0.Guarantee}
+	// A map, not a slice of every key: a part says how many keys there
+	// were, and only the keys it counted are worth the memory.
+	counts := map[int]results.KeyCount{}
 	var hist *hdrhistogram.Histogram
 	kinds := map[string]*results.ErrorCount{}
 	var kindOrder []string
@@ -417,9 +453,11 @@ func sumLoads(ps []*results.ShardResult) (results.LoadTarget, []results.KeyCount
 		lt.Late += t.Late
 		lt.Dropped += t.Dropped
 		for _, c := range t.KeyCounts {
-			counts[c.Key].Allowed += c.Allowed
-			counts[c.Key].Refused += c.Refused
-			counts[c.Key].Errors += c.Errors
+			sum := counts[c.Key]
+			sum.Allowed += c.Allowed
+			sum.Refused += c.Refused
+			sum.Errors += c.Errors
+			counts[c.Key] = sum
 		}
 		for _, k := range t.ErrorKinds {
 			if kinds[k.Kind] == nil {
