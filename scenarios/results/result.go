@@ -495,7 +495,12 @@ func (s *Tally) InconclusiveWhy(label string) string {
 	} else if s.Unsynchronized > 0 {
 		why += " (answers came before the release)"
 	} else if s.NotSimultaneous > 0 {
-		why += fmt.Sprintf(" (burst not simultaneous (spread %s))", s.MaxReleaseSpread.Round(time.Millisecond))
+		// Two figures are enough to say how far from one instant it was.
+		spread := s.MaxReleaseSpread.Round(time.Millisecond)
+		if spread >= time.Second {
+			spread = spread.Round(100 * time.Millisecond)
+		}
+		why += fmt.Sprintf(" (burst not simultaneous (spread %s))", spread)
 	}
 	return why + fmt.Sprintf("; a verdict needs at most %s of them", Percent(MaxInconclusive))
 }

@@ -80,6 +80,13 @@ func gather(parts []*results.ShardResult, kind results.ShardKind, same func(firs
 		switch {
 		case s.Kind != kind:
 			return nil, fmt.Errorf("%w: shard %d of run %s is a %s part; want the parts of a %s", results.ErrUsage, s.Shard, s.RunID, s.Kind, kind)
+		case kind == results.ShardRun && s.Run == nil, kind == results.ShardLoad && (s.Load == nil || len(s.Load.Targets) != 1):
+			// Unchecked parts (CheckShard refuses these) must not panic.
+			return nil, fmt.Errorf("%w: shard %d of run %s is labelled %s but does not hold one", engine.ErrInconsistent, s.Shard, s.RunID, kind)
+		case s.Shards != first.Shards:
+			return nil, differ("shard counts", fmt.Sprint(first.Shards), fmt.Sprint(s.Shards))
+		case s.Shard < 0 || s.Shard >= first.Shards:
+			return nil, fmt.Errorf("%w: shard %d of %d", engine.ErrInconsistent, s.Shard, first.Shards)
 		case s.RunID != first.RunID:
 			return nil, differ("run ids", first.RunID, s.RunID)
 		case s.Shards != first.Shards:
