@@ -73,6 +73,9 @@ type Verifier struct {
 	// Load checks a load result against its story (shards.CheckLoad);
 	// nil checks only that its figures agree (LoadResult.Check).
 	Load func(l *results.LoadResult) error
+	// Signed, when set, checks each document's bytes before it is
+	// decoded: its signature (package sign).
+	Signed func(raw []byte) error
 }
 
 func (v Verifier) load(l *results.LoadResult) error {
@@ -127,6 +130,11 @@ func readSaved(r io.Reader, v Verifier, historyTimeout time.Duration, limit int6
 		}
 		if err != nil {
 			return Saved{}, fmt.Errorf("%w: bad JSON%s: %w", ErrNotResult, where(data.Bytes(), err), err)
+		}
+		if v.Signed != nil {
+			if err := v.Signed(raw); err != nil {
+				return Saved{}, fmt.Errorf("%w: document %d: %w", ErrNotResult, n, err)
+			}
 		}
 		var probe struct {
 			Schema *string `json:"schema"`

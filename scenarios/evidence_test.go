@@ -309,3 +309,86 @@ func TestForgedSavedRunIsRefused(t *testing.T) {
 		t.Errorf("%v; want the refused hit named", err)
 	}
 }
+
+// A saved result's story figures are recomputed: stale-plan's exposure
+// and six-of-five's admitted per window, edited in the current form or
+// in the v1 fields (exposure_ns, windows), are refused by report's check.
+func TestForgedFiguresAreRefused(t *testing.T) {
+	for _, tt := range []struct {
+		sc     *engine.Scenario
+		figure string
+		legacy string
+	}{
+		{stalePlan, "exposure_ns", "exposure_ns"},
+		{sixOfFive, "windows", "windows"},
+	} {
+		res, err := engine.Run(context.Background(), engine.Plan{Scenario: tt.sc, Targets: []string{"kv"}, Trials: 1, Seed: 7})
+		if err != nil {
+			t.Fatal(err)
+		}
+		trial := res.Targets[0].Trials[0]
+		if len(trial.Figures[tt.figure]) == 0 {
+			t.Fatalf("%s: trial figures %v; want %s", tt.sc.Name, trial.Figures, tt.figure)
+		}
+		b, err := json.Marshal(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		forge := func(edit func(trial map[string]any)) *results.Result {
+			var doc map[string]any
+			if err := json.Unmarshal(b, &doc); err != nil {
+				t.Fatal(err)
+			}
+			edit(doc["targets"].([]any)[0].(map[string]any)["trials"].([]any)[0].(map[string]any))
+			out, err := json.Marshal(doc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := new(results.Result)
+			if err := json.Unmarshal(out, r); err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}
+		if err := Check(forge(func(map[string]any) {}), time.Second); err != nil {
+			t.Fatalf("%s: the honest result: %v", tt.sc.Name, err)
+		}
+		off := func(v []any) []any { v = append([]any(nil), v...); v[0] = v[0].(float64) + 1; return v }
+		current := forge(func(tr map[string]any) {
+			figs := tr["figures"].(map[string]any)
+			figs[tt.figure] = off(figs[tt.figure].([]any))
+		})
+		legacy := forge(func(tr map[string]any) {
+			v := off(tr["figures"].(map[string]any)[tt.figure].([]any))
+			delete(tr, "figures")
+			if tt.legacy == "exposure_ns" {
+				tr[tt.legacy] = v[0]
+			} else {
+				tr[tt.legacy] = v
+			}
+		})
+		for name, r := range map[string]*results.Result{"figures": current, "v1 field": legacy} {
+			if err := Check(r, time.Second); !errors.Is(err, engine.ErrInconsistent) || !strings.Contains(err.Error(), "figures."+tt.figure) {
+				t.Errorf("%s, %s %s edited: %v; want it refused naming figures.%s", tt.sc.Name, name, tt.figure, err, tt.figure)
+			}
+		}
+	}
+}
+
+// The soft rules at their edges: six-of-five's tolerance lets a window
+// admit limit+tolerance and no more; stale-plan's soft rule breaks on a
+// lost download alone.
+func TestSoftRulesAtTheirEdges(t *testing.T) {
+	soft := sixOfFive.Limit + 1 // the default tolerance of one
+	for admitted, want := range map[int64]bool{soft - 1: false, soft: false, soft + 1: true} {
+		trial := &results.Trial{Figures: map[string][]int64{windowsFigure: {1, admitted}}}
+		if got := sixOfFive.Soft(trial); got != want {
+			t.Errorf("six-of-five: a window admitting %d (limit %d, tolerance 1): soft broken %v; want %v", admitted, sixOfFive.Limit, got, want)
+		}
+	}
+	for lost, want := range map[int64]bool{0: false, 1: true} {
+		if got := stalePlan.Soft(&results.Trial{Lost: lost}); got != want {
+			t.Errorf("stale-plan: %d lost, nothing else: soft broken %v; want %v", lost, got, want)
+		}
+	}
+}

@@ -29,7 +29,9 @@ type reportOptions struct {
 	Verify verifyOptions // verify.go
 }
 
-func newReportCmd(s Streams, cat *targets.Catalog) *cobra.Command { return newReportCmdWith(s, cat, nil) }
+func newReportCmd(s Streams, cat *targets.Catalog) *cobra.Command {
+	return newReportCmdWith(s, cat, nil)
+}
 
 // newReportCmdWith builds `racelab report`; runF, when set, replaces the
 // command's work, so that tests can check flag parsing alone.
@@ -91,10 +93,14 @@ func runReport(ctx context.Context, s Streams, width int, o *reportOptions) erro
 		o.Verify.Files = o.Files
 		return runVerify(ctx, s, width, &o.Verify, outs)
 	}
+	v, err := o.Verify.Sign.verifier()
+	if err != nil {
+		return err
+	}
 	var all []*results.Result
 	var loads []*results.LoadResult
 	for _, name := range o.Files {
-		saved, err := readResults(ctx, s, name)
+		saved, err := readResults(ctx, s, name, v)
 		if err != nil {
 			return err
 		}
@@ -154,14 +160,14 @@ func runReport(ctx context.Context, s Streams, width int, o *reportOptions) erro
 // blocks until a writer comes) must not hold the command past Ctrl-C or
 // SIGTERM. The blocked read cannot be interrupted; its goroutine ends with
 // the process.
-func readResults(ctx context.Context, s Streams, name string) (report.Saved, error) {
+func readResults(ctx context.Context, s Streams, name string, v report.Verifier) (report.Saved, error) {
 	type read struct {
 		rs  report.Saved
 		err error
 	}
 	done := make(chan read, 1)
 	go func() {
-		rs, err := readResultsNow(s, name)
+		rs, err := readResultsNow(s, name, v)
 		done <- read{rs, err}
 	}()
 	select {
@@ -172,9 +178,9 @@ func readResults(ctx context.Context, s Streams, name string) (report.Saved, err
 	}
 }
 
-func readResultsNow(s Streams, name string) (report.Saved, error) {
+func readResultsNow(s Streams, name string, v report.Verifier) (report.Saved, error) {
 	if name == "-" {
-		rs, err := report.ReadSaved(s.In, verifier)
+		rs, err := report.ReadSaved(s.In, v)
 		if err != nil {
 			return report.Saved{}, fmt.Errorf("standard input: %w", err)
 		}
@@ -191,7 +197,7 @@ func readResultsNow(s Streams, name string) (report.Saved, error) {
 	if fi, err := f.Stat(); err == nil && fi.IsDir() {
 		return report.Saved{}, usageError{fmt.Errorf("%s is a folder; want a result file", name)}
 	}
-	rs, err := report.ReadSaved(f, verifier)
+	rs, err := report.ReadSaved(f, v)
 	if err != nil {
 		return report.Saved{}, fmt.Errorf("%s: %w", name, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/racelab/racelab/internal/sign"
 	"github.com/racelab/racelab/report"
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/load"
@@ -28,6 +29,9 @@ type shardFlags struct {
 	StartAt string
 	Period  time.Duration
 	Dir     string
+	// Sign is --sign-key, on run and load alike: their JSON and parts
+	// are signed (sign.go).
+	Sign signFlags
 
 	set *pflag.FlagSet
 	// now and env are the clock and environment; nil means the real ones.
@@ -49,6 +53,7 @@ func (f *shardFlags) register(fs *pflag.FlagSet, trials bool) {
 		fs.DurationVar(&f.Period, "period", engine.DefaultPeriod, "with --shard and --start-at: time between two trials' releases")
 	}
 	fs.StringVar(&f.Dir, "shard-dir", "", "with --shard: write the part to DIR/shard-I-of-N.json instead of standard output")
+	f.Sign.register(fs, false)
 }
 
 // on says whether this process plays a shard.
@@ -110,6 +115,14 @@ func (f *shardFlags) write(s Streams, part *results.ShardResult) error {
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(part); err != nil {
 		return fmt.Errorf("encode shard %d: %w", part.Shard, err)
+	}
+	if key := f.Sign.key(); key != nil {
+		signed, err := sign.Sign(b.Bytes(), key)
+		if err != nil {
+			return fmt.Errorf("sign shard %d: %w", part.Shard, err)
+		}
+		b.Reset()
+		b.Write(signed) // the encoder's newline stays at the end
 	}
 	if f.Dir == "" {
 		_, err := s.Out.Write(b.Bytes())

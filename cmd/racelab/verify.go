@@ -39,6 +39,7 @@ type verifyOptions struct {
 	// expected is never taken (shards.VerifyPlan.Expect).
 	Expect    []string
 	MaxSpread time.Duration
+	Sign      signFlags // sign.go
 }
 
 // register defines the flags of the read-back, all but -o.
@@ -56,6 +57,7 @@ func (o *verifyOptions) register(c *cobra.Command) {
 	f.BoolVar(&o.KeepAll, "keep-all", false, "keep every merged trial's requests in the result (-o json)")
 	addExpect(c, &o.Expect)
 	addMaxSpread(f, &o.MaxSpread)
+	o.Sign.register(f, true)
 }
 
 func newVerifyCmd(s Streams, cat *targets.Catalog, runF func(*cobra.Command, *verifyOptions) error) *cobra.Command {
@@ -109,9 +111,13 @@ func runVerify(ctx context.Context, s Streams, width int, o *verifyOptions, outs
 	if err != nil {
 		return err
 	}
+	v, err := o.Sign.verifier()
+	if err != nil {
+		return err
+	}
 	var parts []*results.ShardResult
 	for _, name := range files {
-		saved, err := readResults(ctx, s, name)
+		saved, err := readResults(ctx, s, name, v)
 		if err != nil {
 			return err
 		}

@@ -38,13 +38,14 @@ type Evidence struct {
 }
 
 // DefaultMaxSpread is the widest release spread that still counts as one
-// burst. One process on this 2-core machine under a load average of 12
-// releases its bursts within 0.1 to 3 ms, and four shard processes within
-// 2 to 60 ms (README, "Beyond one machine"); racing requests overlap for
-// a store's round trip, tens of milliseconds against a remote service.
-// A quarter second is well past both, so honest runs on a loaded CI
-// machine keep their verdicts, and far below the seconds a burst
-// drifted to when shards missed their instant.
+// burst. Measured on a 2-core machine shared at a load average of 12 to
+// 18: one process firing 100 requests at SQLite released its bursts
+// within 6 to 140 ms (median 39 ms, 30 trials); four shard processes of
+// 25 against one racelab serve within 2 to 60 ms, and up to 0.35 to 0.67
+// s right after a heavy load had swamped the server, when shards missed
+// their instant. A quarter second keeps honest runs on a loaded CI
+// machine conclusive and refuses bursts that drifted apart; across
+// machines, clocks agree to milliseconds (README, "Beyond one machine").
 const DefaultMaxSpread = 250 * time.Millisecond
 
 // SpreadBound is the widest release spread a burst may have: MaxSpread,

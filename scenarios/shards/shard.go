@@ -31,6 +31,9 @@ const (
 	// gives a request head only so long (racelab serve: 30 s), so staging
 	// for a release minutes away would fail.
 	stageLead = 500 * time.Millisecond
+	// maxStageLead bounds the lead a slow server stretches it to (see
+	// shardRun.play), well inside the 5 s a server may give a head.
+	maxStageLead = 2 * time.Second
 )
 
 // ParseShard reads --shard: "I/N" (I from 0 to N-1), or "auto/N" and
@@ -198,12 +201,21 @@ func (r shardRun) play(ctx context.Context, st *results.ShardTarget) error {
 		return &engine.TargetError{Stage: fmt.Sprintf("cannot play %s (it has no %s)", r.sc.Name, r.sc.Needs)}
 	}
 	retrier, _ := t.Store.(targets.Retrier)
+	// A server still busy with earlier work (a long-running serve after
+	// a load) accepts connections and reads heads slowly: staging took
+	// up to a second there, past a fixed lead, and the shard then fired
+	// its share that late, alone: bursts spread over 0.4 to 2.6 s. The
+	// lead grows to twice the slowest staging seen, so that the next
+	// trial is staged in time; a trial staged late still shows it in its
+	// release spread, and the merge counts it as not simultaneous.
+	lead := min(stageLead, cmp.Or(r.s.Period, engine.DefaultPeriod)/2)
 	for i := range r.trials {
 		k := r.key(i)
 		at := r.s.Slot(r.first + i)
 		if !at.IsZero() {
-			engine.WaitUntil(ctx, at.Add(-min(stageLead, cmp.Or(r.s.Period, engine.DefaultPeriod)/2)))
+			engine.WaitUntil(ctx, at.Add(-lead))
 		}
+		staging := time.Now()
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -225,6 +237,7 @@ func (r shardRun) play(ctx context.Context, st *results.ShardTarget) error {
 				return r.sc.AnswerOfReply(rep, err)
 			}
 		}
+		lead = nextLead(lead, time.Since(staging))
 		f := engine.ShardFiring(n, r.timeout, r.lo, at)
 		reqs, arrivals, err := f.Fire(ctx, do)
 		if ctx.Err() != nil {
@@ -249,6 +262,13 @@ func (r shardRun) play(ctx context.Context, st *results.ShardTarget) error {
 		}
 	}
 	return nil
+}
+
+// nextLead is the staging lead after a trial whose staging took took:
+// twice that when it came close to the lead, never more than
+// maxStageLead, never less than it was.
+func nextLead(lead, took time.Duration) time.Duration {
+	return max(lead, min(2*took, maxStageLead))
 }
 
 // CheckShard refuses a part whose own figures do not hold together: a
