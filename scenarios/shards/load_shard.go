@@ -52,8 +52,13 @@ func CheckLoad(l *results.LoadResult, find engine.Finder) error {
 	if err := l.Check(); err != nil {
 		return err
 	}
-	if len(l.Targets) == 0 {
+	switch {
+	case len(l.Targets) == 0:
 		return fmt.Errorf("targets: none; a load result has one per target loaded")
+	case l.Keys > load.MaxLoadKeys:
+		// A merge reads every key back: a forged count must not make it
+		// read (and hold) a trillion.
+		return fmt.Errorf("keys: %d; a load has at most %d", l.Keys, load.MaxLoadKeys)
 	}
 	sc, err := find(l.Scenario, nil)
 	canRefuse := err != nil || sc.CanRefuse()
