@@ -232,7 +232,7 @@ func TestForgedLoadsAreRefused(t *testing.T) {
 		want  string
 	}{
 		// A nanosecond off, still in order: only the histogram tells.
-		"p99 edited": {func(l *results.LoadResult) { l.Targets[0].Latency.P99-- }, "p99"},
+		"p99 edited":     {func(l *results.LoadResult) { l.Targets[0].Latency.P99-- }, "p99"},
 		"p99 edited far": {func(l *results.LoadResult) { l.Targets[0].Latency.P99 = l.Targets[0].Latency.Min }, "want each at most the next"},
 		"out of order": {func(l *results.LoadResult) {
 			lt := &l.Targets[0].Latency

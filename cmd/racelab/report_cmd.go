@@ -29,15 +29,12 @@ type reportOptions struct {
 	Verify verifyOptions // verify.go
 }
 
-func newReportCmd(s Streams, cat *targets.Catalog) *cobra.Command {
-	return newReportCmdWith(s, cat, nil)
-}
+func newReportCmd(s Streams, c *targets.Catalog) *cobra.Command { return newReportCmdWith(s, c, nil) }
 
 // newReportCmdWith builds `racelab report`; runF, when set, replaces the
 // command's work, so that tests can check flag parsing alone.
 func newReportCmdWith(s Streams, cat *targets.Catalog, runF func(*cobra.Command, *reportOptions) error) *cobra.Command {
-	// The catalog says which targets are naive: what the report expects of
-	// each, whatever the files claim.
+	// The catalog says which targets are naive, whatever the files claim.
 	o := &reportOptions{Verify: verifyOptions{catalog: cat}}
 	c := &cobra.Command{
 		Use:   "report FILE.json...",

@@ -29,9 +29,7 @@ type shardFlags struct {
 	StartAt string
 	Period  time.Duration
 	Dir     string
-	// Sign is --sign-key, on run and load alike: their JSON and parts
-	// are signed (sign.go).
-	Sign signFlags
+	Sign    signFlags // --sign-key, on run and load alike (sign.go)
 
 	set *pflag.FlagSet
 	// now and env are the clock and environment; nil means the real ones.
@@ -116,16 +114,12 @@ func (f *shardFlags) write(s Streams, part *results.ShardResult) error {
 	if err := enc.Encode(part); err != nil {
 		return fmt.Errorf("encode shard %d: %w", part.Shard, err)
 	}
-	if key := f.Sign.key(); key != nil {
-		signed, err := sign.Sign(b.Bytes(), key)
-		if err != nil {
-			return fmt.Errorf("sign shard %d: %w", part.Shard, err)
-		}
-		b.Reset()
-		b.Write(signed) // the encoder's newline stays at the end
+	data, err := sign.IfKey(b.Bytes(), sign.Key(f.Sign.Key, f.Sign.env))
+	if err != nil {
+		return fmt.Errorf("sign shard %d: %w", part.Shard, err)
 	}
 	if f.Dir == "" {
-		_, err := s.Out.Write(b.Bytes())
+		_, err := s.Out.Write(data)
 		return err
 	}
 	name := filepath.Join(f.Dir, fmt.Sprintf("shard-%d-of-%d.json", part.Shard, part.Shards))
@@ -134,7 +128,7 @@ func (f *shardFlags) write(s Streams, part *results.ShardResult) error {
 	if err := os.MkdirAll(f.Dir, 0o755); err != nil {
 		return fmt.Errorf("--shard-dir: %w", err)
 	}
-	if err := os.WriteFile(tmp, b.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
 		return fmt.Errorf("--shard-dir: %w", err)
 	}
 	if err := os.Rename(tmp, name); err != nil {

@@ -1,12 +1,8 @@
 package main
 
 import (
-	"bytes"
-	"cmp"
 	"errors"
-	"fmt"
 	"io"
-	"os"
 
 	"github.com/racelab/racelab/internal/sign"
 	"github.com/racelab/racelab/report"
@@ -19,7 +15,7 @@ import (
 type signFlags struct {
 	Key     string
 	Require bool
-	env     func(string) string
+	env     func(string) string // nil: os.Getenv
 }
 
 func (f *signFlags) register(fs *pflag.FlagSet, reader bool) {
@@ -28,69 +24,29 @@ func (f *signFlags) register(fs *pflag.FlagSet, reader bool) {
 		what = "check the signature of every document read that has one under this key"
 		fs.BoolVar(&f.Require, "require-signature", false, "refuse a document that is not signed under --sign-key (or RACELAB_SIGN_KEY)")
 	}
-	fs.StringVar(&f.Key, "sign-key", "", what+" (default $RACELAB_SIGN_KEY;\n"+
-		"the environment keeps it out of the process list)")
+	fs.StringVar(&f.Key, "sign-key", "", what+" (default $RACELAB_SIGN_KEY;\nthe environment keeps it out of the process list)")
 }
 
-// key is --sign-key, else RACELAB_SIGN_KEY; nil when neither is set.
-func (f *signFlags) key() []byte {
-	env := f.env
-	if env == nil {
-		env = os.Getenv
-	}
-	if k := cmp.Or(f.Key, env("RACELAB_SIGN_KEY")); k != "" {
-		return []byte(k)
-	}
-	return nil
-}
-
-// signed is render with its JSON signed, when there is a key; other
-// formats are written as they are.
+// signed is render with its JSON signed, when there is a key.
 func (f *signFlags) signed(render renderFunc) renderFunc {
-	key := f.key()
-	if key == nil {
-		return render
-	}
+	key := sign.Key(f.Key, f.env)
 	return func(w io.Writer, format string, width int) error {
-		if report.Format(format) != report.JSON {
+		if key == nil || report.Format(format) != report.JSON {
 			return render(w, format, width)
 		}
-		var b bytes.Buffer
-		if err := render(&b, format, width); err != nil {
-			return err
-		}
-		return sign.All(w, b.Bytes(), key)
+		return sign.Render(w, key, func(w io.Writer) error { return render(w, format, width) })
 	}
 }
 
-// verifier is the checks of every document read: the stories' and the
-// signatures'.
+// verifier is the checks of every document read: the stories' and, with
+// a key, the signatures'.
 func (f *signFlags) verifier() (report.Verifier, error) {
-	v := verifier
-	var err error
-	v.Signed, err = f.checker()
-	return v, err
-}
-
-// checker is the check of each document read (report.Verifier.Signed):
-// a signed one must be the key's; an unsigned one is refused only when
-// a signature is required. Nil when there is nothing to check.
-func (f *signFlags) checker() (func(raw []byte) error, error) {
-	key := f.key()
+	v, key := verifier, sign.Key(f.Key, f.env)
 	switch {
 	case f.Require && key == nil:
-		return nil, usageError{errors.New("--require-signature needs the key: give --sign-key or set RACELAB_SIGN_KEY")}
-	case key == nil:
-		return nil, nil
+		return v, usageError{errors.New("--require-signature needs the key: give --sign-key or set RACELAB_SIGN_KEY")}
+	case key != nil:
+		v.Signed = sign.Checker(key, f.Require)
 	}
-	return func(raw []byte) error {
-		err := sign.Check(raw, key)
-		if errors.Is(err, sign.ErrUnsigned) && !f.Require {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("signature: %w", err)
-		}
-		return nil
-	}, nil
+	return v, nil
 }

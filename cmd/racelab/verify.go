@@ -35,11 +35,9 @@ type verifyOptions struct {
 	CheckHistory   bool
 	HistoryTimeout time.Duration
 	KeepAll        bool
-	// Expect is the verifier's own --expect: what a part claims it
-	// expected is never taken (shards.VerifyPlan.Expect).
-	Expect    []string
-	MaxSpread time.Duration
-	Sign      signFlags // sign.go
+	Expect         []string // the verifier's own: never what a part claims (shards.VerifyPlan.Expect)
+	MaxSpread      time.Duration
+	Sign           signFlags // sign.go
 }
 
 // register defines the flags of the read-back, all but -o.
@@ -163,7 +161,7 @@ func verifyParts(ctx context.Context, s Streams, width int, o *verifyOptions, pa
 	}
 	specs := o.Targets
 	if len(specs) == 0 {
-		specs = recordedSpecs(parts[0])
+		specs = shards.Recorded(parts[0])
 	}
 	// A read-back is one whole request: nothing to stage.
 	if err := o.HTTP.applyTo(specs, o.Timeout, &v.Options, func(c *httpapi.Config) { c.Sync = httpapi.SyncNone }); err != nil {
@@ -217,19 +215,4 @@ func expandShardDirs(names []string) ([]string, error) {
 		out = append(out, parts...)
 	}
 	return out, nil
-}
-
-func recordedSpecs(p *results.ShardResult) []string {
-	var out []string
-	switch {
-	case p.Run != nil:
-		for _, t := range p.Run.Targets {
-			out = append(out, t.Spec)
-		}
-	case p.Load != nil:
-		for _, t := range p.Load.Targets {
-			out = append(out, t.Spec)
-		}
-	}
-	return out
 }

@@ -2,6 +2,7 @@ package sign
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -9,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 )
 
@@ -83,6 +85,14 @@ func Sign(doc, key []byte) ([]byte, error) {
 	return append(out, doc[i+1:]...), nil
 }
 
+// IfKey is Sign when there is a key, else doc as it is.
+func IfKey(doc, key []byte) ([]byte, error) {
+	if key == nil {
+		return doc, nil
+	}
+	return Sign(doc, key)
+}
+
 // Check checks doc's signature under key. An unsigned document is
 // ErrUnsigned; one whose signature is not key's over its content is
 // ErrAltered.
@@ -121,5 +131,43 @@ func All(w io.Writer, stream, key []byte) error {
 		if _, err := w.Write(append(signed, '\n')); err != nil {
 			return err
 		}
+	}
+}
+
+// Key is the key given, else the environment's RACELAB_SIGN_KEY (getenv,
+// os.Getenv when nil); nil when neither is set.
+func Key(given string, getenv func(string) string) []byte {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	if k := cmp.Or(given, getenv("RACELAB_SIGN_KEY")); k != "" {
+		return []byte(k)
+	}
+	return nil
+}
+
+// Render writes what render writes, every document of it signed under
+// key: JSON documents one after the other.
+func Render(w io.Writer, key []byte, render func(io.Writer) error) error {
+	var b bytes.Buffer
+	if err := render(&b); err != nil {
+		return err
+	}
+	return All(w, b.Bytes(), key)
+}
+
+// Checker is the check of each document read under key: a signed one
+// must be the key's (ErrAltered); an unsigned one is refused
+// (ErrUnsigned) only when require is set.
+func Checker(key []byte, require bool) func(doc []byte) error {
+	return func(doc []byte) error {
+		err := Check(doc, key)
+		if errors.Is(err, ErrUnsigned) && !require {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("signature: %w", err)
+		}
+		return nil
 	}
 }

@@ -228,11 +228,7 @@ func VerifyRun(ctx context.Context, parts []*results.ShardResult, v VerifyPlan) 
 	if err != nil {
 		return nil, err
 	}
-	recorded := make([]string, len(first.Targets))
-	for i, t := range first.Targets {
-		recorded[i] = t.Spec
-	}
-	rs, opened, openErr, err := openFor(ctx, sc, recorded, v)
+	rs, opened, openErr, err := openFor(ctx, sc, Recorded(ps[0]), v)
 	if err != nil {
 		return nil, err
 	}
@@ -277,6 +273,23 @@ func VerifyRun(ctx context.Context, parts []*results.ShardResult, v VerifyPlan) 
 	}
 	res.Interrupted = res.Interrupted || ctx.Err() != nil
 	return res, nil
+}
+
+// Recorded is the target specs a part ran, in order: where a merge reads
+// its keys back unless told otherwise.
+func Recorded(p *results.ShardResult) []string {
+	var out []string
+	switch {
+	case p.Run != nil:
+		for _, t := range p.Run.Targets {
+			out = append(out, t.Spec)
+		}
+	case p.Load != nil:
+		for _, t := range p.Load.Targets {
+			out = append(out, t.Spec)
+		}
+	}
+	return out
 }
 
 // sameRun refuses to merge a run's part s with shard 0's, first, unless
@@ -370,7 +383,7 @@ func VerifyLoad(ctx context.Context, parts []*results.ShardResult, v VerifyPlan)
 		}
 		ths = append(ths, th)
 	}
-	rs, opened, openErr, err := openFor(ctx, sc, []string{first.Targets[0].Spec}, v)
+	rs, opened, openErr, err := openFor(ctx, sc, Recorded(ps[0]), v)
 	if err != nil {
 		return nil, err
 	}
