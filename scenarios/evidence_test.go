@@ -392,3 +392,40 @@ func TestSoftRulesAtTheirEdges(t *testing.T) {
 		}
 	}
 }
+
+// run bounds its own bursts' spread too, and records the bound so that a
+// saved result is checked against it; a sequence is spread on purpose.
+func TestRunBoundsTheSpread(t *testing.T) {
+	db := "sqlite?path=" + t.TempDir() + "/db.sqlite"
+	res, err := engine.Run(context.Background(), engine.Plan{Scenario: tenHitsOneView, Targets: []string{db}, Requests: 10, Trials: 2,
+		Evidence: engine.Evidence{MaxSpread: time.Nanosecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Targets[0].Summary()
+	if res.MaxSpread != time.Nanosecond || s.NotSimultaneous != s.Trials || s.MaxReleaseSpread <= time.Nanosecond || !res.Targets[0].Inconclusive() {
+		t.Errorf("max spread %s, %d of %d not simultaneous (widest %s), inconclusive %v; want every trial past a bound of 1ns",
+			res.MaxSpread, s.NotSimultaneous, s.Trials, s.MaxReleaseSpread, res.Targets[0].Inconclusive())
+	}
+	if err := Check(clone(t, res), time.Second); err != nil {
+		t.Errorf("the result fails its own check: %v", err)
+	}
+	forged := clone(t, res)
+	forged.Targets[0].Trials[0].NotSimultaneous = false
+	if err := Check(forged, time.Second); err == nil || !strings.Contains(err.Error(), "not_simultaneous") {
+		t.Errorf("a scattered trial marked simultaneous: %v; want it refused", err)
+	}
+	forged = clone(t, res)
+	forged.Targets[0].Trials[0].ReleaseSpread = 0
+	if err := Check(forged, time.Second); err == nil || !strings.Contains(err.Error(), "release_spread_ns") {
+		t.Errorf("a release spread edited to 0: %v; want it refused", err)
+	}
+	seq, err := engine.Run(context.Background(), engine.Plan{Scenario: tenHitsOneView, Targets: []string{"kv"}, Requests: 3, Trials: 1, Sequential: true,
+		Evidence: engine.Evidence{MaxSpread: time.Nanosecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seq.MaxSpread != 0 || seq.Targets[0].Summary().NotSimultaneous != 0 {
+		t.Errorf("a sequential run: max spread %s, %d not simultaneous; want no bound", seq.MaxSpread, seq.Targets[0].Summary().NotSimultaneous)
+	}
+}
