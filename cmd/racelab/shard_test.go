@@ -60,8 +60,10 @@ func serveProcess(t *testing.T, store string) string {
 func runShards(t *testing.T, of int, runID string, args ...string) []string {
 	t.Helper()
 	dir := t.TempDir()
-	// Far enough ahead for every process to start, connect and stage.
-	start := time.Now().Add(2 * time.Second).UTC().Format(time.RFC3339Nano)
+	// Far enough ahead for every process to start, connect and stage,
+	// even on a loaded machine: a share fired late makes the burst not
+	// simultaneous, and the verdict inconclusive (--max-spread).
+	start := time.Now().Add(5 * time.Second).UTC().Format(time.RFC3339Nano)
 	cmds := make([]*exec.Cmd, of)
 	outs := make([]*bytes.Buffer, of)
 	for i := range of {
