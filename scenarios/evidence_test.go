@@ -116,6 +116,12 @@ func TestVerifyExpectsWhatTheVerifierAsks(t *testing.T) {
 	if tr := res.Targets[0]; tr.Expect != results.ExpectHold || !tr.Strict || !res.Failed() {
 		t.Errorf("re-expected: %s strict %v failed %v; want hold, strict, failed", tr.Expect, tr.Strict, res.Failed())
 	}
+	if err := engine.Reexpect(nil, engine.OverrideBreaks, nil, []*results.Result{res}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if tr := res.Targets[0]; tr.Expect != results.ExpectBreak || tr.Strict || res.Failed() {
+		t.Errorf("re-expected with --expect breaks: %s strict %v failed %v; want breaks, not strict, not failed", tr.Expect, tr.Strict, res.Failed())
+	}
 	err = engine.Reexpect(nil, engine.OverrideAuto, map[string]engine.Override{"nope": engine.OverrideHold}, []*results.Result{res}, nil)
 	var field *usage.FieldError
 	if !errors.As(err, &field) || field.Field != "Expect" {
