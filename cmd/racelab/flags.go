@@ -39,6 +39,7 @@ var fieldFlags = map[string]string{
 	"MaxTrials":      "--max-trials",
 	"HistoryTimeout": "--history-timeout",
 	"HistoryHTML":    "--history-html",
+	"MaxSpread":      "--max-spread",
 	"Shard":          "--shard",
 	"RunID":          "--run-id",
 	"StartAt":        "--start-at",

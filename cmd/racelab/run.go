@@ -237,7 +237,7 @@ func runRun(c *cobra.Command, s Streams, o *runOptions) error {
 		// written: the error comes after it.
 		runErr = writeHistory(path, p, res)
 	}
-	err = writeOutputs(s, s.width(c), outs, func(w io.Writer, format string, width int) error {
+	err = writeOutputs(s, s.width(c), outs, o.Shard.Sign.signed(func(w io.Writer, format string, width int) error {
 		f := report.Format(format)
 		if err := report.Render(w, res, f, s.reportOptions(width, savesJSON(outs))); err != nil {
 			return err
@@ -246,7 +246,7 @@ func runRun(c *cobra.Command, s Streams, o *runOptions) error {
 			return writeTimelines(w, res, width)
 		}
 		return nil
-	})
+	}))
 	if err != nil {
 		return err
 	}

@@ -597,8 +597,11 @@ func TestGitHubActionsWorkflowRuns(t *testing.T) {
 	} {
 		t.Run(tc.store, func(t *testing.T) {
 			url := serveProcess(t, tc.store)
+			// A lead the four shard processes can start within on a
+			// loaded machine: with 3 s they once fired 4.3 s late, a
+			// burst that proves nothing (--max-spread).
 			r := newGHRun(t, wf, map[string]string{"RACELAB_TARGET": url}, map[string]string{
-				"RACELAB_LEAD": "3", "RACELAB_REQUESTS": strconv.Itoa(tc.requests), "RACELAB_TRIALS": strconv.Itoa(tc.trials)})
+				"RACELAB_LEAD": "12", "RACELAB_REQUESTS": strconv.Itoa(tc.requests), "RACELAB_TRIALS": strconv.Itoa(tc.trials)})
 			r.run()
 
 			if s := r.step("plan", "build racelab"); s.code != 0 || !strings.Contains(s.output, "racelab ") {
