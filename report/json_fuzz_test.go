@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/racelab/racelab/report/saved"
 )
 
 // FuzzReadJSON feeds the saved-result reader anything: it must never
@@ -45,12 +47,12 @@ func FuzzReadJSON(f *testing.F) {
 			select {
 			case <-done:
 			case <-time.After(20 * time.Second):
-				panic("ReadJSON and render took more than 20s")
+				panic("saved.ReadJSON and render took more than 20s")
 			}
 		}()
 		// A short history recheck: mutated histories can be slow to
 		// settle, and one that runs out only reads as unknown.
-		rs, err := readJSON(bytes.NewReader(data), verify, 10*time.Millisecond, MaxResultBytes)
+		rs, err := saved.ReadJSON(bytes.NewReader(data), withLimits(verify, 10*time.Millisecond, 0))
 		if err != nil {
 			return
 		}
@@ -63,7 +65,7 @@ func FuzzReadJSON(f *testing.F) {
 		if err := RenderAll(&b, rs, JSON, Options{}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := readJSON(&b, verify, 10*time.Millisecond, MaxResultBytes); err != nil {
+		if _, err := saved.ReadJSON(&b, withLimits(verify, 10*time.Millisecond, 0)); err != nil {
 			t.Fatalf("an accepted result, written again, is refused: %v", err)
 		}
 	})

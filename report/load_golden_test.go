@@ -59,7 +59,7 @@ func TestLoadGoldens(t *testing.T) {
 	}
 	for _, tc := range loadGoldens {
 		var b bytes.Buffer
-		if err := RenderLoad(&b, []*results.LoadResult{r}, tc.f, Options{Width: tc.width}); err != nil {
+		if err := RenderLoad(&b, []*results.LoadResult{r}, tc.f, Options{Width: tc.width, Say: testFlags}); err != nil {
 			t.Fatal(err)
 		}
 		golden(t, tc.name, b.Bytes())

@@ -11,6 +11,7 @@ import (
 	"slices"
 
 	"github.com/racelab/racelab/report"
+	"github.com/racelab/racelab/report/saved"
 	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/results"
@@ -157,9 +158,9 @@ func runReport(ctx context.Context, s Streams, width int, o *reportOptions) erro
 // blocks until a writer comes) must not hold the command past Ctrl-C or
 // SIGTERM. The blocked read cannot be interrupted; its goroutine ends with
 // the process.
-func readResults(ctx context.Context, s Streams, name string, v report.Verifier) (report.Saved, error) {
+func readResults(ctx context.Context, s Streams, name string, v saved.Verifier) (saved.Saved, error) {
 	type read struct {
-		rs  report.Saved
+		rs  saved.Saved
 		err error
 	}
 	done := make(chan read, 1)
@@ -171,32 +172,32 @@ func readResults(ctx context.Context, s Streams, name string, v report.Verifier)
 	case got := <-done:
 		return got.rs, got.err
 	case <-ctx.Done():
-		return report.Saved{}, fmt.Errorf("%s: %w", name, ctx.Err())
+		return saved.Saved{}, fmt.Errorf("%s: %w", name, ctx.Err())
 	}
 }
 
-func readResultsNow(s Streams, name string, v report.Verifier) (report.Saved, error) {
+func readResultsNow(s Streams, name string, v saved.Verifier) (saved.Saved, error) {
 	if name == "-" {
-		rs, err := report.ReadSaved(s.In, v)
+		rs, err := saved.ReadSaved(s.In, v)
 		if err != nil {
-			return report.Saved{}, fmt.Errorf("standard input: %w", err)
+			return saved.Saved{}, fmt.Errorf("standard input: %w", err)
 		}
 		return rs, nil
 	}
 	f, err := os.Open(name)
 	if errors.Is(err, fs.ErrNotExist) {
-		return report.Saved{}, usageError{fmt.Errorf("%s: no such file", name)}
+		return saved.Saved{}, usageError{fmt.Errorf("%s: no such file", name)}
 	}
 	if err != nil {
-		return report.Saved{}, err // *fs.PathError names the file
+		return saved.Saved{}, err // *fs.PathError names the file
 	}
 	defer f.Close()
 	if fi, err := f.Stat(); err == nil && fi.IsDir() {
-		return report.Saved{}, usageError{fmt.Errorf("%s is a folder; want a result file", name)}
+		return saved.Saved{}, usageError{fmt.Errorf("%s is a folder; want a result file", name)}
 	}
-	rs, err := report.ReadSaved(f, v)
+	rs, err := saved.ReadSaved(f, v)
 	if err != nil {
-		return report.Saved{}, fmt.Errorf("%s: %w", name, err)
+		return saved.Saved{}, fmt.Errorf("%s: %w", name, err)
 	}
 	return rs, nil
 }
@@ -249,6 +250,6 @@ func (o *reportOptions) checkMerge() error {
 
 // verifier checks saved documents before a report is made of them: runs
 // judged again by their stories, parts checked against their plan.
-var verifier = report.Verifier{Run: scenarios.Check,
+var verifier = saved.Verifier{Run: scenarios.Check,
 	Shard: func(s *results.ShardResult) error { return shards.CheckShard(s, scenarios.Find) },
 	Load:  func(l *results.LoadResult) error { return shards.CheckLoad(l, scenarios.Find) }}

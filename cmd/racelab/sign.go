@@ -6,6 +6,7 @@ import (
 
 	"github.com/racelab/racelab/internal/sign"
 	"github.com/racelab/racelab/report"
+	"github.com/racelab/racelab/report/saved"
 	"github.com/spf13/pflag"
 )
 
@@ -40,7 +41,7 @@ func (f *signFlags) signed(render renderFunc) renderFunc {
 
 // verifier is the checks of every document read: the stories' and, with
 // a key, the signatures'.
-func (f *signFlags) verifier() (report.Verifier, error) {
+func (f *signFlags) verifier() (saved.Verifier, error) {
 	v, key := verifier, sign.Key(f.Key, f.env)
 	switch {
 	case f.Require && key == nil:

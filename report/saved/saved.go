@@ -1,0 +1,183 @@
+package saved
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/racelab/racelab/scenarios/results"
+)
+
+// MaxResultBytes is the most ReadJSON reads of one input: 256 MiB, ample
+// for any result racelab writes (see results.Keep), and a bound on what
+// a wrong file (/dev/zero, a log) can make it hold in memory.
+const MaxResultBytes = 256 << 20
+
+// ErrNotResult is wrapped by every ReadJSON error about input that is not
+// a saved racelab result: not JSON, not a result, or another schema.
+var ErrNotResult = errors.New("not a racelab result")
+
+// ReadJSON reads saved results: one JSON document, or several one after
+// the other, as -o json writes them (report.RenderAll writes a stream for results
+// of several scenarios). Every document must carry results.SchemaVersion:
+// a result of another schema may mean other things by the same fields, so
+// it is refused rather than guessed at. Fields this version does not know
+// are ignored, as the schema promises that adding one keeps its meaning.
+//
+// It reads at most MaxResultBytes, and every result must pass v.Run: its
+// verdicts are recomputed from its own request data, so a forged or
+// damaged file is refused rather than rendered as "holds".
+func ReadJSON(r io.Reader, v Verifier) ([]*results.Result, error) {
+	saved, err := read(r, v, false)
+	return saved.Runs, err
+}
+
+// Verifier checks saved documents before anything is judged from them.
+// Checking a run means judging its trials again by its story's rule, which
+// the report package does not know: the caller hands the checks in (the
+// scenarios package's Check and the shards package's CheckShard).
+type Verifier struct {
+	// Run checks a run result, its histories checked again within the
+	// time limit given.
+	Run func(r *results.Result, historyTimeout time.Duration) error
+	// Shard checks a part of a sharded run or load.
+	Shard func(s *results.ShardResult) error
+	// Load checks a load result against its story (shards.CheckLoad);
+	// nil checks only that its figures agree (LoadResult.Check).
+	Load func(l *results.LoadResult) error
+	// Signed, when set, checks each document's bytes before it is
+	// decoded: its signature (package sign).
+	Signed func(raw []byte) error
+	// HistoryTimeout bounds each history's recheck
+	// (results.DefaultHistoryTimeout when zero), and Limit what is read
+	// of one input (MaxResultBytes when zero).
+	HistoryTimeout time.Duration
+	Limit          int64
+}
+
+func (v Verifier) load(l *results.LoadResult) error {
+	if v.Load == nil {
+		return l.Check()
+	}
+	return v.Load(l)
+}
+
+// Saved is what a stream of saved documents held: run results and load
+// results, each kind in the order read.
+type Saved struct {
+	Runs  []*results.Result
+	Loads []*results.LoadResult
+	// Shards are parts of sharded runs and loads (racelab run|load
+	// --shard), which only a merge can judge (shards.VerifyRun).
+	Shards []*results.ShardResult
+}
+
+// ReadSaved reads saved results of either kind, as ReadJSON reads runs:
+// `racelab run -o json` and `racelab load -o json` documents, in any mix.
+// A load result must pass its own Check.
+func ReadSaved(r io.Reader, v Verifier) (Saved, error) {
+	return read(r, v, true)
+}
+
+// read reads runs, and loads and shard parts when loads is set.
+func read(r io.Reader, v Verifier, loads bool) (Saved, error) {
+	limit := cmp.Or(v.Limit, MaxResultBytes)
+	historyTimeout := cmp.Or(v.HistoryTimeout, results.DefaultHistoryTimeout)
+	// Decoded as it is read, so that input that is not JSON at all
+	// (/dev/zero, a binary) is refused at its first bytes, not after the
+	// limit; what was read is kept to say on which line JSON broke.
+	var data bytes.Buffer
+	limited := &io.LimitedReader{R: r, N: limit + 1}
+	dec := json.NewDecoder(io.TeeReader(limited, &data))
+	var out Saved
+	schemas := fmt.Sprintf("%q", results.SchemaVersion)
+	if loads {
+		schemas += fmt.Sprintf(", %q or %q", results.LoadSchemaVersion, results.ShardSchemaVersion)
+	}
+	for n := 1; ; n++ {
+		var raw json.RawMessage
+		err := dec.Decode(&raw)
+		if limited.N <= 0 {
+			return Saved{}, fmt.Errorf("%w: larger than %d MiB; a saved result is far smaller (trials past the first %d keep no requests)",
+				ErrNotResult, limit>>20, results.DefaultKeepTrials)
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		var syn *json.SyntaxError
+		if err != nil && !errors.As(err, &syn) && !errors.Is(err, io.ErrUnexpectedEOF) {
+			return Saved{}, err // the reader's own failure: I/O, not the document
+		}
+		if err != nil {
+			return Saved{}, fmt.Errorf("%w: bad JSON%s: %w", ErrNotResult, where(data.Bytes(), err), err)
+		}
+		if v.Signed != nil {
+			if err := v.Signed(raw); err != nil {
+				return Saved{}, fmt.Errorf("%w: document %d: %w", ErrNotResult, n, err)
+			}
+		}
+		var probe struct {
+			Schema *string `json:"schema"`
+		}
+		if err := json.Unmarshal(raw, &probe); err != nil || probe.Schema == nil {
+			return Saved{}, fmt.Errorf("%w: document %d has no \"schema\" field", ErrNotResult, n)
+		}
+		switch {
+		case *probe.Schema == results.SchemaVersion:
+			err = decodeDoc(raw, &out.Runs, checkedLater)
+		case loads && *probe.Schema == results.LoadSchemaVersion:
+			err = decodeDoc(raw, &out.Loads, v.load)
+		case loads && *probe.Schema == results.ShardSchemaVersion:
+			err = decodeDoc(raw, &out.Shards, v.Shard)
+		default:
+			return Saved{}, fmt.Errorf("%w: document %d has schema %q; this racelab reads %s", ErrNotResult, n, *probe.Schema, schemas)
+		}
+		if err != nil {
+			return Saved{}, fmt.Errorf("%w: document %d: %w", ErrNotResult, n, err)
+		}
+	}
+	if len(out.Runs)+len(out.Loads)+len(out.Shards) == 0 {
+		return Saved{}, fmt.Errorf("%w: no JSON in it", ErrNotResult)
+	}
+	// Checked once every document has been read, so that a file that is
+	// not results at all says so first.
+	for i, res := range out.Runs {
+		if err := v.Run(res, historyTimeout); err != nil {
+			return Saved{}, fmt.Errorf("%w: document %d: %w", ErrNotResult, i+1, err)
+		}
+	}
+	return out, nil
+}
+
+// decodeDoc decodes one document of a saved file, checks it with check
+// and adds it to docs: the three kinds a file may hold are read the same
+// way.
+func decodeDoc[T any](raw json.RawMessage, docs *[]*T, check func(*T) error) error {
+	doc := new(T)
+	if err := json.Unmarshal(raw, doc); err != nil {
+		return err
+	}
+	if err := check(doc); err != nil {
+		return err
+	}
+	*docs = append(*docs, doc)
+	return nil
+}
+
+// checkedLater is a run's check as it is read: none, since runs are
+// judged again once every document has been read (see readSaved).
+func checkedLater(*results.Result) error { return nil }
+
+// where says on which line a JSON syntax error is, or "".
+func where(data []byte, err error) string {
+	var syn *json.SyntaxError
+	if !errors.As(err, &syn) {
+		return ""
+	}
+	line := 1 + bytes.Count(data[:min(int(syn.Offset), len(data))], []byte("\n"))
+	return fmt.Sprintf(" on line %d", line)
+}
