@@ -512,6 +512,11 @@ func (r targetRun) play(ctx context.Context, rec *results.Recorder) error {
 	if err := t.Prepare(ctx, n); err != nil {
 		return &TargetError{Stage: fmt.Sprintf("prepare %d requests", n), Err: err}
 	}
+	if f.virtual != nil {
+		// Trial after trial of short participants: keep their goroutines
+		// and the stacks they grew (clock.Virtual.Reuse).
+		defer f.virtual.Reuse()()
+	}
 	retrier, _ := t.Store.(targets.Retrier)
 	pl, ok := sc.bind(t.Store)
 	if !ok { // resolve checked the entry's Kind; the store disagrees with it
