@@ -49,6 +49,9 @@ var fieldFlags = map[string]string{
 	"KeyDist":        "--key-dist",
 	"Schedule":       "--rate",
 	"Fixed":          "--fixed",
+	"Background":     "--background",
+	"BackgroundKeys": "--background-keys",
+	"RealClock":      "--clock real",
 }
 
 // flagOf is the flag that sets a plan's field.
