@@ -136,16 +136,24 @@ func (r *Runner) Start(ctx context.Context, label string, t *targets.Target, pl 
 	sched := pace.Constant(p.Rate, maxSpan)
 	sum := Summary{Target: label, Rate: float64(p.Rate), Keys: cmp.Or(p.Keys, DefaultKeys), OnKey: p.OnKey}
 	var wg sync.WaitGroup
-	// The first trial waits until the load is sending: readying a
-	// store's connections for it can take longer than a few bursts.
-	sending := make(chan struct{})
+	// The first trial waits until the load is under way (readying a
+	// store's connections for it can take longer than a few bursts):
+	// until it is sending, and then until its first answer, so that the
+	// bursts land on a store that is busy, however fast they are.
+	sending, ended := make(chan struct{}), make(chan struct{})
 	var once sync.Once
 	started := func() { once.Do(func() { close(sending) }) }
+	var progress func() load.LoadProgress // set before sending closes
 	wg.Go(func() {
+		defer close(ended)
 		defer started() // a load that could not start holds no trial up
 		res, err := load.Load(ctx, load.LoadPlan{Scenario: r.sc, Catalog: shared, Targets: []string{sharedName}, Schedule: &sched,
 			Keys: sum.Keys, Timeout: p.Timeout, Seed: p.Seed,
-			Watch: func(string, load.LoadProgress, func() load.LoadProgress) func() { started(); return func() {} }})
+			Watch: func(_ string, _ load.LoadProgress, now func() load.LoadProgress) func() {
+				progress = now
+				started()
+				return func() {}
+			}})
 		switch {
 		case err != nil:
 			sum.Error = err.Error()
@@ -159,6 +167,9 @@ func (r *Runner) Start(ctx context.Context, label string, t *targets.Target, pl 
 		wg.Go(func() { readKey(ctx, p, pl, trialKey, &reads, &readErrs) })
 	}
 	<-sending
+	if progress != nil {
+		firstAnswer(ctx, progress, ended)
+	}
 	return func() {
 		cancel()
 		wg.Wait()
@@ -166,6 +177,26 @@ func (r *Runner) Start(ctx context.Context, label string, t *targets.Target, pl 
 		r.mu.Lock()
 		r.sums = append(r.sums, sum)
 		r.mu.Unlock()
+	}
+}
+
+// firstAnswer returns once the load has had an answer or an error, or
+// has ended, or ctx has. It looks every millisecond: load says its
+// progress by being asked, as a progress bar asks it.
+func firstAnswer(ctx context.Context, progress func() load.LoadProgress, ended <-chan struct{}) {
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for {
+		if p := progress(); p.Answered+p.Errors > 0 {
+			return
+		}
+		select {
+		case <-tick.C:
+		case <-ended:
+			return
+		case <-ctx.Done():
+			return
+		}
 	}
 }
 

@@ -52,8 +52,14 @@ func TestBurstsOnTopOfLoad(t *testing.T) {
 		if s.Answered == 0 || s.Throughput() <= 0 || s.P99 <= 0 {
 			t.Errorf("%s: %d answered, %.1f/s, p99 %v; want the load's answers counted", s.Target, s.Answered, s.Throughput(), s.P99)
 		}
-		if s.KeyReads == 0 {
+		// kv's trials last at least its simulated latencies (a cold read
+		// and a write, tens of ms each): four of them span several of the
+		// reader's 40 ms arrivals. SQLite's may all fall between two.
+		if s.Target == "kv" && s.KeyReads == 0 {
 			t.Errorf("%s: no read of a trial's own key; OnKey asked for them", s.Target)
+		}
+		if s.KeyErrors > s.KeyReads {
+			t.Errorf("%s: %d errors in %d reads of the trials' keys", s.Target, s.KeyErrors, s.KeyReads)
 		}
 	}
 	var out strings.Builder
