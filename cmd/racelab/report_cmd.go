@@ -68,7 +68,7 @@ that is not a racelab result of schema ` + results.SchemaVersion + ` or ` + resu
 			return runReport(c.Context(), s, s.width(c), o)
 		},
 	}
-	o.Outputs.register(c, c.Flags(), report.Formats())
+	o.Outputs.register(c, c.Flags(), report.LoadFormats()) // csv for saved loads
 	c.Flags().BoolVar(&o.Merge, "merge", false, "the files are the parts of one sharded run (run|load --shard): merge them into one result,\n"+
 		"reading every key back against -t, as racelab verify does")
 	o.Verify.register(c)
@@ -105,7 +105,7 @@ func runReport(ctx context.Context, s Streams, width int, o *reportOptions) erro
 	// Bursts and load in one report: the bursts' report, then the load's,
 	// a blank line between in the formats read as text.
 	err = writeOutputs(s, width, outs, func(w io.Writer, format string, width int) error {
-		f, opts := report.Format(format), report.Options{NoColor: s.NoColor, Width: width}
+		f, opts := report.Format(format), s.reportOptions(width, true) // read from JSON
 		if len(merged) > 0 {
 			if err := report.RenderAll(w, merged, f, opts); err != nil {
 				return err

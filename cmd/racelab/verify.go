@@ -151,7 +151,7 @@ func verifyParts(ctx context.Context, s Streams, width int, o *verifyOptions, pa
 	if err := o.HTTP.applyTo(specs, o.Timeout, &v.Options, func(c *httpapi.Config) { c.Sync = httpapi.SyncNone }); err != nil {
 		return err
 	}
-	opts := func(width int) report.Options { return report.Options{NoColor: s.NoColor, Width: width} }
+	opts := func(width int) report.Options { return s.reportOptions(width, savesJSON(outs)) }
 	if parts[0].Kind == results.ShardLoad {
 		res, err := shards.VerifyLoad(ctx, parts, v)
 		if err != nil {
