@@ -112,6 +112,24 @@ bench-http: build
 bench-load: build
 	$(GO) run ./cmd/loadbench -racelab bin/racelab $(ARGS)
 
+## bench-trial: a virtual ten-hits trial of 10 requests (history check on) on
+## kv and actor, timed beside a bare barrier + mutex trial in the same run;
+## prints the ratios in wall time and CPU time (issue 24). ARGS passes flags,
+## e.g. ARGS='-benchtime 20000x'.
+.PHONY: bench-trial
+bench-trial:
+	$(GO) test -run '^$$' -bench '^BenchmarkTrialRatio$$' -benchtime 4000x -count=1 ./scenarios $(ARGS)
+
+## bench-background: break and inconclusive rates of ten-hits-one-view bursts
+## on kv, sqlite, postgres:serializable and redis:watch with no background
+## load, 200/s and 1,000/s (20 trials each; needs `make services`)
+.PHONY: bench-background
+bench-background: build
+	@for t in kv sqlite postgres:serializable redis:watch; do for bg in "" 200/s 1000/s; do \
+		echo "== $$t background $${bg:-none}"; \
+		bin/racelab run ten-hits-one-view -t $$t --clock real --trials 20 --seed 1 -q $${bg:+--background $$bg} | grep -E 'broken in|holds in|inconclusive|^background'; \
+	done; done
+
 ## bench-shards: 4 local racelab shards against one `racelab serve`, merged
 ## by racelab verify, next to one process's bursts (deploy/local-shards.sh)
 .PHONY: bench-shards

@@ -53,6 +53,9 @@ var fieldFlags = map[string]string{
 	"KeyDist":        "--key-dist",
 	"Schedule":       "--rate",
 	"Fixed":          "--fixed",
+	"Background":     "--background",
+	"BackgroundKeys": "--background-keys",
+	"RealClock":      "--clock real",
 	// Settings a report advises (report.Options.Say) but no plan holds.
 	"KeepAll":  "--keep-all",
 	"Timeline": "--timeline",

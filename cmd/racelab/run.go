@@ -13,6 +13,7 @@ import (
 
 	"github.com/racelab/racelab/report"
 	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/background"
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
@@ -51,6 +52,12 @@ type runOptions struct {
 	Evidence evidenceFlags // run_evidence.go
 	Knobs    knobFlags     // flags.go
 	Shard    shardFlags    // shard.go
+	// Background is --background RATE, with its keys and whether it
+	// reads the bursts' keys; background runs it and keeps its summaries.
+	Background      string
+	BackgroundKeys  int
+	BackgroundOnKey bool
+	background      *background.Runner
 }
 
 func newRunCmd(s Streams, cat *targets.Catalog, runF func(*cobra.Command, *runOptions) error) *cobra.Command {
@@ -110,6 +117,10 @@ to hold that breaks it exits 3.`,
 	o.Evidence.register(f)
 	o.Knobs.register(f)
 	o.Shard.register(f, true)
+	f.StringVar(&o.Background, "background", "", "open-model load on each target through all of its trials, e.g. 200/s (kv and actor need --clock real);\n"+
+		"the report adds its throughput, p99 and errors")
+	f.IntVar(&o.BackgroundKeys, "background-keys", background.DefaultKeys, "keys of its own the --background load spreads over")
+	f.BoolVar(&o.BackgroundOnKey, "background-on-key", false, "with --background, also read each burst's own key at the same rate")
 	_ = c.RegisterFlagCompletionFunc("clock", cobra.FixedCompletions([]string{"virtual", "real"}, cobra.ShellCompDirectiveNoFileComp))
 	return c
 }
@@ -173,6 +184,15 @@ func (o *runOptions) plan() (engine.Plan, []output, error) {
 	}
 	if err := o.Evidence.apply(&p); err != nil {
 		return engine.Plan{}, nil, err
+	}
+	if o.Background != "" {
+		bp, err := background.Parse(o.Background, o.BackgroundKeys, o.BackgroundOnKey)
+		if err != nil {
+			return engine.Plan{}, nil, err
+		}
+		bp.Timeout, bp.Seed = o.Timeout, seed
+		o.background = background.New(bp, sc)
+		p.Background = o.background.Start
 	}
 	if err := firstError(p.Validate()); err != nil {
 		return engine.Plan{}, nil, err
@@ -243,7 +263,12 @@ func runRun(c *cobra.Command, s Streams, o *runOptions) error {
 			return err
 		}
 		if o.Timeline && (f == report.Table || f == report.Markdown) {
-			return writeTimelines(w, res, width)
+			if err := writeTimelines(w, res, width); err != nil {
+				return err
+			}
+		}
+		if o.background != nil && (f == report.Table || f == report.Markdown) {
+			return background.Write(w, o.background.Summaries())
 		}
 		return nil
 	}))

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/racelab/racelab/internal/usage"
@@ -122,6 +123,13 @@ type Plan struct {
 	Keep results.Keep
 	// KeyChars is what the fresh keys are made of; empty means KeyASCII.
 	KeyChars results.KeyChars
+	// Background, when set, is load put on each target through all of its
+	// trials (racelab run --background; package background): it is
+	// started once the target is prepared, with the target's label, the
+	// target bound to the story, and the key of the trial in progress
+	// ("" between trials), and the stop it returns is called after the
+	// last trial. It needs the real clock: virtual time has no rate.
+	Background func(ctx context.Context, label string, t *targets.Target, p Player, trialKey func() string) (stop func())
 }
 
 // Resolved is a target spec checked against the catalog before any runs.
@@ -335,6 +343,13 @@ func Run(ctx context.Context, p Plan) (*results.Result, error) {
 		return nil, err
 	}
 	defer CloseAll(opened)
+	if p.Background != nil {
+		for i, t := range opened {
+			if t != nil && VirtualClock(t.Store) != nil {
+				return nil, usage.Fieldf("Background", "{} on %s: it runs in virtual time, which has no rate; run it on {RealClock}", rs[i].Spec.Name())
+			}
+		}
+	}
 	if p.OnWait != nil && gap > 0 && n > 1 {
 		var real []string
 		for i, t := range opened {
@@ -380,7 +395,7 @@ func Run(ctx context.Context, p Plan) (*results.Result, error) {
 				tr.Clock = results.ClockVirtual
 			}
 			rec := results.NewRecorder(&tr, p.Keep)
-			run := targetRun{sc: sc, target: opened[ti], label: labels[ti], Firing: f, trials: trials, onTrial: p.OnTrial, ev: p.Evidence,
+			run := targetRun{sc: sc, target: opened[ti], label: labels[ti], Firing: f, trials: trials, onTrial: p.OnTrial, ev: p.Evidence, background: p.Background,
 				key: func(trial int) string {
 					return p.KeyChars.Key(sc.KeyPrefix, fmt.Sprintf("%s-%d-%d", runID, ti, trial))
 				}}
@@ -505,6 +520,8 @@ type targetRun struct {
 	key     func(trial int) string
 	onTrial func(target string, done, total int)
 	ev      Evidence
+	// background is Plan.Background.
+	background func(ctx context.Context, label string, t *targets.Target, p Player, trialKey func() string) (stop func())
 }
 
 // play plays the trials into rec. The error, a *TargetError, is why the
@@ -515,6 +532,11 @@ func (r targetRun) play(ctx context.Context, rec *results.Recorder) error {
 	n, timeout := f.n, f.timeout
 	if err := t.Prepare(ctx, n); err != nil {
 		return &TargetError{Stage: fmt.Sprintf("prepare %d requests", n), Err: err}
+	}
+	if f.virtual != nil {
+		// Trial after trial of short participants: keep their goroutines
+		// and the stacks they grew (clock.Virtual.Reuse).
+		defer f.virtual.Reuse()()
 	}
 	retrier, _ := t.Store.(targets.Retrier)
 	pl, ok := sc.bind(t.Store)
@@ -529,6 +551,19 @@ func (r targetRun) play(ctx context.Context, rec *results.Recorder) error {
 	var batch BatchReader
 	if sc.Batch != nil {
 		batch = sc.Batch(t.Store)
+	}
+	// trialKey is the key of the trial in progress, for a background load
+	// that reads it; "" between trials, so that no such read is in flight
+	// when the store forgets the key.
+	var trialKey atomic.Pointer[string]
+	if r.background != nil {
+		stop := r.background(ctx, r.label, t, pl, func() string {
+			if k := trialKey.Load(); k != nil {
+				return *k
+			}
+			return ""
+		})
+		defer stop()
 	}
 	var batchKeys []BatchKey
 	defer func() {
@@ -568,6 +603,7 @@ func (r targetRun) play(ctx context.Context, rec *results.Recorder) error {
 		if ts, ok := t.Store.(targets.TrialStarter); ok {
 			ts.StartTrial()
 		}
+		trialKey.Store(&k)
 		var reqs []results.Request
 		var arrivals []time.Time
 		var err error
@@ -613,6 +649,7 @@ func (r targetRun) play(ctx context.Context, rec *results.Recorder) error {
 		if batch != nil && len(batchKeys) < maxBatchKeys {
 			batchKeys = append(batchKeys, BatchKey{k, counted})
 		}
+		trialKey.Store(nil)
 		sc.Decide(&trial, r.label)
 		JudgeHistory(sc, &trial, r.label, r.ev)
 		rec.Add(trial)

@@ -52,6 +52,10 @@ type Virtual struct {
 	// end, grouped by the context's Done channel (many share one: a
 	// store's objects, the values derived from one context).
 	cancellable map[<-chan struct{}]*contextWaiters
+
+	// workers are the goroutines kept to play participants while Reuse
+	// is on (pool.go).
+	workers pool
 }
 
 // contextWaiters is the participants parked with one context, or with
@@ -90,7 +94,7 @@ type participant struct {
 // that has yet to run.
 func (v *Virtual) newParticipantLocked(r *run) *participant {
 	v.ids++
-	return &participant{wake: make(chan struct{}, 1), run: r, id: v.ids, waiting: true}
+	return &participant{run: r, id: v.ids, waiting: true}
 }
 
 // run is one call of Virtual.Run.
@@ -177,7 +181,7 @@ func (v *Virtual) Run(ctx context.Context, n int, f func(ctx context.Context, i 
 		p := v.newParticipantLocked(r)
 		r.members[i] = p
 		v.scheduleLocked(p, v.elapsed)
-		go v.participate(p, func() { f(pctx, i) })
+		v.startLocked(p, func() { f(pctx, i) })
 	}
 	if v.running == nil {
 		v.dispatchLocked()
@@ -209,8 +213,8 @@ func (v *Virtual) Go(f func()) {
 	v.mu.Lock()
 	p := v.newParticipantLocked(nil)
 	v.scheduleLocked(p, v.elapsed)
+	v.startLocked(p, f)
 	v.mu.Unlock()
-	go v.participate(p, f)
 }
 
 // Sleep parks the calling participant for d of virtual time and lets the
@@ -266,16 +270,24 @@ func (v *Virtual) outside(ctx context.Context, op func(ctx context.Context) erro
 	return err
 }
 
-// participate is a participant's goroutine: it waits for its first turn,
-// runs f, and hands the turn on.
-func (v *Virtual) participate(p *participant, f func()) {
+// participate plays participant p on worker w's goroutine: it waits for
+// p's first turn, runs f, and hands the turn on. It reports whether w is
+// kept to play another participant (pool.go).
+func (v *Virtual) participate(w *worker, p *participant, f func()) (kept bool) {
 	<-p.wake
-	defer v.exit(p) // deferred so that runtime.Goexit (t.FailNow) hands on too
+	returned := false
+	// Deferred so that runtime.Goexit (t.FailNow) hands on too; the
+	// goroutine then ends, so its worker is not kept.
+	defer func() { kept = v.exit(p, w, returned) }()
 	f()
+	returned = true
+	return
 }
 
-// exit marks the running participant p done and hands the turn on.
-func (v *Virtual) exit(p *participant) {
+// exit marks the running participant p done and hands the turn on. When
+// f returned and Reuse is on, w joins the idle workers first, under the
+// same lock, so that the next run finds it however soon it starts.
+func (v *Virtual) exit(p *participant, w *worker, returned bool) (kept bool) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	p.done = true
@@ -283,8 +295,12 @@ func (v *Virtual) exit(p *participant) {
 	if p.run != nil {
 		p.run.remaining--
 	}
+	if kept = returned && v.workers.on > 0; kept {
+		v.workers.idle = append(v.workers.idle, w)
+	}
 	v.running = nil
 	v.dispatchLocked()
+	return kept
 }
 
 // runErr is the error of p's run if it failed: every wait then fails at

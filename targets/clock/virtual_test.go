@@ -450,17 +450,26 @@ func TestNewVirtualDropsMonotonicReading(t *testing.T) {
 
 // A burst as racelab's engine makes it, 1,000 times: 10 participants that
 // each sleep twice, as a KV hit waits out its read and its write.
+// With reuse, the participants' goroutines are kept from one run to the
+// next, as the engine keeps them over a target's trials.
 func BenchmarkVirtualRun(b *testing.B) {
-	v := NewVirtual(epoch)
-	ctx := context.Background()
-	for b.Loop() {
-		err := v.Run(ctx, 10, func(ctx context.Context, i int) {
-			_ = v.Sleep(ctx, time.Duration(i+1)*time.Millisecond)
-			_ = v.Sleep(ctx, 30*time.Millisecond)
+	for _, reuse := range []bool{false, true} {
+		b.Run(fmt.Sprintf("reuse=%v", reuse), func(b *testing.B) {
+			v := NewVirtual(epoch)
+			if reuse {
+				defer v.Reuse()()
+			}
+			ctx := context.Background()
+			for b.Loop() {
+				err := v.Run(ctx, 10, func(ctx context.Context, i int) {
+					_ = v.Sleep(ctx, time.Duration(i+1)*time.Millisecond)
+					_ = v.Sleep(ctx, 30*time.Millisecond)
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
 		})
-		if err != nil {
-			b.Fatal(err)
-		}
 	}
 }
 
