@@ -49,6 +49,10 @@ var fieldFlags = map[string]string{
 	"KeyDist":        "--key-dist",
 	"Schedule":       "--rate",
 	"Fixed":          "--fixed",
+	// racelab serve's server (guarded.Server)
+	"MaxConns": "--max-conns",
+	"Public":   "--public",
+	"Token":    "--token",
 }
 
 // flagOf is the flag that sets a plan's field.

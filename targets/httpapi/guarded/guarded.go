@@ -9,6 +9,8 @@ package guarded
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/subtle"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -19,6 +21,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/racelab/racelab/internal/usage"
 )
 
 // Defaults of Server, in one place.
@@ -38,10 +42,18 @@ const (
 	DefaultMaxConns = 1024
 	// DefaultReadHeaderTimeout bounds how long a request's head may take to
 	// arrive. A lastbyte burst holds back the final byte of each head until
-	// its release, which follows staging by milliseconds to seconds; a
-	// client that never finishes is cut off, so it cannot hold a
-	// connection forever.
-	DefaultReadHeaderTimeout = 30 * time.Second
+	// its release, which follows staging by milliseconds (staging writes a
+	// few hundred bytes a connection, then releases at once); a client that
+	// never finishes is cut off. At 30 s, 1,100 half-sent heads (slowloris)
+	// held every slot under the cap and kept a normal request waiting 25 s;
+	// 5 s bounds that wait while leaving a slow burst room to release.
+	DefaultReadHeaderTimeout = 5 * time.Second
+	// DefaultMaxEventStreams is how many long-lived answers (the classroom
+	// page's event stream, see Stream) are open at once. They have a cap
+	// of their own and do not count under MaxConns, so that pages left
+	// open, or thousands of idle streams, never starve the store's
+	// requests of a connection; one more stream is answered 503.
+	DefaultMaxEventStreams = 256
 	// DefaultIdleTimeout closes a kept-alive connection that carries no
 	// request for this long. Clients warm connections just before a burst,
 	// so it only has to outlast one trial's preparation; racelab's client
@@ -63,9 +75,16 @@ const (
 //     same-origin or none, or an Origin header naming another host) is
 //     refused 403, Public or not (cross-site request forgery). curl and
 //     racelab's own client send neither header and pass.
+//   - Token: when Token is set (serve sets one under --public), a request
+//     that writes (any method but GET, HEAD and OPTIONS) must carry it, as
+//     Authorization: Bearer TOKEN or as the password of basic auth; others
+//     get 401. A page whose name was rebound to the server sends the
+//     server's own Origin, so only a secret it cannot know stops it.
 //   - Connections: at most MaxConns open at once; the rest wait in the
 //     kernel's accept queue until one closes. A head that does not arrive in
 //     ReadHeaderTimeout, and a connection idle for IdleTimeout, are closed.
+//     An answer that stays open (Stream) gives its connection's place back
+//     and takes one of MaxEventStreams instead.
 //
 // Refusals are JSON {"error":…} like every other answer.
 type Server struct {
@@ -83,6 +102,16 @@ type Server struct {
 	// Public answers requests whatever their Host names. The cross-origin
 	// check stays.
 	Public bool
+	// Token, when not empty, is the secret a request that writes must
+	// carry (see Server).
+	Token string
+	// MaxEventStreams caps the long-lived answers open at once (Stream);
+	// zero means DefaultMaxEventStreams.
+	MaxEventStreams int
+	// Name says a field of Server (MaxConns, Public, Token) as the person
+	// running it sets it, in the log and in refusals: cmd names its flags.
+	// Nil says the field's own name.
+	Name func(field string) string
 	// ReadHeaderTimeout and IdleTimeout bound a request head's arrival and
 	// a connection's idleness; zero means DefaultReadHeaderTimeout and
 	// DefaultIdleTimeout.
@@ -98,30 +127,8 @@ func (s Server) Serve(ctx context.Context, ln net.Listener) error {
 		ln.Close()
 		return fmt.Errorf("serve on %s: a cap of %d connections; want 1 or more, or 0 for %d", ln.Addr(), s.MaxConns, DefaultMaxConns)
 	}
-	var protocols http.Protocols
-	protocols.SetHTTP1(true)
-	protocols.SetUnencryptedHTTP2(true)
-	logTo := s.ErrorLog
-	if logTo == nil {
-		logTo = io.Discard
-	}
-	logger := log.New(logTo, "racelab serve: ", 0)
-	maxConns := cmpOr(s.MaxConns, DefaultMaxConns)
-	ln = &limitListener{Listener: ln, sem: make(chan struct{}, maxConns), done: make(chan struct{}), born: time.Now(),
-		full: func() {
-			logger.Printf("%d connections open, the cap (--max-conns): new ones wait until one closes", maxConns)
-		}}
-	srv := &http.Server{
-		Handler:           s.guard(s.Handler),
-		Protocols:         &protocols,
-		HTTP2:             &http.HTTP2Config{MaxConcurrentStreams: DefaultMaxStreams},
-		ReadHeaderTimeout: cmpOr(s.ReadHeaderTimeout, DefaultReadHeaderTimeout),
-		IdleTimeout:       cmpOr(s.IdleTimeout, DefaultIdleTimeout),
-		ErrorLog:          logger,
-		// Requests in flight finish at shutdown: their context is not the
-		// server's.
-		BaseContext: func(net.Listener) context.Context { return context.Background() },
-	}
+	var srv *http.Server
+	srv, ln = s.httpServer(ln)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	select {
@@ -141,6 +148,40 @@ func (s Server) Serve(ctx context.Context, ln net.Listener) error {
 	return err
 }
 
+// httpServer is the http.Server that Serve runs, with the settings it
+// runs under, and ln wrapped in the connection cap.
+func (s Server) httpServer(ln net.Listener) (*http.Server, net.Listener) {
+	var protocols http.Protocols
+	protocols.SetHTTP1(true)
+	protocols.SetUnencryptedHTTP2(true)
+	logTo := s.ErrorLog
+	if logTo == nil {
+		logTo = io.Discard
+	}
+	logger := log.New(logTo, "racelab serve: ", 0)
+	maxConns := cmpOr(s.MaxConns, DefaultMaxConns)
+	full := s.say(usage.Fieldf("MaxConns", "%d connections open, the cap ({}): new ones wait until one closes", maxConns))
+	ln = &limitListener{Listener: ln, sem: make(chan struct{}, maxConns), done: make(chan struct{}), born: time.Now(),
+		full: func() { logger.Print(full) }}
+	streams := make(chan struct{}, cmpOr(s.MaxEventStreams, DefaultMaxEventStreams))
+	srv := &http.Server{
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			lc, _ := c.(*limitConn)
+			return context.WithValue(ctx, connKey{}, &connInfo{conn: lc, streams: streams})
+		},
+		Handler:           s.guard(s.Handler),
+		Protocols:         &protocols,
+		HTTP2:             &http.HTTP2Config{MaxConcurrentStreams: DefaultMaxStreams},
+		ReadHeaderTimeout: cmpOr(s.ReadHeaderTimeout, DefaultReadHeaderTimeout),
+		IdleTimeout:       cmpOr(s.IdleTimeout, DefaultIdleTimeout),
+		ErrorLog:          logger,
+		// Requests in flight finish at shutdown: their context is not the
+		// server's.
+		BaseContext: func(net.Listener) context.Context { return context.Background() },
+	}
+	return srv, ln
+}
+
 // cmpOr is cmp.Or for settings where only a positive value is a choice.
 func cmpOr[T int | time.Duration](v, def T) T {
 	if v <= 0 {
@@ -149,31 +190,96 @@ func cmpOr[T int | time.Duration](v, def T) T {
 	return v
 }
 
+// say writes a message about Server's fields as Name names them.
+func (s Server) say(e *usage.FieldError) string {
+	if s.Name == nil {
+		return e.Error()
+	}
+	return e.Say(s.Name)
+}
+
 // Refusals of Server's guard, as the client reads them.
 const (
-	msgMisdirected = "this server answers only requests for localhost, 127.0.0.1 or [::1] (DNS rebinding protection); run racelab serve with --public to answer any host name"
+	msgMisdirected = "this server answers only requests for localhost, 127.0.0.1 or [::1] (DNS rebinding protection); run racelab serve with {Public} to answer any host name"
 	msgCrossOrigin = "cross-origin request refused: a page from another origin may not write to this server (CSRF protection); send the request without an Origin header, as curl does"
+	msgNoToken     = "this server takes writes only with its token, printed when it started ({}): send Authorization: Bearer TOKEN, or open the page at /#token=TOKEN"
 )
 
-// guard wraps next in the Host and cross-origin checks (see Server).
-// The refusals come before next reads the request's body: a refused
-// request is not part of any burst, so it need not wait for its end.
+// guard wraps next in the Host, token and cross-origin checks (see
+// Server). The refusals come before next reads the request's body: a
+// refused request is not part of any burst, so it need not wait for its
+// end.
 func (s Server) guard(next http.Handler) http.Handler {
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		WriteError(w, http.StatusForbidden, msgCrossOrigin)
 	}))
 	checked := cop.Handler(next)
+	if s.Token != "" {
+		noToken, inner := s.say(usage.Fieldf("Token", msgNoToken)), checked
+		checked = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if writes(r.Method) && !carriesToken(r, s.Token) {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="racelab serve"`)
+				WriteError(w, http.StatusUnauthorized, noToken)
+				return
+			}
+			inner.ServeHTTP(w, r)
+		})
+	}
 	if s.Public {
 		return checked
 	}
+	misdirected := s.say(usage.Fieldf("Public", msgMisdirected))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !loopbackHostHeader(r.Host) {
-			WriteError(w, http.StatusMisdirectedRequest, fmt.Sprintf("host %q: %s", r.Host, msgMisdirected))
+			WriteError(w, http.StatusMisdirectedRequest, fmt.Sprintf("host %q: %s", r.Host, misdirected))
 			return
 		}
 		checked.ServeHTTP(w, r)
 	})
+}
+
+// writes says whether a request of method may change what is stored: all
+// but the safe methods.
+func writes(method string) bool {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return false
+	}
+	return true
+}
+
+// carriesToken says whether r carries token, as a bearer token or as the
+// password of basic auth (so that -t http://racelab:TOKEN@host/ and
+// curl -u :TOKEN work), compared in constant time.
+func carriesToken(r *http.Request, token string) bool {
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok {
+		_, got, ok = r.BasicAuth()
+	}
+	return ok && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(token)) == 1
+}
+
+// NewToken is a fresh secret for Server.Token: 128 random bits, in
+// characters a URL and a header carry as they are.
+func NewToken() string {
+	return rand.Text()
+}
+
+// CheckToken says what is wrong with token as Server.Token, or nil: it
+// travels in a header and in the page's address, so it is letters, digits,
+// - _ . ~ only, and long enough that it cannot be guessed.
+func CheckToken(token string) error {
+	const want = "want 16 to 256 letters, digits, - _ . or ~ (leave it out under {Public} for a fresh one)"
+	if len(token) < 16 || len(token) > 256 {
+		return usage.Fieldf("Token", "{} of %d characters: "+want, len(token))
+	}
+	for _, c := range token {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("-_.~", c)) {
+			return usage.Fieldf("Token", "{} holds %q: "+want, c)
+		}
+	}
+	return nil
 }
 
 // LoopbackHost says whether host, a name or an IP address without a port,
@@ -254,7 +360,8 @@ func (l *limitListener) Close() error {
 	return err
 }
 
-// limitConn gives its slot back once, when it is closed.
+// limitConn gives its slot back once: when it is closed, or when its one
+// request becomes a stream (Stream).
 type limitConn struct {
 	net.Conn
 	releaseOnce sync.Once
@@ -265,6 +372,46 @@ func (c *limitConn) Close() error {
 	err := c.Conn.Close()
 	c.releaseOnce.Do(c.release)
 	return err
+}
+
+// connKey keys a request's connInfo in its context.
+type connKey struct{}
+
+// connInfo is what Stream needs of the connection a request came on.
+type connInfo struct {
+	conn    *limitConn    // nil when the listener is not Server's own
+	streams chan struct{} // a slot per open stream, shared by the server
+}
+
+// msgTooManyStreams is the answer to one stream more than the cap.
+const msgTooManyStreams = "too many event streams open (%d); the page retries by itself, or reload it in a moment"
+
+// Stream claims a place for an answer that stays open (the classroom
+// page's event stream) among Server's MaxEventStreams, and answers 503
+// with Retry-After itself when none is free. Over HTTP/1.1 the connection
+// gives its place under MaxConns back at once, so that streams, however
+// many wait, never take one from a store's request; it is closed when the
+// stream ends. Call done when the answer ends. A request not served by
+// Server (a test's httptest server) has no cap: Stream lets it through.
+func Stream(w http.ResponseWriter, r *http.Request) (done func(), ok bool) {
+	info, _ := r.Context().Value(connKey{}).(*connInfo)
+	if info == nil {
+		return func() {}, true
+	}
+	select {
+	case info.streams <- struct{}{}:
+	default:
+		w.Header().Set("Connection", "close")
+		w.Header().Set("Retry-After", "5")
+		WriteError(w, http.StatusServiceUnavailable, fmt.Sprintf(msgTooManyStreams, cap(info.streams)))
+		return nil, false
+	}
+	if r.ProtoMajor == 1 && info.conn != nil {
+		w.Header().Set("Connection", "close")
+		info.conn.releaseOnce.Do(info.conn.release)
+	}
+	var once sync.Once
+	return func() { once.Do(func() { <-info.streams }) }, true
 }
 
 // CloseWrite half-closes the connection when it can (see limitListener).
