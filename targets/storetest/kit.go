@@ -391,7 +391,7 @@ func (k Kit[S]) writeEveryStory(t *testing.T, s S, key string) int64 {
 	return n
 }
 
-func second[T any](_ T, err error) error       { return err }
+func second[T any](_ T, err error) error        { return err }
 func third[T, U any](_ T, _ U, err error) error { return err }
 
 // CleanLeavesNothing: once a key's trial is over, Clean deletes every key
