@@ -192,7 +192,7 @@ time: the same --seed replays the same race.`,
 	root.SuggestionsMinimumDistance = 2
 	root.PersistentFlags().Bool("wide", false, "draw every column of every table in full, however wide the terminal")
 	wrapHelp(root, s)
-	root.AddCommand(newRunCmd(s, cat, nil), newLoadCmd(s, cat, nil), newListCmd(s, cat), newExplainCmd(s, cat), newServeCmd(s), newReportCmd(s), newVerifyCmd(s, cat, nil), newVersionCmd(s), newRaceCmd(s))
+	root.AddCommand(newRunCmd(s, cat, nil), newLoadCmd(s, cat, nil), newListCmd(s, cat), newExplainCmd(s, cat), newServeCmd(s), newReportCmd(s), newVerifyCmd(s, cat, nil), newVersionCmd(s), newRaceCmd(s), newCleanCmd(s, cat))
 	return root
 }
 
