@@ -205,3 +205,14 @@ func BenchmarkHit(b *testing.B) {
 		})
 	}
 }
+
+// TestLimitsAtTheEdge: every limit the store keeps grants exactly its
+// limit, one request at a time, and refuses the one past it uncounted,
+// for limits of 1, 2 and 5, on both strategies.
+func TestLimitsAtTheEdge(t *testing.T) {
+	for _, strategy := range []string{StrategyAtomic, StrategyNaive} {
+		t.Run(storetest.StrategyName(strategy), func(t *testing.T) {
+			storetest.LimitsAtTheEdge(t, open(t, Config{Strategy: strategy}, 1))
+		})
+	}
+}

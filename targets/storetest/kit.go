@@ -358,6 +358,7 @@ func (k Kit[S]) Run(t *testing.T) {
 		{"PlansHold", k.PlansHold},
 		{"NaivePlansStale", k.NaivePlansStale},
 		{"PlansDayRollsOver", k.PlansDayRollsOver},
+		{"LimitsAtTheEdge", k.LimitsAtTheEdge},
 		{"CleanLeavesNothing", k.CleanLeavesNothing},
 		{"CleanAllRemovesLeftovers", k.CleanAllRemovesLeftovers},
 	} {
@@ -449,4 +450,12 @@ func (k Kit[S]) CleanAllRemovesLeftovers(t *testing.T) {
 	if removed, err := k.CleanAll(ctx, Config{URL: k.Server().URL()}, within); err != nil || removed != 0 {
 		t.Errorf("CleanAll a second time = %d, %v; want 0 removed", removed, err)
 	}
+}
+
+// LimitsAtTheEdge runs LimitsAtTheEdge on every strategy: one request at
+// a time, the naive one must count right too.
+func (k Kit[S]) LimitsAtTheEdge(t *testing.T) {
+	k.eachStrategy(t, k.Strategies, false, func(t *testing.T, strategy string) {
+		LimitsAtTheEdge(t, k.Server().Store(t, Config{Strategy: strategy}))
+	})
 }
