@@ -295,6 +295,7 @@ func TestNamesItsFields(t *testing.T) {
 		first := dial(t, addr)
 		first.send(t, request("GET", "/get/k", "evil.example"))
 		_, _, body := first.answer(t, answerWithin, true)
+		first.send(t, "GET /get/k HTTP/1.1\r\n") // busy: it keeps its place
 		if !strings.Contains(body, "with "+want["Public"]+" to answer") {
 			t.Errorf("named %v: the 421 says %q, want it to name %s", named, body, want["Public"])
 		}
@@ -330,5 +331,49 @@ func TestCheckToken(t *testing.T) {
 		if err := CheckToken(tt.token); (err == nil) != tt.ok {
 			t.Errorf("CheckToken(%q) = %v, want ok %v", tt.token, err, tt.ok)
 		}
+	}
+}
+
+// TestIdleConnectionsMakeRoom: with every slot taken by connections kept
+// alive but idle (a client that opened more than it uses), a new
+// connection takes the place of the one idle the longest, instead of
+// waiting until the idle timeout; busy connections keep theirs.
+func TestIdleConnectionsMakeRoom(t *testing.T) {
+	const maxConns = 3
+	addr := start(t, Server{MaxConns: maxConns})
+	idle := make([]*conn, maxConns)
+	for i := range idle {
+		idle[i] = dial(t, addr)
+		idle[i].send(t, request("GET", "/get/k", "127.0.0.1"))
+		if status, _, _ := idle[i].answer(t, answerWithin, true); status != http.StatusOK {
+			t.Fatalf("connection %d = %d, want 200", i+1, status)
+		}
+	}
+	for i := range maxConns * 2 {
+		c := dial(t, addr)
+		c.send(t, request("POST", "/hit/k", "127.0.0.1"))
+		if status, _, _ := c.answer(t, answerWithin, true); status != http.StatusOK {
+			t.Fatalf("new connection %d with %d idle ones open = %d, want 200", i+1, maxConns, status)
+		}
+	}
+	// Now every slot is busy (a request half sent on each): a new one waits.
+	busy := make([]*conn, 0, maxConns)
+	for range maxConns {
+		c := dial(t, addr)
+		c.send(t, request("GET", "/get/k", "127.0.0.1"))
+		if status, _, _ := c.answer(t, answerWithin, true); status != http.StatusOK {
+			t.Fatalf("a connection = %d, want 200", status)
+		}
+		c.send(t, "GET /get/k HTTP/1.1\r\n")
+		busy = append(busy, c)
+	}
+	waiting := dial(t, addr)
+	waiting.send(t, request("GET", "/get/k", "127.0.0.1"))
+	if status, _ := waiting.head(t, 300*time.Millisecond); status != 0 {
+		t.Fatalf("a connection with %d busy ones open was answered %d, want it to wait", maxConns, status)
+	}
+	busy[0].Close()
+	if status, _ := waiting.head(t, answerWithin); status != http.StatusOK {
+		t.Fatalf("the waiting connection after a busy one closed = %d, want 200", status)
 	}
 }
