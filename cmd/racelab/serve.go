@@ -111,9 +111,14 @@ unless --public, only requests addressed to localhost, 127.0.0.1 (any of
 127.0.0.0/8) or [::1] are answered, others get 421 (DNS rebinding); a
 browser's POST from another origin (a page elsewhere, or on another port)
 gets 403, --public or not (CSRF); requests without an Origin header, as
-curl and racelab send them, pass. At most --max-conns connections are open
-at once, the rest wait until one closes; a lastbyte burst needs one per
-request. A store that fails answers 500 {"error":"store failed"}, which
+curl and racelab send them, pass. Under --public (or with --token) a write
+needs the token printed at start, as Authorization: Bearer TOKEN; the page
+printed with it (/#token=…) passes it. At most --max-conns connections are
+open at once; one more takes the place of one idle for 5 s, or of a busy
+one after its answer, else waits; a lastbyte burst needs one per request.
+The page's event streams do not count there: they have a cap of their own
+(` + strconv.Itoa(guarded.DefaultMaxEventStreams) + `), past which they are answered 503. A request head must arrive
+within ` + guarded.DefaultReadHeaderTimeout.String() + `. A store that fails answers 500 {"error":"store failed"}, which
 names no server, file or key; what failed is written to stderr, one line
 per request, unless --quiet.
 
