@@ -388,18 +388,19 @@ func TestServeGuards(t *testing.T) {
 }
 
 // TestServeMaxConns: --max-conns reaches the server. With a cap of 2, a
-// third connection waits until one of the first two closes.
+// third connection waits until one of the first two (idle, for less than
+// the 5 s that would let it take one's place) closes.
 func TestServeMaxConns(t *testing.T) {
 	addr, _ := startServe(t, "--store", "actor", "--max-conns", "2", "--quiet")
 	const req = "GET /stats HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
 	conns := make([]net.Conn, 3)
 	answers := make([]*bufio.Reader, 3)
-	for i := range conns {
+	dial := func(i int) {
 		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer c.Close()
+		t.Cleanup(func() { c.Close() })
 		if _, err := io.WriteString(c, req); err != nil {
 			t.Fatal(err)
 		}
@@ -414,11 +415,15 @@ func TestServeMaxConns(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK
 	}
+	// The first two are answered before the third comes, and stay open,
+	// idle: answered while one waited, they would hand it their place.
 	for i := range 2 {
+		dial(i)
 		if !answered(i, 5*time.Second) {
 			t.Fatalf("connection %d of 2 not answered", i+1)
 		}
 	}
+	dial(2)
 	if answered(2, 300*time.Millisecond) {
 		t.Fatal("a third connection was answered with --max-conns 2")
 	}
