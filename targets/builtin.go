@@ -230,9 +230,50 @@ func planCacheParam(ttl *time.Duration) param {
 
 // The servers of the real stores.
 var (
-	RedisServer    = &Server{Setting: "redis-url", Env: "RACELAB_REDIS_URL", Default: DefaultRedisURL, What: "Redis server for redis"}
-	PostgresServer = &Server{Setting: "postgres-url", Env: "RACELAB_POSTGRES_URL", Default: DefaultPostgresURL, What: "PostgreSQL server for postgres"}
+	RedisServer = &Server{Setting: "redis-url", Env: "RACELAB_REDIS_URL", Default: DefaultRedisURL, What: "Redis server for redis",
+		Unit: "key", Clean: func(ctx context.Context, url string) (int64, error) {
+			return redis.CleanAll(ctx, server.Config{URL: url}, "")
+		}}
+	PostgresServer = &Server{Setting: "postgres-url", Env: "RACELAB_POSTGRES_URL", Default: DefaultPostgresURL, What: "PostgreSQL server for postgres",
+		Unit: "row", Clean: func(ctx context.Context, url string) (int64, error) {
+			return postgres.CleanAll(ctx, server.Config{URL: url}, "")
+		}}
 )
+
+// Cleaned is what Clean did on one server.
+type Cleaned struct {
+	Server  *Server
+	Removed int64
+	Err     error // nil when it was cleaned
+}
+
+// Clean deletes what racelab's stores left on every server of cat that
+// can be cleaned, at the URLs o gives (else their defaults): the keys and
+// rows of interrupted runs, of sharded runs once verified, of a serve
+// stopped. A malformed URL is a usage error, returned at once; a server
+// that fails is said in its Cleaned, and the others are still cleaned.
+func Clean(ctx context.Context, cat *Catalog, opts ...Option) ([]Cleaned, error) {
+	var o Options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	var out []Cleaned
+	for _, srv := range cat.Servers() {
+		if srv.Clean == nil {
+			continue
+		}
+		n, err := srv.Clean(ctx, srv.URL(o))
+		var bad *server.URLError
+		if errors.As(err, &bad) {
+			return out, badServerURL(srv, bad.URL, bad.Reason)
+		}
+		if err != nil && !errors.Is(err, context.Canceled) {
+			err = fmt.Errorf("%w; is it running? (`make services` starts it, or set %s)", err, srv.Env)
+		}
+		out = append(out, Cleaned{Server: srv, Removed: n, Err: err})
+	}
+	return out, nil
+}
 
 func openRedis(strategy string) func(context.Context, Spec, Options) (any, error) {
 	return openServer(strategy, RedisServer, redis.Open, redis.ErrUnreachable)

@@ -54,6 +54,11 @@ type Server struct {
 	// What says what the server is for, in a few words: "Redis server
 	// for redis".
 	What string
+	// Clean deletes everything racelab's stores keep on the server at url
+	// (what interrupted and sharded runs left), and answers how many of
+	// Unit ("key", "row") it deleted.
+	Clean func(ctx context.Context, url string) (int64, error)
+	Unit  string
 }
 
 // URL is the server's URL in o: the one given, else the default.

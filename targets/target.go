@@ -59,6 +59,30 @@ type Forgetter interface {
 	Forget(key string)
 }
 
+// Cleaner is implemented by the real stores (Redis, PostgreSQL), which
+// keep what a run wrote after it ends: once a trial's key has been read
+// back it is never used again, and Clean deletes what the store holds for
+// it, so that a finished run leaves no key or row behind (views in
+// racelab_views once piled up to thousands of rows, Redis keys stayed a
+// day). Call it only when no request on key is in flight.
+type Cleaner interface {
+	Clean(ctx context.Context, key string) error
+}
+
+// Done says a trial's key will never be used again: a simulated store
+// forgets it (Forgetter), a real store deletes it (Cleaner). A delete that
+// fails costs the run nothing but a leftover, which racelab clean
+// removes; its error is returned for a caller that keeps count.
+func Done(ctx context.Context, store any, key string) error {
+	switch s := store.(type) {
+	case Forgetter:
+		s.Forget(key)
+	case Cleaner:
+		return s.Clean(ctx, key)
+	}
+	return nil
+}
+
 // TrialStarter is implemented by the simulated stores, whose injected
 // outages are measured from the start of each trial: the engine calls
 // StartTrial just before it fires a trial's requests.

@@ -66,6 +66,17 @@ type console struct {
 	// stopped is the live stream's URL once the test has stopped the
 	// page's server on purpose.
 	stopped string
+	// expected are errors the test provokes on purpose and asserts on the
+	// page itself (a refused write), as the text they hold.
+	expected []string
+}
+
+// expect lets through console errors holding s: the browser logs a
+// refusal the test provoked, and the test checks the page says it.
+func (c *console) expect(s string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.expected = append(c.expected, s)
 }
 
 // serverStopped says the test is about to stop the server at addr with
@@ -85,6 +96,11 @@ func (c *console) add(m string, url string) {
 	defer c.mu.Unlock()
 	if c.stopped != "" && url == c.stopped && strings.Contains(m, "ERR_CONNECTION_REFUSED") {
 		return
+	}
+	for _, e := range c.expected {
+		if strings.Contains(m+" ("+url+")", e) {
+			return
+		}
 	}
 	c.bad = append(c.bad, m+" ("+url+")")
 }
@@ -179,6 +195,30 @@ func TestClassroomInBrowser(t *testing.T) {
 	t.Run("curl", func(t *testing.T) { classroomCurl(t, b) })
 	t.Run("replay", func(t *testing.T) { classroomReplay(t, b) })
 	t.Run("stories", func(t *testing.T) { classroomStories(t, b) })
+	t.Run("token", func(t *testing.T) { classroomToken(t, b) })
+}
+
+// classroomToken: with a token (as under --public), the page opened
+// without it cannot fire a burst, and the page opened at /#token=TOKEN,
+// the address serve prints, can: the page passes the token it was given.
+func classroomToken(t *testing.T, browser context.Context) {
+	const token = "classroom-token-0123456789"
+	addr, _ := startServe(t, "--store", "kv", "--quiet", "--token", token)
+	const story = "ten-hits-one-view"
+	fire := fmt.Sprintf(`section[data-story=%q] button.fire`, story)
+	status := fmt.Sprintf(`section[data-story=%q] .fire-status`, story)
+	for _, tt := range []struct{ fragment, want string }{
+		{"", "takes writes only with its token"},
+		{"#token=" + token, "fired at"},
+	} {
+		tab, console := tab(t, browser)
+		if tt.fragment == "" {
+			console.expect("status of 401 (Unauthorized) (http://" + addr + "/classroom/burst)")
+		}
+		within(t, tab, chromedp.Navigate("http://"+addr+"/"+tt.fragment), chromedp.WaitVisible(chromedp.CSS(fire)),
+			chromedp.Click(chromedp.CSS(fire)))
+		waitFor(t, tab, "the burst's outcome", fmt.Sprintf(`(document.querySelector(%q)?.textContent || "").includes(%q)`, status, tt.want))
+	}
 }
 
 // classroomBurst: the teacher opens the page and clicks "Fire

@@ -60,6 +60,10 @@ var fieldFlags = map[string]string{
 	"KeepAll":  "--keep-all",
 	"Timeline": "--timeline",
 	"Wide":     "--wide",
+	// racelab serve's server (guarded.Server)
+	"MaxConns": "--max-conns",
+	"Public":   "--public",
+	"Token":    "--token",
 }
 
 // flagOf is the flag that sets a plan's field.

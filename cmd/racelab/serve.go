@@ -38,6 +38,7 @@ type serveOptions struct {
 	Addr     string
 	AddrFile string
 	Public   bool
+	Token    string
 	Quiet    bool
 	Pool     int
 	MaxConns int
@@ -110,9 +111,14 @@ unless --public, only requests addressed to localhost, 127.0.0.1 (any of
 127.0.0.0/8) or [::1] are answered, others get 421 (DNS rebinding); a
 browser's POST from another origin (a page elsewhere, or on another port)
 gets 403, --public or not (CSRF); requests without an Origin header, as
-curl and racelab send them, pass. At most --max-conns connections are open
-at once, the rest wait until one closes; a lastbyte burst needs one per
-request. A store that fails answers 500 {"error":"store failed"}, which
+curl and racelab send them, pass. Under --public (or with --token) a write
+needs the token printed at start, as Authorization: Bearer TOKEN; the page
+printed with it (/#token=…) passes it. At most --max-conns connections are
+open at once; one more takes the place of one idle for 5 s, or of a busy
+one after its answer, else waits; a lastbyte burst needs one per request.
+The page's event streams do not count there: they have a cap of their own
+(` + strconv.Itoa(guarded.DefaultMaxEventStreams) + `), past which they are answered 503. A request head must arrive
+within ` + guarded.DefaultReadHeaderTimeout.String() + `. A store that fails answers 500 {"error":"store failed"}, which
 names no server, file or key; what failed is written to stderr, one line
 per request, unless --quiet.
 
@@ -142,7 +148,8 @@ racelab run ten-hits-one-view -t http://… --key-chars percent.`,
 	f.StringArrayVar(&o.Stores, "store", nil, "target to serve, [NAME=]STORE[:STRATEGY][?PARAMS]: kv, actor, sqlite, redis, postgres and their strategies; repeat with names to serve several side by side (naive=kv)")
 	f.StringVar(&o.Addr, "addr", defaultServeAddr, "address to listen on; port 0 picks a free one")
 	f.StringVar(&o.AddrFile, "addr-file", "", "write the address listened on to this file once ready (for scripts, with port 0)")
-	f.BoolVar(&o.Public, "public", false, "allow an --addr other than loopback, and requests for any host name: anyone who reaches it can write to the store")
+	f.BoolVar(&o.Public, "public", false, "allow an --addr other than loopback, and requests for any host name; writes then need the token printed at start")
+	f.StringVar(&o.Token, "token", "", "secret that writes and bursts must carry (Authorization: Bearer TOKEN); a fresh one under --public unless given")
 	addQuiet(f, &o.Quiet, "print nothing on stderr")
 	f.IntVar(&o.Pool, "pool", defaultServePool, "simultaneous requests the store is prepared for (its connections, opened up front)")
 	f.IntVar(&o.MaxConns, "max-conns", handler.DefaultMaxConns, "most client connections open at once; more wait until one closes")
@@ -189,6 +196,11 @@ func (o *serveOptions) check() error {
 	}
 	if o.MaxConns < 1 {
 		return usageError{fmt.Errorf("--max-conns %d: want 1 or more connections open at once (default %d)", o.MaxConns, handler.DefaultMaxConns)}
+	}
+	if o.Token != "" {
+		if err := guarded.CheckToken(o.Token); err != nil {
+			return err
+		}
 	}
 	if o.Bug != "" {
 		if _, err := handler.ParseBug(o.Bug); err != nil {
@@ -356,8 +368,16 @@ func runServe(ctx context.Context, s Streams, o *serveOptions) (err error) {
 	if o.Bug != "" {
 		fmt.Fprintf(notice, "racelab serve: with the teaching bug %s, on purpose\n", o.Bug)
 	}
-	fmt.Fprintln(notice, pageNotice(ln.Addr()))
-	err = guarded.Server{Handler: room, ErrorLog: logs, MaxConns: o.MaxConns, Public: o.Public}.Serve(ctx, ln)
+	token := o.Token
+	if token == "" && o.Public {
+		token = guarded.NewToken()
+	}
+	fmt.Fprintln(notice, pageNotice(ln.Addr(), token))
+	if token != "" {
+		// Printed even under --quiet: without it nobody can write.
+		fmt.Fprintf(s.Err, "racelab serve: writes need the token: curl -H 'Authorization: Bearer %s' …, or -t http://racelab:%s@HOST:PORT\n", token, token)
+	}
+	err = guarded.Server{Handler: room, ErrorLog: logs, MaxConns: o.MaxConns, Public: o.Public, Token: token, Name: flagOf}.Serve(ctx, ln)
 	var requests int64
 	for _, h := range handlers {
 		requests += h.Requests()
@@ -368,14 +388,19 @@ func runServe(ctx context.Context, s Streams, o *serveOptions) (err error) {
 
 // pageNotice says where the classroom page is: on this machine's own
 // loopback when serve listens on every interface, with the addresses the
-// room reaches it at.
-func pageNotice(addr net.Addr) string {
+// room reaches it at. With a token, the page's address carries it after
+// #, which a browser never sends, so that the page can write.
+func pageNotice(addr net.Addr, token string) string {
+	frag := ""
+	if token != "" {
+		frag = "#token=" + token
+	}
 	tcp, ok := addr.(*net.TCPAddr)
 	if !ok || !tcp.IP.IsUnspecified() {
-		return fmt.Sprintf("racelab serve: the classroom page is http://%s/", addr)
+		return fmt.Sprintf("racelab serve: the classroom page is http://%s/%s", addr, frag)
 	}
-	return fmt.Sprintf("racelab serve: the classroom page is http://%s/; the room reaches this machine at %s",
-		net.JoinHostPort("127.0.0.1", strconv.Itoa(tcp.Port)), strings.Join(classroom.Addrs(addr), ", "))
+	return fmt.Sprintf("racelab serve: the classroom page is http://%s/%s; the room reaches this machine at %s",
+		net.JoinHostPort("127.0.0.1", strconv.Itoa(tcp.Port)), frag, strings.Join(classroom.Addrs(addr), ", "))
 }
 
 // writeFileAtomic writes data to path so that a reader polling for the

@@ -92,6 +92,8 @@ func TestServeUsage(t *testing.T) {
 		{[]string{"serve", "--store", "kv", "--pool", "0"}, "--pool 0: want 1 or more"},
 		{[]string{"serve", "--store", "kv", "--max-conns", "0"}, "--max-conns 0: want 1 or more connections open at once (default 1024)"},
 		{[]string{"serve", "--store", "kv", "--max-conns", "-5"}, "--max-conns -5: want 1 or more"},
+		{[]string{"serve", "--store", "kv", "--token", "too-short"}, "--token of 9 characters: want 16 to 256 letters"},
+		{[]string{"serve", "--store", "kv", "--token", "has space in it ok"}, "--token holds ' ': want"},
 		{[]string{"serve", "--store", "kv", "--max-conns", "many"}, `--max-conns "many": want a whole number`},
 		{[]string{"serve", "--store", "kv", "extra"}, "takes no arguments"},
 		{[]string{"serve", "--store", "kv", "--store", "sqlite"}, "--store kv: name each store when serving several, as in --store naive=kv --store fixed=sqlite"},
@@ -325,23 +327,29 @@ func startServe(t *testing.T, args ...string) (addr string, stop func() (int, st
 // for another host name is refused 421; with it, it is answered; a
 // cross-origin POST is refused 403 either way; racelab's own requests
 // (by IP address and by localhost) pass, synchronized bursts included.
+// With --public, writes need the token (--token here, else printed at
+// start): a rebound page, whose Host and Origin are both its own, has none.
 func TestServeGuards(t *testing.T) {
+	const token = "serve-guards-token-0123"
 	for _, public := range []bool{false, true} {
 		args := []string{"--store", "actor"}
 		if public {
-			args = append(args, "--public")
+			args = append(args, "--public", "--token", token)
 		}
 		addr, stop := startServe(t, args...)
 		_, port, _ := net.SplitHostPort(addr)
+		auth := map[bool]string{true: "Bearer " + token}[public]
 		tests := []struct {
-			host, origin string
-			status       int
+			host, origin, auth string
+			status             int
 		}{
-			{addr, "", 200},
-			{"localhost:" + port, "", 200},
-			{"rebound.example:" + port, "", map[bool]int{false: 421, true: 200}[public]},
-			{addr, "https://evil.example", 403},
-			{addr, "http://" + addr, 200},
+			{addr, "", auth, 200},
+			{"localhost:" + port, "", auth, 200},
+			{"rebound.example:" + port, "", auth, map[bool]int{false: 421, true: 200}[public]},
+			{addr, "https://evil.example", auth, 403},
+			{addr, "http://" + addr, auth, 200},
+			{addr, "", "", map[bool]int{false: 200, true: 401}[public]},
+			{"rebound.example:" + port, "http://rebound.example:" + port, "", map[bool]int{false: 421, true: 401}[public]},
 		}
 		for _, tt := range tests {
 			req, err := http.NewRequest("POST", "http://"+addr+"/hit/guarded", nil)
@@ -352,6 +360,9 @@ func TestServeGuards(t *testing.T) {
 			if tt.origin != "" {
 				req.Header.Set("Origin", tt.origin)
 			}
+			if tt.auth != "" {
+				req.Header.Set("Authorization", tt.auth)
+			}
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
 				t.Fatal(err)
@@ -359,10 +370,11 @@ func TestServeGuards(t *testing.T) {
 			body, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
 			if resp.StatusCode != tt.status || !json.Valid(body) {
-				t.Errorf("public %t: POST with Host %q, Origin %q = %d %s; want %d and JSON", public, tt.host, tt.origin, resp.StatusCode, body, tt.status)
+				t.Errorf("public %t: POST with Host %q, Origin %q, Authorization %q = %d %s; want %d and JSON", public, tt.host, tt.origin, tt.auth, resp.StatusCode, body, tt.status)
 			}
 		}
-		for _, base := range []string{"http://" + addr, "http://localhost:" + port} {
+		userinfo := map[bool]string{true: "racelab:" + token + "@"}[public]
+		for _, base := range []string{"http://" + userinfo + addr, "http://" + userinfo + "localhost:" + port} {
 			for _, sync := range []string{"h2", "lastbyte"} {
 				if code, _, stderr := execute(context.Background(), "run", "ten-hits-one-view", "-t", base, "--trials", "2", "--sync", sync); code != exitOK {
 					t.Errorf("public %t: run -t %s --sync %s: exit %d: %s", public, base, sync, code, stderr)
@@ -376,18 +388,19 @@ func TestServeGuards(t *testing.T) {
 }
 
 // TestServeMaxConns: --max-conns reaches the server. With a cap of 2, a
-// third connection waits until one of the first two closes.
+// third connection waits until one of the first two (idle, for less than
+// the 5 s that would let it take one's place) closes.
 func TestServeMaxConns(t *testing.T) {
 	addr, _ := startServe(t, "--store", "actor", "--max-conns", "2", "--quiet")
 	const req = "GET /stats HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
 	conns := make([]net.Conn, 3)
 	answers := make([]*bufio.Reader, 3)
-	for i := range conns {
+	dial := func(i int) {
 		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer c.Close()
+		t.Cleanup(func() { c.Close() })
 		if _, err := io.WriteString(c, req); err != nil {
 			t.Fatal(err)
 		}
@@ -402,11 +415,15 @@ func TestServeMaxConns(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK
 	}
+	// The first two are answered before the third comes, and stay open,
+	// idle: answered while one waited, they would hand it their place.
 	for i := range 2 {
+		dial(i)
 		if !answered(i, 5*time.Second) {
 			t.Fatalf("connection %d of 2 not answered", i+1)
 		}
 	}
+	dial(2)
 	if answered(2, 300*time.Millisecond) {
 		t.Fatal("a third connection was answered with --max-conns 2")
 	}
@@ -419,10 +436,10 @@ func TestServeMaxConns(t *testing.T) {
 // TestPageNotice: listening on every interface, serve names the page on
 // loopback for the teacher and the machine's addresses for the room.
 func TestPageNotice(t *testing.T) {
-	if got, want := pageNotice(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8787}), "racelab serve: the classroom page is http://127.0.0.1:8787/"; got != want {
+	if got, want := pageNotice(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8787}, ""), "racelab serve: the classroom page is http://127.0.0.1:8787/"; got != want {
 		t.Errorf("pageNotice(127.0.0.1:8787) = %q; want %q", got, want)
 	}
-	got := pageNotice(&net.TCPAddr{IP: net.IPv4zero, Port: 8787})
+	got := pageNotice(&net.TCPAddr{IP: net.IPv4zero, Port: 8787}, "")
 	if !strings.HasPrefix(got, "racelab serve: the classroom page is http://127.0.0.1:8787/; the room reaches this machine at ") || strings.Contains(got, "0.0.0.0") {
 		t.Errorf("pageNotice(0.0.0.0:8787) = %q; want the page on loopback and the machine's addresses", got)
 	}

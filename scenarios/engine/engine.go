@@ -653,9 +653,9 @@ func (r targetRun) play(ctx context.Context, rec *results.Recorder) error {
 		sc.Decide(&trial, r.label)
 		JudgeHistory(sc, &trial, r.label, r.ev)
 		rec.Add(trial)
-		if f, ok := t.Store.(targets.Forgetter); ok {
-			f.Forget(k) // never used again: memory stays flat over trials
-		}
+		// Never used again: a simulated store's memory stays flat over
+		// trials, a real store keeps nothing of a finished run.
+		_ = targets.Done(ctx, t.Store, k)
 		if r.onTrial != nil {
 			r.onTrial(r.label, i+1, r.trials)
 		}

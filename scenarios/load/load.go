@@ -706,9 +706,7 @@ func (j KeyJudge) Judge(ctx context.Context, lt *results.LoadTarget) error {
 			lt.WorstKey = results.KeyAccount{Key: t.Key, Allowed: int64(t.Allowed), Refused: int64(t.Refused),
 				Errors: int64(t.Errors), Counted: t.Counted, Lost: t.Lost, Over: t.Over, Why: j.Scenario.Account(&t, j.Label)}
 		}
-		if f, ok := j.Store.(targets.Forgetter); ok {
-			f.Forget(t.Key)
-		}
+		_ = targets.Done(ctx, j.Store, t.Key)
 	}
 	lt.Keys = tally
 	lt.Counted = tally.CountedSum

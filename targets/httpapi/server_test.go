@@ -388,3 +388,34 @@ func ExampleHandler() {
 	<-done
 	// Output: 200 OK {"slug":"hello","views":1}
 }
+
+// TestKVKeyPastItsLimit: the KV simulator takes keys of up to 512 bytes,
+// its own prefix included ("views:" is 6 of them), while the contract takes
+// up to 1,024. A key between the two is the sender's mistake: 400 naming
+// the key, never 500 "store failed". A key that fits with its prefix is
+// counted, so the limit is tested on both sides.
+func TestKVKeyPastItsLimit(t *testing.T) {
+	base, _ := serve(t, open(t, "kv").Store)
+	fits := 512 - len("views:")
+	for _, tt := range []struct {
+		route  string
+		n      int
+		status int
+	}{
+		{"/hit/", fits, 200},
+		{"/hit/", fits + 1, 400},
+		{"/hit/", handler.MaxKeyBytes, 400},
+		{"/download/", 512 - len("quota:") + 1, 400},
+		{"/limit/", 507, 400},
+	} {
+		key := strings.Repeat("k", tt.n)
+		status, _, got := call(t, "POST", base+tt.route+key, nil)
+		if status != tt.status {
+			t.Errorf("POST %s(%d bytes) = %d %v, want %d", tt.route, tt.n, status, got, tt.status)
+			continue
+		}
+		if msg, _ := got["error"].(string); tt.status == 400 && !strings.Contains(msg, "bad key") {
+			t.Errorf("POST %s(%d bytes): error %q, want one saying bad key", tt.route, tt.n, msg)
+		}
+	}
+}

@@ -183,8 +183,9 @@ var (
 	// platform.
 	ErrTooManyWrites = errors.New("too many writes to one key (429)")
 	// ErrInvalidKey refuses a key the platform would refuse: empty, "." or
-	// "..", or longer than MaxKeyBytes.
-	ErrInvalidKey = errors.New("invalid key")
+	// "..", or longer than MaxKeyBytes (the app's prefix included). It
+	// wraps story.ErrKeyRefused, so that serve answers it 400.
+	ErrInvalidKey = fmt.Errorf("invalid key (%w)", story.ErrKeyRefused)
 )
 
 // MaxKeyBytes is the platform's limit on the length of a key.

@@ -328,7 +328,7 @@ func TestRefusesBadKeysAndLocations(t *testing.T) {
 		{"empty key", Location{}, "", "invalid key"},
 		{"dot", Location{}, ".", "invalid key"},
 		{"dot dot", Location{}, "..", "invalid key"},
-		{"long key", Location{}, strings.Repeat("k", MaxKeyBytes+1), "key of 513 bytes: invalid key: want at most 512"},
+		{"long key", Location{}, strings.Repeat("k", MaxKeyBytes+1), "key of 513 bytes: invalid key (key refused by the store): want at most 512"},
 		{"longest key", Location{}, strings.Repeat("k", MaxKeyBytes), ""},
 		{"site out of range", Location{Site: 3}, "k", "location 3/0 is outside the namespace's 3 locations × 2 machines"},
 		{"machine out of range", Location{Machine: 2}, "k", "outside"},

@@ -25,6 +25,19 @@ var kit = storetest.Kit[*Store]{
 	Unreachable:         ErrUnreachable,
 	TooManyRetries:      ErrTooManyRetries,
 	BetweenReadAndWrite: func(s *Store) *func(context.Context) { return &s.base.BetweenReadAndWrite },
+	CleanAll:            CleanAll,
+	// The rows of every table keyed by key.
+	Leftovers: func(ctx context.Context, s *Store, key string) (int64, error) {
+		var total int64
+		for _, t := range tables {
+			n, err := readInt(ctx, s.db(), `SELECT count(*) FROM `+t.name+` WHERE `+t.key+` = $1`, key)
+			if err != nil {
+				return 0, err
+			}
+			total += n
+		}
+		return total, nil
+	},
 }
 
 // testServer is kit's server: testServer.Store(t, cfg) opens a store on it.

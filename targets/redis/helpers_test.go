@@ -25,6 +25,12 @@ var kit = storetest.Kit[*Store]{
 	Unreachable:         ErrUnreachable,
 	TooManyRetries:      ErrTooManyRetries,
 	BetweenReadAndWrite: func(s *Store) *func(context.Context) { return &s.base.BetweenReadAndWrite },
+	CleanAll:            CleanAll,
+	// Every key of the stories but a rate limit's windows, which expire.
+	Leftovers: func(ctx context.Context, s *Store, key string) (int64, error) {
+		return s.redis().Exists(ctx, viewsKey(key), quotaKey(key), claimKey(key), claimsKey(key),
+			stockKey(key), planKey(key), downloadsKey(key)).Result()
+	},
 }
 
 // testServer is kit's server: testServer.Store(t, cfg) opens a store on it.

@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -78,6 +79,9 @@ type Config struct {
 	// negative value none at all. The atomic strategy reads the plan where
 	// it decides and ignores it.
 	PlanCacheTTL time.Duration
+	// CheckpointEvery is how often the write-ahead log is checkpointed
+	// and truncated; zero means DefaultCheckpointEvery.
+	CheckpointEvery time.Duration
 }
 
 // Store is a SQLite database holding the stories' state, with the strategy
@@ -95,6 +99,10 @@ type Store struct {
 	mu       sync.Mutex
 	poolSize int // the largest n Prepare was asked for
 	closed   bool
+
+	// stopCheckpoints ends the checkpointer, which closes checkpointed.
+	stopCheckpoints chan struct{}
+	checkpointed    chan struct{}
 }
 
 // schema creates the stories' tables. An item row is created by its first
@@ -185,6 +193,13 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 			return nil, errors.Join(fmt.Errorf("open sqlite %q: %w", path, err), s.Close())
 		}
 	}
+	cdb, err := sql.Open("sqlite", dsnWith(path, checkpointBusy))
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("open sqlite %q: %w", path, err), s.Close())
+	}
+	cdb.SetMaxOpenConns(1)
+	s.stopCheckpoints, s.checkpointed = make(chan struct{}), make(chan struct{})
+	go checkpointer(cdb, cmp.Or(cfg.CheckpointEvery, DefaultCheckpointEvery), s.stopCheckpoints, s.checkpointed)
 	return s, nil
 }
 
@@ -193,12 +208,17 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 // the usual companion of WAL: a commit is durable once the WAL is synced at
 // a checkpoint, which loses nothing a test cares about and keeps writes from
 // waiting on the disk.
-func dsn(path string) string {
+func dsn(path string) string { return dsnWith(path, BusyTimeout) }
+
+// dsnWith is dsn with another busy timeout (the checkpointer's). The log
+// file is truncated to walLimit whenever it starts over.
+func dsnWith(path string, busy time.Duration) string {
 	u := url.URL{Scheme: "file", Path: path, OmitHost: true}
 	q := url.Values{"_pragma": {
-		fmt.Sprintf("busy_timeout(%d)", BusyTimeout.Milliseconds()),
+		fmt.Sprintf("busy_timeout(%d)", busy.Milliseconds()),
 		"journal_mode(WAL)",
 		"synchronous(NORMAL)",
+		fmt.Sprintf("journal_size_limit(%d)", walLimit),
 	}}
 	return u.String() + "?" + q.Encode()
 }
@@ -250,6 +270,10 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
+	if s.stopCheckpoints != nil {
+		close(s.stopCheckpoints)
+		<-s.checkpointed
+	}
 	var err error
 	if cerr := s.db.Close(); cerr != nil {
 		err = fmt.Errorf("close sqlite: %w", cerr)

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/racelab/racelab/targets/storetest"
 	"go.uber.org/goleak"
@@ -203,5 +205,56 @@ func BenchmarkHit(b *testing.B) {
 				}
 			})
 		})
+	}
+}
+
+// TestLimitsAtTheEdge: every limit the store keeps grants exactly its
+// limit, one request at a time, and refuses the one past it uncounted,
+// for limits of 1, 2 and 5, on both strategies.
+func TestLimitsAtTheEdge(t *testing.T) {
+	for _, strategy := range []string{StrategyAtomic, StrategyNaive} {
+		t.Run(storetest.StrategyName(strategy), func(t *testing.T) {
+			storetest.LimitsAtTheEdge(t, open(t, Config{Strategy: strategy}, 1))
+		})
+	}
+}
+
+// TestWALStaysBounded: under writes from many connections at once, as
+// serve makes them, the write-ahead log is checkpointed and truncated:
+// once the writes stop, the log file shrinks to at most walLimit, where
+// SQLite's own checkpoints left it growing (84 MB after 20,000 hits).
+func TestWALStaysBounded(t *testing.T) {
+	const writers, hits = 16, 400
+	path := filepath.Join(t.TempDir(), "db.sqlite")
+	s := open(t, Config{Path: path, CheckpointEvery: 50 * time.Millisecond}, writers)
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for i := range hits {
+				if _, err := s.Hit(t.Context(), fmt.Sprintf("slug-%d-%d", w, i%50)); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	wal := path + "-wal"
+	var size int64
+	for range 200 { // up to 10 s: the checkpointer ticks every 50 ms
+		fi, err := os.Stat(wal)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if size = fi.Size(); size <= walLimit {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if size > walLimit {
+		t.Errorf("the WAL is %d bytes after %d hits, want it checkpointed down to %d at most", size, writers*hits, walLimit)
+	}
+	if n, err := s.Views(t.Context(), "slug-0-0"); err != nil || n != hits/50 {
+		t.Errorf("views of slug-0-0 after the checkpoints = %d, %v; want %d", n, err, hits/50)
 	}
 }

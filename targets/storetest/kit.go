@@ -23,6 +23,8 @@ type ServerStore interface {
 	Preparer
 	Retrier
 	io.Closer
+	// Clean deletes what the stories keep for a key (targets.Cleaner).
+	Clean(ctx context.Context, key string) error
 }
 
 // Kit is what the checks every real-server store package (redis,
@@ -55,6 +57,10 @@ type Kit[S ServerStore] struct {
 	DefaultPoolSize int
 	// Unreachable and TooManyRetries are the package's sentinels.
 	Unreachable, TooManyRetries error
+	// CleanAll is the package's CleanAll, and Leftovers counts what s's
+	// server still holds for key (keys, rows), read around the store.
+	CleanAll  func(ctx context.Context, cfg Config, within string) (int64, error)
+	Leftovers func(ctx context.Context, s S, key string) (int64, error)
 }
 
 // Server is the kit's test server. Server().Store(t, cfg) opens a store on
@@ -352,7 +358,104 @@ func (k Kit[S]) Run(t *testing.T) {
 		{"PlansHold", k.PlansHold},
 		{"NaivePlansStale", k.NaivePlansStale},
 		{"PlansDayRollsOver", k.PlansDayRollsOver},
+		{"LimitsAtTheEdge", k.LimitsAtTheEdge},
+		{"CleanLeavesNothing", k.CleanLeavesNothing},
+		{"CleanAllRemovesLeftovers", k.CleanAllRemovesLeftovers},
 	} {
 		t.Run(c.name, c.check)
 	}
+}
+
+// writeEveryStory writes what each story keeps for key on s, and answers
+// how much of it the server holds (Leftovers), at least one thing a story.
+func (k Kit[S]) writeEveryStory(t *testing.T, s S, key string) int64 {
+	t.Helper()
+	ctx := t.Context()
+	for _, err := range []error{
+		second(s.Hit(ctx, key)),
+		third(s.Consume(ctx, key, QuotaLimit)),
+		second(s.Checkout(ctx, key, "buyer")),
+		s.Subscribe(ctx, key),
+		third(s.Download(ctx, key, QuotaLimit)),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := k.Leftovers(ctx, s, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 4 {
+		t.Fatalf("the server holds %d things for %s after a write of every story; want 4 or more", n, key)
+	}
+	return n
+}
+
+func second[T any](_ T, err error) error        { return err }
+func third[T, U any](_ T, _ U, err error) error { return err }
+
+// CleanLeavesNothing: once a key's trial is over, Clean deletes every key
+// or row the stories wrote for it, and every read answers as for a key
+// never used; another key's are kept.
+func (k Kit[S]) CleanLeavesNothing(t *testing.T) {
+	ctx := t.Context()
+	s := k.Server().Store(t, Config{})
+	key, other := Key(t, 0), Key(t, 1)
+	k.writeEveryStory(t, s, key)
+	kept := k.writeEveryStory(t, s, other)
+	if err := s.Clean(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := k.Leftovers(ctx, s, key); err != nil || n != 0 {
+		t.Errorf("after Clean(%s) the server holds %d things for it (%v); want none", key, n, err)
+	}
+	views, _ := s.Views(ctx, key)
+	count, _ := s.Count(ctx, key)
+	claims, _ := s.Claims(ctx, key)
+	paid, err := s.Paid(ctx, key)
+	if views != 0 || count != 0 || claims != 0 || paid || err != nil {
+		t.Errorf("after Clean: views %d, quota %d, claims %d, paid %v (%v); want nothing", views, count, claims, paid, err)
+	}
+	if n, err := k.Leftovers(ctx, s, other); err != nil || n != kept {
+		t.Errorf("Clean(%s) left %d of %d things of another key (%v); want all", key, n, kept, err)
+	}
+	if err := s.Clean(ctx, key); err != nil {
+		t.Errorf("Clean of a key already clean: %v; want nothing to do", err)
+	}
+}
+
+// CleanAllRemovesLeftovers: CleanAll deletes what keys left behind (an
+// interrupted run's), says how many things it deleted, and keeps what is
+// outside what it was asked to clean.
+func (k Kit[S]) CleanAllRemovesLeftovers(t *testing.T) {
+	ctx := t.Context()
+	s := k.Server().Store(t, Config{})
+	within := "clean-" + Key(t, 0)
+	a, b, outside := within+"-a", within+"-b", Key(t, 1)
+	want := k.writeEveryStory(t, s, a) + k.writeEveryStory(t, s, b)
+	kept := k.writeEveryStory(t, s, outside)
+	removed, err := k.CleanAll(ctx, Config{URL: k.Server().URL()}, within)
+	if err != nil || removed != want {
+		t.Errorf("CleanAll = %d, %v; want %d removed", removed, err, want)
+	}
+	for _, key := range []string{a, b} {
+		if n, err := k.Leftovers(ctx, s, key); err != nil || n != 0 {
+			t.Errorf("after CleanAll the server holds %d things for %s (%v); want none", n, key, err)
+		}
+	}
+	if n, err := k.Leftovers(ctx, s, outside); err != nil || n != kept {
+		t.Errorf("CleanAll of %s took %d of %d things of %s (%v); want none", within, kept-n, kept, outside, err)
+	}
+	if removed, err := k.CleanAll(ctx, Config{URL: k.Server().URL()}, within); err != nil || removed != 0 {
+		t.Errorf("CleanAll a second time = %d, %v; want 0 removed", removed, err)
+	}
+}
+
+// LimitsAtTheEdge runs LimitsAtTheEdge on every strategy: one request at
+// a time, the naive one must count right too.
+func (k Kit[S]) LimitsAtTheEdge(t *testing.T) {
+	k.eachStrategy(t, k.Strategies, false, func(t *testing.T, strategy string) {
+		LimitsAtTheEdge(t, k.Server().Store(t, Config{Strategy: strategy}))
+	})
 }

@@ -52,6 +52,12 @@ type BatchCounter interface {
 // ErrNoBatch says a store offers no batch read after all.
 var ErrNoBatch = errors.New("no batch read")
 
+// ErrKeyRefused is wrapped by a store's error when the key itself is what
+// it refuses (longer than the store takes once its own prefix is added,
+// or a name it reserves): the sender's mistake, which a server answers
+// 400 rather than as a failure of the store.
+var ErrKeyRefused = errors.New("key refused by the store")
+
 // Quota is a store that grants at most limit downloads a visitor a UTC day
 // (six-become-four). A refused download must not be counted.
 type Quota interface {

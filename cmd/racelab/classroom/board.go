@@ -16,6 +16,7 @@ import (
 
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/results"
+	"github.com/racelab/racelab/targets/httpapi/guarded"
 	"github.com/racelab/racelab/targets/story"
 )
 
@@ -652,8 +653,15 @@ func (b *board) setBurst(storyName string, view *burstView) {
 // events streams the board to a page as Server-Sent Events: a snapshot
 // at once, then one after each change, at most one every refresh. It ends
 // when the page goes or the room's context ends (serve stopping), so that
-// no open page holds serve's shutdown.
+// no open page holds serve's shutdown. Streams have a cap of their own
+// (guarded.Stream): one more is answered 503, and a stream never takes a
+// connection a store's request needs.
 func (r *Room) events(w http.ResponseWriter, req *http.Request) {
+	done, ok := guarded.Stream(w, req)
+	if !ok {
+		return
+	}
+	defer done()
 	rc := http.NewResponseController(w)
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")

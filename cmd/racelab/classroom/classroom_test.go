@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/httpapi"
+	"github.com/racelab/racelab/targets/httpapi/guarded"
 	"github.com/racelab/racelab/targets/httpapi/handler"
 	"github.com/racelab/racelab/targets/httpapi/httpapitest"
 )
@@ -583,4 +585,77 @@ func burstTwo(t *testing.T, base, body string) (naive, fixed burstStore) {
 		t.Fatalf("burst at %d stores; want naive and fixed", len(view.Stores))
 	}
 	return view.Stores[0], view.Stores[1]
+}
+
+// TestEventStreamsDoNotStarveStores: the page's event streams, more of
+// them than the server's connection cap, as idle pages (or a flood) would
+// open: the first MaxEventStreams are served, the rest answered 503, and
+// the stores still answer as many requests at once as the cap allows.
+func TestEventStreamsDoNotStarveStores(t *testing.T) {
+	const maxConns, maxStreams, pages = 4, 2, 10
+	tg := open(t, "actor")
+	ctx, cancel := context.WithCancel(context.Background())
+	r, err := New(ctx, Config{Stores: []Store{{Target: tg, Contract: handler.New(tg.Store)}}})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	base := httpapitest.ServeWith(t, guarded.Server{Handler: r, MaxConns: maxConns, MaxEventStreams: maxStreams, ShutdownTimeout: time.Second})
+	t.Cleanup(cancel)
+	addr := strings.TrimPrefix(base, "http://")
+	send := func(req string) (net.Conn, *bufio.Reader) {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		if _, err := io.WriteString(c, req); err != nil {
+			t.Fatal(err)
+		}
+		return c, bufio.NewReader(c)
+	}
+	status := func(c net.Conn, br *bufio.Reader) int {
+		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second)) // a starved request waits forever
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			return 0
+		}
+		return resp.StatusCode
+	}
+	got := map[int]int{}
+	for range pages {
+		got[status(send("GET /classroom/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"))]++
+	}
+	if got[200] != maxStreams || got[503] != pages-maxStreams {
+		t.Fatalf("%d pages' event streams, a cap of %d: answers %v; want %d × 200 and %d × 503", pages, maxStreams, got, maxStreams, pages-maxStreams)
+	}
+	type sent struct {
+		c  net.Conn
+		br *bufio.Reader
+	}
+	var hits []sent
+	for range maxConns {
+		c, br := send("POST /hit/k HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n")
+		hits = append(hits, sent{c, br})
+	}
+	for i, h := range hits {
+		if s := status(h.c, h.br); s != 200 {
+			t.Errorf("store request %d of %d, with %d streams open = %d; want 200", i+1, maxConns, maxStreams, s)
+		}
+	}
+}
+
+// TestBurstAtItsLimit: a burst of exactly MaxBurst is fired; one more is
+// refused.
+func TestBurstAtItsLimit(t *testing.T) {
+	const maxBurst = 3
+	base, _ := room(t, Config{MaxBurst: maxBurst, BurstEvery: time.Hour}, "actor")
+	if got := post(t, base+"/classroom/burst", fmt.Sprintf(`{"story":"ten-hits-one-view","requests":%d}`, maxBurst+1)); got.status != 400 {
+		t.Errorf("a burst of MaxBurst+1 = %+v; want 400", got)
+	}
+	got := post(t, base+"/classroom/burst", fmt.Sprintf(`{"story":"ten-hits-one-view","requests":%d}`, maxBurst))
+	var view burstView
+	if err := json.Unmarshal([]byte(got.body), &view); got.status != 200 || err != nil || view.Requests != maxBurst || len(view.Stores) != 1 || view.Stores[0].Allowed != maxBurst {
+		t.Errorf("a burst of exactly MaxBurst = %+v; want 200 with %d requests fired", got, maxBurst)
+	}
 }

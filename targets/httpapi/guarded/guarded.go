@@ -9,6 +9,8 @@ package guarded
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/subtle"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -19,6 +21,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/racelab/racelab/internal/usage"
 )
 
 // Defaults of Server, in one place.
@@ -38,10 +42,18 @@ const (
 	DefaultMaxConns = 1024
 	// DefaultReadHeaderTimeout bounds how long a request's head may take to
 	// arrive. A lastbyte burst holds back the final byte of each head until
-	// its release, which follows staging by milliseconds to seconds; a
-	// client that never finishes is cut off, so it cannot hold a
-	// connection forever.
-	DefaultReadHeaderTimeout = 30 * time.Second
+	// its release, which follows staging by milliseconds (staging writes a
+	// few hundred bytes a connection, then releases at once); a client that
+	// never finishes is cut off. At 30 s, 1,100 half-sent heads (slowloris)
+	// held every slot under the cap and kept a normal request waiting 25 s;
+	// 5 s bounds that wait while leaving a slow burst room to release.
+	DefaultReadHeaderTimeout = 5 * time.Second
+	// DefaultMaxEventStreams is how many long-lived answers (the classroom
+	// page's event stream, see Stream) are open at once. They have a cap
+	// of their own and do not count under MaxConns, so that pages left
+	// open, or thousands of idle streams, never starve the store's
+	// requests of a connection; one more stream is answered 503.
+	DefaultMaxEventStreams = 256
 	// DefaultIdleTimeout closes a kept-alive connection that carries no
 	// request for this long. Clients warm connections just before a burst,
 	// so it only has to outlast one trial's preparation; racelab's client
@@ -63,9 +75,16 @@ const (
 //     same-origin or none, or an Origin header naming another host) is
 //     refused 403, Public or not (cross-site request forgery). curl and
 //     racelab's own client send neither header and pass.
+//   - Token: when Token is set (serve sets one under --public), a request
+//     that writes (any method but GET, HEAD and OPTIONS) must carry it, as
+//     Authorization: Bearer TOKEN or as the password of basic auth; others
+//     get 401. A page whose name was rebound to the server sends the
+//     server's own Origin, so only a secret it cannot know stops it.
 //   - Connections: at most MaxConns open at once; the rest wait in the
 //     kernel's accept queue until one closes. A head that does not arrive in
 //     ReadHeaderTimeout, and a connection idle for IdleTimeout, are closed.
+//     An answer that stays open (Stream) gives its connection's place back
+//     and takes one of MaxEventStreams instead.
 //
 // Refusals are JSON {"error":…} like every other answer.
 type Server struct {
@@ -83,6 +102,16 @@ type Server struct {
 	// Public answers requests whatever their Host names. The cross-origin
 	// check stays.
 	Public bool
+	// Token, when not empty, is the secret a request that writes must
+	// carry (see Server).
+	Token string
+	// MaxEventStreams caps the long-lived answers open at once (Stream);
+	// zero means DefaultMaxEventStreams.
+	MaxEventStreams int
+	// Name says a field of Server (MaxConns, Public, Token) as the person
+	// running it sets it, in the log and in refusals: cmd names its flags.
+	// Nil says the field's own name.
+	Name func(field string) string
 	// ReadHeaderTimeout and IdleTimeout bound a request head's arrival and
 	// a connection's idleness; zero means DefaultReadHeaderTimeout and
 	// DefaultIdleTimeout.
@@ -98,30 +127,8 @@ func (s Server) Serve(ctx context.Context, ln net.Listener) error {
 		ln.Close()
 		return fmt.Errorf("serve on %s: a cap of %d connections; want 1 or more, or 0 for %d", ln.Addr(), s.MaxConns, DefaultMaxConns)
 	}
-	var protocols http.Protocols
-	protocols.SetHTTP1(true)
-	protocols.SetUnencryptedHTTP2(true)
-	logTo := s.ErrorLog
-	if logTo == nil {
-		logTo = io.Discard
-	}
-	logger := log.New(logTo, "racelab serve: ", 0)
-	maxConns := cmpOr(s.MaxConns, DefaultMaxConns)
-	ln = &limitListener{Listener: ln, sem: make(chan struct{}, maxConns), done: make(chan struct{}), born: time.Now(),
-		full: func() {
-			logger.Printf("%d connections open, the cap (--max-conns): new ones wait until one closes", maxConns)
-		}}
-	srv := &http.Server{
-		Handler:           s.guard(s.Handler),
-		Protocols:         &protocols,
-		HTTP2:             &http.HTTP2Config{MaxConcurrentStreams: DefaultMaxStreams},
-		ReadHeaderTimeout: cmpOr(s.ReadHeaderTimeout, DefaultReadHeaderTimeout),
-		IdleTimeout:       cmpOr(s.IdleTimeout, DefaultIdleTimeout),
-		ErrorLog:          logger,
-		// Requests in flight finish at shutdown: their context is not the
-		// server's.
-		BaseContext: func(net.Listener) context.Context { return context.Background() },
-	}
+	var srv *http.Server
+	srv, ln = s.httpServer(ln)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	select {
@@ -141,6 +148,46 @@ func (s Server) Serve(ctx context.Context, ln net.Listener) error {
 	return err
 }
 
+// httpServer is the http.Server that Serve runs, with the settings it
+// runs under, and ln wrapped in the connection cap.
+func (s Server) httpServer(ln net.Listener) (*http.Server, net.Listener) {
+	var protocols http.Protocols
+	protocols.SetHTTP1(true)
+	protocols.SetUnencryptedHTTP2(true)
+	logTo := s.ErrorLog
+	if logTo == nil {
+		logTo = io.Discard
+	}
+	logger := log.New(logTo, "racelab serve: ", 0)
+	maxConns := cmpOr(s.MaxConns, DefaultMaxConns)
+	full := s.say(usage.Fieldf("MaxConns", "%d connections open, the cap ({}), none idle: new ones wait until one closes or idles", maxConns))
+	ll := &limitListener{Listener: ln, sem: make(chan struct{}, maxConns), done: make(chan struct{}), born: time.Now(),
+		full: func() { logger.Print(full) }}
+	ln = ll
+	streams := make(chan struct{}, cmpOr(s.MaxEventStreams, DefaultMaxEventStreams))
+	srv := &http.Server{
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			lc, _ := c.(*limitConn)
+			return context.WithValue(ctx, connKey{}, &connInfo{conn: lc, streams: streams})
+		},
+		ConnState: func(c net.Conn, st http.ConnState) {
+			if lc, ok := c.(*limitConn); ok {
+				ll.setIdle(lc, st == http.StateIdle)
+			}
+		},
+		Handler:           ll.handOver(s.guard(s.Handler)),
+		Protocols:         &protocols,
+		HTTP2:             &http.HTTP2Config{MaxConcurrentStreams: DefaultMaxStreams},
+		ReadHeaderTimeout: cmpOr(s.ReadHeaderTimeout, DefaultReadHeaderTimeout),
+		IdleTimeout:       cmpOr(s.IdleTimeout, DefaultIdleTimeout),
+		ErrorLog:          logger,
+		// Requests in flight finish at shutdown: their context is not the
+		// server's.
+		BaseContext: func(net.Listener) context.Context { return context.Background() },
+	}
+	return srv, ln
+}
+
 // cmpOr is cmp.Or for settings where only a positive value is a choice.
 func cmpOr[T int | time.Duration](v, def T) T {
 	if v <= 0 {
@@ -149,31 +196,96 @@ func cmpOr[T int | time.Duration](v, def T) T {
 	return v
 }
 
+// say writes a message about Server's fields as Name names them.
+func (s Server) say(e *usage.FieldError) string {
+	if s.Name == nil {
+		return e.Error()
+	}
+	return e.Say(s.Name)
+}
+
 // Refusals of Server's guard, as the client reads them.
 const (
-	msgMisdirected = "this server answers only requests for localhost, 127.0.0.1 or [::1] (DNS rebinding protection); run racelab serve with --public to answer any host name"
+	msgMisdirected = "this server answers only requests for localhost, 127.0.0.1 or [::1] (DNS rebinding protection); run racelab serve with {Public} to answer any host name"
 	msgCrossOrigin = "cross-origin request refused: a page from another origin may not write to this server (CSRF protection); send the request without an Origin header, as curl does"
+	msgNoToken     = "this server takes writes only with its token, printed when it started ({}): send Authorization: Bearer TOKEN, or open the page at /#token=TOKEN"
 )
 
-// guard wraps next in the Host and cross-origin checks (see Server).
-// The refusals come before next reads the request's body: a refused
-// request is not part of any burst, so it need not wait for its end.
+// guard wraps next in the Host, token and cross-origin checks (see
+// Server). The refusals come before next reads the request's body: a
+// refused request is not part of any burst, so it need not wait for its
+// end.
 func (s Server) guard(next http.Handler) http.Handler {
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		WriteError(w, http.StatusForbidden, msgCrossOrigin)
 	}))
 	checked := cop.Handler(next)
+	if s.Token != "" {
+		noToken, inner := s.say(usage.Fieldf("Token", msgNoToken)), checked
+		checked = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if writes(r.Method) && !carriesToken(r, s.Token) {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="racelab serve"`)
+				WriteError(w, http.StatusUnauthorized, noToken)
+				return
+			}
+			inner.ServeHTTP(w, r)
+		})
+	}
 	if s.Public {
 		return checked
 	}
+	misdirected := s.say(usage.Fieldf("Public", msgMisdirected))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !loopbackHostHeader(r.Host) {
-			WriteError(w, http.StatusMisdirectedRequest, fmt.Sprintf("host %q: %s", r.Host, msgMisdirected))
+			WriteError(w, http.StatusMisdirectedRequest, fmt.Sprintf("host %q: %s", r.Host, misdirected))
 			return
 		}
 		checked.ServeHTTP(w, r)
 	})
+}
+
+// writes says whether a request of method may change what is stored: all
+// but the safe methods.
+func writes(method string) bool {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return false
+	}
+	return true
+}
+
+// carriesToken says whether r carries token, as a bearer token or as the
+// password of basic auth (so that -t http://racelab:TOKEN@host/ and
+// curl -u :TOKEN work), compared in constant time.
+func carriesToken(r *http.Request, token string) bool {
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok {
+		_, got, ok = r.BasicAuth()
+	}
+	return ok && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(token)) == 1
+}
+
+// NewToken is a fresh secret for Server.Token: 128 random bits, in
+// characters a URL and a header carry as they are.
+func NewToken() string {
+	return rand.Text()
+}
+
+// CheckToken says what is wrong with token as Server.Token, or nil: it
+// travels in a header and in the page's address, so it is letters, digits,
+// - _ . ~ only, and long enough that it cannot be guessed.
+func CheckToken(token string) error {
+	const want = "want 16 to 256 letters, digits, - _ . or ~ (leave it out under {Public} for a fresh one)"
+	if len(token) < 16 || len(token) > 256 {
+		return usage.Fieldf("Token", "{} of %d characters: "+want, len(token))
+	}
+	for _, c := range token {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("-_.~", c)) {
+			return usage.Fieldf("Token", "{} holds %q: "+want, c)
+		}
+	}
+	return nil
 }
 
 // LoopbackHost says whether host, a name or an IP address without a port,
@@ -219,16 +331,104 @@ type limitListener struct {
 	// neither floods the log nor silences it.
 	warned atomic.Int64
 	born   time.Time
+
+	mu   sync.Mutex
+	idle map[*limitConn]time.Time // connections idle between requests, since when
+
+	waiting atomic.Int32 // Accepts waiting for a slot
 }
+
+// congested says a connection is waiting for a slot.
+func (l *limitListener) congested() bool { return l.waiting.Load() > 0 }
+
+// handOver wraps next so that, while a connection waits for a slot, an
+// HTTP/1.1 answer closes its connection after it (see acquire). It is
+// decided as the answer starts, not as the request does: a request in
+// flight when one starts waiting hands its place over too.
+func (l *limitListener) handOver(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ProtoMajor != 1 {
+			next.ServeHTTP(w, r)
+			return
+		}
+		next.ServeHTTP(&handOverWriter{ResponseWriter: w, l: l}, r)
+	})
+}
+
+// handOverWriter adds Connection: close to an answer's head when a
+// connection waits for a slot.
+type handOverWriter struct {
+	http.ResponseWriter
+	l       *limitListener
+	written bool
+}
+
+func (w *handOverWriter) WriteHeader(code int) {
+	if !w.written && code >= 200 {
+		w.written = true
+		if w.l.congested() {
+			w.Header().Set("Connection", "close")
+		}
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *handOverWriter) Write(p []byte) (int, error) {
+	if !w.written {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (w *handOverWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // fullNoticeEvery spaces the notices that the cap was reached, so that a
 // flood of connections does not become a flood of log lines.
 const fullNoticeEvery = time.Minute
 
+// shedIdleAfter is how long a kept-alive connection must have been idle
+// before a connection waiting for a slot takes its place. A client's pool
+// reuses its latest connection first, so one idle this long is one it has
+// no use for; one idle for less may be carrying its next request already,
+// which closing it would lose (measured: 2 of 4,400 requests at 250 ms).
+const shedIdleAfter = 5 * time.Second
+
+// Accept takes the next connection off the kernel's queue first, then
+// waits for a slot with it, unserved: so that a connection waiting is
+// known (congested), and at most one more than the cap is open.
 func (l *limitListener) Accept() (net.Conn, error) {
-	select {
-	case l.sem <- struct{}{}:
-	default:
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	if err := l.acquire(); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return &limitConn{Conn: c, release: func() { <-l.sem }}, nil
+}
+
+// acquire takes a slot for the next connection. racelab's own load at
+// --concurrency 1000 opened a few dozen connections more than it used (a
+// request dials when none is idle, and keeps the dial once one is), and
+// these held the last slots while new ones waited seconds, or timed out.
+// So when all are taken, a connection idle for shedIdleAfter gives its
+// place up (shedIdle), and while one waits, answers on HTTP/1.1 say
+// Connection: close (congested), so that a busy connection hands its
+// place over after its answer, which no client mistakes for a failure.
+func (l *limitListener) acquire() error {
+	l.waiting.Add(1)
+	defer l.waiting.Add(-1)
+	for {
+		select {
+		case l.sem <- struct{}{}:
+			return nil
+		default:
+		}
+		if l.shedIdle() {
+			continue // its slot was given back as it closed
+		}
 		now := int64(time.Since(l.born)) + 1
 		if last := l.warned.Load(); last == 0 || now-last >= int64(fullNoticeEvery) {
 			l.warned.Store(now)
@@ -236,16 +436,50 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		}
 		select {
 		case l.sem <- struct{}{}:
+			return nil
 		case <-l.done:
-			return nil, fmt.Errorf("accept on %s: %w", l.Addr(), net.ErrClosed)
+			return fmt.Errorf("accept on %s: %w", l.Addr(), net.ErrClosed)
+		case <-time.After(shedIdleAfter / 4): // one may have idled long enough
 		}
 	}
-	c, err := l.Listener.Accept()
-	if err != nil {
-		<-l.sem
-		return nil, err
+}
+
+// setIdle records whether c is idle between requests (http.StateIdle),
+// and since when.
+func (l *limitListener) setIdle(c *limitConn, idle bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !idle {
+		delete(l.idle, c)
+		return
 	}
-	return &limitConn{Conn: c, release: func() { <-l.sem }}, nil
+	if l.idle == nil {
+		l.idle = map[*limitConn]time.Time{}
+	}
+	l.idle[c] = time.Now()
+}
+
+// shedIdle closes the connection idle the longest, if one has been idle
+// for shedIdleAfter, and says whether it did: its slot is then free.
+func (l *limitListener) shedIdle() bool {
+	l.mu.Lock()
+	var oldest *limitConn
+	var since time.Time
+	for c, t := range l.idle {
+		// Bytes read since it went idle are its next request arriving
+		// (net/http calls it active only once the head is whole).
+		if c.readAt.Load() < t.UnixNano() && (oldest == nil || t.Before(since)) {
+			oldest, since = c, t
+		}
+	}
+	if oldest == nil || time.Since(since) < shedIdleAfter {
+		l.mu.Unlock()
+		return false
+	}
+	delete(l.idle, oldest)
+	l.mu.Unlock()
+	oldest.Close()
+	return true
 }
 
 func (l *limitListener) Close() error {
@@ -254,17 +488,69 @@ func (l *limitListener) Close() error {
 	return err
 }
 
-// limitConn gives its slot back once, when it is closed.
+// limitConn gives its slot back once: when it is closed, or when its one
+// request becomes a stream (Stream).
 type limitConn struct {
 	net.Conn
 	releaseOnce sync.Once
 	release     func()
+	readAt      atomic.Int64 // when bytes last arrived, Unix nanoseconds
+}
+
+// Read notes when bytes arrive, so that a connection whose next request
+// has begun is not taken for idle (shedIdle).
+func (c *limitConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 {
+		c.readAt.Store(time.Now().UnixNano())
+	}
+	return n, err
 }
 
 func (c *limitConn) Close() error {
 	err := c.Conn.Close()
 	c.releaseOnce.Do(c.release)
 	return err
+}
+
+// connKey keys a request's connInfo in its context.
+type connKey struct{}
+
+// connInfo is what Stream needs of the connection a request came on.
+type connInfo struct {
+	conn    *limitConn    // nil when the listener is not Server's own
+	streams chan struct{} // a slot per open stream, shared by the server
+}
+
+// msgTooManyStreams is the answer to one stream more than the cap.
+const msgTooManyStreams = "too many event streams open (%d); the page retries by itself, or reload it in a moment"
+
+// Stream claims a place for an answer that stays open (the classroom
+// page's event stream) among Server's MaxEventStreams, and answers 503
+// with Retry-After itself when none is free. Over HTTP/1.1 the connection
+// gives its place under MaxConns back at once, so that streams, however
+// many wait, never take one from a store's request; it is closed when the
+// stream ends. Call done when the answer ends. A request not served by
+// Server (a test's httptest server) has no cap: Stream lets it through.
+func Stream(w http.ResponseWriter, r *http.Request) (done func(), ok bool) {
+	info, _ := r.Context().Value(connKey{}).(*connInfo)
+	if info == nil {
+		return func() {}, true
+	}
+	select {
+	case info.streams <- struct{}{}:
+	default:
+		w.Header().Set("Connection", "close")
+		w.Header().Set("Retry-After", "5")
+		WriteError(w, http.StatusServiceUnavailable, fmt.Sprintf(msgTooManyStreams, cap(info.streams)))
+		return nil, false
+	}
+	if r.ProtoMajor == 1 && info.conn != nil {
+		w.Header().Set("Connection", "close")
+		info.conn.releaseOnce.Do(info.conn.release)
+	}
+	var once sync.Once
+	return func() { once.Do(func() { <-info.streams }) }, true
 }
 
 // CloseWrite half-closes the connection when it can (see limitListener).

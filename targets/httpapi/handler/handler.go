@@ -585,6 +585,8 @@ func serveKeyed[S any](h *Handler, w http.ResponseWriter, r *http.Request, call 
 	switch {
 	case errors.As(err, &bad):
 		guarded.WriteError(w, http.StatusBadRequest, bad.Error())
+	case errors.Is(err, story.ErrKeyRefused):
+		guarded.WriteError(w, http.StatusBadRequest, fmt.Sprintf("bad key: %s: %s refuses it (too long once its own prefix is added, or reserved)", "{"+h.routes[call].KeyWord()+"}", h.storeLabel()))
 	case err != nil:
 		h.storeError(w, r, err)
 	default:

@@ -22,13 +22,19 @@ import (
 // Serve, so that it runs after the server has stopped.
 func Serve(t testing.TB, h http.Handler) string {
 	t.Helper()
+	return ServeWith(t, guarded.Server{Handler: h})
+}
+
+// ServeWith is Serve with srv's settings (a lowered cap, a token).
+func ServeWith(t testing.TB, srv guarded.Server) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- guarded.Server{Handler: h}.Serve(ctx, ln) }()
+	go func() { done <- srv.Serve(ctx, ln) }()
 	t.Cleanup(func() {
 		stop()
 		if err := <-done; err != nil {

@@ -22,6 +22,9 @@ const sel = (s) => '"' + String(s).replace(/["\\]/g, '\\$&') + '"';
 
 let config = null;
 let base = location.origin;
+// The token serve printed, from the address after # (never sent to the
+// server in the URL): writes need it under --public.
+const token = new URLSearchParams(location.hash.slice(1)).get('token') || '';
 const drawn = {}; // story → the burst drawn, so a redraw keeps the lanes
 
 async function start() {
@@ -107,7 +110,8 @@ async function fire(story, n, button, status) {
   try {
     const resp = await fetch('/classroom/burst', {
       method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
+      headers: Object.assign({ 'Content-Type': 'application/json' },
+        token ? { 'Authorization': 'Bearer ' + token } : {}),
       body: JSON.stringify({ story: story, requests: n }),
     });
     const body = await resp.json();

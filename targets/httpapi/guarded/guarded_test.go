@@ -1,0 +1,379 @@
+package guarded
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// answerWithin bounds the wait for an answer that is expected: generous,
+// so that a loaded machine does not fail the test, yet a starved request
+// (which waits forever) does.
+const answerWithin = 10 * time.Second
+
+// lockedLog is a log the server writes while the test reads it.
+type lockedLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// testHandler answers /events as a stream that stays open until its client
+// or the server goes, and anything else 200 at once, as a store would.
+func testHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/events", func(w http.ResponseWriter, r *http.Request) {
+		done, ok := Stream(w, r)
+		if !ok {
+			return
+		}
+		defer done()
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		_ = http.NewResponseController(w).Flush()
+		<-r.Context().Done()
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
+		WriteJSON(w, http.StatusOK, map[string]bool{"ok": true})
+	})
+	return mux
+}
+
+// start serves srv on a free loopback port until the test ends.
+func start(t *testing.T, srv Server) string {
+	t.Helper()
+	if srv.Handler == nil {
+		srv.Handler = testHandler()
+	}
+	srv.ShutdownTimeout = 100 * time.Millisecond // open streams are cut off at the end
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	return ln.Addr().String()
+}
+
+// conn is a client connection driven byte by byte.
+type conn struct {
+	net.Conn
+	br *bufio.Reader
+}
+
+func dial(t *testing.T, addr string) *conn {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, answerWithin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return &conn{c, bufio.NewReader(c)}
+}
+
+func (c *conn) send(t *testing.T, s string) {
+	t.Helper()
+	if _, err := io.WriteString(c, s); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// head reads one answer's status line and headers within wait, 0 if none
+// came; the body is left unread (a stream's never ends).
+func (c *conn) head(t *testing.T, wait time.Duration) (int, http.Header) {
+	t.Helper()
+	status, h, _ := c.answer(t, wait, false)
+	return status, h
+}
+
+// answer reads one answer within wait, its body too when whole is set.
+func (c *conn) answer(t *testing.T, wait time.Duration, whole bool) (int, http.Header, string) {
+	t.Helper()
+	_ = c.SetReadDeadline(time.Now().Add(wait))
+	defer c.SetReadDeadline(time.Time{})
+	resp, err := http.ReadResponse(c.br, nil)
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return 0, nil, ""
+	}
+	if err != nil {
+		t.Fatalf("read answer: %v", err)
+	}
+	var body []byte
+	if whole {
+		if body, err = io.ReadAll(resp.Body); err != nil {
+			t.Fatalf("read body: %v", err)
+		}
+	}
+	return resp.StatusCode, resp.Header, string(body)
+}
+
+func request(method, path, host string, header ...string) string {
+	h := ""
+	for _, l := range header {
+		h += l + "\r\n"
+	}
+	body := ""
+	if method == http.MethodPost {
+		h += "Content-Length: 0\r\n"
+	}
+	return fmt.Sprintf("%s %s HTTP/1.1\r\nHost: %s\r\n%s\r\n%s", method, path, host, h, body)
+}
+
+// TestEventStreamsHaveTheirOwnCap: more idle event streams than the
+// connection cap, as 5,000 pages once were against 1,024: the first
+// MaxEventStreams stay open, every one past them is answered 503 (and
+// closed), and a store's request still gets its answer. Without a cap of
+// their own the streams hold every connection and the store's request
+// waits forever.
+func TestEventStreamsHaveTheirOwnCap(t *testing.T) {
+	const maxConns, maxStreams, streams = 4, 2, 12
+	addr := start(t, Server{MaxConns: maxConns, MaxEventStreams: maxStreams})
+	conns := make([]*conn, streams)
+	for i := range conns {
+		conns[i] = dial(t, addr)
+		conns[i].send(t, request("GET", "/events", "127.0.0.1"))
+	}
+	got := map[int]int{}
+	var open []*conn
+	for i, c := range conns {
+		status, h := c.head(t, answerWithin)
+		got[status]++
+		switch status {
+		case http.StatusOK:
+			open = append(open, c)
+		case http.StatusServiceUnavailable:
+			if h.Get("Retry-After") == "" {
+				t.Errorf("stream %d: 503 without Retry-After", i+1)
+			}
+		}
+	}
+	if got[http.StatusOK] != maxStreams || got[http.StatusServiceUnavailable] != streams-maxStreams {
+		t.Fatalf("%d event streams with a cap of %d: answers %v, want %d × 200 and %d × 503",
+			streams, maxStreams, got, maxStreams, streams-maxStreams)
+	}
+	// The streams still open hold no connection a store's request needs:
+	// as many requests as the connection cap, each on its own connection,
+	// are all answered while they stay open.
+	reqs := make([]*conn, maxConns)
+	for i := range reqs {
+		reqs[i] = dial(t, addr)
+		reqs[i].send(t, request("POST", "/hit/k", "127.0.0.1"))
+	}
+	for i, c := range reqs {
+		if status, _ := c.head(t, answerWithin); status != http.StatusOK {
+			t.Fatalf("store request %d of %d with %d streams open = %d, want 200", i+1, maxConns, len(open), status)
+		}
+	}
+	for _, c := range reqs {
+		c.Close() // only now: their slots are needed below
+	}
+	// A stream that ends gives its place back.
+	open[0].Close()
+	for {
+		c := dial(t, addr)
+		c.send(t, request("GET", "/events", "127.0.0.1"))
+		status, _ := c.head(t, answerWithin)
+		if status == http.StatusOK {
+			break
+		}
+		if status != http.StatusServiceUnavailable {
+			t.Fatalf("a stream after one ended = %d, want 200 (or 503 until the server sees it end)", status)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestSlowHeadsDoNotStarve: more half-sent heads than the cap (slowloris)
+// are cut off after ReadHeaderTimeout, so that a normal request is
+// answered; and the default bounds them at 5 s at most.
+func TestSlowHeadsDoNotStarve(t *testing.T) {
+	srv, ln := Server{}.httpServer(nopListener{})
+	ln.Close()
+	if d := srv.ReadHeaderTimeout; d <= 0 || d > 5*time.Second {
+		t.Errorf("the default read-header timeout is %v, want 5 s at most", d)
+	}
+	const maxConns = 4
+	addr := start(t, Server{MaxConns: maxConns, ReadHeaderTimeout: 200 * time.Millisecond})
+	for range maxConns + 4 {
+		dial(t, addr).send(t, "GET /get/k HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+	}
+	c := dial(t, addr)
+	c.send(t, request("GET", "/get/k", "127.0.0.1"))
+	if status, _ := c.head(t, answerWithin); status != http.StatusOK {
+		t.Fatalf("a normal request behind %d half-sent heads = %d, want 200", maxConns+4, status)
+	}
+}
+
+// nopListener stands in for a listener where only the server's settings
+// are read.
+type nopListener struct{}
+
+func (nopListener) Accept() (net.Conn, error) { return nil, net.ErrClosed }
+func (nopListener) Close() error              { return nil }
+func (nopListener) Addr() net.Addr            { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)} }
+
+// TestToken: with a token, a write needs it, whatever its Host and Origin;
+// a read does not. A page whose name was rebound to the server (Host and
+// Origin both its own) cannot fire a burst.
+func TestToken(t *testing.T) {
+	const token = "s3cret-token"
+	addr := start(t, Server{Public: true, Token: token})
+	tests := []struct {
+		name, method, host string
+		header             []string
+		status             int
+	}{
+		{"write without token", "POST", "127.0.0.1", nil, 401},
+		{"write with bearer token", "POST", "127.0.0.1", []string{"Authorization: Bearer " + token}, 200},
+		{"write with token as basic-auth password", "POST", "127.0.0.1", []string{"Authorization: Basic OnMzY3JldC10b2tlbg=="}, 200},
+		{"write with a wrong token", "POST", "127.0.0.1", []string{"Authorization: Bearer s3cret-tokem"}, 401},
+		{"write with the token's prefix", "POST", "127.0.0.1", []string{"Authorization: Bearer s3cret"}, 401},
+		{"DNS rebinding: evil Host and Origin", "POST", "evil.example:8787", []string{"Origin: http://evil.example:8787"}, 401},
+		{"DELETE without token", "DELETE", "127.0.0.1", nil, 401},
+		{"read without token", "GET", "127.0.0.1", nil, 200},
+	}
+	for _, tt := range tests {
+		c := dial(t, addr)
+		c.send(t, request(tt.method, "/classroom/burst", tt.host, tt.header...))
+		status, h := c.head(t, answerWithin)
+		if status != tt.status {
+			t.Errorf("%s: %d, want %d", tt.name, status, tt.status)
+		}
+		if status == 401 && !strings.HasPrefix(h.Get("WWW-Authenticate"), "Bearer") {
+			t.Errorf("%s: 401 without WWW-Authenticate: Bearer", tt.name)
+		}
+	}
+	// Without a token, writes pass as before.
+	c := dial(t, start(t, Server{}))
+	c.send(t, request("POST", "/hit/k", "127.0.0.1"))
+	if status, _ := c.head(t, answerWithin); status != http.StatusOK {
+		t.Errorf("a write to a server without a token = %d, want 200", status)
+	}
+	if a, b := NewToken(), NewToken(); a == b || len(a) < 20 {
+		t.Errorf("NewToken gave %q and %q, want two different secrets of 20 characters or more", a, b)
+	}
+}
+
+// TestNamesItsFields: the server names its settings as Name says (cmd:
+// its flags), in the log and in refusals; without Name, by field.
+func TestNamesItsFields(t *testing.T) {
+	flags := map[string]string{"MaxConns": "--max-conns", "Public": "--public", "Token": "--token"}
+	for _, named := range []bool{false, true} {
+		srv := Server{MaxConns: 1, Token: "t", ErrorLog: &lockedLog{}}
+		want := map[string]string{"MaxConns": "MaxConns", "Public": "Public", "Token": "Token"}
+		if named {
+			srv.Name = func(f string) string { return flags[f] }
+			want = flags
+		}
+		logged := srv.ErrorLog.(*lockedLog)
+		addr := start(t, srv)
+		first := dial(t, addr)
+		first.send(t, request("GET", "/get/k", "evil.example"))
+		_, _, body := first.answer(t, answerWithin, true)
+		first.send(t, "GET /get/k HTTP/1.1\r\n") // busy: it keeps its place
+		if !strings.Contains(body, "with "+want["Public"]+" to answer") {
+			t.Errorf("named %v: the 421 says %q, want it to name %s", named, body, want["Public"])
+		}
+		second := dial(t, addr) // waits: the cap is 1 and first is open
+		second.send(t, request("POST", "/hit/k", "127.0.0.1"))
+		first.Close()
+		status, _, body := second.answer(t, answerWithin, true)
+		if status != 401 || !strings.Contains(body, "("+want["Token"]+")") {
+			t.Errorf("named %v: a write without the token = %d %q, want 401 naming %s", named, status, body, want["Token"])
+		}
+		if !strings.Contains(logged.String(), "the cap ("+want["MaxConns"]+")") {
+			t.Errorf("named %v: the log says %q, want the cap named %s", named, logged.String(), want["MaxConns"])
+		}
+	}
+}
+
+// TestCheckToken: a token of exactly 16 characters is taken, 15 is not;
+// characters a header or a URL would change are refused.
+func TestCheckToken(t *testing.T) {
+	for _, tt := range []struct {
+		token string
+		ok    bool
+	}{
+		{strings.Repeat("a", 15), false},
+		{strings.Repeat("a", 16), true},
+		{strings.Repeat("a", 256), true},
+		{strings.Repeat("a", 257), false},
+		{"abc-DEF_123.456~x", true},
+		{"abcdefgh ijklmnop", false},
+		{"abcdefgh/ijklmnop", false},
+		{NewToken(), true},
+	} {
+		if err := CheckToken(tt.token); (err == nil) != tt.ok {
+			t.Errorf("CheckToken(%q) = %v, want ok %v", tt.token, err, tt.ok)
+		}
+	}
+}
+
+// TestIdleConnectionsMakeRoom: with every slot taken by connections kept
+// alive but idle (a client that opened more than it uses), a new
+// connection takes the place of the one idle the longest, instead of
+// waiting until the idle timeout; busy connections keep theirs.
+func TestIdleConnectionsMakeRoom(t *testing.T) {
+	const maxConns = 3
+	addr := start(t, Server{MaxConns: maxConns})
+	idle := make([]*conn, maxConns)
+	for i := range idle {
+		idle[i] = dial(t, addr)
+		idle[i].send(t, request("GET", "/get/k", "127.0.0.1"))
+		if status, _, _ := idle[i].answer(t, answerWithin, true); status != http.StatusOK {
+			t.Fatalf("connection %d = %d, want 200", i+1, status)
+		}
+	}
+	for i := range maxConns * 2 {
+		c := dial(t, addr)
+		c.send(t, request("POST", "/hit/k", "127.0.0.1"))
+		if status, _, _ := c.answer(t, answerWithin, true); status != http.StatusOK {
+			t.Fatalf("new connection %d with %d idle ones open = %d, want 200", i+1, maxConns, status)
+		}
+	}
+	// Now every slot is busy (a request half sent on each): a new one waits.
+	busy := make([]*conn, 0, maxConns)
+	for range maxConns {
+		c := dial(t, addr)
+		c.send(t, request("GET", "/get/k", "127.0.0.1"))
+		if status, _, _ := c.answer(t, answerWithin, true); status != http.StatusOK {
+			t.Fatalf("a connection = %d, want 200", status)
+		}
+		c.send(t, "GET /get/k HTTP/1.1\r\n")
+		busy = append(busy, c)
+	}
+	waiting := dial(t, addr)
+	waiting.send(t, request("GET", "/get/k", "127.0.0.1"))
+	if status, _ := waiting.head(t, 300*time.Millisecond); status != 0 {
+		t.Fatalf("a connection with %d busy ones open was answered %d, want it to wait", maxConns, status)
+	}
+	busy[0].Close()
+	if status, _ := waiting.head(t, answerWithin); status != http.StatusOK {
+		t.Fatalf("the waiting connection after a busy one closed = %d, want 200", status)
+	}
+}
