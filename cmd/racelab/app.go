@@ -152,9 +152,10 @@ time: the same --seed replays the same race.`,
   racelab explain ten-hits-one-view
   racelab serve --store kv &
   racelab list`,
-		SilenceErrors: true,
-		SilenceUsage:  true,
-		Args:          cobra.ArbitraryArgs,
+		SilenceErrors:    true,
+		SilenceUsage:     true,
+		Args:             cobra.ArbitraryArgs,
+		PersistentPreRun: bindContexts,
 		// Without a subcommand, show help; with an unknown one, say so on
 		// one line with a suggestion, as a usage error.
 		RunE: func(c *cobra.Command, args []string) error {

@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"slices"
 
+	"github.com/racelab/racelab/internal/readfile"
 	"github.com/racelab/racelab/report"
 	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/results"
@@ -149,7 +149,7 @@ func readResults(ctx context.Context, s Streams, name string) (report.Saved, err
 	}
 	done := make(chan read, 1)
 	go func() {
-		rs, err := readResultsNow(s, name)
+		rs, err := readResultsNow(ctx, s, name)
 		done <- read{rs, err}
 	}()
 	select {
@@ -160,7 +160,10 @@ func readResults(ctx context.Context, s Streams, name string) (report.Saved, err
 	}
 }
 
-func readResultsNow(s Streams, name string) (report.Saved, error) {
+// readResultsNow reads a named file through readfile, which refuses a
+// file too large by its size before reading it and stops a waiting read
+// when ctx is done; standard input is only bounded.
+func readResultsNow(ctx context.Context, s Streams, name string) (report.Saved, error) {
 	if name == "-" {
 		rs, err := report.ReadSaved(s.In, verifier)
 		if err != nil {
@@ -168,22 +171,32 @@ func readResultsNow(s Streams, name string) (report.Saved, error) {
 		}
 		return rs, nil
 	}
-	f, err := os.Open(name)
-	if errors.Is(err, fs.ErrNotExist) {
+	f, err := readfile.Open(ctx, name, report.MaxResultBytes)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return report.Saved{}, usageError{fmt.Errorf("%s: no such file", name)}
-	}
-	if err != nil {
-		return report.Saved{}, err // *fs.PathError names the file
+	case errors.Is(err, readfile.ErrFolder):
+		return report.Saved{}, usageError{fmt.Errorf("%s is a folder; want a result file", name)}
+	case err != nil:
+		return report.Saved{}, tooLarge(err) // it names the file
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.IsDir() {
-		return report.Saved{}, usageError{fmt.Errorf("%s is a folder; want a result file", name)}
-	}
 	rs, err := report.ReadSaved(f, verifier)
 	if err != nil {
-		return report.Saved{}, fmt.Errorf("%s: %w", name, err)
+		return report.Saved{}, tooLarge(fmt.Errorf("%s: %w", name, err))
 	}
 	return rs, nil
+}
+
+// tooLarge says of a saved result past its limit what it is: not a
+// result, since none is that large (trials past the first few keep no
+// requests).
+func tooLarge(err error) error {
+	var tl *readfile.TooLargeError
+	if !errors.As(err, &tl) {
+		return err
+	}
+	return fmt.Errorf("%w: %w; a saved result is far smaller (trials past the first %d keep no requests)", report.ErrNotResult, tl, results.DefaultKeepTrials)
 }
 
 // reportVerdict is run's verdict over merged results, less the interrupt:

@@ -75,7 +75,7 @@ func TestHTTPFlags(t *testing.T) {
 	}
 	h := httpFlags{
 		Sync:     "lastbyte",
-		MapFile:  mapFile,
+		MapFile:  fileFlag{Path: mapFile},
 		Calls:    []string{"hit=PUT /v/{slug} field=total", "download=yes=201 no=403"},
 		Headers:  []string{"Authorization: Bearer abc", "X-Team: a", "X-Team: b"},
 		Insecure: true,
