@@ -1,11 +1,8 @@
 package main
 
 import (
-	"cmp"
-	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"slices"
 	"strings"
 	"time"
@@ -301,38 +298,13 @@ func takesOneStory(c *cobra.Command, scenario *string, set *func(string) bool, r
 	}
 }
 
-// fileFlag is a flag that names a file to read (--http-map). It reads
-// with the command's context, which the root command binds before any
-// command runs (bindContexts): Ctrl-C then stops a read that waits, a FIFO
-// no one writes to, and a size limit stops one that never ends.
-type fileFlag struct {
-	Path string
-	ctx  context.Context
-}
-
-func (f *fileFlag) String() string     { return f.Path }
-func (f *fileFlag) Set(s string) error { f.Path = s; return nil }
-func (f *fileFlag) Type() string       { return "string" }
-
-// read reads the file, at most limit bytes; its errors name the file and
-// what was wrong with it, and say what the file should be (want).
-func (f *fileFlag) read(limit int64, want string) ([]byte, error) {
-	b, err := readfile.ReadAll(cmp.Or(f.ctx, context.Background()), f.Path, limit)
-	var tl *readfile.TooLargeError
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("%s: no such file", f.Path)
-	case errors.As(err, &tl), errors.Is(err, readfile.ErrFolder):
-		return nil, fmt.Errorf("%w; want %s", err, want)
-	}
-	return b, err
-}
-
-// bindContexts gives every file flag of c the command's context.
+// bindContexts gives every file flag of c (a *readfile.Named) the
+// command's context, before the command runs: the read it makes then
+// stops on Ctrl-C.
 func bindContexts(c *cobra.Command, _ []string) {
 	c.Flags().VisitAll(func(fl *pflag.Flag) {
-		if v, ok := fl.Value.(*fileFlag); ok {
-			v.ctx = c.Context()
+		if v, ok := fl.Value.(*readfile.Named); ok {
+			v.Bind(c.Context())
 		}
 	})
 }

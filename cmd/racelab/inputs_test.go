@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -64,20 +65,23 @@ func TestFileFlagsBounded(t *testing.T) {
 
 // TestFileFlagsInterruptible: a FIFO no one writes to keeps its reader
 // waiting in open; Ctrl-C (the context cancelled) ends every command
-// that reads one, with exit 130, instead of needing SIGKILL.
+// that reads one, with exit 130, instead of needing SIGKILL. Each command
+// has a FIFO of its own: a reader the one before left waiting must not
+// meet it.
 func TestFileFlagsInterruptible(t *testing.T) {
-	fifo := filepath.Join(t.TempDir(), "fifo.race.yaml")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Skipf("no FIFOs here: %v", err)
-	}
-	for _, args := range [][]string{
-		{"run", "ten-hits-one-view", "-t", "http://127.0.0.1:1", "--http-map", fifo},
-		{"load", "ten-hits-one-view", "-t", "http://127.0.0.1:1", "--http-map", fifo, "--requests", "1"},
-		{"explain", "ten-hits-one-view", "--target", "http://127.0.0.1:1", "--http-map", fifo},
-		{"report", fifo},
-		{"verify", fifo},
-		{"race", "lint", fifo},
+	for i, args := range [][]string{
+		{"run", "ten-hits-one-view", "-t", "http://127.0.0.1:1", "--http-map", "FIFO"},
+		{"load", "ten-hits-one-view", "-t", "http://127.0.0.1:1", "--http-map", "FIFO", "--requests", "1"},
+		{"explain", "ten-hits-one-view", "--target", "http://127.0.0.1:1", "--http-map", "FIFO"},
+		{"report", "FIFO"},
+		{"verify", "FIFO"},
+		{"race", "lint", "FIFO"},
 	} {
+		fifo := filepath.Join(t.TempDir(), "fifo.race.yaml")
+		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+			t.Skipf("no FIFOs here: %v", err)
+		}
+		args[slices.Index(args, "FIFO")] = fifo
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(50*time.Millisecond, cancel)
 		done := make(chan [2]any, 1)
@@ -91,7 +95,7 @@ func TestFileFlagsInterruptible(t *testing.T) {
 				t.Errorf("racelab %s, interrupted: exit %v, stderr %q; want exit %d naming the file", strings.Join(args, " "), got[0], got[1], exitInterrupted)
 			}
 		case <-time.After(30 * time.Second): // a hang, not a speed
-			t.Fatalf("racelab %s did not stop when interrupted", strings.Join(args, " "))
+			t.Fatalf("racelab %s (%d) did not stop when interrupted", strings.Join(args, " "), i)
 		}
 		cancel()
 	}

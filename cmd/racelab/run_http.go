@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/racelab/racelab/internal/readfile"
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/httpapi"
@@ -22,7 +23,7 @@ import (
 type httpFlags struct {
 	Sync     string
 	Calls    []string
-	MapFile  fileFlag
+	MapFile  readfile.Named
 	Headers  []string
 	Insecure bool
 
@@ -71,7 +72,7 @@ func (h *httpFlags) config() (httpapi.Config, error) {
 	cfg.Insecure = h.Insecure
 	mapping := httpapi.Contract()
 	if h.MapFile.Path != "" {
-		data, err := h.MapFile.read(maxMapBytes, "a mapping, a few lines of JSON")
+		data, err := h.MapFile.Read(maxMapBytes, "a mapping, a few lines of JSON")
 		if err != nil {
 			return cfg, fmt.Errorf("--http-map %w", err)
 		}

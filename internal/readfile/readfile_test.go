@@ -221,3 +221,27 @@ func TestBytes(t *testing.T) {
 }
 
 var _ io.ReadCloser = (*File)(nil)
+
+// A Named file reads with the context bound to it, and says what it
+// should be when it is not.
+func TestNamed(t *testing.T) {
+	dir := t.TempDir()
+	n := &Named{}
+	if err := n.Set(filepath.Join(dir, "none")); err != nil || n.String() != filepath.Join(dir, "none") {
+		t.Fatalf("Set: %v, %q", err, n)
+	}
+	if _, err := n.Read(10, "a map"); err == nil || err.Error() != n.Path+": no such file" {
+		t.Errorf("missing: %v", err)
+	}
+	n.Path = dir
+	if _, err := n.Read(10, "a map"); err == nil || err.Error() != dir+": is a folder; want a map" {
+		t.Errorf("folder: %v", err)
+	}
+	n.Path = mkfifo(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	n.Bind(ctx)
+	if err := ended(t, func() error { _, err := n.Read(10, "a map"); return err }); !errors.Is(err, context.Canceled) {
+		t.Errorf("FIFO, bound to a cancelled context: %v", err)
+	}
+}
