@@ -638,10 +638,12 @@ func TestGitHubActionsWorkflowRuns(t *testing.T) {
 }
 
 // A failed shard stops the run before the verify job, which would only
-// refuse the missing part.
+// refuse the missing part. The lead is long, so that no shard starts past
+// its release (refused, exit 2): a shard fails on the closed port before
+// it waits.
 func TestGitHubActionsWorkflowStopsOnAFailedShard(t *testing.T) {
 	wf := readWorkflow(t)
-	r := newGHRun(t, wf, map[string]string{"RACELAB_TARGET": "http://127.0.0.1:1"}, map[string]string{"RACELAB_LEAD": "1", "RACELAB_TRIALS": "1"})
+	r := newGHRun(t, wf, map[string]string{"RACELAB_TARGET": "http://127.0.0.1:1"}, map[string]string{"RACELAB_LEAD": "60", "RACELAB_TRIALS": "1"})
 	r.run()
 	if r.jobs["shard"] == nil || !r.jobs["shard"].failed || r.jobs["verify"] == nil || !r.jobs["verify"].skipped {
 		t.Fatalf("shards against a closed port: want them failed and verify skipped\n%s", r)
