@@ -100,3 +100,22 @@ func TestFileFlagsInterruptible(t *testing.T) {
 		cancel()
 	}
 }
+
+// TestOddInputs: inputs racelab once took silently, or said as the wrong
+// kind of failure, are usage errors in one line.
+func TestOddInputs(t *testing.T) {
+	tests := []struct {
+		args []string
+		says string
+	}{
+		{[]string{"run", "ten-hits-one-view", "-t", " kv"}, `racelab: target " kv" has spaces around it; write "kv"`},
+		{[]string{"run", "ten-hits-one-view", "-t", "naive=kv "}, `has spaces around it`},
+		{[]string{"run", "ten-hits-one-view", "-t", "redis", "--redis-url", "redis://:::"}, `--redis-url (or RACELAB_REDIS_URL) "redis://:::" is not usable: host "::": write an IPv6 address in brackets`},
+	}
+	for _, tt := range tests {
+		code, _, stderr := execute(context.Background(), tt.args...)
+		if code != exitUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tt.says) {
+			t.Errorf("racelab %s: exit %d, stderr %q; want exit 2 and one line saying %q", strings.Join(tt.args, " "), code, stderr, tt.says)
+		}
+	}
+}
