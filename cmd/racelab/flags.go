@@ -42,6 +42,7 @@ var fieldFlags = map[string]string{
 	"Shard":          "--shard",
 	"RunID":          "--run-id",
 	"StartAt":        "--start-at",
+	"RealClock":      "--clock real",
 	"Wait":           "--wait",
 	"Period":         "--period",
 	"Duration":       "--duration",

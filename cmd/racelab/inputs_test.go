@@ -110,6 +110,7 @@ func TestOddInputs(t *testing.T) {
 	}{
 		{[]string{"run", "ten-hits-one-view", "-t", " kv"}, `racelab: target " kv" has spaces around it; write "kv"`},
 		{[]string{"run", "ten-hits-one-view", "-t", "naive=kv "}, `has spaces around it`},
+		{[]string{"run", "stale-plan", "--via", "extension", "--clock", "real", "-t", "kv"}, "racelab: a trial takes 36h1m30s on the real clock; play it in virtual time, without --clock real"},
 		{[]string{"run", "ten-hits-one-view", "-t", "redis", "--redis-url", "redis://:::"}, `--redis-url (or RACELAB_REDIS_URL) "redis://:::" is not usable: host "::": write an IPv6 address in brackets`},
 	}
 	for _, tt := range tests {
