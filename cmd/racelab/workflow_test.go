@@ -578,7 +578,9 @@ func (r *ghRun) String() string {
 // id and one start, fires four shards at a `racelab serve` on loopback and
 // verifies: on SQLite, one table of whole bursts in the log and the job
 // summary, exit 0; on the KV store, the loss, exit 3, and the summary and
-// the result still written.
+// the result still written. The lead leaves the shards room to start on a
+// busy machine: a shard that starts past its release is refused (exit 2),
+// where it once fired at once, alone.
 func TestGitHubActionsWorkflowRuns(t *testing.T) {
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Fatal("bash runs the workflow's steps, as on GitHub's runners: install it")
@@ -598,7 +600,7 @@ func TestGitHubActionsWorkflowRuns(t *testing.T) {
 		t.Run(tc.store, func(t *testing.T) {
 			url := serveProcess(t, tc.store)
 			r := newGHRun(t, wf, map[string]string{"RACELAB_TARGET": url}, map[string]string{
-				"RACELAB_LEAD": "3", "RACELAB_REQUESTS": strconv.Itoa(tc.requests), "RACELAB_TRIALS": strconv.Itoa(tc.trials)})
+				"RACELAB_LEAD": "20", "RACELAB_REQUESTS": strconv.Itoa(tc.requests), "RACELAB_TRIALS": strconv.Itoa(tc.trials)})
 			r.run()
 
 			if s := r.step("plan", "build racelab"); s.code != 0 || !strings.Contains(s.output, "racelab ") {
