@@ -43,9 +43,16 @@ test-short:
 ## check: format, vet, staticcheck, race tests, and go.mod/go.sum tidy
 check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(MAKE) tree
 	$(MAKE) lint
 	$(MAKE) test
 	$(GO) mod tidy -diff
+
+## tree: the tree tracks source, not builds: no file over 1 MB and no
+## executable binary (a racelab built in cmd/racelab once slipped in)
+.PHONY: tree
+tree:
+	@bad=$$(git ls-files -z | xargs -0 -r sh -c 'for f; do [ -f "$$f" ] || continue; 		if [ $$(wc -c <"$$f") -gt 1048576 ] || head -c 4 "$$f" | grep -q "ELF"; then echo "$$f"; fi; done' sh); 	if [ -n "$$bad" ]; then echo "tracked files that are builds or over 1 MB (git rm --cached them):"; echo "$$bad"; exit 1; fi
 
 ## lint: staticcheck at a pinned version, built from the module proxy by
 ## `go run pkg@version`, which checks it against the checksum database and

@@ -17,6 +17,7 @@ import (
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/httpapi"
+	"github.com/racelab/racelab/targets/httpapi/handler"
 	"github.com/racelab/racelab/targets/httpapi/httpapitest"
 	"github.com/racelab/racelab/targets/story"
 )
@@ -104,7 +105,7 @@ func openStore(t *testing.T, spec string) *targets.Target {
 func serveOps(t *testing.T, spec string, table story.Table) string {
 	t.Helper()
 	tg := openStore(t, spec)
-	return httpapitest.Serve(t, httpapi.NewHandler(tg.Store, httpapi.WithOps(table), httpapi.WithStoreName(tg.Name())))
+	return httpapitest.Serve(t, handler.New(tg.Store, handler.WithOps(table), handler.WithStoreName(tg.Name())))
 }
 
 // TestOwnOpJudged plays the story at limit-1, limit, limit+1 and well past
@@ -266,7 +267,7 @@ func TestOwnOpOnTheBoard(t *testing.T) {
 	for _, s := range []struct{ name, spec string }{{"naive", "actor:await-fetch?fetch-latency=50ms"}, {"fixed", "actor"}} {
 		tg := openStore(t, s.spec)
 		stores = append(stores, classroom.Store{Name: s.name, Target: tg,
-			Contract: httpapi.NewHandler(tg.Store, httpapi.WithOps(table), httpapi.WithStoreName(tg.Name()))})
+			Contract: handler.New(tg.Store, handler.WithOps(table), handler.WithStoreName(tg.Name()))})
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	room, err := classroom.New(ctx, classroom.Config{Stores: stores, Ops: table,

@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/racelab/racelab/targets/httpapi"
+	"github.com/racelab/racelab/targets/httpapi/handler"
 )
 
 // tenHitsFile is the shipped race file of ten-hits-one-view, as the tests
@@ -17,7 +19,7 @@ const tenHitsFile = "../../scenarios/races/ten-hits-one-view.race.yaml"
 // as racelab serve --store SPEC does, and returns its URL.
 func serveContract(t *testing.T, spec string) string {
 	t.Helper()
-	srv := httptest.NewServer(httpapi.NewHandler(openStore(t, spec)))
+	srv := httptest.NewServer(handler.New(openStore(t, spec)))
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
@@ -47,12 +49,19 @@ func TestExplainRaceFile(t *testing.T) {
 	}
 }
 
-// TestRaceFileUsage: a race file has no line-up of its own, and shards
-// cannot split its trials: explain without both targets, or with one that
-// is not a service, and run or load with --shard, are each one line and
-// exit 2, with nothing sent and nothing on stdout.
+// TestRaceFileUsage: a race file has no line-up of its own, shards
+// cannot split a burst that sends what the setup captured, and a sharded
+// load keeps no answers: explain without both targets, or with one that
+// is not a service, run --shard of such a burst and load --shard are
+// each one line and exit 2, with nothing sent and nothing on stdout.
 func TestRaceFileUsage(t *testing.T) {
 	const url = "http://127.0.0.1:1"
+	captured := filepath.Join(t.TempDir(), "captured.race.yaml")
+	src := "race: captured\nsetup:\n  - request: POST /coupons\n    as: coupon\nburst:\n  - request: POST /coupons/{{coupon.id}}/redeem\n" +
+		"readback:\n  - request: GET /coupons/{{coupon.id}}\n    as: state\nrule: state.redeemed <= 1\n"
+	if err := os.WriteFile(captured, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		args []string
 		says string
@@ -64,9 +73,10 @@ func TestRaceFileUsage(t *testing.T) {
 			"--target kv cannot play ten-hits-one-view (it has no HTTP API: a race file plays on http:// and https:// targets); want your service's URL (http://… or https://…)"},
 		{[]string{"explain", tenHitsFile, "-t", url, "--fixed", "sqlite"}, "--fixed sqlite cannot play ten-hits-one-view"},
 		{[]string{"explain", tenHitsFile, "-t", "ftp://127.0.0.1:1", "--fixed", url}, `scheme "ftp" is not supported`},
-		{[]string{"run", tenHitsFile, "-t", url, "--shard", "0/2", "--run-id", "r1"},
-			tenHitsFile + " is a race file: its rule judges the setup, every answer of the burst and the readback together, and --shard would split them over processes; run or load it without --shard"},
-		{[]string{"load", tenHitsFile, "-t", url, "--shard", "1/2", "--run-id", "r1"}, tenHitsFile + " is a race file"},
+		{[]string{"run", captured, "-t", url, "--shard", "0/2", "--run-id", "r1"},
+			"captured: its burst sends what its setup captured (coupon), which only the shard that runs the setup knows, so --shard cannot split its trials over processes; run or load it without --shard"},
+		{[]string{"load", tenHitsFile, "-t", url, "--shard", "1/2", "--run-id", "r1"},
+			tenHitsFile + " is a race file: its rule judges every answer a key got, which a sharded load's parts do not keep; run it sharded (racelab run FILE --shard), or load it without --shard"},
 	}
 	for _, tt := range tests {
 		code, stdout, stderr := execute(context.Background(), tt.args...)

@@ -16,8 +16,8 @@ import (
 	"github.com/racelab/racelab/cmd/racelab/classroom"
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
-	"github.com/racelab/racelab/targets/httpapi"
 	"github.com/racelab/racelab/targets/httpapi/guarded"
+	"github.com/racelab/racelab/targets/httpapi/handler"
 	"github.com/spf13/cobra"
 )
 
@@ -145,7 +145,7 @@ racelab run ten-hits-one-view -t http://… --key-chars percent.`,
 	f.BoolVar(&o.Public, "public", false, "allow an --addr other than loopback, and requests for any host name: anyone who reaches it can write to the store")
 	addQuiet(f, &o.Quiet, "print nothing on stderr")
 	f.IntVar(&o.Pool, "pool", defaultServePool, "simultaneous requests the store is prepared for (its connections, opened up front)")
-	f.IntVar(&o.MaxConns, "max-conns", httpapi.DefaultMaxConns, "most client connections open at once; more wait until one closes")
+	f.IntVar(&o.MaxConns, "max-conns", handler.DefaultMaxConns, "most client connections open at once; more wait until one closes")
 	f.StringVar(&o.Bug, "bug", "", "commit a teaching bug on purpose: double-decode (the batch read decodes each slug twice)")
 	o.Servers.register(f, targets.Builtin(), "stores")
 	_ = c.RegisterFlagCompletionFunc("store", completeTargets)
@@ -188,10 +188,10 @@ func (o *serveOptions) check() error {
 		return usageError{fmt.Errorf("--pool %d: want 1 or more", o.Pool)}
 	}
 	if o.MaxConns < 1 {
-		return usageError{fmt.Errorf("--max-conns %d: want 1 or more connections open at once (default %d)", o.MaxConns, httpapi.DefaultMaxConns)}
+		return usageError{fmt.Errorf("--max-conns %d: want 1 or more connections open at once (default %d)", o.MaxConns, handler.DefaultMaxConns)}
 	}
 	if o.Bug != "" {
-		if _, err := httpapi.ParseBug(o.Bug); err != nil {
+		if _, err := handler.ParseBug(o.Bug); err != nil {
 			return usageError{fmt.Errorf("--%v", err)}
 		}
 	}
@@ -333,14 +333,14 @@ func runServe(ctx context.Context, s Streams, o *serveOptions) (err error) {
 	}
 	logs := &syncWriter{w: notice}
 	stores := make([]classroom.Store, len(opened))
-	handlers := make([]*httpapi.Handler, len(opened))
+	handlers := make([]*handler.Handler, len(opened))
 	where := make([]string, len(opened))
 	for i, t := range opened {
-		opts := []httpapi.HandlerOption{httpapi.WithStoreName(t.Name()), httpapi.WithErrorLog(logs)}
+		opts := []handler.Option{handler.WithStoreName(t.Name()), handler.WithErrorLog(logs)}
 		if o.Bug != "" {
-			opts = append(opts, httpapi.WithBug(httpapi.Bug(o.Bug)))
+			opts = append(opts, handler.WithBug(handler.Bug(o.Bug)))
 		}
-		handlers[i] = httpapi.NewHandler(t.Store, opts...)
+		handlers[i] = handler.New(t.Store, opts...)
 		stores[i] = classroom.Store{Name: names[i], Target: t, Contract: handlers[i]}
 		where[i] = fmt.Sprintf("%s on http://%s", t.Name(), addr)
 		if names[i] != "" {

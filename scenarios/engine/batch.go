@@ -16,7 +16,7 @@ const (
 	// on: the first ones whose single read answered.
 	maxBatchKeys = 20
 	// batchSize is how many keys go into one batch read, well under the
-	// contract server's limit (httpapi.MaxBatchKeys) and short enough a
+	// contract server's limit (handler.MaxBatchKeys) and short enough a
 	// URL for keys encoded twice.
 	batchSize = 10
 )

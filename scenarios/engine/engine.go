@@ -556,29 +556,15 @@ func (r targetRun) play(ctx context.Context, rec *results.Recorder) error {
 				return &TargetError{Stage: "ready " + k, Err: err}
 			}
 		}
-		if pl.Stage != nil && f.gap == 0 && f.Stream == nil {
-			staged, err := pl.Stage(ctx, k, n)
+		if f.gap == 0 && f.Stream == nil {
+			staged, err := StageBurst(ctx, sc, pl, t.Store, k, 0, n)
 			if err != nil {
 				if ctx.Err() != nil {
 					return nil
 				}
 				return &TargetError{Stage: fmt.Sprintf("stage %d requests", n), Err: err}
 			}
-			do = func(ctx context.Context, j int) Answer { return staged[j](ctx) }
-		} else if stager, ok := t.Store.(targets.Stager); ok && f.gap == 0 && f.Stream == nil {
-			// The target sends most of each request now, before the
-			// barrier, and only the final parts after it.
-			staged, err := stager.Stage(ctx, sc.Op, k, sc.Limit, n)
-			if err != nil {
-				if ctx.Err() != nil {
-					return nil
-				}
-				return &TargetError{Stage: fmt.Sprintf("stage %d requests", n), Err: err}
-			}
-			do = func(ctx context.Context, j int) Answer {
-				r, err := staged[j](ctx)
-				return sc.AnswerOfReply(r, err)
-			}
+			do = staged
 		}
 		if ts, ok := t.Store.(targets.TrialStarter); ok {
 			ts.StartTrial()

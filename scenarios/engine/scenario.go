@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/internal/usage"
+	"github.com/racelab/racelab/targets"
 
 	"github.com/racelab/racelab/scenarios/explained"
 	"github.com/racelab/racelab/scenarios/results"
@@ -48,6 +49,10 @@ type Scenario struct {
 	// requests go one after another (zero: the same).
 	DefaultRequests    int
 	SequentialRequests int
+	// Unsplittable, when set, says why shards cannot split the story's
+	// trials: a race file whose burst sends what its setup captured,
+	// which only the shard that ran the setup knows.
+	Unsplittable string
 	// Lineup is the default targets, naive first.
 	Lineup []string
 	// KeyPrefix starts every fresh key ("slug", "visitor", "item").
@@ -135,15 +140,45 @@ type Player struct {
 	// released (stale-plan: subscribe, browse, cancel; a race file's
 	// setup requests), waiting with sleep on the store's clock.
 	Prelude func(ctx context.Context, key string, sleep func(time.Duration) error) error
-	// Stage, when set, readies a burst's n requests on key before the
-	// barrier and returns one function per request that releases it,
-	// in place of the store's own staging (targets.Stager): a race file
-	// sends requests of its own, not the story's op.
-	Stage func(ctx context.Context, key string, n int) ([]func(context.Context) Answer, error)
+	// Stage, when set, readies the burst's requests lo to lo+n on key
+	// before the barrier and returns one function per request that
+	// releases it, in place of the store's own staging (targets.Stager):
+	// a race file sends requests of its own, not the story's op. A shard
+	// stages its own span of the burst (lo > 0).
+	Stage func(ctx context.Context, key string, lo, n int) ([]func(context.Context) Answer, error)
 	// Readback, when set, is what the trial on key left for the story's
 	// rule besides the count, read by ReadTrial; it goes into the trial
 	// (Trial.Readback), so that a saved result is judged again by it.
 	Readback func(key string) *results.Readback
+	// Part, when set, is what a shard keeps of the trial on key for the
+	// rule, which it cannot judge alone: its share of the answers, and
+	// what its prelude captured. Rejoin hands verify's player the parts'
+	// shares put together, before it reads key back and judges it.
+	Part   func(key string) *results.Readback
+	Rejoin func(key string, whole *results.Readback)
+}
+
+// StageBurst readies the burst's requests lo to lo+n on key and returns
+// how request j of them (0 ≤ j < n) is released: staged before the
+// barrier by the story's own Stage (a race file's requests) or by the
+// store (targets.Stager: most of each request is sent now, only its final
+// part after the barrier), else sent whole by the player after it.
+func StageBurst(ctx context.Context, sc *Scenario, pl Player, store any, key string, lo, n int) (func(context.Context, int) Answer, error) {
+	if pl.Stage != nil {
+		staged, err := pl.Stage(ctx, key, lo, n)
+		if err != nil {
+			return nil, err
+		}
+		return func(ctx context.Context, j int) Answer { return staged[j](ctx) }, nil
+	}
+	if stager, ok := store.(targets.Stager); ok {
+		staged, err := stager.Stage(ctx, sc.Op, key, sc.Limit, n)
+		if err != nil {
+			return nil, err
+		}
+		return func(ctx context.Context, j int) Answer { return sc.AnswerOfReply(staged[j](ctx)) }, nil
+	}
+	return func(ctx context.Context, j int) Answer { return pl.Do(ctx, key, lo+j) }, nil
 }
 
 // Define makes a story typed on its store interface S (package story):

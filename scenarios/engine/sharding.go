@@ -94,14 +94,11 @@ func ErrNotShareable(name string) error {
 	return fmt.Errorf("%w: target %s lives inside each racelab process, so shards cannot share its keys; shard against a URL (racelab serve), redis, postgres or sqlite?path=FILE", results.ErrUsage, name)
 }
 
-// Splittable refuses a story whose trials shards cannot split: a race
-// file's trial is its setup (whose captured answers its burst may send),
-// every answer of its burst and its readback, judged together by its
-// rule, and shards would each hold a part of it. Its Field is Shard.
+// Splittable refuses a story whose trials shards cannot split
+// (Scenario.Unsplittable). Its Field is Shard.
 func Splittable(sc *Scenario) error {
-	if sc.Made != nil && sc.Made.Race != nil {
-		return usage.Fieldf("Shard", "%s is a race file: its rule judges the setup, every answer of the burst and the readback together, "+
-			"and {} would split them over processes; run or load it without {}", sc.Made.Race.Path)
+	if sc.Unsplittable != "" {
+		return usage.Fieldf("Shard", "%s: %s, so {} cannot split its trials over processes; run or load it without {}", sc.Name, sc.Unsplittable)
 	}
 	return nil
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/targets"
-	"github.com/racelab/racelab/targets/httpapi"
+	"github.com/racelab/racelab/targets/httpapi/handler"
 )
 
 // serveStore serves an opened store over racelab's HTTP contract, as
@@ -19,7 +19,7 @@ func serveStore(t *testing.T, spec string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(httpapi.NewHandler(tg.Store, httpapi.WithStoreName(tg.Name())))
+	srv := httptest.NewServer(handler.New(tg.Store, handler.WithStoreName(tg.Name())))
 	t.Cleanup(func() {
 		srv.Close()
 		_ = tg.Close()

@@ -13,13 +13,19 @@
 //
 // File.Scenario makes the race an *engine.Scenario like the built-in
 // stories, so that run, load, explain and verify play it through the same
-// engine (shards refuse it: its rule judges a trial's setup, answers and
-// readback together, which no shard holds whole; engine.Splittable): its burst goes out through targets/httpapi's client,
+// engine: its burst goes out through targets/httpapi's client,
 // synchronized as that client synchronizes the stories' (HTTP/2 single
 // packet, HTTP/1.1 last byte), and what each trial read back is kept in
 // the trial (results.Readback), so that a saved result is judged again by
 // the same rule. A race file declares no history model: its trials are
 // judged by its rule alone.
+//
+// Shards split its burst as they split a story's: shard 0 runs each
+// trial's setup (engine.Player.Prelude), every shard keeps its share of
+// the answers in its part (Player.Part), and verify puts the shares
+// together (Player.Rejoin) before it reads back and judges the rule. A
+// burst that sends what the setup captured cannot be split
+// (engine.Scenario.Unsplittable): only shard 0 knows it.
 //
 // What nuclei's race templates and Turbo Intruder match is the answers'
 // status codes; a race file reads the store back and judges the state.

@@ -78,6 +78,10 @@ type File struct {
 	Soft    *Expr
 	Damage  *Expr
 	Counted *Expr
+
+	// burstCaptures are the setup answers the burst's requests send:
+	// only the process that ran the setup knows them.
+	burstCaptures []string
 }
 
 // Step is one request of a race file.
@@ -534,6 +538,9 @@ func (p *parser) template(n *yaml.Node, s, list string, base int) (*Template, er
 				return nil, p.atOffset(n, hole(ref), "{{%s}} reads an environment variable the file does not declare; want env: [%s] at the top", ref, field)
 			}
 		case slices.Contains(p.captures, root):
+			if list == "burst" && !slices.Contains(p.f.burstCaptures, root) {
+				p.f.burstCaptures = append(p.f.burstCaptures, root)
+			}
 		default:
 			known := append([]string{"key", "i", "trial", "uuid", "env.NAME"}, p.captures...)
 			return nil, p.atOffset(n, hole(ref), "{{%s}} names no variable; want one of %s", ref, strings.Join(known, ", "))

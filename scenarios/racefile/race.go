@@ -63,6 +63,11 @@ func (f *File) Scenario(env map[string]string) (*engine.Scenario, error) {
 		Tell:            f.tell,
 		Made:            &results.Settings{Race: &results.RaceFile{Path: f.Path, SHA256: f.SHA256}},
 	}
+	if len(f.burstCaptures) > 0 {
+		// The other shards would send the burst without them.
+		sc.Unsplittable = fmt.Sprintf("its burst sends what its setup captured (%s), which only the shard that runs the setup knows",
+			strings.Join(f.burstCaptures, ", "))
+	}
 	if f.Soft != nil {
 		sc.SoftRule = f.Soft.Src
 		sc.Soft = f.soft
@@ -178,9 +183,8 @@ func (st *trialState) allAnswers() []results.RaceAnswer {
 }
 
 func (p *player) bind() engine.Player {
-	return engine.Player{
-		Prelude: func(ctx context.Context, key string, _ func(time.Duration) error) error { return p.setup(ctx, key) },
-		Stage:   p.stage,
+	pl := engine.Player{
+		Stage: p.stage,
 		Do: func(ctx context.Context, key string, i int) engine.Answer {
 			st := p.state(key)
 			req, err := p.request(p.f.kindOf(i), st, i)
@@ -198,16 +202,53 @@ func (p *player) bind() engine.Player {
 			return p.read(ctx, key)
 		},
 		Readback: func(key string) *results.Readback {
-			p.mu.Lock()
-			defer p.mu.Unlock()
-			st := p.trials[key]
-			delete(p.trials, key) // read once: memory stays flat over trials
+			if st := p.take(key); st != nil {
+				return st.readback
+			}
+			return nil
+		},
+		Part: func(key string) *results.Readback {
+			st := p.take(key)
 			if st == nil {
 				return nil
 			}
-			return st.readback
+			return &results.Readback{Answers: st.allAnswers(), Bodies: st.captured()}
+		},
+		Rejoin: func(key string, whole *results.Readback) {
+			st := p.state(key)
+			st.answers = whole.Answers
+			for name, b := range whole.Bodies {
+				if v, ok := decodeJSON(b); ok {
+					st.vars.Captures[name] = v
+				}
+			}
 		},
 	}
+	if len(p.f.Setup) > 0 {
+		// Only a file with setup readies its key: a sharded run waits on
+		// the shard that does it.
+		pl.Prelude = func(ctx context.Context, key string, _ func(time.Duration) error) error { return p.setup(ctx, key) }
+	}
+	return pl
+}
+
+// take ends the trial on key and returns its state, nil when it has none:
+// read once, so that memory stays flat over trials.
+func (p *player) take(key string) *trialState {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st := p.trials[key]
+	delete(p.trials, key)
+	return st
+}
+
+// captured are the setup's answers, as JSON, by their as: names.
+func (st *trialState) captured() map[string]json.RawMessage {
+	out := make(map[string]json.RawMessage, len(st.vars.Captures))
+	for name, v := range st.vars.Captures {
+		out[name], _ = json.Marshal(v)
+	}
+	return out
 }
 
 // state is the trial on key, made on first use (a trial without setup).
@@ -304,14 +345,15 @@ func note(body []byte) string {
 	return fmt.Sprintf(": %q", s)
 }
 
-// stage readies the burst's n requests on key as one synchronized burst.
-func (p *player) stage(ctx context.Context, key string, n int) ([]func(context.Context) engine.Answer, error) {
+// stage readies the burst's requests lo to lo+n on key as one
+// synchronized burst (a shard's span of it when lo > 0).
+func (p *player) stage(ctx context.Context, key string, lo, n int) ([]func(context.Context) engine.Answer, error) {
 	st := p.state(key)
 	st.answers = make([]results.RaceAnswer, n)
 	reqs := make([]httpapi.Request, n)
 	for i := range reqs {
 		var err error
-		if reqs[i], err = p.request(p.f.kindOf(i), st, i); err != nil {
+		if reqs[i], err = p.request(p.f.kindOf(lo+i), st, lo+i); err != nil {
 			return nil, err
 		}
 	}
@@ -323,7 +365,7 @@ func (p *player) stage(ctx context.Context, key string, n int) ([]func(context.C
 	for i, f := range staged {
 		fs[i] = func(ctx context.Context) engine.Answer {
 			resp, err := f(ctx)
-			a, ra := p.answer(i, resp, err)
+			a, ra := p.answer(lo+i, resp, err)
 			st.answers[i] = ra
 			return a
 		}
@@ -410,12 +452,8 @@ func answerVars(ra results.RaceAnswer) map[string]any {
 // target: the next trial may read back fine.
 func (p *player) read(ctx context.Context, key string) (int64, error) {
 	st := p.state(key)
-	rb := &results.Readback{Answers: st.allAnswers(), Bodies: map[string]json.RawMessage{}}
+	rb := &results.Readback{Answers: st.allAnswers(), Bodies: st.captured()}
 	st.readback = rb
-	for name, v := range st.vars.Captures {
-		b, _ := json.Marshal(v)
-		rb.Bodies[name] = b
-	}
 	for _, s := range p.f.Readback {
 		v, err := p.call(ctx, s, st)
 		if err != nil {

@@ -54,6 +54,10 @@ type ShardResult struct {
 type ShardRunPart struct {
 	Scenario string `json:"scenario"`
 	Rule     string `json:"rule"`
+	// Settings are the story's own settings, as in Result: verify finds
+	// the story as the shards played it (a race file by its path and
+	// hash).
+	Settings *Settings `json:"settings,omitempty"`
 	// Requests is N, the whole burst; Lo and Hi the requests [Lo, Hi)
 	// this shard fired.
 	Requests int           `json:"requests"`
@@ -89,4 +93,8 @@ type ShardTrial struct {
 	// Unix nanoseconds, one per request, when the server reported them.
 	Arrivals []int64 `json:"arrivals_unix_ns,omitempty"`
 	Retries  int64   `json:"retries,omitempty"`
+	// Readback is what this shard kept for a rule that judges the answers
+	// (a race file's): its share of them, in request order, and what the
+	// setup it ran captured. Verify puts the shares together.
+	Readback *Readback `json:"readback,omitempty"`
 }

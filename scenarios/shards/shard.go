@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/internal/usage"
+	"github.com/racelab/racelab/targets/clock"
 
 	"github.com/racelab/racelab/scenarios/engine"
 
@@ -173,7 +174,7 @@ func RunShard(ctx context.Context, p engine.Plan, s engine.Sharding) (*results.S
 		at := s.StartAt
 		out.StartAt = &at
 	}
-	part := &results.ShardRunPart{Scenario: sc.Name, Rule: sc.Rule, Requests: n, Lo: lo, Hi: hi, Trials: trials, Seed: p.Seed, Timeout: timeout}
+	part := &results.ShardRunPart{Scenario: sc.Name, Rule: sc.Rule, Settings: sc.Made, Requests: n, Lo: lo, Hi: hi, Trials: trials, Seed: p.Seed, Timeout: timeout}
 	out.Run = part
 	opts := append([]targets.Option{targets.WithSeed(p.Seed), targets.WithVirtualTime(false)}, p.Options...)
 	opened, openErr, err := engine.OpenAll(ctx, rs, opts)
@@ -235,6 +236,21 @@ func (r shardRun) play(ctx context.Context, st *results.ShardTarget) error {
 	for i := range r.trials {
 		k := r.key(i)
 		at := r.s.Slot(r.first + i)
+		if pl.Prelude != nil && r.s.Index == 0 {
+			// One shard readies the key (a race file's setup), as soon as
+			// the last burst is done: every shard's requests find it ready
+			// only if it is done before the release.
+			if err := pl.Prelude(ctx, k, func(d time.Duration) error { return (clock.Real{}).Sleep(ctx, d) }); err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return &engine.TargetError{Stage: "ready " + k, Err: err}
+			}
+			if !at.IsZero() && time.Now().After(at) {
+				return &engine.TargetError{Stage: fmt.Sprintf("ready %s: done %s after its release instant, when the other shards had fired; give a longer --period",
+					k, results.DurationWords(time.Since(at)))}
+			}
+		}
 		if !at.IsZero() {
 			engine.WaitUntil(ctx, at.Add(-min(stageLead, cmp.Or(r.s.Period, engine.DefaultPeriod)/2)))
 		}
@@ -245,19 +261,12 @@ func (r shardRun) play(ctx context.Context, st *results.ShardTarget) error {
 		if retrier != nil {
 			before = retrier.Retries()
 		}
-		do := func(ctx context.Context, j int) engine.Answer { return pl.Do(ctx, k, r.lo+j) }
-		if stager, ok := t.Store.(targets.Stager); ok {
-			staged, err := stager.Stage(ctx, r.sc.Op, k, r.sc.Limit, n)
-			if err != nil {
-				if ctx.Err() != nil {
-					return nil
-				}
-				return &engine.TargetError{Stage: fmt.Sprintf("stage %d requests", n), Err: err}
+		do, err := engine.StageBurst(ctx, r.sc, pl, t.Store, k, r.lo, n)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
 			}
-			do = func(ctx context.Context, j int) engine.Answer {
-				rep, err := staged[j](ctx)
-				return r.sc.AnswerOfReply(rep, err)
-			}
+			return &engine.TargetError{Stage: fmt.Sprintf("stage %d requests", n), Err: err}
 		}
 		f := engine.ShardFiring(n, r.timeout, r.lo, at)
 		reqs, arrivals, err := f.Fire(ctx, do)
@@ -276,6 +285,9 @@ func (r shardRun) play(ctx context.Context, st *results.ShardTarget) error {
 		}
 		if retrier != nil {
 			trial.Retries = retrier.Retries() - before
+		}
+		if pl.Part != nil {
+			trial.Readback = pl.Part(k)
 		}
 		st.Trials = append(st.Trials, trial)
 		if r.onTrial != nil {
@@ -320,7 +332,7 @@ func CheckShard(s *results.ShardResult, find engine.Finder) error {
 	if r.Trials < 1 {
 		return bad("trials %d; want 1 or more", r.Trials)
 	}
-	if _, err := find(r.Scenario, nil); err != nil {
+	if _, err := find(r.Scenario, r.Settings); err != nil {
 		return bad("scenario %q is not a story this racelab knows", r.Scenario)
 	}
 	for ti := range r.Targets {

@@ -3,8 +3,11 @@ package shards
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -186,7 +189,7 @@ func VerifyRun(ctx context.Context, parts []*results.ShardResult, v VerifyPlan) 
 		return nil, err
 	}
 	first := ps[0].Run
-	sc, err := v.Find(first.Scenario, nil)
+	sc, err := v.Find(first.Scenario, first.Settings)
 	if err != nil {
 		return nil, err
 	}
@@ -244,7 +247,7 @@ func VerifyRun(ctx context.Context, parts []*results.ShardResult, v VerifyPlan) 
 // they played one plan: the same story, burst, trials and targets.
 func sameRun(first, s *results.ShardResult) error {
 	a, r := first.Run, s.Run
-	if r.Scenario != a.Scenario || r.Requests != a.Requests || r.Trials != a.Trials || len(r.Targets) != len(a.Targets) {
+	if r.Scenario != a.Scenario || !reflect.DeepEqual(r.Settings, a.Settings) || r.Requests != a.Requests || r.Trials != a.Trials || len(r.Targets) != len(a.Targets) {
 		return fmt.Errorf("%w: cannot merge shard %d (%s, N=%d, %d trials, %d targets) with shard %d (%s, N=%d, %d trials, %d targets) of run %s",
 			results.ErrUsage, first.Shard, a.Scenario, a.Requests, a.Trials, len(a.Targets),
 			s.Shard, r.Scenario, r.Requests, r.Trials, len(r.Targets), s.RunID)
@@ -281,6 +284,13 @@ func mergeTrials(ctx context.Context, sc *engine.Scenario, pl engine.Player, ps 
 		if !withArrivals {
 			arrivals = nil
 		}
+		if pl.Rejoin != nil {
+			whole, err := rejoin(ps, ti, i)
+			if err != nil {
+				return err
+			}
+			pl.Rejoin(k, whole)
+		}
 		trial.ReleaseSpread = engine.ReleaseSpread(trial.Requests)
 		trial.ArrivalSpread = engine.ArrivalSpread(arrivals)
 		trial.Count()
@@ -297,6 +307,9 @@ func mergeTrials(ctx context.Context, sc *engine.Scenario, pl engine.Player, ps 
 			return &engine.TargetError{Stage: "read back " + k, Err: err}
 		}
 		trial.Counted = counted
+		if pl.Readback != nil {
+			trial.Readback = pl.Readback(k)
+		}
 		label := ps[0].Run.Targets[ti].Target
 		sc.Judge(&trial, label)
 		if history {
@@ -305,6 +318,27 @@ func mergeTrials(ctx context.Context, sc *engine.Scenario, pl engine.Player, ps 
 		rec.Add(trial)
 	}
 	return nil
+}
+
+// rejoin puts trial i's shares of target ti together, in shard order as
+// the requests are: every shard's answers, and what the setup captured
+// (shard 0 ran it). A share missing, or short of its shard's requests,
+// would have the rule judge answers that are not the burst's.
+func rejoin(ps []*results.ShardResult, ti, i int) (*results.Readback, error) {
+	whole := &results.Readback{Bodies: map[string]json.RawMessage{}}
+	for _, s := range ps {
+		part := s.Run.Targets[ti].Trials[i].Readback
+		if part == nil {
+			part = &results.Readback{}
+		}
+		if n := s.Run.Hi - s.Run.Lo; len(part.Answers) != n {
+			return nil, fmt.Errorf("%w: shard %d: trial %d keeps %d answers of its %d requests; the rule judges them all",
+				engine.ErrInconsistent, s.Shard, i, len(part.Answers), n)
+		}
+		whole.Answers = append(whole.Answers, part.Answers...)
+		maps.Copy(whole.Bodies, part.Bodies)
+	}
+	return whole, nil
 }
 
 // VerifyLoad merges the parts of a sharded load into one result: the

@@ -22,6 +22,10 @@ type answer struct {
 }
 
 // readBody reads an answer's body, refusing one too large for the contract.
+// ArrivalHeader carries, on every answer of racelab serve's handler, the
+// instant the request was complete at the server, in Unix nanoseconds.
+const ArrivalHeader = "Racelab-Arrival"
+
 func readBody(r io.Reader) ([]byte, error) {
 	body, err := io.ReadAll(io.LimitReader(r, MaxAnswerBytes+1))
 	if err != nil {

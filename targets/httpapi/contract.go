@@ -116,12 +116,34 @@ func newContract(ops story.Table) (*contract, error) {
 	for call, r := range m {
 		r.Yes = slices.Clone(r.Yes) // each route its own, for whoever changes one
 		m[call] = r
-		open, end := strings.Index(r.Path, "{"), strings.Index(r.Path, "}")
-		if open >= 0 && end > open {
-			k.keys[call] = r.Path[open : end+1]
+		if w := r.KeyWord(); w != "" {
+			k.keys[call] = "{" + w + "}"
 		}
 	}
 	return k, nil
+}
+
+// KeyWord is the word of the first placeholder in r's path ("slug" for
+// /hit/{slug}), where a request of the contract puts its key; "" when
+// the path has none.
+func (r Route) KeyWord() string {
+	open, end := strings.Index(r.Path, "{"), strings.Index(r.Path, "}")
+	if open < 0 || end < open {
+		return ""
+	}
+	return r.Path[open+1 : end]
+}
+
+// ContractOver is racelab's contract over ops, as racelab serve's
+// handler answers it: Contract with ops in place of the stories' own
+// table. An op whose request or read takes the name of another call is
+// an error.
+func ContractOver(ops story.Table) (Mapping, error) {
+	k, err := newContract(ops)
+	if err != nil {
+		return nil, err
+	}
+	return k.routes.clone(), nil
 }
 
 // callOf is the call that plays op: the op's own word, for an op of the

@@ -1,10 +1,11 @@
-// Package httpapi speaks racelab's HTTP contract (design.md §7) from both
-// ends: Handler serves it over any store, for `racelab serve`, and Client
+// Package httpapi speaks racelab's HTTP contract (design.md §7): Client
 // plays the stories against any service that speaks it, or one mapped onto
-// it, for `-t http://…` targets. They live together because they are two
-// readings of one contract: a route, a status and a JSON field mean the same
-// thing on both sides, and the tests run one against the other over real
-// sockets.
+// it, for `-t http://…` targets, and the contract itself (Contract,
+// ContractOver, Mapping) is declared here once. Its server side, what
+// `racelab serve` runs over any store, is the subpackage handler, which
+// reads the same routes: a route, a status and a JSON field mean the same
+// thing on both sides, and this package's tests run one against the other
+// over real sockets.
 //
 // The contract, base URL B, keys percent-decoded exactly once:
 //
@@ -40,7 +41,7 @@
 //
 // The ops table is a value (story.Table): a story with a request none of
 // racelab's stories has adds its row (story.Ops().With) and hands the
-// table to the client (Config.Ops) and to the handler (WithOps). The
+// table to the client (Config.Ops) and to the handler (handler.WithOps). The
 // client then makes the op's request and read as the row says, staged or
 // whole (story.Capped's Take and Taken); the handler serves them over a
 // store that keeps capped counts (story.Capped, the actor's):
@@ -52,10 +53,10 @@
 // 409 when sold out, GET /seats/{show}). Nothing is registered anywhere
 // else: a client or handler not handed the row does not know the op.
 //
-// Handler runs behind guarded.Server in racelab serve (aliased here as
-// Server), which guards a server on a developer's machine.
+// The handler runs behind guarded.Server in racelab serve, which guards a
+// server on a developer's machine.
 //
-// Every answer of Handler carries the instant the request was complete (its
+// Every answer of the handler carries the instant the request was complete (its
 // last byte read) in the Racelab-Arrival header, in Unix nanoseconds, so a
 // client can tell how tightly a burst arrived; GET B/stats sums them per key.
 //
@@ -81,5 +82,5 @@
 //
 // This package does not import racelab's targets package (which imports it):
 // the store interfaces it serves and the Reply it stages are story's, the
-// leaf both import, so any opened store fits Handler as it is.
+// leaf both import, so any opened store fits the handler as it is.
 package httpapi

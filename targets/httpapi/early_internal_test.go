@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"github.com/racelab/racelab/targets/story"
 	"net"
 	"net/http"
 	"net/url"
@@ -12,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/racelab/racelab/targets/story"
 )
 
 // A server that answers a request before it is complete was not held back
@@ -186,51 +187,6 @@ func TestEarlyH2(t *testing.T) {
 			t.Errorf("request %d answered before its END_STREAM, yet not marked early", i)
 		}
 	}
-}
-
-// TestSynchronizedIsNotEarly is the other side: racelab serve's handler
-// waits for the whole request, so nothing is early.
-func TestSynchronizedIsNotEarly(t *testing.T) {
-	h := NewHandler(countStore{})
-	for _, mode := range []Sync{SyncH2, SyncLastByte} {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, stop := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- Server{Handler: h}.Serve(ctx, ln) }()
-		c, fs := stageHits(t, "http://"+ln.Addr().String(), mode, 5)
-		for i, r := range releaseAll(t, fs) {
-			if r.Early || r.Arrival.IsZero() {
-				t.Errorf("%s: request %d early %t, arrival %v; want not early, with an arrival", mode, i, r.Early, r.Arrival)
-			}
-		}
-		c.Close()
-		stop()
-		<-done
-	}
-}
-
-// countStore counts hits under a lock: the simplest correct Counter.
-type countStore struct{}
-
-var (
-	countMu sync.Mutex
-	counts  = map[string]int64{}
-)
-
-func (countStore) Hit(_ context.Context, slug string) (int64, error) {
-	countMu.Lock()
-	defer countMu.Unlock()
-	counts[slug]++
-	return counts[slug], nil
-}
-
-func (countStore) Views(_ context.Context, slug string) (int64, error) {
-	countMu.Lock()
-	defer countMu.Unlock()
-	return counts[slug], nil
 }
 
 func TestBurstLatch(t *testing.T) {

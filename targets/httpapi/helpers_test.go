@@ -17,6 +17,7 @@ import (
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/httpapi"
+	"github.com/racelab/racelab/targets/httpapi/handler"
 	"github.com/racelab/racelab/targets/httpapi/httpapitest"
 	"go.uber.org/goleak"
 )
@@ -42,11 +43,11 @@ func open(t *testing.T, spec string) *targets.Target {
 }
 
 // serve runs the contract over store on a free loopback port with
-// httpapi.Server (HTTP/1.1 and h2c) and returns its base URL; the server is
+// handler.Server (HTTP/1.1 and h2c) and returns its base URL; the server is
 // stopped, and waited for, at cleanup.
-func serve(t *testing.T, store any) (string, *httpapi.Handler) {
+func serve(t *testing.T, store any) (string, *handler.Handler) {
 	t.Helper()
-	h := httpapi.NewHandler(store, httpapi.WithStoreName("test"))
+	h := handler.New(store, handler.WithStoreName("test"))
 	return httpapitest.Serve(t, h), h
 }
 
@@ -57,7 +58,7 @@ func serveHandler(t *testing.T, h http.Handler) string { return httpapitest.Serv
 // returns its base URL and a TLS config that trusts it.
 func serveTLS(t *testing.T, store any) (string, *tls.Config) {
 	t.Helper()
-	srv := httptest.NewUnstartedServer(httpapi.NewHandler(store))
+	srv := httptest.NewUnstartedServer(handler.New(store))
 	srv.EnableHTTP2 = true
 	srv.StartTLS()
 	t.Cleanup(srv.Close)

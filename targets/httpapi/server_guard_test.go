@@ -11,21 +11,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/racelab/racelab/targets/httpapi"
 	"github.com/racelab/racelab/targets/httpapi/guarded"
+	"github.com/racelab/racelab/targets/httpapi/handler"
 )
 
 // serveWith runs the contract over an actor store with srv's settings on a
 // free loopback port, stopped and waited for at cleanup, and returns the
 // address.
-func serveWith(t *testing.T, srv httpapi.Server) string {
+func serveWith(t *testing.T, srv handler.Server) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if srv.Handler == nil {
-		srv.Handler = httpapi.NewHandler(open(t, "actor").Store)
+		srv.Handler = handler.New(open(t, "actor").Store)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -45,7 +45,7 @@ func serveWith(t *testing.T, srv httpapi.Server) string {
 // (DNS rebinding) nor under the server's (CSRF); curl and racelab, which
 // send no Origin, reach both.
 func TestGuard(t *testing.T) {
-	servers := map[bool]string{false: serveWith(t, httpapi.Server{}), true: serveWith(t, httpapi.Server{Public: true})}
+	servers := map[bool]string{false: serveWith(t, handler.Server{}), true: serveWith(t, handler.Server{Public: true})}
 	// self stands for the server's own address, in a Host or an Origin.
 	const self = "SELF"
 	tests := []struct {
@@ -129,7 +129,7 @@ func h2cClient(t *testing.T) *http.Client {
 // TestGuardRefusesNoHost: an HTTP/1.0 request may name no host at all;
 // it names no loopback either, so it is refused.
 func TestGuardRefusesNoHost(t *testing.T) {
-	addr := serveWith(t, httpapi.Server{})
+	addr := serveWith(t, handler.Server{})
 	c := dialRaw(t, addr)
 	status := c.roundTrip(t, "POST /hit/k HTTP/1.0\r\n\r\n", 5*time.Second)
 	if status != http.StatusMisdirectedRequest {
@@ -215,7 +215,7 @@ func TestConnectionCap(t *testing.T) {
 	)
 	for _, tt := range []struct{ cap, extra int }{{1, 1}, {3, 2}, {8, 4}} {
 		logged := newFileLog(t)
-		addr := serveWith(t, httpapi.Server{MaxConns: tt.cap, ErrorLog: logged})
+		addr := serveWith(t, handler.Server{MaxConns: tt.cap, ErrorLog: logged})
 		conns := make([]*rawConn, tt.cap+tt.extra)
 		for i := range conns {
 			conns[i] = dialRaw(t, addr)
@@ -261,7 +261,7 @@ func TestTimeoutsFreeConnections(t *testing.T) {
 		{"nothing at all", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			addr := serveWith(t, httpapi.Server{MaxConns: 1, ReadHeaderTimeout: timeout, IdleTimeout: timeout})
+			addr := serveWith(t, handler.Server{MaxConns: 1, ReadHeaderTimeout: timeout, IdleTimeout: timeout})
 			first := dialRaw(t, addr)
 			if _, err := io.WriteString(first, tt.first); err != nil {
 				t.Fatal(err)
@@ -290,7 +290,7 @@ func TestServeRefusesNegativeCap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = httpapi.Server{MaxConns: -1}.Serve(context.Background(), ln)
+	err = handler.Server{MaxConns: -1}.Serve(context.Background(), ln)
 	if err == nil || !strings.Contains(err.Error(), "want 1 or more") {
 		t.Errorf("Serve with MaxConns -1 = %v, want an error", err)
 	}

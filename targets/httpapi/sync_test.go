@@ -8,10 +8,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets/httpapi"
+	"github.com/racelab/racelab/targets/httpapi/handler"
+	"github.com/racelab/racelab/targets/story"
 )
 
 var syncModes = []httpapi.Sync{httpapi.SyncH2, httpapi.SyncLastByte, httpapi.SyncNone}
@@ -143,7 +146,7 @@ func TestAutoPicksTheTightestSync(t *testing.T) {
 	store := open(t, "actor").Store
 	h2c, _ := serve(t, store)
 	tlsBase, tlsCfg := serveTLS(t, store)
-	h1only := httptestH1(t, httpapi.NewHandler(store))
+	h1only := httptestH1(t, handler.New(store))
 	tests := []struct {
 		base string
 		tls  *tls.Config
@@ -166,7 +169,7 @@ func TestAutoPicksTheTightestSync(t *testing.T) {
 
 // TestForcedH2AgainstHTTP1 fails clearly when the server has no HTTP/2.
 func TestForcedH2AgainstHTTP1(t *testing.T) {
-	base := httptestH1(t, httpapi.NewHandler(open(t, "actor").Store))
+	base := httptestH1(t, handler.New(open(t, "actor").Store))
 	c := client(t, base, httpapi.Config{Sync: httpapi.SyncH2})
 	err := c.Prepare(context.Background(), 2)
 	if err == nil || !strings.Contains(err.Error(), "does not speak HTTP/2") {
@@ -186,6 +189,32 @@ func TestUnreachable(t *testing.T) {
 		c := client(t, "http://"+addr, httpapi.Config{Sync: mode})
 		if err := c.Prepare(context.Background(), 2); err == nil || !strings.Contains(err.Error(), addr) {
 			t.Errorf("%s: Prepare = %v, want an error naming %s", mode, err, addr)
+		}
+	}
+}
+
+// TestSynchronizedIsNotEarly is the other side of the early-answer tests
+// (early_internal_test.go): racelab serve's handler waits for the whole
+// request, so nothing it answers is early, in either withholding mode.
+func TestSynchronizedIsNotEarly(t *testing.T) {
+	base, _ := serve(t, open(t, "actor").Store)
+	for _, mode := range []httpapi.Sync{httpapi.SyncH2, httpapi.SyncLastByte} {
+		c := client(t, base, httpapi.Config{Sync: mode})
+		fs, err := c.Stage(context.Background(), story.OpHit, "k-"+string(mode), 0, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		replies := make([]story.Reply, len(fs))
+		errs := make([]error, len(fs))
+		var wg sync.WaitGroup
+		for i, f := range fs {
+			wg.Go(func() { replies[i], errs[i] = f(t.Context()) })
+		}
+		wg.Wait()
+		for i, r := range replies {
+			if errs[i] != nil || r.Early || r.Arrival.IsZero() {
+				t.Errorf("%s: request %d early %t, arrival %v, error %v; want not early, with an arrival", mode, i, r.Early, r.Arrival, errs[i])
+			}
 		}
 	}
 }

@@ -53,7 +53,7 @@ type Store struct {
 	// fires the page's bursts at it; it never closes it.
 	Target *targets.Target
 	// Contract serves racelab's HTTP contract over Target's store (an
-	// *httpapi.Handler); the room routes to it unchanged.
+	// *handler.Handler); the room routes to it unchanged.
 	Contract http.Handler
 }
 
@@ -81,7 +81,7 @@ type Config struct {
 	// Ops is the ops table the stories' requests are rows of: the zero
 	// Table is the stories' own (story.Ops). A story with an op of its
 	// own needs its row here, as the stores' contracts need it
-	// (httpapi.WithOps).
+	// (handler.WithOps).
 	Ops story.Table
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/httpapi"
+	"github.com/racelab/racelab/targets/httpapi/handler"
 	"github.com/racelab/racelab/targets/httpapi/httpapitest"
 )
 
@@ -50,7 +51,7 @@ func room(t *testing.T, cfg Config, stores ...string) (string, *Room) {
 			name, spec = "", s
 		}
 		tg := open(t, spec)
-		cfg.Stores = append(cfg.Stores, Store{Name: name, Target: tg, Contract: httpapi.NewHandler(tg.Store, httpapi.WithStoreName(tg.Name()))})
+		cfg.Stores = append(cfg.Stores, Store{Name: name, Target: tg, Contract: handler.New(tg.Store, handler.WithStoreName(tg.Name()))})
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r, err := New(ctx, cfg)
@@ -81,7 +82,7 @@ func do(t *testing.T, method, u string, header ...string) answer {
 // its own: every route, every error, keys decoded exactly once (an
 // encoded slash, an encoded comma, Arabic), the index and /stats.
 func TestContractUnchangedUnderPrefix(t *testing.T) {
-	alone := serve(t, httpapi.NewHandler(open(t, "actor").Store, httpapi.WithStoreName("actor")))
+	alone := serve(t, handler.New(open(t, "actor").Store, handler.WithStoreName("actor")))
 	named, _ := room(t, Config{}, "a=actor", "b=kv")
 	requests := []struct{ method, path string }{
 		{"POST", "/hit/hello"}, {"POST", "/hit/hello"}, {"GET", "/get/hello"},
@@ -109,7 +110,7 @@ func TestContractUnchangedUnderPrefix(t *testing.T) {
 // the contract's own index when one store is served at the root, as it
 // always was, else where the stores are.
 func TestRoot(t *testing.T) {
-	alone := serve(t, httpapi.NewHandler(open(t, "kv").Store, httpapi.WithStoreName("kv")))
+	alone := serve(t, handler.New(open(t, "kv").Store, handler.WithStoreName("kv")))
 	root, _ := room(t, Config{}, "kv")
 	if got, want := do(t, "GET", root+"/"), do(t, "GET", alone+"/"); got != want {
 		t.Errorf("GET / without asking for HTML = %+v; want the contract's index %+v", got, want)
@@ -443,7 +444,7 @@ func post(t *testing.T, u, body string, header ...string) answer {
 func TestEventsEndWithTheRoom(t *testing.T) {
 	tg := open(t, "actor")
 	ctx, cancel := context.WithCancel(context.Background())
-	r, err := New(ctx, Config{Stores: []Store{{Target: tg, Contract: httpapi.NewHandler(tg.Store)}}})
+	r, err := New(ctx, Config{Stores: []Store{{Target: tg, Contract: handler.New(tg.Store)}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -530,7 +531,7 @@ func TestCheckName(t *testing.T) {
 // name once.
 func TestNewRefuses(t *testing.T) {
 	a, b := open(t, "actor"), open(t, "kv")
-	h := httpapi.NewHandler(a.Store)
+	h := handler.New(a.Store)
 	for _, tt := range []struct {
 		stores []Store
 		says   string

@@ -69,7 +69,7 @@ const (
 //
 // Refusals are JSON {"error":…} like every other answer.
 type Server struct {
-	// Handler is what is served, usually an *httpapi.Handler.
+	// Handler is what is served, usually an *handler.Handler.
 	Handler http.Handler
 	// ErrorLog receives net/http's complaints about broken connections and
 	// the notice that the connection cap was reached; nil discards them.

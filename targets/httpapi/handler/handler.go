@@ -1,4 +1,4 @@
-package httpapi
+package handler
 
 import (
 	"context"
@@ -16,13 +16,10 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/racelab/racelab/targets/httpapi"
 	"github.com/racelab/racelab/targets/httpapi/guarded"
 	"github.com/racelab/racelab/targets/story"
 )
-
-// ArrivalHeader carries, on every answer of Handler, the instant the
-// request was complete at the server, in Unix nanoseconds.
-const ArrivalHeader = "Racelab-Arrival"
 
 // Defaults of Handler, in one place; Server's are guarded's.
 const (
@@ -39,19 +36,19 @@ const (
 	DefaultStatsKeys = 100_000
 )
 
-// HandlerOption sets one of Handler's settings.
-type HandlerOption func(*Handler)
+// Option sets one of Handler's settings.
+type Option func(*Handler)
 
 // WithClock sets the clock Handler reads the quota's UTC day and the
 // arrival instants from.
-func WithClock(now func() time.Time) HandlerOption { return func(h *Handler) { h.now = now } }
+func WithClock(now func() time.Time) Option { return func(h *Handler) { h.now = now } }
 
 // WithMaxBody sets the largest request body Handler reads; larger ones are
 // answered 413.
-func WithMaxBody(n int64) HandlerOption { return func(h *Handler) { h.maxBody = n } }
+func WithMaxBody(n int64) Option { return func(h *Handler) { h.maxBody = n } }
 
 // WithStoreName names the store in GET / and in errors, such as "kv".
-func WithStoreName(name string) HandlerOption { return func(h *Handler) { h.name = name } }
+func WithStoreName(name string) Option { return func(h *Handler) { h.name = name } }
 
 // WithOps sets the ops table Handler serves: the zero Table is the
 // stories' own (story.Ops). An op of the table with no answer of its own
@@ -60,19 +57,19 @@ func WithStoreName(name string) HandlerOption { return func(h *Handler) { h.name
 // row's first refusal status, with the row's OK and Field; its read
 // answers the key, the count in the row's read field, and the limit. A
 // table whose op takes the name of another of the contract's calls
-// (subscribe, cancel, plan, get-many) makes NewHandler panic: the table
+// (subscribe, cancel, plan, get-many) makes New panic: the table
 // is code, not input.
-func WithOps(t story.Table) HandlerOption { return func(h *Handler) { h.ops = t } }
+func WithOps(t story.Table) Option { return func(h *Handler) { h.ops = t } }
 
 // WithStatsKeys sets how many (route, key) pairs GET /stats remembers.
-func WithStatsKeys(n int) HandlerOption { return func(h *Handler) { h.stats.max = n } }
+func WithStatsKeys(n int) Option { return func(h *Handler) { h.stats.max = n } }
 
 // WithErrorLog sets where Handler writes the detail of a store's failure,
 // one line each, while the client is told only that the store failed: the
 // detail may name a server address, a file or a key that is nobody else's
 // business. A nil w (the default) drops the detail. Each line is one Write
 // call; a writer shared with a Server must be safe for concurrent use.
-func WithErrorLog(w io.Writer) HandlerOption {
+func WithErrorLog(w io.Writer) Option {
 	return func(h *Handler) {
 		h.log = nil
 		if w != nil {
@@ -81,11 +78,11 @@ func WithErrorLog(w io.Writer) HandlerOption {
 	}
 }
 
-// Handler serves the contract over a store. Build it with NewHandler.
+// Handler serves the contract over a store. Build it with New.
 type Handler struct {
 	store   any
-	ops     story.Table // as WithOps set it
-	k       *contract   // the contract over ops
+	ops     story.Table     // as WithOps set it
+	routes  httpapi.Mapping // the contract over ops
 	name    string
 	now     func() time.Time
 	maxBody int64
@@ -98,42 +95,42 @@ type Handler struct {
 
 var _ http.Handler = (*Handler)(nil)
 
-// NewHandler serves the contract over store, which implements
+// New serves the contract over store, which implements
 // story.Counter, story.Quota, story.Inventory, story.Limiter,
 // story.Plans and/or story.Capped; a story it does not implement is
 // answered 501.
-func NewHandler(store any, opts ...HandlerOption) *Handler {
+func New(store any, opts ...Option) *Handler {
 	h := &Handler{store: store, now: time.Now, maxBody: DefaultMaxBody,
 		stats: &stats{max: DefaultStatsKeys, keys: map[statKey]*keyStats{}, routes: map[string]int64{}}}
 	for _, o := range opts {
 		o(h)
 	}
-	k, err := newContract(h.ops)
+	routes, err := httpapi.ContractOver(h.ops)
 	if err != nil {
-		panic("httpapi: " + err.Error())
+		panic("handler: " + err.Error())
 	}
-	h.k = k
+	h.routes = routes
 	mux := http.NewServeMux()
 	// Patterns carry no method: net/http would answer a wrong method with
 	// a text body, and the contract wants JSON with an Allow header.
 	mux.HandleFunc("/{$}", h.only(http.MethodGet, h.index))
 	// The contract's routes are the ops table's; each call is answered by
 	// its handler here, and an op with none of its own as a capped count.
-	answers := map[Call]http.HandlerFunc{
-		CallHit: h.hit, CallGet: h.get, CallGetMany: h.getBatch,
-		CallDownload: h.download, CallQuota: h.quota,
-		CallCheckout: h.checkout, CallItem: h.item,
-		CallLimit: h.limit, CallWindow: h.window,
-		CallSubscribe: h.subscribe, CallCancel: h.cancel, CallPlan: h.plan,
-		CallOriginal: h.original, CallOriginals: h.originals,
+	answers := map[httpapi.Call]http.HandlerFunc{
+		httpapi.CallHit: h.hit, httpapi.CallGet: h.get, httpapi.CallGetMany: h.getBatch,
+		httpapi.CallDownload: h.download, httpapi.CallQuota: h.quota,
+		httpapi.CallCheckout: h.checkout, httpapi.CallItem: h.item,
+		httpapi.CallLimit: h.limit, httpapi.CallWindow: h.window,
+		httpapi.CallSubscribe: h.subscribe, httpapi.CallCancel: h.cancel, httpapi.CallPlan: h.plan,
+		httpapi.CallOriginal: h.original, httpapi.CallOriginals: h.originals,
 	}
 	for _, s := range h.ops.Specs() {
-		if _, own := answers[Call(s.Op)]; !own {
-			answers[Call(s.Op)], answers[Call(s.Read)] = h.take(s), h.taken(s)
+		if _, own := answers[httpapi.Call(s.Op)]; !own {
+			answers[httpapi.Call(s.Op)], answers[httpapi.Call(s.Read)] = h.take(s), h.taken(s)
 		}
 	}
 	methods := map[string]map[string]http.HandlerFunc{} // by path, then method
-	for call, route := range k.routes {
+	for call, route := range routes {
 		path, _, _ := strings.Cut(route.Path, "?")
 		if methods[path] == nil {
 			methods[path] = map[string]http.HandlerFunc{}
@@ -157,7 +154,7 @@ func NewHandler(store any, opts ...HandlerOption) *Handler {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, err := io.Copy(io.Discard, http.MaxBytesReader(w, r.Body, h.maxBody))
 	arrival := h.now()
-	w.Header().Set(ArrivalHeader, strconv.FormatInt(arrival.UnixNano(), 10))
+	w.Header().Set(httpapi.ArrivalHeader, strconv.FormatInt(arrival.UnixNano(), 10))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
@@ -214,7 +211,7 @@ func (h *Handler) only(m string, next http.HandlerFunc) http.HandlerFunc {
 // routes that take a key in their path (/hit/{slug}), for notFound's
 // advice.
 func (h *Handler) keyed(word string) bool {
-	for _, r := range h.k.routes {
+	for _, r := range h.routes {
 		if w, rest, ok := strings.Cut(strings.TrimPrefix(r.Path, "/"), "/"); ok && w == word && strings.HasPrefix(rest, "{") {
 			return true
 		}
@@ -285,16 +282,16 @@ func (h *Handler) index(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) hit(w http.ResponseWriter, r *http.Request) {
-	h.views(w, r, CallHit, story.Counter.Hit)
+	h.views(w, r, httpapi.CallHit, story.Counter.Hit)
 }
 
 func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
-	h.views(w, r, CallGet, story.Counter.Views)
+	h.views(w, r, httpapi.CallGet, story.Counter.Views)
 }
 
 // views answers a route whose answer is a slug's total: hit's after it
 // counted, get's as read.
-func (h *Handler) views(w http.ResponseWriter, r *http.Request, call Call,
+func (h *Handler) views(w http.ResponseWriter, r *http.Request, call httpapi.Call,
 	count func(story.Counter, context.Context, string) (int64, error)) {
 	serveKeyed(h, w, r, call, noCounter, func(c story.Counter, slug string) (int, any, error) {
 		n, err := count(c, r.Context(), slug)
@@ -356,7 +353,7 @@ func (h *Handler) getBatch(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) download(w http.ResponseWriter, r *http.Request) {
-	serveHeld(h, w, r, CallDownload, story.OpDownload, noQuota, func(q story.Quota, visitor string, limit int64) (int, any, error) {
+	serveHeld(h, w, r, httpapi.CallDownload, story.OpDownload, noQuota, func(q story.Quota, visitor string, limit int64) (int, any, error) {
 		granted, n, err := q.Consume(r.Context(), visitor, limit)
 		if !granted && err == nil {
 			h.retryAtMidnight(w)
@@ -367,7 +364,7 @@ func (h *Handler) download(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) quota(w http.ResponseWriter, r *http.Request) {
-	serveHeld(h, w, r, CallQuota, story.OpDownload, noQuota, func(q story.Quota, visitor string, limit int64) (int, any, error) {
+	serveHeld(h, w, r, httpapi.CallQuota, story.OpDownload, noQuota, func(q story.Quota, visitor string, limit int64) (int, any, error) {
 		return h.today(r, "visitor", visitor, limit, q.Count)
 	})
 }
@@ -389,7 +386,7 @@ func (h *Handler) retryAtMidnight(w http.ResponseWriter) {
 }
 
 func (h *Handler) checkout(w http.ResponseWriter, r *http.Request) {
-	serveHeld(h, w, r, CallCheckout, story.OpCheckout, noInventory, func(inv story.Inventory, item string, stock int64) (int, any, error) {
+	serveHeld(h, w, r, httpapi.CallCheckout, story.OpCheckout, noInventory, func(inv story.Inventory, item string, stock int64) (int, any, error) {
 		buyer := "buyer-" + strconv.FormatInt(h.buyers.Add(1), 10)
 		var claimed bool
 		var err error
@@ -406,7 +403,7 @@ func (h *Handler) checkout(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) item(w http.ResponseWriter, r *http.Request) {
-	serveHeld(h, w, r, CallItem, story.OpCheckout, noInventory, func(inv story.Inventory, item string, stock int64) (int, any, error) {
+	serveHeld(h, w, r, httpapi.CallItem, story.OpCheckout, noInventory, func(inv story.Inventory, item string, stock int64) (int, any, error) {
 		n, err := inv.Claims(r.Context(), item)
 		return http.StatusOK, map[string]any{"item": item, "stock": stock, "claims": n}, err
 	})
@@ -447,7 +444,7 @@ func (h *Handler) limitOf(r *http.Request, op story.Op) (int64, error) {
 var serveWindow = story.Window{Limit: story.WindowLimit, Length: story.WindowLength}
 
 func (h *Handler) limit(w http.ResponseWriter, r *http.Request) {
-	serveHeld(h, w, r, CallLimit, story.OpLimit, noLimiter, func(lim story.Limiter, caller string, limit int64) (int, any, error) {
+	serveHeld(h, w, r, httpapi.CallLimit, story.OpLimit, noLimiter, func(lim story.Limiter, caller string, limit int64) (int, any, error) {
 		win := story.Window{Limit: limit, Length: serveWindow.Length}
 		a, err := lim.Admit(r.Context(), caller, win)
 		body := map[string]any{"allowed": a.Allowed, "count": a.Count, "window": a.Window}
@@ -462,7 +459,7 @@ func (h *Handler) limit(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) window(w http.ResponseWriter, r *http.Request) {
-	serveHeld(h, w, r, CallWindow, story.OpLimit, noLimiter, func(lim story.Limiter, caller string, limit int64) (int, any, error) {
+	serveHeld(h, w, r, httpapi.CallWindow, story.OpLimit, noLimiter, func(lim story.Limiter, caller string, limit int64) (int, any, error) {
 		win := story.Window{Limit: limit, Length: serveWindow.Length}
 		n := win.Number(h.now())
 		if v := r.URL.Query().Get("window"); v != "" {
@@ -477,15 +474,15 @@ func (h *Handler) window(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) subscribe(w http.ResponseWriter, r *http.Request) {
-	h.setPlan(w, r, CallSubscribe, "paid", story.Plans.Subscribe)
+	h.setPlan(w, r, httpapi.CallSubscribe, "paid", story.Plans.Subscribe)
 }
 
 func (h *Handler) cancel(w http.ResponseWriter, r *http.Request) {
-	h.setPlan(w, r, CallCancel, "cancelled", story.Plans.Cancel)
+	h.setPlan(w, r, httpapi.CallCancel, "cancelled", story.Plans.Cancel)
 }
 
 // setPlan changes the plan with set and answers the plan it wrote.
-func (h *Handler) setPlan(w http.ResponseWriter, r *http.Request, call Call, plan string,
+func (h *Handler) setPlan(w http.ResponseWriter, r *http.Request, call httpapi.Call, plan string,
 	set func(story.Plans, context.Context, string) error) {
 	serveKeyed(h, w, r, call, noPlans, func(p story.Plans, subscriber string) (int, any, error) {
 		err := set(p, r.Context(), subscriber)
@@ -496,7 +493,7 @@ func (h *Handler) setPlan(w http.ResponseWriter, r *http.Request, call Call, pla
 // plan answers the plan as the store's pages read it: from its cache,
 // where it keeps one, so possibly still paid after a cancel.
 func (h *Handler) plan(w http.ResponseWriter, r *http.Request) {
-	serveKeyed(h, w, r, CallPlan, noPlans, func(p story.Plans, subscriber string) (int, any, error) {
+	serveKeyed(h, w, r, httpapi.CallPlan, noPlans, func(p story.Plans, subscriber string) (int, any, error) {
 		paid, err := p.Paid(r.Context(), subscriber)
 		return http.StatusOK, map[string]any{"subscriber": subscriber, "paid": paid}, err
 	})
@@ -507,7 +504,7 @@ func (h *Handler) plan(w http.ResponseWriter, r *http.Request) {
 // limit with the count that reached it, and without a paid plan below it
 // (every store answers 0 then, having read no count at all).
 func (h *Handler) original(w http.ResponseWriter, r *http.Request) {
-	serveHeld(h, w, r, CallOriginal, story.OpOriginal, noPlans, func(p story.Plans, subscriber string, limit int64) (int, any, error) {
+	serveHeld(h, w, r, httpapi.CallOriginal, story.OpOriginal, noPlans, func(p story.Plans, subscriber string, limit int64) (int, any, error) {
 		granted, n, err := p.Download(r.Context(), subscriber, limit)
 		body := map[string]any{"granted": granted, "count": n}
 		switch {
@@ -522,7 +519,7 @@ func (h *Handler) original(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) originals(w http.ResponseWriter, r *http.Request) {
-	serveHeld(h, w, r, CallOriginals, story.OpOriginal, noPlans, func(p story.Plans, subscriber string, limit int64) (int, any, error) {
+	serveHeld(h, w, r, httpapi.CallOriginals, story.OpOriginal, noPlans, func(p story.Plans, subscriber string, limit int64) (int, any, error) {
 		return h.today(r, "subscriber", subscriber, limit, p.Downloads)
 	})
 }
@@ -534,7 +531,7 @@ func (h *Handler) originals(w http.ResponseWriter, r *http.Request) {
 // says it holds: the yes or no in its OK, the count in its Field.
 func (h *Handler) take(op story.OpSpec) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		serveHeld(h, w, r, Call(op.Op), op.Op, noCapped, func(c story.Capped, key string, limit int64) (int, any, error) {
+		serveHeld(h, w, r, httpapi.Call(op.Op), op.Op, noCapped, func(c story.Capped, key string, limit int64) (int, any, error) {
 			granted, n, err := c.Take(r.Context(), op.Op, key, limit)
 			body := map[string]any{}
 			if op.OK != "" {
@@ -556,7 +553,7 @@ func (h *Handler) take(op story.OpSpec) http.HandlerFunc {
 // does.
 func (h *Handler) taken(op story.OpSpec) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		serveHeld(h, w, r, Call(op.Read), op.Op, noCapped, func(c story.Capped, key string, limit int64) (int, any, error) {
+		serveHeld(h, w, r, httpapi.Call(op.Read), op.Op, noCapped, func(c story.Capped, key string, limit int64) (int, any, error) {
 			n, err := c.Taken(r.Context(), op.Op, key)
 			body := map[string]any{op.Key: key, op.ReadField: n}
 			if op.Limit != "" {
@@ -572,9 +569,9 @@ func (h *Handler) taken(op story.OpSpec) http.HandlerFunc {
 // (501 saying what it doesNot do when it does not play it), then answers what
 // answer says: a status and its JSON body, a badRequest (400), or the
 // store's failure.
-func serveKeyed[S any](h *Handler, w http.ResponseWriter, r *http.Request, call Call,
+func serveKeyed[S any](h *Handler, w http.ResponseWriter, r *http.Request, call httpapi.Call,
 	doesNot string, answer func(s S, key string) (int, any, error)) {
-	key, ok := h.key(w, r, strings.Trim(h.k.keys[call], "{}"))
+	key, ok := h.key(w, r, h.routes[call].KeyWord())
 	if !ok {
 		return
 	}
@@ -598,7 +595,7 @@ func serveKeyed[S any](h *Handler, w http.ResponseWriter, r *http.Request, call 
 // serveHeld is serveKeyed for a request of op, or a read of its count,
 // which is held to op's limit: answer gets the limit the request says
 // (limitOf), or the contract's.
-func serveHeld[S any](h *Handler, w http.ResponseWriter, r *http.Request, call Call, op story.Op,
+func serveHeld[S any](h *Handler, w http.ResponseWriter, r *http.Request, call httpapi.Call, op story.Op,
 	doesNot string, answer func(s S, key string, limit int64) (int, any, error)) {
 	serveKeyed(h, w, r, call, doesNot, func(s S, key string) (int, any, error) {
 		limit, err := h.limitOf(r, op)

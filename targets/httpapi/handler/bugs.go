@@ -1,4 +1,4 @@
-package httpapi
+package handler
 
 import (
 	"fmt"
@@ -38,7 +38,7 @@ func ParseBug(s string) (Bug, error) {
 }
 
 // WithBug makes Handler commit bug. Only for teaching.
-func WithBug(bug Bug) HandlerOption { return func(h *Handler) { h.bug = bug } }
+func WithBug(bug Bug) Option { return func(h *Handler) { h.bug = bug } }
 
 // batchLookup is the key the batch read looks slug up under: slug itself,
 // or, with BugDoubleDecode, slug decoded once more, as JavaScript's
