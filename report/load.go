@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,8 +23,9 @@ var (
 	// A narrow terminal loses the in-between percentiles first, then the
 	// figures said elsewhere (the keys, in the scale line; the
 	// expectation, in the verdict); fitLoadGrid names what it left out.
+	// MIN, MEAN and MAX are hey's fastest, average and slowest.
 	speedColumns = []column{{title: "TARGET", fold: true}, {title: "SENT", numeric: true}, {title: "ANSWERED/S", numeric: true},
-		{title: "P50", numeric: true, drop: 2}, {title: "P90", numeric: true, drop: 4}, {title: "P99", numeric: true},
+		{title: "MIN", numeric: true, drop: 6}, {title: "MEAN", numeric: true, drop: 5}, {title: "P50", numeric: true, drop: 2}, {title: "P90", numeric: true, drop: 4}, {title: "P99", numeric: true},
 		{title: "P99.9", numeric: true, drop: 3}, {title: "MAX", numeric: true, drop: 1}, {title: "ERRORS", numeric: true}}
 	ruleColumns = []column{{title: "TARGET", fold: true}, {title: "KEYS", numeric: true, drop: 2}, {title: "ALLOWED", numeric: true},
 		{title: "REFUSED", numeric: true}, {title: "COUNTED", numeric: true}, {title: "LOST", numeric: true}, {title: "OVER", numeric: true},
@@ -106,11 +108,11 @@ func summarizeLoad(r *results.LoadResult) loadSummary {
 		label := s.labels[i]
 		l := t.Latency
 		has := l.Count > 0
-		speed := []string{label, none, none, none, none, none, none, none, none}
+		speed := []string{label, none, none, none, none, none, none, none, none, none, none}
 		rule := []string{label, none, none, none, none, none, none, string(t.Expect), loadVerdictCell(t, failed[i], r.Interrupted)}
 		if t.Sent > 0 || t.Dropped > 0 {
 			speed = []string{label, strconv.FormatInt(t.Sent, 10), strconv.FormatFloat(t.Throughput(), 'f', 0, 64),
-				lat(l.P50, has), lat(l.P90, has), lat(l.P99, has), lat(l.P999, has), lat(l.Max, has), errorsCell(t)}
+				lat(l.Min, has), lat(l.Mean, has), lat(l.P50, has), lat(l.P90, has), lat(l.P99, has), lat(l.P999, has), lat(l.Max, has), errorsCell(t)}
 		}
 		if k := t.Keys; k.Trials > 0 {
 			rule[1] = strconv.Itoa(k.Trials)
@@ -139,6 +141,9 @@ func summarizeLoad(r *results.LoadResult) loadSummary {
 			s.add(i, fmt.Sprintf("%s: %d of %s had a failed request and proved nothing (a verdict needs at most %s of them)",
 				label, k.Inconclusive, results.Plural(int64(k.Trials), "key"), percentSet(results.MaxInconclusive)))
 		}
+		if codes := statusCodes(t); codes != "" {
+			s.add(i, label+": status codes: "+codes)
+		}
 		for _, e := range t.ErrorKinds {
 			s.add(i, fmt.Sprintf("%s: %d %s; first: %s", label, e.Count, e.Kind, e.First))
 		}
@@ -162,6 +167,22 @@ func summarizeLoad(r *results.LoadResult) loadSummary {
 		s.lines = append(s.lines, "interrupted: partial results, keys not read back")
 	}
 	return s
+}
+
+// statusCodes says a service's answers by HTTP status, as hey's status
+// code distribution does, lowest code first, and the requests that got no
+// HTTP answer at all; "" for a store that is not a service.
+func statusCodes(t *results.LoadTarget) string {
+	var parts []string
+	var answered int64
+	for _, code := range slices.Sorted(maps.Keys(t.StatusCodes)) {
+		parts = append(parts, fmt.Sprintf("%d ×%d", code, t.StatusCodes[code]))
+		answered += t.StatusCodes[code]
+	}
+	if len(parts) > 0 && t.Sent > answered {
+		parts = append(parts, fmt.Sprintf("no answer ×%d", t.Sent-answered))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // askedRate is the mean rate the schedule asked for over the time the

@@ -21,14 +21,26 @@ const (
 	Markdown Format = "markdown" // a heading, a markdown table and a bullet list
 	JUnit    Format = "junit"    // JUnit XML: one test case per story × target
 	HTML     Format = "html"     // one self-contained page: table, trial distribution, timeline
+	CSV      Format = "csv"      // a load's seconds and requests, one table to plot (loads only)
 )
 
-var formats = []Format{Table, JSON, Markdown, JUnit, HTML}
+// formats are a run's formats; loadFormats a load's, which has csv too.
+var (
+	formats     = []Format{Table, JSON, Markdown, JUnit, HTML}
+	loadFormats = append(slices.Clip(formats), CSV)
+)
 
-// Formats returns the names of every format, the default first.
-func Formats() []string {
-	names := make([]string, len(formats))
-	for i, f := range formats {
+// Formats returns the names of every format a run is written in, the
+// default first.
+func Formats() []string { return namesOf(formats) }
+
+// LoadFormats returns the names of every format a load is written in,
+// the default first: a run's, and csv.
+func LoadFormats() []string { return namesOf(loadFormats) }
+
+func namesOf(fs []Format) []string {
+	names := make([]string, len(fs))
+	for i, f := range fs {
 		names[i] = string(f)
 	}
 	return names
@@ -38,7 +50,7 @@ func Formats() []string {
 // The error is an *UnknownFormatError.
 func ParseFormat(s string) (Format, error) {
 	name := strings.ToLower(strings.TrimSpace(s))
-	for _, f := range formats {
+	for _, f := range loadFormats {
 		if name == string(f) {
 			return f, nil
 		}
@@ -147,6 +159,10 @@ var renderers = map[Format]format{
 	HTML: {
 		func(b *bytes.Buffer, rs []*results.Result, o Options) error { return renderHTML(b, rs, o) },
 		func(b *bytes.Buffer, rs []*results.LoadResult, _ Options) error { return renderLoadHTML(b, rs) },
+	},
+	CSV: {
+		func(*bytes.Buffer, []*results.Result, Options) error { return errNoRunCSV{} },
+		func(b *bytes.Buffer, rs []*results.LoadResult, _ Options) error { return renderLoadCSV(b, rs) },
 	},
 }
 

@@ -152,6 +152,9 @@ func TestNoStaleGoldens(t *testing.T) {
 			want[fx.name+goldenExt[f]] = true
 		}
 	}
+	for _, g := range loadGoldens {
+		want[g.name] = true
+	}
 	files, err := filepath.Glob(filepath.Join("testdata", "*.golden"))
 	if err != nil {
 		t.Fatal(err)

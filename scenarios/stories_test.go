@@ -197,7 +197,8 @@ func TestJudge(t *testing.T) {
 		{"ten-hits-one-view", reqs("aaa", 1, 1, 1), 1, true, 2, 0, "t: 3 hits answered, 1 view stored: 2 updates lost"},
 		{"ten-hits-one-view", reqs("aa", 1, 1), 2, true, 0, 0, "t: two hits were both answered 1 views: their increments overlapped"},
 		{"ten-hits-one-view", reqs("aae", 1, 2), 3, false, 0, 0, ""}, // the failed hit may have landed
-		{"ten-hits-one-view", reqs("aa", 1, 2), 4, true, 0, 0, "t: 2 hits answered, yet 4 views stored"},
+		{"ten-hits-one-view", reqs("aa", 1, 2), 4, true, 0, 2, "t: 2 hits answered, yet 4 views stored"},
+		{"ten-hits-one-view", reqs("aae", 1, 2), 4, true, 0, 1, "t: 2 hits answered, yet 4 views stored"}, // one over, even if the failed hit landed
 		{"six-become-four", reqs("aaaaarr"), 5, false, 0, 0, ""},
 		{"six-become-four", reqs("aaaaaaa"), 1, true, 6, 2, "t: 7 downloads granted against a limit of 5, counter at 1: 2 over the limit, 6 never counted"},
 		{"six-become-four", reqs("aaar"), 4, true, 0, 0, "t: 3 downloads granted, yet the counter is at 4: refused downloads were counted"},

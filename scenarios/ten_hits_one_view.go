@@ -41,10 +41,11 @@ var tenHitsOneView = engine.Define(engine.Scenario{
 	Batch: engine.CounterBatch,
 	Tell:  tellHits,
 	Damage: func(over, lost int64) string {
-		// A judge of this story never sets over; if one did, the default
-		// words would say it (Trial.SetDamage).
-		if lost > 0 && over == 0 {
+		switch {
+		case lost > 0 && over == 0:
 			return results.Plural(lost, "hit") + " lost"
+		case over > 0 && lost == 0:
+			return results.Plural(over, "view") + " too many"
 		}
 		return ""
 	},
@@ -58,7 +59,10 @@ var tenHitsOneView = engine.Define(engine.Scenario{
 			t.Why = fmt.Sprintf("%s: %s answered, %s stored: %s lost", target,
 				results.Plural(allowed, "hit"), results.Plural(t.Counted, "view"), results.Plural(t.Lost, "update"))
 		case t.Counted > allowed+int64(t.Errors):
+			// Views no hit can account for, not even a failed one that
+			// may have been counted: over-counts, as a load sums them.
 			t.Broken = true
+			t.Over = t.Counted - allowed - int64(t.Errors)
 			t.Why = fmt.Sprintf("%s: %s answered, yet %s stored", target,
 				results.Plural(allowed, "hit"), results.Plural(t.Counted, "view"))
 		case twice:

@@ -49,6 +49,8 @@ var fieldFlags = map[string]string{
 	"Concurrency":    "--concurrency",
 	"MaxInFlight":    "--max-in-flight",
 	"Keys":           "--keys",
+	"Samples":        "--samples",
+	"Stages":         "--stages",
 	"KeyDist":        "--key-dist",
 	"Schedule":       "--rate",
 	"Fixed":          "--fixed",

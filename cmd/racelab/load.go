@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
@@ -30,6 +31,7 @@ type loadOptions struct {
 	Concurrency int
 	MaxInFlight int
 	Keys        int
+	Samples     int
 	KeyDist     string
 	Thresholds  []string
 	Timeout     time.Duration
@@ -99,7 +101,8 @@ Simulated stores run on the real clock. Exit codes are run's; a missed
 	addTimeout(f, &o.Timeout, "time limit of each request")
 	addSeed(f, &o.Seed, 0, "seed for the keys picked and Poisson arrivals (default: random, in the result)")
 	addExpect(c, &o.Expect)
-	o.Outputs.register(c, f, report.Formats())
+	f.IntVar(&o.Samples, "samples", 0, fmt.Sprintf("requests each target keeps one by one, a uniform sample past it (default %d with -o csv, else 0)", load.DefaultSamples))
+	o.Outputs.register(c, f, report.LoadFormats())
 	addQuiet(f, &o.Quiet, "no progress bar on stderr")
 	f.StringVar(&o.HTTPVersion, "http-version", "1.1", "http targets: 1.1 (keep-alive connections) or 2 (h2c on http, h2 on https)")
 	o.Servers.register(f, cat, "targets")
@@ -125,7 +128,7 @@ func (o *loadOptions) plan() (load.LoadPlan, []output, error) {
 	bad := func(format string, args ...any) (load.LoadPlan, []output, error) {
 		return load.LoadPlan{}, nil, usageError{fmt.Errorf(format, args...)}
 	}
-	open := o.Rate != "" || o.Stages != ""
+	open := o.Rate != "" || o.Stages != "" || given("rate") || given("stages")
 	switch {
 	case open && given("concurrency"):
 		return bad("--concurrency is the closed model and --rate/--stages the open one; give one of them (a rate with at most C requests in flight is --rate R --max-in-flight C)")
@@ -142,14 +145,17 @@ func (o *loadOptions) plan() (load.LoadPlan, []output, error) {
 			return bad("--%v", err)
 		}
 		sched := pace.Schedule{Spacing: spacing}
-		if o.Rate != "" {
+		if given("rate") || o.Rate != "" {
 			r, err := pace.ParseRate(o.Rate)
-			if err != nil || r <= 0 {
+			switch {
+			case err != nil:
+				return bad("--%v", err)
+			case r <= 0:
 				return bad("--rate %q: want arrivals per second above 0, such as 2000/s", o.Rate)
 			}
 			sched.Start = r
 		}
-		if o.Stages != "" {
+		if given("stages") || o.Stages != "" {
 			st, err := pace.ParseStages(o.Stages)
 			if err != nil {
 				return bad("--stages: %v", err)
@@ -204,6 +210,10 @@ func (o *loadOptions) plan() (load.LoadPlan, []output, error) {
 	}
 	p.Scenario, p.Catalog, p.Targets = sc, o.catalog, o.Targets
 	p.Keys, p.KeyDist, p.Timeout, p.Seed, p.Expect, p.ExpectOf = o.Keys, dist, o.Timeout, seed, expect, expectOf
+	p.Samples = o.Samples
+	if !given("samples") && slices.ContainsFunc(outs, func(o output) bool { return o.Format == string(report.CSV) }) {
+		p.Samples = load.DefaultSamples // what csv is for
+	}
 	p.Options = o.Servers.options()
 	specs := p.Targets
 	if len(specs) == 0 {
@@ -250,6 +260,11 @@ func runLoad(c *cobra.Command, s Streams, o *loadOptions) error {
 	})
 	if err != nil {
 		return err
+	}
+	for _, a := range load.Advice(res) {
+		if s.ErrIsTTY && !o.Quiet {
+			fmt.Fprintf(s.Err, "racelab: %s\n", a.Say(flagOf))
+		}
 	}
 	return loadVerdict(res)
 }

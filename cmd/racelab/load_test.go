@@ -3,12 +3,16 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/racelab/racelab/scenarios/results"
+	"github.com/racelab/racelab/targets/httpapi/httpapitest"
 )
 
 // TestLoadExitCodes: a load exits as a run does, and a missed threshold
@@ -53,6 +57,13 @@ func TestLoadBadInput(t *testing.T) {
 		{[]string{"--http-version", "2"}, "http targets only"},
 		{[]string{"--http-version", "3", "-t", "http://127.0.0.1:1"}, "--http-version \"3\""},
 		{[]string{"-o", "yaml"}, "unknown output format"},
+		{[]string{"-n", "10000000000000"}, "--requests 10000000000000: want 1 to 1000000000"},
+		{[]string{"--duration", "2000h"}, "--duration 2000h0m0s: want a positive duration such as 30s, at most 168h0m0s"},
+		{[]string{"--rate", "0.001/s", "-n", "1000000"}, "--requests 1000000 at 0.001/s would take longer than 168h0m0s"},
+		{[]string{"--stages", ""}, "--stages: no stages; want e.g. 30s:100/s,1m:500/s"},
+		{[]string{"--stages", "100h:5/s,100h:5/s"}, "--stages last 200h0m0s; want at most 168h0m0s in all"},
+		{[]string{"--rate", ""}, `--rate "" is not a number of arrivals per unit`},
+		{[]string{"--rate", "1e9/s"}, `--rate "1e9/s" is above 1000000/s, the most racelab paces`},
 	} {
 		code, stdout, stderr := execute(context.Background(), append([]string{"load", "ten-hits-one-view", "-q", "-t", "sqlite"}, tc.args...)...)
 		if code != exitUsage || !strings.Contains(stderr, tc.want) || strings.Count(stderr, "\n") != 1 || stdout != "" {
@@ -120,5 +131,59 @@ func TestLoadNamedTargets(t *testing.T) {
 	code, _, stderr = execute(ctx, append(base, "--expect", "slow=hold")...)
 	if code != exitUsage || !strings.Contains(stderr, `--expect slow=hold: no target "slow" in this run (targets: fast, sqlite)`) {
 		t.Errorf("an expectation of no target: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestLoadCSV: -o csv writes a load's seconds and, without --samples, its
+// requests one by one; a saved load renders as csv again; a run asked for
+// csv is refused in one line, exit 2.
+func TestLoadCSV(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	saved := filepath.Join(dir, "load.json")
+	out := executeWant(t, ctx, exitOK, "load", "ten-hits-one-view", "-q", "-t", "sqlite", "--rate", "500/s", "-n", "50", "--keys", "5", "--seed", "2",
+		"-o", "csv", "-o", "json="+saved)
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if lines[0] != "target,row,second,at_ms,key,outcome,status,latency_ms,error,answered,errors,p50_ms,p99_ms,max_ms" ||
+		strings.Count(out, ",request,") != 50 || !strings.Contains(out, "sqlite,second,0,") {
+		t.Errorf("csv of 50 requests:\n%s", out)
+	}
+	if again := executeWant(t, ctx, exitOK, "report", saved, "-o", "csv"); again != out {
+		t.Errorf("the saved load's csv differs:\n%s\nwant\n%s", again, out)
+	}
+	run := filepath.Join(dir, "run.json")
+	executeWant(t, ctx, exitOK, "run", "ten-hits-one-view", "-t", "sqlite", "-o", "json="+run)
+	for _, args := range [][]string{{"report", run, "-o", "csv"}, {"run", "ten-hits-one-view", "-t", "sqlite", "-o", "csv"}} {
+		code, stdout, stderr := execute(ctx, args...)
+		if code != exitUsage || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "csv") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 in one line", args, code, stdout, stderr)
+		}
+	}
+	// --samples bounds the requests kept: a uniform sample of them.
+	out = executeWant(t, ctx, exitOK, "load", "ten-hits-one-view", "-q", "-t", "sqlite", "-c", "4", "-n", "200", "--samples", "20", "-o", "csv")
+	if n := strings.Count(out, ",request,"); n != 20 {
+		t.Errorf("--samples 20 of 200 requests kept %d", n)
+	}
+}
+
+// TestLoadAdviceNamesTheFlag: arrivals that found every in-flight slot
+// taken are said on a terminal with the flags to change, which the load
+// package leaves to the command line.
+func TestLoadAdviceNamesTheFlag(t *testing.T) {
+	base := httpapitest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			return // readying the connection
+		}
+		select {
+		case <-time.After(300 * time.Millisecond):
+		case <-r.Context().Done():
+		}
+	}))
+	s, _, errOut := testStreams("")
+	s.ErrIsTTY = true
+	Main(context.Background(), []string{"load", "ten-hits-one-view", "-t", base, "--rate", "100/s", "-n", "10",
+		"--max-in-flight", "1", "--timeout", "100ms", "--keys", "2"}, s, testCatalog)
+	if !regexp.MustCompile(`racelab: http://127\.0\.0\.1:\d+: \d+ arrivals found all 1 in-flight slots taken for the 100ms timeout and went unsent; raise --max-in-flight or lower --rate\n`).MatchString(errOut.String()) {
+		t.Errorf("stderr lacks the advice:\n%s", errOut.String())
 	}
 }

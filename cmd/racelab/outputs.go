@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/racelab/racelab/report"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -69,7 +70,11 @@ func (o *outputFlags) parse() ([]output, error) {
 		name = strings.ToLower(strings.TrimSpace(name))
 		i := slices.Index(o.formats, name)
 		if i < 0 {
-			return nil, usageError{fmt.Errorf("-o %s: unknown output format %q; want %s, each alone or as FORMAT=FILE", raw, name, orList(o.formats))}
+			what := fmt.Sprintf("unknown output format %q", name)
+			if slices.Contains(report.LoadFormats(), name) {
+				what = name + " is written of loads only" // csv: a run has no seconds to plot
+			}
+			return nil, usageError{fmt.Errorf("-o %s: %s; want %s, each alone or as FORMAT=FILE", raw, what, orList(o.formats))}
 		}
 		out.Format = o.formats[i]
 		switch {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/racelab/racelab/scenarios/load"
 	"github.com/racelab/racelab/scenarios/results"
@@ -54,19 +56,25 @@ func watchLoad(ctx context.Context, w io.Writer, name string, now func() load.Lo
 		total = first.Requests
 	}
 	pr := mpb.NewWithContext(ctx, mpb.WithOutput(w), mpb.WithWidth(30))
-	status := func(decor.Statistics) string {
+	// The words either side of the bar are laid out together, in the
+	// first decorator mpb asks (it is given the whole line's width), so
+	// that they leave the bar its room (fitProgress); the second says
+	// what the first left it.
+	var right string
+	left := decor.Any(func(s decor.Statistics) string {
 		p := now()
-		return fmt.Sprintf("%d/s  p99 %s  errors %d", p.LastSecond, results.Round(p.P99), p.Errors)
-	}
-	counter := decor.Any(func(s decor.Statistics) string {
+		counter := fmt.Sprintf("%s/%s", time.Duration(s.Current)*time.Millisecond/time.Second*time.Second, time.Duration(s.Total)*time.Millisecond)
 		if byCount {
-			return fmt.Sprintf("%d/%d requests", s.Current, s.Total)
+			counter = fmt.Sprintf("%d/%d requests", s.Current, s.Total)
 		}
-		return fmt.Sprintf("%s/%s", time.Duration(s.Current)*time.Millisecond/time.Second*time.Second, time.Duration(s.Total)*time.Millisecond)
+		var l string
+		l, right = fitProgress(s.AvailableWidth, name, counter,
+			fmt.Sprintf("%d/s", p.LastSecond), fmt.Sprintf("errors %d", p.Errors), fmt.Sprintf("p99 %s", results.Round(p.P99)))
+		return l
 	})
 	bar := pr.AddBar(max(total, 1),
-		mpb.PrependDecorators(decor.Name(name+" ", decor.WC{C: decor.DindentRight}), counter),
-		mpb.AppendDecorators(decor.Any(status)),
+		mpb.PrependDecorators(left),
+		mpb.AppendDecorators(decor.Any(func(decor.Statistics) string { return right })),
 		mpb.BarRemoveOnComplete(),
 	)
 	stop := make(chan struct{})
@@ -95,4 +103,29 @@ func watchLoad(ctx context.Context, w io.Writer, name string, now func() load.Lo
 		bar.Abort(true)
 		pr.Wait()
 	}
+}
+
+// minBar is the fewest cells a progress bar keeps, brackets included:
+// fewer, and mpb draws "[--]", which says nothing.
+const minBar = 20
+
+// fitProgress lays out a load's progress line in width columns around a
+// bar of at least minBar cells: the name and the counter on the left, the
+// status parts on the right, most needed first. Past the width, the last
+// status parts go first, then the name is cut short with an ellipsis;
+// the counter and the first status part always stay. A width of 0 (not
+// known) keeps everything.
+func fitProgress(width int, name, counter string, status ...string) (left, right string) {
+	room := width - minBar - 2 // a space either side of the bar
+	long := func(l, r string) bool { return width > 0 && utf8.RuneCountInString(l)+utf8.RuneCountInString(r) > room }
+	right = strings.Join(status, "  ")
+	for n := len(status) - 1; n > 0 && long(name+" "+counter, right); n-- {
+		right = strings.Join(status[:n], "  ")
+	}
+	left = name + " " + counter
+	if over := utf8.RuneCountInString(left) + utf8.RuneCountInString(right) - room; width > 0 && over > 0 {
+		keep := max(1, utf8.RuneCountInString(name)-over-1)
+		left = string([]rune(name)[:keep]) + "… " + counter
+	}
+	return left, right
 }

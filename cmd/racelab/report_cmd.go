@@ -68,7 +68,7 @@ that is not a racelab result of schema ` + results.SchemaVersion + ` or ` + resu
 			return runReport(c.Context(), s, s.width(c), o)
 		},
 	}
-	o.Outputs.register(c, c.Flags(), report.Formats())
+	o.Outputs.register(c, c.Flags(), report.LoadFormats()) // csv for saved loads
 	c.Flags().BoolVar(&o.Merge, "merge", false, "the files are the parts of one sharded run (run|load --shard): merge them into one result,\n"+
 		"reading every key back against -t, as racelab verify does")
 	o.Verify.register(c)

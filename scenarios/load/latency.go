@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"slices"
 	"sync"
@@ -40,6 +41,14 @@ const (
 	KindContract = "outside the contract"
 	KindDropped  = "not sent in time"
 	KindOther    = "other"
+	// KindFiles is racelab's own machine out of file descriptors (EMFILE,
+	// ENFILE): the load outgrew ulimit -n, not a failure of the target.
+	KindFiles = "too many open files"
+	// KindClosed is a connection closed cleanly before any answer (EOF),
+	// KindCut an answer that stopped short of its length (an unexpected
+	// EOF): neither is a reset, which the peer sends on purpose.
+	KindClosed = "closed without an answer"
+	KindCut    = "answer cut short"
 )
 
 // NewHistogram is an empty latency histogram of a whole load.
@@ -145,8 +154,14 @@ func errorKind(err error) string {
 		return KindTimeout
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return KindRefused
-	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+	case errors.Is(err, syscall.EMFILE), errors.Is(err, syscall.ENFILE):
+		return KindFiles
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
 		return KindReset
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return KindCut
+	case errors.Is(err, io.EOF):
+		return KindClosed
 	}
 	return KindOther
 }
@@ -165,8 +180,63 @@ type meter struct {
 	cur      results.Second
 	series   []results.Second
 	kinds    map[string]*results.ErrorCount
+	statuses map[int]int64 // answers by HTTP status; nil for a store that is not a service
 	answered int64
 	errors   int64
+
+	// samples keeps at most max requests one by one, a uniform sample of
+	// the seen so far (reservoir sampling), drawn by rng.
+	samples []sample
+	max     int
+	seen    int64
+	rng     *rand.Rand
+}
+
+// sample is one request as results.LoadTarget.AddSample keeps it.
+type sample struct {
+	at, latency time.Duration
+	key         int
+	outcome     results.Outcome
+	status      int
+	kind        string
+}
+
+// sample offers one request to the sample: every one is kept until max,
+// and after that each with the same chance, so that a sample of a long
+// load spreads over all of it rather than its first seconds.
+func (m *meter) sample(s sample) {
+	if m.max <= 0 {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.seen++
+	switch {
+	case len(m.samples) < m.max:
+		m.samples = append(m.samples, s)
+	default:
+		if j := m.rng.Int64N(m.seen); j < int64(m.max) {
+			m.samples[j] = s
+		}
+	}
+}
+
+// sampled is the sample in the order the requests were due.
+func (m *meter) sampled() []sample {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	slices.SortStableFunc(m.samples, func(a, b sample) int { return cmp.Compare(a.at, b.at) })
+	return m.samples
+}
+
+// status counts one answer of HTTP status code.
+func (m *meter) status(code int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.statuses == nil {
+		m.statuses = map[int]int64{}
+	}
+	m.statuses[code]++
 }
 
 func newMeter(start time.Time) *meter {

@@ -20,6 +20,7 @@ import (
 	"github.com/racelab/racelab/scenarios/pace"
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/clock"
+	"github.com/racelab/racelab/targets/story"
 )
 
 // Defaults of a LoadPlan, in one place.
@@ -39,6 +40,17 @@ const (
 	MaxLoadKeys = 1_000_000
 	// MaxConcurrency bounds the closed model's workers.
 	MaxConcurrency = 100_000
+	// DefaultSamples is how many requests a load keeps one by one when
+	// they are asked for (-o csv) without a number; MaxSamples bounds it:
+	// each costs about a hundred bytes, in memory and in a saved result.
+	DefaultSamples = 100_000
+	MaxSamples     = 1_000_000
+	// MaxLoadRequests bounds a count of requests: a billion is hours at
+	// the fastest rate racelab paces, and far past any useful load.
+	MaxLoadRequests = 1_000_000_000
+	// MaxLoadDuration bounds how long a load may be asked to send, a
+	// count of requests at its last rate included.
+	MaxLoadDuration = 7 * 24 * time.Hour
 
 	// prepareCap bounds the connections a target readies before a load:
 	// a database's own limit (PostgreSQL's 100) must not fail the start,
@@ -75,6 +87,9 @@ type LoadPlan struct {
 	Requests int64
 	// MaxInFlight caps the open model's requests in flight.
 	MaxInFlight int
+	// Samples is how many requests each target keeps one by one
+	// (LoadTarget.Samples): a uniform sample of them past it; 0 keeps none.
+	Samples int
 	// Keys is how many fresh keys the requests spread over, KeyDist how.
 	Keys    int
 	KeyDist results.KeyDist
@@ -132,11 +147,12 @@ func (p *LoadPlan) Model() results.LoadModel {
 // Wants says, for each field of a LoadPlan a value can be wrong for, what
 // a right one is, as engine.Wants does for a Plan.
 var Wants = map[string]string{
-	"Requests":    "1 or more",
-	"Duration":    "a positive duration such as 30s",
+	"Requests":    fmt.Sprintf("1 to %d", MaxLoadRequests),
+	"Duration":    fmt.Sprintf("a positive duration such as 30s, at most %s", MaxLoadDuration),
 	"Concurrency": fmt.Sprintf("1 to %d", MaxConcurrency),
 	"MaxInFlight": fmt.Sprintf("1 to %d", MaxConcurrency),
 	"Keys":        fmt.Sprintf("1 to %d", MaxLoadKeys),
+	"Samples":     fmt.Sprintf("0 to %d", MaxSamples),
 	"Timeout":     engine.Wants["Timeout"],
 }
 
@@ -154,10 +170,10 @@ func (p *LoadPlan) Validate() []error {
 	}
 	var errs []error
 	bad := func(field string, value any) { errs = append(errs, Invalid(field, value)) }
-	if p.Requests < 0 {
+	if p.Requests < 0 || p.Requests > MaxLoadRequests {
 		bad("Requests", p.Requests)
 	}
-	if p.Duration < 0 {
+	if p.Duration < 0 || p.Duration > MaxLoadDuration {
 		bad("Duration", p.Duration)
 	}
 	if p.Concurrency < 0 || p.Concurrency > MaxConcurrency {
@@ -168,6 +184,9 @@ func (p *LoadPlan) Validate() []error {
 	}
 	if p.Keys < 0 || p.Keys > MaxLoadKeys {
 		bad("Keys", p.Keys)
+	}
+	if p.Samples < 0 || p.Samples > MaxSamples {
+		bad("Samples", p.Samples)
 	}
 	if p.Timeout < 0 {
 		bad("Timeout", p.Timeout)
@@ -188,6 +207,11 @@ func (p *LoadPlan) Validate() []error {
 			errs = append(errs, usage.Fieldf("Duration", "an open load needs a duration or {Requests}"))
 		case p.Requests > 0 && lastRate(*s) <= 0:
 			errs = append(errs, usage.Fieldf("Requests", "{} %d needs a last rate above 0 to send them all", p.Requests))
+		case s.Duration() > MaxLoadDuration:
+			errs = append(errs, usage.Fieldf("Stages", "{} last %s; want at most %s in all", s.Duration(), MaxLoadDuration))
+		case p.Requests > 0 && float64(p.Requests)/float64(lastRate(*s)) > MaxLoadDuration.Seconds():
+			errs = append(errs, usage.Fieldf("Requests", "{} %d at %s would take longer than %s; want fewer, or a higher rate",
+				p.Requests, lastRate(*s), MaxLoadDuration))
 		case s.Expected() == 0 && p.Requests == 0:
 			errs = append(errs, usage.Fieldf("Schedule", "the schedule sends no request in %s; raise the rate or the duration", s.Duration()))
 		}
@@ -203,10 +227,10 @@ func lastRate(s pace.Schedule) pace.Rate {
 }
 
 // Load puts the plan's load on each target in turn, then reads every key
-// back and judges the story's rule on each, as Run judges a trial. The
-// error is a usage error; a target that fails is recorded in its
-// LoadTarget and the load goes on. When ctx is cancelled, Load returns
-// what it has, marked Interrupted.
+// it sent a request back and judges the story's rule on each, as Run
+// judges a trial. The error is a usage error; a target that fails is
+// recorded in its LoadTarget and the load goes on. When ctx is cancelled,
+// Load returns what it has, marked Interrupted.
 func Load(ctx context.Context, p LoadPlan) (*results.LoadResult, error) {
 	if errs := p.Validate(); len(errs) > 0 {
 		return nil, errs[0]
@@ -362,6 +386,7 @@ func (r *loadRun) run(ctx context.Context, lt *results.LoadTarget) error {
 	start := time.Now()
 	r.start = start
 	r.meter = newMeter(start)
+	r.meter.max, r.meter.rng = p.Samples, rand.New(rand.NewPCG(uint64(p.Seed), 7))
 	if p.Watch != nil {
 		total := p.Duration
 		done := p.Watch(r.label, LoadProgress{Total: total, Requests: p.Requests}, func() LoadProgress {
@@ -380,6 +405,10 @@ func (r *loadRun) run(ctx context.Context, lt *results.LoadTarget) error {
 	lt.Elapsed = end.Sub(start)
 	lt.Sending = time.Duration(r.lastSend.Load())
 	lt.Latency, lt.Histogram, lt.Buckets, lt.Series, lt.ErrorKinds = r.meter.finish(end)
+	lt.StatusCodes = r.meter.statuses
+	for _, s := range r.meter.sampled() {
+		lt.AddSample(s.at, s.latency, s.key, s.outcome, s.status, s.kind)
+	}
 	lt.Sent, lt.Late, lt.Dropped = r.sent.Load(), r.late.Load(), r.drop.Load()
 	lt.Answered, lt.Errors = r.meter.answered, r.meter.errors
 	for i := range r.counts {
@@ -424,7 +453,8 @@ func (pk *picker) next() int {
 func (r *loadRun) one(ctx context.Context, k int, intended time.Time) {
 	i := int(r.seq.Add(1) - 1)
 	r.noteSend(time.Since(r.start))
-	rctx, cancel := context.WithTimeout(ctx, r.plan.Timeout)
+	var status int // the HTTP status, when the target is a service
+	rctx, cancel := context.WithTimeout(story.WithStatus(ctx, &status), r.plan.Timeout)
 	a := r.pl.Do(rctx, r.key(k), i)
 	cancel()
 	now := time.Now()
@@ -446,6 +476,14 @@ func (r *loadRun) one(ctx context.Context, k int, intended time.Time) {
 		kind = errorKind(a.Err)
 	}
 	r.meter.record(now, now.Sub(intended), a.Err, kind)
+	if status != 0 {
+		r.meter.status(status)
+	}
+	var latency time.Duration
+	if a.Err == nil {
+		latency = now.Sub(intended)
+	}
+	r.meter.sample(sample{at: intended.Sub(r.start), latency: latency, key: k, outcome: a.Outcome, status: status, kind: kind})
 }
 
 // noteSend keeps the latest instant a request was sent.
@@ -545,6 +583,7 @@ func (r *loadRun) open(ctx context.Context, start time.Time) {
 				// Never sent: the store saw nothing, so the key's counts
 				// do not change; the load's failures do.
 				r.meter.record(time.Now(), 0, errDropped{p.MaxInFlight, p.Timeout}, KindDropped)
+				r.meter.sample(sample{at: at, key: k, outcome: results.Errored, kind: KindDropped})
 				continue
 			case <-ctx.Done():
 				giveUp.Stop()
@@ -570,8 +609,25 @@ type errDropped struct {
 	timeout time.Duration
 }
 
+// Error says what happened in the load's words; what to change is the
+// command line's to say, with its own flags (Advice).
 func (e errDropped) Error() string {
-	return fmt.Sprintf("not sent: all %d in-flight slots stayed taken for the %s timeout (raise --max-in-flight, or lower the rate)", e.max, e.timeout)
+	return fmt.Sprintf("not sent: all %d in-flight slots stayed taken for the %s timeout", e.max, e.timeout)
+}
+
+// Advice is what a finished load says to change in its plan, as field
+// errors that a command line says with its flags: an open load whose
+// arrivals found every in-flight slot taken for a whole timeout.
+func Advice(res *results.LoadResult) []*usage.FieldError {
+	var out []*usage.FieldError
+	labels := res.Labels()
+	for i, t := range res.Targets {
+		if t.Dropped > 0 {
+			out = append(out, usage.Fieldf("MaxInFlight", "%s: %s found all %d in-flight slots taken for the %s timeout and went unsent; raise {} or lower {Schedule}",
+				labels[i], results.Plural(t.Dropped, "arrival"), res.MaxInFlight, res.Timeout))
+		}
+	}
+	return out
 }
 
 // judge reads every key that was sent a request back and judges it with
@@ -600,16 +656,25 @@ type KeyJudge struct {
 	Count func(k int) (allowed, refused, errors int64)
 }
 
-// Judge reads every key back and judges each as one trial into lt. A
-// story that keeps what a trial read back for its rule (a race file:
+// Judge reads every key that was sent a request back and judges each as
+// one trial into lt. A story that keeps what a trial read back for its rule (a race file:
 // Player.Readback) judges each key on its own readback, with the key's
 // own counts and answers.
 func (j KeyJudge) Judge(ctx context.Context, lt *results.LoadTarget) error {
-	counted := make([]int64, j.Keys)
-	readErr := make([]error, j.Keys)
-	_ = eachKey(ctx, j.Keys, func(ctx context.Context, k int) error {
+	// Only the keys that were sent a request are read back: the keys are
+	// the load's own and fresh, so one never asked holds nothing, and a
+	// load of 100 requests over a million keys reads 100 at most.
+	var sent []int
+	for k := range j.Keys {
+		if a, rf, e := j.Count(k); a+rf+e > 0 {
+			sent = append(sent, k)
+		}
+	}
+	counted := make([]int64, len(sent))
+	readErr := make([]error, len(sent))
+	_ = eachKey(ctx, len(sent), func(ctx context.Context, i int) error {
 		rctx, cancel := context.WithTimeout(ctx, j.Timeout)
-		counted[k], readErr[k] = j.Player.Read(rctx, j.Key(k))
+		counted[i], readErr[i] = j.Player.Read(rctx, j.Key(sent[i]))
 		cancel()
 		return nil
 	})
@@ -618,23 +683,23 @@ func (j KeyJudge) Judge(ctx context.Context, lt *results.LoadTarget) error {
 	}
 	var tally results.Tally
 	worstBroken := false
-	for k := range j.Keys {
-		if readErr[k] != nil {
-			return &engine.TargetError{Stage: "read back " + j.Key(k), Err: readErr[k]}
+	for i, k := range sent {
+		if readErr[i] != nil {
+			return &engine.TargetError{Stage: "read back " + j.Key(k), Err: readErr[i]}
 		}
 		a, rf, e := j.Count(k)
-		t := results.Trial{Index: k, Key: j.Key(k), Allowed: int(a), Refused: int(rf), Errors: int(e), Counted: counted[k]}
+		t := results.Trial{Index: k, Key: j.Key(k), Allowed: int(a), Refused: int(rf), Errors: int(e), Counted: counted[i]}
 		if j.Player.Readback != nil {
 			t.Readback = j.Player.Readback(t.Key) // taken for every key: the player forgets it
-		}
-		if t.Allowed+t.Refused+t.Errors == 0 && t.Counted == 0 {
-			continue // never asked, nothing stored: not a trial of anything
 		}
 		j.Scenario.Judge(&t, j.Label)
 		// A broken key is worse than any that held, whatever it lost: a
 		// race file's rule breaks with nothing counted lost or over.
+		// Measured against the worst key so far, not the tally's worst
+		// trial: that one may be a key that held with figures astray.
+		w := &lt.WorstKey
 		worse := tally.Trials == 0 || t.Broken && !worstBroken ||
-			t.Broken == worstBroken && t.Over+t.Lost > tally.Worst.Over+tally.Worst.Lost
+			t.Broken == worstBroken && t.Over+t.Lost > w.Over+w.Lost
 		tally.Add(&t)
 		if worse {
 			worstBroken = t.Broken

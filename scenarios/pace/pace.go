@@ -44,7 +44,7 @@ func ParseRate(s string) (Rate, error) {
 	}
 	r := Rate(n / per.Seconds())
 	if r > MaxRate {
-		return 0, fmt.Errorf("rate %q is above %g/s", s, float64(MaxRate))
+		return 0, fmt.Errorf("rate %q is above %s, the most racelab paces", s, MaxRate)
 	}
 	return r, nil
 }
@@ -64,6 +64,9 @@ type Stage struct {
 // "30s:100/s,1m:500/s" ramps to 100/s over 30 s, then to 500/s over a
 // minute.
 func ParseStages(s string) ([]Stage, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, errors.New("no stages; want e.g. 30s:100/s,1m:500/s")
+	}
 	var out []Stage
 	for part := range strings.SplitSeq(s, ",") {
 		ds, rs, ok := strings.Cut(strings.TrimSpace(part), ":")

@@ -86,6 +86,10 @@ type LoadTarget struct {
 	Dropped int64 `json:"dropped,omitempty"`
 	// ErrorKinds sorts the failures, most common first.
 	ErrorKinds []ErrorCount `json:"error_kinds,omitempty"`
+	// StatusCodes counts a service's answers by HTTP status, failures
+	// with a status included (a 503); requests that got no HTTP answer
+	// are the rest of Sent. Empty for a store that is not a service.
+	StatusCodes map[int]int64 `json:"status_codes,omitempty"`
 	// Latency is over the answered requests, from each one's intended
 	// instant in the open model (so waiting to be sent counts), from
 	// its sending in the closed one.
@@ -97,6 +101,11 @@ type LoadTarget struct {
 	Buckets   []Bucket `json:"buckets,omitempty"`
 	// Series is the load second by second.
 	Series []Second `json:"series,omitempty"`
+	// Samples are requests one by one, in the order they were due: every
+	// request, or a uniform sample of them past the number the load was
+	// asked to keep (none unless asked), for plotting each request as
+	// vegeta and k6 users do.
+	Samples []loadSample `json:"samples,omitempty"`
 
 	// Counted sums what the store holds over every key; Keys judges each
 	// key that was sent a request as a trial of the story's rule, with
@@ -110,6 +119,28 @@ type LoadTarget struct {
 	// requests were told (keys never sent a request left out), for the
 	// merge to sum per key before it judges; empty otherwise.
 	KeyCounts []KeyCount `json:"key_counts,omitempty"`
+}
+
+// loadSample is one request of a load. Its type is unexported, as a
+// threshold's result is, to keep this package's names few: a load adds
+// samples with AddSample, and anyone reads their fields.
+type loadSample struct {
+	// At is when the request was due, from the start of the load; Latency
+	// from then to its answer, 0 for a request that failed.
+	At      time.Duration `json:"at_ns"`
+	Latency time.Duration `json:"latency_ns,omitempty"`
+	// Key numbers the request's key among the load's, from 0.
+	Key     int     `json:"key"`
+	Outcome Outcome `json:"outcome"`
+	// Status is the HTTP status answered, 0 for none; Error the kind of
+	// failure of a failed request.
+	Status int    `json:"status,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+// AddSample keeps one request in Samples.
+func (t *LoadTarget) AddSample(at, latency time.Duration, key int, outcome Outcome, status int, errKind string) {
+	t.Samples = append(t.Samples, loadSample{At: at, Latency: latency, Key: key, Outcome: outcome, Status: status, Error: errKind})
 }
 
 // KeyAccount is one key's figures and what they came to.
@@ -306,6 +337,8 @@ func (r *LoadResult) Check() error {
 			return bad("the keys were allowed %d requests, the load %d", k.Allowed.Sum, t.Allowed)
 		case t.Latency.Count != t.Answered:
 			return bad("%d latencies for %d answers", t.Latency.Count, t.Answered)
+		case statusSum(t.StatusCodes) < 0 || statusSum(t.StatusCodes) > t.Sent:
+			return bad("%d answers by status code of %d sent", statusSum(t.StatusCodes), t.Sent)
 		}
 		for _, th := range t.Thresholds {
 			parsed, err := ParseThreshold(th.Expr)
@@ -318,4 +351,17 @@ func (r *LoadResult) Check() error {
 		}
 	}
 	return nil
+}
+
+// statusSum counts the answers of every status; -1 when a count is
+// negative, as none can be.
+func statusSum(codes map[int]int64) int64 {
+	var n int64
+	for _, c := range codes {
+		if c < 0 {
+			return -1
+		}
+		n += c
+	}
+	return n
 }

@@ -184,6 +184,7 @@ func (c *Client) sendWire(ctx context.Context, w wire) (answer, error) {
 	if err != nil {
 		return answer{}, fmt.Errorf("%s %s: %w", w.method, w.target, unwrapURLError(err))
 	}
+	story.NoteStatus(ctx, resp.StatusCode)
 	defer resp.Body.Close()
 	body, err := readBody(resp.Body)
 	if err != nil {
