@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/racelab/racelab/internal/readfile"
 	"github.com/racelab/racelab/internal/usage"
 
 	"github.com/racelab/racelab/scenarios"
@@ -300,15 +299,4 @@ func takesOneStory(c *cobra.Command, scenario *string, set *func(string) bool, r
 		*scenario, *set = args[0], c.Flags().Changed
 		return run(c)
 	}
-}
-
-// bindContexts gives every file flag of c (a *readfile.Named) the
-// command's context, before the command runs: the read it makes then
-// stops on Ctrl-C.
-func bindContexts(c *cobra.Command, _ []string) {
-	c.Flags().VisitAll(func(fl *pflag.Flag) {
-		if v, ok := fl.Value.(*readfile.Named); ok {
-			v.Bind(c.Context())
-		}
-	})
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/report"
+	"github.com/racelab/racelab/targets/httpapi"
 )
 
 // sparse makes a file of size bytes that takes no room: enough to be
@@ -36,7 +37,7 @@ func TestFileFlagsBounded(t *testing.T) {
 	if _, err := os.Stat("/dev/zero"); err != nil {
 		t.Skip("no /dev/zero")
 	}
-	bigMap := sparse(t, maxMapBytes+1)
+	bigMap := sparse(t, httpapi.MaxMappingBytes+1)
 	bigResult := sparse(t, report.MaxResultBytes+1)
 	tests := []struct {
 		args []string
@@ -50,7 +51,7 @@ func TestFileFlagsBounded(t *testing.T) {
 		{[]string{"run", "ten-hits-one-view", "-t", "http://127.0.0.1:1", "--http-map", t.TempDir()}, exitUsage, "is a folder; want a mapping"},
 		// Refused by its size: the file's size said is the stat's, not
 		// what a read found.
-		{[]string{"report", bigResult}, exitFailure, bigResult + ": 256 MiB, over the limit of 256 MiB; a saved result is far smaller"},
+		{[]string{"report", bigResult}, exitFailure, "racelab: " + bigResult + ": 256 MiB, over the limit of 256 MiB\n"},
 		{[]string{"verify", bigResult}, exitFailure, bigResult + ": 256 MiB, over the limit of 256 MiB"},
 		{[]string{"report", "/dev/zero"}, exitFailure, "/dev/zero"},
 	}

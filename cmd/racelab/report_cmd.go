@@ -178,25 +178,14 @@ func readResultsNow(ctx context.Context, s Streams, name string) (report.Saved, 
 	case errors.Is(err, readfile.ErrFolder):
 		return report.Saved{}, usageError{fmt.Errorf("%s is a folder; want a result file", name)}
 	case err != nil:
-		return report.Saved{}, tooLarge(err) // it names the file
+		return report.Saved{}, err // it names the file, and the limit
 	}
 	defer f.Close()
 	rs, err := report.ReadSaved(f, verifier)
-	if err != nil {
-		return report.Saved{}, tooLarge(fmt.Errorf("%s: %w", name, err))
+	if err != nil && !errors.As(err, new(*readfile.TooLargeError)) {
+		err = fmt.Errorf("%s: %w", name, err)
 	}
-	return rs, nil
-}
-
-// tooLarge says of a saved result past its limit what it is: not a
-// result, since none is that large (trials past the first few keep no
-// requests).
-func tooLarge(err error) error {
-	var tl *readfile.TooLargeError
-	if !errors.As(err, &tl) {
-		return err
-	}
-	return fmt.Errorf("%w: %w; a saved result is far smaller (trials past the first %d keep no requests)", report.ErrNotResult, tl, results.DefaultKeepTrials)
+	return rs, err
 }
 
 // reportVerdict is run's verdict over merged results, less the interrupt:

@@ -32,9 +32,6 @@ type httpFlags struct {
 	set *pflag.FlagSet
 }
 
-// maxMapBytes bounds --http-map: a mapping is a few lines of JSON.
-const maxMapBytes = 1 << 20
-
 // httpFlagNames are the flags that mean something for http targets only.
 var httpFlagNames = []string{"sync", "http-call", "http-map", "http-header", "http-insecure"}
 
@@ -72,7 +69,7 @@ func (h *httpFlags) config() (httpapi.Config, error) {
 	cfg.Insecure = h.Insecure
 	mapping := httpapi.Contract()
 	if h.MapFile.Path != "" {
-		data, err := h.MapFile.Read(maxMapBytes, "a mapping, a few lines of JSON")
+		data, err := h.MapFile.Read(httpapi.MaxMappingBytes, "a mapping, a few lines of JSON")
 		if err != nil {
 			return cfg, fmt.Errorf("--http-map %w", err)
 		}

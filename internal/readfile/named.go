@@ -24,6 +24,14 @@ func (n *Named) Type() string       { return "string" }
 // context.Background.
 func (n *Named) Bind(ctx context.Context) { n.ctx = ctx }
 
+// Bind binds ctx to v if it is a *Named, and does nothing otherwise: a
+// command passes every flag's value.
+func Bind(ctx context.Context, v any) {
+	if n, ok := v.(*Named); ok {
+		n.Bind(ctx)
+	}
+}
+
 // Read reads the file, at most limit bytes, as ReadAll does. Its errors
 // name the file and what was wrong with it, and a file too large or a
 // folder says what the file should be (want: "a mapping, a few lines of

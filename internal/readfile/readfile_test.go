@@ -240,7 +240,8 @@ func TestNamed(t *testing.T) {
 	n.Path = mkfifo(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	n.Bind(ctx)
+	Bind(ctx, "not a Named: left alone")
+	Bind(ctx, n)
 	if err := ended(t, func() error { _, err := n.Read(10, "a map"); return err }); !errors.Is(err, context.Canceled) {
 		t.Errorf("FIFO, bound to a cancelled context: %v", err)
 	}
