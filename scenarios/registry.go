@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -126,8 +127,14 @@ func IsRaceFile(name string) bool {
 
 // loadRace reads the race file at path as a story; with sha256 set, only
 // if its content is still what a saved result ran with.
+//
+// It reads without a context: Lookup reads only regular files, which never
+// wait, and a path a saved result names must be one too.
 func loadRace(path, sha256 string) (*engine.Scenario, error) {
-	f, err := racefile.Load(path)
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%w: race file %s is not a regular file", results.ErrUsage, path)
+	}
+	f, err := racefile.Load(context.Background(), path)
 	if err != nil {
 		return nil, err
 	}

@@ -75,6 +75,32 @@ func TestParseStartAt(t *testing.T) {
 	}
 }
 
+// TestCheckStartAt: an instant already past is refused, now is not; a
+// day ahead is taken, a day and a nanosecond needs Wait.
+func TestCheckStartAt(t *testing.T) {
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		at   time.Time
+		wait bool
+		says string // "" for none
+	}{
+		{now.Add(-time.Nanosecond), false, "StartAt 2026-05-01T11:59:59.999999999Z is 0s in the past; give an instant to come"},
+		{now.Add(-90 * time.Second), true, "StartAt 2026-05-01T11:58:30Z is 1m30s in the past"},
+		{now, false, ""},
+		{now.Add(shards.MaxStartAhead), false, ""},
+		{now.Add(shards.MaxStartAhead + time.Nanosecond), false, "StartAt 2026-05-02T12:00:00.000000001Z is 24h ahead, more than a day; add Wait"},
+		{now.Add(shards.MaxStartAhead + time.Nanosecond), true, ""},
+		{now.Add(400 * 24 * time.Hour), true, ""},
+		{now.Add(-50 * time.Hour), false, "StartAt 2026-04-29T10:00:00Z is 2 days in the past"},
+	}
+	for _, tt := range tests {
+		err := shards.CheckStartAt(tt.at, now, tt.wait)
+		if tt.says == "" && err != nil || tt.says != "" && (err == nil || !strings.HasPrefix(err.Error(), tt.says) || !errors.Is(err, results.ErrUsage)) {
+			t.Errorf("CheckStartAt(%s, wait %t) = %v; want %q", tt.at.Format(time.RFC3339Nano), tt.wait, err, tt.says)
+		}
+	}
+}
+
 // playShards runs of shards of plan concurrently, as separate processes
 // would, with one run id and one start, and returns their parts.
 func playShards(t *testing.T, p engine.Plan, of int, runID string) []*results.ShardResult {

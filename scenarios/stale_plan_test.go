@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/racelab/racelab/internal/usage"
 	"github.com/racelab/racelab/scenarios/engine"
 
 	"github.com/racelab/racelab/scenarios/results"
@@ -190,14 +192,22 @@ func TestStalePlanTiming(t *testing.T) {
 }
 
 // A trial of hours is refused on the real clock, at once and with the way
-// out, rather than played for a day and a half.
+// out, rather than played for a day and a half: a plan asking for the real
+// clock is a usage error naming the field; a target on the real clock
+// whatever the plan (an http service) fails with the way out.
 func TestStalePlanHoursNotOnRealClock(t *testing.T) {
 	sc := vary(t, "stale-plan", results.Settings{Via: results.ViaExtension})
-	res, err := engine.Run(context.Background(), engine.Plan{Scenario: sc, Targets: []string{"kv"}, Trials: 1, Seed: 1, RealClock: true})
+	_, err := engine.Run(context.Background(), engine.Plan{Scenario: sc, Targets: []string{"kv"}, Trials: 1, Seed: 1, RealClock: true})
+	var fe *usage.FieldError
+	if !errors.As(err, &fe) || fe.Field != "RealClock" || err.Error() != "a trial takes 36h1m30s on the real clock; play it in virtual time, without RealClock" {
+		t.Errorf("kv on the real clock: %v; want a field error of RealClock", err)
+	}
+	url := serveContract(t, "kv")
+	res, err := engine.Run(context.Background(), engine.Plan{Scenario: sc, Targets: []string{url}, Trials: 1, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := res.Targets[0].Error; !strings.Contains(got, "36h1m30s on the real clock; play it in virtual time") {
+	if got := res.Targets[0].Error; !strings.Contains(got, "36h1m30s on the real clock; play it in virtual time, on an embedded or real store") {
 		t.Errorf("error %q; want the trial refused on the real clock", got)
 	}
 }

@@ -46,9 +46,9 @@ const specForm = "want STORE[:STRATEGY][?PARAMS] such as kv, sqlite:naive or kv?
 // ErrBadSpec.
 //
 // The form is strict, so that a typo is refused rather than read as
-// something else: a store or strategy name is made of letters, digits, '-',
-// '_' and '.'; "sqlite:" (an empty strategy) is refused rather than taken
-// for the default one; parameters are NAME=VALUE pairs joined by '&', each
+// something else: spaces around a spec are refused, not trimmed; a store
+// or strategy name is made of letters, digits, '-', '_' and '.'; "sqlite:"
+// (an empty strategy) is refused rather than taken for the default one; parameters are NAME=VALUE pairs joined by '&', each
 // name given once, made of the same characters as a store's, and with a
 // non-empty value ("kv?" alone has none). A URL's scheme is
 // case-insensitive (HTTP:// is http://); its host must be a host name or an
@@ -59,6 +59,11 @@ func Parse(raw string) (Spec, error) {
 	s := strings.TrimSpace(raw)
 	if s == "" {
 		return Spec{}, badSpec("empty target; %s", specForm)
+	}
+	// Not trimmed silently: a space may be a quoting slip that cut or
+	// joined words, and the user should see what racelab read.
+	if s != raw {
+		return Spec{}, badSpec("target %q has spaces around it; write %q", raw, s)
 	}
 	if scheme, _, ok := strings.Cut(s, "://"); ok && !strings.ContainsAny(scheme, "?&=") {
 		return parseURL(s, raw)

@@ -26,7 +26,6 @@ func TestParse(t *testing.T) {
 		wantErr               bool
 	}{
 		{raw: "kv", store: "kv", name: "kv"},
-		{raw: " sqlite:naive ", store: "sqlite", strategy: "naive", name: "sqlite:naive"},
 		{raw: "kv?latency=5ms&locations=3", store: "kv", name: "kv", params: "latency=5ms&locations=3"},
 		{raw: "actor:await-fetch?fetch-latency=2ms", store: "actor", strategy: "await-fetch", name: "actor:await-fetch", params: "fetch-latency=2ms"},
 		{raw: "http://127.0.0.1:8787", store: "http", name: "http://127.0.0.1:8787"},
@@ -144,6 +143,10 @@ func TestParseErrors(t *testing.T) {
 		{"ftp://h", `target "ftp://h": scheme "ftp" is not supported`},
 		{"http://u:secret@h:99999", `target "http://u:xxxxx@h:99999": port 99999`},
 		{"http://u:secret@h:x", `target "http://u:xxxxx@h:x" is not a valid URL`},
+		{" kv", `target " kv" has spaces around it; write "kv"`},
+		{"sqlite:naive\t", `target "sqlite:naive\t" has spaces around it; write "sqlite:naive"`},
+		{" http://127.0.0.1:8787 ", `target " http://127.0.0.1:8787 " has spaces around it`},
+		{"  ", `empty target`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.raw, func(t *testing.T) {
@@ -173,6 +176,7 @@ func TestServerURLErrors(t *testing.T) {
 		{"redis:watch", WithRedisURL("http://127.0.0.1:56379"), `"http://127.0.0.1:56379" is not usable: scheme "http" is not redis, rediss or unix`},
 		{"redis", WithRedisURL("redis://u:secret@127.0.0.1:99999/0"), `"redis://u:xxxxx@127.0.0.1:99999/0" is not usable: port 99999 is outside 1-65535; want e.g. `},
 		{"redis", WithRedisURL("redis://127.0.0.1:56379/x"), `is not usable: invalid database number`},
+		{"redis", WithRedisURL("redis://:::"), `"redis://:::" is not usable: host "::": write an IPv6 address in brackets`},
 		{"postgres", WithPostgresURL("::garbage::"), `postgres-url (or RACELAB_POSTGRES_URL) "::garbage::" is not usable: not a URL (nor keyword=value settings); want e.g. postgres://racelab@127.0.0.1:55432/racelab?sslmode=disable`},
 		{"postgres:serializable", WithPostgresURL("postgres://u:secret@h:99999/db"), `"postgres://u:xxxxx@h:99999/db" is not usable: port 99999 is outside 1-65535; want e.g. `},
 		{"postgres", WithPostgresURL("host=h password=secret port=99999"), `"host=h password=xxxxx port=99999" is not usable: invalid port`},

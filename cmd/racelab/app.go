@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/racelab/racelab/internal/readfile"
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
 	"github.com/spf13/cobra"
@@ -155,6 +156,10 @@ time: the same --seed replays the same race.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		Args:          cobra.ArbitraryArgs,
+		// Every file flag reads with the command's context: Ctrl-C stops it.
+		PersistentPreRun: func(c *cobra.Command, _ []string) {
+			c.Flags().VisitAll(func(f *pflag.Flag) { readfile.Bind(c.Context(), f.Value) })
+		},
 		// Without a subcommand, show help; with an unknown one, say so on
 		// one line with a suggestion, as a usage error.
 		RunE: func(c *cobra.Command, args []string) error {

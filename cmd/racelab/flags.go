@@ -43,6 +43,8 @@ var fieldFlags = map[string]string{
 	"Shard":          "--shard",
 	"RunID":          "--run-id",
 	"StartAt":        "--start-at",
+	"RealClock":      "--clock real",
+	"Wait":           "--wait",
 	"Period":         "--period",
 	"Duration":       "--duration",
 	"Concurrency":    "--concurrency",
@@ -55,7 +57,6 @@ var fieldFlags = map[string]string{
 	"Fixed":          "--fixed",
 	"Background":     "--background",
 	"BackgroundKeys": "--background-keys",
-	"RealClock":      "--clock real",
 	// Settings a report advises (report.Options.Say) but no plan holds.
 	"KeepAll":  "--keep-all",
 	"Timeline": "--timeline",

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -42,7 +43,10 @@ the command exits 2; a clean run prints one line per file and exits 0.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			var bad []error
 			for _, path := range args {
-				f, err := racefile.Load(path)
+				f, err := racefile.Load(c.Context(), path)
+				if errors.Is(err, context.Canceled) {
+					return err
+				}
 				if err != nil {
 					fmt.Fprintln(s.Err, err)
 					bad = append(bad, err)

@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"slices"
 
+	"github.com/racelab/racelab/internal/readfile"
 	"github.com/racelab/racelab/report"
 	"github.com/racelab/racelab/report/saved"
 	"github.com/racelab/racelab/scenarios"
@@ -165,7 +165,7 @@ func readResults(ctx context.Context, s Streams, name string, v saved.Verifier) 
 	}
 	done := make(chan read, 1)
 	go func() {
-		rs, err := readResultsNow(s, name, v)
+		rs, err := readResultsNow(ctx, s, name, v)
 		done <- read{rs, err}
 	}()
 	select {
@@ -176,7 +176,10 @@ func readResults(ctx context.Context, s Streams, name string, v saved.Verifier) 
 	}
 }
 
-func readResultsNow(s Streams, name string, v saved.Verifier) (saved.Saved, error) {
+// readResultsNow reads a named file through readfile, which refuses a
+// file too large by its size before reading it and stops a waiting read
+// when ctx is done; standard input is only bounded.
+func readResultsNow(ctx context.Context, s Streams, name string, v saved.Verifier) (saved.Saved, error) {
 	if name == "-" {
 		rs, err := saved.ReadSaved(s.In, v)
 		if err != nil {
@@ -184,22 +187,21 @@ func readResultsNow(s Streams, name string, v saved.Verifier) (saved.Saved, erro
 		}
 		return rs, nil
 	}
-	f, err := os.Open(name)
-	if errors.Is(err, fs.ErrNotExist) {
+	f, err := readfile.Open(ctx, name, saved.MaxResultBytes)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return saved.Saved{}, usageError{fmt.Errorf("%s: no such file", name)}
-	}
-	if err != nil {
-		return saved.Saved{}, err // *fs.PathError names the file
+	case errors.Is(err, readfile.ErrFolder):
+		return saved.Saved{}, usageError{fmt.Errorf("%s is a folder; want a result file", name)}
+	case err != nil:
+		return saved.Saved{}, err // it names the file, and the limit
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.IsDir() {
-		return saved.Saved{}, usageError{fmt.Errorf("%s is a folder; want a result file", name)}
-	}
 	rs, err := saved.ReadSaved(f, v)
-	if err != nil {
-		return saved.Saved{}, fmt.Errorf("%s: %w", name, err)
+	if err != nil && !errors.As(err, new(*readfile.TooLargeError)) {
+		err = fmt.Errorf("%s: %w", name, err)
 	}
-	return rs, nil
+	return rs, err
 }
 
 // reportVerdict is run's verdict over merged results, less the interrupt:

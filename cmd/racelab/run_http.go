@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 
+	"github.com/racelab/racelab/internal/readfile"
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/httpapi"
@@ -20,7 +23,7 @@ import (
 type httpFlags struct {
 	Sync     string
 	Calls    []string
-	MapFile  string
+	MapFile  readfile.Named
 	Headers  []string
 	Insecure bool
 
@@ -49,7 +52,7 @@ func (h *httpFlags) registerMapping(f *pflag.FlagSet) {
 			"checkout item limit window subscribe cancel plan original originals):\n"+
 			"'CALL=[METHOD] PATH [yes=CODES] [no=CODES] [field=NAME] [key=NAME] [ok=NAME]',\n"+
 			"e.g. 'hit=PUT /api/posts/{slug}/views field=data.total'")
-	f.StringVar(&h.MapFile, "http-map", "", "JSON file of the same mappings: {\"hit\": {\"path\": \"/v/{slug}\", \"field\": \"total\"}, ...}")
+	f.Var(&h.MapFile, "http-map", "JSON file of the same mappings: {\"hit\": {\"path\": \"/v/{slug}\", \"field\": \"total\"}, ...}")
 	f.StringArrayVar(&h.Headers, "http-header", nil, "header sent with every http request, 'Name: value', repeatable (an API key, a cookie)")
 	f.BoolVar(&h.Insecure, "http-insecure", false, "https targets: accept any certificate (self-signed test servers)")
 }
@@ -65,15 +68,14 @@ func (h *httpFlags) config() (httpapi.Config, error) {
 	cfg.Sync = mode
 	cfg.Insecure = h.Insecure
 	mapping := httpapi.Contract()
-	if h.MapFile != "" {
-		f, err := os.Open(h.MapFile)
+	if h.MapFile.Path != "" {
+		data, err := h.MapFile.Read(httpapi.MaxMappingBytes, "a mapping, a few lines of JSON")
 		if err != nil {
-			return cfg, fmt.Errorf("--http-map: %w", err)
+			return cfg, fmt.Errorf("--http-map %w", err)
 		}
-		m, err := httpapi.LoadMapping(f)
-		f.Close()
+		m, err := httpapi.LoadMapping(bytes.NewReader(data))
 		if err != nil {
-			return cfg, fmt.Errorf("--http-map %s: %w", h.MapFile, err)
+			return cfg, fmt.Errorf("--http-map %s: %w", h.MapFile.Path, err)
 		}
 		mapping = mapping.Merge(m)
 	}
@@ -137,6 +139,9 @@ func (h *httpFlags) applyTo(specs []string, timeout time.Duration, opts *[]targe
 		return usageError{fmt.Errorf("%s %s to http targets only, and this run has none (add -t http://HOST:PORT)", list, verb)}
 	}
 	cfg, err := h.config()
+	if errors.Is(err, context.Canceled) {
+		return err // interrupted while reading --http-map: exit 130
+	}
 	if err != nil {
 		return usageError{err}
 	}
@@ -164,7 +169,7 @@ func (h *httpFlags) given() []string {
 		set := map[string]bool{
 			"sync":          h.Sync != "" && h.Sync != string(httpapi.SyncAuto),
 			"http-call":     len(h.Calls) > 0,
-			"http-map":      h.MapFile != "",
+			"http-map":      h.MapFile.Path != "",
 			"http-header":   len(h.Headers) > 0,
 			"http-insecure": h.Insecure,
 		}[name]

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/racelab/racelab/internal/readfile"
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/httpapi"
 	"github.com/racelab/racelab/targets/httpapi/handler"
@@ -76,7 +77,7 @@ func TestHTTPFlags(t *testing.T) {
 	}
 	h := httpFlags{
 		Sync:     "lastbyte",
-		MapFile:  mapFile,
+		MapFile:  readfile.Named{Path: mapFile},
 		Calls:    []string{"hit=PUT /v/{slug} field=total", "download=yes=201 no=403"},
 		Headers:  []string{"Authorization: Bearer abc", "X-Team: a", "X-Team: b"},
 		Insecure: true,

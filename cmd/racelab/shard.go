@@ -27,6 +27,7 @@ type shardFlags struct {
 	Shard   string
 	RunID   string
 	StartAt string
+	Wait    bool
 	Period  time.Duration
 	Dir     string
 	Sign    signFlags // --sign-key, on run and load alike (sign.go)
@@ -38,7 +39,7 @@ type shardFlags struct {
 }
 
 // shardFlagNames are the flags that need --shard.
-var shardFlagNames = []string{"run-id", "start-at", "period", "shard-dir"}
+var shardFlagNames = []string{"run-id", "start-at", "wait", "period", "shard-dir"}
 
 func (f *shardFlags) register(fs *pflag.FlagSet, trials bool) {
 	f.set = fs
@@ -46,7 +47,8 @@ func (f *shardFlags) register(fs *pflag.FlagSet, trials bool) {
 		"JOB_COMPLETION_INDEX (a Kubernetes Indexed Job); writes the shard's part as JSON for 'racelab verify'")
 	fs.StringVar(&f.RunID, "run-id", "", "with --shard: the run's id, the same on every shard, so that all shards hit the same keys")
 	fs.StringVar(&f.StartAt, "start-at", "", "with --shard: release at this wall-clock instant, RFC 3339 (2026-05-01T12:00:00Z) or +30s;\n"+
-		"compute it once and give every shard the same")
+		"compute it once and give every shard the same; not in the past, and more than a day ahead only with --wait")
+	fs.BoolVar(&f.Wait, "wait", false, "with --start-at more than a day ahead: wait for it (without, such a date is taken for a typo)")
 	if trials {
 		fs.DurationVar(&f.Period, "period", engine.DefaultPeriod, "with --shard and --start-at: time between two trials' releases")
 	}
@@ -95,9 +97,15 @@ func (f *shardFlags) sharding() (engine.Sharding, error) {
 		return engine.Sharding{}, usageError{fmt.Errorf("--period %s: want a positive duration such as 1s", f.Period)}
 	}
 	if f.StartAt != "" {
-		if s.StartAt, err = shards.ParseStartAt(f.StartAt, now()); err != nil {
+		at := now()
+		if s.StartAt, err = shards.ParseStartAt(f.StartAt, at); err != nil {
 			return engine.Sharding{}, err
 		}
+		if err := shards.CheckStartAt(s.StartAt, at, f.Wait); err != nil {
+			return engine.Sharding{}, err
+		}
+	} else if f.Wait {
+		return engine.Sharding{}, usageError{errors.New("--wait needs --start-at: it only lets a shard wait for a release over a day away")}
 	}
 	s.Host, _ = os.Hostname()
 	return s, nil

@@ -166,6 +166,7 @@ func TestLoadShardProcessesSumToTheRate(t *testing.T) {
 }
 
 func TestShardFlagsUsage(t *testing.T) {
+	past := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339Nano)
 	tests := []struct {
 		args []string
 		want string
@@ -178,6 +179,12 @@ func TestShardFlagsUsage(t *testing.T) {
 		{[]string{"run", "ten-hits-one-view", "-t", "kv", "--shard", "0/2", "--run-id", "x"}, "lives inside each racelab process"},
 		{[]string{"run", "ten-hits-one-view", "-t", "http://127.0.0.1:1", "--shard", "0/20", "--run-id", "x"}, "20 shards cannot share 10 requests"},
 		{[]string{"load", "ten-hits-one-view", "-t", "http://127.0.0.1:1", "--start-at", "+1s"}, "--start-at needs --shard"},
+		// A start already past would release each shard at once, at its
+		// own time; one over a day away is taken for a typo unless --wait.
+		{[]string{"run", "ten-hits-one-view", "-t", "http://127.0.0.1:1", "--shard", "0/2", "--run-id", "x", "--start-at", past, "--wait"}, "--start-at " + past + " is 1h in the past"},
+		{[]string{"load", "ten-hits-one-view", "-t", "http://127.0.0.1:1", "--shard", "0/2", "--run-id", "x", "--start-at", "+24h1s"}, "ahead, more than a day; add --wait"},
+		{[]string{"run", "ten-hits-one-view", "-t", "http://127.0.0.1:1", "--shard", "0/2", "--run-id", "x", "--wait"}, "--wait needs --start-at"},
+		{[]string{"run", "ten-hits-one-view", "-t", "http://127.0.0.1:1", "--wait"}, "--wait needs --shard"},
 		{[]string{"load", "ten-hits-one-view", "-t", "http://127.0.0.1:1", "-c", "2", "--shard", "0/4", "--run-id", "x"}, "4 shards cannot share --concurrency 2"},
 		{[]string{"report", "--merge", "x.json"}, "--merge reads every key back: add -t TARGET"},
 		{[]string{"report", "-t", "http://127.0.0.1:1", "x.json"}, "only --merge does"},

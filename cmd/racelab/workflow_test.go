@@ -578,7 +578,9 @@ func (r *ghRun) String() string {
 // id and one start, fires four shards at a `racelab serve` on loopback and
 // verifies: on SQLite, one table of whole bursts in the log and the job
 // summary, exit 0; on the KV store, the loss, exit 3, and the summary and
-// the result still written.
+// the result still written. The lead leaves the shards room to start on a
+// busy machine: a shard that starts past its release is refused (exit 2),
+// where it once fired at once, alone.
 func TestGitHubActionsWorkflowRuns(t *testing.T) {
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Fatal("bash runs the workflow's steps, as on GitHub's runners: install it")
@@ -599,9 +601,10 @@ func TestGitHubActionsWorkflowRuns(t *testing.T) {
 			url := serveProcess(t, tc.store)
 			// A lead the four shard processes can start within on a
 			// loaded machine: with 3 s they once fired 4.3 s late, a
-			// burst that proves nothing (--max-spread).
+			// burst that proves nothing (--max-spread), and a start
+			// already past when a shard reads it is refused.
 			r := newGHRun(t, wf, map[string]string{"RACELAB_TARGET": url}, map[string]string{
-				"RACELAB_LEAD": "12", "RACELAB_REQUESTS": strconv.Itoa(tc.requests), "RACELAB_TRIALS": strconv.Itoa(tc.trials)})
+				"RACELAB_LEAD": "20", "RACELAB_REQUESTS": strconv.Itoa(tc.requests), "RACELAB_TRIALS": strconv.Itoa(tc.trials)})
 			r.run()
 
 			if s := r.step("plan", "build racelab"); s.code != 0 || !strings.Contains(s.output, "racelab ") {
@@ -641,10 +644,12 @@ func TestGitHubActionsWorkflowRuns(t *testing.T) {
 }
 
 // A failed shard stops the run before the verify job, which would only
-// refuse the missing part.
+// refuse the missing part. The lead is long, so that no shard starts past
+// its release (refused, exit 2): a shard fails on the closed port before
+// it waits.
 func TestGitHubActionsWorkflowStopsOnAFailedShard(t *testing.T) {
 	wf := readWorkflow(t)
-	r := newGHRun(t, wf, map[string]string{"RACELAB_TARGET": "http://127.0.0.1:1"}, map[string]string{"RACELAB_LEAD": "1", "RACELAB_TRIALS": "1"})
+	r := newGHRun(t, wf, map[string]string{"RACELAB_TARGET": "http://127.0.0.1:1"}, map[string]string{"RACELAB_LEAD": "60", "RACELAB_TRIALS": "1"})
 	r.run()
 	if r.jobs["shard"] == nil || !r.jobs["shard"].failed || r.jobs["verify"] == nil || !r.jobs["verify"].skipped {
 		t.Fatalf("shards against a closed port: want them failed and verify skipped\n%s", r)

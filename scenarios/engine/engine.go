@@ -224,6 +224,11 @@ func (p *Plan) resolve() ([]Resolved, []error) {
 		errs = append(errs, usage.Fieldf("Expect", "{} %q; want auto, hold, breaks or race", p.Expect))
 	}
 	errs = append(errs, p.Evidence.Validate(cmp.Or(p.Trials, DefaultTrials))...)
+	if st := p.Scenario.Stream; st != nil && p.RealClock {
+		if err := st.realTrialError(true); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	rs, err := p.targets()
 	if err != nil {
 		errs = append(errs, err)
@@ -544,7 +549,7 @@ func (r targetRun) play(ctx context.Context, rec *results.Recorder) error {
 		return &TargetError{Stage: fmt.Sprintf("cannot play %s (it has no %s)", sc.Name, sc.Needs)}
 	}
 	if f.Stream != nil && f.virtual == nil {
-		if err := f.Stream.realTrialError(); err != nil {
+		if err := f.Stream.realTrialError(false); err != nil {
 			return &TargetError{Stage: "play " + sc.Name, Err: err}
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/racelab/racelab/internal/usage"
+
 	"github.com/racelab/racelab/scenarios/results"
 
 	"github.com/racelab/racelab/scenarios/pace"
@@ -33,12 +35,19 @@ type Stream struct {
 const maxRealTrial = time.Hour
 
 // realTrialError says why a trial of st is too long for the real clock,
-// nil when it is not.
-func (st *Stream) realTrialError() error {
-	if d := st.Prelude + st.Schedule.Duration(); d > maxRealTrial {
-		return fmt.Errorf("a trial takes %s on the real clock; play it in virtual time, on an embedded or real store without --clock real", results.DurationWords(d))
+// nil when it is not. A plan that asks for the real clock (asked) is told
+// to drop it: a *usage.FieldError of field RealClock, which Validate
+// returns before anything runs. A target that runs on the real clock
+// anyway (an http target) is told to give way to one that does not.
+func (st *Stream) realTrialError(asked bool) error {
+	d := st.Prelude + st.Schedule.Duration()
+	switch {
+	case d <= maxRealTrial:
+		return nil
+	case asked:
+		return usage.Fieldf("RealClock", "a trial takes %s on the real clock; play it in virtual time, without {}", results.DurationWords(d))
 	}
-	return nil
+	return fmt.Errorf("a trial takes %s on the real clock; play it in virtual time, on an embedded or real store", results.DurationWords(d))
 }
 
 // arrivals are trial i's arrival offsets.

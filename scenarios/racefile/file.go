@@ -2,19 +2,21 @@ package racefile
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
-	"os"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/racelab/racelab/internal/readfile"
 	"github.com/racelab/racelab/scenarios/results"
 	"gopkg.in/yaml.v3"
 )
@@ -108,16 +110,24 @@ type Header struct {
 }
 
 // Load reads and checks the race file at path, reading at most
-// MaxFileBytes.
-func Load(path string) (*File, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, &Error{File: path, Msg: fmt.Sprintf("cannot read the race file: %v", errors.Unwrap(err))}
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
-	if err != nil {
-		return nil, &Error{File: path, Msg: fmt.Sprintf("cannot read the race file: %v", err)}
+// MaxFileBytes: a larger file is refused by its size unread, and one that
+// never ends (/dev/zero) at the first byte past it. A file that waits (a
+// FIFO no one writes to) stops waiting when ctx is done, with ctx's error,
+// not a usage error: the command was interrupted.
+func Load(ctx context.Context, path string) (*File, error) {
+	data, err := readfile.ReadAll(ctx, path, MaxFileBytes)
+	var tl *readfile.TooLargeError
+	switch {
+	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		return nil, err
+	case errors.As(err, &tl):
+		return nil, &Error{File: path, Msg: fmt.Sprintf("over %d KiB; a race file is one race, a page of YAML", MaxFileBytes>>10)}
+	case err != nil:
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, &Error{File: path, Msg: fmt.Sprintf("cannot read the race file: %v", strings.TrimPrefix(err.Error(), path+": "))}
 	}
 	return Parse(path, data)
 }

@@ -1,6 +1,7 @@
 package racefile_test
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -102,7 +103,7 @@ func TestParseTooBig(t *testing.T) {
 func TestShippedAndStarterFilesLint(t *testing.T) {
 	for _, path := range []string{"../races/ten-hits-one-view.race.yaml", "../races/six-become-four.race.yaml", "../races/five-checkouts.race.yaml",
 		"../races/coupon.race.yaml", "testdata/balance.race.yaml", "testdata/signup.race.yaml", "testdata/idempotency.race.yaml"} {
-		if _, err := racefile.Load(path); err != nil {
+		if _, err := racefile.Load(context.Background(), path); err != nil {
 			t.Error(err)
 		}
 	}

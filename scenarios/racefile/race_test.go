@@ -12,7 +12,7 @@ import (
 // load reads a race file of testdata as a story.
 func load(t testing.TB, name string) *engine.Scenario {
 	t.Helper()
-	f, err := racefile.Load("testdata/" + name)
+	f, err := racefile.Load(context.Background(), "testdata/"+name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -97,7 +97,7 @@ rule: state.redeemed <= 1
 	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	f, err := racefile.Load(path)
+	f, err := racefile.Load(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -491,7 +491,9 @@ func (s *Tally) InconclusiveWhy(label string) string {
 	if s.FirstError != "" {
 		why += fmt.Sprintf(" (%d failed requests; first: %s)", s.Errors.Sum, s.FirstError)
 	} else if s.HistoryUnknown > 0 {
-		why += " (the history check ran out of time; raise --history-timeout)"
+		// In words, not a flag: results lies below the command line,
+		// and the report's note on the history names the setting.
+		why += " (the history check ran out of time; give it more time)"
 	} else if s.Unsynchronized > 0 {
 		why += " (answers came before the release)"
 	} else if s.NotSimultaneous > 0 {

@@ -100,6 +100,40 @@ func ParseStartAt(s string, now time.Time) (time.Time, error) {
 	return t, nil
 }
 
+// MaxStartAhead is how far ahead --start-at may be without Wait: a
+// release over a day away is more likely a mistyped date than a plan.
+const MaxStartAhead = 24 * time.Hour
+
+// CheckStartAt refuses a release instant the shards cannot keep: one
+// already past, which every shard would take as "at once", each at its
+// own time, so that no burst is simultaneous; and one more than
+// MaxStartAhead away unless wait says it is meant, since a shard would
+// wait for it without a word. Its fields are StartAt and Wait.
+func CheckStartAt(at, now time.Time, wait bool) error {
+	now = now.Round(0) // the wall clock, as at's
+	switch {
+	case at.Before(now):
+		return usage.Fieldf("StartAt", "{} %s is %s in the past; give an instant to come, computed once for every shard, or +DURATION such as +30s",
+			at.Format(time.RFC3339Nano), aboutDuration(now.Sub(at)))
+	case at.Sub(now) > MaxStartAhead && !wait:
+		return usage.Fieldf("StartAt", "{} %s is %s ahead, more than a day; add {Wait} if the shards are to wait that long",
+			at.Format(time.RFC3339Nano), aboutDuration(at.Sub(now)))
+	}
+	return nil
+}
+
+// aboutDuration says d in days from two days, else to the second, or to
+// the millisecond below one.
+func aboutDuration(d time.Duration) string {
+	if d >= 48*time.Hour {
+		return fmt.Sprintf("%d days", d/(24*time.Hour))
+	}
+	if d < time.Second {
+		return d.Round(time.Millisecond).String()
+	}
+	return results.DurationWords(d.Round(time.Second))
+}
+
 // RunShard plays shard s of the plan: its share of every trial's burst,
 // released at the agreed instants, with no read-back and no verdict,
 // since no shard sees a whole burst. The error is a usage error; a target

@@ -446,6 +446,10 @@ func parseCodes(s string) ([]int, error) {
 	return codes, nil
 }
 
+// MaxMappingBytes bounds a mapping file: a mapping is a few lines of
+// JSON, and a name such as /dev/zero must not be read without end.
+const MaxMappingBytes = 1 << 20
+
 // LoadMapping reads a mapping file: a JSON object from call names to routes,
 // each with the fields of Route, for example
 //

@@ -40,7 +40,7 @@ func ParseURL(raw string) (*pgxpool.Config, error) {
 		// pgx says only "invalid port"; name it. Several hosts
 		// (h1:5432,h2:5433) are left to pgx.
 		if !strings.Contains(u.Host, ",") {
-			if err := server.CheckPort(u); err != nil {
+			if err := server.CheckAddress(u); err != nil {
 				return nil, bad("%v", err)
 			}
 		}

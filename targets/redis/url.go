@@ -38,7 +38,7 @@ func ParseURL(raw string) (*goredis.Options, error) {
 	}
 	switch u.Scheme {
 	case "redis", "rediss":
-		if err := server.CheckPort(u); err != nil {
+		if err := server.CheckAddress(u); err != nil {
 			return nil, bad("%v", err)
 		}
 	case "unix":

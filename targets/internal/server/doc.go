@@ -8,7 +8,7 @@
 //     driver given as a Kind (Open);
 //   - the server's URL checked in plain words before anything is dialled,
 //     its password hidden in every message (HidePassword, ParseURL,
-//     CheckPort, Printable, URLErrors);
+//     CheckAddress, Printable, URLErrors);
 //   - a failed first contact told in one line that wraps the store's
 //     sentinel (Server.Unreachable);
 //   - the pool of connections, replaced by a larger one and warmed before a

@@ -30,7 +30,7 @@ func TestHidePassword(t *testing.T) {
 	}
 }
 
-func TestParseURLAndCheckPort(t *testing.T) {
+func TestParseURLAndCheckAddress(t *testing.T) {
 	if _, err := ParseURL("redis://u:secret@h:1/%zz"); err == nil || errors.As(err, new(*url.Error)) {
 		t.Errorf("ParseURL error = %v, want the reason alone", err)
 	}
@@ -39,6 +39,9 @@ func TestParseURLAndCheckPort(t *testing.T) {
 		{"redis://h/0", ""},
 		{"redis://h:0/0", "port 0 is outside 1-65535"},
 		{"redis://h:99999/0", "port 99999 is outside 1-65535"},
+		{"redis://[::1]:6379/0", ""},
+		{"redis://:::", `host "::": write an IPv6 address in brackets, such as [::1]:6379`},
+		{"redis://::1:6379/0", `host "::1": write an IPv6 address in brackets, such as [::1]:6379`},
 	}
 	for _, tt := range tests {
 		u, err := ParseURL(tt.raw)
@@ -46,11 +49,11 @@ func TestParseURLAndCheckPort(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := ""
-		if err := CheckPort(u); err != nil {
+		if err := CheckAddress(u); err != nil {
 			got = err.Error()
 		}
 		if got != tt.want {
-			t.Errorf("CheckPort(%q) = %q, want %q", tt.raw, got, tt.want)
+			t.Errorf("CheckAddress(%q) = %q, want %q", tt.raw, got, tt.want)
 		}
 	}
 }

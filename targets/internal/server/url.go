@@ -70,10 +70,15 @@ func ParseURL(raw string) (*url.URL, error) {
 	return u, nil
 }
 
-// CheckPort says what is wrong with u's port, if it has one outside
-// 1-65535: drivers dial such a port and report the failure as a server
-// that does not answer, or say only "invalid port".
-func CheckPort(u *url.URL) error {
+// CheckAddress says what is wrong with u's host and port: a host with a
+// colon outside brackets ("redis://:::", an IPv6 address written bare),
+// which a driver splits at a guess and dials, or a port outside 1-65535.
+// Drivers report either as a server that does not answer, or say only
+// "invalid port".
+func CheckAddress(u *url.URL) error {
+	if h := u.Hostname(); strings.Contains(h, ":") && !strings.HasPrefix(u.Host, "[") {
+		return fmt.Errorf("host %q: write an IPv6 address in brackets, such as [::1]:6379", h)
+	}
 	if port := u.Port(); port != "" {
 		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
 			return fmt.Errorf("port %s is outside 1-65535", port)
