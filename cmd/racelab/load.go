@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/racelab/racelab/cmd/racelab/progress"
 	"github.com/racelab/racelab/report"
 	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/load"
@@ -248,7 +249,7 @@ func runLoad(c *cobra.Command, s Streams, o *loadOptions) error {
 	}
 	if s.ErrIsTTY && !o.Quiet {
 		p.Watch = func(target string, _ load.LoadProgress, now func() load.LoadProgress) func() {
-			return watchLoad(c.Context(), s.Err, p.Scenario.Name+" on "+target, now)
+			return progress.WatchLoad(c.Context(), s.Err, p.Scenario.Name+" on "+target, now)
 		}
 	}
 	res, err := load.Load(c.Context(), p)

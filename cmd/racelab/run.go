@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/racelab/racelab/cmd/racelab/progress"
 	"github.com/racelab/racelab/report"
 	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/background"
@@ -233,10 +234,10 @@ func runRun(c *cobra.Command, s Streams, o *runOptions) error {
 		bars = part.Bars
 	}
 	var onTrial func(string, int, int)
-	var bar *progress
+	var bar *progress.Trials
 	// p.Trials, not o.Trials: --max-rate raises the count it needs.
 	if p.Trials > 1 && s.ErrIsTTY && !o.Quiet {
-		bar = newProgress(ctx, s.Err, p.Scenario.Name, bars*p.Trials)
+		bar = progress.NewTrials(ctx, s.Err, p.Scenario.Name, bars*p.Trials)
 		onTrial = bar.Trial
 	}
 	if s.ErrIsTTY && !o.Quiet {

@@ -1,4 +1,4 @@
-package main
+package progress
 
 import (
 	"context"
@@ -15,40 +15,39 @@ import (
 	"github.com/vbauerster/mpb/v8/decor"
 )
 
-// progress draws one bar over every trial of a run on stderr. It is the
-// only user of mpb, so an API change there stays in this file.
-type progress struct {
+// Trials draws one bar over every trial of a run on stderr.
+type Trials struct {
 	p   *mpb.Progress
 	bar *mpb.Bar
 }
 
-// newProgress draws a bar of total trials, labelled name.
-func newProgress(ctx context.Context, w io.Writer, name string, total int) *progress {
+// NewTrials draws a bar of total trials, labelled name.
+func NewTrials(ctx context.Context, w io.Writer, name string, total int) *Trials {
 	pr := mpb.NewWithContext(ctx, mpb.WithOutput(w), mpb.WithWidth(40))
 	bar := pr.AddBar(int64(total),
 		mpb.PrependDecorators(decor.Name(name+" ", decor.WC{C: decor.DindentRight}), decor.CountersNoUnit("%d/%d trials")),
 		mpb.AppendDecorators(decor.Elapsed(decor.ET_STYLE_GO)),
 		mpb.BarRemoveOnComplete(),
 	)
-	return &progress{p: pr, bar: bar}
+	return &Trials{p: pr, bar: bar}
 }
 
 // Trial advances the bar by one finished trial.
-func (g *progress) Trial(string, int, int) { g.bar.Increment() }
+func (g *Trials) Trial(string, int, int) { g.bar.Increment() }
 
 // Wait ends the bar, complete or not, and lets mpb flush before the report
 // is printed below it.
-func (g *progress) Wait() {
+func (g *Trials) Wait() {
 	g.bar.Abort(true)
 	g.p.Wait()
 }
 
-// watchLoad draws one load's bar on stderr until the returned function is
+// WatchLoad draws one load's bar on stderr until the returned function is
 // called: elapsed of total (time, or requests when the load is a count),
 // the answers in the last second, the p99 so far and the errors. It polls
 // now five times a second rather than being told of every answer, so a
 // load of 100,000 requests a second costs the bar nothing.
-func watchLoad(ctx context.Context, w io.Writer, name string, now func() load.LoadProgress) func() {
+func WatchLoad(ctx context.Context, w io.Writer, name string, now func() load.LoadProgress) func() {
 	first := now()
 	byCount := first.Requests > 0
 	total := int64(first.Total / time.Millisecond)
