@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/racelab/racelab/cmd/racelab/classroom"
+	"github.com/racelab/racelab/cmd/racelab/httpflags"
 	"github.com/racelab/racelab/report"
 	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/engine"
@@ -31,7 +32,7 @@ type explainOptions struct {
 	Step    bool
 	Outputs outputFlags
 	Servers serverFlags
-	HTTP    httpFlags
+	HTTP    httpflags.Flags
 }
 
 func newExplainCmd(s Streams, cat *targets.Catalog) *cobra.Command {
@@ -74,7 +75,7 @@ page, each replay drawn as an SVG timeline on one shared time axis.`,
 	f.BoolVar(&o.Step, "step", false, "on a terminal, wait for Enter before each step: the story, each request of each replay, the fix")
 	o.Outputs.register(c, f, []string{"text", "html"})
 	o.Servers.register(f, cat, "targets")
-	o.HTTP.registerMapping(f)
+	o.HTTP.RegisterMapping(f)
 	_ = c.RegisterFlagCompletionFunc("target", completeTargets)
 	_ = c.RegisterFlagCompletionFunc("fixed", completeTargets)
 	return c
@@ -99,7 +100,7 @@ func runExplain(ctx context.Context, s Streams, cat *targets.Catalog, o *explain
 			return err
 		}
 	}
-	if err := o.HTTP.applyTo([]string{o.Target, o.Fixed}, engine.DefaultTimeout, &x.Options, nil); err != nil {
+	if err := o.HTTP.ApplyTo([]string{o.Target, o.Fixed}, engine.DefaultTimeout, &x.Options, nil); err != nil {
 		return err
 	}
 	outs, err := o.Outputs.parse()

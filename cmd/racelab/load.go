@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/racelab/racelab/cmd/racelab/httpflags"
 	"github.com/racelab/racelab/cmd/racelab/progress"
 	"github.com/racelab/racelab/report"
 	"github.com/racelab/racelab/scenarios"
@@ -42,7 +43,7 @@ type loadOptions struct {
 	Quiet       bool
 	HTTPVersion string
 	Servers     serverFlags
-	HTTP        httpFlags
+	HTTP        httpflags.Flags
 	Shard       shardFlags // shard.go
 
 	set func(name string) bool // which flags the command line gave
@@ -107,7 +108,7 @@ Simulated stores run on the real clock. Exit codes are run's; a missed
 	addQuiet(f, &o.Quiet, "no progress bar on stderr")
 	f.StringVar(&o.HTTPVersion, "http-version", "1.1", "http targets: 1.1 (keep-alive connections) or 2 (h2c on http, h2 on https)")
 	o.Servers.register(f, cat, "targets")
-	o.HTTP.registerMapping(f)
+	o.HTTP.RegisterMapping(f)
 	o.Shard.register(f, false)
 	_ = c.RegisterFlagCompletionFunc("arrivals", cobra.FixedCompletions([]string{"even", "poisson"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = c.RegisterFlagCompletionFunc("http-version", cobra.FixedCompletions([]string{"1.1", "2"}, cobra.ShellCompDirectiveNoFileComp))
@@ -220,10 +221,10 @@ func (o *loadOptions) plan() (load.LoadPlan, []output, error) {
 	if len(specs) == 0 {
 		specs = sc.Lineup
 	}
-	if h2 && !hasHTTPTarget(specs) {
+	if h2 && !httpflags.HasHTTPTarget(specs) {
 		return bad("--http-version applies to http targets only, and this load has none (add -t http://HOST:PORT)")
 	}
-	err = o.HTTP.applyTo(specs, o.Timeout, &p.Options, func(c *httpapi.Config) {
+	err = o.HTTP.ApplyTo(specs, o.Timeout, &p.Options, func(c *httpapi.Config) {
 		c.Sync = httpapi.SyncNone // whole requests: a load stages nothing
 		c.HTTP2 = h2
 	})

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/racelab/racelab/cmd/racelab/httpflags"
 	"github.com/racelab/racelab/cmd/racelab/progress"
 	"github.com/racelab/racelab/report"
 	"github.com/racelab/racelab/scenarios"
@@ -49,10 +50,10 @@ type runOptions struct {
 	// each was asked for.
 	Parts    map[string]*bool
 	KeepAll  bool
-	HTTP     httpFlags     // run_http.go
-	Evidence evidenceFlags // run_evidence.go
-	Knobs    knobFlags     // flags.go
-	Shard    shardFlags    // shard.go
+	HTTP     httpflags.Flags // run_http.go
+	Evidence evidenceFlags   // run_evidence.go
+	Knobs    knobFlags       // flags.go
+	Shard    shardFlags      // shard.go
 	// Background is --background RATE, with its keys and whether it
 	// reads the bursts' keys; background runs it and keeps its summaries.
 	Background      string
@@ -114,7 +115,7 @@ to hold that breaks it exits 3.`,
 	f.BoolVar(&o.Timeline, "timeline", false, "under the table, one lane per request of one trial per target: what it read, wrote, and whose update it erased")
 	f.BoolVar(&o.KeepAll, "keep-all", false, fmt.Sprintf("keep every trial's requests in the result (-o json); by default the first %d trials keep them\n"+
 		"(at most %d requests in all) with the first broken, first inconclusive and worst trial, and the rest are only counted", results.DefaultKeepTrials, results.DefaultKeepRequests))
-	o.HTTP.register(f)
+	o.HTTP.Register(f)
 	o.Evidence.register(f)
 	o.Knobs.register(f)
 	o.Shard.register(f, true)
@@ -180,7 +181,7 @@ func (o *runOptions) plan() (engine.Plan, []output, error) {
 		KeyChars:   results.KeyChars(o.KeyChars),
 		Options:    o.Servers.options(),
 	}
-	if err := o.HTTP.apply(&p); err != nil {
+	if err := o.HTTP.Apply(&p); err != nil {
 		return engine.Plan{}, nil, err
 	}
 	if err := o.Evidence.apply(&p); err != nil {

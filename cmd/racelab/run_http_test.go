@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/racelab/racelab/cmd/racelab/httpflags"
 	"github.com/racelab/racelab/internal/readfile"
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/httpapi"
@@ -75,14 +76,14 @@ func TestHTTPFlags(t *testing.T) {
 	if err := os.WriteFile(mapFile, []byte(`{"get": {"path": "/views/{slug}", "field": "total"}, "hit": {"field": "n"}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	h := httpFlags{
+	h := httpflags.Flags{
 		Sync:     "lastbyte",
 		MapFile:  readfile.Named{Path: mapFile},
 		Calls:    []string{"hit=PUT /v/{slug} field=total", "download=yes=201 no=403"},
 		Headers:  []string{"Authorization: Bearer abc", "X-Team: a", "X-Team: b"},
 		Insecure: true,
 	}
-	cfg, err := h.config()
+	cfg, err := h.Config()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/racelab/racelab/cmd/racelab/httpflags"
 	"github.com/racelab/racelab/report"
 	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/engine"
@@ -30,7 +31,7 @@ type verifyOptions struct {
 	Outputs        outputFlags
 	Timeout        time.Duration
 	Servers        serverFlags
-	HTTP           httpFlags
+	HTTP           httpflags.Flags
 	Confidence     percentage
 	CheckHistory   bool
 	HistoryTimeout time.Duration
@@ -48,7 +49,7 @@ func (o *verifyOptions) register(c *cobra.Command) {
 		"(the service as this machine reaches it, or a URL with the password the parts leave out)")
 	addTimeout(f, &o.Timeout, "time limit of each read-back")
 	o.Servers.register(f, cmp.Or(o.catalog, targets.Builtin()), "targets")
-	o.HTTP.registerMapping(f)
+	o.HTTP.RegisterMapping(f)
 	f.Var(&o.Confidence, "confidence", "confidence level of the bound on the rate of breaking, such as 95% or 99%")
 	f.BoolVar(&o.CheckHistory, "check-history", true, "check each merged trial's history for linearizability, when every shard ran on one machine (one clock)")
 	f.DurationVar(&o.HistoryTimeout, "history-timeout", results.DefaultHistoryTimeout, "time limit of one trial's history check")
@@ -164,7 +165,7 @@ func verifyParts(ctx context.Context, s Streams, width int, o *verifyOptions, pa
 		specs = shards.Recorded(parts[0])
 	}
 	// A read-back is one whole request: nothing to stage.
-	if err := o.HTTP.applyTo(specs, o.Timeout, &v.Options, func(c *httpapi.Config) { c.Sync = httpapi.SyncNone }); err != nil {
+	if err := o.HTTP.ApplyTo(specs, o.Timeout, &v.Options, func(c *httpapi.Config) { c.Sync = httpapi.SyncNone }); err != nil {
 		return err
 	}
 	opts := func(width int) report.Options { return s.reportOptions(width, savesJSON(outs)) }

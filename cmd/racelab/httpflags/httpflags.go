@@ -1,4 +1,4 @@
-package main
+package httpflags
 
 import (
 	"bytes"
@@ -10,17 +10,18 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/internal/readfile"
+	"github.com/racelab/racelab/internal/usage"
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/httpapi"
 	"github.com/spf13/pflag"
 )
 
-// httpFlags are run's flags for http:// and https:// targets: how a burst
-// is released, and how the stories map onto a service with its own API.
-// They go to every http target of the run as targets.WithHTTP, with
+// Flags are the flags for http:// and https:// targets: how a burst is
+// released, and how the stories map onto a service with its own API.
+// They go to every http target of a command as targets.WithHTTP, with
 // --timeout as the bound of each connection's warm-up.
-type httpFlags struct {
+type Flags struct {
 	Sync     string
 	Calls    []string
 	MapFile  readfile.Named
@@ -32,20 +33,20 @@ type httpFlags struct {
 	set *pflag.FlagSet
 }
 
-// httpFlagNames are the flags that mean something for http targets only.
-var httpFlagNames = []string{"sync", "http-call", "http-map", "http-header", "http-insecure"}
+// names are the flags that mean something for http targets only.
+var names = []string{"sync", "http-call", "http-map", "http-header", "http-insecure"}
 
-func (h *httpFlags) register(f *pflag.FlagSet) {
+func (h *Flags) Register(f *pflag.FlagSet) {
 	h.set = f
 	f.StringVar(&h.Sync, "sync", string(httpapi.SyncAuto),
 		"how http targets release a burst: h2 (one packet ends every HTTP/2 stream),\n"+
 			"lastbyte (HTTP/1.1, last bytes withheld), none, or auto (h2 if the server speaks it)")
-	h.registerMapping(f)
+	h.RegisterMapping(f)
 }
 
-// registerMapping defines the flags that say what the requests are, not
+// RegisterMapping defines the flags that say what the requests are, not
 // how a burst is released: all a load needs.
-func (h *httpFlags) registerMapping(f *pflag.FlagSet) {
+func (h *Flags) RegisterMapping(f *pflag.FlagSet) {
 	h.set = f
 	f.StringArrayVar(&h.Calls, "http-call", nil,
 		"map a call onto the service's own API, repeatable (calls: hit get get-many download quota "+
@@ -57,9 +58,9 @@ func (h *httpFlags) registerMapping(f *pflag.FlagSet) {
 	f.BoolVar(&h.Insecure, "http-insecure", false, "https targets: accept any certificate (self-signed test servers)")
 }
 
-// config turns the flags into the client's settings; every error is the
+// Config turns the flags into the client's settings; every error is the
 // user's to fix.
-func (h *httpFlags) config() (httpapi.Config, error) {
+func (h *Flags) Config() (httpapi.Config, error) {
 	var cfg httpapi.Config
 	mode, err := httpapi.ParseSync(h.Sync)
 	if err != nil {
@@ -111,22 +112,22 @@ func (h *httpFlags) config() (httpapi.Config, error) {
 	return cfg, nil
 }
 
-// apply checks the flags against the plan's targets and hands them to its
+// Apply checks the flags against the plan's targets and hands them to its
 // http targets. Given to a run without one, they would do nothing, which
 // is worse than an error: the user meant something by them.
-func (h *httpFlags) apply(p *engine.Plan) error {
+func (h *Flags) Apply(p *engine.Plan) error {
 	specs := p.Targets
 	if len(specs) == 0 && p.Scenario != nil {
 		specs = p.Scenario.Lineup
 	}
-	return h.applyTo(specs, p.Timeout, &p.Options, nil)
+	return h.ApplyTo(specs, p.Timeout, &p.Options, nil)
 }
 
-// applyTo is apply for any command: specs are its targets, timeout one
+// ApplyTo is Apply for any command: specs are its targets, timeout one
 // request's limit; tweak, when set, adjusts the client's settings (a load
 // sends whole requests, never staged bursts).
-func (h *httpFlags) applyTo(specs []string, timeout time.Duration, opts *[]targets.Option, tweak func(*httpapi.Config)) error {
-	if given := h.given(); len(given) > 0 && !hasHTTPTarget(specs) {
+func (h *Flags) ApplyTo(specs []string, timeout time.Duration, opts *[]targets.Option, tweak func(*httpapi.Config)) error {
+	if given := h.given(); len(given) > 0 && !HasHTTPTarget(specs) {
 		verb := "applies"
 		if len(given) > 1 {
 			verb = "apply"
@@ -136,14 +137,14 @@ func (h *httpFlags) applyTo(specs []string, timeout time.Duration, opts *[]targe
 			list += " and "
 		}
 		list += given[len(given)-1]
-		return usageError{fmt.Errorf("%s %s to http targets only, and this run has none (add -t http://HOST:PORT)", list, verb)}
+		return fmt.Errorf("%s %s to http targets only, and this run has none (add -t http://HOST:PORT)%.0w", list, verb, usage.Err)
 	}
-	cfg, err := h.config()
+	cfg, err := h.Config()
 	if errors.Is(err, context.Canceled) {
 		return err // interrupted while reading --http-map: exit 130
 	}
 	if err != nil {
-		return usageError{err}
+		return fmt.Errorf("%w%.0w", err, usage.Err)
 	}
 	// Warming a connection (connect, TLS, the HTTP/2 settings, a harmless
 	// GET) is one request, so it has one request's time limit: a silent
@@ -157,9 +158,9 @@ func (h *httpFlags) applyTo(specs []string, timeout time.Duration, opts *[]targe
 }
 
 // given lists the http flags the command line gave, as --name.
-func (h *httpFlags) given() []string {
+func (h *Flags) given() []string {
 	var out []string
-	for _, name := range httpFlagNames {
+	for _, name := range names {
 		if h.set != nil {
 			if h.set.Changed(name) {
 				out = append(out, "--"+name)
@@ -180,10 +181,10 @@ func (h *httpFlags) given() []string {
 	return out
 }
 
-// hasHTTPTarget says whether the plan may have an http target: one of its
+// HasHTTPTarget says whether the plan may have an http target: one of its
 // targets (or its story's line-up) is an http(s) URL, or is malformed, in
 // which case the plan's own check reports the spec rather than this.
-func hasHTTPTarget(specs []string) bool {
+func HasHTTPTarget(specs []string) bool {
 	for _, raw := range specs {
 		spec, err := targets.Parse(raw)
 		if err != nil || spec.URL != nil {
