@@ -24,7 +24,9 @@ func Explain(w io.Writer, e explained.Explanation) error {
 }
 
 // ExplainSteps is Explain's text cut into the steps a workshop shows one
-// at a time: the story and its rule, each replay, how the fix works, and
+// at a time: the story and its rule, each replay a request at a time
+// (the heading with the first lane, then each next lane, the last with
+// the outcome), how the fix works, and
 // the story's ending if it has one (with the footer). Joined, they are
 // Explain's text.
 func ExplainSteps(e explained.Explanation) ([]string, error) {
@@ -39,8 +41,19 @@ func ExplainSteps(e explained.Explanation) ([]string, error) {
 	for i, r := range e.Replays {
 		b.Reset()
 		b.WriteString("\n" + wrapLine(fmt.Sprintf("%d. %s", i+1, r.Heading), explainWidth) + "\n\n")
-		if err := Timeline(&b, r.Target, r.Clock, r.Trial, explainWidth); err != nil {
+		var lanes strings.Builder
+		if err := Timeline(&lanes, r.Target, r.Clock, r.Trial, explainWidth); err != nil {
 			return nil, err
+		}
+		// A replay is shown a request at a time, in the order they
+		// finished: each lane (with the lines it folds onto) is a step of
+		// its own, so a class sees each erasure as it happens.
+		for j, lane := range laneSteps(lanes.String()) {
+			if j > 0 {
+				steps = append(steps, b.String())
+				b.Reset()
+			}
+			b.WriteString(lane)
 		}
 		b.WriteString("\n")
 		b.WriteString(wrap(r.Outcome, explainWidth, ""))
@@ -64,6 +77,29 @@ func ExplainSteps(e explained.Explanation) ([]string, error) {
 		b.WriteString("\n" + wrapLine(e.Footer, explainWidth) + "\n")
 	}
 	return append(steps, b.String()), nil
+}
+
+// laneSteps cuts a timeline's text before each lane after the first: a
+// lane starts "  #" and goes on over the deeper-indented lines under it.
+// Joined, the pieces are the text.
+func laneSteps(text string) []string {
+	var out []string
+	start, first := 0, true
+	for i := 0; i < len(text); {
+		end := strings.IndexByte(text[i:], '\n')
+		if end < 0 {
+			break
+		}
+		if strings.HasPrefix(text[i:], "  #") {
+			if !first {
+				out = append(out, text[start:i])
+				start = i
+			}
+			first = false
+		}
+		i += end + 1
+	}
+	return append(out, text[start:])
 }
 
 // hanging wraps text as wrap does, its first line indented by first and

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/racelab/racelab/scenarios/explained"
 	"github.com/racelab/racelab/scenarios/results"
@@ -31,7 +32,7 @@ func ExplainHTML(w io.Writer, e explained.Explanation) error {
 		if r.Clock == results.ClockVirtual {
 			unit = "virtual time"
 		}
-		svgTimeline(&b, fmt.Sprintf("timeline of trial %d on %s", r.Trial.Index+1, r.Target), r.Clock, r.Trial, laneAnswers(r.Trial), 0)
+		svgTimeline(&b, fmt.Sprintf("timeline of trial %d on %s", r.Trial.Index+1, r.Target), r.Clock, r.Trial, laneAnswers(r.Trial), 0, sharedAxis(e.Replays, r))
 		fmt.Fprintf(&b, "<figcaption><b>%s</b>, trial %d (%s from the release, lanes in finishing order)</figcaption>\n</figure>\n",
 			esc(r.Target), r.Trial.Index+1, unit)
 		for _, line := range readbackLines(r.Trial.Readback) {
@@ -56,4 +57,18 @@ func ExplainHTML(w io.Writer, e explained.Explanation) error {
 	b.WriteString("</section>\n</main>\n</body>\n</html>\n")
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+// sharedAxis is where r's time axis ends. The race and its fix fire the
+// same burst, and drawn each on its own scale (0–50 ms beside 0–20 ms)
+// they would hide the very difference they show: on one clock they share
+// one axis. Other replays (a sequence, a day-long script) keep their own.
+func sharedAxis(replays []explained.Replay, r explained.Replay) time.Duration {
+	var end time.Duration
+	for _, o := range replays {
+		if r.Compared && o.Compared && o.Clock == r.Clock {
+			end = max(end, trialEnd(o.Trial))
+		}
+	}
+	return end
 }

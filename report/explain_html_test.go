@@ -104,7 +104,7 @@ func TestExplainHTML(t *testing.T) {
 	}
 	race := svgs[0]
 	for _, mark := range []string{`class="m-read"`, `class="m-write"`, `class="m-lands"`, `class="m-answer"`, `class="m-erased"`,
-		"read nothing", "write 1", "lands", "answered 1", "✗ erased #6&#39;s update"} {
+		"read nothing", "write 1", "lands", "1 view at", "✗ erased #6&#39;s update"} {
 		if !strings.Contains(race, mark) {
 			t.Errorf("the race's figure lacks %q", mark)
 		}
@@ -184,6 +184,39 @@ func wellFormed(t *testing.T, svg string) {
 				t.Fatalf("figure is not well-formed: %v\n%s", err, svg)
 			}
 			return
+		}
+	}
+}
+
+var axisTick = regexp.MustCompile(`text-anchor="middle" class="muted">([^<]*)</text>`)
+
+// TestExplainHTMLOneAxis: the race and its fix are drawn on one time axis
+// (the same ticks), so the fix's shorter burst shows as shorter; a replay
+// of another kind (six-become-four's six downloads in a row) keeps its own.
+func TestExplainHTMLOneAxis(t *testing.T) {
+	ticks := func(svg string) string {
+		var out []string
+		for _, m := range axisTick.FindAllStringSubmatch(svg, -1) {
+			out = append(out, m[1])
+		}
+		return strings.Join(out, " ")
+	}
+	for _, tc := range []struct {
+		story     string
+		race, fix int // which figures are the race and its fix
+		own       int // a figure with an axis of its own, or -1
+	}{
+		{"ten-hits-one-view", 0, 1, -1},
+		{"six-become-four", 0, 2, 1},
+	} {
+		e := replayed(t, tc.story)
+		svgs := strings.Split(explainPage(t, e), "<svg ")[1:]
+		race, fix := ticks(svgs[tc.race]), ticks(svgs[tc.fix])
+		if race == "" || race != fix {
+			t.Errorf("%s: the race's axis %q and the fix's %q differ", tc.story, race, fix)
+		}
+		if tc.own >= 0 && ticks(svgs[tc.own]) == race {
+			t.Errorf("%s: figure %d is drawn on the burst's axis %q", tc.story, tc.own+1, race)
 		}
 	}
 }

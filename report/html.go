@@ -82,7 +82,7 @@ func pageHead(title string) string {
 }
 
 // renderHTML writes every result as sections of one page.
-func renderHTML(w io.Writer, rs []*results.Result, _ Options) error {
+func renderHTML(w io.Writer, rs []*results.Result, o Options) error {
 	var names []string
 	for _, r := range rs {
 		names = append(names, r.Scenario)
@@ -92,7 +92,7 @@ func renderHTML(w io.Writer, rs []*results.Result, _ Options) error {
 <p class="note">What N simultaneous requests were allowed, against what the store counted afterwards (result schema ` + esc(results.SchemaVersion) + `).</p>
 `)
 	for _, r := range rs {
-		htmlSection(&b, r)
+		htmlSection(&b, r, o)
 	}
 	b.WriteString("</main>\n</body>\n</html>\n")
 	_, err := w.Write(b.Bytes())
@@ -100,8 +100,8 @@ func renderHTML(w io.Writer, rs []*results.Result, _ Options) error {
 }
 
 // htmlSection writes one scenario: heading, table, lines, figures.
-func htmlSection(b *bytes.Buffer, r *results.Result) {
-	s := summarize(r)
+func htmlSection(b *bytes.Buffer, r *results.Result, o Options) {
+	s := summarize(r, o)
 	fmt.Fprintf(b, "<section>\n<h2>%s</h2>\n", esc(r.Scenario))
 	if r.Rule != "" {
 		fmt.Fprintf(b, "<p class=\"rule\">%s</p>\n", esc(r.Rule))
@@ -160,7 +160,7 @@ func htmlSection(b *bytes.Buffer, r *results.Result) {
 	if !traced {
 		// Without steps the lanes hold only their answers: say how to get
 		// the rest.
-		b.WriteString(" These lanes carry no steps: racelab run --timeline records each request's reads, writes and erasures on the stores that trace them (kv, actor).")
+		b.WriteString(o.say(" These lanes carry no steps: racelab run {Timeline} records each request's reads, writes and erasures on the stores that trace them (kv, actor)."))
 	}
 	b.WriteString("</p>\n<div class=\"figs\">\n")
 	for _, i := range ran {
@@ -169,7 +169,7 @@ func htmlSection(b *bytes.Buffer, r *results.Result) {
 	b.WriteString("</div>\n<h3>What the store counted, trial by trial</h3>\n")
 	if !slices.ContainsFunc(ran, func(i int) bool { s := r.Targets[i].Summary(); return s.Trials > 1 }) {
 		// One bar per target says nothing the table does not.
-		b.WriteString("<p class=\"note\">One trial per target: run with --trials to see how the count varies from burst to burst.</p>\n</section>\n")
+		b.WriteString(o.say("<p class=\"note\">One trial per target: run with {Trials} to see how the count varies from burst to burst.</p>\n</section>\n"))
 		return
 	}
 	b.WriteString("<div class=\"figs\">\n")
@@ -295,7 +295,7 @@ func timeline(b *bytes.Buffer, r *results.Result, tr *results.TargetResult, labe
 	t := timelineTrial(tr)
 	b.WriteString("<figure>\n")
 	drawn := svgTimeline(b, fmt.Sprintf("timeline of trial %d on %s", t.Index+1, label), tr.Clock, t,
-		func(q *results.Request) string { return q.AnswerWords() }, maxLanes)
+		func(q *results.Request) string { return q.AnswerWords() }, maxLanes, 0)
 	caption := fmt.Sprintf("trial %d (key %s): %s; the store counted %d afterwards", t.Index+1, t.Key, trialState(t), t.Counted)
 	if len(t.Requests) > drawn {
 		caption += fmt.Sprintf("; the first %d of %d requests to finish are drawn", drawn, len(t.Requests))

@@ -73,7 +73,7 @@ func TestHTMLSelfContained(t *testing.T) {
 	}
 }
 
-func scaleOf(r *results.Result) string { return esc(summarize(r).scale) }
+func scaleOf(r *results.Result) string { return esc(summarize(r, Options{}).scale) }
 
 // TestHTMLEscapes checks that text from targets cannot become markup.
 func TestHTMLEscapes(t *testing.T) {

@@ -70,6 +70,19 @@ type Verifier struct {
 	Run func(r *results.Result, historyTimeout time.Duration) error
 	// Shard checks a part of a sharded run or load.
 	Shard func(s *results.ShardResult) error
+	// Load checks a load result against its story (shards.CheckLoad);
+	// nil checks only that its figures agree (LoadResult.Check).
+	Load func(l *results.LoadResult) error
+	// Signed, when set, checks each document's bytes before it is
+	// decoded: its signature (package sign).
+	Signed func(raw []byte) error
+}
+
+func (v Verifier) load(l *results.LoadResult) error {
+	if v.Load == nil {
+		return l.Check()
+	}
+	return v.Load(l)
 }
 
 // Saved is what a stream of saved documents held: run results and load
@@ -118,6 +131,11 @@ func readSaved(r io.Reader, v Verifier, historyTimeout time.Duration, limit int6
 		if err != nil {
 			return Saved{}, fmt.Errorf("%w: bad JSON%s: %w", ErrNotResult, where(data.Bytes(), err), err)
 		}
+		if v.Signed != nil {
+			if err := v.Signed(raw); err != nil {
+				return Saved{}, fmt.Errorf("%w: document %d: %w", ErrNotResult, n, err)
+			}
+		}
 		var probe struct {
 			Schema *string `json:"schema"`
 		}
@@ -128,7 +146,7 @@ func readSaved(r io.Reader, v Verifier, historyTimeout time.Duration, limit int6
 		case *probe.Schema == results.SchemaVersion:
 			err = decodeDoc(raw, &out.Runs, checkedLater)
 		case loads && *probe.Schema == results.LoadSchemaVersion:
-			err = decodeDoc(raw, &out.Loads, (*results.LoadResult).Check)
+			err = decodeDoc(raw, &out.Loads, v.load)
 		case loads && *probe.Schema == results.ShardSchemaVersion:
 			err = decodeDoc(raw, &out.Shards, v.Shard)
 		default:

@@ -106,7 +106,7 @@ func forged(t *testing.T, old, new string) string {
 func TestRenderAllTable(t *testing.T) {
 	for _, f := range []Format{Table, Markdown} {
 		var all bytes.Buffer
-		if err := RenderAll(&all, []*results.Result{tenHitsOneView(), raceNotShown()}, f, Options{}); err != nil {
+		if err := RenderAll(&all, []*results.Result{tenHitsOneView(), raceNotShown()}, f, Options{Say: testFlags, Saved: true}); err != nil {
 			t.Fatal(err)
 		}
 		want := string(render(t, tenHitsOneView(), f)) + "\n" + string(render(t, raceNotShown(), f))

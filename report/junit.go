@@ -103,10 +103,10 @@ type junitSkipped struct {
 }
 
 // renderJUnit writes every result as one JUnit document.
-func renderJUnit(w io.Writer, rs []*results.Result, _ Options) error {
+func renderJUnit(w io.Writer, rs []*results.Result, o Options) error {
 	doc := junitSuites{Name: "racelab"}
 	for _, r := range rs {
-		doc.add(junitSuiteOf(r))
+		doc.add(junitSuiteOf(r, o))
 	}
 	var b bytes.Buffer
 	if err := doc.write(&b); err != nil {
@@ -117,8 +117,8 @@ func renderJUnit(w io.Writer, rs []*results.Result, _ Options) error {
 }
 
 // junitSuiteOf is one scenario's suite, and the time its bursts took.
-func junitSuiteOf(r *results.Result) (junitSuite, time.Duration) {
-	s := summarize(r)
+func junitSuiteOf(r *results.Result, o Options) (junitSuite, time.Duration) {
+	s := summarize(r, o)
 	suite := junitSuite{
 		Name: r.Scenario,
 		Properties: []junitProperty{

@@ -135,7 +135,7 @@ func summarizeLoad(r *results.LoadResult) loadSummary {
 		if k := t.Keys; k.Broken > 0 {
 			s.add(i, fmt.Sprintf("%s: the rule broke on %d of %s; worst key: %s", label, k.Broken, results.Plural(int64(k.Trials), "key"), t.WorstKey.Why))
 		} else if k.Trials > 0 && t.Expect == results.ExpectBreak && !r.Interrupted {
-			s.add(i, label+": the race did not show under this load; raise the rate, or lower --keys")
+			s.add(i, label+": the race did not show under this load; raise the rate, or lower {Keys}")
 		}
 		if k := t.Keys; k.Inconclusive > 0 {
 			s.add(i, fmt.Sprintf("%s: %d of %s had a failed request and proved nothing (a verdict needs at most %s of them)",
@@ -250,7 +250,7 @@ func renderLoadTable(b *bytes.Buffer, r *results.LoadResult, width int) error {
 	}
 	lines := s.lines
 	if len(left) > 0 {
-		lines = append(lines, "left out to fit the terminal: "+strings.Join(left, ", ")+" (--wide shows every column)")
+		lines = append(lines, "left out to fit the terminal: "+strings.Join(left, ", ")+" ({Wide} shows every column)")
 	}
 	if len(lines) > 0 {
 		b.WriteByte('\n')

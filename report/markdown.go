@@ -15,8 +15,8 @@ import (
 // one-line outcome a CI reader can stop at, the summary table, the
 // plain-words lines as a bullet list, and, for runs of several trials, the
 // distribution of what was counted, folded away.
-func renderMarkdown(w io.Writer, r *results.Result, _ Options) error {
-	s := summarize(r)
+func renderMarkdown(w io.Writer, r *results.Result, o Options) error {
+	s := summarize(r, o)
 	var b bytes.Buffer
 	b.WriteString("### " + escapeMarkdown(r.Scenario) + "\n\n")
 	if r.Rule != "" {

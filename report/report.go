@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/racelab/racelab/internal/usage"
 	"github.com/racelab/racelab/scenarios/results"
 )
 
@@ -81,9 +82,21 @@ type Options struct {
 	NoColor bool
 	// Width is the most display columns the table format may take: it
 	// leaves out or folds columns to fit, and says under the table what
-	// they held. 0 draws every column in full (--wide, or a file).
+	// they held. 0 draws every column in full (a wide table, or a file).
 	Width int
+	// Say names a setting the report advises by its field ("Trials",
+	// "KeepAll") as the reader sets it: cmd passes its flag for the field.
+	// Nil says the field's own name. This package names no flag: a report
+	// rendered from Go has none.
+	Say func(field string) string
+	// Saved says the result is also written as JSON, or was read from it:
+	// only then is it worth saying how many trials keep their requests
+	// in it.
+	Saved bool
 }
+
+// say writes text with each {Field} in it as o.Say names it.
+func (o Options) say(text string) string { return usage.Name(text, o.Say) }
 
 // Render writes r to w in format f. The output is built whole before the
 // single write to w, so a failing writer never leaves half a table behind
@@ -142,11 +155,15 @@ type format struct {
 var renderers = map[Format]format{
 	Table: {
 		oneAfterAnother(func(b *bytes.Buffer, r *results.Result, o Options) error { return renderTable(b, r, o) }, "\n"),
-		oneAfterAnother(func(b *bytes.Buffer, r *results.LoadResult, o Options) error { return renderLoadTable(b, r, o.Width) }, "\n"),
+		oneAfterAnother(func(b *bytes.Buffer, r *results.LoadResult, o Options) error {
+			return saidLoad(b, o, func() error { return renderLoadTable(b, r, o.Width) })
+		}, "\n"),
 	},
 	Markdown: {
 		oneAfterAnother(func(b *bytes.Buffer, r *results.Result, o Options) error { return renderMarkdown(b, r, o) }, "\n"),
-		oneAfterAnother(func(b *bytes.Buffer, r *results.LoadResult, _ Options) error { return renderLoadMarkdown(b, r) }, "\n"),
+		oneAfterAnother(func(b *bytes.Buffer, r *results.LoadResult, o Options) error {
+			return saidLoad(b, o, func() error { return renderLoadMarkdown(b, r) })
+		}, "\n"),
 	},
 	JSON: {
 		oneAfterAnother(func(b *bytes.Buffer, r *results.Result, _ Options) error { return renderJSON(b, r) }, ""),
@@ -154,16 +171,37 @@ var renderers = map[Format]format{
 	},
 	JUnit: {
 		func(b *bytes.Buffer, rs []*results.Result, o Options) error { return renderJUnit(b, rs, o) },
-		func(b *bytes.Buffer, rs []*results.LoadResult, _ Options) error { return renderLoadJUnit(b, rs) },
+		func(b *bytes.Buffer, rs []*results.LoadResult, o Options) error {
+			return saidLoad(b, o, func() error { return renderLoadJUnit(b, rs) })
+		},
 	},
 	HTML: {
 		func(b *bytes.Buffer, rs []*results.Result, o Options) error { return renderHTML(b, rs, o) },
-		func(b *bytes.Buffer, rs []*results.LoadResult, _ Options) error { return renderLoadHTML(b, rs) },
+		func(b *bytes.Buffer, rs []*results.LoadResult, o Options) error {
+			return saidLoad(b, o, func() error { return renderLoadHTML(b, rs) })
+		},
 	},
 	CSV: {
 		func(*bytes.Buffer, []*results.Result, Options) error { return errNoRunCSV{} },
 		func(b *bytes.Buffer, rs []*results.LoadResult, _ Options) error { return renderLoadCSV(b, rs) },
 	},
+}
+
+// saidLoad runs render, which writes a load's words into b, and then says
+// the fields its advice names ({Keys}, {Wide}) as o.Say names them. The
+// load renderers write the tokens and are not told o, so the words are
+// said here, on what render wrote; a load's table holds no text of the
+// user's that could read as a token (names and figures only). The tokens
+// are as long as the flags cmd says them as, so a fitted table still fits.
+func saidLoad(b *bytes.Buffer, o Options, render func() error) error {
+	start := b.Len()
+	if err := render(); err != nil {
+		return err
+	}
+	said := o.say(b.String()[start:])
+	b.Truncate(start)
+	b.WriteString(said)
+	return nil
 }
 
 // oneAfterAnother renders each result in turn, sep between two.

@@ -22,6 +22,13 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
+// testFlags names the fields a report advises as racelab's command line
+// does (cmd/racelab's fieldFlags), so the goldens read as the CLI prints.
+func testFlags(field string) string {
+	return map[string]string{"Requests": "-n", "Trials": "--trials", "KeyChars": "--key-chars", "KeepAll": "--keep-all",
+		"HistoryTimeout": "--history-timeout", "Timeline": "--timeline", "Wide": "--wide", "Keys": "--keys"}[field]
+}
+
 // goldenExt names a golden file's format.
 var goldenExt = map[Format]string{Table: ".table.golden", Markdown: ".md.golden", JSON: ".json.golden",
 	JUnit: ".junit.golden", HTML: ".html.golden"}
@@ -83,7 +90,7 @@ func fitsIn(t *testing.T, out string, width int) {
 func render(t *testing.T, r *results.Result, f Format) []byte {
 	t.Helper()
 	var b bytes.Buffer
-	if err := Render(&b, r, f, Options{NoColor: true}); err != nil {
+	if err := Render(&b, r, f, Options{NoColor: true, Say: testFlags, Saved: true}); err != nil {
 		t.Fatalf("Render(%s): %v", f, err)
 	}
 	return b.Bytes()
@@ -101,7 +108,7 @@ func TestGolden(t *testing.T) {
 		for _, width := range goldenWidths {
 			t.Run(fmt.Sprintf("%s/table%d", fx.name, width), func(t *testing.T) {
 				var b bytes.Buffer
-				if err := Render(&b, fx.result(), Table, Options{NoColor: true, Width: width}); err != nil {
+				if err := Render(&b, fx.result(), Table, Options{NoColor: true, Width: width, Say: testFlags, Saved: true}); err != nil {
 					t.Fatal(err)
 				}
 				fitsIn(t, b.String(), width)
@@ -364,7 +371,7 @@ func TestMarkdownEscapes(t *testing.T) {
 			row = l
 		}
 	}
-	if got, want := strings.Count(row, "|")-strings.Count(row, `\|`), len(summarize(r).cols)+1; got != want {
+	if got, want := strings.Count(row, "|")-strings.Count(row, `\|`), len(summarize(r, Options{}).cols)+1; got != want {
 		t.Errorf("kv row has %d cell borders, want %d:\n%s", got, want, row)
 	}
 	for _, want := range []string{"| read \\| write \\*twice\\* ", `- actor: bad answer: \*nothing\* \[here\]`} {

@@ -110,8 +110,8 @@ func (s *summary) add(i int, lines ...string) {
 	s.own[i] = append(s.own[i], lines...)
 }
 
-// summarize reads r into a summary.
-func summarize(r *results.Result) summary {
+// summarize reads r into a summary, its advice in o's words.
+func summarize(r *results.Result, o Options) summary {
 	tallies := make([]results.Tally, len(r.Targets))
 	multi := r.Trials > 1
 	for i := range r.Targets {
@@ -168,6 +168,12 @@ func summarize(r *results.Result) summary {
 		}
 	}
 
+	if r.Soft != "" {
+		// The SOFT RULE column says only broken or holds: what it judged
+		// against, the bound the design accepts, is said here.
+		s.lines = append(s.lines, "soft rule: "+r.Soft)
+	}
+
 	// What broke, then what did not show, then what could not run: the
 	// order in which a reader wants to know.
 	for i := range r.Targets {
@@ -185,13 +191,13 @@ func summarize(r *results.Result) summary {
 		} else if b != nil && b.Error != "" {
 			s.add(i, fmt.Sprintf("%s: batch read not checked: %s", labels[i], b.Error))
 		} else if b != nil && (r.KeyChars == "" || r.KeyChars == results.KeyASCII) {
-			s.add(i, fmt.Sprintf("%s: batch read agreed with single reads on %s, all ASCII; --key-chars percent also tries slugs stored percent-encoded",
-				labels[i], results.Plural(int64(b.Keys), "key")))
+			s.add(i, o.say(fmt.Sprintf("%s: batch read agreed with single reads on %s, all ASCII; {KeyChars} percent also tries slugs stored percent-encoded",
+				labels[i], results.Plural(int64(b.Keys), "key"))))
 		}
 	}
 	for i := range r.Targets {
 		if raceHidden(&r.Targets[i], &tallies[i]) {
-			s.add(i, labels[i]+": the race did not show; raise -n or --trials")
+			s.add(i, o.say(labels[i]+": the race did not show; raise "+raiseWhat(r)))
 		}
 	}
 	for i := range r.Targets {
@@ -216,7 +222,7 @@ func summarize(r *results.Result) summary {
 	}
 	for i := range r.Targets {
 		if line := historyUnknown(&tallies[i], labels[i]); line != "" {
-			s.add(i, line)
+			s.add(i, o.say(line))
 		}
 	}
 
@@ -232,9 +238,9 @@ func summarize(r *results.Result) summary {
 		}
 	}
 	for i := range r.Targets {
-		if t := tallies[i].Trials; t > len(r.Targets[i].Trials) {
-			s.add(i, fmt.Sprintf("%s: %d of %s keep their requests in this result (--keep-all keeps all)",
-				labels[i], len(r.Targets[i].Trials), results.Plural(int64(t), "trial")))
+		if t := tallies[i].Trials; o.Saved && t > len(r.Targets[i].Trials) {
+			s.add(i, o.say(fmt.Sprintf("%s: %d of %s keep their requests in this result ({KeepAll} keeps all)",
+				labels[i], len(r.Targets[i].Trials), results.Plural(int64(t), "trial"))))
 		}
 	}
 	if r.Interrupted {
@@ -348,8 +354,8 @@ func scale(r *results.Result) string {
 }
 
 // historyCell says what the history checks found: whether the answers fit
-// the requests taking turns one at a time ("possible order", or, with the
-// technical term beside it, "impossible order (not linearizable) in 3/20"),
+// the requests taking turns one at a time ("linearizable", or, with plain
+// words before the technical term, "impossible order (not linearizable) in 3/20"),
 // "unknown in 1/20", or "-" when none was checked.
 func historyCell(s *results.Tally, multi bool) string {
 	checked, bad, unknown := s.HistoryChecked, s.NotLinearizable, s.HistoryUnknown
@@ -367,7 +373,7 @@ func historyCell(s *results.Tally, multi bool) string {
 	case unknown > 0:
 		return "unknown" + in(unknown)
 	default:
-		return "possible order"
+		return "linearizable"
 	}
 }
 
@@ -432,7 +438,7 @@ func historyUnknown(s *results.Tally, label string) string {
 	if n == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%s: the history check ran out of time in %d of %s (raise --history-timeout)",
+	return fmt.Sprintf("%s: the history check ran out of time in %d of %s (raise {HistoryTimeout})",
 		label, n, results.Plural(int64(s.Trials), "trial"))
 }
 
@@ -474,6 +480,16 @@ func percentRounded(f float64, round func(float64) float64) string {
 	// Rounding can carry into the next decade (0.997 → 1.00): write that
 	// as 1.0, not with a third figure.
 	return strconv.FormatFloat(p, 'f', min(d, digits(p)), 64) + "%"
+}
+
+// raiseWhat is what would make a hidden race show: more requests in a
+// burst and more bursts; a script or a stream of arrivals has no burst
+// size to raise, only more trials.
+func raiseWhat(r *results.Result) string {
+	if r.Script != "" || r.Stream != "" {
+		return "{Trials}"
+	}
+	return "{Requests} or {Trials}"
 }
 
 // raceHidden says a target expected to show the race ran and never did.

@@ -17,7 +17,7 @@ import (
 // renderTable writes the terminal report: a heading, the scale of the run,
 // the table, and the breakages in plain words, all within o.Width.
 func renderTable(w io.Writer, r *results.Result, o Options) error {
-	s := summarize(r)
+	s := summarize(r, o)
 	s.fitTo(o.Width)
 	var b bytes.Buffer
 	heading := r.Scenario

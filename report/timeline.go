@@ -225,8 +225,14 @@ func stepWords(s results.Step) string {
 		return fmt.Sprintf("refused (%s)", s.Note)
 	case "expired":
 		return fmt.Sprintf("%s expired (%s)", s.Value, s.Note)
-	case "checkout", "pay", "event":
-		return s.Op + " " + s.Value
+	case "checkout":
+		return "checkout opens payment session " + s.Value
+	case "pay":
+		return "pays " + s.Value
+	case "event":
+		// The provider's webhook, as the shop hears it: "the shop hears
+		// cs_1 expired" says whose session and what happened.
+		return cmp.Or(s.Note, "event "+s.Value)
 	default:
 		if s.Note != "" {
 			return fmt.Sprintf("%s (%s)", s.Op, s.Note)
@@ -236,6 +242,12 @@ func stepWords(s results.Step) string {
 }
 
 func answerText(r *results.Request) string {
+	switch {
+	case r.Outcome != results.Errored && r.Answer != "":
+		// The story's own words ("reserved", "3 views", "paid: sold"):
+		// a bare number means something else in every story.
+		return r.Answer
+	}
 	switch r.Outcome {
 	case results.Allowed:
 		return fmt.Sprintf("answered %d", r.Value)

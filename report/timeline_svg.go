@@ -26,8 +26,10 @@ const svgLaneText = 6.7
 
 // svgTimeline draws trial: one lane per request, in finishing order (as the
 // text timeline), numbered from 1, at most limit lanes (0: all). answer
-// words a request's answer. It returns how many lanes it drew.
-func svgTimeline(b *bytes.Buffer, aria string, clock results.Clock, trial *results.Trial, answer func(*results.Request) string, limit int) int {
+// words a request's answer. The axis runs to axis, or to the trial's own
+// end when that is later: figures meant to be compared (a race and its
+// fix) are drawn on one scale. It returns how many lanes it drew.
+func svgTimeline(b *bytes.Buffer, aria string, clock results.Clock, trial *results.Trial, answer func(*results.Request) string, limit int, axis time.Duration) int {
 	lanes := byTime(trial)
 	if limit > 0 && len(lanes) > limit {
 		lanes = lanes[:limit]
@@ -35,14 +37,7 @@ func svgTimeline(b *bytes.Buffer, aria string, clock results.Clock, trial *resul
 	erased := Erasures(trial)
 	// The axis runs to the trial's last instant, whichever lanes are drawn:
 	// it is the trial's axis, not the picture's.
-	var end time.Duration
-	for _, q := range trial.Requests {
-		end = max(end, q.Return)
-		for _, s := range q.Steps {
-			end = max(end, s.At)
-		}
-	}
-	end = max(end, time.Nanosecond)
+	end := max(trialEnd(trial), axis, time.Nanosecond)
 	labels := make([]string, len(lanes))
 	longest := 0
 	for i, q := range lanes {
@@ -183,3 +178,15 @@ func erasedText(p int) string { return fmt.Sprintf("✗ erased #%d's update", p+
 const svgLegend = "Marks: ○ read (the value it read), ◆ write (the value it wrote), | its write lands, " +
 	"▸ answered (grey: refused), and a red dashed line with “✗ erased #k” where a write overwrote request k's update " +
 	"without having read it. Hover a mark for its instant."
+
+// trialEnd is the trial's last instant: its last answer or step.
+func trialEnd(trial *results.Trial) time.Duration {
+	var end time.Duration
+	for _, q := range trial.Requests {
+		end = max(end, q.Return)
+		for _, s := range q.Steps {
+			end = max(end, s.At)
+		}
+	}
+	return end
+}

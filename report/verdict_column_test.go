@@ -30,7 +30,7 @@ func sixOfFiveStrictBroke() *results.Result {
 // a soft rule is the soft rule's.
 func TestVerdictColumnByTitle(t *testing.T) {
 	r := sixOfFiveStrictBroke()
-	s := summarize(r)
+	s := summarize(r, Options{})
 	if last := s.cols[len(s.cols)-1].title; last != softColumn.title {
 		t.Fatalf("the last column is %q; this test wants a table whose last column is %q", last, softColumn.title)
 	}

@@ -157,8 +157,10 @@ func playOutage(ctx context.Context, p Policy, seed int64, i int) (results.Trial
 		lockDown := since >= OutageWindow.From && since < OutageWindow.To
 		switch {
 		case lockDown && p == FailClosed:
+			r.Answer = "refused: 503"
 			step("refuse", "", "lock object down: sale refused (503)")
 		case !lockDown && lockSold[c.item]:
+			r.Answer = "refused: 409"
 			step("refuse", "", "lock: sold (409)")
 		default:
 			if lockDown {
@@ -172,16 +174,18 @@ func playOutage(ctx context.Context, p Policy, seed int64, i int) (results.Trial
 			case err != nil:
 				return results.Trial{}, err // the KV namespace has no faults here
 			case found:
-				step("read", c.item+" sold to "+mark, fmt.Sprintf("KV sold mark at location %v", c.loc))
+				step("read", c.item+" sold to "+mark, fmt.Sprintf("KV sold mark at %s", locationWords(c.loc)))
+				r.Answer = "refused: 409"
 				step("refuse", "", "KV: sold (409)")
 			default:
-				step("read", "no sold mark on "+c.item, fmt.Sprintf("KV sold mark at location %v: none", c.loc))
+				step("read", "no sold mark on "+c.item, fmt.Sprintf("KV sold mark at %s: none", locationWords(c.loc)))
 				sell()
 			}
 		}
 		r.Return = ks.since()
 		if r.Outcome == results.Allowed {
 			r.Value = int64(sales[c.item])
+			r.Answer = fmt.Sprintf("sold, sale %d of %s", r.Value, c.item)
 		}
 		reqs[j] = r
 	}

@@ -156,11 +156,15 @@ func playPayment(ctx context.Context, d shop.Design, seed int64, i int) (results
 			noteExpired(b.name)
 			reqs[j].Return = v.Now().Sub(start)
 			if a.Status != 200 {
+				reqs[j].Answer = "refused: 409"
 				step(j, "refuse", "409", a.Reason)
 				deliver()
 				return
 			}
 			b.session = a.Session
+			// A checkout is answered with a payment page; the sale is
+			// decided when (and whether) the buyer pays.
+			reqs[j].Answer = "payment page, never paid"
 			step(j, "checkout", a.Session, fmt.Sprintf("reserved %s; session open until +%s", strings.Join(b.items, " and "), shop.MinSession))
 			// The provider lapses the session on its own at its expiry.
 			sess := s.Provider.Session(a.Session)
@@ -168,11 +172,12 @@ func playPayment(ctx context.Context, d shop.Design, seed int64, i int) (results
 			if b.pay > 0 {
 				schedule(v.Now().Sub(start)+b.pay, func() {
 					if s.Provider.Pay(b.session) {
-						reqs[j].Outcome, reqs[j].Value = results.Allowed, 1
+						reqs[j].Outcome, reqs[j].Value, reqs[j].Answer = results.Allowed, 1, "paid: sold"
 						reqs[j].Return = v.Now().Sub(start)
 						step(j, "pay", b.session, "paid")
 					} else {
 						reqs[j].Return = v.Now().Sub(start)
+						reqs[j].Answer = "payment page expired: no sale"
 						step(j, "refuse", b.session, "payment page expired")
 					}
 					deliver()

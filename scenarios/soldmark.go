@@ -105,9 +105,11 @@ func playSoldMark(ctx context.Context, seed int64, i int, stale bool) (results.T
 		a := s.Checkout(name, []string{soldMarkItem})
 		reqs[j].Return = since()
 		if a.Status != 200 {
+			reqs[j].Answer = "refused: 409"
 			step(j, "refuse", "409", "lock: "+a.Reason)
 			return nil
 		}
+		reqs[j].Answer = "payment page, never paid"
 		step(j, "checkout", a.Session, "lock: "+soldMarkItem+" reserved")
 		mark, found, err := ns.Get(ctx, loc, key)
 		if err != nil {
@@ -115,13 +117,14 @@ func playSoldMark(ctx context.Context, seed int64, i int, stale bool) (results.T
 		}
 		reqs[j].Return = since()
 		if found {
-			step(j, "read", soldMarkItem+" sold to "+mark, fmt.Sprintf("KV sold mark at location %v", loc))
+			step(j, "read", soldMarkItem+" sold to "+mark, fmt.Sprintf("KV sold mark at %s", locationWords(loc)))
 			_ = s.Provider.Expire(a.Session) // just opened, so open
 			deliver()
+			reqs[j].Answer = "refused: 409"
 			step(j, "refuse", "409", "KV: sold")
 			return nil
 		}
-		step(j, "read", "no sold mark on "+soldMarkItem, fmt.Sprintf("KV sold mark at location %v: none", loc))
+		step(j, "read", "no sold mark on "+soldMarkItem, fmt.Sprintf("KV sold mark at %s: none", locationWords(loc)))
 		sessions[j] = a.Session
 		return nil
 	}
@@ -129,7 +132,7 @@ func playSoldMark(ctx context.Context, seed int64, i int, stale bool) (results.T
 		if sessions[j] == "" || !s.Provider.Pay(sessions[j]) {
 			return
 		}
-		reqs[j].Outcome, reqs[j].Value, reqs[j].Return = results.Allowed, 1, since()
+		reqs[j].Outcome, reqs[j].Value, reqs[j].Return, reqs[j].Answer = results.Allowed, 1, since(), "paid: sold"
 		step(j, "pay", sessions[j], "paid")
 	}
 
@@ -153,13 +156,13 @@ func playSoldMark(ctx context.Context, seed int64, i int, stale bool) (results.T
 				if _, found, err := ns.Get(ctx, at(k), key); err != nil {
 					return err
 				} else if !found {
-					unsold = append(unsold, at(k).String())
+					unsold = append(unsold, locationWords(at(k)))
 				}
 			}
 			value := fmt.Sprintf("KV mark sold at %d of %d locations", caches-len(unsold), caches)
 			note := "the KV mark has reached every location"
 			if len(unsold) > 0 {
-				value += fmt.Sprintf(", still unsold at %s", strings.Join(unsold, " "))
+				value += fmt.Sprintf(", still unsold at %s", strings.Join(unsold, "; "))
 				note = fmt.Sprintf("the cache read at +%s keeps its answer", clockText(viewD))
 			}
 			reqs[laneA].Steps = append(reqs[laneA].Steps, results.Step{At: since(), Op: "read", Key: key, Value: value, Note: note})
@@ -184,8 +187,8 @@ func playSoldMark(ctx context.Context, seed int64, i int, stale bool) (results.T
 	t.Count()
 	t.Counted = int64(s.Provider.Completed(soldMarkItem))
 	if judgePayment(&t) {
-		t.Why = fmt.Sprintf("shop:expire-first: %s sold %d times: the lock forgot it at +%v, and location %v still read unsold from the cache it filled at +%s",
-			soldMarkItem, t.Counted, hold, at(locD), clockText(viewD))
+		t.Why = fmt.Sprintf("shop:expire-first: %s sold %d times: the lock forgot it at +%v, and %s still read unsold from the cache it filled at +%s",
+			soldMarkItem, t.Counted, hold, locationWords(at(locD)), clockText(viewD))
 	}
 	return t, nil
 }
@@ -215,4 +218,11 @@ func soldMarkReplay(ctx context.Context, seed int64) (explained.Replay, error) {
 		Heading: "The 24-hour sold mark: A buys (#1); C checks out inside the hold (#2) and after it (#3); D after it (#4), where a cache outlives the hold",
 		Target:  "shop:expire-first", Clock: results.ClockVirtual, Trial: &stale, Outcome: outcome,
 	}, nil
+}
+
+// locationWords names a KV location for a reader: a site and one of its
+// machines, each with its own cache, counted from 1 ("site 1, machine 2"),
+// where kv.Location prints the simulator's "0/1".
+func locationWords(l kv.Location) string {
+	return fmt.Sprintf("site %d, machine %d", l.Site+1, l.Machine+1)
 }

@@ -21,7 +21,7 @@ var tenHitsOneView = engine.Define(engine.Scenario{
 		"same instant all read the same number and all write that number plus " +
 		"one, so ten views become one. Tests that send hits one after another " +
 		"never overlap two of them and never see it. One atomic upsert (SQLite's " +
-		"INSERT … ON CONFLICT … DO UPDATE … RETURNING, as on D1) or a single-" +
+		"INSERT … ON CONFLICT … DO UPDATE … RETURNING, as on D1, Cloudflare's SQLite) or a single-" +
 		"threaded object per post applies every increment on its own.",
 	Rule: "every hit is counted (counted = allowed) and every hit is answered a distinct total",
 	Fix: "The actor (a Durable Object, one per post) handles one request at a time and " +

@@ -66,7 +66,7 @@ func builtinEntries() []Entry {
 		{Name: "actor", Guarantee: "one request at a time per key", Holds: true, Embedded: true, Kind: (*actor.Store)(nil), Open: openActor(actor.StrategyDefault)},
 		{Name: "actor:await-fetch", Guarantee: "none: fetch awaited between read and write", Embedded: true, Kind: (*actor.Store)(nil), Open: openActor(actor.StrategyAwaitFetch)},
 		{Name: "hybrid", Guarantee: "quota in one object; plan read from KV", Embedded: true, Kind: (*hybrid.Store)(nil), Open: openHybrid},
-		{Name: "sqlite", Guarantee: "one atomic upsert (as on D1)", Holds: true, Embedded: true, Kind: (*sqlite.Store)(nil), Open: openSQLite("")},
+		{Name: "sqlite", Guarantee: "one atomic upsert (as on D1, Cloudflare's SQLite)", Holds: true, Embedded: true, Kind: (*sqlite.Store)(nil), Open: openSQLite("")},
 		{Name: "sqlite:naive", Guarantee: "none: SELECT, then UPDATE", Embedded: true, Kind: (*sqlite.Store)(nil), Open: openSQLite("naive")},
 		{Name: "redis", Guarantee: "INCR, Lua check-and-increment, SET NX", Holds: true, Kind: (*redis.Store)(nil), Server: RedisServer, Open: openRedis("")},
 		{Name: "redis:naive", Guarantee: "none: GET, then SET", Kind: (*redis.Store)(nil), Server: RedisServer, Open: openRedis("naive")},

@@ -37,6 +37,11 @@ func (e *UnknownNameError) Error() string {
 		fmt.Fprintf(&b, "; did you mean %q?", s)
 	}
 	fmt.Fprintf(&b, " (valid: %s)", strings.Join(e.Known, ", "))
+	if e.Kind == "target" && strings.HasPrefix(e.Name, "shop:") {
+		// The payment and outage replays label their rows with the shop's
+		// designs, which read like targets but are not stores to pick.
+		b.WriteString("; shop:… rows are the shop designs that five-checkouts' payment and outage replays play side by side, not targets")
+	}
 	return b.String()
 }
 

@@ -179,8 +179,9 @@ time: the same --seed replays the same race.`,
 			return usageError{fmt.Errorf("%s (commands: %s)", msg, strings.Join(names, ", "))}
 		},
 	}
-	// --version prints what `racelab version` does.
+	// --version prints what `racelab version` does: its help says what.
 	root.Version = "set"
+	root.Flags().BoolP("version", "v", false, "print racelab's version, with Go's, the platform and the result schema")
 	root.SetVersionTemplate(versionLine() + "\n")
 	root.SetOut(s.Out)
 	root.SetErr(s.Err)
@@ -197,7 +198,20 @@ time: the same --seed replays the same race.`,
 	root.SuggestionsMinimumDistance = 2
 	root.PersistentFlags().Bool("wide", false, "draw every column of every table in full, however wide the terminal")
 	wrapHelp(root, s)
-	root.AddCommand(newRunCmd(s, cat, nil), newLoadCmd(s, cat, nil), newListCmd(s, cat), newExplainCmd(s, cat), newServeCmd(s), newReportCmd(s), newVerifyCmd(s, cat, nil), newVersionCmd(s), newRaceCmd(s))
+	version := newVersionCmd(s)
+	root.AddCommand(newRunCmd(s, cat, nil), newLoadCmd(s, cat, nil), newListCmd(s, cat), newExplainCmd(s, cat), newServeCmd(s), newReportCmd(s, cat), newVerifyCmd(s, cat, nil), version, newRaceCmd(s))
+	// --wide is for commands that draw tables. version and completion
+	// draw none: a hidden flag of their own shadows the root's, so that
+	// neither their help nor the shell offers it.
+	root.InitDefaultCompletionCmd()
+	quiet := []*cobra.Command{version}
+	if completion, _, err := root.Find([]string{"completion"}); err == nil && completion != root {
+		quiet = append(append(quiet, completion), completion.Commands()...)
+	}
+	for _, c := range quiet {
+		c.Flags().Bool("wide", false, "")
+		_ = c.Flags().MarkHidden("wide")
+	}
 	return root
 }
 
@@ -221,7 +235,7 @@ func flagWants(typ string) string {
 func exactArgs(n int, what string) cobra.PositionalArgs {
 	return func(c *cobra.Command, args []string) error {
 		if len(args) != n {
-			return usageError{fmt.Errorf("%s takes %s; got %d arguments (see '%s --help')", c.CommandPath(), what, len(args), c.CommandPath())}
+			return usageError{fmt.Errorf("%s takes %s; got %s (see '%s --help')", c.CommandPath(), what, results.Plural(int64(len(args)), "argument"), c.CommandPath())}
 		}
 		return nil
 	}

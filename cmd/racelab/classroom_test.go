@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -220,6 +221,33 @@ func classroomBurst(t *testing.T, browser context.Context) {
 	if got := text(t, tab, storeCell(story, "naive", "account")); !strings.Contains(got, "updates lost") && !strings.Contains(got, "update lost") {
 		t.Errorf("naive's account reads %q; want it to say how many updates were lost", got)
 	}
+	// The burst is the room's too: its key in each store's table, read
+	// back, and one line each in the request log.
+	for _, store := range []string{"naive", "fixed"} {
+		waitFor(t, tab, store+"'s burst key in its table", fmt.Sprintf(
+			`document.querySelectorAll('section[data-story=%q] article[data-store=%q] tbody tr:not(.empty)').length === 1`, story, store))
+	}
+	fired, err := chromedp.Run(tab, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#log li code:first-of-type')].map(e => e.textContent)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, store := range []string{"naive", "fixed"} {
+		if n := len(slices.DeleteFunc(slices.Clone(fired), func(l string) bool { return !strings.HasPrefix(l, "Fire 10 at once → "+store+", key ") })); n != 1 {
+			t.Errorf("the request log shows %s's burst %d times; want once (log: %q)", store, n, fired)
+		}
+	}
+	// On a 1,280-pixel projector the page fits its width: nothing scrolls
+	// sideways, whatever the burst drew.
+	within(t, tab, chromedp.EmulateViewport(1280, 900))
+	waitFor(t, tab, "the page laid out at 1280", `window.innerWidth === 1280`)
+	if over, err := chromedp.Run(tab, chromedp.Evaluate[string](`(() => {
+		const w = document.documentElement.scrollWidth;
+		if (w <= window.innerWidth) return "";
+		return w + " px: " + [...document.querySelectorAll("body *")].filter(e => e.getBoundingClientRect().right > window.innerWidth)
+			.slice(0, 5).map(e => e.tagName + "." + e.className + " right " + Math.round(e.getBoundingClientRect().right)).join(", ");
+	})()`)); err != nil || over != "" {
+		t.Errorf("at 1280 pixels the page is wider than the window: %s (%v)", over, err)
+	}
 	if shot := os.Getenv("RACELAB_CLASSROOM_SHOT"); shot != "" {
 		png, err := chromedp.Run(tab, chromedp.FullScreenshot(90))
 		if err == nil {
@@ -340,6 +368,14 @@ func classroomReplay(t *testing.T, browser context.Context) {
 	}
 	within(t, tab, chromedp.KeyEvent(kb.ArrowLeft))
 	waitFor(t, tab, "step 2 after going back", `document.getElementById("replay-caption").textContent.startsWith("Step 2 of ")`)
+	// Space on the focused "next step" button is one step, not two (the
+	// button's click and the page's key both moving).
+	within(t, tab, chromedp.Focus(chromedp.CSS("#replay-next")), chromedp.KeyEvent(" "))
+	waitFor(t, tab, "step 3 after a space on the button", `document.getElementById("replay-caption").textContent.startsWith("Step 3 of ")`)
+	within(t, tab, chromedp.Sleep(300*time.Millisecond))
+	if got := text(t, tab, "#replay-caption"); !strings.HasPrefix(got, "Step 3 of ") {
+		t.Errorf("one space on the focused button moved to %q; want step 3", got)
+	}
 }
 
 func countOf(lines []string, want string) int {

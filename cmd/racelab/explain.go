@@ -58,7 +58,7 @@ page, each replay drawn as an SVG timeline on one shared time axis.`,
   racelab explain five-checkouts --target actor:await-fetch --fixed actor
   racelab explain ten-hits-one-view --step
   racelab explain ten-hits-one-view -o html=ten-hits.html`,
-		Args:              exactArgs(1, "one scenario"),
+		Args:              exactArgs(1, "one scenario ("+strings.Join(scenarios.Names(), ", ")+")"),
 		ValidArgsFunction: completeScenarios,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.Scenario = args[0]
@@ -71,7 +71,7 @@ page, each replay drawn as an SVG timeline on one shared time axis.`,
 	f.StringVar(&o.Fixed, "fixed", "actor", "the fixed target replayed after it")
 	addSeed(f, &o.Seed, 7, "seed of the replay")
 	addRequests(f, &o.Requests, "requests in the burst (default: the story's own)")
-	f.BoolVar(&o.Step, "step", false, "on a terminal, wait for Enter before each step: the story, each replay, the fix")
+	f.BoolVar(&o.Step, "step", false, "on a terminal, wait for Enter before each step: the story, each request of each replay, the fix")
 	o.Outputs.register(c, f, []string{"text", "html"})
 	o.Servers.register(f, cat, "targets")
 	o.HTTP.registerMapping(f)
@@ -127,8 +127,10 @@ func runExplain(ctx context.Context, s Streams, cat *targets.Catalog, o *explain
 		return report.Explain(w, e) // a handout's width, whatever the terminal
 	}
 	i := slices.IndexFunc(outs, func(out output) bool { return out.Path == "" && out.Format == "text" })
-	if !o.Step || !s.InIsTTY || i < 0 {
-		// Piped, there is nobody to press Enter: the whole text at once.
+	if !o.Step || !s.InIsTTY || !s.OutIsTTY || !s.ErrIsTTY || i < 0 {
+		// Piped, there is nobody to press Enter, or nobody to read the
+		// prompt where it would go (a file, a pipe): the whole text at
+		// once, no prompt.
 		return writeOutputs(s, 0, outs, render)
 	}
 	// The files first, as writeOutputs would, then the steps on the

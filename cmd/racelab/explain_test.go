@@ -91,23 +91,34 @@ func TestExplainStep(t *testing.T) {
 	if code := Main(context.Background(), args, piped, testCatalog); code != exitOK {
 		t.Fatalf("piped: exit %d", code)
 	}
-	s, out, errOut := testStreams("\n\n\n\n\n\n")
-	s.InIsTTY = true
+	s, out, errOut := testStreams(strings.Repeat("\n", 30))
+	s.InIsTTY, s.OutIsTTY, s.ErrIsTTY = true, true, true
 	if code := Main(context.Background(), args, s, testCatalog); code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
 	if out.String() != whole.String() {
 		t.Errorf("the steps joined differ from the whole text")
 	}
-	// The story, two replays and the fix: three waits between four steps.
-	if got := strings.Count(errOut.String(), "press Enter"); got != 3 {
-		t.Errorf("%d prompts, want 3:\n%s", got, errOut.String())
+	// The story, two replays of 10 requests shown one request at a time,
+	// and the fix: 22 steps, 21 waits.
+	if got := strings.Count(errOut.String(), "press Enter"); got != 21 {
+		t.Errorf("%d prompts, want 21:\n%s", got, errOut.String())
 	}
-	if !strings.Contains(errOut.String(), "-- step 1 of 4: press Enter for the next --") {
+	if !strings.Contains(errOut.String(), "-- step 1 of 22: press Enter for the next --") {
 		t.Errorf("stderr lacks the first prompt:\n%s", errOut.String())
 	}
 	if strings.Contains(whole.String(), "press Enter") {
 		t.Errorf("piped output asks for Enter")
+	}
+	// With stdin on a terminal but the text or the prompt going elsewhere
+	// (a file, a pipe), nobody reads a prompt: the whole text, none asked.
+	for _, tty := range [][3]bool{{true, false, true}, {true, true, false}, {false, true, true}} {
+		s, out, errOut := testStreams(strings.Repeat("\n", 30))
+		s.InIsTTY, s.OutIsTTY, s.ErrIsTTY = tty[0], tty[1], tty[2]
+		if code := Main(context.Background(), args, s, testCatalog); code != exitOK || out.String() != whole.String() || errOut.Len() != 0 {
+			t.Errorf("terminals (in, out, err) %v: exit %d, whole text %v, stderr %q; want the text and no prompt",
+				tty, code, out.String() == whole.String(), errOut.String())
+		}
 	}
 }
 
@@ -139,8 +150,8 @@ func TestExplainHTML(t *testing.T) {
 	}
 	// Only the text on a terminal waits; the file is written first.
 	stepFile := filepath.Join(t.TempDir(), "step.html")
-	s, out, errOut := testStreams("\n\n\n\n")
-	s.InIsTTY = true
+	s, out, errOut := testStreams(strings.Repeat("\n", 30))
+	s.InIsTTY, s.OutIsTTY, s.ErrIsTTY = true, true, true
 	if code := Main(ctx, append(args, "--step", "-o", "text", "-o", "html="+stepFile), s, testCatalog); code != exitOK {
 		t.Fatalf("--step -o html=FILE: exit %d: %s", code, errOut.String())
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/internal/usage"
+	"github.com/racelab/racelab/report"
 
 	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/engine"
@@ -38,6 +39,7 @@ var fieldFlags = map[string]string{
 	"MaxTrials":      "--max-trials",
 	"HistoryTimeout": "--history-timeout",
 	"HistoryHTML":    "--history-html",
+	"MaxSpread":      "--max-spread",
 	"Shard":          "--shard",
 	"RunID":          "--run-id",
 	"StartAt":        "--start-at",
@@ -53,6 +55,10 @@ var fieldFlags = map[string]string{
 	"KeyDist":        "--key-dist",
 	"Schedule":       "--rate",
 	"Fixed":          "--fixed",
+	// Settings a report advises (report.Options.Say) but no plan holds.
+	"KeepAll":  "--keep-all",
+	"Timeline": "--timeline",
+	"Wide":     "--wide",
 }
 
 // flagOf is the flag that sets a plan's field.
@@ -61,6 +67,18 @@ func flagOf(field string) string {
 		return f
 	}
 	return "--" + field // a story's knob
+}
+
+// reportOptions are the options of a report written to a width: its
+// advice names flags, and saved says the result is (or was) kept as JSON,
+// so that what the JSON keeps is worth a line.
+func (s Streams) reportOptions(width int, saved bool) report.Options {
+	return report.Options{NoColor: s.NoColor, Width: width, Say: flagOf, Saved: saved}
+}
+
+// savesJSON says whether one of outs writes the result as JSON.
+func savesJSON(outs []output) bool {
+	return slices.ContainsFunc(outs, func(o output) bool { return o.Format == string(report.JSON) })
 }
 
 // sayFlags writes err as the command line reads it: every field a

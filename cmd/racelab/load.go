@@ -255,9 +255,9 @@ func runLoad(c *cobra.Command, s Streams, o *loadOptions) error {
 	if err != nil {
 		return err
 	}
-	err = writeOutputs(s, s.width(c), outs, func(w io.Writer, format string, width int) error {
-		return report.RenderLoad(w, []*results.LoadResult{res}, report.Format(format), report.Options{NoColor: s.NoColor, Width: width})
-	})
+	err = writeOutputs(s, s.width(c), outs, o.Shard.Sign.signed(func(w io.Writer, format string, width int) error {
+		return report.RenderLoad(w, []*results.LoadResult{res}, report.Format(format), s.reportOptions(width, savesJSON(outs)))
+	}))
 	if err != nil {
 		return err
 	}

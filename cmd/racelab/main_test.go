@@ -293,7 +293,7 @@ func TestEvidenceFlags(t *testing.T) {
 		return nil
 	})
 	c.SetArgs([]string{"five-checkouts", "-t", "sqlite", "--confidence", "99%", "--max-rate", "0.5%", "--max-trials", "2000",
-		"--check-history=false", "--history-timeout", "5s", "--history-html", filepath.Join(t.TempDir(), "h.html")})
+		"--check-history=false", "--history-timeout", "5s", "--history-html", filepath.Join(t.TempDir(), "h.html"), "--max-spread", "75ms"})
 	if err := c.Execute(); err != nil {
 		t.Fatal(err)
 	}
@@ -305,7 +305,7 @@ func TestEvidenceFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := engine.Evidence{Confidence: 0.99, MaxRate: 0.005, MaxTrials: 2000, SkipHistory: true, HistoryTimeout: 5 * time.Second}
+	want := engine.Evidence{Confidence: 0.99, MaxRate: 0.005, MaxTrials: 2000, SkipHistory: true, HistoryTimeout: 5 * time.Second, MaxSpread: 75 * time.Millisecond}
 	if p.Evidence != want || p.Trials != results.TrialsNeeded(0.99, 0.005) {
 		t.Errorf("plan evidence %+v, trials %d; want %+v, %d", p.Evidence, p.Trials, want, results.TrialsNeeded(0.99, 0.005))
 	}
@@ -376,7 +376,7 @@ func TestPercentageFlag(t *testing.T) {
 // TestReportFlags checks report's flag parsing through its runF seam.
 func TestReportFlags(t *testing.T) {
 	var got *reportOptions
-	c := newReportCmdWith(first(testStreams("")), func(_ *cobra.Command, o *reportOptions) error {
+	c := newReportCmdWith(first(testStreams("")), testCatalog, func(_ *cobra.Command, o *reportOptions) error {
 		got = o
 		return nil
 	})

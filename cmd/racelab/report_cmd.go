@@ -12,8 +12,10 @@ import (
 	"github.com/racelab/racelab/internal/readfile"
 	"github.com/racelab/racelab/report"
 	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/scenarios/shards"
+	"github.com/racelab/racelab/targets"
 	"github.com/spf13/cobra"
 )
 
@@ -27,12 +29,13 @@ type reportOptions struct {
 	Verify verifyOptions // verify.go
 }
 
-func newReportCmd(s Streams) *cobra.Command { return newReportCmdWith(s, nil) }
+func newReportCmd(s Streams, c *targets.Catalog) *cobra.Command { return newReportCmdWith(s, c, nil) }
 
 // newReportCmdWith builds `racelab report`; runF, when set, replaces the
 // command's work, so that tests can check flag parsing alone.
-func newReportCmdWith(s Streams, runF func(*cobra.Command, *reportOptions) error) *cobra.Command {
-	o := &reportOptions{}
+func newReportCmdWith(s Streams, cat *targets.Catalog, runF func(*cobra.Command, *reportOptions) error) *cobra.Command {
+	// The catalog says which targets are naive, whatever the files claim.
+	o := &reportOptions{Verify: verifyOptions{catalog: cat}}
 	c := &cobra.Command{
 		Use:   "report FILE.json...",
 		Short: "Re-render saved results, merging several into one report",
@@ -87,10 +90,14 @@ func runReport(ctx context.Context, s Streams, width int, o *reportOptions) erro
 		o.Verify.Files = o.Files
 		return runVerify(ctx, s, width, &o.Verify, outs)
 	}
+	v, err := o.Verify.Sign.verifier()
+	if err != nil {
+		return err
+	}
 	var all []*results.Result
 	var loads []*results.LoadResult
 	for _, name := range o.Files {
-		saved, err := readResults(ctx, s, name)
+		saved, err := readResults(ctx, s, name, v)
 		if err != nil {
 			return err
 		}
@@ -100,12 +107,20 @@ func runReport(ctx context.Context, s Streams, width int, o *reportOptions) erro
 		all = append(all, saved.Runs...)
 		loads = append(loads, saved.Loads...)
 	}
+	// Judged against this command's --expect, never the files' own.
+	expect, expectOf, err := parseExpect(o.Verify.Expect)
+	if err != nil {
+		return err
+	}
+	if err := engine.Reexpect(o.Verify.catalog, expect, expectOf, all, loads); err != nil {
+		return err
+	}
 	merged := results.Merge(all)
 	mergedLoads := results.MergeLoads(loads)
 	// Bursts and load in one report: the bursts' report, then the load's,
 	// a blank line between in the formats read as text.
 	err = writeOutputs(s, width, outs, func(w io.Writer, format string, width int) error {
-		f, opts := report.Format(format), report.Options{NoColor: s.NoColor, Width: width}
+		f, opts := report.Format(format), s.reportOptions(width, true) // read from JSON
 		if len(merged) > 0 {
 			if err := report.RenderAll(w, merged, f, opts); err != nil {
 				return err
@@ -142,14 +157,14 @@ func runReport(ctx context.Context, s Streams, width int, o *reportOptions) erro
 // blocks until a writer comes) must not hold the command past Ctrl-C or
 // SIGTERM. The blocked read cannot be interrupted; its goroutine ends with
 // the process.
-func readResults(ctx context.Context, s Streams, name string) (report.Saved, error) {
+func readResults(ctx context.Context, s Streams, name string, v report.Verifier) (report.Saved, error) {
 	type read struct {
 		rs  report.Saved
 		err error
 	}
 	done := make(chan read, 1)
 	go func() {
-		rs, err := readResultsNow(ctx, s, name)
+		rs, err := readResultsNow(ctx, s, name, v)
 		done <- read{rs, err}
 	}()
 	select {
@@ -163,9 +178,9 @@ func readResults(ctx context.Context, s Streams, name string) (report.Saved, err
 // readResultsNow reads a named file through readfile, which refuses a
 // file too large by its size before reading it and stops a waiting read
 // when ctx is done; standard input is only bounded.
-func readResultsNow(ctx context.Context, s Streams, name string) (report.Saved, error) {
+func readResultsNow(ctx context.Context, s Streams, name string, v report.Verifier) (report.Saved, error) {
 	if name == "-" {
-		rs, err := report.ReadSaved(s.In, verifier)
+		rs, err := report.ReadSaved(s.In, v)
 		if err != nil {
 			return report.Saved{}, fmt.Errorf("standard input: %w", err)
 		}
@@ -181,7 +196,7 @@ func readResultsNow(ctx context.Context, s Streams, name string) (report.Saved, 
 		return report.Saved{}, err // it names the file, and the limit
 	}
 	defer f.Close()
-	rs, err := report.ReadSaved(f, verifier)
+	rs, err := report.ReadSaved(f, v)
 	if err != nil && !errors.As(err, new(*readfile.TooLargeError)) {
 		err = fmt.Errorf("%s: %w", name, err)
 	}
@@ -228,6 +243,8 @@ func (o *reportOptions) checkMerge() error {
 		return usageError{errors.New("--merge reads every key back: add -t TARGET (or use racelab verify, which reads back from the targets the shards recorded)")}
 	case !o.Merge && len(v.Targets) > 0:
 		return usageError{errors.New("-t reads keys back, which only --merge does; add --merge for the parts of a sharded run")}
+	case !o.Merge && v.MaxSpread != engine.DefaultMaxSpread:
+		return usageError{errors.New("--max-spread judges the bursts of merged parts; a saved result was judged by the bound it records (add --merge for the parts of a sharded run)")}
 	}
 	return nil
 }
@@ -235,4 +252,5 @@ func (o *reportOptions) checkMerge() error {
 // verifier checks saved documents before a report is made of them: runs
 // judged again by their stories, parts checked against their plan.
 var verifier = report.Verifier{Run: scenarios.Check,
-	Shard: func(s *results.ShardResult) error { return shards.CheckShard(s, scenarios.Find) }}
+	Shard: func(s *results.ShardResult) error { return shards.CheckShard(s, scenarios.Find) },
+	Load:  func(l *results.LoadResult) error { return shards.CheckLoad(l, scenarios.Find) }}

@@ -237,16 +237,16 @@ func runRun(c *cobra.Command, s Streams, o *runOptions) error {
 		// written: the error comes after it.
 		runErr = writeHistory(path, p, res)
 	}
-	err = writeOutputs(s, s.width(c), outs, func(w io.Writer, format string, width int) error {
+	err = writeOutputs(s, s.width(c), outs, o.Shard.Sign.signed(func(w io.Writer, format string, width int) error {
 		f := report.Format(format)
-		if err := report.Render(w, res, f, report.Options{NoColor: s.NoColor, Width: width}); err != nil {
+		if err := report.Render(w, res, f, s.reportOptions(width, savesJSON(outs))); err != nil {
 			return err
 		}
 		if o.Timeline && (f == report.Table || f == report.Markdown) {
 			return writeTimelines(w, res, width)
 		}
 		return nil
-	})
+	}))
 	if err != nil {
 		return err
 	}
@@ -336,15 +336,26 @@ func completeScenarios(_ *cobra.Command, args []string, _ string) ([]string, cob
 	return out, cobra.ShellCompDirectiveNoFileComp
 }
 
-func completeTargets(_ *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
+func completeTargets(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
 	var out []string
+	// After a scenario, only the targets that can play it: the run
+	// refuses the others.
+	sc, err := scenarios.Lookup(firstOr(args))
 	for _, e := range targets.Entries() {
-		if e.Name == "http" || e.Name == "https" {
+		if e.Name == "http" || e.Name == "https" || err == nil && !sc.Plays(e.Kind) {
 			continue
 		}
 		out = append(out, e.Name+"\t"+e.Guarantee)
 	}
 	return out, cobra.ShellCompDirectiveNoFileComp
+}
+
+// firstOr is the first of args, or "".
+func firstOr(args []string) string {
+	if len(args) == 0 {
+		return ""
+	}
+	return args[0]
 }
 
 // writeHistory writes porcupine's picture of one trial of res to path

@@ -25,6 +25,7 @@ type evidenceFlags struct {
 	CheckHistory   bool
 	HistoryTimeout time.Duration
 	HistoryHTML    string
+	MaxSpread      time.Duration
 	// flags is the set the flags live in, to tell an explicit value from
 	// the default.
 	flags *pflag.FlagSet
@@ -40,6 +41,14 @@ func (e *evidenceFlags) register(f *pflag.FlagSet) {
 	f.BoolVar(&e.CheckHistory, "check-history", true, "check each trial's history for linearizability (porcupine); a history that is not breaks the trial")
 	f.DurationVar(&e.HistoryTimeout, "history-timeout", results.DefaultHistoryTimeout, "time limit of one trial's history check; past it the check says unknown")
 	f.StringVar(&e.HistoryHTML, "history-html", "", "write porcupine's picture of the first trial that is not linearizable (else the first trial) to `FILE`")
+	addMaxSpread(f, &e.MaxSpread)
+}
+
+// addMaxSpread is --max-spread, one flag for run and verify: the widest
+// release spread a burst may have and still prove anything.
+func addMaxSpread(f *pflag.FlagSet, dst *time.Duration) {
+	f.DurationVar(dst, "max-spread", engine.DefaultMaxSpread, "widest release spread of a burst that still proves anything; a trial spread wider is inconclusive\n"+
+		"unless its counts prove a break (burst not simultaneous)")
 }
 
 func (e *evidenceFlags) apply(p *engine.Plan) error {
@@ -48,7 +57,7 @@ func (e *evidenceFlags) apply(p *engine.Plan) error {
 	// quietly replaced by the default; the rest is the plan's to check.
 	err := explicitZero(changed, engine.Invalid, zeroIf("Confidence", e.Confidence.String(), e.Confidence == 0),
 		zeroIf("MaxRate", e.MaxRate.String(), e.MaxRate == 0), zeroIf("MaxTrials", e.MaxTrials, e.MaxTrials == 0),
-		zeroIf("HistoryTimeout", e.HistoryTimeout, e.HistoryTimeout == 0))
+		zeroIf("HistoryTimeout", e.HistoryTimeout, e.HistoryTimeout == 0), zeroIf("MaxSpread", e.MaxSpread, e.MaxSpread == 0))
 	if err != nil {
 		return err
 	}
@@ -68,6 +77,7 @@ func (e *evidenceFlags) apply(p *engine.Plan) error {
 		MaxTrials:      e.MaxTrials,
 		SkipHistory:    !e.CheckHistory,
 		HistoryTimeout: e.HistoryTimeout,
+		MaxSpread:      e.MaxSpread,
 	}
 	if e.MaxRate > 0 {
 		// The trials the bound needs are known in advance; planning them

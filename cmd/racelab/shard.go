@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/racelab/racelab/internal/sign"
 	"github.com/racelab/racelab/report"
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/load"
@@ -29,6 +30,7 @@ type shardFlags struct {
 	Wait    bool
 	Period  time.Duration
 	Dir     string
+	Sign    signFlags // --sign-key, on run and load alike (sign.go)
 
 	set *pflag.FlagSet
 	// now and env are the clock and environment; nil means the real ones.
@@ -51,6 +53,7 @@ func (f *shardFlags) register(fs *pflag.FlagSet, trials bool) {
 		fs.DurationVar(&f.Period, "period", engine.DefaultPeriod, "with --shard and --start-at: time between two trials' releases")
 	}
 	fs.StringVar(&f.Dir, "shard-dir", "", "with --shard: write the part to DIR/shard-I-of-N.json instead of standard output")
+	f.Sign.register(fs, false)
 }
 
 // on says whether this process plays a shard.
@@ -119,8 +122,12 @@ func (f *shardFlags) write(s Streams, part *results.ShardResult) error {
 	if err := enc.Encode(part); err != nil {
 		return fmt.Errorf("encode shard %d: %w", part.Shard, err)
 	}
+	data, err := sign.IfKey(b.Bytes(), sign.Key(f.Sign.Key, f.Sign.env))
+	if err != nil {
+		return fmt.Errorf("sign shard %d: %w", part.Shard, err)
+	}
 	if f.Dir == "" {
-		_, err := s.Out.Write(b.Bytes())
+		_, err := s.Out.Write(data)
 		return err
 	}
 	name := filepath.Join(f.Dir, fmt.Sprintf("shard-%d-of-%d.json", part.Shard, part.Shards))
@@ -129,7 +136,7 @@ func (f *shardFlags) write(s Streams, part *results.ShardResult) error {
 	if err := os.MkdirAll(f.Dir, 0o755); err != nil {
 		return fmt.Errorf("--shard-dir: %w", err)
 	}
-	if err := os.WriteFile(tmp, b.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
 		return fmt.Errorf("--shard-dir: %w", err)
 	}
 	if err := os.Rename(tmp, name); err != nil {

@@ -35,6 +35,9 @@ type verifyOptions struct {
 	CheckHistory   bool
 	HistoryTimeout time.Duration
 	KeepAll        bool
+	Expect         []string // the verifier's own: never what a part claims (shards.VerifyPlan.Expect)
+	MaxSpread      time.Duration
+	Sign           signFlags // sign.go
 }
 
 // register defines the flags of the read-back, all but -o.
@@ -50,6 +53,9 @@ func (o *verifyOptions) register(c *cobra.Command) {
 	f.BoolVar(&o.CheckHistory, "check-history", true, "check each merged trial's history for linearizability, when every shard ran on one machine (one clock)")
 	f.DurationVar(&o.HistoryTimeout, "history-timeout", results.DefaultHistoryTimeout, "time limit of one trial's history check")
 	f.BoolVar(&o.KeepAll, "keep-all", false, "keep every merged trial's requests in the result (-o json)")
+	addExpect(c, &o.Expect)
+	addMaxSpread(f, &o.MaxSpread)
+	o.Sign.register(f, true)
 }
 
 func newVerifyCmd(s Streams, cat *targets.Catalog, runF func(*cobra.Command, *verifyOptions) error) *cobra.Command {
@@ -103,9 +109,13 @@ func runVerify(ctx context.Context, s Streams, width int, o *verifyOptions, outs
 	if err != nil {
 		return err
 	}
+	v, err := o.Sign.verifier()
+	if err != nil {
+		return err
+	}
 	var parts []*results.ShardResult
 	for _, name := range files {
-		saved, err := readResults(ctx, s, name)
+		saved, err := readResults(ctx, s, name, v)
 		if err != nil {
 			return err
 		}
@@ -127,7 +137,12 @@ func verifyParts(ctx context.Context, s Streams, width int, o *verifyOptions, pa
 	// a zero is the user's and is refused as the plan refuses a negative.
 	given := func(string) bool { return true }
 	err := explicitZero(given, engine.Invalid, zeroIf("Confidence", o.Confidence.String(), o.Confidence == 0),
-		zeroIf("Timeout", o.Timeout, o.Timeout <= 0), zeroIf("HistoryTimeout", o.HistoryTimeout, o.HistoryTimeout <= 0))
+		zeroIf("Timeout", o.Timeout, o.Timeout <= 0), zeroIf("HistoryTimeout", o.HistoryTimeout, o.HistoryTimeout <= 0),
+		zeroIf("MaxSpread", o.MaxSpread, o.MaxSpread <= 0))
+	if err != nil {
+		return err
+	}
+	expect, expectOf, err := parseExpect(o.Expect)
 	if err != nil {
 		return err
 	}
@@ -140,18 +155,19 @@ func verifyParts(ctx context.Context, s Streams, width int, o *verifyOptions, pa
 		Options: o.Servers.options(),
 		Timeout: o.Timeout,
 		Evidence: engine.Evidence{Confidence: float64(o.Confidence), SkipHistory: !o.CheckHistory,
-			HistoryTimeout: o.HistoryTimeout},
-		Keep: results.Keep{All: o.KeepAll},
+			HistoryTimeout: o.HistoryTimeout, MaxSpread: o.MaxSpread},
+		Keep:   results.Keep{All: o.KeepAll},
+		Expect: expect, ExpectOf: expectOf,
 	}
 	specs := o.Targets
 	if len(specs) == 0 {
-		specs = recordedSpecs(parts[0])
+		specs = shards.Recorded(parts[0])
 	}
 	// A read-back is one whole request: nothing to stage.
 	if err := o.HTTP.applyTo(specs, o.Timeout, &v.Options, func(c *httpapi.Config) { c.Sync = httpapi.SyncNone }); err != nil {
 		return err
 	}
-	opts := func(width int) report.Options { return report.Options{NoColor: s.NoColor, Width: width} }
+	opts := func(width int) report.Options { return s.reportOptions(width, savesJSON(outs)) }
 	if parts[0].Kind == results.ShardLoad {
 		res, err := shards.VerifyLoad(ctx, parts, v)
 		if err != nil {
@@ -199,19 +215,4 @@ func expandShardDirs(names []string) ([]string, error) {
 		out = append(out, parts...)
 	}
 	return out, nil
-}
-
-func recordedSpecs(p *results.ShardResult) []string {
-	var out []string
-	switch {
-	case p.Run != nil:
-		for _, t := range p.Run.Targets {
-			out = append(out, t.Spec)
-		}
-	case p.Load != nil:
-		for _, t := range p.Load.Targets {
-			out = append(out, t.Spec)
-		}
-	}
-	return out
 }

@@ -578,9 +578,7 @@ func (r *ghRun) String() string {
 // id and one start, fires four shards at a `racelab serve` on loopback and
 // verifies: on SQLite, one table of whole bursts in the log and the job
 // summary, exit 0; on the KV store, the loss, exit 3, and the summary and
-// the result still written. The lead leaves the shards room to start on a
-// busy machine: a shard that starts past its release is refused (exit 2),
-// where it once fired at once, alone.
+// the result still written.
 func TestGitHubActionsWorkflowRuns(t *testing.T) {
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Fatal("bash runs the workflow's steps, as on GitHub's runners: install it")
@@ -599,8 +597,11 @@ func TestGitHubActionsWorkflowRuns(t *testing.T) {
 	} {
 		t.Run(tc.store, func(t *testing.T) {
 			url := serveProcess(t, tc.store)
+			// A lead the four shard processes can start within on a
+			// loaded machine: with 3 s they once fired 4.3 s late, a
+			// burst that proves nothing (--max-spread).
 			r := newGHRun(t, wf, map[string]string{"RACELAB_TARGET": url}, map[string]string{
-				"RACELAB_LEAD": "20", "RACELAB_REQUESTS": strconv.Itoa(tc.requests), "RACELAB_TRIALS": strconv.Itoa(tc.trials)})
+				"RACELAB_LEAD": "12", "RACELAB_REQUESTS": strconv.Itoa(tc.requests), "RACELAB_TRIALS": strconv.Itoa(tc.trials)})
 			r.run()
 
 			if s := r.step("plan", "build racelab"); s.code != 0 || !strings.Contains(s.output, "racelab ") {

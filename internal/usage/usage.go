@@ -53,3 +53,18 @@ func (e *FieldError) Error() string { return e.Say(func(f string) string { retur
 
 // Is makes every FieldError a usage error.
 func (e *FieldError) Is(target error) bool { return target == Err }
+
+// fieldToken is a field named in words that are not an error: a hint in a
+// report ("raise {Trials}").
+var fieldToken = regexp.MustCompile(`\{([A-Z][A-Za-z]*)\}`)
+
+// Name writes text with each {Field} in it named by name(field), or by the
+// field itself when name is nil. It is Say for words that are not an
+// error: a report advising a setting names the field, and the command
+// line that prints the report says it as its flag.
+func Name(text string, name func(field string) string) string {
+	if name == nil {
+		name = func(f string) string { return f }
+	}
+	return fieldToken.ReplaceAllStringFunc(text, func(ref string) string { return name(ref[1 : len(ref)-1]) })
+}

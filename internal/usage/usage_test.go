@@ -24,3 +24,19 @@ func TestFieldErrorSaysFields(t *testing.T) {
 		t.Errorf("wrapped: usage %v, field %v", errors.Is(wrapped, Err), fe)
 	}
 }
+
+func TestNameSaysFieldsInText(t *testing.T) {
+	flag := func(f string) string { return "--" + strings.ToLower(f) }
+	for _, tc := range []struct{ text, want, bare string }{
+		{"raise {Requests} or {Trials}", "raise --requests or --trials", "raise Requests or Trials"},
+		{"50% of {slug} {} {Trials", "50% of {slug} {} {Trials", "50% of {slug} {} {Trials"},
+		{"{KeepAll}", "--keepall", "KeepAll"},
+	} {
+		if got := Name(tc.text, flag); got != tc.want {
+			t.Errorf("Name(%q) = %q, want %q", tc.text, got, tc.want)
+		}
+		if got := Name(tc.text, nil); got != tc.bare {
+			t.Errorf("Name(%q, nil) = %q, want %q", tc.text, got, tc.bare)
+		}
+	}
+}

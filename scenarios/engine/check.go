@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -8,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/racelab/racelab/internal/usage"
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
 )
@@ -59,6 +61,8 @@ func CheckWith(r *results.Result, find Finder, historyTimeout time.Duration) err
 		return bad("max_rate", "%g; want a rate between 0 and 1", r.MaxRate)
 	case r.MaxTrials < 0:
 		return bad("max_trials", "%d is negative", r.MaxTrials)
+	case r.MaxSpread < 0:
+		return bad("max_spread_ns", "%d is negative", r.MaxSpread)
 	case len(r.Targets) == 0:
 		return bad("targets", "none; a result has one per target run")
 	}
@@ -91,7 +95,7 @@ func CheckWith(r *results.Result, find Finder, historyTimeout time.Duration) err
 				return bad(at+".index", "%d after %d; trials are kept in the order they ran", tr.Index, last)
 			}
 			last = tr.Index
-			if err := recheckTrial(sc, r.Requests, tr, labels[i], min(historyTimeout, time.Until(deadline))); err != nil {
+			if err := recheckTrial(sc, r.Requests, tr, labels[i], r.MaxSpread, min(historyTimeout, time.Until(deadline))); err != nil {
 				return bad(at+"."+err.field, "%s", err.msg)
 			}
 		}
@@ -116,11 +120,25 @@ func CheckWith(r *results.Result, find Finder, historyTimeout time.Duration) err
 	return nil
 }
 
+// CheckOutcome refuses an outcome racelab never records for the story: one
+// that is not allowed, refused or error, or a refusal of a request that
+// cannot be refused (CanRefuse). Documents from outside are checked with
+// it, so that an edited "refused" cannot hide a lost update.
+func (sc *Scenario) CheckOutcome(o results.Outcome) error {
+	switch {
+	case o != results.Allowed && o != results.Refused && o != results.Errored:
+		return fmt.Errorf("%q; want allowed, refused or error", o)
+	case o == results.Refused && !sc.CanRefuse():
+		return fmt.Errorf("refused; a %s request of %s is counted or fails, never refused", sc.Op, sc.Name)
+	}
+	return nil
+}
+
 // fieldError names the field of a trial or tally that is wrong.
 type fieldError struct{ field, msg string }
 
 // recheckTrial recomputes a trial's counts and verdict from its requests.
-func recheckTrial(sc *Scenario, n int, t *results.Trial, target string, historyTimeout time.Duration) *fieldError {
+func recheckTrial(sc *Scenario, n int, t *results.Trial, target string, maxSpread, historyTimeout time.Duration) *fieldError {
 	if len(t.Requests) != n && sc.Stream == nil { // a stream's arrivals vary by trial
 		return &fieldError{"requests", fmt.Sprintf("%d requests; the result says %d per burst", len(t.Requests), n)}
 	}
@@ -128,8 +146,8 @@ func recheckTrial(sc *Scenario, n int, t *results.Trial, target string, historyT
 		if r.Index != k {
 			return &fieldError{fmt.Sprintf("requests[%d].index", k), fmt.Sprintf("%d; want %d", r.Index, k)}
 		}
-		if r.Outcome != results.Allowed && r.Outcome != results.Refused && r.Outcome != results.Errored {
-			return &fieldError{fmt.Sprintf("requests[%d].outcome", k), fmt.Sprintf("%q; want allowed, refused or error", r.Outcome)}
+		if err := sc.CheckOutcome(r.Outcome); err != nil {
+			return &fieldError{fmt.Sprintf("requests[%d].outcome", k), err.Error()}
 		}
 	}
 	c := *t
@@ -144,6 +162,14 @@ func recheckTrial(sc *Scenario, n int, t *results.Trial, target string, historyT
 	}
 	if t.Unsynchronized != c.Unsynchronized {
 		return &fieldError{"unsynchronized", fmt.Sprintf("%v; its requests say %v", t.Unsynchronized, c.Unsynchronized)}
+	}
+	if maxSpread > 0 { // recorded since results bound the spread
+		if spread := ReleaseSpread(t.Requests); t.ReleaseSpread != spread {
+			return &fieldError{"release_spread_ns", fmt.Sprintf("%d; its requests were released over %d", t.ReleaseSpread, spread)}
+		}
+		if want := t.ReleaseSpread > maxSpread; t.NotSimultaneous != want {
+			return &fieldError{"not_simultaneous", fmt.Sprintf("%v; a spread of %s against a bound of %s says %v", t.NotSimultaneous, t.ReleaseSpread, maxSpread, want)}
+		}
 	}
 	c.Broken, c.Why, c.Lost, c.Over, c.SoftBroken, c.Figures = false, "", 0, 0, false, nil
 	if sc.Scripted {
@@ -214,7 +240,7 @@ func checkTally(t *results.TargetResult, n int, stream bool) *fieldError {
 		return &fieldError{"counted", fmt.Sprintf("counts for %d trials; want %d", kept+s.CountedOther, s.Trials)}
 	case s.Lost < sample.Lost || s.Over < sample.Over:
 		return &fieldError{"lost", "less than the kept trials alone show"}
-	case s.Errored < sample.Errored || s.Unsynchronized < sample.Unsynchronized || s.HistoryUnknown < sample.HistoryUnknown:
+	case s.Errored < sample.Errored || s.Unsynchronized < sample.Unsynchronized || s.HistoryUnknown < sample.HistoryUnknown || s.NotSimultaneous < sample.NotSimultaneous:
 		return &fieldError{"errored", "fewer than the kept trials alone show"}
 	}
 	return nil
@@ -236,4 +262,55 @@ func otherFigure(a, b map[string][]int64) (name string, ok bool) {
 		}
 	}
 	return "", false
+}
+
+// Reexpect sets every target of saved results to what the verifier
+// expects of it (all, or one[NAME or SPEC] for one target, as a run's
+// Plan.Expect and Plan.ExpectOf), never what the document claims: a
+// saved "expect": "breaks", "strict": false would otherwise turn a
+// broken rule into "broken (expected)". Without an override, a target is
+// expected to hold unless the catalog knows it as naive. A target the
+// catalog does not know, or a one key no target has, is an error.
+func Reexpect(cat *targets.Catalog, all Override, one map[string]Override, rs []*results.Result, ls []*results.LoadResult) error {
+	if cat == nil {
+		cat = targets.Builtin()
+	}
+	used := map[string]bool{}
+	set := func(name, spec string, e *results.Expectation, strict *bool) error {
+		parsed, entry, err := cat.Lookup(spec)
+		if err != nil {
+			return fmt.Errorf("%w: target %q: %v", ErrInconsistent, spec, err) // %v: the document is wrong (exit 1), not the command line
+		}
+		ov := all
+		for _, key := range []string{name, spec, parsed.Name()} {
+			if o, ok := one[key]; ok && key != "" {
+				ov, used[key] = o, true
+				break
+			}
+		}
+		*e, *strict = ExpectationOf(entry, ov)
+		return nil
+	}
+	for _, r := range rs {
+		for i := range r.Targets {
+			t := &r.Targets[i]
+			if err := set(t.Name, t.Spec, &t.Expect, &t.Strict); err != nil {
+				return err
+			}
+		}
+	}
+	for _, l := range ls {
+		for i := range l.Targets {
+			t := &l.Targets[i]
+			if err := set(t.Name, t.Spec, &t.Expect, &t.Strict); err != nil {
+				return err
+			}
+		}
+	}
+	for key, ov := range one {
+		if !used[key] {
+			return usage.Fieldf("Expect", "{} %s=%s: no target %q in these results", key, cmp.Or(string(ov), "auto"), key)
+		}
+	}
+	return nil
 }

@@ -162,6 +162,7 @@ var Wants = map[string]string{
 	"MaxTrials":      "1 or more",
 	"HistoryTimeout": "a positive duration such as 2s",
 	"Period":         "a positive duration such as 1s",
+	"MaxSpread":      "a positive duration such as 250ms",
 }
 
 // Invalid is the error of a value field cannot take, in the words of Wants.
@@ -327,6 +328,9 @@ func Run(ctx context.Context, p Plan) (*results.Result, error) {
 	}
 	if p.MaxRate > 0 {
 		res.MaxRate, res.MaxTrials = p.MaxRate, p.Evidence.maxTrials()
+	}
+	if !p.Sequential && sc.Stream == nil {
+		res.MaxSpread = p.Evidence.SpreadBound()
 	}
 	// Open every target before the first burst, so that a mistyped store
 	// parameter is a usage error before anything runs, not halfway through.
@@ -589,6 +593,9 @@ func (r targetRun) play(ctx context.Context, rec *results.Recorder) error {
 		}
 		trial := results.Trial{Index: i, Key: k, Requests: reqs, ReleaseSpread: ReleaseSpread(reqs), ArrivalSpread: ArrivalSpread(arrivals)}
 		trial.Count()
+		// Only a burst aims at one instant: a sequence's or a stream's
+		// requests are spread on purpose.
+		trial.NotSimultaneous = f.gap == 0 && f.Stream == nil && r.ev.Scattered(trial.ReleaseSpread)
 		if len(reqs) > 0 && trial.Errors == len(reqs) {
 			return &TargetError{Stage: "every request failed; first: " + reqs[0].Error}
 		}

@@ -77,9 +77,15 @@ func Explain(ctx context.Context, x *Explainer) (explained.Explanation, error) {
 	if sc.Stream != nil {
 		how, same = results.Plural(int64(len(t.Requests)), "request")+": "+sc.Stream.Words, "trial"
 	}
+	title := "The race, replayed on %s (%s, seed %d)"
+	if !t.Broken {
+		// A service given as the race may hold: the heading must not
+		// promise a race the lanes do not show.
+		title = "The race did not show on %s (%s, seed %d)"
+	}
 	e.Replays = append(e.Replays, explained.Replay{
-		Heading: fmt.Sprintf("The race, replayed on %s (%s, seed %d)", race.Target, how, seed),
-		Target:  race.Target, Clock: race.Clock, Trial: t, Outcome: sc.Account(t, race.Target),
+		Heading: fmt.Sprintf(title, race.Target, how, seed),
+		Target:  race.Target, Clock: race.Clock, Trial: t, Outcome: sc.Account(t, race.Target), Compared: true,
 	})
 	if err := x.extras(ctx, &e, "race"); err != nil {
 		return e, err
@@ -95,7 +101,7 @@ func Explain(ctx context.Context, x *Explainer) (explained.Explanation, error) {
 	}
 	e.Replays = append(e.Replays, explained.Replay{
 		Heading: fmt.Sprintf("The same %s on %s (%s)", same, fix.Target, fix.Guarantee),
-		Target:  fix.Target, Clock: fix.Clock, Trial: t, Outcome: sc.Account(t, fix.Target),
+		Target:  fix.Target, Clock: fix.Clock, Trial: t, Outcome: sc.Account(t, fix.Target), Compared: true,
 	})
 	if err := x.extras(ctx, &e, "fix"); err != nil {
 		return e, err

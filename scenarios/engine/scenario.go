@@ -261,6 +261,11 @@ func (sc *Scenario) Account(t *results.Trial, target string) string {
 	return sc.Tell(t, target)
 }
 
+// CanRefuse reports whether the story's request can be refused at all: a
+// hit is counted or fails, so a refused hit is an outcome no store and no
+// run can produce, and a document that says one was edited.
+func (sc *Scenario) CanRefuse() bool { return sc.Op != story.OpHit }
+
 // AnswerOfReply turns a staged target's reply to the story's request into
 // an Answer: a hit is always allowed, the other operations are allowed
 // when OK.

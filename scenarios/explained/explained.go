@@ -21,6 +21,9 @@ type Replay struct {
 	Clock   results.Clock
 	Trial   *results.Trial
 	Outcome string
+	// Compared marks the race and its fix: the same burst on two targets,
+	// drawn on one time axis so that their difference shows.
+	Compared bool
 }
 
 // Explanation is what `racelab explain` shows of a story: its replays in

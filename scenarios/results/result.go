@@ -128,6 +128,10 @@ type Trial struct {
 	// Unsynchronized says some answer came before its request was
 	// released: the trial is reported but cannot count as proof.
 	Unsynchronized bool `json:"unsynchronized,omitempty"`
+	// NotSimultaneous says the burst's release spread was wider than the
+	// bound the run allowed (Result.MaxSpread): requests released seconds
+	// apart do not race, so the trial cannot prove that a store holds.
+	NotSimultaneous bool `json:"not_simultaneous,omitempty"`
 	// History is the verdict of the linearizability check of the trial's
 	// requests and the read that followed them (see checkHistory); empty
 	// when the history was not checked. A history that is not
@@ -165,7 +169,7 @@ func (t *Trial) Count() {
 // judged on what was read back. A trial whose counts prove a break is
 // broken whatever else went wrong: errors never hide a proven break.
 func (t *Trial) Inconclusive() bool {
-	return !t.Broken && (t.Errors > 0 || t.Unsynchronized || t.History == HistoryUnknown || t.Readback.Unjudged())
+	return !t.Broken && (t.Errors > 0 || t.Unsynchronized || t.NotSimultaneous || t.History == HistoryUnknown || t.Readback.Unjudged())
 }
 
 // SoftInconclusive reports whether the trial proves nothing about the
@@ -174,7 +178,7 @@ func (t *Trial) Inconclusive() bool {
 // break (a request that failed may have taken effect and pushed the trial
 // over the soft rule too).
 func (t *Trial) SoftInconclusive() bool {
-	return !t.SoftBroken && (t.Errors > 0 || t.Unsynchronized || t.History == HistoryUnknown)
+	return !t.SoftBroken && (t.Errors > 0 || t.Unsynchronized || t.NotSimultaneous || t.History == HistoryUnknown)
 }
 
 // HistoryVerdict is what the linearizability check of one trial found.
@@ -399,6 +403,11 @@ type Result struct {
 	// KeyChars is what the keys were made of (--key-chars); empty for
 	// plain ASCII.
 	KeyChars KeyChars `json:"key_chars,omitempty"`
+	// MaxSpread is the widest release spread a burst could have and still
+	// prove anything (engine.Evidence.MaxSpread); a trial past it is
+	// NotSimultaneous. Zero in results of sequential or stream runs, and
+	// in results saved before it was recorded.
+	MaxSpread time.Duration `json:"max_spread_ns,omitempty"`
 	// Interrupted says the run was cancelled and the result is partial.
 	Interrupted bool `json:"interrupted,omitempty"`
 	// Targets holds one result per target, in the order asked for.
@@ -487,6 +496,13 @@ func (s *Tally) InconclusiveWhy(label string) string {
 		why += " (the history check ran out of time; give it more time)"
 	} else if s.Unsynchronized > 0 {
 		why += " (answers came before the release)"
+	} else if s.NotSimultaneous > 0 {
+		// Two figures are enough to say how far from one instant it was.
+		spread := s.MaxReleaseSpread.Round(time.Millisecond)
+		if spread >= time.Second {
+			spread = spread.Round(100 * time.Millisecond)
+		}
+		why += fmt.Sprintf(" (burst not simultaneous (spread %s))", spread)
 	}
 	return why + fmt.Sprintf("; a verdict needs at most %s of them", Percent(MaxInconclusive))
 }

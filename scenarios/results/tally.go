@@ -80,6 +80,9 @@ type Tally struct {
 	Inconclusive   int `json:"inconclusive"`
 	Unsynchronized int `json:"unsynchronized,omitempty"`
 	Errored        int `json:"errored,omitempty"`
+	// NotSimultaneous counts the trials whose burst was spread wider than
+	// the run allowed (Trial.NotSimultaneous).
+	NotSimultaneous int `json:"not_simultaneous,omitempty"`
 	// Requests, Allowed, Refused and Errors are per-trial counts.
 	Requests Span `json:"requests"`
 	Allowed  Span `json:"allowed"`
@@ -145,6 +148,9 @@ func (s *Tally) Add(t *Trial) {
 	}
 	if t.Unsynchronized {
 		s.Unsynchronized++
+	}
+	if t.NotSimultaneous {
+		s.NotSimultaneous++
 	}
 	if !t.Broken && t.Errors > 0 {
 		s.Errored++
@@ -270,6 +276,7 @@ func (s *Tally) Merge(o *Tally) {
 	s.Broken += o.Broken
 	s.Inconclusive += o.Inconclusive
 	s.Unsynchronized += o.Unsynchronized
+	s.NotSimultaneous += o.NotSimultaneous
 	s.Errored += o.Errored
 	for _, p := range []struct{ a, b *Span }{{&s.Requests, &o.Requests}, {&s.Allowed, &o.Allowed}, {&s.Refused, &o.Refused}, {&s.Errors, &o.Errors}} {
 		p.a.Min, p.a.Max, p.a.Sum = min(p.a.Min, p.b.Min), max(p.a.Max, p.b.Max), p.a.Sum+p.b.Sum

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/racelab/racelab/internal/usage"
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/load"
 
@@ -54,6 +55,12 @@ type VerifyPlan struct {
 	Keep     results.Keep
 	// Find looks the parts' story up by name.
 	Find engine.Finder
+	// Expect and ExpectOf are the verifier's expectations of the targets,
+	// as a run's (Plan.Expect, Plan.ExpectOf): what a part claims it
+	// expected is never taken, since a part can be edited and the
+	// verifier is the one CI trusts.
+	Expect   engine.Override
+	ExpectOf map[string]engine.Override
 }
 
 // gather puts the parts of one sharded run in shard order, refusing parts
@@ -76,6 +83,13 @@ func gather(parts []*results.ShardResult, kind results.ShardKind, same func(firs
 		switch {
 		case s.Kind != kind:
 			return nil, fmt.Errorf("%w: shard %d of run %s is a %s part; want the parts of a %s", results.ErrUsage, s.Shard, s.RunID, s.Kind, kind)
+		case kind == results.ShardRun && s.Run == nil, kind == results.ShardLoad && (s.Load == nil || len(s.Load.Targets) != 1):
+			// Unchecked parts (CheckShard refuses these) must not panic.
+			return nil, fmt.Errorf("%w: shard %d of run %s is labelled %s but does not hold one", engine.ErrInconsistent, s.Shard, s.RunID, kind)
+		case s.Shards != first.Shards:
+			return nil, differ("shard counts", fmt.Sprint(first.Shards), fmt.Sprint(s.Shards))
+		case s.Shard < 0 || s.Shard >= first.Shards:
+			return nil, fmt.Errorf("%w: shard %d of %d", engine.ErrInconsistent, s.Shard, first.Shards)
 		case s.RunID != first.RunID:
 			return nil, differ("run ids", first.RunID, s.RunID)
 		case s.Shards != first.Shards:
@@ -144,10 +158,31 @@ func verifySpecs(recorded []string, v VerifyPlan) ([]string, error) {
 		return recorded, nil
 	}
 	if len(v.Targets) != len(recorded) {
-		return nil, fmt.Errorf("%w: the shards ran %d targets (%s); give -t once for each, in order, or not at all",
-			results.ErrUsage, len(recorded), strings.Join(recorded, ", "))
+		return nil, usage.Fieldf("Targets", "the shards ran %d targets (%s); give {} once for each, in order, or not at all",
+			len(recorded), strings.Join(recorded, ", "))
 	}
 	return v.Targets, nil
+}
+
+// sameTargets refuses a read-back target that is not the one the parts
+// ran, seen from here: a URL for a URL (the service as this machine
+// reaches it), the same store and strategy for a store (its password or
+// address may differ). Reading a URL's keys back from an in-process kv
+// would find nothing and judge an empty store.
+func sameTargets(cat *targets.Catalog, recorded []string, given []engine.Resolved) error {
+	if cat == nil {
+		cat = targets.Builtin()
+	}
+	for i, r := range given {
+		spec, _, err := cat.Lookup(recorded[i])
+		if err != nil {
+			return fmt.Errorf("%w: the parts ran target %q, which this racelab does not know: %v", engine.ErrInconsistent, recorded[i], err)
+		}
+		if (spec.URL != nil) != (r.Spec.URL != nil) || spec.URL == nil && spec.Name() != r.Spec.Name() {
+			return usage.Fieldf("Targets", "{} %s: the parts ran %s there; read back from the same target as this machine reaches it", cmp.Or(r.Raw, r.Spec.Name()), spec.Name())
+		}
+	}
+	return nil
 }
 
 // openFor opens the targets the keys are read back from: the specs the
@@ -157,9 +192,12 @@ func openFor(ctx context.Context, sc *engine.Scenario, recorded []string, v Veri
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	plan := engine.Plan{Scenario: sc, Catalog: v.Catalog, Targets: specs}
+	plan := engine.Plan{Scenario: sc, Catalog: v.Catalog, Targets: specs, Expect: v.Expect, ExpectOf: v.ExpectOf}
 	rs, err := plan.Resolve()
 	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := sameTargets(v.Catalog, recorded, rs); err != nil {
 		return nil, nil, nil, err
 	}
 	opts := append([]targets.Option{targets.WithVirtualTime(false)}, v.Options...)
@@ -193,22 +231,19 @@ func VerifyRun(ctx context.Context, parts []*results.ShardResult, v VerifyPlan) 
 	if err != nil {
 		return nil, err
 	}
-	recorded := make([]string, len(first.Targets))
-	for i, t := range first.Targets {
-		recorded[i] = t.Spec
-	}
-	rs, opened, openErr, err := openFor(ctx, sc, recorded, v)
+	rs, opened, openErr, err := openFor(ctx, sc, Recorded(ps[0]), v)
 	if err != nil {
 		return nil, err
 	}
 	defer engine.CloseAll(opened)
 	timeout := cmp.Or(v.Timeout, first.Timeout, engine.DefaultTimeout)
 	res := &results.Result{Schema: results.SchemaVersion, Scenario: sc.Name, Rule: sc.Rule, Requests: first.Requests, Trials: first.Trials,
-		Seed: first.Seed, Confidence: v.Evidence.Level(), Sharded: originOf(ps), Figures: sc.Figures}
+		Seed: first.Seed, Confidence: v.Evidence.Level(), Sharded: originOf(ps), Figures: sc.Figures, MaxSpread: v.Evidence.SpreadBound()}
 	history := oneHost(ps)
 	for ti := range first.Targets {
 		t0 := &first.Targets[ti]
-		tr := results.TargetResult{Target: t0.Target, Spec: t0.Spec, Guarantee: t0.Guarantee, Expect: t0.Expect, Strict: t0.Strict, Clock: results.ClockReal}
+		tr := results.TargetResult{Target: t0.Target, Spec: t0.Spec, Guarantee: t0.Guarantee, Clock: results.ClockReal}
+		tr.Expect, tr.Strict = engine.ExpectationOf(rs[ti].Entry, rs[ti].Expect)
 		complete := first.Trials
 		var errs []string
 		for _, s := range ps {
@@ -243,6 +278,23 @@ func VerifyRun(ctx context.Context, parts []*results.ShardResult, v VerifyPlan) 
 	return res, nil
 }
 
+// Recorded is the target specs a part ran, in order: where a merge reads
+// its keys back unless told otherwise.
+func Recorded(p *results.ShardResult) []string {
+	var out []string
+	switch {
+	case p.Run != nil:
+		for _, t := range p.Run.Targets {
+			out = append(out, t.Spec)
+		}
+	case p.Load != nil:
+		for _, t := range p.Load.Targets {
+			out = append(out, t.Spec)
+		}
+	}
+	return out
+}
+
 // sameRun refuses to merge a run's part s with shard 0's, first, unless
 // they played one plan: the same story, burst, trials and targets.
 func sameRun(first, s *results.ShardResult) error {
@@ -253,7 +305,7 @@ func sameRun(first, s *results.ShardResult) error {
 			s.Shard, r.Scenario, r.Requests, r.Trials, len(r.Targets), s.RunID)
 	}
 	for i := range r.Targets {
-		if ta, tb := a.Targets[i], r.Targets[i]; ta.Spec != tb.Spec || ta.Expect != tb.Expect {
+		if ta, tb := a.Targets[i], r.Targets[i]; ta.Spec != tb.Spec {
 			return fmt.Errorf("%w: shard %d ran target %s where shard %d ran %s", results.ErrUsage, s.Shard, tb.Spec, first.Shard, ta.Spec)
 		}
 	}
@@ -294,6 +346,7 @@ func mergeTrials(ctx context.Context, sc *engine.Scenario, pl engine.Player, ps 
 		trial.ReleaseSpread = engine.ReleaseSpread(trial.Requests)
 		trial.ArrivalSpread = engine.ArrivalSpread(arrivals)
 		trial.Count()
+		trial.NotSimultaneous = ev.Scattered(trial.ReleaseSpread)
 		if trial.Errors == n {
 			return &engine.TargetError{Stage: "every request failed; first: " + trial.Requests[0].Error}
 		}
@@ -364,7 +417,7 @@ func VerifyLoad(ctx context.Context, parts []*results.ShardResult, v VerifyPlan)
 		}
 		ths = append(ths, th)
 	}
-	rs, opened, openErr, err := openFor(ctx, sc, []string{first.Targets[0].Spec}, v)
+	rs, opened, openErr, err := openFor(ctx, sc, Recorded(ps[0]), v)
 	if err != nil {
 		return nil, err
 	}
@@ -378,6 +431,7 @@ func VerifyLoad(ctx context.Context, parts []*results.ShardResult, v VerifyPlan)
 	if err != nil {
 		return nil, err
 	}
+	lt.Expect, lt.Strict = engine.ExpectationOf(rs[0].Entry, rs[0].Expect)
 	if lt.Error == "" && openErr[0] != nil {
 		lt.Error = openErr[0].Error()
 	}
@@ -429,10 +483,12 @@ func describeLoad(l *results.LoadResult) string {
 
 // sumLoads adds up the shards' figures of their one target, and each
 // key's counts.
-func sumLoads(ps []*results.ShardResult) (results.LoadTarget, []results.KeyCount, error) {
+func sumLoads(ps []*results.ShardResult) (results.LoadTarget, map[int]results.KeyCount, error) {
 	t0 := ps[0].Load.Targets[0]
-	lt := results.LoadTarget{Target: t0.Target, Spec: t0.Spec, Guarantee: t0.Guarantee, Expect: t0.Expect, Strict: t0.Strict}
-	counts := make([]results.KeyCount, ps[0].Load.Keys)
+	lt := results.LoadTarget{Target: t0.Target, Spec: t0.Spec, Guarantee: t0.Guarantee}
+	// A map, not a slice of every key: a part says how many keys there
+	// were, and only the keys it counted are worth the memory.
+	counts := map[int]results.KeyCount{}
 	var hist *hdrhistogram.Histogram
 	kinds := map[string]*results.ErrorCount{}
 	var kindOrder []string
@@ -451,9 +507,11 @@ func sumLoads(ps []*results.ShardResult) (results.LoadTarget, []results.KeyCount
 		lt.Late += t.Late
 		lt.Dropped += t.Dropped
 		for _, c := range t.KeyCounts {
-			counts[c.Key].Allowed += c.Allowed
-			counts[c.Key].Refused += c.Refused
-			counts[c.Key].Errors += c.Errors
+			sum := counts[c.Key]
+			sum.Allowed += c.Allowed
+			sum.Refused += c.Refused
+			sum.Errors += c.Errors
+			counts[c.Key] = sum
 		}
 		for _, k := range t.ErrorKinds {
 			if kinds[k.Kind] == nil {

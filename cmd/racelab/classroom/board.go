@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/scenarios/engine"
+	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets/story"
 )
 
@@ -257,6 +258,10 @@ type logLine struct {
 	URI    string `json:"uri"`
 	Status int    `json:"status"`
 	Answer string `json:"answer"`
+	// Burst, for a burst fired from the page, is how many requests it
+	// sent at once to Store on Key: one line, not a curl line each.
+	Burst int    `json:"burst,omitempty"`
+	Key   string `json:"key,omitempty"`
 }
 
 // row is one key of a story, with a cell per store it reached.
@@ -390,27 +395,12 @@ func (b *board) storiesOf(rt route, key string, req *http.Request) []string {
 // request the contract refused before the store saw it (a bad key, a
 // story the store does not play) makes no row.
 func (b *board) note(storyName, key, store string, rt route, status int, answer []byte, now time.Time) {
-	rows := b.rows[storyName]
-	i := slices.IndexFunc(rows, func(r *row) bool { return r.Key == key })
 	refused := rt.act && slices.Contains(rt.no, status)
 	reached := status == http.StatusOK || refused || status >= 500
-	if i < 0 && !reached {
+	if !reached && !slices.ContainsFunc(b.rows[storyName], func(r *row) bool { return r.Key == key }) {
 		return
 	}
-	var r *row
-	if i >= 0 {
-		r = rows[i]
-		rows = slices.Delete(rows, i, i+1)
-	} else {
-		r = &row{Key: key, Cells: map[string]*cell{}}
-	}
-	b.rows[storyName] = append([]*row{r}, rows[:min(len(rows), KeysShown-1)]...)
-	r.touched = now
-	c := r.Cells[store]
-	if c == nil {
-		c = &cell{}
-		r.Cells[store] = c
-	}
+	c := b.cellFor(storyName, key, store, now)
 	c.Requests++
 	switch {
 	case status == http.StatusOK && rt.act:
@@ -444,6 +434,28 @@ func (b *board) note(storyName, key, store string, rt route, status int, answer 
 			}
 		}
 	}
+}
+
+// cellFor is store's cell in key's row of the story, the row moved to
+// the top of the board (made if new, the oldest dropped past KeysShown)
+// and marked touched now, so that it is read back. The caller holds mu.
+func (b *board) cellFor(storyName, key, store string, now time.Time) *cell {
+	rows := b.rows[storyName]
+	var r *row
+	if i := slices.IndexFunc(rows, func(r *row) bool { return r.Key == key }); i >= 0 {
+		r = rows[i]
+		rows = slices.Delete(rows, i, i+1)
+	} else {
+		r = &row{Key: key, Cells: map[string]*cell{}}
+	}
+	b.rows[storyName] = append([]*row{r}, rows[:min(len(rows), KeysShown-1)]...)
+	r.touched = now
+	c := r.Cells[store]
+	if c == nil {
+		c = &cell{}
+		r.Cells[store] = c
+	}
+	return c
 }
 
 // answerNumber is the whole number in field of a JSON answer.
@@ -587,6 +599,34 @@ func (b *board) snapshot() ([]byte, int64, <-chan struct{}) {
 		b.cache, b.cacheAt = data, b.seq
 	}
 	return b.cache, b.seq, b.changed
+}
+
+// noteBurst puts one store's part of a burst fired from the page on the
+// board as the room's own requests are: in the keys table (a row for the
+// trial's key, read back like any touched key) and as one line of the
+// request log. The burst goes to the stores through the engine, not the
+// contract, so watch never sees it.
+func (b *board) noteBurst(storyName, store string, t *results.Trial, account string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.now()
+	c := b.cellFor(storyName, t.Key, store, now)
+	c.Requests += len(t.Requests)
+	c.Allowed += t.Allowed
+	c.Refused += t.Refused
+	c.Failed += t.Errors
+	counted := t.Counted
+	c.Stored = &counted
+	b.total += int64(len(t.Requests))
+	b.log = append(b.log, logLine{At: now.Format("15:04:05"), Store: store, Burst: len(t.Requests), Key: t.Key, Answer: account})
+	if len(b.log) > LogLines {
+		b.log = slices.Delete(b.log, 0, len(b.log)-LogLines)
+	}
+	b.bump()
+	select {
+	case b.kick <- struct{}{}:
+	default:
+	}
 }
 
 // setFiring shows every page that a burst of the story is running.

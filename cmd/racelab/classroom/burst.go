@@ -164,6 +164,7 @@ func (r *Room) burst(ctx context.Context, sc *engine.Scenario, n int) (*burstVie
 		}
 		bs.Lanes = drawLanes(sc, t, tr.Target, tr.Clock).svg
 		view.Stores = append(view.Stores, bs)
+		r.board.noteBurst(sc.Name, tr.Target, t, bs.Account)
 	}
 	return view, nil
 }

@@ -104,8 +104,22 @@ func drawLanes(sc *engine.Scenario, t *results.Trial, label string, clock result
 	// sending to its answer, and its reads and writes sit on it.
 	var marks strings.Builder
 	var steps []string
+	// say adds a caption to step n: a step is what happened at one
+	// instant to one request (its read and write, its landing and its
+	// answer), or every request sent at one instant, so that ten requests
+	// are about twenty steps, not fifty.
+	say := func(n int, caption string) {
+		if n > len(steps) {
+			steps = append(steps, caption)
+		} else {
+			steps[n-1] += "; " + caption
+		}
+	}
+	n := 0
 	for k, e := range evs {
-		n := k + 1
+		if k == 0 || e.at != evs[k-1].at || e.lane != evs[k-1].lane && (e.kind != "sent" || evs[k-1].kind != "sent") {
+			n++
+		}
 		q := &reqs[e.lane]
 		mid := laneTop + e.lane*laneHeight + laneHeight/2
 		ex := f1(x(e.at))
@@ -114,7 +128,7 @@ func drawLanes(sc *engine.Scenario, t *results.Trial, label string, clock result
 		switch e.kind {
 		case "sent":
 			fmt.Fprintf(&marks, `<g data-step="%d" class="sent"><line x1="%s" y1="%d" x2="%s" y2="%d"/></g>`+"\n", n, ex, mid-12, ex, mid+12)
-			steps = append(steps, fmt.Sprintf("%s: %s is sent", at, who))
+			say(n, fmt.Sprintf("%s: %s is sent", at, who))
 		case "answer":
 			answer := q.AnswerWords()
 			text := answer
@@ -128,10 +142,10 @@ func drawLanes(sc *engine.Scenario, t *results.Trial, label string, clock result
 				n, outcomeClass(q.Outcome), f1(x0), mid-6, f1(max(x(e.at)-x0, 3)))
 			fmt.Fprintf(&marks, `<g data-step="%d" class="answer %s"><text x="%s" y="%d">%s</text></g>`+"\n",
 				n, outcomeClass(q.Outcome), f1(x(e.at)+10), mid+6, esc(text))
-			steps = append(steps, caption)
+			say(n, caption)
 		default:
 			drawStep(&marks, n, ex, mid, e.step)
-			steps = append(steps, fmt.Sprintf("%s: %s %s", at, who, stepWords(e.step)))
+			say(n, fmt.Sprintf("%s: %s %s", at, who, stepWords(e.step)))
 		}
 	}
 	b.WriteString(marks.String())

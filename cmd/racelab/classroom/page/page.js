@@ -184,10 +184,12 @@ function drawKeys(story, withPlan, rows) {
 
 function drawLog(snap) {
   byId('log-total').textContent = snap.requests ? '(' + snap.requests + ' so far; the latest first)' : '';
+  // A burst fired from this page is one line: its requests went to the
+  // store all at once, not as curl lines.
   byId('log').replaceChildren(...snap.log.map((l) => el('li', { 'data-store': l.store },
     el('span', { class: 'time', text: l.at }),
-    el('code', { text: curl(l.method, l.uri) }),
-    el('span', { class: 'status', text: '→ ' + l.status }),
+    el('code', { text: l.burst ? 'Fire ' + l.burst + ' at once → ' + l.store + ', key ' + l.key : curl(l.method, l.uri) }),
+    el('span', { class: 'status', text: l.burst ? '→' : '→ ' + l.status }),
     el('code', { text: l.answer }))));
 }
 

@@ -1,0 +1,173 @@
+package sign
+
+import (
+	"bytes"
+	"cmp"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// Field is the top-level field that holds a document's signature.
+const Field = "signature"
+
+// prefix names the algorithm in the signature, so that another one can
+// follow without a new field.
+const prefix = "hmac-sha256:"
+
+// ErrUnsigned is the error of a document without a signature, when one
+// is required.
+var ErrUnsigned = errors.New("not signed")
+
+// ErrAltered is the error of a document whose signature is not the key's
+// over its content: it was edited after it was signed, or signed with
+// another key.
+var ErrAltered = errors.New("signature does not match: the document was altered, or signed with another key")
+
+// canonical is the document without its signature, keys sorted, numbers
+// as written.
+func canonical(doc []byte) (rest []byte, sig string, err error) {
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return nil, "", fmt.Errorf("not one JSON object: %w", err)
+	}
+	if s, ok := m[Field]; ok {
+		if sig, ok = s.(string); !ok {
+			return nil, "", fmt.Errorf("%q is not a string", Field)
+		}
+		delete(m, Field)
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(m); err != nil {
+		return nil, "", err
+	}
+	return b.Bytes(), sig, nil
+}
+
+func mac(key, data []byte) string {
+	h := hmac.New(sha256.New, key)
+	h.Write(data)
+	return prefix + hex.EncodeToString(h.Sum(nil))
+}
+
+// Sign returns doc, one JSON object, with its signature under key as its
+// first field; a signature it had is replaced.
+func Sign(doc, key []byte) ([]byte, error) {
+	rest, old, err := canonical(doc)
+	if err != nil {
+		return nil, err
+	}
+	if old != "" {
+		return nil, fmt.Errorf("already signed")
+	}
+	i := bytes.IndexByte(doc, '{')
+	field := fmt.Sprintf("%q: %q", Field, mac(key, rest))
+	sep := ","
+	if bytes.TrimSpace(doc[i+1:])[0] == '}' {
+		sep = "" // an empty object
+	}
+	indent := "\n  "
+	if !bytes.HasPrefix(doc[i+1:], []byte("\n")) {
+		indent = ""
+	}
+	out := append([]byte{}, doc[:i+1]...)
+	out = append(out, indent+field+sep...)
+	return append(out, doc[i+1:]...), nil
+}
+
+// IfKey is Sign when there is a key, else doc as it is.
+func IfKey(doc, key []byte) ([]byte, error) {
+	if key == nil {
+		return doc, nil
+	}
+	return Sign(doc, key)
+}
+
+// Check checks doc's signature under key. An unsigned document is
+// ErrUnsigned; one whose signature is not key's over its content is
+// ErrAltered.
+func Check(doc, key []byte) error {
+	rest, sig, err := canonical(doc)
+	if err != nil {
+		return err
+	}
+	if sig == "" {
+		return ErrUnsigned
+	}
+	if !strings.HasPrefix(sig, prefix) || !hmac.Equal([]byte(sig), []byte(mac(key, rest))) {
+		return ErrAltered
+	}
+	return nil
+}
+
+// All signs every document of a stream (JSON objects one after the
+// other, as racelab writes several results) and writes them to w, each
+// followed by a newline.
+func All(w io.Writer, stream, key []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(stream))
+	for {
+		var raw json.RawMessage
+		err := dec.Decode(&raw)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		signed, err := Sign(raw, key)
+		if err != nil {
+			return err
+		}
+		if _, err := w.Write(append(signed, '\n')); err != nil {
+			return err
+		}
+	}
+}
+
+// Key is the key given, else the environment's RACELAB_SIGN_KEY (getenv,
+// os.Getenv when nil); nil when neither is set.
+func Key(given string, getenv func(string) string) []byte {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	if k := cmp.Or(given, getenv("RACELAB_SIGN_KEY")); k != "" {
+		return []byte(k)
+	}
+	return nil
+}
+
+// Render writes what render writes, every document of it signed under
+// key: JSON documents one after the other.
+func Render(w io.Writer, key []byte, render func(io.Writer) error) error {
+	var b bytes.Buffer
+	if err := render(&b); err != nil {
+		return err
+	}
+	return All(w, b.Bytes(), key)
+}
+
+// Checker is the check of each document read under key: a signed one
+// must be the key's (ErrAltered); an unsigned one is refused
+// (ErrUnsigned) only when require is set.
+func Checker(key []byte, require bool) func(doc []byte) error {
+	return func(doc []byte) error {
+		err := Check(doc, key)
+		if errors.Is(err, ErrUnsigned) && !require {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("signature: %w", err)
+		}
+		return nil
+	}
+}

@@ -1,0 +1,95 @@
+package sign
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+)
+
+const doc = `{
+  "schema": "racelab/shard/v1",
+  "run": {"targets": [{"expect": "holds", "strict": true, "n": 12345678901234567890}]},
+  "spread": 0.1
+}`
+
+func TestSignThenCheck(t *testing.T) {
+	key := []byte("k3y")
+	signed, err := Sign([]byte(doc), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(signed), "{\n  \"signature\": \"hmac-sha256:") {
+		t.Errorf("signed document starts %.40q; want the signature first, indented as the rest", signed)
+	}
+	if err := Check(signed, key); err != nil {
+		t.Errorf("the signed document: %v", err)
+	}
+	// Re-indented, it is the same document.
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, signed); err != nil {
+		t.Fatal(err)
+	}
+	if err := Check(compact.Bytes(), key); err != nil {
+		t.Errorf("compacted: %v", err)
+	}
+	for name, d := range map[string][]byte{
+		"an edited value":   bytes.Replace(signed, []byte(`"holds", "strict": true`), []byte(`"breaks", "strict": false`), 1),
+		"a number edited":   bytes.Replace(signed, []byte("12345678901234567890"), []byte("12345678901234567891"), 1),
+		"a field added":     bytes.Replace(signed, []byte(`"spread"`), []byte(`"x": 1, "spread"`), 1),
+		"the signature cut": bytes.Replace(signed, []byte(`"signature": "hmac-sha256:`), []byte(`"signature": "hmac-sha256:0`), 1),
+	} {
+		if bytes.Equal(d, signed) {
+			t.Fatalf("%s: the edit did not apply", name)
+		}
+		if err := Check(d, key); !errors.Is(err, ErrAltered) {
+			t.Errorf("%s: %v; want ErrAltered", name, err)
+		}
+	}
+	if err := Check(signed, []byte("other")); !errors.Is(err, ErrAltered) {
+		t.Errorf("another key: %v; want ErrAltered", err)
+	}
+	if err := Check([]byte(doc), key); !errors.Is(err, ErrUnsigned) {
+		t.Errorf("unsigned: %v; want ErrUnsigned", err)
+	}
+	if _, err := Sign(signed, key); err == nil {
+		t.Errorf("signing twice: no error")
+	}
+}
+
+func TestAllSignsEachDocument(t *testing.T) {
+	var out bytes.Buffer
+	if err := All(&out, []byte(doc+"\n{}\n"+doc), []byte("k")); err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(&out)
+	n := 0
+	for dec.More() {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			t.Fatal(err)
+		}
+		if err := Check(raw, []byte("k")); err != nil {
+			t.Errorf("document %d: %v", n, err)
+		}
+		n++
+	}
+	if n != 3 {
+		t.Errorf("%d documents; want 3", n)
+	}
+}
+
+func FuzzCheck(f *testing.F) {
+	f.Add([]byte(doc))
+	f.Add([]byte(`{"signature": 5}`))
+	f.Add([]byte(`[]`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_ = Check(b, []byte("k"))
+		if s, err := Sign(b, []byte("k")); err == nil {
+			if err := Check(s, []byte("k")); err != nil {
+				t.Errorf("signed %q: %v", s, err)
+			}
+		}
+	})
+}
