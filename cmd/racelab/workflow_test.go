@@ -578,9 +578,7 @@ func (r *ghRun) String() string {
 // id and one start, fires four shards at a `racelab serve` on loopback and
 // verifies: on SQLite, one table of whole bursts in the log and the job
 // summary, exit 0; on the KV store, the loss, exit 3, and the summary and
-// the result still written. The lead leaves the shards room to start on a
-// busy machine: a shard that starts past its release is refused (exit 2),
-// where it once fired at once, alone.
+// the result still written.
 func TestGitHubActionsWorkflowRuns(t *testing.T) {
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Fatal("bash runs the workflow's steps, as on GitHub's runners: install it")
