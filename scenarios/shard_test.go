@@ -345,6 +345,11 @@ func TestLoadShardsMergeIntoOneLoad(t *testing.T) {
 	if lt.Latency.Count != latencies || lt.Latency.Count != lt.Answered {
 		t.Errorf("merged histogram holds %d latencies; the shards %d, answers %d", lt.Latency.Count, latencies, lt.Answered)
 	}
+	// The service answered every hit 200: the merged breakdown by status
+	// holds all of them, not the first shard's.
+	if got := lt.StatusCodes[200]; got != 200 {
+		t.Errorf("merged status codes %v; want 200 ×200, the four shards' together", lt.StatusCodes)
+	}
 	if err := res.Check(); err != nil {
 		t.Errorf("merged load fails its own check: %v", err)
 	}

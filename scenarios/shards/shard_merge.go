@@ -523,6 +523,15 @@ func sumLoads(ps []*results.ShardResult) (results.LoadTarget, map[int]results.Ke
 			kinds[k.Kind].Count += k.Count
 		}
 		lt.Series = addSeconds(lt.Series, t.Series)
+		for code, n := range t.StatusCodes {
+			if lt.StatusCodes == nil {
+				lt.StatusCodes = map[int]int64{}
+			}
+			lt.StatusCodes[code] += n
+		}
+		// Each shard's samples are its own requests: together, a sample of
+		// the whole load, each shard's share in its own order.
+		lt.Samples = append(lt.Samples, t.Samples...)
 		if t.Histogram == "" {
 			continue
 		}
