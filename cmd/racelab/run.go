@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"cmp"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -187,6 +188,9 @@ func (o *runOptions) plan() (engine.Plan, []output, error) {
 	if err := o.Evidence.apply(&p); err != nil {
 		return engine.Plan{}, nil, err
 	}
+	if o.Background == "" && (o.BackgroundOnKey || o.set != nil && o.set("background-keys")) {
+		return engine.Plan{}, nil, usageError{errors.New("--background-keys and --background-on-key shape a --background load; give --background RATE, e.g. 200/s")}
+	}
 	if o.Background != "" {
 		bp, err := background.Parse(o.Background, o.BackgroundKeys, o.BackgroundOnKey)
 		if err != nil {
@@ -294,8 +298,8 @@ func (o *runOptions) part(p engine.Plan) (*engine.Part, error) {
 		}
 		for i := range p.Scenario.Parts {
 			if part := &p.Scenario.Parts[i]; part.Flag == flag {
-				if len(o.Targets) > 0 || o.Sequential || o.Clock == "real" {
-					return nil, usageError{fmt.Errorf("--%s %s; drop -t, --sequential and --clock", flag, part.Alone)}
+				if len(o.Targets) > 0 || o.Sequential || o.Clock == "real" || o.Background != "" {
+					return nil, usageError{fmt.Errorf("--%s %s; drop -t, --sequential, --clock and --background", flag, part.Alone)}
 				}
 				return part, nil
 			}
