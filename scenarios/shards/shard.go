@@ -152,6 +152,8 @@ func RunShard(ctx context.Context, p engine.Plan, s engine.Sharding) (*results.S
 		return nil, usage.Fieldf("Scenario", "%s fires a stream of arrivals over time, not a burst; a sharded run fires bursts", sc.Name)
 	case p.Sequential:
 		return nil, usage.Fieldf("Sequential", "{} fires one request after another; a sharded run fires bursts")
+	case p.Background != nil:
+		return nil, usage.Fieldf("Background", "{} loads each target beside the trials of one process, and a shard would load it once per shard; run the shards without {}")
 	case p.MaxRate > 0:
 		return nil, usage.Fieldf("MaxRate", "{} adds trials as the verdicts come, and a shard sees none; give {Trials}")
 	}
