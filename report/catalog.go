@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/racelab/racelab/internal/usage"
 )
 
 // Catalog is what `racelab list` shows: the stories and the targets that
@@ -34,9 +36,10 @@ type CatalogTarget struct {
 
 // WriteCatalog writes the scenario table, then the target × scenario
 // matrix, both at most width display columns wide (0: no limit). A narrow
+// say names the fields the words advise as their flags (nil: as fields).
 // matrix leaves out the scenario columns and says under it which targets
 // play which scenarios.
-func WriteCatalog(w io.Writer, c Catalog, width int) error {
+func WriteCatalog(w io.Writer, c Catalog, width int, say func(field string) string) error {
 	var b bytes.Buffer
 	b.WriteString("Scenarios\n")
 	rows := make([][]string, len(c.Scenarios))
@@ -48,7 +51,7 @@ func WriteCatalog(w io.Writer, c Catalog, width int) error {
 	if err := writeGrid(&b, cols, rows, false); err != nil {
 		return err
 	}
-	b.WriteString("\n" + wrapLine("Targets (run one with -t NAME; parameters as NAME?key=value&key=value)", width) + "\n")
+	b.WriteString("\n" + wrapLine(usage.Name("Targets (run one with {Targets} NAME; parameters as NAME?key=value&key=value)", say), width) + "\n")
 	cols = []column{{title: "TARGET", fold: true}, {title: "GUARANTEE", fold: true}, {title: "EXPECTED"}, {title: "NEEDS", drop: 1}}
 	for _, s := range c.Scenarios {
 		cols = append(cols, column{title: s.Name, drop: 2})

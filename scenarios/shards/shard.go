@@ -260,7 +260,7 @@ func (r shardRun) play(ctx context.Context, st *results.ShardTarget) error {
 				return &engine.TargetError{Stage: "ready " + k, Err: err}
 			}
 			if !at.IsZero() && time.Now().After(at) {
-				return &engine.TargetError{Stage: fmt.Sprintf("ready %s: done %s after its release instant, when the other shards had fired; give a longer --period",
+				return &engine.TargetError{Stage: fmt.Sprintf("ready %s: done %s after its release instant, when the other shards had fired; give the shards a longer period between trials",
 					k, results.DurationWords(time.Since(at)))}
 			}
 		}
