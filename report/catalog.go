@@ -36,9 +36,9 @@ type CatalogTarget struct {
 
 // WriteCatalog writes the scenario table, then the target × scenario
 // matrix, both at most width display columns wide (0: no limit). A narrow
-// say names the fields the words advise as their flags (nil: as fields).
 // matrix leaves out the scenario columns and says under it which targets
-// play which scenarios.
+// play which scenarios. say names the fields the words advise as their
+// flags (nil: as fields).
 func WriteCatalog(w io.Writer, c Catalog, width int, say func(field string) string) error {
 	var b bytes.Buffer
 	b.WriteString("Scenarios\n")
