@@ -212,6 +212,9 @@ func TestREADMEExamples(t *testing.T) {
 	}
 	for _, ex := range examples {
 		t.Run(fmt.Sprintf("line%d", ex.line), func(t *testing.T) {
+			// Each example is a whole racelab in-process on its own
+			// streams: they run side by side, as users' commands would.
+			t.Parallel()
 			if ex.servers {
 				needServers(t)
 			}
