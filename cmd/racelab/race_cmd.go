@@ -56,7 +56,6 @@ the command exits 2; a clean run prints one line per file and exits 0.`,
 			}
 			if len(bad) > 0 {
 				return usageError{errSilent} // each file's line is said
-
 			}
 			return nil
 		},
