@@ -2,11 +2,15 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -210,26 +214,53 @@ func TestREADMEExamples(t *testing.T) {
 	if len(examples) < 8 {
 		t.Fatalf("%d marked examples in README.md; the marks were lost?", len(examples))
 	}
+	bin := buildRacelab(t)
 	for _, ex := range examples {
 		t.Run(fmt.Sprintf("line%d", ex.line), func(t *testing.T) {
-			// Each example is a whole racelab in-process on its own
-			// streams: they run side by side, as users' commands would.
+			// Each example is a racelab process of its own, as a user's
+			// command is: they run side by side.
 			t.Parallel()
 			if ex.servers {
 				needServers(t)
 			}
-			s, out, errOut := testStreams("")
-			s.NoColor, s.Width = true, ex.columns
-			code := Main(context.Background(), ex.args, s, testCatalog)
+			var out, errOut bytes.Buffer
+			cmd := exec.Command(bin, ex.args...)
+			cmd.Env = append(os.Environ(), "NO_COLOR=1", "COLUMNS="+strconv.Itoa(ex.columns))
+			cmd.Stdout, cmd.Stderr = &out, &errOut
+			code := exitOK
+			if err := cmd.Run(); err != nil {
+				var exit *exec.ExitError
+				if !errors.As(err, &exit) {
+					t.Fatalf("README.md:%d: racelab %s: %v", ex.line, strings.Join(ex.args, " "), err)
+				}
+				code = exit.ExitCode()
+			}
 			if code != ex.exit {
 				t.Errorf("README.md:%d: racelab %s: exit %d, README says %d", ex.line, strings.Join(ex.args, " "), code, ex.exit)
 			}
 			if d := readmeDiff(ex.want, out.String()+errOut.String()); d != "" {
 				t.Errorf("README.md:%d: racelab %s drifted from the README, %s\nwhole output:\n%s%s",
-					ex.line, strings.Join(ex.args, " "), d, out, errOut)
+					ex.line, strings.Join(ex.args, " "), d, out.String(), errOut.String())
 			}
 		})
 	}
+}
+
+// buildRacelab builds racelab as a user gets it, without the race
+// detector, into a folder t removes. The examples are checked for what
+// they print, not for races (every code path they take is tested under
+// -race elsewhere), and a race build runs the README's runs of hundreds of
+// trials some twenty times slower. The flags are the GitHub Actions
+// workflow's build (TestGitHubActionsWorkflowRuns), so one of the two
+// finds the other's packages in the build cache.
+func buildRacelab(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "racelab")
+	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, ".")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build racelab: %v\n%s", err, out)
+	}
+	return bin
 }
 
 // TestREADMEExampleReader checks the reader itself on what it must catch:
