@@ -257,14 +257,14 @@ func IsName(s string) bool {
 func (r *Room) routes() {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/{$}", r.root)
-	mux.HandleFunc(Prefix+"{$}", only(http.MethodGet, r.page))
-	mux.HandleFunc(Prefix+"page.js", only(http.MethodGet, r.asset))
-	mux.HandleFunc(Prefix+"page.css", only(http.MethodGet, r.asset))
-	mux.HandleFunc(Prefix+"config", only(http.MethodGet, r.config))
-	mux.HandleFunc(Prefix+"events", only(http.MethodGet, r.events))
-	mux.HandleFunc(Prefix+"burst", only(http.MethodPost, r.fire))
-	mux.HandleFunc(Prefix+"background", only(http.MethodPost, r.switchBackground))
-	mux.HandleFunc(Prefix+"replay", only(http.MethodGet, r.replay))
+	mux.HandleFunc(Prefix+"{$}", guarded.Only(http.MethodGet, r.page))
+	mux.HandleFunc(Prefix+"page.js", guarded.Only(http.MethodGet, r.asset))
+	mux.HandleFunc(Prefix+"page.css", guarded.Only(http.MethodGet, r.asset))
+	mux.HandleFunc(Prefix+"config", guarded.Only(http.MethodGet, r.config))
+	mux.HandleFunc(Prefix+"events", guarded.Only(http.MethodGet, r.events))
+	mux.HandleFunc(Prefix+"burst", guarded.Only(http.MethodPost, r.fire))
+	mux.HandleFunc(Prefix+"background", guarded.Only(http.MethodPost, r.switchBackground))
+	mux.HandleFunc(Prefix+"replay", guarded.Only(http.MethodGet, r.replay))
 	mux.HandleFunc(Prefix, func(w http.ResponseWriter, req *http.Request) {
 		guarded.WriteError(w, http.StatusNotFound, fmt.Sprintf("no page %s; the classroom is at /", req.URL.Path))
 	})
@@ -441,19 +441,6 @@ func (r *Room) story(name string) *storyPage {
 		}
 	}
 	return nil
-}
-
-// only answers 405 with an Allow header to any method but m (and HEAD for
-// GET).
-func only(m string, next http.HandlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, req *http.Request) {
-		if req.Method != m && (m != http.MethodGet || req.Method != http.MethodHead) {
-			w.Header().Set("Allow", m)
-			guarded.WriteError(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s %s: method not allowed; use %s", req.Method, req.URL.Path, m))
-			return
-		}
-		next(w, req)
-	}
 }
 
 // mount serves h under prefix: the request h sees has prefix cut from its

@@ -135,8 +135,8 @@ func TestRoot(t *testing.T) {
 		if got := do(t, "GET", base+"/classroom/nope"); got.status != 404 || !json.Valid([]byte(got.body)) {
 			t.Errorf("GET /classroom/nope = %+v; want 404 in JSON", got)
 		}
-		if got := do(t, "POST", base+"/classroom/config"); got.status != 405 || got.allow != "GET" {
-			t.Errorf("POST /classroom/config = %+v; want 405, Allow: GET", got)
+		if got := do(t, "POST", base+"/classroom/config"); got.status != 405 || got.allow != "GET, HEAD" {
+			t.Errorf("POST /classroom/config = %+v; want 405, Allow: GET, HEAD (it answers HEAD too)", got)
 		}
 	}
 	var index struct {
