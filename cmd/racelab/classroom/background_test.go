@@ -10,6 +10,7 @@ import (
 
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/httpapi/handler"
+	"github.com/racelab/racelab/targets/httpapi/httpapitest"
 )
 
 // loadGoroutines counts the goroutines of a background load: the
@@ -32,18 +33,6 @@ func loadGoroutines() int {
 		}
 	}
 	return count
-}
-
-// eventually waits, at most 20s, until ok holds.
-func eventually(t *testing.T, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not in 20s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // switchLoad posts the switch's body and answers its status and what it
@@ -91,7 +80,7 @@ func TestBackgroundSwitch(t *testing.T) {
 		t.Fatalf("switch on = %d %+v %s; want on at 40/s on both stores", status, view, body)
 	}
 	until(t, next, "the switch on", func(s snapshot) bool { return s.Background.On && s.Background.Rate == "40/s" })
-	eventually(t, "the load between bursts under way", func() bool { return loadGoroutines() > 0 })
+	httpapitest.Eventually(t, "the load between bursts under way", func() bool { return loadGoroutines() > 0 })
 
 	naive, fixed = burstTwo(t, base, `{"story":"ten-hits-one-view","requests":10}`)
 	if fixed.Verdict != "✓ held" || fixed.Counted != 10 || naive.Verdict == "" || naive.Verdict == "could not run" {
@@ -145,7 +134,7 @@ func TestBackgroundStopsWhenThePageLeaves(t *testing.T) {
 	if status, view, body := switchLoad(t, base, `{"on":true,"rate":"20/s"}`); status != 200 || !view.On {
 		t.Fatalf("switch on = %d %s; want on", status, body)
 	}
-	eventually(t, "the load under way", func() bool { return loadGoroutines() > 0 })
+	httpapitest.Eventually(t, "the load under way", func() bool { return loadGoroutines() > 0 })
 	leaveFirst()
 	// One page is still open: the load goes on.
 	until(t, second, "the switch still on", func(s snapshot) bool { return s.Background.On })
@@ -153,12 +142,12 @@ func TestBackgroundStopsWhenThePageLeaves(t *testing.T) {
 		t.Errorf("the load stopped with a page still open")
 	}
 	leaveSecond()
-	eventually(t, "the switch off once the last page left", func() bool {
+	httpapitest.Eventually(t, "the switch off once the last page left", func() bool {
 		r.load.mu.Lock()
 		defer r.load.mu.Unlock()
 		return r.load.plan.Rate == 0 && r.load.why == offLeft
 	})
-	eventually(t, "the load's goroutines gone", func() bool { return loadGoroutines() == 0 })
+	httpapitest.Eventually(t, "the load's goroutines gone", func() bool { return loadGoroutines() == 0 })
 	third := stream(t, base)
 	if s := third(); s.Background.On || s.Background.Why != offLeft {
 		t.Errorf("a page opened after: switch %+v; want off, saying the page was left", s.Background)
