@@ -235,7 +235,7 @@ func (sw *loadSwitch) resume() {
 // the caller holds mu.
 func (sw *loadSwitch) startIdle() {
 	defer func() { sw.show(sw.viewLocked()) }()
-	if sw.plan.Rate <= 0 || sw.bursting || sw.pages == 0 || sw.cancel != nil {
+	if sw.plan.Rate <= 0 || sw.bursting || sw.pages == 0 || sw.cancel != nil || sw.ctx.Err() != nil {
 		return
 	}
 	ctx, cancel := context.WithCancel(sw.ctx)

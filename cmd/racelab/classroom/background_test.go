@@ -1,10 +1,15 @@
 package classroom
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -205,5 +210,109 @@ func TestBackgroundRefusals(t *testing.T) {
 	}
 	if n := loadGoroutines(); n != 0 {
 		t.Errorf("%d load goroutines after a refused switch; want none", n)
+	}
+}
+
+// TestBackgroundSwitchUnderConcurrentUse: teachers flipping the switch at
+// other rates, bursts fired and pages opened and left, all at once. Every
+// answer is one of the switch's own, a burst under load says what its
+// load came to, and once the switch is off no goroutine of any load is
+// left.
+func TestBackgroundSwitchUnderConcurrentUse(t *testing.T) {
+	const togglers, flips, maxBursts = 3, 5, 40
+	base, _ := room(t, Config{BurstEvery: time.Millisecond}, "actor")
+	stream(t, base)() // a page stays open throughout
+	var wg sync.WaitGroup
+	release := make(chan struct{})
+	for i := range togglers {
+		wg.Go(func() {
+			<-release
+			for j := range flips { // on, off, …, on: the switch ends on
+				body := fmt.Sprintf(`{"on":true,"rate":"%d/s"}`, 20+10*i+j)
+				if j%2 == 1 {
+					body = `{"on":false}`
+				}
+				if status, said, err := postJSON(base+"/classroom/background", body); err != nil || status != 200 {
+					t.Errorf("switch %s = %d %s (%v); want 200", body, status, said, err)
+				}
+			}
+		})
+	}
+	underLoad := 0
+	wg.Go(func() {
+		<-release
+		// Bursts until one has landed under load (the switch ends on),
+		// and a few more after it.
+		for n := 0; n < maxBursts && underLoad < 3; n++ {
+			status, body, err := postJSON(base+"/classroom/burst", `{"story":"ten-hits-one-view","requests":5}`)
+			if err == nil && status == 429 {
+				continue // one burst at a time
+			}
+			var view burstView
+			if err == nil {
+				err = json.Unmarshal(body, &view)
+			}
+			if status != 200 || err != nil || len(view.Stores) != 1 {
+				t.Errorf("burst = %d %s (%v); want 200 at the one store", status, body, err)
+				continue
+			}
+			if b := view.Stores[0].Background; b != nil {
+				underLoad++
+				if b.Rate < 20 || b.Sent == 0 || b.Error != "" {
+					t.Errorf("a burst's background: %+v; want a load the switch was set to, that sent", *b)
+				}
+			}
+		}
+	})
+	wg.Go(func() {
+		<-release
+		for range flips {
+			if err := visit(base); err != nil {
+				t.Errorf("a page opened and left: %v", err)
+			}
+		}
+	})
+	close(release)
+	wg.Wait()
+	if underLoad == 0 {
+		t.Errorf("no burst of %d landed under load, with the switch left on", maxBursts)
+	}
+	if status, view, said := switchLoad(t, base, `{"on":false}`); status != 200 || view.On {
+		t.Fatalf("switch off = %d %s; want off", status, said)
+	}
+	if n := loadGoroutines(); n != 0 {
+		t.Errorf("%d load goroutines after the switch went off; want none", n)
+	}
+}
+
+// postJSON posts body and answers the status and body, for goroutines
+// of a test, which must not stop it (post fails the test itself).
+func postJSON(u, body string) (int, []byte, error) {
+	resp, err := http.Post(u, "application/json", strings.NewReader(body))
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, b, err
+}
+
+// visit opens the page's event stream, reads its first snapshot and
+// leaves, as a student glancing at the page does.
+func visit(base string) error {
+	resp, err := http.Get(base + "/classroom/events")
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	lines := bufio.NewReader(resp.Body)
+	for {
+		line, err := lines.ReadString('\n')
+		if err != nil {
+			return err
+		}
+		if strings.HasPrefix(line, "data: ") {
+			return nil
+		}
 	}
 }
