@@ -99,6 +99,26 @@ type loadSwitch struct {
 	done     chan struct{} // closed when the idle load has stopped
 }
 
+// newLoadSwitch is the switch of r's stores, the room's context its
+// load's, at most most (zero: DefaultMaxBackground). Each store is loaded
+// with the requests of the first story on the page with a button that it
+// plays; a store that plays none is not loaded.
+func newLoadSwitch(ctx context.Context, r *Room, most pace.Rate) *loadSwitch {
+	sw := &loadSwitch{ctx: ctx, max: most, show: r.board.setBackground, lend: r.lend}
+	if sw.max <= 0 {
+		sw.max = DefaultMaxBackground
+	}
+	for _, s := range r.stores {
+		for _, p := range r.pages {
+			if p.notBurst == "" && p.sc.Plays(s.target.Store) {
+				sw.loads = append(sw.loads, storeLoad{s, p.sc})
+				break
+			}
+		}
+	}
+	return sw
+}
+
 // switchBackground answers POST /classroom/background: {"on":true,
 // "rate":"200/s"} turns the load on, {"on":false} off. A rate the load
 // cannot take, or a store it cannot run on (one in virtual time, which

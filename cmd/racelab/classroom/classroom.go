@@ -192,18 +192,7 @@ func New(ctx context.Context, cfg Config) (*Room, error) {
 		}
 	}
 	r.board = newBoard(now, r.stores, r.pages, cfg.Ops)
-	r.load = &loadSwitch{ctx: ctx, max: cfg.MaxBackground, show: r.board.setBackground, lend: r.lend}
-	if r.load.max <= 0 {
-		r.load.max = DefaultMaxBackground
-	}
-	for _, s := range r.stores {
-		for _, p := range r.pages {
-			if p.notBurst == "" && p.sc.Plays(s.target.Store) {
-				r.load.loads = append(r.load.loads, storeLoad{s, p.sc})
-				break
-			}
-		}
-	}
+	r.load = newLoadSwitch(ctx, r, cfg.MaxBackground)
 	for i, s := range r.stores {
 		s.handler = r.board.watch(s, cfg.Stores[i].Contract)
 	}
