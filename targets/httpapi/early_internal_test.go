@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/racelab/racelab/targets/httpapi/httpapitest"
 	"github.com/racelab/racelab/targets/story"
 )
 
@@ -41,26 +42,14 @@ func TestPending(t *testing.T) {
 		t.Fatal("pending before anything was sent")
 	}
 	s.Write([]byte("x"))
-	waitFor(t, "the byte sent", func() bool { return pending(c) })
+	httpapitest.Eventually(t, "the byte sent", func() bool { return pending(c) })
 	buf := make([]byte, 1)
 	c.Read(buf)
 	if pending(c) {
 		t.Fatal("pending after the byte was read")
 	}
 	s.Close()
-	waitFor(t, "the peer's close", func() bool { return pending(c) })
-}
-
-// waitFor polls cond until it holds, failing the test after ten seconds.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	httpapitest.Eventually(t, "the peer's close", func() bool { return pending(c) })
 }
 
 // releaseAll calls every staged function at once and returns the replies.
@@ -145,7 +134,7 @@ func TestEarlyLastByte(t *testing.T) {
 	c, fs := stageHits(t, hastyHTTP1(t), SyncLastByte, n)
 	defer c.Close()
 	for _, hc := range c.h1[:n] {
-		waitFor(t, "the hasty answers", hc.answered)
+		httpapitest.Eventually(t, "the hasty answers", hc.answered)
 	}
 	for i, r := range releaseAll(t, fs) {
 		if !r.Early {
@@ -177,7 +166,7 @@ func TestEarlyH2(t *testing.T) {
 	c, fs := stageHits(t, "http://"+ln.Addr().String(), SyncH2, 3)
 	defer c.Close()
 	hc := c.h2[0]
-	waitFor(t, "the hasty answers", func() bool {
+	httpapitest.Eventually(t, "the hasty answers", func() bool {
 		hc.mu.Lock()
 		defer hc.mu.Unlock()
 		return len(hc.streams) == 0 // every stream answered in full

@@ -245,9 +245,10 @@ type board struct {
 	log     []logLine // oldest first, at most LogLines
 	rows    map[string][]*row
 	bursts  map[string]*burstView
-	firing  string        // the story whose burst is running, if any
-	changed chan struct{} // closed at the next change
-	cache   []byte        // the snapshot of cacheSeq
+	firing  string         // the story whose burst is running, if any
+	load    backgroundView // the background switch, as pages show it
+	changed chan struct{}  // closed at the next change
+	cache   []byte         // the snapshot of cacheSeq
 	cacheAt int64
 }
 
@@ -589,7 +590,8 @@ func (b *board) snapshot() ([]byte, int64, <-chan struct{}) {
 			Keys     map[string][]*row     `json:"keys"`
 			Bursts   map[string]*burstView `json:"bursts"`
 			Firing   string                `json:"firing"`
-		}{b.seq, b.total, log, b.rows, b.bursts, b.firing}
+			Load     backgroundView        `json:"background"`
+		}{b.seq, b.total, log, b.rows, b.bursts, b.firing, b.load}
 		if out.Log == nil {
 			out.Log = []logLine{}
 		}
@@ -650,6 +652,19 @@ func (b *board) setBurst(storyName string, view *burstView) {
 	b.bump()
 }
 
+// setBackground shows every page the background switch as it is now.
+// A burst pauses and resumes the switch's load; with the switch off that
+// changes nothing on the page, and sends no snapshot.
+func (b *board) setBackground(v backgroundView) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if v.On == b.load.On && v.Rate == b.load.Rate && v.Why == b.load.Why && slices.Equal(v.Stores, b.load.Stores) {
+		return
+	}
+	b.load = v
+	b.bump()
+}
+
 // events streams the board to a page as Server-Sent Events: a snapshot
 // at once, then one after each change, at most one every refresh. It ends
 // when the page goes or the room's context ends (serve stopping), so that
@@ -662,6 +677,8 @@ func (r *Room) events(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	defer done()
+	r.load.pageOpened()
+	defer r.load.pageClosed()
 	rc := http.NewResponseController(w)
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")

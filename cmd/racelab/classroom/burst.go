@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/racelab/racelab/scenarios/background"
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
@@ -38,6 +39,11 @@ type burstStore struct {
 	Lanes   string `json:"lanes,omitempty"` // SVG
 	Spread  string `json:"spread,omitempty"`
 	Failure string `json:"failure,omitempty"`
+	// Background is what the switch's load on the store came to through
+	// the burst, and BackgroundLine says it as racelab run's report does;
+	// both absent with the switch off.
+	Background     *background.Summary `json:"background,omitempty"`
+	BackgroundLine string              `json:"background_line,omitempty"`
 }
 
 // burstRequest is what the page's button posts.
@@ -106,34 +112,29 @@ func (r *Room) fire(w http.ResponseWriter, req *http.Request) {
 	guarded.WriteJSON(w, http.StatusOK, view)
 }
 
-// burst fires n requests of sc at every store that plays it. Each store
-// is lent to the engine as a shared catalog entry: the engine prepares it
-// and fires at it exactly as racelab run does, traced so that the lanes
-// show each request's reads and writes, and leaves it open.
+// burst fires n requests of sc at every store that plays it, lent to the
+// engine (lend), traced so that the lanes show each request's reads and
+// writes.
 func (r *Room) burst(ctx context.Context, sc *engine.Scenario, n int) (*burstView, error) {
-	var entries []targets.Entry
-	var names []string
-	var playing []*served
-	for _, s := range r.stores {
-		if !sc.Plays(s.target.Store) {
-			continue
-		}
-		e := s.target.Entry
-		store := s.target.Store
-		e.Name, e.Shared = s.label, true
-		e.Open = func(context.Context, targets.Spec, targets.Options) (any, error) { return store, nil }
-		entries = append(entries, e)
-		names = append(names, s.label)
-		playing = append(playing, s)
-	}
-	res, err := engine.Run(ctx, engine.Plan{
+	cat, names, playing := r.lend(sc, nil)
+	plan := engine.Plan{
 		Scenario:  sc,
-		Catalog:   targets.NewCatalog(entries...),
+		Catalog:   cat,
 		Targets:   names,
 		Requests:  n,
 		Trace:     true,
 		RealClock: true,
-	})
+	}
+	// With the switch on, the burst lands on stores under load, as racelab
+	// run --background fires its trials: the load runs on each store from
+	// before its trial to after it, in place of the load between bursts.
+	var bg *background.Runner
+	if p := r.load.pause(); p.Rate > 0 {
+		bg = background.New(p, sc)
+		plan.Background = bg.Start
+	}
+	res, err := engine.Run(ctx, plan)
+	r.load.resume()
 	if err != nil {
 		return nil, err
 	}
@@ -145,10 +146,19 @@ func (r *Room) burst(ctx context.Context, sc *engine.Scenario, n int) (*burstVie
 		short[s.Target] = s
 	}
 	labels := results.Labels(res.Targets)
+	loads := map[string]background.Summary{}
+	if bg != nil {
+		for _, s := range bg.Summaries() {
+			loads[s.Target] = s
+		}
+	}
 	view := &burstView{Story: sc.Name, Requests: n, At: r.board.now().Format("15:04:05")}
 	for i := range res.Targets {
 		tr := &res.Targets[i]
 		bs := burstStore{Store: tr.Target, Target: playing[i].target.Name(), Expect: string(tr.Expect)}
+		if s, ok := loads[labels[i]]; ok {
+			bs.Background, bs.BackgroundLine = &s, summaryLine(s)
+		}
 		if len(tr.Trials) == 0 {
 			bs.Verdict = "could not run"
 			bs.Failure = tr.Error
@@ -167,6 +177,29 @@ func (r *Room) burst(ctx context.Context, sc *engine.Scenario, n int) (*burstVie
 		r.board.noteBurst(sc.Name, tr.Target, t, bs.Account)
 	}
 	return view, nil
+}
+
+// lend lends the stores that play sc (only the one given, if any) to the
+// engine as shared catalog entries: it prepares and fires at each exactly
+// as racelab run does, and leaves it open. It answers the catalog, the
+// stores' labels as targets, and the stores, in the room's order.
+func (r *Room) lend(sc *engine.Scenario, only *served) (*targets.Catalog, []string, []*served) {
+	var entries []targets.Entry
+	var names []string
+	var playing []*served
+	for _, s := range r.stores {
+		if !sc.Plays(s.target.Store) || only != nil && s != only {
+			continue
+		}
+		e := s.target.Entry
+		store := s.target.Store
+		e.Name, e.Shared = s.label, true
+		e.Open = func(context.Context, targets.Spec, targets.Options) (any, error) { return store, nil }
+		entries = append(entries, e)
+		names = append(names, s.label)
+		playing = append(playing, s)
+	}
+	return targets.NewCatalog(entries...), names, playing
 }
 
 // verdict says in words, never by colour alone, how a store did: the

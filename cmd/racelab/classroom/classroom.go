@@ -15,6 +15,7 @@ import (
 
 	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/engine"
+	"github.com/racelab/racelab/scenarios/pace"
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/httpapi/guarded"
 	"github.com/racelab/racelab/targets/story"
@@ -70,6 +71,9 @@ type Config struct {
 	// DefaultBurstEvery and DefaultMaxBurst.
 	BurstEvery time.Duration
 	MaxBurst   int
+	// MaxBackground is the highest rate the page's background load
+	// switch takes; zero means DefaultMaxBackground.
+	MaxBackground pace.Rate
 	// Now is the wall clock of the request log, and the one the board
 	// reads a rate limit's current window by; nil means time.Now, the
 	// clock the contract's handler reads it by as well.
@@ -106,6 +110,7 @@ type Room struct {
 	maxBurst int
 	limiter  *rate.Limiter
 	firing   sync.Mutex // held while a burst runs: one at a time
+	load     *loadSwitch
 
 	replayMu sync.Mutex
 	replays  map[string][]byte // story → its replay as JSON, computed once
@@ -187,6 +192,7 @@ func New(ctx context.Context, cfg Config) (*Room, error) {
 		}
 	}
 	r.board = newBoard(now, r.stores, r.pages, cfg.Ops)
+	r.load = newLoadSwitch(ctx, r, cfg.MaxBackground)
 	for i, s := range r.stores {
 		s.handler = r.board.watch(s, cfg.Stores[i].Contract)
 	}
@@ -240,13 +246,14 @@ func IsName(s string) bool {
 func (r *Room) routes() {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/{$}", r.root)
-	mux.HandleFunc(Prefix+"{$}", only(http.MethodGet, r.page))
-	mux.HandleFunc(Prefix+"page.js", only(http.MethodGet, r.asset))
-	mux.HandleFunc(Prefix+"page.css", only(http.MethodGet, r.asset))
-	mux.HandleFunc(Prefix+"config", only(http.MethodGet, r.config))
-	mux.HandleFunc(Prefix+"events", only(http.MethodGet, r.events))
-	mux.HandleFunc(Prefix+"burst", only(http.MethodPost, r.fire))
-	mux.HandleFunc(Prefix+"replay", only(http.MethodGet, r.replay))
+	mux.HandleFunc(Prefix+"{$}", guarded.Only(http.MethodGet, r.page))
+	mux.HandleFunc(Prefix+"page.js", guarded.Only(http.MethodGet, r.asset))
+	mux.HandleFunc(Prefix+"page.css", guarded.Only(http.MethodGet, r.asset))
+	mux.HandleFunc(Prefix+"config", guarded.Only(http.MethodGet, r.config))
+	mux.HandleFunc(Prefix+"events", guarded.Only(http.MethodGet, r.events))
+	mux.HandleFunc(Prefix+"burst", guarded.Only(http.MethodPost, r.fire))
+	mux.HandleFunc(Prefix+"background", guarded.Only(http.MethodPost, r.switchBackground))
+	mux.HandleFunc(Prefix+"replay", guarded.Only(http.MethodGet, r.replay))
 	mux.HandleFunc(Prefix, func(w http.ResponseWriter, req *http.Request) {
 		guarded.WriteError(w, http.StatusNotFound, fmt.Sprintf("no page %s; the classroom is at /", req.URL.Path))
 	})
@@ -382,7 +389,12 @@ func (r *Room) config(w http.ResponseWriter, _ *http.Request) {
 		Addrs      []string    `json:"addrs"`
 		MaxBurst   int         `json:"max_burst"`
 		BurstEvery float64     `json:"burst_every_s"`
-	}{Addrs: r.addrs, MaxBurst: r.maxBurst, BurstEvery: 1 / float64(r.limiter.Limit())}
+		// MaxBackground is the background switch's highest rate, and
+		// Loadable says whether any store here can take its load.
+		MaxBackground string `json:"max_background"`
+		Loadable      bool   `json:"loadable"`
+	}{Addrs: r.addrs, MaxBurst: r.maxBurst, BurstEvery: 1 / float64(r.limiter.Limit()),
+		MaxBackground: r.load.max.String(), Loadable: len(r.load.loads) > 0}
 	if out.Addrs == nil {
 		out.Addrs = []string{}
 	}
@@ -418,19 +430,6 @@ func (r *Room) story(name string) *storyPage {
 		}
 	}
 	return nil
-}
-
-// only answers 405 with an Allow header to any method but m (and HEAD for
-// GET).
-func only(m string, next http.HandlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, req *http.Request) {
-		if req.Method != m && (m != http.MethodGet || req.Method != http.MethodHead) {
-			w.Header().Set("Allow", m)
-			guarded.WriteError(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s %s: method not allowed; use %s", req.Method, req.URL.Path, m))
-			return
-		}
-		next(w, req)
-	}
 }
 
 // mount serves h under prefix: the request h sees has prefix cut from its

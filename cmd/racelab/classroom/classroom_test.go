@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -134,8 +135,8 @@ func TestRoot(t *testing.T) {
 		if got := do(t, "GET", base+"/classroom/nope"); got.status != 404 || !json.Valid([]byte(got.body)) {
 			t.Errorf("GET /classroom/nope = %+v; want 404 in JSON", got)
 		}
-		if got := do(t, "POST", base+"/classroom/config"); got.status != 405 || got.allow != "GET" {
-			t.Errorf("POST /classroom/config = %+v; want 405, Allow: GET", got)
+		if got := do(t, "POST", base+"/classroom/config"); got.status != 405 || got.allow != "GET, HEAD" {
+			t.Errorf("POST /classroom/config = %+v; want 405, Allow: GET, HEAD (it answers HEAD too)", got)
 		}
 	}
 	var index struct {
@@ -189,23 +190,38 @@ type snapshot struct {
 		Store, Method, URI, Answer string
 		Status                     int
 	}
-	Keys map[string][]struct {
-		Key   string
-		Cells map[string]struct {
-			Requests, Allowed, Refused, Reads, Failed int
-			Answered, Stored                          *int64
-			Plan                                      string
-			PlanRead                                  string `json:"plan_read"`
-		}
-	}
-	Bursts map[string]burstView
-	Firing string
+	Keys       map[string][]snapRow
+	Bursts     map[string]burstView
+	Firing     string
+	Background backgroundView
+}
+
+// snapRow is one key of a story, and snapCell one store's cell in it, as
+// the event stream sends them.
+type snapRow struct {
+	Key   string
+	Cells map[string]snapCell
+}
+
+type snapCell struct {
+	Requests, Allowed, Refused, Reads, Failed int
+	Answered, Stored                          *int64
+	Plan                                      string
+	PlanRead                                  string `json:"plan_read"`
 }
 
 // stream opens the event stream; next reads its next snapshot, failing
 // the test if none comes within 20s (a board that stopped changing sends
 // none).
 func stream(t *testing.T, base string) (next func() snapshot) {
+	t.Helper()
+	next, _ = openPage(t, base)
+	return next
+}
+
+// openPage is stream, with what closes the page before cleanup does, as
+// a browser leaving it closes its stream.
+func openPage(t *testing.T, base string) (next func() snapshot, leave func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, "GET", base+"/classroom/events", nil)
@@ -244,11 +260,15 @@ func stream(t *testing.T, base string) (next func() snapshot) {
 			}
 		}
 	}()
-	t.Cleanup(func() {
-		cancel()
-		resp.Body.Close()
-		<-done
-	})
+	var once sync.Once
+	leave = func() {
+		once.Do(func() {
+			cancel()
+			resp.Body.Close()
+			<-done
+		})
+	}
+	t.Cleanup(leave)
 	return func() snapshot {
 		t.Helper()
 		select {
@@ -265,7 +285,7 @@ func stream(t *testing.T, base string) (next func() snapshot) {
 			t.Fatal("events: no snapshot in 20s")
 			return snapshot{}
 		}
-	}
+	}, leave
 }
 
 // until reads snapshots until ok says one is what the test waits for,

@@ -34,10 +34,22 @@
 // sent is shown as text (textContent in the script, escaped in the SVG
 // drawn here), never as markup.
 //
+// A "background load" switch (off by default, with a rate such as
+// 200/s) puts scenarios/background's load on every store the page shows
+// while it is on and a page is open, so that the room's bursts land on
+// busy stores, as racelab run --background fires its trials: each burst
+// fired meanwhile runs with a load of its own around its trial, and the
+// page shows beside its verdict what that load came to (answered rate,
+// p99, errors), in run's words. Turning the switch off, closing the last
+// page or stopping serve stops the load, every goroutine of it, before
+// the switch answers. A store in virtual time has no rate: the switch
+// refuses with the engine's own reason, said as the page says fields.
+//
 // The burst button is the one thing on the page that costs the machine
 // work, so with --public a room could press it in a loop: one burst runs
 // at a time, at most one every DefaultBurstEvery, of at most
 // DefaultMaxBurst requests a store; a refused press is answered 429 with
-// Retry-After. The Host and cross-origin checks of guarded.Server guard
-// the page as they guard the contract.
+// Retry-After. The switch's rate is capped at DefaultMaxBackground. The
+// Host and cross-origin checks of guarded.Server guard the page as they
+// guard the contract.
 package classroom

@@ -93,15 +93,9 @@ func TestBoardShowsSixOfFive(t *testing.T) {
 		t.Fatalf("GET /fixed/limit/bot?window=0 = %+v; want 200, a count of 0", a)
 	}
 	naive := count(t, base+"/naive/limit/bot")
-	s := until(t, next, "both stores' windows settled", func(s snapshot) bool {
-		rows := s.Keys["six-of-five"]
-		if len(rows) != 1 {
-			return false
-		}
-		n, f := rows[0].Cells["naive"], rows[0].Cells["fixed"]
+	row, s := settled(t, next, "six-of-five", func(n, f snapCell) bool {
 		return n.Stored != nil && *n.Stored == naive && f.Stored != nil && *f.Stored == 5 && f.Requests == 9
 	})
-	row := s.Keys["six-of-five"][0]
 	if row.Key != "bot" {
 		t.Errorf("row for %q; want bot", row.Key)
 	}
@@ -151,15 +145,9 @@ func TestBoardShowsStalePlan(t *testing.T) {
 		t.Fatalf("actor after the cancel: original %d, plan read %s; want 403 and not paid", after["fixed"], read["fixed"])
 	}
 	naive := count(t, base+"/naive/original/grace")
-	s := until(t, next, "both stores' originals settled", func(s snapshot) bool {
-		rows := s.Keys["stale-plan"]
-		if len(rows) != 1 {
-			return false
-		}
-		n, f := rows[0].Cells["naive"], rows[0].Cells["fixed"]
+	row, s := settled(t, next, "stale-plan", func(n, f snapCell) bool {
 		return n.Stored != nil && *n.Stored == naive && n.Requests == 7 && f.Stored != nil && *f.Stored == 2 && f.Requests == 6
 	})
-	row := s.Keys["stale-plan"][0]
 	if row.Key != "grace" {
 		t.Errorf("row for %q; want grace", row.Key)
 	}
@@ -178,6 +166,18 @@ func TestBoardShowsStalePlan(t *testing.T) {
 	if f := s.Keys["stale-plan"][0].Cells["fixed"]; f.Plan != "subscribed" || f.PlanRead != "" {
 		t.Errorf("fixed after subscribing again: plan %q, read %q; want subscribed and no read since", f.Plan, f.PlanRead)
 	}
+}
+
+// settled reads snapshots until the story shows one row whose naive and
+// fixed cells ok accepts (the board reads the stores in the background),
+// and answers that row and its snapshot.
+func settled(t *testing.T, next func() snapshot, story string, ok func(naive, fixed snapCell) bool) (snapRow, snapshot) {
+	t.Helper()
+	s := until(t, next, "both stores' "+story+" settled", func(s snapshot) bool {
+		rows := s.Keys[story]
+		return len(rows) == 1 && ok(rows[0].Cells["naive"], rows[0].Cells["fixed"])
+	})
+	return s.Keys[story][0], s
 }
 
 // storyName is the name of the story of op.

@@ -579,3 +579,22 @@ func WriteJSON(w http.ResponseWriter, code int, v any) {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v) // a client that went away is no error of ours
 }
+
+// Only answers 405, with an Allow header and a line saying which method
+// to use, to any method but m (and HEAD for GET, whose body net/http
+// drops), and passes the rest to next: the contract's routes and the
+// classroom page's share one refusal.
+func Only(m string, next http.HandlerFunc) http.HandlerFunc {
+	allow := m
+	if m == http.MethodGet {
+		allow = "GET, HEAD"
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != m && (m != http.MethodGet || r.Method != http.MethodHead) {
+			w.Header().Set("Allow", allow)
+			WriteError(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s %s: method not allowed; use %s", r.Method, r.URL.Path, m))
+			return
+		}
+		next(w, r)
+	}
+}

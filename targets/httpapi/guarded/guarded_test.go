@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -375,5 +376,43 @@ func TestIdleConnectionsMakeRoom(t *testing.T) {
 	busy[0].Close()
 	if status, _ := waiting.head(t, answerWithin); status != http.StatusOK {
 		t.Fatalf("the waiting connection after a busy one closed = %d, want 200", status)
+	}
+}
+
+// TestOnly: a route of one method answers it (and HEAD, for GET) and
+// refuses every other with 405, saying in Allow what it takes.
+func TestOnly(t *testing.T) {
+	ok := func(w http.ResponseWriter, _ *http.Request) { WriteJSON(w, http.StatusOK, "ok") }
+	mux := http.NewServeMux()
+	mux.HandleFunc("/read", Only(http.MethodGet, ok))
+	mux.HandleFunc("/write", Only(http.MethodPost, ok))
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	for _, tc := range []struct {
+		method, path string
+		code         int
+		allow        string
+	}{
+		{"GET", "/read", 200, ""},
+		{"HEAD", "/read", 200, ""},
+		{"POST", "/read", 405, "GET, HEAD"},
+		{"DELETE", "/read", 405, "GET, HEAD"},
+		{"POST", "/write", 200, ""},
+		{"GET", "/write", 405, "POST"},
+		{"HEAD", "/write", 405, "POST"},
+	} {
+		req, _ := http.NewRequest(tc.method, srv.URL+tc.path, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.code || resp.Header.Get("Allow") != tc.allow {
+			t.Errorf("%s %s = %d, Allow %q; want %d, Allow %q", tc.method, tc.path, resp.StatusCode, resp.Header.Get("Allow"), tc.code, tc.allow)
+		}
+		if want := tc.method + " " + tc.path + ": method not allowed; use "; tc.code == 405 && tc.method != "HEAD" && !strings.Contains(string(body), want) {
+			t.Errorf("%s %s answered %s; want it to say %q", tc.method, tc.path, body, want)
+		}
 	}
 }

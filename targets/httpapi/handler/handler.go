@@ -113,7 +113,7 @@ func New(store any, opts ...Option) *Handler {
 	mux := http.NewServeMux()
 	// Patterns carry no method: net/http would answer a wrong method with
 	// a text body, and the contract wants JSON with an Allow header.
-	mux.HandleFunc("/{$}", h.only(http.MethodGet, h.index))
+	mux.HandleFunc("/{$}", guarded.Only(http.MethodGet, h.index))
 	// The contract's routes are the ops table's; each call is answered by
 	// its handler here, and an op with none of its own as a capped count.
 	answers := map[httpapi.Call]http.HandlerFunc{
@@ -140,7 +140,7 @@ func New(store any, opts ...Option) *Handler {
 	for path, byMethod := range methods {
 		mux.HandleFunc(path, h.byMethod(byMethod))
 	}
-	mux.HandleFunc("/stats", h.only(http.MethodGet, h.serveStats))
+	mux.HandleFunc("/stats", guarded.Only(http.MethodGet, h.serveStats))
 	mux.HandleFunc("/", h.notFound)
 	h.mux = mux
 	return h
@@ -175,7 +175,7 @@ type arrivalKey struct{}
 // method as its read does: 405, use GET.
 func (h *Handler) byMethod(handlers map[string]http.HandlerFunc) http.HandlerFunc {
 	if read, ok := handlers[http.MethodGet]; ok && len(handlers) > 1 {
-		fallback := h.only(http.MethodGet, read)
+		fallback := guarded.Only(http.MethodGet, read)
 		return func(w http.ResponseWriter, r *http.Request) {
 			if next, ok := handlers[r.Method]; ok && r.Method != http.MethodGet {
 				next(w, r)
@@ -185,26 +185,9 @@ func (h *Handler) byMethod(handlers map[string]http.HandlerFunc) http.HandlerFun
 		}
 	}
 	for m, next := range handlers {
-		return h.only(m, next) // the one method of the path
+		return guarded.Only(m, next) // the one method of the path
 	}
 	return h.notFound
-}
-
-// only answers 405 with an Allow header to any method but m (and HEAD for
-// GET, whose body net/http drops).
-func (h *Handler) only(m string, next http.HandlerFunc) http.HandlerFunc {
-	allow := m
-	if m == http.MethodGet {
-		allow = "GET, HEAD"
-	}
-	return func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != m && (m != http.MethodGet || r.Method != http.MethodHead) {
-			w.Header().Set("Allow", allow)
-			guarded.WriteError(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s %s: method not allowed; use %s", r.Method, r.URL.Path, m))
-			return
-		}
-		next(w, r)
-	}
 }
 
 // keyed says whether word is the first word of one of the contract's

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/racelab/racelab/targets/httpapi/guarded"
 )
@@ -75,4 +76,19 @@ func Do(t testing.TB, method, url, body string, header ...string) Answer {
 		t.Fatal(err)
 	}
 	return Answer{resp.StatusCode, resp.Header, b}
+}
+
+// Eventually polls cond until it holds, and fails t if it does not
+// within 20 s: what a server does after its answer (a connection closed,
+// a load stopped) shows in its own time, which a loaded machine
+// stretches.
+func Eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s after 20s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
 }

@@ -1,5 +1,6 @@
-// racelab classroom: draws what the server streams (/classroom/events) and
-// fires the page's bursts (/classroom/burst). Everything a store or a
+// racelab classroom: draws what the server streams (/classroom/events),
+// fires the page's bursts (/classroom/burst) and turns its background load
+// on and off (/classroom/background). Everything a store or a
 // student sent is put on the page as text, never as markup; the only
 // markup inserted is the lanes' SVG, which the server drew and escaped.
 'use strict';
@@ -32,6 +33,7 @@ async function start() {
   config = await resp.json();
   if (config.addrs.length > 0) base = 'http://' + config.addrs[0];
   buildLive();
+  buildLoad();
   buildReplay();
   listen();
 }
@@ -73,7 +75,8 @@ function buildLive() {
             el('span', { class: 'figure' }, el('span', { class: 'num', 'data-field': 'refused', text: '–' }), el('span', { class: 'lbl', text: 'refused' }))),
           el('p', { class: 'verdict', 'data-field': 'verdict' }),
           el('p', { class: 'account', 'data-field': 'account' }),
-          el('p', { class: 'spread', 'data-field': 'spread' })),
+          el('p', { class: 'spread', 'data-field': 'spread' }),
+          el('p', { class: 'load-line', 'data-field': 'background' })),
         el('table', { class: 'keys' },
           el('caption', { class: 'muted', text: 'keys from requests as they land' }),
           el('thead', {}, el('tr', {}, ...heads.map((h) => el('th', { scope: 'col', text: h })))),
@@ -104,16 +107,21 @@ function buildLive() {
   }
 }
 
+// post sends body as JSON to the page's API, with the token if any.
+function post(path, body) {
+  return fetch(path, {
+    method: 'POST',
+    headers: Object.assign({ 'Content-Type': 'application/json' },
+      token ? { 'Authorization': 'Bearer ' + token } : {}),
+    body: JSON.stringify(body),
+  });
+}
+
 async function fire(story, n, button, status) {
   button.disabled = true;
   status.textContent = 'firing ' + n + ' at once…';
   try {
-    const resp = await fetch('/classroom/burst', {
-      method: 'POST',
-      headers: Object.assign({ 'Content-Type': 'application/json' },
-        token ? { 'Authorization': 'Bearer ' + token } : {}),
-      body: JSON.stringify({ story: story, requests: n }),
-    });
+    const resp = await post('/classroom/burst', { story: story, requests: n });
     const body = await resp.json();
     if (!resp.ok) {
       status.textContent = body.error || ('refused: ' + resp.status);
@@ -133,7 +141,7 @@ function section(story) { return document.querySelector('section[data-story=' + 
 function drawBurst(b) {
   const sec = section(b.story);
   if (!sec) return;
-  const id = b.at + '/' + b.requests + '/' + b.stores.map((s) => s.counted).join(',');
+  const id = b.at + '/' + b.requests + '/' + b.stores.map((s) => s.counted + (s.background_line || '')).join(',');
   if (drawn[b.story] === id) return;
   drawn[b.story] = id;
   for (const s of b.stores) {
@@ -148,6 +156,7 @@ function drawBurst(b) {
     set('verdict', s.verdict + (s.failure ? ': ' + s.failure : ''));
     set('account', s.account || '');
     set('spread', (s.errors ? s.errors + ' failed · ' : '') + (s.spread || ''));
+    set('background', s.background_line || '');
     const v = art.querySelector('[data-field=verdict]');
     v.classList.toggle('broken', s.broken);
     v.classList.toggle('held', !s.broken && s.verdict.startsWith('✓'));
@@ -209,7 +218,49 @@ function draw(snap) {
     if (snap.bursts[st.name]) drawBurst(snap.bursts[st.name]);
     drawKeys(st.name, st.plan, snap.keys[st.name] || []);
   }
+  drawLoad(snap.background);
   drawLog(snap);
+}
+
+// --- The background load switch: the stores under load while it is on
+// and a page is open; a burst shows what the load came to beside its
+// verdict. ---
+
+function buildLoad() {
+  if (!config.loadable) return;
+  byId('load-bar').hidden = false;
+  const on = byId('load-on');
+  const rate = byId('load-rate');
+  rate.title = 'arrivals per second, such as 200/s; at most ' + config.max_background;
+  on.addEventListener('change', () => switchLoad(on.checked, rate.value));
+  rate.addEventListener('change', () => { if (on.checked) switchLoad(true, rate.value); });
+}
+
+async function switchLoad(on, rate) {
+  const status = byId('load-status');
+  status.textContent = on ? 'starting ' + rate + '…' : 'stopping…';
+  try {
+    const resp = await post('/classroom/background', on ? { on: true, rate: rate } : { on: false });
+    const body = await resp.json();
+    if (!resp.ok) {
+      byId('load-on').checked = false;
+      status.textContent = body.error || ('refused: ' + resp.status);
+      return;
+    }
+    drawLoad(body);
+  } catch (e) {
+    status.textContent = 'the server did not answer: ' + e;
+  }
+}
+
+function drawLoad(v) {
+  if (!v || !config.loadable) return;
+  byId('load-on').checked = v.on;
+  const rate = byId('load-rate');
+  if (v.on && document.activeElement !== rate) rate.value = v.rate; // not under a teacher's typing
+  byId('load-status').textContent = v.on
+    ? 'on: ' + v.rate + ' at ' + v.stores.join(', ') + ' while this page is open; each burst shows what it came to'
+    : (v.why || 'off');
 }
 
 function listen() {
