@@ -96,8 +96,11 @@ lines to try; a "fire N at once" button that runs a burst at every store
 with the engine of racelab run (real clock), then draws allowed against
 counted and the burst's lanes (stale-plan, which plays over minutes, has
 none: the page gives the racelab run line that plays it); and a replay
-of racelab explain's steps, one per click or key press. One burst runs at a
-time, at most one every ` + classroom.DefaultBurstEvery.String() + `, of at most ` + strconv.Itoa(classroom.DefaultMaxBurst) + ` requests a store. Clients
+of racelab explain's steps, one per click or key press. A "background
+load" switch puts run's --background load (at most ` + classroom.DefaultMaxBackground.String() + `) on the
+stores, on the real clock, while a page is open; each burst then shows
+what the load came to. One burst runs at a time, at most one every
+` + classroom.DefaultBurstEvery.String() + `, of at most ` + strconv.Itoa(classroom.DefaultMaxBurst) + ` requests a store. Clients
 that do not ask for HTML (curl, racelab) still get JSON at /.
 
 Keys are percent-decoded exactly once. Every answer carries the instant its
