@@ -596,9 +596,6 @@ func TestGitHubActionsWorkflowRuns(t *testing.T) {
 		{"kv", 100, 1, exitRuleBroken, "BROKEN"},
 	} {
 		t.Run(tc.store, func(t *testing.T) {
-			// Most of a run is its shards waiting out the lead: the two
-			// stores wait side by side.
-			t.Parallel()
 			url := serveProcess(t, tc.store)
 			// A lead the four shard processes can start within on a
 			// loaded machine: with 3 s they once fired 4.3 s late, a
