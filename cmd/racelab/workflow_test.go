@@ -537,6 +537,13 @@ func copyFile(src, dst string) error {
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return err
 	}
+	// The shard jobs download and start racelab side by side. A step
+	// forked while another's copy is open for writing would inherit it
+	// until its exec, and that copy's own exec then fails "text file
+	// busy" (golang.org/issue/22315): no fork starts while ForkLock is
+	// held.
+	syscall.ForkLock.RLock()
+	defer syscall.ForkLock.RUnlock()
 	return os.WriteFile(dst, b, 0o644)
 }
 
