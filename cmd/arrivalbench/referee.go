@@ -1,0 +1,199 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/net/http2"
+)
+
+// refereeStreams is the referee's SETTINGS_MAX_CONCURRENT_STREAMS: high
+// enough that no client is made to split a burst of a few thousand over
+// connections, so each splits only as it chooses.
+const refereeStreams = 1 << 16
+
+// referee is the neutral server the bursts are measured at: it is neither
+// racelab's serve nor any client's, speaks HTTP/1.1 and HTTP/2 with prior
+// knowledge (golang.org/x/net/http2) on one port, and stamps each POST
+// /hit/{key} when its handler has read the request's last byte, the same
+// way for every client. It answers the contract's hit and get, so that
+// racelab run judges it like any service, and GET /referee/bursts lists the
+// keys hit since the last such call, with how far apart their requests
+// arrived.
+type referee struct {
+	mu    sync.Mutex
+	views map[string]int64
+	fresh map[string]*arrivals // keys hit since the last /referee/bursts
+}
+
+type arrivals struct {
+	n           int
+	first, last time.Time
+	at          []time.Time
+}
+
+// burstStat is one key's arrivals, as /referee/bursts answers them.
+type burstStat struct {
+	Key      string `json:"key"`
+	Requests int    `json:"requests"`
+	Spread   int64  `json:"spread_ns"`
+	// Deciles are how long after the first the 10th, 20th, … 90th
+	// percent of the requests had arrived: where a spread comes from.
+	Deciles []int64 `json:"deciles_ns"`
+}
+
+func newReferee() *referee {
+	return &referee{views: map[string]int64{}, fresh: map[string]*arrivals{}}
+}
+
+func (rf *referee) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// The request is whole once its body has ended: the stamp comes
+	// first, before anything the handler does with it.
+	_, err := io.Copy(io.Discard, r.Body)
+	at := time.Now()
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	switch key, isHit := strings.CutPrefix(r.URL.Path, "/hit/"); {
+	case isHit && r.Method == http.MethodPost && key != "":
+		rf.mu.Lock()
+		rf.views[key]++
+		v := rf.views[key]
+		a := rf.fresh[key]
+		if a == nil {
+			a = &arrivals{first: at, last: at}
+			rf.fresh[key] = a
+		}
+		a.n++
+		a.at = append(a.at, at)
+		if at.Before(a.first) {
+			a.first = at
+		}
+		if at.After(a.last) {
+			a.last = at
+		}
+		rf.mu.Unlock()
+		_ = json.NewEncoder(w).Encode(map[string]any{"slug": key, "views": v})
+	case strings.HasPrefix(r.URL.Path, "/get/") && r.Method == http.MethodGet:
+		key := strings.TrimPrefix(r.URL.Path, "/get/")
+		rf.mu.Lock()
+		v := rf.views[key]
+		rf.mu.Unlock()
+		_ = json.NewEncoder(w).Encode(map[string]any{"slug": key, "views": v})
+	case r.URL.Path == "/referee/bursts":
+		rf.mu.Lock()
+		out := make([]burstStat, 0, len(rf.fresh))
+		for k, a := range rf.fresh {
+			slices.SortFunc(a.at, time.Time.Compare)
+			st := burstStat{Key: k, Requests: a.n, Spread: a.last.Sub(a.first).Nanoseconds()}
+			for d := 1; d < 10; d++ {
+				st.Deciles = append(st.Deciles, a.at[d*(len(a.at)-1)/10].Sub(a.first).Nanoseconds())
+			}
+			out = append(out, st)
+		}
+		clear(rf.fresh)
+		rf.mu.Unlock()
+		_ = json.NewEncoder(w).Encode(out)
+	case r.URL.Path == "/" && r.Method == http.MethodGet:
+		_, _ = io.WriteString(w, "{}\n") // a client's warm-up
+	default:
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = io.WriteString(w, `{"error":"not found"}`+"\n")
+	}
+}
+
+// serveReferee runs the referee on 127.0.0.1 until ctx ends, writing its
+// address to addrFile once it listens. A connection that opens with the
+// HTTP/2 preface is served by x/net's http2.Server; any other by net/http
+// as HTTP/1.1 (hey, and racelab's read-backs).
+func serveReferee(ctx context.Context, addrFile string) error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	rf := newReferee()
+	h2 := &http2.Server{MaxConcurrentStreams: refereeStreams}
+	h1 := &http.Server{Handler: rf}
+	h1conns := &connListener{addr: ln.Addr(), conns: make(chan net.Conn), done: make(chan struct{})}
+	go func() { _ = h1.Serve(h1conns) }()
+	defer h1.Close()
+	defer h1conns.Close()
+	if err := os.WriteFile(addrFile, []byte(ln.Addr().String()), 0o644); err != nil {
+		return err
+	}
+	go func() {
+		<-ctx.Done()
+		ln.Close()
+	}()
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		go func() {
+			br := bufio.NewReader(conn)
+			head, err := br.Peek(len(http2.ClientPreface))
+			pc := &peekedConn{Conn: conn, r: br}
+			switch {
+			case err == nil && string(head) == http2.ClientPreface:
+				h2.ServeConn(pc, &http2.ServeConnOpts{Context: ctx, Handler: rf})
+			case len(head) > 0:
+				select {
+				case h1conns.conns <- pc:
+				case <-h1conns.done:
+					conn.Close()
+				}
+			default:
+				conn.Close()
+			}
+		}()
+	}
+}
+
+// peekedConn is a connection whose first bytes were peeked at.
+type peekedConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (c *peekedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
+
+// connListener hands net/http the connections that are not HTTP/2.
+type connListener struct {
+	addr  net.Addr
+	conns chan net.Conn
+	once  sync.Once
+	done  chan struct{}
+}
+
+func (l *connListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.done:
+		return nil, errors.New("referee closed")
+	}
+}
+
+func (l *connListener) Close() error {
+	l.once.Do(func() { close(l.done) })
+	return nil
+}
+
+func (l *connListener) Addr() net.Addr { return l.addr }
