@@ -31,6 +31,12 @@ const (
 	h2Refill       = 1 << 20 // give back received bytes once this many have arrived
 )
 
+// h2FirstWindow is the flow-control window every HTTP/2 connection starts
+// with (RFC 9113 §6.9.2): the bodies racelab sends on one connection
+// before the release must fit it, since it does not wait for a server to
+// grow it. It caps how many streams with a body one connection carries.
+const h2FirstWindow = 65535
+
 // noH2Error says the server does not speak HTTP/2: SyncAuto falls back to
 // last-byte synchronization, SyncH2 fails with it.
 type noH2Error struct{ why string }
@@ -558,8 +564,8 @@ func (c *Client) perConn(n, serverLimit int) (per, conns int) {
 }
 
 // h2Conns returns the usable connections of the pool, opening and warming
-// enough of them for a burst of n streams.
-func (c *Client) h2Conns(ctx context.Context, n int) ([]*h2Conn, int, error) {
+// enough of them for a burst of n streams, at most widest on one.
+func (c *Client) h2Conns(ctx context.Context, n, widest int) ([]*h2Conn, int, error) {
 	for attempt := 0; ; attempt++ {
 		if attempt == 3 {
 			return nil, 0, fmt.Errorf("HTTP/2 connections to %s keep closing", c.base.Host)
@@ -583,7 +589,7 @@ func (c *Client) h2Conns(ctx context.Context, n int) ([]*h2Conn, int, error) {
 		if len(live) > 0 {
 			limit = live[0].limit()
 		}
-		per, want := c.perConn(n, limit)
+		per, want := c.perConn(n, min(limit, widest))
 		need := want - len(live)
 		c.mu.Unlock()
 		for _, hc := range dead {
@@ -630,7 +636,11 @@ func (c *Client) stageH2(ctx context.Context, call Call, key string, n int, vars
 // stream's answer.
 func (c *Client) stageH2Wires(ctx context.Context, ws []wire) ([]stagedWire, error) {
 	n := len(ws)
-	conns, per, err := c.h2Conns(ctx, n)
+	body := 1
+	for _, w := range ws {
+		body = max(body, len(w.body))
+	}
+	conns, per, err := c.h2Conns(ctx, n, max(h2FirstWindow/body, 1))
 	if err != nil {
 		return nil, err
 	}
@@ -665,15 +675,12 @@ func (c *Client) stageH2Wires(ctx context.Context, ws []wire) ([]stagedWire, err
 	for i, s := range streams {
 		hc, w := owner[i], ws[i]
 		fs[i] = func(ctx context.Context) (answer, bool, error) {
-			if err := b.latch.arrive(ctx); err != nil {
+			if sent, err := b.latch.arriveThen(ctx, s.done); !sent {
 				hc.cancel(s)
 				return answer{}, false, fmt.Errorf("%s %s: not released: %w", w.method, w.target, err)
-			}
-			select {
-			case <-s.done:
-			case <-ctx.Done():
+			} else if err != nil {
 				hc.cancel(s)
-				return answer{}, s.early, fmt.Errorf("%s %s: no answer: %w", w.method, w.target, ctx.Err())
+				return answer{}, s.early, fmt.Errorf("%s %s: no answer: %w", w.method, w.target, err)
 			}
 			if s.err != nil {
 				return answer{}, s.early, fmt.Errorf("%s %s: %w", w.method, w.target, s.err)
