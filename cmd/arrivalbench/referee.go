@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -124,6 +125,12 @@ func serveReferee(ctx context.Context, addrFile string) error {
 		return err
 	}
 	defer ln.Close()
+	// The referee is the instrument: its own collections would land in
+	// some bursts and not others, whichever client fired them. It runs
+	// with the collector off (a burst of 1,000 leaves a few MB), but for
+	// a memory limit.
+	debug.SetGCPercent(-1)
+	debug.SetMemoryLimit(1 << 30)
 	rf := newReferee()
 	h2 := &http2.Server{MaxConcurrentStreams: refereeStreams}
 	h1 := &http.Server{Handler: rf}

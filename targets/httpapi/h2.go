@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/racelab/racelab/targets/httpapi/guarded"
@@ -671,10 +672,13 @@ func (c *Client) stageH2Wires(ctx context.Context, ws []wire) ([]stagedWire, err
 			return nil, fmt.Errorf("stage %s %s: %w", ws[0].method, ws[0].target, err)
 		}
 	}
+	b.letGo = holdGC(2 * c.dialWait)
+	b.left.Store(int64(n))
 	fs := make([]stagedWire, n)
 	for i, s := range streams {
 		hc, w := owner[i], ws[i]
 		fs[i] = func(ctx context.Context) (answer, bool, error) {
+			defer b.done()
 			if sent, err := b.latch.arriveThen(ctx, s.done); !sent {
 				hc.cancel(s)
 				return answer{}, false, fmt.Errorf("%s %s: not released: %w", w.method, w.target, err)
@@ -696,6 +700,16 @@ func (c *Client) stageH2Wires(ctx context.Context, ws []wire) ([]stagedWire, err
 type h2Burst struct {
 	latch  *burstLatch
 	groups []h2Group
+	letGo  func()       // lets the collector run again (holdGC)
+	left   atomic.Int64 // the burst's functions yet to return
+}
+
+// done counts a function of the burst out; the last lets go of the
+// collector.
+func (b *h2Burst) done() {
+	if b.left.Add(-1) == 0 {
+		b.letGo()
+	}
 }
 
 type h2Group struct {
