@@ -13,9 +13,25 @@
 // place. It prints the median and 90th percentile of each, and how many
 // times tighter racelab's median is than hey's.
 //
+// With -referee (`make bench-floor`) it measures instead at a neutral
+// referee (referee.go): an HTTP/1.1 and h2c server built on
+// golang.org/x/net/http2 that is neither racelab's nor any client's, and
+// stamps each request when its handler has read the request's last byte.
+// Each of -runs runs starts a fresh referee and takes, in turn, -trials
+// bursts of N (-n, 1000) from three clients: the referee's own
+// single-packet client (floor.go: all N HEADERS+DATA frames in one write
+// on one connection, the floor), racelab run ten-hits-one-view --sync h2
+// (which reads and judges every answer as always), and hey -n N -c N. It
+// prints each run's medians, racelab ÷ floor against the goal of 1.5×
+// and hey ÷ racelab against 10×, with the load average beside each run.
+// -pin runs the referee under taskset -c 0 and the clients under taskset
+// -c 1; -baseline BIN measures a second racelab binary in the same turns
+// (main's, say), so that a change is judged within one run.
+//
 // Usage:
 //
 //	go run ./cmd/arrivalbench [-racelab bin/racelab] [-n 10,100] [-trials 30] [-hey-runs 15]
+//	go run ./cmd/arrivalbench -referee [-pin] [-runs 3] [-trials 5] [-baseline BIN] [-v]
 //
 // hey is the Debian package hey (apt-get install -y hey).
 package main
