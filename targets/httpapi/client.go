@@ -50,11 +50,9 @@ const (
 	DefaultDialTimeout = 10 * time.Second
 	// DefaultStreams is the most streams a Client opens on one HTTP/2
 	// connection when the server allows more. On loopback one write of a
-	// thousand final frames (about 10 KB) is one packet, and a server
-	// reads one connection's burst as the referee's single-packet client
-	// sends it (make bench-floor); a wider burst spreads over more
-	// connections, released back to back.
-	DefaultStreams = 1000
+	// hundred final frames is one packet; beyond it the burst spreads over
+	// more connections, released back to back.
+	DefaultStreams = 100
 	// DefaultRemoteStreams is the same for a host that is not loopback.
 	// Over the internet, releases of about 20 to 30 streams a packet are
 	// the ones the single-packet technique reports as landing together;
@@ -530,7 +528,7 @@ func (c *Client) Prepare(ctx context.Context, n int) error {
 	}
 	switch mode {
 	case SyncH2:
-		_, _, err = c.h2Conns(ctx, n, n)
+		_, _, err = c.h2Conns(ctx, n)
 		var noH2 *noH2Error
 		if errors.As(err, &noH2) {
 			err = fmt.Errorf("%s: %w (sync lastbyte works over HTTP/1.1)", c.base.Host, err)

@@ -565,8 +565,13 @@ func (c *Client) perConn(n, serverLimit int) (per, conns int) {
 }
 
 // h2Conns returns the usable connections of the pool, opening and warming
-// enough of them for a burst of n streams, at most widest on one.
-func (c *Client) h2Conns(ctx context.Context, n, widest int) ([]*h2Conn, int, error) {
+// enough of them for a burst of n streams.
+func (c *Client) h2Conns(ctx context.Context, n int) ([]*h2Conn, int, error) {
+	return c.h2ConnsFor(ctx, n, n)
+}
+
+// h2ConnsFor is h2Conns with at most widest streams on one connection.
+func (c *Client) h2ConnsFor(ctx context.Context, n, widest int) ([]*h2Conn, int, error) {
 	for attempt := 0; ; attempt++ {
 		if attempt == 3 {
 			return nil, 0, fmt.Errorf("HTTP/2 connections to %s keep closing", c.base.Host)
@@ -641,7 +646,7 @@ func (c *Client) stageH2Wires(ctx context.Context, ws []wire) ([]stagedWire, err
 	for _, w := range ws {
 		body = max(body, len(w.body))
 	}
-	conns, per, err := c.h2Conns(ctx, n, max(h2FirstWindow/body, 1))
+	conns, per, err := c.h2ConnsFor(ctx, n, max(h2FirstWindow/body, 1))
 	if err != nil {
 		return nil, err
 	}
