@@ -112,7 +112,7 @@ var parts = map[string]func(ctx context.Context, args []string) error{
 		if len(args) != 1 {
 			return errors.New("want serve-referee ADDR-FILE")
 		}
-		return serveReferee(ctx, args[0])
+		return refereeProcess(ctx, args[0])
 	},
 	"single-packet": func(_ context.Context, args []string) error { // URL N KEY
 		if len(args) != 3 {

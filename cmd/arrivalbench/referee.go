@@ -133,17 +133,9 @@ func writeViews(w http.ResponseWriter, key string, v int64) {
 	_, _ = w.Write(b)
 }
 
-// serveReferee runs the referee on 127.0.0.1 until ctx ends, writing its
-// address to addrFile once it listens. It speaks HTTP/1.1 (hey, and
-// racelab's read-backs) and HTTP/2 with prior knowledge on one port, by
-// net/http's own HTTP/2 server: x/net's http2.Server is deprecated for it,
-// and from Go 1.27 on only wraps it.
-func serveReferee(ctx context.Context, addrFile string) error {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	defer ln.Close()
+// refereeProcess is the referee as a process of its own (serve-referee),
+// the settings of the whole process first.
+func refereeProcess(ctx context.Context, addrFile string) error {
 	// The referee is the instrument: its own collections would land in
 	// some bursts and not others, whichever client fired them. It runs
 	// with the collector off (a burst of 1,000 leaves a few MB), but for
@@ -162,6 +154,20 @@ func serveReferee(ctx context.Context, addrFile string) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	return serveReferee(ctx, addrFile)
+}
+
+// serveReferee runs the referee on 127.0.0.1 until ctx ends, writing its
+// address to addrFile once it listens. It speaks HTTP/1.1 (hey, and
+// racelab's read-backs) and HTTP/2 with prior knowledge on one port, by
+// net/http's own HTTP/2 server: x/net's http2.Server is deprecated for it,
+// and from Go 1.27 on only wraps it.
+func serveReferee(ctx context.Context, addrFile string) error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
 	var protocols http.Protocols
 	protocols.SetHTTP1(true)
 	protocols.SetUnencryptedHTTP2(true)
