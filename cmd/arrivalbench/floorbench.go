@@ -116,7 +116,7 @@ func runFloor(ctx context.Context, o options, out io.Writer) error {
 }
 
 func printFloor(out io.Writer, o options, n int, runs []floorRun) error {
-	fmt.Fprintf(out, "arrival spread of a burst of N=%d at a neutral HTTP/2 referee (net/http h2c, %d streams a connection allowed;\n", n, refereeStreams)
+	fmt.Fprintf(out, "arrival spread of a burst of N=%d at a neutral HTTP/2 referee (x/net/http2 h2c, %d streams a connection allowed;\n", n, refereeStreams)
 	fmt.Fprintf(out, "each request stamped when its handler has read its last byte; spread = last stamp - first)\n")
 	if o.pin {
 		fmt.Fprintf(out, "pinned: referee under taskset -c 0, every client under taskset -c 1\n")

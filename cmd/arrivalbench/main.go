@@ -14,9 +14,8 @@
 // times tighter racelab's median is than hey's.
 //
 // With -referee (`make bench-floor`) it measures instead at a neutral
-// referee (referee.go): an HTTP/1.1 and h2c server (net/http's HTTP/2,
-// which golang.org/x/net/http2's server now defers to) that is neither
-// racelab's nor any client's, and
+// referee (referee.go): an HTTP/1.1 and h2c server built on
+// golang.org/x/net/http2 that is neither racelab's nor any client's, and
 // stamps each request when its handler has read the request's last byte.
 // Each of -runs runs starts a fresh referee and takes, in turn, -trials
 // bursts of N (-n, 1000) from three clients: the referee's own
