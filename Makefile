@@ -102,6 +102,18 @@ clean:
 bench-http: build
 	$(GO) run ./cmd/arrivalbench -racelab bin/racelab $(ARGS)
 
+## bench-floor: the spread of N=1,000 bursts at a neutral HTTP/2 referee
+## (golang.org/x/net/http2), racelab --sync h2 next to the referee's own
+## single-packet client (the floor) and `hey -n N -c N`, 3 runs of 5 bursts
+## each, unpinned and then pinned (referee under taskset -c 0, clients under
+## taskset -c 1), with racelab ÷ floor against the goal of 1.5× and hey ÷
+## racelab against 10× (cmd/arrivalbench -referee; needs hey: apt-get install
+## -y hey). ARGS passes flags, e.g. ARGS='-baseline /work/main/bin/racelab'.
+.PHONY: bench-floor
+bench-floor: build
+	$(GO) run ./cmd/arrivalbench -referee -racelab bin/racelab $(ARGS)
+	$(GO) run ./cmd/arrivalbench -referee -pin -racelab bin/racelab $(ARGS)
+
 ## bench-load: racelab load next to hey, wrk and vegeta against one `racelab
 ## serve --store sqlite`, closed model at C=50 and 256, the open model's
 ## achieved rate, peak RSS at C=1000 for 30s, and coordinated omission

@@ -13,9 +13,25 @@
 // place. It prints the median and 90th percentile of each, and how many
 // times tighter racelab's median is than hey's.
 //
+// With -referee (`make bench-floor`) it measures instead at a neutral
+// referee (referee.go): an HTTP/1.1 and h2c server built on
+// golang.org/x/net/http2 that is neither racelab's nor any client's, and
+// stamps each request when its handler has read the request's last byte.
+// Each of -runs runs starts a fresh referee and takes, in turn, -trials
+// bursts of N (-n, 1000) from three clients: the referee's own
+// single-packet client (floor.go: all N HEADERS+DATA frames in one write
+// on one connection, the floor), racelab run ten-hits-one-view --sync h2
+// (which reads and judges every answer as always), and hey -n N -c N. It
+// prints each run's medians, racelab ÷ floor against the goal of 1.5×
+// and hey ÷ racelab against 10×, with the load average beside each run.
+// -pin runs the referee under taskset -c 0 and the clients under taskset
+// -c 1; -baseline BIN measures a second racelab binary in the same turns
+// (main's, say), so that a change is judged within one run.
+//
 // Usage:
 //
 //	go run ./cmd/arrivalbench [-racelab bin/racelab] [-n 10,100] [-trials 30] [-hey-runs 15]
+//	go run ./cmd/arrivalbench -referee [-pin] [-runs 3] [-trials 5] [-baseline BIN] [-v]
 //
 // hey is the Debian package hey (apt-get install -y hey).
 package main
@@ -55,20 +71,65 @@ type options struct {
 	modes   []string
 	trials  int
 	heyRuns int
+	// -referee: N=1,000 at the neutral referee against its floor.
+	referee  bool
+	runs     int
+	pin      bool
+	verbose  bool
+	baseline string
 }
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if part, ok := parts[firstArg(os.Args)]; ok {
+		if err := part(ctx, os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "arrivalbench "+os.Args[1]+":", err)
+			os.Exit(1)
+		}
+		return
+	}
 	o, err := parseFlags(os.Args[1:])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "arrivalbench:", err)
 		os.Exit(2)
 	}
-	if err := run(ctx, o, os.Stdout); err != nil {
+	do := run
+	if o.referee {
+		do = runFloor
+	}
+	if err := do(ctx, o, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "arrivalbench:", err)
 		os.Exit(1)
 	}
+}
+
+// parts are what -referee runs as processes of their own, so that -pin
+// can put each on its core.
+var parts = map[string]func(ctx context.Context, args []string) error{
+	"serve-referee": func(ctx context.Context, args []string) error { // ADDR-FILE
+		if len(args) != 1 {
+			return errors.New("want serve-referee ADDR-FILE")
+		}
+		return refereeProcess(ctx, args[0])
+	},
+	"single-packet": func(_ context.Context, args []string) error { // URL N KEY
+		if len(args) != 3 {
+			return errors.New("want single-packet URL N KEY")
+		}
+		n, err := strconv.Atoi(args[1])
+		if err != nil || n < 1 {
+			return fmt.Errorf("burst size %q: want a whole number of at least 1", args[1])
+		}
+		return singlePacket(args[0], n, args[2])
+	},
+}
+
+func firstArg(args []string) string {
+	if len(args) < 2 {
+		return ""
+	}
+	return args[1]
 }
 
 func parseFlags(args []string) (options, error) {
@@ -81,8 +142,23 @@ func parseFlags(args []string) (options, error) {
 	modes := fs.String("modes", "h2,lastbyte,none", "racelab --sync modes to measure, comma-separated")
 	fs.IntVar(&o.trials, "trials", 30, "racelab bursts per N and mode")
 	fs.IntVar(&o.heyRuns, "hey-runs", 15, "hey runs per N")
+	fs.BoolVar(&o.referee, "referee", false, "measure at a neutral HTTP/2 referee against its single-packet floor and hey (-n 1000 -trials 5 unless given)")
+	fs.IntVar(&o.runs, "runs", 3, "with -referee: runs, each with a fresh referee")
+	fs.StringVar(&o.baseline, "baseline", "", "with -referee: another racelab binary measured in turn beside -racelab (say, main's)")
+	fs.BoolVar(&o.verbose, "v", false, "with -referee: print each burst's arrival deciles to stderr")
+	fs.BoolVar(&o.pin, "pin", false, "with -referee: the referee under taskset -c 0, the clients under taskset -c 1")
 	if err := fs.Parse(args); err != nil {
 		return o, err
+	}
+	if o.referee {
+		given := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+		if !given["n"] {
+			*ns = "1000"
+		}
+		if !given["trials"] {
+			o.trials = 5
+		}
 	}
 	for f := range strings.SplitSeq(*ns, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
@@ -92,8 +168,11 @@ func parseFlags(args []string) (options, error) {
 		o.ns = append(o.ns, n)
 	}
 	o.modes = strings.Split(*modes, ",")
-	if o.trials < 1 || o.heyRuns < 1 {
-		return o, errors.New("-trials and -hey-runs want 1 or more")
+	if o.trials < 1 || o.heyRuns < 1 || o.runs < 1 {
+		return o, errors.New("-trials, -hey-runs and -runs want 1 or more")
+	}
+	if o.referee && len(o.ns) != 1 {
+		return o, fmt.Errorf("-referee measures one burst size, not -n %s", *ns)
 	}
 	return o, nil
 }
@@ -235,11 +314,26 @@ func startServer(ctx context.Context, o options) (string, func() error, error) {
 // racelabSpreads runs racelab's bursts and returns each burst's server-side
 // arrival spread, and how many bursts were not synchronized.
 func racelabSpreads(ctx context.Context, o options, base, mode string, n int) ([]time.Duration, int, error) {
-	cmd := exec.CommandContext(ctx, o.racelab, "run", "ten-hits-one-view", "-t", base, "-n", strconv.Itoa(n),
-		"--trials", strconv.Itoa(o.trials), "--sync", mode, "-o", "json", "-q", "--seed", "1")
+	spreads, unsync, err := racelabRun(exec.CommandContext(ctx, o.racelab, "run", "ten-hits-one-view", "-t", base, "-n", strconv.Itoa(n),
+		"--trials", strconv.Itoa(o.trials), "--sync", mode, "-o", "json", "-q", "--seed", "1"), n)
+	if err == nil && slices.Contains(spreads, 0) {
+		err = fmt.Errorf("a burst of %d requests without arrival instants", n)
+	}
+	return spreads, unsync, err
+}
+
+// racelabRun runs cmd, a racelab run of bursts of n with -o json, and
+// returns each burst's arrival spread as racelab read it from the server,
+// and how many bursts were not synchronized. A target's error or a burst
+// without its n answers is an error.
+func racelabRun(cmd *exec.Cmd, n int) ([]time.Duration, int, error) {
 	cmd.Stderr = os.Stderr
 	stdout, err := cmd.Output()
-	if err != nil {
+	// Exit 1 with a report is racelab judging its own burst inconclusive
+	// (its goroutines reached the release too far apart, on a loaded
+	// machine): the burst was fired all the same and is measured.
+	var exit *exec.ExitError
+	if err != nil && (!errors.As(err, &exit) || exit.ExitCode() != 1 || len(stdout) == 0) {
 		return nil, 0, err
 	}
 	var res struct {
@@ -261,8 +355,8 @@ func racelabSpreads(ctx context.Context, o options, base, mode string, n int) ([
 	var spreads []time.Duration
 	unsync := 0
 	for _, t := range res.Targets[0].Trials {
-		if len(t.Requests) != n || t.ArrivalSpread <= 0 {
-			return nil, 0, fmt.Errorf("a burst of %d requests without arrival instants", len(t.Requests))
+		if len(t.Requests) != n {
+			return nil, 0, fmt.Errorf("a burst with %d of its %d requests", len(t.Requests), n)
 		}
 		spreads = append(spreads, time.Duration(t.ArrivalSpread))
 		if t.Unsynchronized {

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/racelab/racelab/targets/httpapi/guarded"
@@ -30,6 +31,12 @@ const (
 	h2ConnWindow   = 1 << 30 // the connection's window, topped up as answers arrive
 	h2Refill       = 1 << 20 // give back received bytes once this many have arrived
 )
+
+// h2FirstWindow is the flow-control window every HTTP/2 connection starts
+// with (RFC 9113 §6.9.2): the bodies racelab sends on one connection
+// before the release must fit it, since it does not wait for a server to
+// grow it. It caps how many streams with a body one connection carries.
+const h2FirstWindow = 65535
 
 // noH2Error says the server does not speak HTTP/2: SyncAuto falls back to
 // last-byte synchronization, SyncH2 fails with it.
@@ -560,6 +567,11 @@ func (c *Client) perConn(n, serverLimit int) (per, conns int) {
 // h2Conns returns the usable connections of the pool, opening and warming
 // enough of them for a burst of n streams.
 func (c *Client) h2Conns(ctx context.Context, n int) ([]*h2Conn, int, error) {
+	return c.h2ConnsFor(ctx, n, n)
+}
+
+// h2ConnsFor is h2Conns with at most widest streams on one connection.
+func (c *Client) h2ConnsFor(ctx context.Context, n, widest int) ([]*h2Conn, int, error) {
 	for attempt := 0; ; attempt++ {
 		if attempt == 3 {
 			return nil, 0, fmt.Errorf("HTTP/2 connections to %s keep closing", c.base.Host)
@@ -583,7 +595,7 @@ func (c *Client) h2Conns(ctx context.Context, n int) ([]*h2Conn, int, error) {
 		if len(live) > 0 {
 			limit = live[0].limit()
 		}
-		per, want := c.perConn(n, limit)
+		per, want := c.perConn(n, min(limit, widest))
 		need := want - len(live)
 		c.mu.Unlock()
 		for _, hc := range dead {
@@ -630,7 +642,11 @@ func (c *Client) stageH2(ctx context.Context, call Call, key string, n int, vars
 // stream's answer.
 func (c *Client) stageH2Wires(ctx context.Context, ws []wire) ([]stagedWire, error) {
 	n := len(ws)
-	conns, per, err := c.h2Conns(ctx, n)
+	body := 1
+	for _, w := range ws {
+		body = max(body, len(w.body))
+	}
+	conns, per, err := c.h2ConnsFor(ctx, n, max(h2FirstWindow/body, 1))
 	if err != nil {
 		return nil, err
 	}
@@ -661,19 +677,19 @@ func (c *Client) stageH2Wires(ctx context.Context, ws []wire) ([]stagedWire, err
 			return nil, fmt.Errorf("stage %s %s: %w", ws[0].method, ws[0].target, err)
 		}
 	}
+	b.letGo = holdGC(2 * c.dialWait)
+	b.left.Store(int64(n))
 	fs := make([]stagedWire, n)
 	for i, s := range streams {
 		hc, w := owner[i], ws[i]
 		fs[i] = func(ctx context.Context) (answer, bool, error) {
-			if err := b.latch.arrive(ctx); err != nil {
+			defer b.done()
+			if sent, err := b.latch.arriveThen(ctx, s.done); !sent {
 				hc.cancel(s)
 				return answer{}, false, fmt.Errorf("%s %s: not released: %w", w.method, w.target, err)
-			}
-			select {
-			case <-s.done:
-			case <-ctx.Done():
+			} else if err != nil {
 				hc.cancel(s)
-				return answer{}, s.early, fmt.Errorf("%s %s: no answer: %w", w.method, w.target, ctx.Err())
+				return answer{}, s.early, fmt.Errorf("%s %s: no answer: %w", w.method, w.target, err)
 			}
 			if s.err != nil {
 				return answer{}, s.early, fmt.Errorf("%s %s: %w", w.method, w.target, s.err)
@@ -689,6 +705,16 @@ func (c *Client) stageH2Wires(ctx context.Context, ws []wire) ([]stagedWire, err
 type h2Burst struct {
 	latch  *burstLatch
 	groups []h2Group
+	letGo  func()       // lets the collector run again (holdGC)
+	left   atomic.Int64 // the burst's functions yet to return
+}
+
+// done counts a function of the burst out; the last lets go of the
+// collector.
+func (b *h2Burst) done() {
+	if b.left.Add(-1) == 0 {
+		b.letGo()
+	}
 }
 
 type h2Group struct {

@@ -1,0 +1,103 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+)
+
+// h2cServer serves h2c (and HTTP/1.1) on loopback, letting a connection
+// have maxStreams streams open; each POST is answered once its whole body
+// is read, with the body's length.
+func h2cServer(t *testing.T, maxStreams int) string {
+	t.Helper()
+	var p http.Protocols
+	p.SetUnencryptedHTTP2(true)
+	p.SetHTTP1(true)
+	srv := &http.Server{
+		Protocols: &p,
+		HTTP2:     &http.HTTP2Config{MaxConcurrentStreams: maxStreams},
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			b, err := io.ReadAll(r.Body)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			fmt.Fprintf(w, `{"read":%d}`, len(b))
+		}),
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan struct{})
+	go func() { srv.Serve(ln); close(served) }()
+	t.Cleanup(func() { srv.Close(); <-served })
+	return "http://" + ln.Addr().String()
+}
+
+// TestBurstConnections: a burst goes over as few HTTP/2 connections as
+// the server's stream limit, the client's (DefaultStreams on loopback)
+// and the first flow-control window of the bodies allow, each at the edge
+// of its limit; every request arrives whole and is answered.
+func TestBurstConnections(t *testing.T) {
+	for _, tc := range []struct {
+		name            string
+		serverLimit     int
+		n, body         int
+		conns, widestOn int // connections used, and the most streams on one
+	}{
+		{"the client's limit on loopback", 1000, DefaultStreams, 0, 1, DefaultStreams},
+		{"one more than the client's limit", 1000, DefaultStreams + 1, 0, 2, DefaultStreams/2 + 1},
+		{"the server's limit", 50, 50, 0, 1, 50},
+		{"one over the server's limit", 50, 51, 0, 2, 26},
+		{"bodies that fill the first window", 1000, 10, 6553, 1, 10},
+		{"one body too many for it", 1000, 11, 6553, 2, 6},
+		{"bodies a byte too long for ten", 1000, 10, 6554, 2, 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := New(MustParseURL(t, h2cServer(t, tc.serverLimit)), Config{Sync: SyncH2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			ws := make([]wire, tc.n)
+			for i := range ws {
+				ws[i] = wire{method: http.MethodPost, target: fmt.Sprintf("/p/%d", i), body: bytes.Repeat([]byte("x"), tc.body)}
+			}
+			// The server's limit is learned from the first connection.
+			if err := c.Prepare(t.Context(), 1); err != nil {
+				t.Fatal(err)
+			}
+			fs, err := c.stageH2Wires(t.Context(), ws)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var wg sync.WaitGroup
+			for i, f := range fs {
+				wg.Go(func() {
+					ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+					defer cancel()
+					a, early, err := f(ctx)
+					if want := fmt.Sprintf(`{"read":%d}`, tc.body); err != nil || early || a.status != 200 || string(a.body) != want {
+						t.Errorf("request %d: %d %s, early %t, err %v; want 200 %s", i, a.status, a.body, early, err, want)
+					}
+				})
+			}
+			wg.Wait()
+			widest := 0
+			for _, hc := range c.h2 {
+				widest = max(widest, int(hc.nextID-1)/2-1) // less the warm-up's GET
+			}
+			if len(c.h2) != tc.conns || widest != tc.widestOn {
+				t.Errorf("%d connections, at most %d streams on one; want %d and %d", len(c.h2), widest, tc.conns, tc.widestOn)
+			}
+		})
+	}
+}
