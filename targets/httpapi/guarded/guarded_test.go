@@ -302,6 +302,13 @@ func TestNamesItsFields(t *testing.T) {
 		}
 		second := dial(t, addr) // waits: the cap is 1 and first is open
 		second.send(t, request("POST", "/hit/k", "127.0.0.1"))
+		// The cap is said once the server has taken second and found no
+		// slot; first closed before that would let second straight in.
+		for deadline := time.Now().Add(answerWithin); !strings.Contains(logged.String(), "connections open, the cap"); time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("named %v: the cap was not said within %v of a second connection: %q", named, answerWithin, logged.String())
+			}
+		}
 		first.Close()
 		status, _, body := second.answer(t, answerWithin, true)
 		if status != 401 || !strings.Contains(body, "("+want["Token"]+")") {
