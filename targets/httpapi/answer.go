@@ -21,18 +21,21 @@ type answer struct {
 	body   []byte
 }
 
-// readBody reads an answer's body, refusing one too large for the contract.
 // ArrivalHeader carries, on every answer of racelab serve's handler, the
 // instant the request was complete at the server, in Unix nanoseconds.
 const ArrivalHeader = "Racelab-Arrival"
 
+// errTooLarge is an answer whose body is over MaxAnswerBytes.
+var errTooLarge = fmt.Errorf("answer over %d bytes", MaxAnswerBytes)
+
+// readBody reads an answer's body, refusing one too large for the contract.
 func readBody(r io.Reader) ([]byte, error) {
 	body, err := io.ReadAll(io.LimitReader(r, MaxAnswerBytes+1))
 	if err != nil {
 		return nil, err
 	}
 	if len(body) > MaxAnswerBytes {
-		return nil, fmt.Errorf("answer over %d bytes", MaxAnswerBytes)
+		return nil, errTooLarge
 	}
 	return body, nil
 }
