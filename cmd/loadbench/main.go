@@ -88,7 +88,8 @@ func main() {
 	fs.IntVar(&o.pin.c, "pin-c", 50, "concurrency of the pinned, client-bound runs")
 	fs.DurationVar(&o.pin.d, "pin-d", 8*time.Second, "length of each pinned run")
 	fs.IntVar(&o.pin.runs, "pin-runs", 3, "rounds of the pinned runs (racelab, hey and wrk in turn in each)")
-	fs.StringVar(&o.pin.store, "pin-store", "actor", "store of the server the pinned runs load")
+	fs.StringVar(&o.pin.store, "pin-store", "sqlite", "store of the server the pinned runs load")
+	fs.StringVar(&o.pin.call, "pin-call", "get", "request of the pinned runs: get (GET /get/{slug}) or hit (POST /hit/{slug})")
 	_ = fs.Parse(os.Args[1:])
 	var err error
 	if o.cs, err = ints(*cs); err == nil {
