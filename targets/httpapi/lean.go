@@ -44,6 +44,7 @@ type leanConn struct {
 	reused   bool   // it carried an answer before: the server may have closed it since
 	deadline bool   // a deadline is set on it
 	head     []byte // scratch: an answer's header lines, copied off br
+	ends     []int  // scratch: where each header line ends in head
 }
 
 // leanPool keeps the idle connections, last put first taken: the warmest
@@ -188,6 +189,9 @@ func (lc *leanConn) roundTrip(ctx context.Context, req []byte, method string) (a
 	if stop != nil && !stop() {
 		keep = false // the deadline was cut under us: the connection is spent
 	}
+	// Bytes past the answer were not asked for: the connection is out of
+	// step with its requests.
+	keep = keep && lc.br.Buffered() == 0
 	return a, keep, false, nil
 }
 
@@ -273,8 +277,7 @@ func (lc *leanConn) readHead() (a answer, keep bool, err error) {
 	// The header lines are copied into one buffer and turned into one
 	// string, which every name and value is a piece of: one allocation
 	// for the text of all of them.
-	lc.head = lc.head[:0]
-	var ends []int
+	lc.head, lc.ends = lc.head[:0], lc.ends[:0]
 	lines := 0
 	for {
 		line, err := lc.line()
@@ -291,14 +294,14 @@ func (lc *leanConn) readHead() (a answer, keep bool, err error) {
 			return answer{}, false, fmt.Errorf("answer headers over %d bytes", maxHeaderBytes)
 		}
 		lc.head = append(lc.head, line...)
-		ends = append(ends, len(lc.head))
+		lc.ends = append(lc.ends, len(lc.head))
 		lines++
 	}
 	text := string(lc.head)
 	h := make(http.Header, lines)
 	values := make([]string, lines)
 	from := 0
-	for i, end := range ends {
+	for i, end := range lc.ends {
 		kv := text[from:end]
 		from = end
 		colon := strings.IndexByte(kv, ':')

@@ -132,6 +132,7 @@ func TestWholeRequestAnswers(t *testing.T) {
 		{"connection close", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok", "ok", 2, ""},
 		{"HTTP/1.0 without keep-alive", "HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok", "ok", 2, ""},
 		{"HTTP/1.0 with keep-alive", "HTTP/1.0 200 OK\r\nContent-Length: 2\r\nConnection: Keep-Alive\r\n\r\nok", "ok", 1, ""},
+		{"bytes past the answer", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 500 Unasked\r\n\r\n", "ok", 2, ""},
 		{"no content", "HTTP/1.1 204 No Content\r\n\r\n", "", 1, ""},
 		{"bare line feeds", "HTTP/1.1 200 OK\nContent-Length: 2\n\nok", "ok", 1, ""},
 		{"malformed status line", "HTTP/1.1 2x0 OK\r\n\r\n", "", 0, "malformed status line"},
