@@ -110,9 +110,11 @@ func (c *Client) h1Wire(w wire) []byte {
 	if len(w.body) > 0 || w.method != http.MethodGet && w.method != http.MethodHead {
 		b = append(strconv.AppendInt(append(b, "Content-Length: "...), int64(len(w.body)), 10), "\r\n"...)
 	}
-	for _, name := range slices.Sorted(maps.Keys(header)) {
-		for _, v := range header[name] {
-			b = append(append(append(append(b, name...), ": "...), v...), "\r\n"...)
+	if len(header) > 0 {
+		for _, name := range slices.Sorted(maps.Keys(header)) {
+			for _, v := range header[name] {
+				b = append(append(append(append(b, name...), ": "...), v...), "\r\n"...)
+			}
 		}
 	}
 	return append(append(b, "\r\n"...), w.body...)
