@@ -15,56 +15,20 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/targets/httpapi"
+	"github.com/racelab/racelab/targets/storetest"
 )
 
-// rawServer accepts connections on loopback and runs serve on each, in a
-// goroutine of its own, with the request's lines readable from br. It
-// counts the connections accepted; everything is closed and waited for at
-// cleanup. It speaks HTTP by hand so that a test can answer what no Go
-// server would write.
+// rawServer is a service written by hand (storetest.Listener): serve
+// reads each request off br and writes what the test wants, byte by byte.
 type rawServer struct {
 	url      *url.URL
-	accepted atomic.Int64
+	accepted *atomic.Int64
 }
 
 func newRawServer(t *testing.T, serve func(conn net.Conn, br *bufio.Reader)) *rawServer {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &rawServer{url: &url.URL{Scheme: "http", Host: ln.Addr().String()}}
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		conns []net.Conn
-	)
-	wg.Go(func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			s.accepted.Add(1)
-			mu.Lock()
-			conns = append(conns, conn)
-			mu.Unlock()
-			wg.Go(func() {
-				defer conn.Close()
-				serve(conn, bufio.NewReader(conn))
-			})
-		}
-	})
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	return s
+	addr, accepted := storetest.Listener(t, func(conn net.Conn) { serve(conn, bufio.NewReader(conn)) })
+	return &rawServer{url: &url.URL{Scheme: "http", Host: addr}, accepted: accepted}
 }
 
 // readRequest reads one request's head (the tests send no bodies) and

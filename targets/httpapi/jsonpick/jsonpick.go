@@ -80,14 +80,8 @@ func (s *scanner) space() {
 // object reads an object at s.i. rest holds, for each path still being
 // walked (a bit of active), the part of it below this object.
 func (s *scanner) object(depth int, rest [MaxPaths]string, active uint8, got *[MaxPaths]Value) bool {
-	if depth >= MaxDepth {
-		return false
-	}
-	s.i++ // '{'
-	s.space()
-	if s.i < len(s.b) && s.b[s.i] == '}' {
-		s.i++
-		return true
+	if empty, ok := s.enter(depth, '}'); empty || !ok {
+		return ok
 	}
 	for {
 		if s.i >= len(s.b) || s.b[s.i] != '"' {
@@ -144,19 +138,8 @@ func (s *scanner) object(depth int, rest [MaxPaths]string, active uint8, got *[M
 				}
 			}
 		}
-		s.space()
-		if s.i >= len(s.b) {
-			return false
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-			s.space()
-		case '}':
-			s.i++
-			return true
-		default:
-			return false
+		if more, ok := s.after('}'); !more {
+			return ok
 		}
 	}
 }
@@ -187,34 +170,51 @@ func (s *scanner) value(depth int) (kind byte, ok bool) {
 }
 
 func (s *scanner) array(depth int) bool {
-	if depth >= MaxDepth {
-		return false
-	}
-	s.i++ // '['
-	s.space()
-	if s.i < len(s.b) && s.b[s.i] == ']' {
-		s.i++
-		return true
+	if empty, ok := s.enter(depth, ']'); empty || !ok {
+		return ok
 	}
 	for {
 		if _, ok := s.value(depth + 1); !ok {
 			return false
 		}
-		s.space()
-		if s.i >= len(s.b) {
-			return false
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-			s.space()
-		case ']':
-			s.i++
-			return true
-		default:
-			return false
+		if more, ok := s.after(']'); !more {
+			return ok
 		}
 	}
+}
+
+// enter steps into the object or array at s.i, which end closes: empty
+// says it closed at once (and is read).
+func (s *scanner) enter(depth int, end byte) (empty, ok bool) {
+	if depth >= MaxDepth {
+		return false, false
+	}
+	s.i++
+	s.space()
+	if s.i < len(s.b) && s.b[s.i] == end {
+		s.i++
+		return true, true
+	}
+	return false, true
+}
+
+// after reads what follows a member: a comma and the space after it
+// (more to come), or end.
+func (s *scanner) after(end byte) (more, ok bool) {
+	s.space()
+	if s.i >= len(s.b) {
+		return false, false
+	}
+	switch s.b[s.i] {
+	case ',':
+		s.i++
+		s.space()
+		return true, true
+	case end:
+		s.i++
+		return false, true
+	}
+	return false, false
 }
 
 // str reads a string at s.i (its opening quote) and returns its content.
