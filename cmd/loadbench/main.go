@@ -14,6 +14,10 @@
 // and prints one table: requests/s, p50, p99 and the client's peak RSS
 // (the kernel's maxrss of the child). Then:
 //
+//   - pinned: the client-bound table (pinned.go): a server of its own on
+//     core 0, racelab, hey and wrk in turn on core 1, C = -pin-c (50) for
+//     -pin-d (8s), -pin-runs (3) rounds, with each client's CPU time and
+//     racelab's ratios against the goals ≥ 1.2× hey and ≥ 0.8× wrk;
 //   - rate: `racelab load --rate R` and `vegeta attack -rate R` at each
 //     -rates, with the achieved rate against the asked one;
 //   - rss: racelab's peak RSS at C = -rss-c (1,000) for -rss-d (30s);
@@ -29,7 +33,7 @@
 //
 // Usage:
 //
-//	go run ./cmd/loadbench [-racelab bin/racelab] [-c 50,256] [-d 10s] [-rates 250,500,1000]
+//	go run ./cmd/loadbench [-racelab bin/racelab] [-c 50,256] [-d 10s] [-rates 250,500,1000] [-only closed,pinned,rate,rss,stall]
 //
 // hey and wrk are Debian packages (apt-get install -y hey wrk); vegeta is
 // go install github.com/tsenart/vegeta/v12@v12.13.0.
