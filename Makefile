@@ -115,11 +115,14 @@ bench-floor: build
 	$(GO) run ./cmd/arrivalbench -referee -pin -racelab bin/racelab $(ARGS)
 
 ## bench-load: racelab load next to hey, wrk and vegeta against one `racelab
-## serve --store sqlite`, closed model at C=50 and 256, the open model's
-## achieved rate, peak RSS at C=1000 for 30s, and coordinated omission
-## against a server that stalls 1s every 5s (cmd/loadbench; needs hey and
-## wrk: apt-get install -y hey wrk; vegeta: go install
-## github.com/tsenart/vegeta/v12@v12.13.0). ARGS passes flags, e.g. ARGS='-d 5s'.
+## serve --store sqlite`, closed model at C=50 and 256, the pinned,
+## client-bound table (server on core 0, each client on core 1, C=50, 3
+## rounds; ratios against issue 24's goals), the open model's achieved
+## rate, peak RSS at C=1000 for 30s, and coordinated omission against a
+## server that stalls 1s every 5s (cmd/loadbench; needs hey and wrk:
+## apt-get install -y hey wrk; vegeta: go install
+## github.com/tsenart/vegeta/v12@v12.13.0). ARGS passes flags, e.g.
+## ARGS='-d 5s', or ARGS='-only pinned' for the pinned table alone.
 .PHONY: bench-load
 bench-load: build
 	$(GO) run ./cmd/loadbench -racelab bin/racelab $(ARGS)

@@ -14,6 +14,10 @@
 // and prints one table: requests/s, p50, p99 and the client's peak RSS
 // (the kernel's maxrss of the child). Then:
 //
+//   - pinned: the client-bound table (pinned.go): a server of its own on
+//     core 0, racelab, hey and wrk in turn on core 1, C = -pin-c (50) for
+//     -pin-d (8s), -pin-runs (3) rounds, with each client's CPU time and
+//     racelab's ratios against the goals ≥ 1.2× hey and ≥ 0.8× wrk;
 //   - rate: `racelab load --rate R` and `vegeta attack -rate R` at each
 //     -rates, with the achieved rate against the asked one;
 //   - rss: racelab's peak RSS at C = -rss-c (1,000) for -rss-d (30s);
@@ -29,7 +33,7 @@
 //
 // Usage:
 //
-//	go run ./cmd/loadbench [-racelab bin/racelab] [-c 50,256] [-d 10s] [-rates 250,500,1000]
+//	go run ./cmd/loadbench [-racelab bin/racelab] [-c 50,256] [-d 10s] [-rates 250,500,1000] [-only closed,pinned,rate,rss,stall]
 //
 // hey and wrk are Debian packages (apt-get install -y hey wrk); vegeta is
 // go install github.com/tsenart/vegeta/v12@v12.13.0.
@@ -69,6 +73,7 @@ type options struct {
 	rssD      time.Duration
 	stallRate int
 	only      string
+	pin       pinned
 }
 
 func main() {
@@ -83,7 +88,12 @@ func main() {
 	fs.IntVar(&o.rssC, "rss-c", 1000, "concurrency of the peak-RSS run (0 skips it)")
 	fs.DurationVar(&o.rssD, "rss-d", 30*time.Second, "length of the peak-RSS run")
 	fs.IntVar(&o.stallRate, "stall-rate", 200, "rate of the coordinated-omission run (0 skips it)")
-	fs.StringVar(&o.only, "only", "", "run only these parts, comma-separated: closed, rate, rss, stall")
+	fs.StringVar(&o.only, "only", "", "run only these parts, comma-separated: closed, pinned, rate, rss, stall")
+	fs.IntVar(&o.pin.c, "pin-c", 50, "concurrency of the pinned, client-bound runs")
+	fs.DurationVar(&o.pin.d, "pin-d", 8*time.Second, "length of each pinned run")
+	fs.IntVar(&o.pin.runs, "pin-runs", 3, "rounds of the pinned runs (racelab, hey and wrk in turn in each)")
+	fs.StringVar(&o.pin.store, "pin-store", "sqlite", "store of the server the pinned runs load")
+	fs.StringVar(&o.pin.call, "pin-call", "get", "request of the pinned runs: get (GET /get/{slug}) or hit (POST /hit/{slug})")
 	_ = fs.Parse(os.Args[1:])
 	var err error
 	if o.cs, err = ints(*cs); err == nil {
@@ -120,11 +130,12 @@ type measured struct {
 	rps      float64
 	p50, p99 time.Duration
 	rssMB    float64
+	cpu      time.Duration // the client's user and system time
 	note     string
 }
 
 func run(ctx context.Context, o options, w io.Writer) error {
-	base, stopServer, err := startServer(ctx, o.racelab)
+	base, stopServer, err := startServer(ctx, o.racelab, "sqlite", "")
 	if err != nil {
 		return err
 	}
@@ -165,6 +176,11 @@ func run(ctx context.Context, o options, w io.Writer) error {
 		tw.Flush()
 		fmt.Fprintln(w, "goals: racelab ≥ 1.0× hey and ≥ 0.8× wrk (vs racelab above is racelab's req/s over the client's)")
 		fmt.Fprintln(w)
+	}
+	if o.part("pinned") {
+		if err := pinnedRuns(ctx, o, dir, w); err != nil {
+			return err
+		}
 	}
 	if o.part("rate") {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -210,13 +226,18 @@ func numCPU() int {
 	return n
 }
 
-func startServer(ctx context.Context, racelab string) (string, func(), error) {
+// startServer starts `racelab serve --store store`, under `taskset -c
+// cpus` when cpus is not empty.
+func startServer(ctx context.Context, racelab, store, cpus string) (string, func(), error) {
 	dir, err := os.MkdirTemp("", "loadbench-serve-")
 	if err != nil {
 		return "", nil, err
 	}
 	addrFile := filepath.Join(dir, "addr")
-	cmd := exec.CommandContext(ctx, racelab, "serve", "--store", "sqlite", "--addr", "127.0.0.1:0", "--addr-file", addrFile, "--quiet", "--max-conns", "4096")
+	cmd := exec.CommandContext(ctx, racelab, "serve", "--store", store, "--addr", "127.0.0.1:0", "--addr-file", addrFile, "--quiet", "--max-conns", "4096")
+	if cpus != "" {
+		cmd = exec.CommandContext(ctx, "taskset", append([]string{"-c", cpus}, cmd.Args...)...)
+	}
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		os.RemoveAll(dir)
@@ -300,18 +321,24 @@ end
 	if _, err := exec.LookPath(cmd.Args[0]); err != nil && client != "racelab" {
 		return measured{}, fmt.Errorf("not installed")
 	}
-	out, rss, err := runMeasured(cmd)
+	return measure(cmd, client)
+}
+
+// measure runs a client's command and reads its figures off its output,
+// with its peak RSS and CPU time.
+func measure(cmd *exec.Cmd, client string) (measured, error) {
+	out, err := runMeasured(cmd)
 	if err != nil {
 		return measured{}, fmt.Errorf("%s: %w", client, err)
 	}
 	m, err := parse(client, out)
-	m.rssMB = rss
+	m.rssMB, m.cpu = rssOf(cmd), cpuOf(cmd)
 	return m, err
 }
 
-// runMeasured runs cmd and returns its stdout and its peak RSS in MB. For
-// the vegeta pipeline it is the shell's largest child.
-func runMeasured(cmd *exec.Cmd) ([]byte, float64, error) {
+// runMeasured runs cmd and returns its stdout; rssOf and cpuOf then read
+// what it cost.
+func runMeasured(cmd *exec.Cmd) ([]byte, error) {
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -319,13 +346,23 @@ func runMeasured(cmd *exec.Cmd) ([]byte, float64, error) {
 	// get workload "loses" every hit, and its figures are still good.
 	var exit *exec.ExitError
 	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 3 && len(out) > 0) {
-		return nil, 0, fmt.Errorf("%v: %s", err, strings.TrimSpace(stderr.String()))
+		return nil, fmt.Errorf("%v: %s", err, strings.TrimSpace(stderr.String()))
 	}
-	var rss float64
+	return out, nil
+}
+
+// rssOf is a finished command's peak RSS in MB; for the vegeta pipeline,
+// the shell's largest child's.
+func rssOf(cmd *exec.Cmd) float64 {
 	if u, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		rss = float64(u.Maxrss) / 1024 // kilobytes on Linux
+		return float64(u.Maxrss) / 1024 // kilobytes on Linux
 	}
-	return out, rss, nil
+	return 0
+}
+
+// cpuOf is a finished command's user and system time.
+func cpuOf(cmd *exec.Cmd) time.Duration {
+	return cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 }
 
 var (
@@ -400,10 +437,11 @@ func parse(client string, out []byte) (measured, error) {
 func racelabRate(ctx context.Context, o options, base string, r int) (measured, error) {
 	cmd := exec.CommandContext(ctx, o.racelab, "load", "ten-hits-one-view", "-t", base, "--rate", fmt.Sprintf("%d/s", r),
 		"--duration", o.d.String(), "-o", "json", "-q", "--keys", "1000")
-	out, rss, err := runMeasured(cmd)
+	out, err := runMeasured(cmd)
 	if err != nil {
 		return measured{}, err
 	}
+	rss := rssOf(cmd)
 	var res results.LoadResult
 	if err := json.Unmarshal(out, &res); err != nil || len(res.Targets) != 1 {
 		return measured{}, fmt.Errorf("unreadable result: %v", err)
@@ -425,7 +463,7 @@ func vegetaRate(ctx context.Context, o options, dir, base string, r int) (measur
 		return measured{}, err
 	}
 	cmd := exec.CommandContext(ctx, "sh", "-c", fmt.Sprintf("vegeta attack -targets=%s -rate=%d/s -duration=%s | vegeta report -type=json", tf, r, o.d))
-	out, _, err := runMeasured(cmd)
+	out, err := runMeasured(cmd)
 	if err != nil {
 		return measured{}, err
 	}
@@ -477,11 +515,7 @@ func stallRun(ctx context.Context, o options, w io.Writer) error {
 	if _, err := exec.LookPath("hey"); err == nil {
 		// hey's workers wait out each stall: one slow answer a worker a
 		// stall, among the thousands each sends between stalls.
-		out, _, err := runMeasured(exec.CommandContext(ctx, "hey", "-z", "20s", "-c", "10", "-m", "POST", base+"/hit/stall-slug"))
-		if err != nil {
-			return err
-		}
-		m, err := parse("hey", out)
+		m, err := measure(exec.CommandContext(ctx, "hey", "-z", "20s", "-c", "10", "-m", "POST", base+"/hit/stall-slug"), "hey")
 		if err != nil {
 			return err
 		}

@@ -229,26 +229,24 @@ func (m *meter) sampled() []sample {
 	return m.samples
 }
 
-// status counts one answer of HTTP status code.
-func (m *meter) status(code int) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.statuses == nil {
-		m.statuses = map[int]int64{}
-	}
-	m.statuses[code]++
-}
-
 func newMeter(start time.Time) *meter {
 	return &meter{start: start, all: NewHistogram(), sec: newHistogram(secondSigFigs), kinds: map[string]*results.ErrorCount{}}
 }
 
 // record counts one request that ended at now: its latency when answered,
-// its error otherwise. A failed request's latency is not a latency: it is
-// counted by kind instead, so that timeouts do not pass for slow answers.
-func (m *meter) record(now time.Time, latency time.Duration, err error, kind string) {
+// its error otherwise, and the HTTP status it was answered (0 for none,
+// or a store that is not a service). A failed request's latency is not a
+// latency: it is counted by kind instead, so that timeouts do not pass
+// for slow answers.
+func (m *meter) record(now time.Time, latency time.Duration, err error, kind string, status int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if status != 0 {
+		if m.statuses == nil {
+			m.statuses = map[int]int64{}
+		}
+		m.statuses[status]++
+	}
 	m.roll(int(now.Sub(m.start) / time.Second))
 	if err != nil {
 		m.errors++

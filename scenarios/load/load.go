@@ -348,6 +348,10 @@ type loadRun struct {
 // keyCount is what one key's requests were told.
 type KeyTotal struct {
 	allowed, refused, errors atomic.Int64
+	// name is the key's name once a request has made it: a load names the
+	// same keys over and over, and a name made once is one allocation and
+	// one format less a request.
+	name atomic.Pointer[string]
 }
 
 // run sends the load, reads the keys back and judges them into lt.
@@ -455,7 +459,7 @@ func (r *loadRun) one(ctx context.Context, k int, intended time.Time) {
 	r.noteSend(time.Since(r.start))
 	var status int // the HTTP status, when the target is a service
 	rctx, cancel := context.WithTimeout(story.WithStatus(ctx, &status), r.plan.Timeout)
-	a := r.pl.Do(rctx, r.key(k), i)
+	a := r.pl.Do(rctx, r.keyName(k), i)
 	cancel()
 	now := time.Now()
 	if ctx.Err() != nil && a.Outcome == results.Errored {
@@ -475,15 +479,22 @@ func (r *loadRun) one(ctx context.Context, k int, intended time.Time) {
 		}
 		kind = errorKind(a.Err)
 	}
-	r.meter.record(now, now.Sub(intended), a.Err, kind)
-	if status != 0 {
-		r.meter.status(status)
-	}
+	r.meter.record(now, now.Sub(intended), a.Err, kind, status)
 	var latency time.Duration
 	if a.Err == nil {
 		latency = now.Sub(intended)
 	}
 	r.meter.sample(sample{at: intended.Sub(r.start), latency: latency, key: k, outcome: a.Outcome, status: status, kind: kind})
+}
+
+// keyName is r.key(k), made once.
+func (r *loadRun) keyName(k int) string {
+	if name := r.counts[k].name.Load(); name != nil {
+		return *name
+	}
+	name := r.key(k)
+	r.counts[k].name.Store(&name)
+	return name
 }
 
 // noteSend keeps the latest instant a request was sent.
@@ -582,7 +593,7 @@ func (r *loadRun) open(ctx context.Context, start time.Time) {
 				r.drop.Add(1)
 				// Never sent: the store saw nothing, so the key's counts
 				// do not change; the load's failures do.
-				r.meter.record(time.Now(), 0, errDropped{p.MaxInFlight, p.Timeout}, KindDropped)
+				r.meter.record(time.Now(), 0, errDropped{p.MaxInFlight, p.Timeout}, KindDropped, 0)
 				r.meter.sample(sample{at: at, key: k, outcome: results.Errored, kind: KindDropped})
 				continue
 			case <-ctx.Done():

@@ -17,7 +17,7 @@ func TestMeterMemoryIsFlat(t *testing.T) {
 	size := m.all.ByteSize() + m.sec.ByteSize()
 	for i := range 1_000_000 {
 		at := start.Add(time.Duration(i) * 3 * time.Microsecond) // three seconds in all
-		m.record(at, time.Duration(i%5000)*time.Microsecond, nil, "")
+		m.record(at, time.Duration(i%5000)*time.Microsecond, nil, "", 0)
 	}
 	if got := m.all.ByteSize() + m.sec.ByteSize(); got != size {
 		t.Errorf("histograms grew from %d to %d bytes", size, got)
@@ -51,10 +51,10 @@ func TestMeterSecondsHaveTheirOwnPercentiles(t *testing.T) {
 	start := time.Unix(0, 0)
 	m := newMeter(start)
 	for i := range 100 {
-		m.record(start.Add(time.Duration(i)*time.Millisecond), time.Millisecond, nil, "")
+		m.record(start.Add(time.Duration(i)*time.Millisecond), time.Millisecond, nil, "", 0)
 	}
 	for i := range 100 {
-		m.record(start.Add(time.Second+time.Duration(i)*time.Millisecond), 100*time.Millisecond, nil, "")
+		m.record(start.Add(time.Second+time.Duration(i)*time.Millisecond), 100*time.Millisecond, nil, "", 0)
 	}
 	_, _, _, series, _ := m.finish(start.Add(2 * time.Second))
 	if len(series) != 2 || series[0].Answered != 100 || series[1].Answered != 100 {

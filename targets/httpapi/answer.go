@@ -21,18 +21,21 @@ type answer struct {
 	body   []byte
 }
 
-// readBody reads an answer's body, refusing one too large for the contract.
 // ArrivalHeader carries, on every answer of racelab serve's handler, the
 // instant the request was complete at the server, in Unix nanoseconds.
 const ArrivalHeader = "Racelab-Arrival"
 
+// errTooLarge is an answer whose body is over MaxAnswerBytes.
+var errTooLarge = fmt.Errorf("answer over %d bytes", MaxAnswerBytes)
+
+// readBody reads an answer's body, refusing one too large for the contract.
 func readBody(r io.Reader) ([]byte, error) {
 	body, err := io.ReadAll(io.LimitReader(r, MaxAnswerBytes+1))
 	if err != nil {
 		return nil, err
 	}
 	if len(body) > MaxAnswerBytes {
-		return nil, fmt.Errorf("answer over %d bytes", MaxAnswerBytes)
+		return nil, errTooLarge
 	}
 	return body, nil
 }
@@ -44,6 +47,15 @@ func readBody(r io.Reader) ([]byte, error) {
 // read for what the route asks of it: a route without a field accepts any
 // refusal body, since services word their refusals freely.
 func (c *Client) judge(call Call, key string, a answer, vars ...param) (story.Reply, error) {
+	if reply, ok := c.judgeQuick(call, key, a); ok {
+		return reply, nil
+	}
+	return c.judgeDecoded(call, key, a, vars...)
+}
+
+// judgeDecoded is judge over the body decoded by encoding/json: every
+// answer judgeQuick does not vouch for, and every error.
+func (c *Client) judgeDecoded(call Call, key string, a answer, vars ...param) (story.Reply, error) {
 	r := c.routes[call]
 	reply := story.Reply{Arrival: arrivalOf(a.header)}
 	known := containsCode(r.Yes, a.status) || containsCode(r.No, a.status)

@@ -118,6 +118,7 @@ type Client struct {
 	dialWait time.Duration
 	tls      *tls.Config
 	http     *http.Client
+	lean     *leanPool // whole requests over plain HTTP/1.1, when not nil (lean.go)
 
 	mu     sync.Mutex // guards what follows
 	mode   Sync       // as resolved by Prepare
@@ -213,6 +214,9 @@ func New(base *url.URL, cfg Config) (*Client, error) {
 			p.SetUnencryptedHTTP2(true)
 		}
 		tr.Protocols = &p
+	}
+	if usesLean(base, cfg.HTTP2) {
+		c.lean = &leanPool{}
 	}
 	c.http = &http.Client{
 		Transport: tr,
@@ -575,12 +579,23 @@ func (c *Client) resolve(ctx context.Context) (Sync, error) {
 
 var errClosed = errors.New("http client closed")
 
-// warmPool opens n connections in net/http's pool with a harmless GET each,
-// all at once so that each needs its own connection.
+// warmPool opens n connections in the pool whole requests go through (the
+// lean one, or net/http's) with a harmless GET each, all at once so that
+// each needs its own connection.
 func (c *Client) warmPool(ctx context.Context, n int) error {
 	err := warmAll(ctx, n, n, func(ctx context.Context, _ int) error {
 		ctx, cancel := c.warmContext(ctx)
 		defer cancel()
+		if c.lean != nil {
+			_, err := c.sendLean(ctx, wire{method: http.MethodGet, target: c.warmTarget()})
+			switch {
+			case errors.Is(err, errTooLarge):
+				return nil // the connection was answered, then closed: warm enough
+			case err != nil && ctx.Err() != nil:
+				return fmt.Errorf("GET %s: %w", c.warmTarget(), context.Cause(ctx))
+			}
+			return err
+		}
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base.Scheme+"://"+c.base.Host+c.warmTarget(), nil)
 		if err != nil {
 			return err
@@ -643,5 +658,8 @@ func (c *Client) Close() error {
 		hc.close()
 	}
 	c.http.CloseIdleConnections()
+	if c.lean != nil {
+		c.lean.close()
+	}
 	return nil
 }

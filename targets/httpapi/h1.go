@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"github.com/racelab/racelab/targets/story"
@@ -11,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strconv"
 	"time"
 )
 
@@ -97,25 +97,27 @@ func (c *Client) h1Request(method, target string) []byte {
 // request's own over them, and its body.
 func (c *Client) h1Wire(w wire) []byte {
 	header := c.headerFor(w)
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "%s %s HTTP/1.1\r\nHost: %s\r\n", w.method, w.target, c.base.Host)
+	// Appends rather than fmt: a load writes one of these a request.
+	b := make([]byte, 0, 160+len(w.target)+len(w.body))
+	b = append(append(append(append(append(b, w.method...), ' '), w.target...), " HTTP/1.1\r\nHost: "...), c.base.Host...)
+	b = append(b, "\r\n"...)
 	if !w.sets("User-Agent") {
-		fmt.Fprintf(&b, "User-Agent: %s\r\n", UserAgent)
+		b = append(b, "User-Agent: "+UserAgent+"\r\n"...)
 	}
 	if !w.sets("Accept") {
-		b.WriteString("Accept: application/json\r\n")
+		b = append(b, "Accept: application/json\r\n"...)
 	}
 	if len(w.body) > 0 || w.method != http.MethodGet && w.method != http.MethodHead {
-		fmt.Fprintf(&b, "Content-Length: %d\r\n", len(w.body))
+		b = append(strconv.AppendInt(append(b, "Content-Length: "...), int64(len(w.body)), 10), "\r\n"...)
 	}
-	for _, name := range slices.Sorted(maps.Keys(header)) {
-		for _, v := range header[name] {
-			fmt.Fprintf(&b, "%s: %s\r\n", name, v)
+	if len(header) > 0 {
+		for _, name := range slices.Sorted(maps.Keys(header)) {
+			for _, v := range header[name] {
+				b = append(append(append(append(b, name...), ": "...), v...), "\r\n"...)
+			}
 		}
 	}
-	b.WriteString("\r\n")
-	b.Write(w.body)
-	return b.Bytes()
+	return append(append(b, "\r\n"...), w.body...)
 }
 
 // usable says the connection is idle and the server has neither closed it

@@ -162,8 +162,16 @@ func responseOf(a answer, early bool) Response {
 	return Response{Status: a.status, Header: a.header, Body: a.body, Arrival: arrivalOf(a.header), Early: early}
 }
 
-// sendWire makes w as one whole request with net/http and reads its answer.
+// sendWire makes w as one whole request and reads its answer: the lean
+// way over plain HTTP/1.1 (lean.go), else with net/http.
 func (c *Client) sendWire(ctx context.Context, w wire) (answer, error) {
+	if c.lean != nil {
+		a, err := c.sendLean(ctx, w)
+		if err == nil {
+			story.NoteStatus(ctx, a.status)
+		}
+		return a, err
+	}
 	req, err := http.NewRequestWithContext(ctx, w.method, c.base.Scheme+"://"+c.base.Host+w.target, bytes.NewReader(w.body))
 	if err != nil {
 		return answer{}, fmt.Errorf("%s %s: %w", w.method, w.target, err)

@@ -1,0 +1,37 @@
+package httpapi_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/racelab/racelab/targets"
+	"github.com/racelab/racelab/targets/httpapi"
+	"github.com/racelab/racelab/targets/httpapi/handler"
+	"github.com/racelab/racelab/targets/httpapi/httpapitest"
+)
+
+// BenchmarkWholeRequest: one read a loop over a pooled keep-alive
+// connection to racelab's own handler on loopback, its answer read and
+// judged as a load's are; -benchmem counts what a request allocates on
+// the client and the server together (both run in this process).
+//
+//	go test -run '^$' -bench WholeRequest -benchmem ./targets/httpapi
+func BenchmarkWholeRequest(b *testing.B) {
+	tg, err := targets.Open(context.Background(), "actor")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tg.Close()
+	base := httpapitest.Serve(b, handler.New(tg.Store))
+	c, err := httpapi.New(httpapi.MustParseURL(b, base), httpapi.Config{Sync: httpapi.SyncNone})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	for b.Loop() {
+		if _, err := c.Views(ctx, "bench-slug"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,77 @@
+package httpapi
+
+import (
+	"strconv"
+
+	"github.com/racelab/racelab/targets/httpapi/jsonpick"
+	"github.com/racelab/racelab/targets/story"
+)
+
+// The quick reading of an answer. judge decodes every answer's body into
+// a map with encoding/json, which under load cost more than reading the
+// answer off the socket (issue 24). judgeQuick reads the few fields a
+// route names straight off the bytes (package jsonpick) and accepts the
+// answer only when every check passes exactly as judge's would; anything
+// else (a check that fails, or a body jsonpick declines) goes to
+// judgeDecoded, so every error and every edge is still judge's own.
+
+// judgeQuick is judge for the answers that are right, read without
+// encoding/json: ok is false when judge must read the answer instead.
+func (c *Client) judgeQuick(call Call, key string, a answer) (reply story.Reply, ok bool) {
+	r := c.routes[call]
+	switch {
+	case call == CallPlan:
+		return reply, false
+	case containsCode(r.Yes, a.status):
+		reply.OK = true
+	case !containsCode(r.No, a.status):
+		return reply, false
+	}
+	reply.Arrival = arrivalOf(a.header)
+	if call == CallCheckout && reply.OK {
+		reply.Value = 1
+	}
+	if r.Field == "" && r.Key == "" && r.OK == "" {
+		return reply, true
+	}
+	paths := [jsonpick.MaxPaths]string{r.OK, r.Key, r.Field, r.Window}
+	var got [jsonpick.MaxPaths]jsonpick.Value
+	if !jsonpick.Pick(a.body, &paths, &got) {
+		return reply, false
+	}
+	okV, keyV, fieldV, windowV := got[0], got[1], got[2], got[3]
+	if r.OK != "" {
+		isBool := okV.Kind == jsonpick.True || okV.Kind == jsonpick.False
+		if okV.Found && (!isBool || (okV.Kind == jsonpick.True) != reply.OK) || !okV.Found && reply.OK {
+			return reply, false
+		}
+	}
+	if r.Key != "" && reply.OK && (!keyV.Found || keyV.Kind != jsonpick.String || string(keyV.Raw) != key) {
+		return reply, false
+	}
+	if r.Field == "" {
+		return reply, true
+	}
+	n, ok := wholeNumber(fieldV)
+	if !ok || n < 0 {
+		return reply, false
+	}
+	reply.Value = n
+	if r.Window != "" {
+		w, ok := wholeNumber(windowV)
+		if !ok {
+			return reply, false
+		}
+		reply.Window = w
+	}
+	return reply, true
+}
+
+// wholeNumber is v as json.Number's Int64 reads it.
+func wholeNumber(v jsonpick.Value) (int64, bool) {
+	if !v.Found || v.Kind != jsonpick.Number {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(string(v.Raw), 10, 64)
+	return n, err == nil
+}
