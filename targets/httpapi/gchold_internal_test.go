@@ -4,6 +4,8 @@ import (
 	"runtime/debug"
 	"testing"
 	"time"
+
+	"github.com/racelab/racelab/targets/httpapi/httpapitest"
 )
 
 // gcPercent reads GOGC as the runtime has it now.
@@ -39,5 +41,5 @@ func TestHoldGC(t *testing.T) {
 	}
 	expiring := holdGC(10 * time.Millisecond)
 	defer expiring()
-	waitFor(t, "the hold's bound", func() bool { return gcPercent() == 150 })
+	httpapitest.Eventually(t, "the hold's bound", func() bool { return gcPercent() == 150 })
 }

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/racelab/racelab/targets/httpapi/httpapitest"
 )
 
 // TestArriveThen: callers that wait for their own answers are held until
@@ -62,7 +64,7 @@ func TestArriveThen(t *testing.T) {
 				errs <- err
 			}()
 		}
-		waitFor(t, "the first two callers", func() bool { return l.waiting.Load() == 1 })
+		httpapitest.Eventually(t, "the first two callers", func() bool { return l.waiting.Load() == 1 })
 		cancel()
 		sent, err := l.arriveThen(ctx, never) // the last caller, interrupted
 		if sent || !errors.Is(err, context.Canceled) {
