@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/racelab/racelab/internal/peek"
 	"github.com/racelab/racelab/targets/httpapi/httpapitest"
 	"github.com/racelab/racelab/targets/story"
 )
@@ -38,18 +39,18 @@ func TestPending(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if pending(c) {
+	if peek.Pending(c) {
 		t.Fatal("pending before anything was sent")
 	}
 	s.Write([]byte("x"))
-	httpapitest.Eventually(t, "the byte sent", func() bool { return pending(c) })
+	httpapitest.Eventually(t, "the byte sent", func() bool { return peek.Pending(c) })
 	buf := make([]byte, 1)
 	c.Read(buf)
-	if pending(c) {
+	if peek.Pending(c) {
 		t.Fatal("pending after the byte was read")
 	}
 	s.Close()
-	httpapitest.Eventually(t, "the peer's close", func() bool { return pending(c) })
+	httpapitest.Eventually(t, "the peer's close", func() bool { return peek.Pending(c) })
 }
 
 // releaseAll calls every staged function at once and returns the replies.

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"github.com/racelab/racelab/targets/story"
 	"io"
 	"maps"
 	"net"
@@ -12,6 +11,9 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/racelab/racelab/internal/peek"
+	"github.com/racelab/racelab/targets/story"
 )
 
 // dialParallel bounds the connections opened at once, so that preparing a
@@ -123,11 +125,11 @@ func (c *Client) h1Wire(w wire) []byte {
 // usable says the connection is idle and the server has neither closed it
 // nor sent anything unasked.
 func (hc *h1Conn) usable() bool {
-	return !hc.staged && !hc.broken && hc.br.Buffered() == 0 && !pending(hc.raw)
+	return !hc.staged && !hc.broken && hc.br.Buffered() == 0 && !peek.Pending(hc.raw)
 }
 
 // answered says an answer, or the server's closing, is waiting to be read.
-func (hc *h1Conn) answered() bool { return hc.br.Buffered() > 0 || pending(hc.raw) }
+func (hc *h1Conn) answered() bool { return hc.br.Buffered() > 0 || peek.Pending(hc.raw) }
 
 func (hc *h1Conn) close() {
 	hc.broken = true

@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/racelab/racelab/internal/gchold"
 	"github.com/racelab/racelab/targets/httpapi/guarded"
 	"github.com/racelab/racelab/targets/story"
 
@@ -677,7 +678,7 @@ func (c *Client) stageH2Wires(ctx context.Context, ws []wire) ([]stagedWire, err
 			return nil, fmt.Errorf("stage %s %s: %w", ws[0].method, ws[0].target, err)
 		}
 	}
-	b.letGo = holdGC(2 * c.dialWait)
+	b.letGo = gchold.Hold(2 * c.dialWait)
 	b.left.Store(int64(n))
 	fs := make([]stagedWire, n)
 	for i, s := range streams {
@@ -705,7 +706,7 @@ func (c *Client) stageH2Wires(ctx context.Context, ws []wire) ([]stagedWire, err
 type h2Burst struct {
 	latch  *burstLatch
 	groups []h2Group
-	letGo  func()       // lets the collector run again (holdGC)
+	letGo  func()       // lets the collector run again (gchold.Hold)
 	left   atomic.Int64 // the burst's functions yet to return
 }
 

@@ -1,4 +1,4 @@
-package httpapi
+package gchold
 
 import (
 	"runtime/debug"
@@ -20,7 +20,7 @@ var gcHold struct {
 	limit   int64
 }
 
-// holdGC turns the garbage collector off, from the end of a burst's
+// Hold turns the garbage collector off, from the end of a burst's
 // staging until its last answer is in, and returns the function that
 // lets go. A collection during the release takes a quarter of the CPU
 // (and its assists and pauses more) from a server on the same machine
@@ -33,7 +33,7 @@ var gcHold struct {
 // grow by gcHeadroom at most meanwhile (a memory limit), and the hold
 // lets go by itself after at most bound, in case a burst's functions are
 // never called.
-func holdGC(bound time.Duration) (letGo func()) {
+func Hold(bound time.Duration) (letGo func()) {
 	gcHold.mu.Lock()
 	if gcHold.holders == 0 {
 		sample := []metrics.Sample{{Name: "/memory/classes/total:bytes"}}

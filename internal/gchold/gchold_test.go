@@ -1,11 +1,9 @@
-package httpapi
+package gchold
 
 import (
 	"runtime/debug"
 	"testing"
 	"time"
-
-	"github.com/racelab/racelab/targets/httpapi/httpapitest"
 )
 
 // gcPercent reads GOGC as the runtime has it now.
@@ -22,8 +20,8 @@ func TestHoldGC(t *testing.T) {
 	was := debug.SetGCPercent(150)
 	defer debug.SetGCPercent(was)
 	limit := debug.SetMemoryLimit(-1)
-	first := holdGC(time.Minute)
-	second := holdGC(time.Minute)
+	first := Hold(time.Minute)
+	second := Hold(time.Minute)
 	if p := gcPercent(); p != -1 {
 		t.Fatalf("GOGC %d under two holds, want -1 (off)", p)
 	}
@@ -39,7 +37,11 @@ func TestHoldGC(t *testing.T) {
 	if p, l := gcPercent(), debug.SetMemoryLimit(-1); p != 150 || l != limit {
 		t.Errorf("GOGC %d, memory limit %d after the last hold, want 150 and %d as before", p, l, limit)
 	}
-	expiring := holdGC(10 * time.Millisecond)
+	expiring := Hold(10 * time.Millisecond)
 	defer expiring()
-	httpapitest.Eventually(t, "the hold's bound", func() bool { return gcPercent() == 150 })
+	for deadline := time.Now().Add(20 * time.Second); gcPercent() != 150; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the hold's bound passed 20s ago and GOGC is still off")
+		}
+	}
 }

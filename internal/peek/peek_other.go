@@ -1,9 +1,9 @@
 //go:build !(linux || darwin || freebsd || netbsd || openbsd || dragonfly)
 
-package httpapi
+package peek
 
 import "net"
 
-// pending cannot peek at a socket on this system, so it never reports an
+// Pending cannot peek at a socket on this system, so it never reports an
 // HTTP/1.1 answer as early; HTTP/2 bursts still do.
-func pending(net.Conn) bool { return false }
+func Pending(net.Conn) bool { return false }

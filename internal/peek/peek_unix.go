@@ -1,17 +1,17 @@
 //go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly
 
-package httpapi
+package peek
 
 import (
 	"net"
 	"syscall"
 )
 
-// pending reports whether the peer has sent anything not yet read, or has
+// Pending reports whether the peer has sent anything not yet read, or has
 // closed, by peeking at the socket without waiting and without consuming.
 // It tells a staged request answered before its release: a server that
 // answers an incomplete request was not held back by the withheld byte.
-func pending(conn net.Conn) bool {
+func Pending(conn net.Conn) bool {
 	sc, ok := conn.(syscall.Conn)
 	if !ok {
 		return false
