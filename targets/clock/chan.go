@@ -179,17 +179,13 @@ func (c *Chan[T]) Close() {
 		return
 	}
 	c.closed = true
-	woke := false
+	// The participants woken take their turns when the driver of the run
+	// in progress, or of the next one, comes to their wake-ups.
 	for _, q := range []*queue[*waiter[T]]{&c.recvq, &c.sendq} {
 		for q.len() > 0 {
 			w := q.pop()
-			if v.wakeLocked(w.p, w.gen, ErrClosed) {
-				woke = true
-			}
+			v.wakeLocked(w.p, w.gen, ErrClosed)
 		}
-	}
-	if woke && v.running == nil && v.run != nil {
-		v.dispatchLocked() // not reached in practice: during a run, one runs
 	}
 }
 

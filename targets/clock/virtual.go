@@ -74,9 +74,10 @@ func NewVirtual(start time.Time) *Virtual {
 
 // participant is one goroutine scheduled by a Virtual. Every field is
 // guarded by the Virtual's mu, except that err is read by the participant
-// itself after it is woken (the wake-up orders the read after the write).
+// itself after it is woken (the switch to it orders the read after the
+// write).
 type participant struct {
-	wake     chan struct{}   // receives the turn; buffered so the sender never blocks
+	w        *worker         // the goroutine playing it, resumed to give it the turn
 	run      *run            // the Run that started it; nil if started by Go
 	id       uint64          // order of creation, to wake several in a fixed order
 	waitDone <-chan struct{} // the Done of the context it is parked with, if that can end
@@ -101,9 +102,8 @@ func (v *Virtual) newParticipantLocked(r *run) *participant {
 type run struct {
 	ctx       context.Context
 	members   []*participant
-	remaining int           // members still running
-	err       error         // why the run failed: its ctx, or a deadlock
-	done      chan struct{} // closed when the run is over
+	remaining int   // members still running
+	err       error // why the run failed: its ctx, or a deadlock
 }
 
 // event is a pending wake-up: participant p resumes at instant at, if it is
@@ -173,7 +173,7 @@ func (v *Virtual) Run(ctx context.Context, n int, f func(ctx context.Context, i 
 		v.mu.Unlock()
 		return errRunInProgress
 	}
-	r := &run{ctx: ctx, members: make([]*participant, n), remaining: n, done: make(chan struct{})}
+	r := &run{ctx: ctx, members: make([]*participant, n), remaining: n}
 	v.run = r
 	v.wakeCancelledLocked()
 	pctx := context.WithValue(ctx, runKey{}, v)
@@ -183,26 +183,45 @@ func (v *Virtual) Run(ctx context.Context, n int, f func(ctx context.Context, i 
 		v.scheduleLocked(p, v.elapsed)
 		v.startLocked(p, func() { f(pctx, i) })
 	}
-	if v.running == nil {
-		v.dispatchLocked()
-	}
-	v.mu.Unlock()
+	v.dispatchLocked()
+	v.drive(r)
+	return r.err
+}
 
-	select {
-	case <-r.done:
-		return r.err
-	case <-ctx.Done():
-	}
-	v.mu.Lock()
-	if v.run == r && r.err == nil {
-		r.err = ctx.Err()
-		if v.failLocked(r) && v.running == nil {
-			v.dispatchLocked()
+// drive plays run r on the calling goroutine, the Run's caller: it
+// switches to the participant whose turn it is, and back when its turn
+// ends, until the run is over. Whoever ends a turn (a participant that
+// waits or returns) picks the next one (dispatchLocked); drive only makes
+// the switch, so every hand-off is two direct switches and no wake-up of
+// another thread. It is called with mu held and returns with it released.
+//
+// If r's ctx ends, every member that waits is woken with its error, at the
+// next hand-off: a participant's turn is never cut short, on any clock.
+func (v *Virtual) drive(r *run) {
+	done := r.ctx.Done()
+	for {
+		p := v.running
+		if p == nil { // dispatchLocked found the run over
+			v.mu.Unlock()
+			return
+		}
+		v.mu.Unlock()
+		w := p.w
+		w.resume()
+		if w.broken {
+			w.finish()
+		}
+		v.mu.Lock()
+		if done == nil || r.err != nil {
+			continue
+		}
+		select {
+		case <-done:
+			r.err = r.ctx.Err()
+			v.failLocked(r) // they run after the one whose turn it is
+		default:
 		}
 	}
-	v.mu.Unlock()
-	<-r.done
-	return r.err
 }
 
 // Go starts f as a participant, runnable at the current instant after
@@ -270,15 +289,23 @@ func (v *Virtual) outside(ctx context.Context, op func(ctx context.Context) erro
 	return err
 }
 
-// participate plays participant p on worker w's goroutine: it waits for
-// p's first turn, runs f, and hands the turn on. It reports whether w is
-// kept to play another participant (pool.go).
+// participate plays participant p on worker w's goroutine, from p's first
+// turn: it runs f and picks who runs next. It reports whether w is kept to
+// play another participant (pool.go); either way, the caller then hands
+// control back to the driver.
 func (v *Virtual) participate(w *worker, p *participant, f func()) (kept bool) {
-	<-p.wake
 	returned := false
 	// Deferred so that runtime.Goexit (t.FailNow) hands on too; the
-	// goroutine then ends, so its worker is not kept.
-	defer func() { kept = v.exit(p, w, returned) }()
+	// goroutine then ends, so its worker is not kept. It hands control
+	// back here, half way through unwinding, for the driver to end it
+	// elsewhere (worker.finish).
+	defer func() {
+		kept = v.exit(p, w, returned)
+		if !returned {
+			w.broken = true
+			w.yield(struct{}{})
+		}
+	}()
 	f()
 	returned = true
 	return
@@ -337,6 +364,9 @@ func (v *Virtual) wakeLocked(p *participant, gen uint64, err error) bool {
 // arranged its wake-up: it hands the turn on, releases mu, and returns
 // when p runs again, with the reason its wait ended. If ctx ends first, p
 // is woken with ctx's error (see wakeCancelledLocked).
+//
+// When p's own wake-up is the next one (a sleep that no other participant
+// wakes before), p keeps the turn: the run is the same, with no switch.
 func (v *Virtual) parkLocked(ctx context.Context, p *participant) error {
 	p.waiting = true
 	p.err = nil
@@ -351,9 +381,11 @@ func (v *Virtual) parkLocked(ctx context.Context, p *participant) error {
 	}
 	v.running = nil
 	v.dispatchLocked()
+	next := v.running
 	v.mu.Unlock()
-
-	<-p.wake
+	if next != p {
+		p.w.yield(struct{}{}) // back when the driver resumes p
+	}
 	return p.err
 }
 
@@ -417,10 +449,11 @@ func (v *Virtual) failLocked(r *run) bool {
 	return woke
 }
 
-// dispatchLocked gives the turn to the next participant, if any may run.
-// It is called, with mu held, whenever no participant is running: by the
-// participant that just parked or returned, or by whoever woke one from
-// outside while none ran.
+// dispatchLocked gives the turn to the next participant, if any may run,
+// by making it v.running; the driver switches to it (drive). It is called,
+// with mu held, whenever no participant is running: by the participant
+// that just parked or returned, and by Run before its first turn. It
+// leaves v.running nil once the run is over.
 //
 // The next participant is the earliest valid wake-up. One at the current
 // instant runs at once; a later one only while a Run still has members at
@@ -450,7 +483,6 @@ func (v *Virtual) dispatchLocked() {
 			p.waiting = false
 			v.unparkLocked(p)
 			v.running = p
-			p.wake <- struct{}{}
 			return
 		}
 		r := v.run
@@ -459,7 +491,6 @@ func (v *Virtual) dispatchLocked() {
 		}
 		if r.remaining == 0 {
 			v.run = nil
-			close(r.done)
 			return
 		}
 		if v.wakeCancelledLocked() {
