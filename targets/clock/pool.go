@@ -25,17 +25,11 @@ type worker struct {
 	resume func() (struct{}, bool) // run the worker until it yields or ends
 	yield  func(struct{}) bool     // hand control back to whoever resumed it
 	end    func()                  // end an idle worker: its yield returns false
-	job    job                     // the participant to play at the next resume
+	p      *participant            // the participant to play from the next resume
 	// broken says its participant did not return: it called
 	// runtime.Goexit (as t.FailNow does) or panicked, and the goroutine
 	// is unwinding (see finish).
 	broken bool
-}
-
-// job is a participant to play and what it runs.
-type job struct {
-	p *participant
-	f func()
 }
 
 // Reuse keeps the goroutines of participants that return, to play the
@@ -70,10 +64,9 @@ func (v *Virtual) Reuse() (stop func()) {
 	}
 }
 
-// startLocked gives p, which runs f, a worker: an idle one if there is
-// one, else a new one. It starts playing p at p's first turn. The caller
-// holds mu.
-func (v *Virtual) startLocked(p *participant, f func()) {
+// startLocked gives p a worker: an idle one if there is one, else a new
+// one. It starts playing p at p's first turn. The caller holds mu.
+func (v *Virtual) startLocked(p *participant) {
 	var w *worker
 	if n := len(v.workers.idle); n > 0 {
 		w = v.workers.idle[n-1]
@@ -82,8 +75,7 @@ func (v *Virtual) startLocked(p *participant, f func()) {
 	} else {
 		w = v.newWorker()
 	}
-	w.job = job{p, f}
-	p.w = w
+	w.p, p.w = p, w
 }
 
 // newWorker returns a worker that has yet to run: its goroutine exists,
@@ -93,9 +85,9 @@ func (v *Virtual) newWorker() *worker {
 	w.resume, w.end = iter.Pull(func(yield func(struct{}) bool) {
 		w.yield = yield
 		for {
-			j := w.job
-			w.job = job{}
-			if !v.participate(w, j.p, j.f) {
+			p := w.p
+			w.p = nil
+			if !v.participate(w, p) {
 				return // not kept: the coroutine ends, and resume returns
 			}
 			// Kept: idle until its next participant's first turn, or

@@ -49,27 +49,23 @@ type Virtual struct {
 	ids     uint64        // count of participants created: their ids
 
 	// cancellable holds the participants parked with a context that can
-	// end, grouped by the context's Done channel (many share one: a
-	// store's objects, the values derived from one context).
-	cancellable map[<-chan struct{}]*contextWaiters
+	// end, in no order (each knows its place: participant.cancelAt). A
+	// slice rather than a map by Done channel: it is walked each time the
+	// clock would move on, and a map's iteration and its per-channel
+	// allocations were a tenth of an actor trial (issue 24).
+	cancellable []*participant
+	ended       []*participant // wakeCancelledLocked's scratch
 
 	// workers are the goroutines kept to play participants while Reuse
 	// is on (pool.go).
 	workers pool
 }
 
-// contextWaiters is the participants parked with one context, or with
-// contexts that end together (they share a Done channel).
-type contextWaiters struct {
-	ctx context.Context
-	ps  map[*participant]struct{}
-}
-
 // NewVirtual returns a virtual clock standing at start, with no
 // participants. The monotonic reading of start, if any, is dropped, so that
 // every instant the clock answers prints and compares alike.
 func NewVirtual(start time.Time) *Virtual {
-	return &Virtual{start: start.Round(0), cancellable: make(map[<-chan struct{}]*contextWaiters)}
+	return &Virtual{start: start.Round(0)}
 }
 
 // participant is one goroutine scheduled by a Virtual. Every field is
@@ -79,8 +75,12 @@ func NewVirtual(start time.Time) *Virtual {
 type participant struct {
 	w        *worker         // the goroutine playing it, resumed to give it the turn
 	run      *run            // the Run that started it; nil if started by Go
+	index    int             // which of run's members it is: it calls run.f(run.ctx, index)
+	f        func()          // what it calls if started by Go
 	id       uint64          // order of creation, to wake several in a fixed order
-	waitDone <-chan struct{} // the Done of the context it is parked with, if that can end
+	waitCtx  context.Context // the context it is parked with, if that can end
+	waitDone <-chan struct{} // waitCtx's Done
+	cancelAt int             // its index in Virtual.cancellable while waitDone is set
 
 	// gen counts the participant's waits: it changes when a wait begins to
 	// end, so that every other wake-up scheduled for that wait (a timer,
@@ -91,19 +91,29 @@ type participant struct {
 	err     error // why its last wait ended: nil, ErrClosed, a ctx or run error
 }
 
-// newParticipantLocked returns a participant of r (nil: started by Go)
-// that has yet to run.
-func (v *Virtual) newParticipantLocked(r *run) *participant {
+// initLocked readies p, a participant that has yet to run.
+func (v *Virtual) initLocked(p *participant) {
 	v.ids++
-	return &participant{run: r, id: v.ids, waiting: true}
+	p.id, p.waiting = v.ids, true
+}
+
+// play calls what p runs: its run's function, or the one Go was given.
+func (p *participant) play() {
+	if r := p.run; r != nil {
+		r.f(r.pctx, p.index)
+		return
+	}
+	p.f()
 }
 
 // run is one call of Virtual.Run.
 type run struct {
 	ctx       context.Context
-	members   []*participant
-	remaining int   // members still running
-	err       error // why the run failed: its ctx, or a deadlock
+	pctx      context.Context // ctx as its members get it, marked as the run's
+	f         func(ctx context.Context, i int)
+	members   []participant // in one allocation, as a run starts many
+	remaining int           // members still running
+	err       error         // why the run failed: its ctx, or a deadlock
 }
 
 // event is a pending wake-up: participant p resumes at instant at, if it is
@@ -173,15 +183,16 @@ func (v *Virtual) Run(ctx context.Context, n int, f func(ctx context.Context, i 
 		v.mu.Unlock()
 		return errRunInProgress
 	}
-	r := &run{ctx: ctx, members: make([]*participant, n), remaining: n}
+	r := &run{ctx: ctx, f: f, members: make([]participant, n), remaining: n}
+	r.pctx = context.WithValue(ctx, runKey{}, v)
 	v.run = r
 	v.wakeCancelledLocked()
-	pctx := context.WithValue(ctx, runKey{}, v)
-	for i := range n {
-		p := v.newParticipantLocked(r)
-		r.members[i] = p
+	for i := range r.members {
+		p := &r.members[i]
+		p.run, p.index = r, i
+		v.initLocked(p)
 		v.scheduleLocked(p, v.elapsed)
-		v.startLocked(p, func() { f(pctx, i) })
+		v.startLocked(p)
 	}
 	v.dispatchLocked()
 	v.drive(r)
@@ -230,9 +241,10 @@ func (v *Virtual) drive(r *run) {
 // participants, f starts with the next run.
 func (v *Virtual) Go(f func()) {
 	v.mu.Lock()
-	p := v.newParticipantLocked(nil)
+	p := &participant{f: f}
+	v.initLocked(p)
 	v.scheduleLocked(p, v.elapsed)
-	v.startLocked(p, f)
+	v.startLocked(p)
 	v.mu.Unlock()
 }
 
@@ -290,10 +302,10 @@ func (v *Virtual) outside(ctx context.Context, op func(ctx context.Context) erro
 }
 
 // participate plays participant p on worker w's goroutine, from p's first
-// turn: it runs f and picks who runs next. It reports whether w is kept to
+// turn: it runs p's function and picks who runs next. It reports whether w is kept to
 // play another participant (pool.go); either way, the caller then hands
 // control back to the driver.
-func (v *Virtual) participate(w *worker, p *participant, f func()) (kept bool) {
+func (v *Virtual) participate(w *worker, p *participant) (kept bool) {
 	returned := false
 	// Deferred so that runtime.Goexit (t.FailNow) hands on too; the
 	// goroutine then ends, so its worker is not kept. It hands control
@@ -306,7 +318,7 @@ func (v *Virtual) participate(w *worker, p *participant, f func()) (kept bool) {
 			w.yield(struct{}{})
 		}
 	}()
-	f()
+	p.play()
 	returned = true
 	return
 }
@@ -371,13 +383,8 @@ func (v *Virtual) parkLocked(ctx context.Context, p *participant) error {
 	p.waiting = true
 	p.err = nil
 	if done := ctx.Done(); done != nil {
-		on := v.cancellable[done]
-		if on == nil {
-			on = &contextWaiters{ctx: ctx, ps: make(map[*participant]struct{})}
-			v.cancellable[done] = on
-		}
-		on.ps[p] = struct{}{}
-		p.waitDone = done
+		p.waitCtx, p.waitDone, p.cancelAt = ctx, done, len(v.cancellable)
+		v.cancellable = append(v.cancellable, p)
 	}
 	v.running = nil
 	v.dispatchLocked()
@@ -394,13 +401,12 @@ func (v *Virtual) unparkLocked(p *participant) {
 	if p.waitDone == nil {
 		return
 	}
-	if on := v.cancellable[p.waitDone]; on != nil {
-		delete(on.ps, p)
-		if len(on.ps) == 0 {
-			delete(v.cancellable, p.waitDone)
-		}
-	}
-	p.waitDone = nil
+	last := len(v.cancellable) - 1
+	moved := v.cancellable[last]
+	v.cancellable[p.cancelAt], moved.cancelAt = moved, p.cancelAt
+	v.cancellable[last] = nil
+	v.cancellable = v.cancellable[:last]
+	p.waitCtx, p.waitDone = nil, nil
 }
 
 // wakeCancelledLocked wakes, in order of creation, the parked participants
@@ -411,29 +417,23 @@ func (v *Virtual) unparkLocked(p *participant) {
 // cancel made by a participant then wakes its waiters at the same point of
 // the run every time.
 func (v *Virtual) wakeCancelledLocked() bool {
-	type ended struct {
-		p   *participant
-		err error
-	}
-	var all []ended
-	for done, on := range v.cancellable {
+	all := v.ended[:0]
+	for _, p := range v.cancellable {
 		select {
-		case <-done:
+		case <-p.waitDone:
+			all = append(all, p)
 		default:
-			continue
-		}
-		err := on.ctx.Err()
-		for p := range on.ps {
-			all = append(all, ended{p, err})
 		}
 	}
 	if len(all) == 0 {
 		return false
 	}
-	slices.SortFunc(all, func(a, b ended) int { return cmp.Compare(a.p.id, b.p.id) })
-	for _, e := range all {
-		v.wakeLocked(e.p, e.p.gen, e.err)
+	slices.SortFunc(all, func(a, b *participant) int { return cmp.Compare(a.id, b.id) })
+	for _, p := range all {
+		v.wakeLocked(p, p.gen, p.waitCtx.Err())
 	}
+	clear(all)
+	v.ended = all[:0]
 	return true
 }
 
@@ -441,8 +441,8 @@ func (v *Virtual) wakeCancelledLocked() bool {
 // whether there was any.
 func (v *Virtual) failLocked(r *run) bool {
 	woke := false
-	for _, p := range r.members {
-		if v.wakeLocked(p, p.gen, r.err) {
+	for i := range r.members {
+		if p := &r.members[i]; v.wakeLocked(p, p.gen, r.err) {
 			woke = true
 		}
 	}
