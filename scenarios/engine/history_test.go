@@ -19,9 +19,9 @@ func TestSameValue(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, n := range []int{0, 1, 2, scanUpTo - 1, scanUpTo, scanUpTo + 1, 100} {
 		for range 200 {
-			reqs := make([]results.Request, n)
+			reqs := make([]*results.Request, n)
 			for i := range reqs {
-				reqs[i] = results.Request{Index: i, Value: rng.Int64N(int64(2*n + 1))}
+				reqs[i] = &results.Request{Index: i, Value: rng.Int64N(int64(2*n + 1))}
 			}
 			wantA, wantB, wantOK := -1, -1, false
 		search:
@@ -35,7 +35,7 @@ func TestSameValue(t *testing.T) {
 			}
 			a, b, ok := sameValue(reqs)
 			if ok != wantOK || ok && (a.Index != wantA || b.Index != wantB) {
-				t.Fatalf("n=%d: sameValue = %d, %d, %v; want %d, %d, %v", n, a.Index, b.Index, ok, wantA, wantB, wantOK)
+				t.Fatalf("n=%d: sameValue = %v, %v, %v; want %d, %d, %v", n, a, b, ok, wantA, wantB, wantOK)
 			}
 		}
 	}
