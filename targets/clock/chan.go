@@ -30,6 +30,13 @@ type Chan[T any] struct {
 	recvq    queue[*waiter[T]]
 	sendq    queue[*waiter[T]]
 	closed   bool
+	// Room for the first value and the first waiter of each kind, where
+	// the queues start: a store's channel often carries one answer to one
+	// waiter and is dropped, and it then allocates nothing more
+	// (issue 24).
+	buf1   [1]T
+	recvq1 [1]*waiter[T]
+	sendq1 [1]*waiter[T]
 }
 
 // waiter is a participant blocked on a virtual Chan: a receiver the value
@@ -49,7 +56,9 @@ func NewChan[T any](c Clock, capacity int) *Chan[T] {
 		panic("clock: negative channel capacity")
 	}
 	if v, ok := c.(*Virtual); ok {
-		return &Chan[T]{v: v, capacity: capacity}
+		ch := &Chan[T]{v: v, capacity: capacity}
+		ch.buf.items, ch.recvq.items, ch.sendq.items = ch.buf1[:0], ch.recvq1[:0], ch.sendq1[:0]
+		return ch
 	}
 	return &Chan[T]{ch: make(chan T, capacity), done: make(chan struct{})}
 }
