@@ -47,11 +47,12 @@ type Virtual struct {
 	// asks the time several times a request, and the lock was most of
 	// the cost of asking (issue 24). Written under mu with elapsed.
 	now atomic.Int64
-	seq     uint64        // count of wake-ups scheduled: the tie-breaker
-	events  eventQueue    // pending wake-ups, earliest first
-	running *participant  // the participant allowed to run; nil when none is
-	run     *run          // the Run in progress, nil between runs
-	ids     uint64        // count of participants created: their ids
+
+	seq     uint64       // count of wake-ups scheduled: the tie-breaker
+	events  eventQueue   // pending wake-ups, earliest first
+	running *participant // the participant allowed to run; nil when none is
+	run     *run         // the Run in progress, nil between runs
+	ids     uint64       // count of participants created: their ids
 
 	// cancellable holds the participants parked with a context that can
 	// end, in no order (each knows its place: participant.cancelAt). A
