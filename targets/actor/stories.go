@@ -51,11 +51,14 @@ func (s *Store) Hit(ctx context.Context, slug string) (int64, error) {
 			return
 		}
 		o.record(ctx, trace.OpRead, itoa(views), "")
+		// Computed before the continuation rather than in it, which then
+		// captures a copy and not the variable: one allocation less a
+		// hit (issue 24).
+		total := views + 1
 		o.resume(ctx, func(o *object) {
-			views++
-			if o.save(viewsKey, views) {
-				o.record(ctx, trace.OpWrite, itoa(views), "")
-				reply(views)
+			if o.save(viewsKey, total) {
+				o.record(ctx, trace.OpWrite, itoa(total), "")
+				reply(total)
 			}
 		})
 	})
