@@ -65,6 +65,9 @@ type Virtual struct {
 	// workers are the goroutines kept to play participants while Reuse
 	// is on (pool.go).
 	workers pool
+	// spare is the members of the last run that ended, for the next
+	// run's: a trial after another then allocates no participants.
+	spare []participant
 }
 
 // NewVirtual returns a virtual clock standing at start, with no
@@ -95,6 +98,24 @@ type participant struct {
 	waiting bool  // not running, not done: parked until a wake-up
 	done    bool  // its function has returned
 	err     error // why its last wait ended: nil, ErrClosed, a ctx or run error
+}
+
+// membersLocked returns n participants for a run: the last run's, if
+// there is room, else new ones. A participant used again keeps counting
+// its waits on from where it stopped, past every wake-up still pending
+// for its last incarnation (a timer its last wait left behind, a place in
+// a channel's queue): those are stale, by their wait number, as ever.
+func (v *Virtual) membersLocked(n int) []participant {
+	ps := v.spare
+	v.spare = nil
+	if cap(ps) < n {
+		return make([]participant, n)
+	}
+	ps = ps[:n]
+	for i := range ps {
+		ps[i] = participant{gen: ps[i].gen + 1}
+	}
+	return ps
 }
 
 // initLocked readies p, a participant that has yet to run.
@@ -187,7 +208,7 @@ func (v *Virtual) Run(ctx context.Context, n int, f func(ctx context.Context, i 
 		v.mu.Unlock()
 		return errRunInProgress
 	}
-	r := &run{ctx: ctx, f: f, members: make([]participant, n), remaining: n}
+	r := &run{ctx: ctx, f: f, members: v.membersLocked(n), remaining: n}
 	r.pctx = context.WithValue(ctx, runKey{}, v)
 	v.run = r
 	v.wakeCancelledLocked()
@@ -496,6 +517,7 @@ func (v *Virtual) dispatchLocked() {
 		}
 		if r.remaining == 0 {
 			v.run = nil
+			v.spare = r.members // all returned: no one plays them any more
 			return
 		}
 		if v.wakeCancelledLocked() {
