@@ -2,6 +2,8 @@ package scenarios
 
 import (
 	"context"
+	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -52,8 +54,11 @@ func BenchmarkTrialRatio(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, target := range []string{"kv", "actor"} {
-		b.Run(target, func(b *testing.B) {
+	for _, target := range []struct {
+		name string
+		goal float64 // the CPU ratio issue 24 asks for at most
+	}{{"kv", 5}, {"actor", 10}} {
+		b.Run(target.name, func(b *testing.B) {
 			var real, bare, realCPU, bareCPU time.Duration
 			b.ResetTimer()
 			for done := 0; done < b.N; {
@@ -67,26 +72,52 @@ func BenchmarkTrialRatio(b *testing.B) {
 				bare += time.Since(start)
 				bareCPU += cpuTime() - cpu
 				start, cpu = time.Now(), cpuTime()
-				res, err := engine.Run(context.Background(), engine.Plan{Scenario: sc, Targets: []string{target}, Requests: 10, Trials: chunk, Seed: int64(done)})
+				res, err := engine.Run(context.Background(), engine.Plan{Scenario: sc, Targets: []string{target.name}, Requests: 10, Trials: chunk, Seed: int64(done)})
 				real += time.Since(start)
 				realCPU += cpuTime() - cpu
 				if err != nil {
 					b.Fatal(err)
 				}
 				if tr := res.Targets[0]; tr.Error != "" || tr.Summary().Trials != chunk {
-					b.Fatalf("%s: %d of %d trials, error %q", target, tr.Summary().Trials, chunk, tr.Error)
+					b.Fatalf("%s: %d of %d trials, error %q", target.name, tr.Summary().Trials, chunk, tr.Error)
 				}
 				done += chunk
 			}
 			b.ReportMetric(float64(real)/1e3/float64(b.N), "µs/trial")
 			b.ReportMetric(float64(bare)/1e3/float64(b.N), "bare-µs/trial")
 			b.ReportMetric(float64(real)/float64(bare), "ratio")
-			if bareCPU > 0 {
-				// Wall time counts the waits for a CPU that other work
-				// holds, and a trial with many hand-offs waits more often
-				// than a bare one: CPU time says what racelab itself spends.
-				b.ReportMetric(float64(realCPU)/float64(bareCPU), "cpu-ratio")
+			if bareCPU <= 0 {
+				return
+			}
+			// Wall time counts the waits for a CPU that other work holds,
+			// and a trial with many hand-offs waits more often than a bare
+			// one: CPU time says what racelab itself spends, and is what
+			// the goal is judged on.
+			cpuRatio := float64(realCPU) / float64(bareCPU)
+			b.ReportMetric(float64(realCPU)/1e3/float64(b.N), "cpu-µs/trial")
+			b.ReportMetric(float64(bareCPU)/1e3/float64(b.N), "bare-cpu-µs/trial")
+			b.ReportMetric(cpuRatio, "cpu-ratio")
+			if b.N > 1 { // not the probe run of one trial
+				verdict := "met"
+				if cpuRatio > target.goal {
+					verdict = "missed"
+				}
+				b.Logf("%s: a trial costs %.1f× a bare one in CPU time (goal %g×: %s), %.1f× in wall time; load average %s",
+					target.name, cpuRatio, target.goal, verdict, float64(real)/float64(bare), loadAverage())
 			}
 		})
 	}
+}
+
+// loadAverage is the machine's one-minute load average, to read beside a
+// ratio measured on a machine shared with other work ("?" where unknown).
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	if f := strings.Fields(string(b)); len(f) > 0 {
+		return f[0]
+	}
+	return "?"
 }

@@ -635,7 +635,7 @@ func (r targetRun) play(ctx context.Context, rec *results.Recorder) error {
 		if len(reqs) > 0 && trial.Errors == len(reqs) {
 			return &TargetError{Stage: "every request failed; first: " + reqs[0].Error}
 		}
-		rctx, cancel := context.WithTimeout(ctx, timeout)
+		rctx, cancel := f.bounded(ctx)
 		counted, err := pl.ReadTrial(rctx, k, reqs)
 		trial.Counted = counted
 		cancel()

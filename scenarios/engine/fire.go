@@ -181,22 +181,29 @@ func (f Firing) one(ctx context.Context, i int, do func(context.Context, int) An
 	arrived[i] = a.Arrival
 }
 
-// call runs do with the request's timeout; a panic in the target becomes
-// the request's failure. A simulated store in virtual time gets no real
-// timeout: its requests take no real time, and one that could never
-// finish is a deadlock the clock reports.
+// call runs do with the request's timeout (bounded); a panic in the
+// target becomes the request's failure.
 func (f Firing) call(ctx context.Context, i int, do func(context.Context, int) Answer) (a Answer) {
-	if f.virtual == nil || f.realIO {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, f.timeout)
-		defer cancel()
-	}
+	ctx, cancel := f.bounded(ctx)
+	defer cancel()
 	defer func() {
 		if p := recover(); p != nil {
 			a = Answer{Outcome: results.Errored, Err: fmt.Errorf("panic in target: %v", p)}
 		}
 	}()
 	return do(ctx, i)
+}
+
+// bounded is ctx with the timeout of one request or one read-back. A
+// simulated store in virtual time gets no real timeout: its requests take
+// no real time, and one that could never finish is a deadlock the clock
+// reports. (Nor does it pay for a timer it would never need, twice a
+// trial.)
+func (f Firing) bounded(ctx context.Context) (context.Context, context.CancelFunc) {
+	if f.virtual == nil || f.realIO {
+		return context.WithTimeout(ctx, f.timeout)
+	}
+	return ctx, func() {}
 }
 
 // Burst fires exactly n calls of do at once on the real clock, as a trial

@@ -98,7 +98,13 @@ type Store struct {
 	closed  bool
 	objects map[address]*object
 	capped  map[story.Op]bool // the ops of stories' own played here (Take)
+	// answers are the answer channels of the requests in flight, closed
+	// by Close so that their callers stop waiting.
+	answers map[closer]struct{}
 }
+
+// closer is an answer channel, whatever it carries.
+type closer interface{ Close() }
 
 // New returns a Store following cfg. It panics if cfg.Strategy is not one of
 // the strategies above: names typed by users are checked by the caller, so
@@ -128,6 +134,7 @@ func New(cfg Config) *Store {
 		ctx:            ctx,
 		cancel:         cancel,
 		objects:        make(map[address]*object),
+		answers:        make(map[closer]struct{}),
 	}
 }
 
@@ -140,10 +147,12 @@ func (s *Store) Clock() clock.Clock { return s.clock }
 func (s *Store) StartTrial() { s.faults.StartTrial() }
 
 // reach is a request reaching its object, where an injected fault meets
-// it: the error names the request.
-func (s *Store) reach(ctx context.Context, what string) error {
+// it: the error names the request, verb and key ("hit \"post\""). They
+// are formatted only on a fault: a request that reaches its object pays
+// for no words.
+func (s *Store) reach(ctx context.Context, verb, key string) error {
 	if err := s.faults.Before(ctx, "reach the object"); err != nil {
-		return fmt.Errorf("%s: %w", what, err)
+		return fmt.Errorf("%s %q: %w", verb, key, err)
 	}
 	return nil
 }
@@ -176,12 +185,23 @@ func (s *Store) Prepare(ctx context.Context, n int) error {
 // lets the objects, parked between runs, see the close at once.
 func (s *Store) Close() error {
 	s.mu.Lock()
+	var objects map[address]*object
+	var answers map[closer]struct{}
 	if !s.closed {
 		s.closed = true
 		s.cancel()
-		s.objects = nil
+		objects, answers = s.objects, s.answers
+		s.objects, s.answers = nil, nil
 	}
 	s.mu.Unlock()
+	// The requests waiting to be delivered, or for their answers, take
+	// ErrClosed.
+	for _, o := range objects {
+		o.mailbox.Close()
+	}
+	for a := range answers {
+		a.Close()
+	}
 	if v, ok := s.clock.(*clock.Virtual); ok {
 		// A run of no participants wakes the parked ones whose context
 		// ended, and lets them return. It fails only during a run, when
@@ -256,12 +276,16 @@ type object struct {
 }
 
 // object returns the object that owns addr, creating it and starting its
-// goroutine on first use.
-func (s *Store) object(addr address) (*object, error) {
+// goroutine on first use. answer, if not nil, is the channel a request to
+// it waits on: Close closes it, until the request drops it (settle).
+func (s *Store) object(addr address, answer closer) (*object, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return nil, ErrClosed
+	}
+	if answer != nil {
+		s.answers[answer] = struct{}{}
 	}
 	o := s.objects[addr]
 	if o == nil {
@@ -380,31 +404,36 @@ func call[T any](ctx context.Context, s *Store, addr address, handle func(o *obj
 	if err := ctx.Err(); err != nil {
 		return zero, err
 	}
-	o, err := s.object(addr)
+	// Buffered so that a late reply never blocks the object.
+	answer := clock.NewChan[T](s.clock, 1)
+	o, err := s.object(addr, answer)
 	if err != nil {
 		return zero, err
 	}
-	// Buffered so that a late reply never blocks the object.
-	answer := clock.NewChan[T](s.clock, 1)
+	defer s.settle(answer)
 	request := func(o *object) {
 		handle(o, func(v T) { _ = answer.Send(o.s.ctx, v) })
 	}
-	// The caller waits until its own context ends or the store closes.
-	wait, cancel := context.WithCancel(ctx)
-	stop := context.AfterFunc(s.ctx, cancel)
-	defer func() {
-		stop()
-		cancel()
-	}()
-	if err := o.mailbox.Send(wait, request); err != nil {
+	// The caller waits until its own context ends or the store closes:
+	// Close closes the mailbox and the answer channel. (A context made to
+	// end with either, per request, was a tenth of an actor trial's
+	// time in virtual time; issue 24.)
+	if err := o.mailbox.Send(ctx, request); err != nil {
 		return zero, s.failure(ctx, err)
 	}
 	// An answer already given is taken even if the store has just closed.
-	v, err := answer.Recv(wait)
+	v, err := answer.Recv(ctx)
 	if err != nil {
 		return zero, s.failure(ctx, err)
 	}
 	return v, nil
+}
+
+// settle drops the answer channel of a request that waits no more.
+func (s *Store) settle(answer closer) {
+	s.mu.Lock()
+	delete(s.answers, answer) // a no-op once Close took them
+	s.mu.Unlock()
 }
 
 // failure is the error a request reports when its wait ended early: the

@@ -19,7 +19,7 @@ var _ story.Capped = (*Store)(nil)
 // writes in one delivery, as for every story; under await-fetch the await
 // comes between the read and the write, and requests interleave.
 func (s *Store) Take(ctx context.Context, op story.Op, key string, limit int64) (bool, int64, error) {
-	if err := s.reach(ctx, fmt.Sprintf("%s %q", op, key)); err != nil {
+	if err := s.reach(ctx, string(op), key); err != nil {
 		return false, 0, err
 	}
 	g, err := call(ctx, s, s.cappedAddress(op, key), func(o *object, reply func(grant)) {

@@ -27,7 +27,7 @@ type windowState map[int64]int64
 // object reads, compares and writes within one delivery, so no other
 // request of the same caller can come between: never over the limit.
 func (s *Store) Admit(ctx context.Context, caller string, w story.Window) (story.Admission, error) {
-	if err := s.reach(ctx, fmt.Sprintf("admit %q", caller)); err != nil {
+	if err := s.reach(ctx, "admit", caller); err != nil {
 		return story.Admission{}, err
 	}
 	a, err := call(ctx, s, address{limiters, caller}, func(o *object, reply func(story.Admission)) {
@@ -156,7 +156,7 @@ func (s *Store) Paid(ctx context.Context, subscriber string) (bool, error) {
 // Download reads the plan and the quota in the subscriber's object and
 // grants an original only on a paid plan under the limit.
 func (s *Store) Download(ctx context.Context, subscriber string, limit int64) (bool, int64, error) {
-	if err := s.reach(ctx, fmt.Sprintf("download %q", subscriber)); err != nil {
+	if err := s.reach(ctx, "download", subscriber); err != nil {
 		return false, 0, err
 	}
 	g, err := call(ctx, s, address{quotas, subscriber}, func(o *object, reply func(grant)) {

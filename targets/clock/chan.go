@@ -30,6 +30,13 @@ type Chan[T any] struct {
 	recvq    queue[*waiter[T]]
 	sendq    queue[*waiter[T]]
 	closed   bool
+	// Room for the first value and the first waiter of each kind, where
+	// the queues start: a store's channel often carries one answer to one
+	// waiter and is dropped, and it then allocates nothing more
+	// (issue 24).
+	buf1   [1]T
+	recvq1 [1]*waiter[T]
+	sendq1 [1]*waiter[T]
 }
 
 // waiter is a participant blocked on a virtual Chan: a receiver the value
@@ -49,7 +56,9 @@ func NewChan[T any](c Clock, capacity int) *Chan[T] {
 		panic("clock: negative channel capacity")
 	}
 	if v, ok := c.(*Virtual); ok {
-		return &Chan[T]{v: v, capacity: capacity}
+		ch := &Chan[T]{v: v, capacity: capacity}
+		ch.buf.items, ch.recvq.items, ch.sendq.items = ch.buf1[:0], ch.recvq1[:0], ch.sendq1[:0]
+		return ch
 	}
 	return &Chan[T]{ch: make(chan T, capacity), done: make(chan struct{})}
 }
@@ -179,17 +188,13 @@ func (c *Chan[T]) Close() {
 		return
 	}
 	c.closed = true
-	woke := false
+	// The participants woken take their turns when the driver of the run
+	// in progress, or of the next one, comes to their wake-ups.
 	for _, q := range []*queue[*waiter[T]]{&c.recvq, &c.sendq} {
 		for q.len() > 0 {
 			w := q.pop()
-			if v.wakeLocked(w.p, w.gen, ErrClosed) {
-				woke = true
-			}
+			v.wakeLocked(w.p, w.gen, ErrClosed)
 		}
-	}
-	if woke && v.running == nil && v.run != nil {
-		v.dispatchLocked() // not reached in practice: during a run, one runs
 	}
 }
 

@@ -1,5 +1,7 @@
 package clock
 
+import "iter"
+
 // pool is the goroutines a Virtual keeps, while Reuse is on, to play
 // participants: a run of ten participants then starts no goroutine, and
 // above all grows no stack. A fresh goroutine starts on a 2 KB stack that a
@@ -11,18 +13,23 @@ type pool struct {
 	idle []*worker // goroutines waiting for a participant to play
 }
 
-// worker is one goroutine of the pool. Its wake channel serves every
-// participant it plays in turn: a participant's last turn has taken its
-// token by the time it returns, so the next one finds the channel empty.
+// worker is one goroutine that plays participants, one after another
+// while it is kept. It runs as a coroutine (iter.Pull): the goroutine that
+// drives a Run switches to it with resume to give its participant the
+// turn, and it switches back with yield when its participant waits or
+// returns. A switch hands the thread over directly (the runtime's
+// coroswitch), where a channel hand-off would make the next goroutine
+// runnable, wake an idle P to look for it (runtime.wakep → futexwakeup)
+// and park the sender: most of a virtual trial's cost before (issue 24).
 type worker struct {
-	wake chan struct{}
-	jobs chan job // buffered: startLocked never blocks, holding mu
-}
-
-// job is a participant to play and what it runs.
-type job struct {
-	p *participant
-	f func()
+	resume func() (struct{}, bool) // run the worker until it yields or ends
+	yield  func(struct{}) bool     // hand control back to whoever resumed it
+	end    func()                  // end an idle worker: its yield returns false
+	p      *participant            // the participant to play from the next resume
+	// broken says its participant did not return: it called
+	// runtime.Goexit (as t.FailNow does) or panicked, and the goroutine
+	// is unwinding (see finish).
+	broken bool
 }
 
 // Reuse keeps the goroutines of participants that return, to play the
@@ -32,6 +39,7 @@ type job struct {
 // own that ends with it. stop lets the kept goroutines end; those playing
 // a participant still (a store's object parked on its mailbox) end when it
 // returns. Calls nest: the goroutines are kept until every stop is called.
+// stop must not be called while a Run is in progress.
 func (v *Virtual) Reuse() (stop func()) {
 	v.mu.Lock()
 	v.workers.on++
@@ -51,34 +59,59 @@ func (v *Virtual) Reuse() (stop func()) {
 		}
 		v.mu.Unlock()
 		for _, w := range idle {
-			close(w.jobs)
+			w.end()
 		}
 	}
 }
 
-// startLocked starts p, which runs f, on an idle worker if there is one,
-// else on a new goroutine. The caller holds mu.
-func (v *Virtual) startLocked(p *participant, f func()) {
+// startLocked gives p a worker: an idle one if there is one, else a new
+// one. It starts playing p at p's first turn. The caller holds mu.
+func (v *Virtual) startLocked(p *participant) {
+	var w *worker
 	if n := len(v.workers.idle); n > 0 {
-		w := v.workers.idle[n-1]
+		w = v.workers.idle[n-1]
 		v.workers.idle[n-1] = nil
 		v.workers.idle = v.workers.idle[:n-1]
-		p.wake = w.wake
-		w.jobs <- job{p, f}
-		return
+	} else {
+		w = v.newWorker()
 	}
-	w := &worker{wake: make(chan struct{}, 1), jobs: make(chan job, 1)}
-	p.wake = w.wake
-	go v.work(w, job{p, f})
+	w.p, p.w = p, w
 }
 
-// work is a worker's goroutine: it plays its first participant, then, as
-// long as it is kept, the next ones it is given, until stop closes its jobs.
-func (v *Virtual) work(w *worker, j job) {
-	for v.participate(w, j.p, j.f) {
-		var ok bool
-		if j, ok = <-w.jobs; !ok {
-			return
+// newWorker returns a worker that has yet to run: its goroutine exists,
+// parked, and starts on its first resume.
+func (v *Virtual) newWorker() *worker {
+	w := new(worker)
+	w.resume, w.end = iter.Pull(func(yield func(struct{}) bool) {
+		w.yield = yield
+		for {
+			p := w.p
+			w.p = nil
+			if !v.participate(w, p) {
+				return // not kept: the coroutine ends, and resume returns
+			}
+			// Kept: idle until its next participant's first turn, or
+			// until Reuse's stop ends it.
+			if !yield(struct{}{}) {
+				return
+			}
 		}
-	}
+	})
+	return w
+}
+
+// finish is called by the driving goroutine when w handed control back
+// from a participant that did not return. Its goroutine is parked half
+// way through unwinding; resumed from here, iter.Pull would pass the
+// Goexit (or panic) on to the driver, ending the Run's caller too. It is
+// resumed instead on a goroutine of its own, which ends with it: a Goexit
+// ends both quietly, and a panic crashes the program as it would have in
+// any goroutine.
+func (w *worker) finish() {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w.resume()
+	}()
+	<-done
 }

@@ -106,3 +106,43 @@ func TestVirtualReuseGoexit(t *testing.T) {
 		t.Errorf("%d of 3 participants ran on the kept goroutines and a new one", ran)
 	}
 }
+
+// A run's participants are used again by the next run (membersLocked). A
+// wake-up the last incarnation left behind (here the timer of a sleep a
+// cancel cut short, still queued behind a later sleeper's) must stay
+// stale for the new one: it sleeps its own two hours, not to the old
+// timer's hour.
+func TestVirtualMembersUsedAgainIgnoreStaleWakeups(t *testing.T) {
+	v := NewVirtual(epoch)
+	sctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	err := v.Run(t.Context(), 2, func(ctx context.Context, i int) {
+		if i == 0 {
+			_ = v.Sleep(sctx, time.Hour) // cut short at 1s: its timer stays queued
+			return
+		}
+		_ = v.Sleep(ctx, time.Second)
+		cancel()
+		// A participant of no run, due before the stale timer, keeps it
+		// from the top of the queue, where it would be dropped at once.
+		v.Go(func() { _ = v.Sleep(context.Background(), 30*time.Minute) })
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var woke time.Duration
+	err = v.Run(t.Context(), 2, func(ctx context.Context, i int) {
+		if i == 0 {
+			_ = v.Sleep(ctx, 2*time.Hour)
+			woke = v.Now().Sub(epoch)
+			return
+		}
+		_ = v.Sleep(ctx, 3*time.Hour) // keeps time moving past the stale timer
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 2*time.Hour + time.Second; woke != want {
+		t.Errorf("the second run's sleeper woke at %v, want %v", woke, want)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -42,44 +43,53 @@ type Virtual struct {
 
 	mu      sync.Mutex
 	elapsed time.Duration // the current instant, as time since start
-	seq     uint64        // count of wake-ups scheduled: the tie-breaker
-	events  eventQueue    // pending wake-ups, earliest first
-	running *participant  // the participant allowed to run; nil when none is
-	run     *run          // the Run in progress, nil between runs
-	ids     uint64        // count of participants created: their ids
+	// now mirrors elapsed for Now, which reads it without mu: a store
+	// asks the time several times a request, and the lock was most of
+	// the cost of asking (issue 24). Written under mu with elapsed.
+	now atomic.Int64
+
+	seq     uint64       // count of wake-ups scheduled: the tie-breaker
+	events  eventQueue   // pending wake-ups, earliest first
+	running *participant // the participant allowed to run; nil when none is
+	run     *run         // the Run in progress, nil between runs
+	ids     uint64       // count of participants created: their ids
 
 	// cancellable holds the participants parked with a context that can
-	// end, grouped by the context's Done channel (many share one: a
-	// store's objects, the values derived from one context).
-	cancellable map[<-chan struct{}]*contextWaiters
+	// end, in no order (each knows its place: participant.cancelAt). A
+	// slice rather than a map by Done channel: it is walked each time the
+	// clock would move on, and a map's iteration and its per-channel
+	// allocations were a tenth of an actor trial (issue 24).
+	cancellable []*participant
+	ended       []*participant // wakeCancelledLocked's scratch
 
 	// workers are the goroutines kept to play participants while Reuse
 	// is on (pool.go).
 	workers pool
-}
-
-// contextWaiters is the participants parked with one context, or with
-// contexts that end together (they share a Done channel).
-type contextWaiters struct {
-	ctx context.Context
-	ps  map[*participant]struct{}
+	// spare is the members of the last run that ended, for the next
+	// run's: a trial after another then allocates no participants.
+	spare []participant
 }
 
 // NewVirtual returns a virtual clock standing at start, with no
 // participants. The monotonic reading of start, if any, is dropped, so that
 // every instant the clock answers prints and compares alike.
 func NewVirtual(start time.Time) *Virtual {
-	return &Virtual{start: start.Round(0), cancellable: make(map[<-chan struct{}]*contextWaiters)}
+	return &Virtual{start: start.Round(0)}
 }
 
 // participant is one goroutine scheduled by a Virtual. Every field is
 // guarded by the Virtual's mu, except that err is read by the participant
-// itself after it is woken (the wake-up orders the read after the write).
+// itself after it is woken (the switch to it orders the read after the
+// write).
 type participant struct {
-	wake     chan struct{}   // receives the turn; buffered so the sender never blocks
+	w        *worker         // the goroutine playing it, resumed to give it the turn
 	run      *run            // the Run that started it; nil if started by Go
+	index    int             // which of run's members it is: it calls run.f(run.ctx, index)
+	f        func()          // what it calls if started by Go
 	id       uint64          // order of creation, to wake several in a fixed order
-	waitDone <-chan struct{} // the Done of the context it is parked with, if that can end
+	waitCtx  context.Context // the context it is parked with, if that can end
+	waitDone <-chan struct{} // waitCtx's Done
+	cancelAt int             // its index in Virtual.cancellable while waitDone is set
 
 	// gen counts the participant's waits: it changes when a wait begins to
 	// end, so that every other wake-up scheduled for that wait (a timer,
@@ -90,20 +100,47 @@ type participant struct {
 	err     error // why its last wait ended: nil, ErrClosed, a ctx or run error
 }
 
-// newParticipantLocked returns a participant of r (nil: started by Go)
-// that has yet to run.
-func (v *Virtual) newParticipantLocked(r *run) *participant {
+// membersLocked returns n participants for a run: the last run's, if
+// there is room, else new ones. A participant used again keeps counting
+// its waits on from where it stopped, past every wake-up still pending
+// for its last incarnation (a timer its last wait left behind, a place in
+// a channel's queue): those are stale, by their wait number, as ever.
+func (v *Virtual) membersLocked(n int) []participant {
+	ps := v.spare
+	v.spare = nil
+	if cap(ps) < n {
+		return make([]participant, n)
+	}
+	ps = ps[:n]
+	for i := range ps {
+		ps[i] = participant{gen: ps[i].gen + 1}
+	}
+	return ps
+}
+
+// initLocked readies p, a participant that has yet to run.
+func (v *Virtual) initLocked(p *participant) {
 	v.ids++
-	return &participant{run: r, id: v.ids, waiting: true}
+	p.id, p.waiting = v.ids, true
+}
+
+// play calls what p runs: its run's function, or the one Go was given.
+func (p *participant) play() {
+	if r := p.run; r != nil {
+		r.f(r.pctx, p.index)
+		return
+	}
+	p.f()
 }
 
 // run is one call of Virtual.Run.
 type run struct {
 	ctx       context.Context
-	members   []*participant
+	pctx      context.Context // ctx as its members get it, marked as the run's
+	f         func(ctx context.Context, i int)
+	members   []participant // in one allocation, as a run starts many
 	remaining int           // members still running
 	err       error         // why the run failed: its ctx, or a deadlock
-	done      chan struct{} // closed when the run is over
 }
 
 // event is a pending wake-up: participant p resumes at instant at, if it is
@@ -127,9 +164,7 @@ var (
 
 // Now is the clock's current instant.
 func (v *Virtual) Now() time.Time {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	return v.start.Add(v.elapsed)
+	return v.start.Add(time.Duration(v.now.Load()))
 }
 
 // Run starts n participants at the current instant, made runnable in index
@@ -173,36 +208,56 @@ func (v *Virtual) Run(ctx context.Context, n int, f func(ctx context.Context, i 
 		v.mu.Unlock()
 		return errRunInProgress
 	}
-	r := &run{ctx: ctx, members: make([]*participant, n), remaining: n, done: make(chan struct{})}
+	r := &run{ctx: ctx, f: f, members: v.membersLocked(n), remaining: n}
+	r.pctx = context.WithValue(ctx, runKey{}, v)
 	v.run = r
 	v.wakeCancelledLocked()
-	pctx := context.WithValue(ctx, runKey{}, v)
-	for i := range n {
-		p := v.newParticipantLocked(r)
-		r.members[i] = p
+	for i := range r.members {
+		p := &r.members[i]
+		p.run, p.index = r, i
+		v.initLocked(p)
 		v.scheduleLocked(p, v.elapsed)
-		v.startLocked(p, func() { f(pctx, i) })
+		v.startLocked(p)
 	}
-	if v.running == nil {
-		v.dispatchLocked()
-	}
-	v.mu.Unlock()
+	v.dispatchLocked()
+	v.drive(r)
+	return r.err
+}
 
-	select {
-	case <-r.done:
-		return r.err
-	case <-ctx.Done():
-	}
-	v.mu.Lock()
-	if v.run == r && r.err == nil {
-		r.err = ctx.Err()
-		if v.failLocked(r) && v.running == nil {
-			v.dispatchLocked()
+// drive plays run r on the calling goroutine, the Run's caller: it
+// switches to the participant whose turn it is, and back when its turn
+// ends, until the run is over. Whoever ends a turn (a participant that
+// waits or returns) picks the next one (dispatchLocked); drive only makes
+// the switch, so every hand-off is two direct switches and no wake-up of
+// another thread. It is called with mu held and returns with it released.
+//
+// If r's ctx ends, every member that waits is woken with its error, at the
+// next hand-off: a participant's turn is never cut short, on any clock.
+func (v *Virtual) drive(r *run) {
+	done := r.ctx.Done()
+	for {
+		p := v.running
+		if p == nil { // dispatchLocked found the run over
+			v.mu.Unlock()
+			return
+		}
+		v.mu.Unlock()
+		w := p.w
+		w.resume()
+		if w.broken {
+			w.finish()
+		}
+		v.mu.Lock()
+		if done == nil || r.err != nil {
+			continue
+		}
+		select {
+		case <-done:
+			r.err = r.ctx.Err()
+			v.failLocked(r) // they run after the one whose turn it is
+		default:
 		}
 	}
-	v.mu.Unlock()
-	<-r.done
-	return r.err
 }
 
 // Go starts f as a participant, runnable at the current instant after
@@ -211,9 +266,10 @@ func (v *Virtual) Run(ctx context.Context, n int, f func(ctx context.Context, i 
 // participants, f starts with the next run.
 func (v *Virtual) Go(f func()) {
 	v.mu.Lock()
-	p := v.newParticipantLocked(nil)
+	p := &participant{f: f}
+	v.initLocked(p)
 	v.scheduleLocked(p, v.elapsed)
-	v.startLocked(p, f)
+	v.startLocked(p)
 	v.mu.Unlock()
 }
 
@@ -270,16 +326,24 @@ func (v *Virtual) outside(ctx context.Context, op func(ctx context.Context) erro
 	return err
 }
 
-// participate plays participant p on worker w's goroutine: it waits for
-// p's first turn, runs f, and hands the turn on. It reports whether w is
-// kept to play another participant (pool.go).
-func (v *Virtual) participate(w *worker, p *participant, f func()) (kept bool) {
-	<-p.wake
+// participate plays participant p on worker w's goroutine, from p's first
+// turn: it runs p's function and picks who runs next. It reports whether w is kept to
+// play another participant (pool.go); either way, the caller then hands
+// control back to the driver.
+func (v *Virtual) participate(w *worker, p *participant) (kept bool) {
 	returned := false
 	// Deferred so that runtime.Goexit (t.FailNow) hands on too; the
-	// goroutine then ends, so its worker is not kept.
-	defer func() { kept = v.exit(p, w, returned) }()
-	f()
+	// goroutine then ends, so its worker is not kept. It hands control
+	// back here, half way through unwinding, for the driver to end it
+	// elsewhere (worker.finish).
+	defer func() {
+		kept = v.exit(p, w, returned)
+		if !returned {
+			w.broken = true
+			w.yield(struct{}{})
+		}
+	}()
+	p.play()
 	returned = true
 	return
 }
@@ -337,23 +401,23 @@ func (v *Virtual) wakeLocked(p *participant, gen uint64, err error) bool {
 // arranged its wake-up: it hands the turn on, releases mu, and returns
 // when p runs again, with the reason its wait ended. If ctx ends first, p
 // is woken with ctx's error (see wakeCancelledLocked).
+//
+// When p's own wake-up is the next one (a sleep that no other participant
+// wakes before), p keeps the turn: the run is the same, with no switch.
 func (v *Virtual) parkLocked(ctx context.Context, p *participant) error {
 	p.waiting = true
 	p.err = nil
 	if done := ctx.Done(); done != nil {
-		on := v.cancellable[done]
-		if on == nil {
-			on = &contextWaiters{ctx: ctx, ps: make(map[*participant]struct{})}
-			v.cancellable[done] = on
-		}
-		on.ps[p] = struct{}{}
-		p.waitDone = done
+		p.waitCtx, p.waitDone, p.cancelAt = ctx, done, len(v.cancellable)
+		v.cancellable = append(v.cancellable, p)
 	}
 	v.running = nil
 	v.dispatchLocked()
+	next := v.running
 	v.mu.Unlock()
-
-	<-p.wake
+	if next != p {
+		p.w.yield(struct{}{}) // back when the driver resumes p
+	}
 	return p.err
 }
 
@@ -362,13 +426,12 @@ func (v *Virtual) unparkLocked(p *participant) {
 	if p.waitDone == nil {
 		return
 	}
-	if on := v.cancellable[p.waitDone]; on != nil {
-		delete(on.ps, p)
-		if len(on.ps) == 0 {
-			delete(v.cancellable, p.waitDone)
-		}
-	}
-	p.waitDone = nil
+	last := len(v.cancellable) - 1
+	moved := v.cancellable[last]
+	v.cancellable[p.cancelAt], moved.cancelAt = moved, p.cancelAt
+	v.cancellable[last] = nil
+	v.cancellable = v.cancellable[:last]
+	p.waitCtx, p.waitDone = nil, nil
 }
 
 // wakeCancelledLocked wakes, in order of creation, the parked participants
@@ -379,29 +442,23 @@ func (v *Virtual) unparkLocked(p *participant) {
 // cancel made by a participant then wakes its waiters at the same point of
 // the run every time.
 func (v *Virtual) wakeCancelledLocked() bool {
-	type ended struct {
-		p   *participant
-		err error
-	}
-	var all []ended
-	for done, on := range v.cancellable {
+	all := v.ended[:0]
+	for _, p := range v.cancellable {
 		select {
-		case <-done:
+		case <-p.waitDone:
+			all = append(all, p)
 		default:
-			continue
-		}
-		err := on.ctx.Err()
-		for p := range on.ps {
-			all = append(all, ended{p, err})
 		}
 	}
 	if len(all) == 0 {
 		return false
 	}
-	slices.SortFunc(all, func(a, b ended) int { return cmp.Compare(a.p.id, b.p.id) })
-	for _, e := range all {
-		v.wakeLocked(e.p, e.p.gen, e.err)
+	slices.SortFunc(all, func(a, b *participant) int { return cmp.Compare(a.id, b.id) })
+	for _, p := range all {
+		v.wakeLocked(p, p.gen, p.waitCtx.Err())
 	}
+	clear(all)
+	v.ended = all[:0]
 	return true
 }
 
@@ -409,18 +466,19 @@ func (v *Virtual) wakeCancelledLocked() bool {
 // whether there was any.
 func (v *Virtual) failLocked(r *run) bool {
 	woke := false
-	for _, p := range r.members {
-		if v.wakeLocked(p, p.gen, r.err) {
+	for i := range r.members {
+		if p := &r.members[i]; v.wakeLocked(p, p.gen, r.err) {
 			woke = true
 		}
 	}
 	return woke
 }
 
-// dispatchLocked gives the turn to the next participant, if any may run.
-// It is called, with mu held, whenever no participant is running: by the
-// participant that just parked or returned, or by whoever woke one from
-// outside while none ran.
+// dispatchLocked gives the turn to the next participant, if any may run,
+// by making it v.running; the driver switches to it (drive). It is called,
+// with mu held, whenever no participant is running: by the participant
+// that just parked or returned, and by Run before its first turn. It
+// leaves v.running nil once the run is over.
 //
 // The next participant is the earliest valid wake-up. One at the current
 // instant runs at once; a later one only while a Run still has members at
@@ -444,13 +502,13 @@ func (v *Virtual) dispatchLocked() {
 					continue // they run first, at the current instant
 				}
 				v.elapsed = ev.at
+				v.now.Store(int64(ev.at))
 			}
 			v.events.pop()
 			p.gen++
 			p.waiting = false
 			v.unparkLocked(p)
 			v.running = p
-			p.wake <- struct{}{}
 			return
 		}
 		r := v.run
@@ -459,7 +517,7 @@ func (v *Virtual) dispatchLocked() {
 		}
 		if r.remaining == 0 {
 			v.run = nil
-			close(r.done)
+			v.spare = r.members // all returned: no one plays them any more
 			return
 		}
 		if v.wakeCancelledLocked() {

@@ -150,6 +150,9 @@ func (a *App) today() string { return a.ns.Now().UTC().Format(time.DateOnly) }
 // number reads a stored count as the JavaScript did with Number(v) || 0:
 // anything that is not a number counts as 0.
 func number(v string) int64 {
+	if v == "" { // "not found": the first hit's read, every trial
+		return 0
+	}
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil {
 		return 0
