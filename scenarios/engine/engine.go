@@ -350,8 +350,11 @@ func Run(ctx context.Context, p Plan) (*results.Result, error) {
 	defer CloseAll(opened)
 	if p.Background != nil {
 		for i, t := range opened {
-			if t != nil && VirtualClock(t.Store) != nil {
-				return nil, usage.Fieldf("Background", "{} on %s: it runs in virtual time, which has no rate; run it on {RealClock}", rs[i].Spec.Name())
+			if t == nil {
+				continue
+			}
+			if err := RefuseBackground(rs[i].Spec.Name(), t); err != nil {
+				return nil, err
 			}
 		}
 	}
@@ -701,4 +704,14 @@ func NewRunID() string {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// RefuseBackground says why a background load cannot run on t, which a
+// run or a page calls name, or nil when it can: a store in virtual time
+// has no rate to load it at.
+func RefuseBackground(name string, t *targets.Target) error {
+	if VirtualClock(t.Store) != nil {
+		return usage.Fieldf("Background", "{} on %s: it runs in virtual time, which has no rate; run it on {RealClock}", name)
+	}
+	return nil
 }

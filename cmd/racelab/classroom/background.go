@@ -170,18 +170,11 @@ func (sw *loadSwitch) set(br backgroundRequest) (backgroundView, int, error) {
 	return sw.viewLocked(), 0, nil
 }
 
-// check asks the engine whether each store can take a load, without
-// firing: a run whose context has ended opens its targets, refuses a
-// background on one in virtual time (the reason racelab run gives), and
-// stops before its first trial.
+// check asks the engine whether each store can take a load: one in
+// virtual time cannot (the reason racelab run gives).
 func (sw *loadSwitch) check() error {
-	done, cancel := context.WithCancel(sw.ctx)
-	cancel()
 	for _, l := range sw.loads {
-		cat, names, _ := sw.lend(l.sc, l.s)
-		_, err := engine.Run(done, engine.Plan{Scenario: l.sc, Catalog: cat, Targets: names, RealClock: true,
-			Background: func(context.Context, string, *targets.Target, engine.Player, func() string) func() { return func() {} }})
-		if err != nil {
+		if err := engine.RefuseBackground(l.s.label, l.s.target); err != nil {
 			return err
 		}
 	}
