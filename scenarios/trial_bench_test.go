@@ -2,12 +2,11 @@ package scenarios
 
 import (
 	"context"
-	"os"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/racelab/racelab/internal/loadavg"
 	"github.com/racelab/racelab/scenarios/engine"
 )
 
@@ -103,21 +102,8 @@ func BenchmarkTrialRatio(b *testing.B) {
 					verdict = "missed"
 				}
 				b.Logf("%s: a trial costs %.1f× a bare one in CPU time (goal %g×: %s), %.1f× in wall time; load average %s",
-					target.name, cpuRatio, target.goal, verdict, float64(real)/float64(bare), loadAverage())
+					target.name, cpuRatio, target.goal, verdict, float64(real)/float64(bare), loadavg.One())
 			}
 		})
 	}
-}
-
-// loadAverage is the machine's one-minute load average, to read beside a
-// ratio measured on a machine shared with other work ("?" where unknown).
-func loadAverage() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	if f := strings.Fields(string(b)); len(f) > 0 {
-		return f[0]
-	}
-	return "?"
 }

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/racelab/racelab/internal/loadavg"
 )
 
 // Goals of issue 24 (part 2) at N=1,000: racelab's median spread within
@@ -57,7 +59,7 @@ func runFloor(ctx context.Context, o options, out io.Writer) error {
 	runID := newID()
 	var runs []floorRun
 	for run := range o.runs {
-		r := floorRun{load: loadAverage()}
+		r := floorRun{load: loadavg.Three()}
 		base, stop, err := startReferee(ctx, pinned(ctx, serverCPU, self, "serve-referee"))
 		if err != nil {
 			return err
@@ -152,7 +154,7 @@ func printFloor(out io.Writer, o options, n int, runs []floorRun) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "\nload average after: %s\n", loadAverage())
+	fmt.Fprintf(out, "\nload average after: %s\n", loadavg.Three())
 	fmt.Fprintf(out, "goal racelab ÷ floor ≤ %.1f× in every run: %d of %d runs: %s\n", floorGoal, nearFloor, len(runs), metOrNot(nearFloor == len(runs)))
 	fmt.Fprintf(out, "goal hey ÷ racelab ≥ %d× in every run: %d of %d runs: %s\n", heyGoal, farFromHey, len(runs), metOrNot(farFromHey == len(runs)))
 	return nil
@@ -230,13 +232,4 @@ func refereeSpread(o options, who, base string, n int) (time.Duration, error) {
 		fmt.Fprintf(os.Stderr, "%-8s spread %-9s deciles %s\n", who, short(time.Duration(stats[0].Spread)), strings.Join(ds, " "))
 	}
 	return time.Duration(stats[0].Spread), nil
-}
-
-// loadAverage is /proc/loadavg's three figures, or "?" where there is none.
-func loadAverage() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if f := strings.Fields(string(b)); err == nil && len(f) >= 3 {
-		return strings.Join(f[:3], " ")
-	}
-	return "?"
 }

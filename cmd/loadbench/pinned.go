@@ -12,6 +12,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/racelab/racelab/internal/loadavg"
 )
 
 // pinned is the client-bound comparison (issue 24 part 3): the server on
@@ -96,7 +98,7 @@ func pinnedRuns(ctx context.Context, o options, dir string, w io.Writer) error {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			load := loadAvg()
+			load := loadavg.One()
 			args := commands[client]
 			if _, err := exec.LookPath(args[0]); err != nil && client != "racelab" {
 				fmt.Fprintf(tw, "%d\t%s\t%s\tnot installed (apt-get install -y hey wrk)\t\t\t\t\t\n", round, load, client)
@@ -172,18 +174,4 @@ func median(xs []float64) float64 {
 		return s[n/2]
 	}
 	return (s[n/2-1] + s[n/2]) / 2
-}
-
-// loadAvg is the machine's one-minute load average, which says how much
-// else was running beside a measurement.
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		return "?"
-	}
-	return f[0]
 }
