@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -283,5 +284,55 @@ func TestWholeRequestsConcurrent(t *testing.T) {
 	}
 	if got := srv.accepted.Load(); got > workers {
 		t.Errorf("%d workers opened %d connections: idle ones were not reused", workers, got)
+	}
+}
+
+// TestWholeRequestBounds: an answer's body of exactly MaxAnswerBytes and
+// header lines of exactly MaxHeaderBytes are read; one byte more of
+// either is refused, saying which bound it passed.
+func TestWholeRequestBounds(t *testing.T) {
+	// headed is an answer of body whose header lines (without their
+	// CRLFs, as the bound counts them) come to exactly size bytes, its
+	// Content-Length included, in lines well under a read buffer.
+	headed := func(size int, body string) string {
+		length := "Content-Length: " + strconv.Itoa(len(body))
+		var b strings.Builder
+		b.WriteString("HTTP/1.1 200 OK\r\n" + length + "\r\n")
+		for left, i := size-len(length), 0; left > 0; i++ {
+			name := fmt.Sprintf("X-Pad-%d: ", i)
+			n := min(left, 1000)
+			if n-len(name) < 1 { // too short for a line of its own: widen the last one
+				t.Fatalf("cannot pad %d bytes", size)
+			}
+			b.WriteString(name + strings.Repeat("a", n-len(name)) + "\r\n")
+			left -= n
+		}
+		return b.String() + "\r\n" + body
+	}
+	body := strings.Repeat("b", httpapi.MaxAnswerBytes)
+	for _, tt := range []struct {
+		name, raw string
+		err       string
+	}{
+		{"body at the bound", headed(100, body), ""},
+		{"body over the bound", headed(100, body+"b"), "answer over"},
+		{"headers at the bound", headed(httpapi.MaxHeaderBytes, "ok"), ""},
+		{"headers over the bound", headed(httpapi.MaxHeaderBytes+1, "ok"), "headers over"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := send(newClient(t, newRawServer(t, answering(tt.raw)).url), "/hit/a")
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("err = %v; want one saying %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := tt.raw[strings.Index(tt.raw, "\r\n\r\n")+4:]; string(r.Body) != want {
+				t.Errorf("body of %d bytes, want %d", len(r.Body), len(want))
+			}
+		})
 	}
 }
