@@ -1,7 +1,9 @@
 package racefile_test
 
 import (
+	"cmp"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -48,4 +50,24 @@ func FuzzTemplate(f *testing.F) {
 			t.Fatalf("literal %q expanded to %q, %v", s, got, err)
 		}
 	})
+}
+
+// TestTemplateHoleShapes: a hole of Vars' own names takes what its name
+// takes and no more, refused where it is parsed, never at expansion.
+func TestTemplateHoleShapes(t *testing.T) {
+	for _, tt := range []struct {
+		s, err string
+	}{
+		{"{{env.A}}", ""},
+		{"{{acct.id.0}}", ""},
+		{"{{env}}", "{{env}}: want env.NAME, one environment variable"},
+		{"x-{{env.A.B}}", "{{env.A.B}}: want env.NAME, one environment variable"},
+		{"{{key.x}}", "{{key.x}}: key has no fields; want {{key}}"},
+		{"{{i.0}}", "{{i.0}}: i has no fields; want {{i}}"},
+	} {
+		_, _, err := racefile.ParseTemplate(tt.s)
+		if got := fmt.Sprint(err); (tt.err == "" && err != nil) || (tt.err != "" && got != tt.err) {
+			t.Errorf("ParseTemplate(%q) = %v; want %q", tt.s, err, cmp.Or(tt.err, "<nil>"))
+		}
+	}
 }

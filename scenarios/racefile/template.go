@@ -51,9 +51,31 @@ func ParseTemplate(s string) (*Template, int, error) {
 		if !refName.MatchString(name) {
 			return nil, open, fmt.Errorf("{{%s}} is not a name; want key, i, trial, uuid, env.NAME or a setup answer's as: name with its fields", s[open+2:end])
 		}
-		t.parts = append(t.parts, part{ref: strings.Split(name, ".")})
+		ref := strings.Split(name, ".")
+		if err := refShape(ref); err != nil {
+			return nil, open, fmt.Errorf("{{%s}}: %w", name, err)
+		}
+		t.parts = append(t.parts, part{ref: ref})
 		at = end + 2
 	}
+}
+
+// refShape checks what a name of Vars' own takes after it: env exactly
+// one variable's name, key, i, trial and uuid nothing. Expand reads
+// ref[1] of an env hole, so {{env}} must not get that far. A setup
+// answer's name takes any fields, checked against its answer then.
+func refShape(ref []string) error {
+	switch ref[0] {
+	case "env":
+		if len(ref) != 2 {
+			return fmt.Errorf("want env.NAME, one environment variable")
+		}
+	case "key", "i", "trial", "uuid":
+		if len(ref) != 1 {
+			return fmt.Errorf("%s has no fields; want {{%s}}", ref[0], ref[0])
+		}
+	}
+	return nil
 }
 
 func clip(s string) string {
