@@ -116,6 +116,10 @@ type Server struct {
 	// a connection's idleness; zero means DefaultReadHeaderTimeout and
 	// DefaultIdleTimeout.
 	ReadHeaderTimeout, IdleTimeout time.Duration
+
+	// shedIdleAfter is the package's shedIdleAfter unless set: its tests
+	// shorten it, so as not to wait three times five seconds.
+	shedIdleAfter time.Duration
 }
 
 // Serve answers requests on ln until ctx ends, then stops taking new ones,
@@ -162,7 +166,7 @@ func (s Server) httpServer(ln net.Listener) (*http.Server, net.Listener) {
 	maxConns := cmpOr(s.MaxConns, DefaultMaxConns)
 	full := s.say(usage.Fieldf("MaxConns", "%d connections open, the cap ({}), none idle: new ones wait until one closes or idles", maxConns))
 	ll := &limitListener{Listener: ln, sem: make(chan struct{}, maxConns), done: make(chan struct{}), born: time.Now(),
-		full: func() { logger.Print(full) }}
+		full: func() { logger.Print(full) }, shedAfter: cmpOr(s.shedIdleAfter, shedIdleAfter)}
 	ln = ll
 	streams := make(chan struct{}, cmpOr(s.MaxEventStreams, DefaultMaxEventStreams))
 	srv := &http.Server{
@@ -329,8 +333,9 @@ type limitListener struct {
 	// warned is when full was last told, as time since born plus one (0:
 	// never), read off the monotonic clock so that a wall-clock jump
 	// neither floods the log nor silences it.
-	warned atomic.Int64
-	born   time.Time
+	warned    atomic.Int64
+	born      time.Time
+	shedAfter time.Duration // shedIdleAfter, but in tests
 
 	mu   sync.Mutex
 	idle map[*limitConn]time.Time // connections idle between requests, since when
@@ -439,7 +444,7 @@ func (l *limitListener) acquire() error {
 			return nil
 		case <-l.done:
 			return fmt.Errorf("accept on %s: %w", l.Addr(), net.ErrClosed)
-		case <-time.After(shedIdleAfter / 4): // one may have idled long enough
+		case <-time.After(l.shedAfter / 4): // one may have idled long enough
 		}
 	}
 }
@@ -460,7 +465,7 @@ func (l *limitListener) setIdle(c *limitConn, idle bool) {
 }
 
 // shedIdle closes the connection idle the longest, if one has been idle
-// for shedIdleAfter, and says whether it did: its slot is then free.
+// for shedAfter, and says whether it did: its slot is then free.
 func (l *limitListener) shedIdle() bool {
 	l.mu.Lock()
 	var oldest *limitConn
@@ -472,7 +477,7 @@ func (l *limitListener) shedIdle() bool {
 			oldest, since = c, t
 		}
 	}
-	if oldest == nil || time.Since(since) < shedIdleAfter {
+	if oldest == nil || time.Since(since) < l.shedAfter {
 		l.mu.Unlock()
 		return false
 	}

@@ -348,7 +348,8 @@ func TestCheckToken(t *testing.T) {
 // waiting until the idle timeout; busy connections keep theirs.
 func TestIdleConnectionsMakeRoom(t *testing.T) {
 	const maxConns = 3
-	addr := start(t, Server{MaxConns: maxConns})
+	// Idle a quarter second, not five: the test waits it out three times.
+	addr := start(t, Server{MaxConns: maxConns, shedIdleAfter: 250 * time.Millisecond})
 	idle := make([]*conn, maxConns)
 	for i := range idle {
 		idle[i] = dial(t, addr)
