@@ -115,7 +115,7 @@ Simulated stores run on the real clock. Exit codes are run's; a missed
 	return c
 }
 
-// plan turns the options into a load.LoadPlan, checking every value.
+// plan turns the options into a load.LoadPlan, checking every value, the shard flags last.
 func (o *loadOptions) plan() (load.LoadPlan, []output, error) {
 	var p load.LoadPlan
 	given := func(name string) bool { return o.set != nil && o.set(name) }
@@ -234,15 +234,12 @@ func (o *loadOptions) plan() (load.LoadPlan, []output, error) {
 	if err := firstError(p.Validate()); err != nil {
 		return p, nil, err
 	}
-	return p, outs, nil
+	return p, outs, o.Shard.check()
 }
 
 func runLoad(c *cobra.Command, s Streams, o *loadOptions) error {
 	p, outs, err := o.plan()
 	if err != nil {
-		return err
-	}
-	if err := o.Shard.check(); err != nil {
 		return err
 	}
 	if o.Shard.on() {

@@ -128,7 +128,7 @@ to hold that breaks it exits 3.`,
 	return c
 }
 
-// plan turns the options into a engine.Plan, checking every value.
+// plan turns the options into an engine.Plan, checking every value, the shard flags last.
 func (o *runOptions) plan() (engine.Plan, []output, error) {
 	sc, err := scenarios.Lookup(o.Scenario)
 	if err != nil {
@@ -203,15 +203,12 @@ func (o *runOptions) plan() (engine.Plan, []output, error) {
 	if err := firstError(p.Validate()); err != nil {
 		return engine.Plan{}, nil, err
 	}
-	return p, outs, nil
+	return p, outs, o.Shard.check()
 }
 
 func runRun(c *cobra.Command, s Streams, o *runOptions) error {
 	p, outs, err := o.plan()
 	if err != nil {
-		return err
-	}
-	if err := o.Shard.check(); err != nil {
 		return err
 	}
 	if o.Shard.on() {
