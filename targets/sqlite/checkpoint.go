@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"time"
+
+	"github.com/racelab/racelab/internal/tick"
 )
 
 // DefaultCheckpointEvery is how often a store copies its write-ahead log into
@@ -27,18 +29,11 @@ const walLimit = 4 << 20
 func checkpointer(db *sql.DB, every time.Duration, stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
 	defer db.Close()
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-tick.C:
-			// A busy answer is no failure: the log is checkpointed as far
-			// as it can be, and the next tick tries again.
-			ctx, cancel := context.WithTimeout(context.Background(), every)
-			_, _ = db.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)")
-			cancel()
-		}
-	}
+	tick.Every(every, stop, func() {
+		// A busy answer is no failure: the log is checkpointed as far as
+		// it can be, and the next tick tries again.
+		ctx, cancel := context.WithTimeout(context.Background(), every)
+		_, _ = db.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)")
+		cancel()
+	})
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/racelab/racelab/internal/tick"
 	"github.com/racelab/racelab/scenarios/load"
 	"github.com/racelab/racelab/scenarios/results"
 
@@ -80,21 +81,14 @@ func WatchLoad(ctx context.Context, w io.Writer, name string, now func() load.Lo
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		tick := time.NewTicker(200 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-				p := now()
-				cur := int64(p.Elapsed / time.Millisecond)
-				if byCount {
-					cur = p.Sent
-				}
-				bar.SetCurrent(min(cur, total))
+		tick.Every(200*time.Millisecond, stop, func() {
+			p := now()
+			cur := int64(p.Elapsed / time.Millisecond)
+			if byCount {
+				cur = p.Sent
 			}
-		}
+			bar.SetCurrent(min(cur, total))
+		})
 	}()
 	return func() {
 		close(stop)
