@@ -9,11 +9,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/racelab/racelab/internal/sidebyside"
 	"github.com/racelab/racelab/scenarios/results"
 )
 
@@ -66,27 +66,16 @@ const shardLead = 10 * time.Second
 // TestShardProcesses plays the tests whose processes wait out a lead
 // before they fire (shardLead, the workflow's RACELAB_LEAD) side by side:
 // one after another they slept through a minute and a half of the suite.
-// Each case is a subtest started from a goroutine of its own, not a
-// t.Parallel one, which -parallel (GOMAXPROCS, 2 on CI) would hold to two
-// at a time though they sleep.
 func TestShardProcesses(t *testing.T) {
-	cases := []struct {
-		name string
-		test func(*testing.T)
-	}{
-		{"merge exactly", shardProcessesMergeExactly},
-		{"show the loss on kv", shardProcessesShowTheLossOnKV},
-		{"load sums to the rate", loadShardProcessesSumToTheRate},
-		{"verify refuses forged parts", verifyRefusesForgedParts},
-		{"workflow runs on sqlite", func(t *testing.T) { gitHubActionsWorkflowRuns(t, "sqlite") }},
-		{"workflow runs on kv", func(t *testing.T) { gitHubActionsWorkflowRuns(t, "kv") }},
-		{"workflow stops on a failed shard", gitHubActionsWorkflowStopsOnAFailedShard},
-	}
-	var wg sync.WaitGroup
-	for _, c := range cases {
-		wg.Go(func() { t.Run(c.name, c.test) })
-	}
-	wg.Wait()
+	sidebyside.Run(t,
+		sidebyside.Case{Name: "merge exactly", Test: shardProcessesMergeExactly},
+		sidebyside.Case{Name: "show the loss on kv", Test: shardProcessesShowTheLossOnKV},
+		sidebyside.Case{Name: "load sums to the rate", Test: loadShardProcessesSumToTheRate},
+		sidebyside.Case{Name: "verify refuses forged parts", Test: verifyRefusesForgedParts},
+		sidebyside.Case{Name: "workflow runs on sqlite", Test: func(t *testing.T) { gitHubActionsWorkflowRuns(t, "sqlite") }},
+		sidebyside.Case{Name: "workflow runs on kv", Test: func(t *testing.T) { gitHubActionsWorkflowRuns(t, "kv") }},
+		sidebyside.Case{Name: "workflow stops on a failed shard", Test: gitHubActionsWorkflowStopsOnAFailedShard},
+	)
 }
 
 // runShards runs one racelab process per shard with args plus --shard

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/racelab/racelab/internal/sidebyside"
 	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/racefile"
@@ -25,9 +26,10 @@ import (
 // together: the naive service must break, the fixed one hold.
 func TestShardedRaces(t *testing.T) {
 	const trials, of = 6, 3
+	// Each case sleeps through its trials' periods: they wait side by side.
+	var cases []sidebyside.Case
 	for _, file := range []string{"coupon.race.yaml", "balance.race.yaml", "signup.race.yaml", "idempotency.race.yaml", "transfer.race.yaml"} {
-		t.Run(file, func(t *testing.T) {
-			t.Parallel()
+		cases = append(cases, sidebyside.Case{Name: file, Test: func(t *testing.T) {
 			sc := load(t, file)
 			naive, fixed := newService(t, true, true), newService(t, false, true)
 			plan := engine.Plan{Scenario: sc, Trials: trials, Targets: []string{"naive=" + base(naive), "fixed=" + base(fixed)}}
@@ -73,8 +75,9 @@ func TestShardedRaces(t *testing.T) {
 			if rb := n.Trials[0].Readback; rb == nil || len(rb.Answers) != sc.DefaultRequests {
 				t.Errorf("the merged trial's readback %+v; want all %d answers of the three shards", rb, sc.DefaultRequests)
 			}
-		})
+		}})
 	}
+	sidebyside.Run(t, cases...)
 }
 
 // TestShardsRefuseABurstOfCaptures: a burst that sends what the setup
