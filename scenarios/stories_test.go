@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/racelab/racelab/internal/sidebyside"
 	"github.com/racelab/racelab/scenarios/engine"
 
 	"github.com/racelab/racelab/scenarios/results"
@@ -404,13 +405,15 @@ func TestServerTargets(t *testing.T) {
 }
 
 // onServers runs f on each server of servers (its target names, and the
-// options that reach it) once a probe has opened it. Without the servers
+// options that reach it) once a probe has opened it, the servers side by
+// side: most of the time goes to waiting on them. Without the servers
 // (`make services`) it skips, except under CI=true, where it fails.
 func onServers(t *testing.T, servers map[string][]string, f func(t *testing.T, names []string, opts []targets.Option)) {
 	t.Helper()
 	opts := []targets.Option{targets.WithRedisURL(os.Getenv("RACELAB_REDIS_URL")), targets.WithPostgresURL(os.Getenv("RACELAB_POSTGRES_URL"))}
+	var cases []sidebyside.Case
 	for server, names := range servers {
-		t.Run(server, func(t *testing.T) {
+		cases = append(cases, sidebyside.Case{Name: server, Test: func(t *testing.T) {
 			probe, err := targets.Open(context.Background(), server, opts...)
 			if err != nil {
 				// Fails under CI=true, else skips and says so after make test.
@@ -418,6 +421,7 @@ func onServers(t *testing.T, servers map[string][]string, f func(t *testing.T, n
 			}
 			probe.Close()
 			f(t, names, opts)
-		})
+		}})
 	}
+	sidebyside.Run(t, cases...)
 }
