@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/racelab/racelab/internal/sidebyside"
 	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/results"
@@ -45,7 +46,28 @@ var testCatalog = func() *targets.Catalog {
 // (cmp stdout want.txt) from what racelab prints now.
 var updateScripts = flag.Bool("update-scripts", false, "rewrite the files that scripts compare output with")
 
-func TestScripts(t *testing.T) {
+// TestProcesses runs racelab as processes of its own: the CLI scripts,
+// and beside them the tests whose processes wait out a lead before they
+// fire (shardLead, the workflow's RACELAB_LEAD). The scripts are t.Parallel
+// and take go test's -parallel slots; the lead-bound cases take none
+// (sidebyside) and sleep while the scripts run, instead of after them: one
+// after another, their leads were a minute and a half of the suite.
+func TestProcesses(t *testing.T) {
+	sidebyside.Run(t,
+		sidebyside.Case{Name: "scripts", Test: scripts},
+		sidebyside.Case{Name: "http scripts", Test: httpScripts},
+		sidebyside.Case{Name: "shards merge exactly", Test: shardProcessesMergeExactly},
+		sidebyside.Case{Name: "shards show the loss on kv", Test: shardProcessesShowTheLossOnKV},
+		sidebyside.Case{Name: "load shards sum to the rate", Test: loadShardProcessesSumToTheRate},
+		sidebyside.Case{Name: "verify refuses forged parts", Test: verifyRefusesForgedParts},
+		sidebyside.Case{Name: "workflow runs on sqlite", Test: func(t *testing.T) { gitHubActionsWorkflowRuns(t, "sqlite") }},
+		sidebyside.Case{Name: "workflow runs on kv", Test: func(t *testing.T) { gitHubActionsWorkflowRuns(t, "kv") }},
+		sidebyside.Case{Name: "workflow stops on a failed shard", Test: gitHubActionsWorkflowStopsOnAFailedShard},
+	)
+}
+
+// scripts runs the CLI scripts of testdata/script.
+func scripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:           "../../testdata/script",
 		UpdateScripts: *updateScripts,

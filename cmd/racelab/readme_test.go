@@ -251,7 +251,7 @@ func TestREADMEExamples(t *testing.T) {
 // they print, not for races (every code path they take is tested under
 // -race elsewhere), and a race build runs the README's runs of hundreds of
 // trials some twenty times slower. The flags are the GitHub Actions
-// workflow's build (TestShardProcesses), so one of the two
+// workflow's build (TestProcesses), so one of the two
 // finds the other's packages in the build cache.
 func buildRacelab(t *testing.T) string {
 	t.Helper()

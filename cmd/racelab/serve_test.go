@@ -21,14 +21,14 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
-// TestHTTPScripts runs the CLI scripts that need a live `racelab serve`.
+// httpScripts runs the CLI scripts that need a live `racelab serve`.
 // They live apart from testdata/script because they use waitaddr, which
 // reads the address a backgrounded server wrote with --addr-file into
 // $ADDR: the only way to run a server on a free port from a script.
 //
 // $RACES is the folder of the shipped race files, for scripts that run
 // them against a served store.
-func TestHTTPScripts(t *testing.T) {
+func httpScripts(t *testing.T) {
 	races, err := filepath.Abs("../../scenarios/races")
 	if err != nil {
 		t.Fatal(err)

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/racelab/racelab/internal/sidebyside"
 	"github.com/racelab/racelab/scenarios/results"
 )
 
@@ -57,26 +56,11 @@ func serveProcess(t *testing.T, store string) string {
 
 // shardLead is how far ahead runShards sets the shards' start: far enough
 // for every process to start, connect and stage on a loaded machine, with
-// TestShardProcesses starting a score of them at once. A share fired late
+// TestProcesses starting a score of them at once beside the scripts. A share fired late
 // makes the burst not simultaneous and the verdict inconclusive
 // (--max-spread), and a start already past when a shard reads it is
 // refused.
 const shardLead = 10 * time.Second
-
-// TestShardProcesses plays the tests whose processes wait out a lead
-// before they fire (shardLead, the workflow's RACELAB_LEAD) side by side:
-// one after another they slept through a minute and a half of the suite.
-func TestShardProcesses(t *testing.T) {
-	sidebyside.Run(t,
-		sidebyside.Case{Name: "merge exactly", Test: shardProcessesMergeExactly},
-		sidebyside.Case{Name: "show the loss on kv", Test: shardProcessesShowTheLossOnKV},
-		sidebyside.Case{Name: "load sums to the rate", Test: loadShardProcessesSumToTheRate},
-		sidebyside.Case{Name: "verify refuses forged parts", Test: verifyRefusesForgedParts},
-		sidebyside.Case{Name: "workflow runs on sqlite", Test: func(t *testing.T) { gitHubActionsWorkflowRuns(t, "sqlite") }},
-		sidebyside.Case{Name: "workflow runs on kv", Test: func(t *testing.T) { gitHubActionsWorkflowRuns(t, "kv") }},
-		sidebyside.Case{Name: "workflow stops on a failed shard", Test: gitHubActionsWorkflowStopsOnAFailedShard},
-	)
-}
 
 // runShards runs one racelab process per shard with args plus --shard
 // I/N, one run id and one start, each writing its part into a folder, and

@@ -585,7 +585,7 @@ func (r *ghRun) String() string {
 // id and one start, fires four shards at a `racelab serve` on loopback and
 // verifies: on SQLite, one table of whole bursts in the log and the job
 // summary, exit 0; on the KV store, the loss, exit 3, and the summary and
-// the result still written. TestShardProcesses plays it on both stores.
+// the result still written. TestProcesses plays it on both stores.
 func gitHubActionsWorkflowRuns(t *testing.T, store string) {
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Fatal("bash runs the workflow's steps, as on GitHub's runners: install it")
@@ -604,7 +604,7 @@ func gitHubActionsWorkflowRuns(t *testing.T, store string) {
 	}
 	url := serveProcess(t, store)
 	// A lead the four shard processes can start within on a loaded
-	// machine, beside TestShardProcesses's other cases: with 3 s they once
+	// machine, beside TestProcesses's other cases: with 3 s they once
 	// fired 4.3 s late, a burst that proves nothing (--max-spread), and a
 	// start already past when a shard reads it is refused.
 	r := newGHRun(t, wf, map[string]string{"RACELAB_TARGET": url}, map[string]string{
