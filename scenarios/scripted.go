@@ -44,7 +44,7 @@ func shopSide(name, guarantee string, holds bool, play func(ctx context.Context,
 func runScripted(ctx context.Context, res *results.Result, sides []scriptedSide, onTrial func(string, int, int)) (*results.Result, error) {
 	res.Trials = cmp.Or(res.Trials, engine.DefaultTrials)
 	if res.Trials < 1 {
-		return nil, engine.Invalid("Trials", res.Trials)
+		return nil, engine.Wants.Invalid("Trials", res.Trials)
 	}
 	for _, side := range sides {
 		tr := side.tr

@@ -88,7 +88,7 @@ func runExplain(ctx context.Context, s Streams, cat *targets.Catalog, o *explain
 	}
 	x := &engine.Explainer{Scenario: sc, Catalog: cat, Target: o.Target, Fixed: o.Fixed, Requests: o.Requests, Seed: o.Seed,
 		Options: o.Servers.options()}
-	if err := explicitZero(o.set, engine.Invalid, zeroIf("Requests", o.Requests, o.Requests == 0)); err != nil {
+	if err := explicitZero(o.set, engine.Wants.Invalid, zeroIf("Requests", o.Requests, o.Requests == 0)); err != nil {
 		return err
 	}
 	if err := checkExplainTargets(cat, sc, o.Target, o.Fixed, o.set); err != nil {

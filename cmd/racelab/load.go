@@ -187,7 +187,7 @@ func (o *loadOptions) plan() (load.LoadPlan, []output, error) {
 		}
 		p.Thresholds = append(p.Thresholds, t)
 	}
-	err = explicitZero(o.set, load.Invalid,
+	err = explicitZero(o.set, load.Wants.Invalid,
 		zeroIf("Requests", o.Requests, o.Requests == 0), zeroIf("Duration", o.Duration, o.Duration == 0),
 		zeroIf("Timeout", o.Timeout, o.Timeout == 0), zeroIf("Concurrency", o.Concurrency, o.Concurrency == 0),
 		zeroIf("MaxInFlight", o.MaxInFlight, o.MaxInFlight == 0), zeroIf("Keys", o.Keys, o.Keys == 0))

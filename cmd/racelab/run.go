@@ -145,7 +145,7 @@ func (o *runOptions) plan() (engine.Plan, []output, error) {
 	if err != nil {
 		return engine.Plan{}, nil, err
 	}
-	err = explicitZero(o.set, engine.Invalid,
+	err = explicitZero(o.set, engine.Wants.Invalid,
 		zeroIf("Requests", o.Requests, o.Requests == 0), zeroIf("Trials", o.Trials, o.Trials == 0),
 		zeroIf("Timeout", o.Timeout, o.Timeout == 0), zeroIf("Gap", o.Gap, o.Gap == 0))
 	if err != nil {

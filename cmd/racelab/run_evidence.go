@@ -55,7 +55,7 @@ func (e *evidenceFlags) apply(p *engine.Plan) error {
 	changed := func(name string) bool { return e.flags != nil && e.flags.Changed(name) }
 	// An explicit value that would mean "unset" is refused rather than
 	// quietly replaced by the default; the rest is the plan's to check.
-	err := explicitZero(changed, engine.Invalid, zeroIf("Confidence", e.Confidence.String(), e.Confidence == 0),
+	err := explicitZero(changed, engine.Wants.Invalid, zeroIf("Confidence", e.Confidence.String(), e.Confidence == 0),
 		zeroIf("MaxRate", e.MaxRate.String(), e.MaxRate == 0), zeroIf("MaxTrials", e.MaxTrials, e.MaxTrials == 0),
 		zeroIf("HistoryTimeout", e.HistoryTimeout, e.HistoryTimeout == 0), zeroIf("MaxSpread", e.MaxSpread, e.MaxSpread == 0))
 	if err != nil {

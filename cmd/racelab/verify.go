@@ -137,7 +137,7 @@ func verifyParts(ctx context.Context, s Streams, width int, o *verifyOptions, pa
 	// Every value is given here (the flags' defaults are the plan's), so
 	// a zero is the user's and is refused as the plan refuses a negative.
 	given := func(string) bool { return true }
-	err := explicitZero(given, engine.Invalid, zeroIf("Confidence", o.Confidence.String(), o.Confidence == 0),
+	err := explicitZero(given, engine.Wants.Invalid, zeroIf("Confidence", o.Confidence.String(), o.Confidence == 0),
 		zeroIf("Timeout", o.Timeout, o.Timeout <= 0), zeroIf("HistoryTimeout", o.HistoryTimeout, o.HistoryTimeout <= 0),
 		zeroIf("MaxSpread", o.MaxSpread, o.MaxSpread <= 0))
 	if err != nil {

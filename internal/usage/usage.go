@@ -54,6 +54,16 @@ func (e *FieldError) Error() string { return e.Say(func(f string) string { retur
 // Is makes every FieldError a usage error.
 func (e *FieldError) Is(target error) bool { return target == Err }
 
+// Wants says, for each field of a plan that a value can be wrong for,
+// what a right one is ("1 to 10000"): the words of its checks, in one
+// place.
+type Wants map[string]string
+
+// Invalid is the error of a value field cannot take, in the words of w.
+func (w Wants) Invalid(field string, value any) *FieldError {
+	return Fieldf(field, "{} %v: want "+strings.ReplaceAll(w[field], "%", "%%"), value)
+}
+
 // fieldToken is a field named in words that are not an error: a hint in a
 // report ("raise {Trials}").
 var fieldToken = regexp.MustCompile(`\{([A-Z][A-Za-z]*)\}`)

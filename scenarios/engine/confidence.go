@@ -89,19 +89,19 @@ func (e Evidence) Validate(trials int) []error {
 	var errs []error
 	level := e.Level()
 	if !(level > 0 && level < 1) { // also refuses NaN
-		errs = append(errs, Invalid("Confidence", results.Percent(level)))
+		errs = append(errs, Wants.Invalid("Confidence", results.Percent(level)))
 	}
 	if !(e.MaxRate >= 0 && e.MaxRate < 1) {
-		errs = append(errs, Invalid("MaxRate", results.Percent(e.MaxRate)))
+		errs = append(errs, Wants.Invalid("MaxRate", results.Percent(e.MaxRate)))
 	}
 	if e.MaxTrials < 0 {
-		errs = append(errs, Invalid("MaxTrials", e.MaxTrials))
+		errs = append(errs, Wants.Invalid("MaxTrials", e.MaxTrials))
 	}
 	if e.HistoryTimeout < 0 {
-		errs = append(errs, Invalid("HistoryTimeout", e.HistoryTimeout))
+		errs = append(errs, Wants.Invalid("HistoryTimeout", e.HistoryTimeout))
 	}
 	if e.MaxSpread < 0 {
-		errs = append(errs, Invalid("MaxSpread", e.MaxSpread))
+		errs = append(errs, Wants.Invalid("MaxSpread", e.MaxSpread))
 	}
 	if len(errs) == 0 && e.MaxRate > 0 {
 		need := results.TrialsNeeded(level, e.MaxRate)

@@ -160,7 +160,7 @@ func splitName(raw string) (name, spec string) {
 // place, for the plan's own checks and for a caller that refuses a value
 // before it reaches the plan (cmd: a count given as 0, which a Plan reads
 // as "the default").
-var Wants = map[string]string{
+var Wants = usage.Wants{
 	"Requests":       fmt.Sprintf("a whole number from 1 to %d", MaxRequests),
 	"Trials":         "1 or more",
 	"Gap":            "a positive duration such as 3s",
@@ -171,11 +171,6 @@ var Wants = map[string]string{
 	"HistoryTimeout": "a positive duration such as 2s",
 	"Period":         "a positive duration such as 1s",
 	"MaxSpread":      "a positive duration such as 250ms",
-}
-
-// Invalid is the error of a value field cannot take, in the words of Wants.
-func Invalid(field string, value any) *usage.FieldError {
-	return usage.Fieldf(field, "{} %v: want "+strings.ReplaceAll(Wants[field], "%", "%%"), value)
 }
 
 // Validate checks the plan without running anything: the counts, the
@@ -204,16 +199,16 @@ func (p *Plan) resolve() ([]Resolved, []error) {
 	}
 	var errs []error
 	if p.Requests < 0 || p.Requests > MaxRequests {
-		errs = append(errs, Invalid("Requests", p.Requests))
+		errs = append(errs, Wants.Invalid("Requests", p.Requests))
 	}
 	if p.Trials < 0 {
-		errs = append(errs, Invalid("Trials", p.Trials))
+		errs = append(errs, Wants.Invalid("Trials", p.Trials))
 	}
 	if p.Gap < 0 {
-		errs = append(errs, Invalid("Gap", p.Gap))
+		errs = append(errs, Wants.Invalid("Gap", p.Gap))
 	}
 	if p.Timeout < 0 {
-		errs = append(errs, Invalid("Timeout", p.Timeout))
+		errs = append(errs, Wants.Invalid("Timeout", p.Timeout))
 	}
 	if _, err := results.ParseKeyChars(string(p.KeyChars)); err != nil {
 		errs = append(errs, err)

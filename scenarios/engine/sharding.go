@@ -57,7 +57,7 @@ func (s *Sharding) Check(n int) error {
 		return usage.Fieldf("Requests", "%d shards cannot share %d requests; give each shard at least one ({Requests} %d or more)", s.Of, n, s.Of)
 	}
 	if s.Period < 0 {
-		return Invalid("Period", s.Period)
+		return Wants.Invalid("Period", s.Period)
 	}
 	return nil
 }

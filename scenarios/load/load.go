@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -146,7 +145,7 @@ func (p *LoadPlan) Model() results.LoadModel {
 
 // Wants says, for each field of a LoadPlan a value can be wrong for, what
 // a right one is, as engine.Wants does for a Plan.
-var Wants = map[string]string{
+var Wants = usage.Wants{
 	"Requests":    fmt.Sprintf("1 to %d", MaxLoadRequests),
 	"Duration":    fmt.Sprintf("a positive duration such as 30s, at most %s", MaxLoadDuration),
 	"Concurrency": fmt.Sprintf("1 to %d", MaxConcurrency),
@@ -154,11 +153,6 @@ var Wants = map[string]string{
 	"Keys":        fmt.Sprintf("1 to %d", MaxLoadKeys),
 	"Samples":     fmt.Sprintf("0 to %d", MaxSamples),
 	"Timeout":     engine.Wants["Timeout"],
-}
-
-// Invalid is the error of a value field cannot take, in the words of Wants.
-func Invalid(field string, value any) *usage.FieldError {
-	return usage.Fieldf(field, "{} %v: want "+strings.ReplaceAll(Wants[field], "%", "%%"), value)
 }
 
 // Validate checks the plan's own fields without running anything (Load
@@ -169,7 +163,7 @@ func (p *LoadPlan) Validate() []error {
 		return []error{usage.Fieldf("Scenario", "no scenario")}
 	}
 	var errs []error
-	bad := func(field string, value any) { errs = append(errs, Invalid(field, value)) }
+	bad := func(field string, value any) { errs = append(errs, Wants.Invalid(field, value)) }
 	if p.Requests < 0 || p.Requests > MaxLoadRequests {
 		bad("Requests", p.Requests)
 	}
