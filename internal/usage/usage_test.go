@@ -40,3 +40,22 @@ func TestNameSaysFieldsInText(t *testing.T) {
 		}
 	}
 }
+
+// TestWantsInvalid: the error names the field and the value, and says
+// what the field wants in its own words, a percent sign in them included.
+func TestWantsInvalid(t *testing.T) {
+	w := Wants{"Requests": "1 to 10", "MaxRate": "above 0% and below 100%"}
+	for _, tc := range []struct {
+		field string
+		value any
+		want  string
+	}{
+		{"Requests", 0, "Requests 0: want 1 to 10"},
+		{"MaxRate", "120%", "MaxRate 120%: want above 0% and below 100%"},
+	} {
+		err := w.Invalid(tc.field, tc.value)
+		if err.Error() != tc.want || err.Field != tc.field || !errors.Is(err, Err) {
+			t.Errorf("Invalid(%q, %v) = %q (field %q); want %q, a usage error about %s", tc.field, tc.value, err, err.Field, tc.want, tc.field)
+		}
+	}
+}
