@@ -9,11 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/racelab/racelab/scenarios/engine"
-
-	"github.com/racelab/racelab/scenarios/results"
-
 	"go.uber.org/goleak"
+
+	"github.com/racelab/racelab/scenarios/engine"
+	"github.com/racelab/racelab/scenarios/results"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

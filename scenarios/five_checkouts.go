@@ -7,11 +7,8 @@ import (
 	"strconv"
 
 	"github.com/racelab/racelab/internal/usage"
-
 	"github.com/racelab/racelab/scenarios/engine"
-
 	"github.com/racelab/racelab/scenarios/results"
-
 	"github.com/racelab/racelab/targets/story"
 )
 

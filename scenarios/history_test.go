@@ -9,11 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/racelab/racelab/scenarios/engine"
-
-	"github.com/racelab/racelab/scenarios/results"
-
 	"github.com/anishathalye/porcupine"
+
+	"github.com/racelab/racelab/scenarios/engine"
+	"github.com/racelab/racelab/scenarios/results"
 )
 
 // req is a request of a synthetic history: invoked at invoke µs, answered

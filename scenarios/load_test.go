@@ -13,10 +13,8 @@ import (
 
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/load"
-
-	"github.com/racelab/racelab/scenarios/results"
-
 	"github.com/racelab/racelab/scenarios/pace"
+	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/httpapi"
 	"github.com/racelab/racelab/targets/httpapi/handler"

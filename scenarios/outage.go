@@ -8,10 +8,8 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/scenarios/engine"
-
 	"github.com/racelab/racelab/scenarios/explained"
 	"github.com/racelab/racelab/scenarios/results"
-
 	"github.com/racelab/racelab/targets/faults"
 	"github.com/racelab/racelab/targets/kv"
 )

@@ -10,10 +10,8 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/scenarios/engine"
-
 	"github.com/racelab/racelab/scenarios/explained"
 	"github.com/racelab/racelab/scenarios/results"
-
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/clock"
 	"github.com/racelab/racelab/targets/shop"

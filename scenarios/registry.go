@@ -10,10 +10,8 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/internal/usage"
-
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/racefile"
-
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
 )

@@ -12,11 +12,9 @@ import (
 	"github.com/racelab/racelab/internal/sidebyside"
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/load"
-	"github.com/racelab/racelab/scenarios/shards"
-
-	"github.com/racelab/racelab/scenarios/results"
-
 	"github.com/racelab/racelab/scenarios/pace"
+	"github.com/racelab/racelab/scenarios/results"
+	"github.com/racelab/racelab/scenarios/shards"
 )
 
 func TestParseShard(t *testing.T) {

@@ -10,12 +10,9 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/internal/usage"
-
 	"github.com/racelab/racelab/scenarios/engine"
-
-	"github.com/racelab/racelab/scenarios/results"
-
 	"github.com/racelab/racelab/scenarios/pace"
+	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets/story"
 )
 

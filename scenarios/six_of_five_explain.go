@@ -6,11 +6,9 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/scenarios/engine"
-
 	"github.com/racelab/racelab/scenarios/explained"
-	"github.com/racelab/racelab/scenarios/results"
-
 	"github.com/racelab/racelab/scenarios/pace"
+	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/story"
 )

@@ -8,12 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/racelab/racelab/scenarios/engine"
-
-	"github.com/racelab/racelab/scenarios/results"
-
 	"github.com/anishathalye/porcupine"
 
+	"github.com/racelab/racelab/scenarios/engine"
+	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
 )
 

@@ -10,10 +10,8 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/scenarios/engine"
-
-	"github.com/racelab/racelab/scenarios/results"
-
 	"github.com/racelab/racelab/scenarios/pace"
+	"github.com/racelab/racelab/scenarios/results"
 )
 
 // vary is the story name with settings set, or the test stops.

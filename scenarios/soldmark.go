@@ -10,7 +10,6 @@ import (
 
 	"github.com/racelab/racelab/scenarios/explained"
 	"github.com/racelab/racelab/scenarios/results"
-
 	"github.com/racelab/racelab/targets/kv"
 	"github.com/racelab/racelab/targets/shop"
 )

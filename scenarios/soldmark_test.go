@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/scenarios/results"
-
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/shop"
 )

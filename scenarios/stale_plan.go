@@ -10,13 +10,10 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/internal/usage"
-
 	"github.com/racelab/racelab/scenarios/engine"
-
 	"github.com/racelab/racelab/scenarios/explained"
-	"github.com/racelab/racelab/scenarios/results"
-
 	"github.com/racelab/racelab/scenarios/pace"
+	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/clock"
 	"github.com/racelab/racelab/targets/story"

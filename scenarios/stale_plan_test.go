@@ -13,9 +13,7 @@ import (
 
 	"github.com/racelab/racelab/internal/usage"
 	"github.com/racelab/racelab/scenarios/engine"
-
 	"github.com/racelab/racelab/scenarios/results"
-
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/clock"
 	"github.com/racelab/racelab/targets/story"

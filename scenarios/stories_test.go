@@ -11,9 +11,7 @@ import (
 
 	"github.com/racelab/racelab/internal/sidebyside"
 	"github.com/racelab/racelab/scenarios/engine"
-
 	"github.com/racelab/racelab/scenarios/results"
-
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/storetest"
 	"github.com/racelab/racelab/targets/story"

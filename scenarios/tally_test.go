@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/racelab/racelab/scenarios/engine"
-
 	"github.com/racelab/racelab/scenarios/results"
 )
 

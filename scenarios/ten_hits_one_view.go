@@ -7,9 +7,7 @@ import (
 	"strings"
 
 	"github.com/racelab/racelab/scenarios/engine"
-
 	"github.com/racelab/racelab/scenarios/results"
-
 	"github.com/racelab/racelab/targets/story"
 )
 

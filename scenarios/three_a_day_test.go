@@ -6,9 +6,7 @@ import (
 	"testing"
 
 	"github.com/racelab/racelab/scenarios/engine"
-
 	"github.com/racelab/racelab/scenarios/results"
-
 	"github.com/racelab/racelab/targets/story"
 )
 

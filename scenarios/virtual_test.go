@@ -9,9 +9,7 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/scenarios/engine"
-
 	"github.com/racelab/racelab/scenarios/results"
-
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/shop"
 )

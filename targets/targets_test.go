@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/racelab/racelab/targets/kv"
 	"os"
 	"reflect"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/targets/clock"
+	"github.com/racelab/racelab/targets/kv"
 	"github.com/racelab/racelab/targets/postgres"
 	"github.com/racelab/racelab/targets/redis"
 	"github.com/racelab/racelab/targets/storetest"

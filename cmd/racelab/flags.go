@@ -7,14 +7,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
 	"github.com/racelab/racelab/internal/usage"
 	"github.com/racelab/racelab/report"
-
 	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/results"
-	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 )
 
 // The flags several commands share are declared here, once each: the name,

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/racelab/racelab/scenarios/results"
-
 	"github.com/racelab/racelab/targets/story"
 )
 

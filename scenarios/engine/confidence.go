@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/internal/usage"
-
 	"github.com/racelab/racelab/scenarios/results"
 )
 

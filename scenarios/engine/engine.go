@@ -14,9 +14,7 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/internal/usage"
-
 	"github.com/racelab/racelab/scenarios/results"
-
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/clock"
 )

@@ -7,7 +7,6 @@ import (
 
 	"github.com/racelab/racelab/scenarios/explained"
 	"github.com/racelab/racelab/scenarios/results"
-
 	"github.com/racelab/racelab/targets"
 )
 

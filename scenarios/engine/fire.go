@@ -10,7 +10,6 @@ import (
 
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
-
 	"github.com/racelab/racelab/targets/clock"
 	"github.com/racelab/racelab/targets/trace"
 )

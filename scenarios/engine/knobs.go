@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/internal/usage"
-
 	"github.com/racelab/racelab/scenarios/pace"
 	"github.com/racelab/racelab/scenarios/results"
 )

@@ -5,11 +5,9 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/internal/usage"
-	"github.com/racelab/racelab/targets"
-
 	"github.com/racelab/racelab/scenarios/explained"
 	"github.com/racelab/racelab/scenarios/results"
-
+	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/story"
 )
 

@@ -5,10 +5,8 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/internal/usage"
-
-	"github.com/racelab/racelab/scenarios/results"
-
 	"github.com/racelab/racelab/scenarios/pace"
+	"github.com/racelab/racelab/scenarios/results"
 )
 
 // Settings are the settings the story was made with; nil for a story at

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/scenarios"
-
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/pace"
 )

@@ -7,7 +7,6 @@ import (
 
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/load"
-
 	"github.com/racelab/racelab/scenarios/results"
 )
 

@@ -12,14 +12,12 @@ import (
 	"strings"
 	"time"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/racelab/racelab/internal/usage"
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/load"
-
 	"github.com/racelab/racelab/scenarios/results"
-
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
 	"github.com/racelab/racelab/targets"
 )
 
