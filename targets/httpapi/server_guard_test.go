@@ -1,7 +1,6 @@
 package httpapi_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"io"
@@ -11,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/racelab/racelab/internal/rawconn"
 	"github.com/racelab/racelab/targets/httpapi/guarded"
 	"github.com/racelab/racelab/targets/httpapi/handler"
 )
@@ -130,8 +130,8 @@ func h2cClient(t *testing.T) *http.Client {
 // it names no loopback either, so it is refused.
 func TestGuardRefusesNoHost(t *testing.T) {
 	addr := serveWith(t, handler.Server{})
-	c := dialRaw(t, addr)
-	status := c.roundTrip(t, "POST /hit/k HTTP/1.0\r\n\r\n", 5*time.Second)
+	c := rawconn.Dial(t, addr, 5*time.Second)
+	status := c.RoundTrip(t, "POST /hit/k HTTP/1.0\r\n\r\n", 5*time.Second)
 	if status != http.StatusMisdirectedRequest {
 		t.Errorf("HTTP/1.0 POST without Host = %d, want 421", status)
 	}
@@ -149,59 +149,6 @@ func TestLoopbackHost(t *testing.T) {
 	}
 }
 
-// rawConn is a client connection the test drives byte by byte.
-type rawConn struct {
-	net.Conn
-	br *bufio.Reader
-}
-
-func dialRaw(t *testing.T, addr string) *rawConn {
-	t.Helper()
-	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return &rawConn{c, bufio.NewReader(c)}
-}
-
-// roundTrip writes req and reads one answer's status within wait; 0 if
-// none came in time.
-func (c *rawConn) roundTrip(t *testing.T, req string, wait time.Duration) int {
-	t.Helper()
-	if _, err := io.WriteString(c, req); err != nil {
-		t.Fatal(err)
-	}
-	return c.status(t, wait)
-}
-
-// status reads one answer's status within wait, 0 if none came in time.
-func (c *rawConn) status(t *testing.T, wait time.Duration) int {
-	t.Helper()
-	_ = c.SetReadDeadline(time.Now().Add(wait))
-	defer c.SetReadDeadline(time.Time{})
-	resp, err := http.ReadResponse(c.br, nil)
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		return 0
-	}
-	if err != nil {
-		t.Fatalf("read answer: %v", err)
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	return resp.StatusCode
-}
-
-// closedBy says whether the server closes the connection within wait,
-// whatever it answered before.
-func (c *rawConn) closedBy(wait time.Duration) bool {
-	_ = c.SetReadDeadline(time.Now().Add(wait))
-	_, err := io.Copy(io.Discard, c.br)
-	var ne net.Error
-	return !(errors.As(err, &ne) && ne.Timeout())
-}
-
 const getStats = "GET /stats HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
 
 // TestConnectionCap opens more connections than the cap: the first cap
@@ -217,9 +164,9 @@ func TestConnectionCap(t *testing.T) {
 	for _, tt := range []struct{ cap, extra int }{{1, 1}, {3, 2}, {8, 4}} {
 		logged := newFileLog(t)
 		addr := serveWith(t, handler.Server{MaxConns: tt.cap, ErrorLog: logged})
-		conns := make([]*rawConn, tt.cap+tt.extra)
+		conns := make([]*rawconn.Conn, tt.cap+tt.extra)
 		for i := range conns {
-			conns[i] = dialRaw(t, addr)
+			conns[i] = rawconn.Dial(t, addr, 5*time.Second)
 			req := getStats
 			if i < tt.cap {
 				req = "POST /hit/k HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1\r\n\r\n" // its body byte comes later
@@ -229,16 +176,16 @@ func TestConnectionCap(t *testing.T) {
 			}
 		}
 		for i := tt.cap; i < len(conns); i++ {
-			if got := conns[i].status(t, silentFor); got != 0 {
+			if got := conns[i].Status(t, silentFor); got != 0 {
 				t.Fatalf("cap %d: connection %d answered %d while %d were busy, want it to wait", tt.cap, i+1, got, tt.cap)
 			}
 		}
 		// Each busy connection answered hands its place to a waiting one.
 		for i := range tt.extra {
-			if got := conns[i].roundTrip(t, "x", answerWithin); got != http.StatusRequestEntityTooLarge && got != http.StatusOK {
+			if got := conns[i].RoundTrip(t, "x", answerWithin); got != http.StatusRequestEntityTooLarge && got != http.StatusOK {
 				t.Fatalf("cap %d: busy connection %d = %d once its body came, want its answer", tt.cap, i+1, got)
 			}
-			if got := conns[tt.cap+i].status(t, answerWithin); got != http.StatusOK {
+			if got := conns[tt.cap+i].Status(t, answerWithin); got != http.StatusOK {
 				t.Fatalf("cap %d: waiting connection %d = %d after a busy one was answered, want 200", tt.cap, tt.cap+i+1, got)
 			}
 		}
@@ -264,28 +211,28 @@ func TestTimeoutsFreeConnections(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			addr := serveWith(t, handler.Server{MaxConns: 1, ReadHeaderTimeout: timeout, IdleTimeout: timeout})
-			first := dialRaw(t, addr)
+			first := rawconn.Dial(t, addr, 5*time.Second)
 			if _, err := io.WriteString(first, tt.first); err != nil {
 				t.Fatal(err)
 			}
 			// A whole request is answered before the second connection
 			// comes: answered while one waits, it would hand its place
 			// over at once (Connection: close) instead of idling.
-			if tt.first == getStats && first.status(t, 5*time.Second) != http.StatusOK {
+			if tt.first == getStats && first.Status(t, 5*time.Second) != http.StatusOK {
 				t.Fatal("first connection not answered")
 			}
-			second := dialRaw(t, addr)
+			second := rawconn.Dial(t, addr, 5*time.Second)
 			if _, err := io.WriteString(second, getStats); err != nil {
 				t.Fatal(err)
 			}
 			start := time.Now()
-			if got := second.status(t, 5*time.Second); got != http.StatusOK {
+			if got := second.Status(t, 5*time.Second); got != http.StatusOK {
 				t.Fatalf("second connection = %d, want 200 once the first timed out", got)
 			}
 			if took := time.Since(start); took < timeout/2 {
 				t.Errorf("second connection answered after %v: the cap of 1 did not hold", took)
 			}
-			if !first.closedBy(time.Second) {
+			if !first.ClosedBy(time.Second) {
 				t.Errorf("first connection still open after the timeout")
 			}
 		})

@@ -1,9 +1,7 @@
 package guarded
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -13,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/racelab/racelab/internal/rawconn"
 )
 
 // answerWithin bounds the wait for an answer that is expected: generous,
@@ -81,57 +81,9 @@ func start(t *testing.T, srv Server) string {
 }
 
 // conn is a client connection driven byte by byte.
-type conn struct {
-	net.Conn
-	br *bufio.Reader
-}
+type conn = rawconn.Conn
 
-func dial(t *testing.T, addr string) *conn {
-	t.Helper()
-	c, err := net.DialTimeout("tcp", addr, answerWithin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return &conn{c, bufio.NewReader(c)}
-}
-
-func (c *conn) send(t *testing.T, s string) {
-	t.Helper()
-	if _, err := io.WriteString(c, s); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// head reads one answer's status line and headers within wait, 0 if none
-// came; the body is left unread (a stream's never ends).
-func (c *conn) head(t *testing.T, wait time.Duration) (int, http.Header) {
-	t.Helper()
-	status, h, _ := c.answer(t, wait, false)
-	return status, h
-}
-
-// answer reads one answer within wait, its body too when whole is set.
-func (c *conn) answer(t *testing.T, wait time.Duration, whole bool) (int, http.Header, string) {
-	t.Helper()
-	_ = c.SetReadDeadline(time.Now().Add(wait))
-	defer c.SetReadDeadline(time.Time{})
-	resp, err := http.ReadResponse(c.br, nil)
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		return 0, nil, ""
-	}
-	if err != nil {
-		t.Fatalf("read answer: %v", err)
-	}
-	var body []byte
-	if whole {
-		if body, err = io.ReadAll(resp.Body); err != nil {
-			t.Fatalf("read body: %v", err)
-		}
-	}
-	return resp.StatusCode, resp.Header, string(body)
-}
+func dial(t *testing.T, addr string) *conn { return rawconn.Dial(t, addr, answerWithin) }
 
 func request(method, path, host string, header ...string) string {
 	h := ""
@@ -157,12 +109,12 @@ func TestEventStreamsHaveTheirOwnCap(t *testing.T) {
 	conns := make([]*conn, streams)
 	for i := range conns {
 		conns[i] = dial(t, addr)
-		conns[i].send(t, request("GET", "/events", "127.0.0.1"))
+		conns[i].Send(t, request("GET", "/events", "127.0.0.1"))
 	}
 	got := map[int]int{}
 	var open []*conn
 	for i, c := range conns {
-		status, h := c.head(t, answerWithin)
+		status, h := c.Head(t, answerWithin)
 		got[status]++
 		switch status {
 		case http.StatusOK:
@@ -183,10 +135,10 @@ func TestEventStreamsHaveTheirOwnCap(t *testing.T) {
 	reqs := make([]*conn, maxConns)
 	for i := range reqs {
 		reqs[i] = dial(t, addr)
-		reqs[i].send(t, request("POST", "/hit/k", "127.0.0.1"))
+		reqs[i].Send(t, request("POST", "/hit/k", "127.0.0.1"))
 	}
 	for i, c := range reqs {
-		if status, _ := c.head(t, answerWithin); status != http.StatusOK {
+		if status, _ := c.Head(t, answerWithin); status != http.StatusOK {
 			t.Fatalf("store request %d of %d with %d streams open = %d, want 200", i+1, maxConns, len(open), status)
 		}
 	}
@@ -197,8 +149,8 @@ func TestEventStreamsHaveTheirOwnCap(t *testing.T) {
 	open[0].Close()
 	for {
 		c := dial(t, addr)
-		c.send(t, request("GET", "/events", "127.0.0.1"))
-		status, _ := c.head(t, answerWithin)
+		c.Send(t, request("GET", "/events", "127.0.0.1"))
+		status, _ := c.Head(t, answerWithin)
 		if status == http.StatusOK {
 			break
 		}
@@ -221,11 +173,11 @@ func TestSlowHeadsDoNotStarve(t *testing.T) {
 	const maxConns = 4
 	addr := start(t, Server{MaxConns: maxConns, ReadHeaderTimeout: 200 * time.Millisecond})
 	for range maxConns + 4 {
-		dial(t, addr).send(t, "GET /get/k HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+		dial(t, addr).Send(t, "GET /get/k HTTP/1.1\r\nHost: 127.0.0.1\r\n")
 	}
 	c := dial(t, addr)
-	c.send(t, request("GET", "/get/k", "127.0.0.1"))
-	if status, _ := c.head(t, answerWithin); status != http.StatusOK {
+	c.Send(t, request("GET", "/get/k", "127.0.0.1"))
+	if status, _ := c.Head(t, answerWithin); status != http.StatusOK {
 		t.Fatalf("a normal request behind %d half-sent heads = %d, want 200", maxConns+4, status)
 	}
 }
@@ -260,8 +212,8 @@ func TestToken(t *testing.T) {
 	}
 	for _, tt := range tests {
 		c := dial(t, addr)
-		c.send(t, request(tt.method, "/classroom/burst", tt.host, tt.header...))
-		status, h := c.head(t, answerWithin)
+		c.Send(t, request(tt.method, "/classroom/burst", tt.host, tt.header...))
+		status, h := c.Head(t, answerWithin)
 		if status != tt.status {
 			t.Errorf("%s: %d, want %d", tt.name, status, tt.status)
 		}
@@ -271,8 +223,8 @@ func TestToken(t *testing.T) {
 	}
 	// Without a token, writes pass as before.
 	c := dial(t, start(t, Server{}))
-	c.send(t, request("POST", "/hit/k", "127.0.0.1"))
-	if status, _ := c.head(t, answerWithin); status != http.StatusOK {
+	c.Send(t, request("POST", "/hit/k", "127.0.0.1"))
+	if status, _ := c.Head(t, answerWithin); status != http.StatusOK {
 		t.Errorf("a write to a server without a token = %d, want 200", status)
 	}
 	if a, b := NewToken(), NewToken(); a == b || len(a) < 20 {
@@ -294,14 +246,14 @@ func TestNamesItsFields(t *testing.T) {
 		logged := srv.ErrorLog.(*lockedLog)
 		addr := start(t, srv)
 		first := dial(t, addr)
-		first.send(t, request("GET", "/get/k", "evil.example"))
-		_, _, body := first.answer(t, answerWithin, true)
-		first.send(t, "GET /get/k HTTP/1.1\r\n") // busy: it keeps its place
+		first.Send(t, request("GET", "/get/k", "evil.example"))
+		_, _, body := first.Answer(t, answerWithin, true)
+		first.Send(t, "GET /get/k HTTP/1.1\r\n") // busy: it keeps its place
 		if !strings.Contains(body, "with "+want["Public"]+" to answer") {
 			t.Errorf("named %v: the 421 says %q, want it to name %s", named, body, want["Public"])
 		}
 		second := dial(t, addr) // waits: the cap is 1 and first is open
-		second.send(t, request("POST", "/hit/k", "127.0.0.1"))
+		second.Send(t, request("POST", "/hit/k", "127.0.0.1"))
 		// The cap is said once the server has taken second and found no
 		// slot; first closed before that would let second straight in.
 		for deadline := time.Now().Add(answerWithin); !strings.Contains(logged.String(), "connections open, the cap"); time.Sleep(time.Millisecond) {
@@ -310,7 +262,7 @@ func TestNamesItsFields(t *testing.T) {
 			}
 		}
 		first.Close()
-		status, _, body := second.answer(t, answerWithin, true)
+		status, _, body := second.Answer(t, answerWithin, true)
 		if status != 401 || !strings.Contains(body, "("+want["Token"]+")") {
 			t.Errorf("named %v: a write without the token = %d %q, want 401 naming %s", named, status, body, want["Token"])
 		}
@@ -353,15 +305,15 @@ func TestIdleConnectionsMakeRoom(t *testing.T) {
 	idle := make([]*conn, maxConns)
 	for i := range idle {
 		idle[i] = dial(t, addr)
-		idle[i].send(t, request("GET", "/get/k", "127.0.0.1"))
-		if status, _, _ := idle[i].answer(t, answerWithin, true); status != http.StatusOK {
+		idle[i].Send(t, request("GET", "/get/k", "127.0.0.1"))
+		if status, _, _ := idle[i].Answer(t, answerWithin, true); status != http.StatusOK {
 			t.Fatalf("connection %d = %d, want 200", i+1, status)
 		}
 	}
 	for i := range maxConns * 2 {
 		c := dial(t, addr)
-		c.send(t, request("POST", "/hit/k", "127.0.0.1"))
-		if status, _, _ := c.answer(t, answerWithin, true); status != http.StatusOK {
+		c.Send(t, request("POST", "/hit/k", "127.0.0.1"))
+		if status, _, _ := c.Answer(t, answerWithin, true); status != http.StatusOK {
 			t.Fatalf("new connection %d with %d idle ones open = %d, want 200", i+1, maxConns, status)
 		}
 	}
@@ -369,20 +321,20 @@ func TestIdleConnectionsMakeRoom(t *testing.T) {
 	busy := make([]*conn, 0, maxConns)
 	for range maxConns {
 		c := dial(t, addr)
-		c.send(t, request("GET", "/get/k", "127.0.0.1"))
-		if status, _, _ := c.answer(t, answerWithin, true); status != http.StatusOK {
+		c.Send(t, request("GET", "/get/k", "127.0.0.1"))
+		if status, _, _ := c.Answer(t, answerWithin, true); status != http.StatusOK {
 			t.Fatalf("a connection = %d, want 200", status)
 		}
-		c.send(t, "GET /get/k HTTP/1.1\r\n")
+		c.Send(t, "GET /get/k HTTP/1.1\r\n")
 		busy = append(busy, c)
 	}
 	waiting := dial(t, addr)
-	waiting.send(t, request("GET", "/get/k", "127.0.0.1"))
-	if status, _ := waiting.head(t, 300*time.Millisecond); status != 0 {
+	waiting.Send(t, request("GET", "/get/k", "127.0.0.1"))
+	if status, _ := waiting.Head(t, 300*time.Millisecond); status != 0 {
 		t.Fatalf("a connection with %d busy ones open was answered %d, want it to wait", maxConns, status)
 	}
 	busy[0].Close()
-	if status, _ := waiting.head(t, answerWithin); status != http.StatusOK {
+	if status, _ := waiting.Head(t, answerWithin); status != http.StatusOK {
 		t.Fatalf("the waiting connection after a busy one closed = %d, want 200", status)
 	}
 }
