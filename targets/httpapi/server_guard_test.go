@@ -13,6 +13,7 @@ import (
 	"github.com/racelab/racelab/internal/rawconn"
 	"github.com/racelab/racelab/targets/httpapi/guarded"
 	"github.com/racelab/racelab/targets/httpapi/handler"
+	"github.com/racelab/racelab/targets/httpapi/httpapitest"
 )
 
 // serveWith runs the contract over an actor store with srv's settings on a
@@ -20,23 +21,10 @@ import (
 // address.
 func serveWith(t *testing.T, srv handler.Server) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	if srv.Handler == nil {
 		srv.Handler = handler.New(open(t, "actor").Store)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	})
-	return ln.Addr().String()
+	return strings.TrimPrefix(httpapitest.ServeWith(t, srv), "http://")
 }
 
 // TestGuard sends requests with the Host, Origin and Sec-Fetch-Site that a
