@@ -53,6 +53,11 @@ var updateScripts = flag.Bool("update-scripts", false, "rewrite the files that s
 // (sidebyside) and sleep while the scripts run, instead of after them: one
 // after another, their leads were a minute and a half of the suite.
 func TestProcesses(t *testing.T) {
+	// The workflow cases build racelab as the workflow does (go build
+	// -trimpath), three at once: on a cold build cache each compiled all
+	// of it, side by side. One build first compiles it once; theirs then
+	// only link.
+	buildRacelab(t)
 	sidebyside.Run(t,
 		sidebyside.Case{Name: "scripts", Test: scripts},
 		sidebyside.Case{Name: "http scripts", Test: httpScripts},
