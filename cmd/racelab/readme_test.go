@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/racelab/racelab/internal/shellwords"
 	"github.com/racelab/racelab/targets/storetest"
 )
 
@@ -100,7 +101,7 @@ func readmeExamples(path string) ([]readmeExample, error) {
 				break
 			}
 			if cmd, ok := strings.CutPrefix(text, "$ racelab "); ok {
-				args, err := shellWords(cmd)
+				args, err := shellwords.Split(cmd)
 				if err != nil {
 					return nil, fmt.Errorf("README.md:%d: %v", i+1, err)
 				}
@@ -115,49 +116,6 @@ func readmeExamples(path string) ([]readmeExample, error) {
 		}
 	}
 	return out, nil
-}
-
-// shellWords splits a command line as sh would for the README's examples:
-// words apart by spaces, quotes kept together, a " #" comment dropped.
-// Expansions are refused: a checked example must not depend on the shell.
-func shellWords(line string) ([]string, error) {
-	var words []string
-	var word strings.Builder
-	inWord := false
-	for i := 0; i < len(line); i++ {
-		c := line[i]
-		switch {
-		case c == '\'' || c == '"':
-			end := strings.IndexByte(line[i+1:], c)
-			if end < 0 {
-				return nil, fmt.Errorf("unclosed %c in %q", c, line)
-			}
-			quoted := line[i+1 : i+1+end]
-			if c == '"' && strings.ContainsAny(quoted, "$`\\") {
-				return nil, fmt.Errorf("%q: a checked example takes no shell expansion", line)
-			}
-			word.WriteString(quoted)
-			i += end + 1
-			inWord = true
-		case c == '$' || c == '`' || c == '\\' || c == '|' || c == '&' || c == ';' || c == '>' || c == '<':
-			return nil, fmt.Errorf("%q: a checked example takes no shell syntax (%c)", line, c)
-		case c == ' ' || c == '\t':
-			if inWord {
-				words = append(words, word.String())
-				word.Reset()
-				inWord = false
-			}
-		case c == '#' && !inWord:
-			return words, nil
-		default:
-			word.WriteByte(c)
-			inWord = true
-		}
-	}
-	if inWord {
-		words = append(words, word.String())
-	}
-	return words, nil
 }
 
 var (
@@ -287,13 +245,6 @@ func TestREADMEExampleReader(t *testing.T) {
 		readmeLineMatches("valid: kv, …, http://HOST:PORT)", "valid: actor, http://HOST:PORT)") {
 		t.Error("… must stand for any text and nothing else")
 	}
-	words, err := shellWords(`run six-of-five --rate 20/s -t 'kv?route=spread' -o "markdown" # a comment`)
-	if got, want := strings.Join(words, "|"), "run|six-of-five|--rate|20/s|-t|kv?route=spread|-o|markdown"; err != nil || got != want {
-		t.Errorf("shellWords = %q, %v; want %q", got, err, want)
-	}
-	if _, err := shellWords(`run x -o markdown+="$GITHUB_STEP_SUMMARY"`); err == nil {
-		t.Error("shellWords took an expansion")
-	}
 	dir := t.TempDir()
 	for _, bad := range []string{
 		"<!-- readme-test colums=80 -->\n```\n$ racelab list\n```\n",
@@ -337,7 +288,7 @@ func TestREADMEFlagsExist(t *testing.T) {
 		if !ok {
 			continue
 		}
-		args, err := shellWords(cmd)
+		args, err := shellwords.Split(cmd)
 		if err != nil || strings.HasSuffix(cmd, "\\") {
 			continue // shell syntax, or a line that goes on: not parsed here
 		}

@@ -7,8 +7,9 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
+
+	"github.com/racelab/racelab/internal/shellwords"
 )
 
 // Starter is a commented race file to start from (racelab race init): the
@@ -46,7 +47,7 @@ rule: allowed <= 1 && account.discounts == allowed
 // as the burst, with a readback and a rule left for its author to write.
 // target is the service's base URL, for -t.
 func FromCurl(command string) (file, target string, err error) {
-	words, err := shellWords(command)
+	words, err := shellwords.Split(command)
 	if err != nil {
 		return "", "", err
 	}
@@ -180,70 +181,4 @@ func escapeTemplate(s string) string { return strings.ReplaceAll(s, "{{", "{ {")
 func quote(s string) string {
 	q, _ := json.Marshal(s)
 	return string(q)
-}
-
-// shellWords splits a command line as a POSIX shell would quote it:
-// single quotes, double quotes with backslash escapes, backslash-newline
-// continuations, and $'…' as bash writes them.
-func shellWords(s string) ([]string, error) {
-	var words []string
-	var cur strings.Builder
-	in := false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '\\' && i+1 < len(s) && (s[i+1] == '\n' || s[i+1] == '\r'):
-			i++
-			if s[i] == '\r' && i+1 < len(s) && s[i+1] == '\n' {
-				i++
-			}
-		case c == '\\' && i+1 < len(s):
-			cur.WriteByte(s[i+1])
-			i++
-			in = true
-		case c == '\'' || c == '$' && i+1 < len(s) && s[i+1] == '\'':
-			if c == '$' {
-				i++
-			}
-			end := strings.IndexByte(s[i+1:], '\'')
-			if end < 0 {
-				return nil, fmt.Errorf("a quote (') opened at byte %d is never closed", i)
-			}
-			text := s[i+1 : i+1+end]
-			if c == '$' {
-				if u, err := strconv.Unquote(`"` + strings.ReplaceAll(text, `"`, `\"`) + `"`); err == nil {
-					text = u
-				}
-			}
-			cur.WriteString(text)
-			i += end + 1
-			in = true
-		case c == '"':
-			j := i + 1
-			for ; j < len(s) && s[j] != '"'; j++ {
-				if s[j] == '\\' && j+1 < len(s) && strings.IndexByte("\"\\$`", s[j+1]) >= 0 {
-					j++
-				}
-				cur.WriteByte(s[j])
-			}
-			if j >= len(s) {
-				return nil, fmt.Errorf(`a quote (") opened at byte %d is never closed`, i)
-			}
-			i = j
-			in = true
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			if in {
-				words = append(words, cur.String())
-				cur.Reset()
-				in = false
-			}
-		default:
-			cur.WriteByte(c)
-			in = true
-		}
-	}
-	if in {
-		words = append(words, cur.String())
-	}
-	return words, nil
 }
