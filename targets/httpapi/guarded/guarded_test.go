@@ -1,10 +1,8 @@
-package guarded
+package guarded_test
 
 import (
-	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,6 +11,8 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/internal/rawconn"
+	"github.com/racelab/racelab/targets/httpapi/guarded"
+	"github.com/racelab/racelab/targets/httpapi/httpapitest"
 )
 
 // answerWithin bounds the wait for an answer that is expected: generous,
@@ -43,7 +43,7 @@ func (l *lockedLog) String() string {
 func testHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/events", func(w http.ResponseWriter, r *http.Request) {
-		done, ok := Stream(w, r)
+		done, ok := guarded.Stream(w, r)
 		if !ok {
 			return
 		}
@@ -54,30 +54,19 @@ func testHandler() http.Handler {
 		<-r.Context().Done()
 	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
-		WriteJSON(w, http.StatusOK, map[string]bool{"ok": true})
+		guarded.WriteJSON(w, http.StatusOK, map[string]bool{"ok": true})
 	})
 	return mux
 }
 
 // start serves srv on a free loopback port until the test ends.
-func start(t *testing.T, srv Server) string {
+func start(t *testing.T, srv guarded.Server) string {
 	t.Helper()
 	if srv.Handler == nil {
 		srv.Handler = testHandler()
 	}
 	srv.ShutdownTimeout = 100 * time.Millisecond // open streams are cut off at the end
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
-	return ln.Addr().String()
+	return strings.TrimPrefix(httpapitest.ServeWith(t, srv), "http://")
 }
 
 // conn is a client connection driven byte by byte.
@@ -105,7 +94,7 @@ func request(method, path, host string, header ...string) string {
 // waits forever.
 func TestEventStreamsHaveTheirOwnCap(t *testing.T) {
 	const maxConns, maxStreams, streams = 4, 2, 12
-	addr := start(t, Server{MaxConns: maxConns, MaxEventStreams: maxStreams})
+	addr := start(t, guarded.Server{MaxConns: maxConns, MaxEventStreams: maxStreams})
 	conns := make([]*conn, streams)
 	for i := range conns {
 		conns[i] = dial(t, addr)
@@ -165,13 +154,11 @@ func TestEventStreamsHaveTheirOwnCap(t *testing.T) {
 // are cut off after ReadHeaderTimeout, so that a normal request is
 // answered; and the default bounds them at 5 s at most.
 func TestSlowHeadsDoNotStarve(t *testing.T) {
-	srv, ln := Server{}.httpServer(nopListener{})
-	ln.Close()
-	if d := srv.ReadHeaderTimeout; d <= 0 || d > 5*time.Second {
+	if d := guarded.ReadHeaderTimeoutOf(guarded.Server{}); d <= 0 || d > 5*time.Second {
 		t.Errorf("the default read-header timeout is %v, want 5 s at most", d)
 	}
 	const maxConns = 4
-	addr := start(t, Server{MaxConns: maxConns, ReadHeaderTimeout: 200 * time.Millisecond})
+	addr := start(t, guarded.Server{MaxConns: maxConns, ReadHeaderTimeout: 200 * time.Millisecond})
 	for range maxConns + 4 {
 		dial(t, addr).Send(t, "GET /get/k HTTP/1.1\r\nHost: 127.0.0.1\r\n")
 	}
@@ -182,20 +169,12 @@ func TestSlowHeadsDoNotStarve(t *testing.T) {
 	}
 }
 
-// nopListener stands in for a listener where only the server's settings
-// are read.
-type nopListener struct{}
-
-func (nopListener) Accept() (net.Conn, error) { return nil, net.ErrClosed }
-func (nopListener) Close() error              { return nil }
-func (nopListener) Addr() net.Addr            { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)} }
-
 // TestToken: with a token, a write needs it, whatever its Host and Origin;
 // a read does not. A page whose name was rebound to the server (Host and
 // Origin both its own) cannot fire a burst.
 func TestToken(t *testing.T) {
 	const token = "s3cret-token"
-	addr := start(t, Server{Public: true, Token: token})
+	addr := start(t, guarded.Server{Public: true, Token: token})
 	tests := []struct {
 		name, method, host string
 		header             []string
@@ -222,13 +201,13 @@ func TestToken(t *testing.T) {
 		}
 	}
 	// Without a token, writes pass as before.
-	c := dial(t, start(t, Server{}))
+	c := dial(t, start(t, guarded.Server{}))
 	c.Send(t, request("POST", "/hit/k", "127.0.0.1"))
 	if status, _ := c.Head(t, answerWithin); status != http.StatusOK {
 		t.Errorf("a write to a server without a token = %d, want 200", status)
 	}
-	if a, b := NewToken(), NewToken(); a == b || len(a) < 20 {
-		t.Errorf("NewToken gave %q and %q, want two different secrets of 20 characters or more", a, b)
+	if a, b := guarded.NewToken(), guarded.NewToken(); a == b || len(a) < 20 {
+		t.Errorf("guarded.NewToken gave %q and %q, want two different secrets of 20 characters or more", a, b)
 	}
 }
 
@@ -237,7 +216,7 @@ func TestToken(t *testing.T) {
 func TestNamesItsFields(t *testing.T) {
 	flags := map[string]string{"MaxConns": "--max-conns", "Public": "--public", "Token": "--token"}
 	for _, named := range []bool{false, true} {
-		srv := Server{MaxConns: 1, Token: "t", ErrorLog: &lockedLog{}}
+		srv := guarded.Server{MaxConns: 1, Token: "t", ErrorLog: &lockedLog{}}
 		want := map[string]string{"MaxConns": "MaxConns", "Public": "Public", "Token": "Token"}
 		if named {
 			srv.Name = func(f string) string { return flags[f] }
@@ -286,10 +265,10 @@ func TestCheckToken(t *testing.T) {
 		{"abc-DEF_123.456~x", true},
 		{"abcdefgh ijklmnop", false},
 		{"abcdefgh/ijklmnop", false},
-		{NewToken(), true},
+		{guarded.NewToken(), true},
 	} {
-		if err := CheckToken(tt.token); (err == nil) != tt.ok {
-			t.Errorf("CheckToken(%q) = %v, want ok %v", tt.token, err, tt.ok)
+		if err := guarded.CheckToken(tt.token); (err == nil) != tt.ok {
+			t.Errorf("guarded.CheckToken(%q) = %v, want ok %v", tt.token, err, tt.ok)
 		}
 	}
 }
@@ -301,7 +280,7 @@ func TestCheckToken(t *testing.T) {
 func TestIdleConnectionsMakeRoom(t *testing.T) {
 	const maxConns = 3
 	// Idle a quarter second, not five: the test waits it out three times.
-	addr := start(t, Server{MaxConns: maxConns, shedIdleAfter: 250 * time.Millisecond})
+	addr := start(t, guarded.WithShedIdleAfter(guarded.Server{MaxConns: maxConns}, 250*time.Millisecond))
 	idle := make([]*conn, maxConns)
 	for i := range idle {
 		idle[i] = dial(t, addr)
@@ -342,10 +321,10 @@ func TestIdleConnectionsMakeRoom(t *testing.T) {
 // TestOnly: a route of one method answers it (and HEAD, for GET) and
 // refuses every other with 405, saying in Allow what it takes.
 func TestOnly(t *testing.T) {
-	ok := func(w http.ResponseWriter, _ *http.Request) { WriteJSON(w, http.StatusOK, "ok") }
+	ok := func(w http.ResponseWriter, _ *http.Request) { guarded.WriteJSON(w, http.StatusOK, "ok") }
 	mux := http.NewServeMux()
-	mux.HandleFunc("/read", Only(http.MethodGet, ok))
-	mux.HandleFunc("/write", Only(http.MethodPost, ok))
+	mux.HandleFunc("/read", guarded.Only(http.MethodGet, ok))
+	mux.HandleFunc("/write", guarded.Only(http.MethodPost, ok))
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	for _, tc := range []struct {
