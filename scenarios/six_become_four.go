@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"strings"
 	"time"
 
 	"github.com/racelab/racelab/scenarios/engine"
@@ -50,16 +49,7 @@ var sixBecomeFour = engine.Define(engine.Scenario{
 
 	Model:  engine.QuotaModel(DailyLimit),
 	Extras: []engine.Extra{{After: "race", Replay: sixInARow}, {After: "fix", Replay: pastMidnight}},
-	Damage: func(over, lost int64) string {
-		var parts []string
-		if over > 0 {
-			parts = append(parts, fmt.Sprintf("%d over the limit", over))
-		}
-		if lost > 0 {
-			parts = append(parts, fmt.Sprintf("%d never counted", lost))
-		}
-		return strings.Join(parts, ", ")
-	},
+	Damage: results.OverLost("%d over the limit", "%d never counted"),
 	Tell: func(t *results.Trial, target string) string {
 		return fmt.Sprintf("%s: %s granted, %d refused, counter at %d", target,
 			results.Plural(int64(t.Allowed), "download"), t.Refused, t.Counted)

@@ -699,15 +699,22 @@ func (t *Trial) SetDamage(say func(over, lost int64) string) {
 
 // defaultDamage is a trial's damage when its story says none: "7 over, 11
 // lost", "" when it did not stray.
-func defaultDamage(over, lost int64) string {
-	var parts []string
-	if over > 0 {
-		parts = append(parts, fmt.Sprintf("%d over", over))
+var defaultDamage = OverLost("%d over", "%d lost")
+
+// OverLost is a story's damage words (Trial.SetDamage) that say the over
+// and the lost counts each in a phrase of their own, the count in its %d,
+// joined by a comma; a count of 0 is left out.
+func OverLost(overWords, lostWords string) func(over, lost int64) string {
+	return func(over, lost int64) string {
+		var parts []string
+		if over > 0 {
+			parts = append(parts, fmt.Sprintf(overWords, over))
+		}
+		if lost > 0 {
+			parts = append(parts, fmt.Sprintf(lostWords, lost))
+		}
+		return strings.Join(parts, ", ")
 	}
-	if lost > 0 {
-		parts = append(parts, fmt.Sprintf("%d lost", lost))
-	}
-	return strings.Join(parts, ", ")
 }
 
 // AnswerWords says what the request was told: in its story's words when

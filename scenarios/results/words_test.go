@@ -27,3 +27,30 @@ func TestPlural(t *testing.T) {
 		}
 	}
 }
+
+// SetDamage says a trial's over and lost counts in the story's words when
+// it has some, in OverLost's default words when it has none or says
+// nothing, and leaves out a count of 0.
+func TestSetDamage(t *testing.T) {
+	story := OverLost("%d over the limit", "%d never counted")
+	silent := func(int64, int64) string { return "" }
+	for _, tc := range []struct {
+		say        func(over, lost int64) string
+		over, lost int64
+		want       string
+	}{
+		{story, 1, 2, "1 over the limit, 2 never counted"},
+		{story, 0, 2, "2 never counted"},
+		{story, 3, 0, "3 over the limit"},
+		{story, 0, 0, ""},
+		{nil, 7, 11, "7 over, 11 lost"},
+		{silent, 7, 0, "7 over"},
+		{nil, 0, 0, ""},
+	} {
+		tr := Trial{Over: tc.over, Lost: tc.lost, Damage: "stale"}
+		tr.SetDamage(tc.say)
+		if tr.Damage != tc.want {
+			t.Errorf("over %d, lost %d: damage %q, want %q", tc.over, tc.lost, tr.Damage, tc.want)
+		}
+	}
+}
