@@ -8,9 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/racelab/racelab/targets/clock"
 	"github.com/racelab/racelab/targets/storetest"
-	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) {
@@ -151,15 +152,7 @@ func BenchmarkHit(b *testing.B) {
 		// the sleeps.
 		b.Run(fmt.Sprintf("strategy=%q", strategy), func(b *testing.B) {
 			s := open(b, Config{Strategy: strategy, StorageLatency: -1, FetchLatency: -1})
-			ctx := b.Context()
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					if _, err := s.Hit(ctx, "slug"); err != nil {
-						b.Error(err)
-						return
-					}
-				}
-			})
+			storetest.ParallelHits(b, s, "slug")
 		})
 	}
 }

@@ -294,14 +294,7 @@ func BenchmarkHit(b *testing.B) {
 	})
 	b.Run("no-latency-parallel", func(b *testing.B) {
 		app := noLatency()
-		b.RunParallel(func(pb *testing.PB) {
-			for pb.Next() {
-				if _, err := app.Hit(ctx, "post"); err != nil {
-					b.Error(err)
-					return
-				}
-			}
-		})
+		storetest.ParallelHits(b, app, "post")
 	})
 	// One request as a Worker would see it: a read and a write.
 	b.Run("default", func(b *testing.B) {

@@ -10,8 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/racelab/racelab/targets/storetest"
 	"go.uber.org/goleak"
+
+	"github.com/racelab/racelab/targets/storetest"
 )
 
 func TestMain(m *testing.M) {
@@ -194,16 +195,8 @@ func BenchmarkHit(b *testing.B) {
 		// No think time: this measures the statements, not the sleep.
 		b.Run(fmt.Sprintf("strategy=%q", strategy), func(b *testing.B) {
 			s := open(b, Config{Strategy: strategy, ThinkTime: -1}, 8)
-			ctx := b.Context()
 			b.SetParallelism(2) // a few goroutines per core, like a small burst
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					if _, err := s.Hit(ctx, "post"); err != nil {
-						b.Error(err)
-						return
-					}
-				}
-			})
+			storetest.ParallelHits(b, s, "post")
 		})
 	}
 }

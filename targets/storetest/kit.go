@@ -313,19 +313,23 @@ func (k Kit[S]) HoldingStrategiesAnswerEveryRequest(t *testing.T) {
 func (k Kit[S]) BenchmarkHit(b *testing.B) {
 	for _, strategy := range k.Strategies {
 		b.Run(StrategyName(strategy), func(b *testing.B) {
-			s := k.Server().Store(b, Config{Strategy: strategy})
-			ctx := context.Background()
-			slug := Key(b, 0)
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					if _, err := s.Hit(ctx, slug); err != nil {
-						b.Error(err)
-						return
-					}
-				}
-			})
+			ParallelHits(b, k.Server().Store(b, Config{Strategy: strategy}), Key(b, 0))
 		})
 	}
+}
+
+// ParallelHits is a benchmark's body for a counter: its goroutines hit
+// slug together, b.N hits in all, each stopping at its first error.
+func ParallelHits(b *testing.B, s Counter, slug string) {
+	ctx := b.Context()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := s.Hit(ctx, slug); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
 }
 
 // OpenRejectsUnknownStrategy checks that a strategy the package does not
