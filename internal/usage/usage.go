@@ -4,6 +4,7 @@
 package usage
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"regexp"
@@ -62,6 +63,23 @@ type Wants map[string]string
 // Invalid is the error of a value field cannot take, in the words of w.
 func (w Wants) Invalid(field string, value any) *FieldError {
 	return Fieldf(field, "{} %v: want "+strings.ReplaceAll(w[field], "%", "%%"), value)
+}
+
+// Within adds w's error for field to errs unless lo <= v <= hi (a NaN is
+// outside every range). A plan's Validate checks its numbers with it, one
+// line a field, in the order it names them.
+func Within[T cmp.Ordered](errs *[]error, w Wants, field string, v, lo, hi T) {
+	if !(v >= lo && v <= hi) {
+		*errs = append(*errs, w.Invalid(field, v))
+	}
+}
+
+// NotBelow is Within with no upper bound: mostly a count or a duration
+// that may be 0, never negative.
+func NotBelow[T cmp.Ordered](errs *[]error, w Wants, field string, v, lo T) {
+	if !(v >= lo) {
+		*errs = append(*errs, w.Invalid(field, v))
+	}
 }
 
 // fieldToken is a field named in words that are not an error: a hint in a

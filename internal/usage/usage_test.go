@@ -3,8 +3,10 @@ package usage
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A FieldError names fields in the plan's words by default and in a
@@ -56,6 +58,32 @@ func TestWantsInvalid(t *testing.T) {
 		err := w.Invalid(tc.field, tc.value)
 		if err.Error() != tc.want || err.Field != tc.field || !errors.Is(err, Err) {
 			t.Errorf("Invalid(%q, %v) = %q (field %q); want %q, a usage error about %s", tc.field, tc.value, err, err.Field, tc.want, tc.field)
+		}
+	}
+}
+
+// Within and NotBelow add a field's error only outside the range, ends
+// included in it, NaN outside it; errors come in the order checked.
+func TestWithin(t *testing.T) {
+	w := Wants{"Keys": "1 to 10", "Rate": "0 to 1", "Gap": "0 or more"}
+	var errs []error
+	Within(&errs, w, "Keys", 1, 1, 10)
+	Within(&errs, w, "Keys", 10, 1, 10)
+	NotBelow(&errs, w, "Gap", time.Duration(0), 0)
+	if len(errs) != 0 {
+		t.Fatalf("values at the ends were refused: %v", errs)
+	}
+	Within(&errs, w, "Keys", 11, 1, 10)
+	Within(&errs, w, "Rate", math.NaN(), 0, 1)
+	NotBelow(&errs, w, "Gap", -time.Second, 0)
+	NotBelow(&errs, w, "Rate", math.NaN(), 0)
+	want := []string{"Keys 11: want 1 to 10", "Rate NaN: want 0 to 1", "Gap -1s: want 0 or more", "Rate NaN: want 0 to 1"}
+	if len(errs) != len(want) {
+		t.Fatalf("errors %v, want %q", errs, want)
+	}
+	for i, err := range errs {
+		if !errors.Is(err, Err) || err.Error() != want[i] {
+			t.Errorf("error %d: %q, want %q (a usage error)", i, err, want[i])
 		}
 	}
 }

@@ -93,15 +93,9 @@ func (e Evidence) Validate(trials int) []error {
 	if !(e.MaxRate >= 0 && e.MaxRate < 1) {
 		errs = append(errs, Wants.Invalid("MaxRate", results.Percent(e.MaxRate)))
 	}
-	if e.MaxTrials < 0 {
-		errs = append(errs, Wants.Invalid("MaxTrials", e.MaxTrials))
-	}
-	if e.HistoryTimeout < 0 {
-		errs = append(errs, Wants.Invalid("HistoryTimeout", e.HistoryTimeout))
-	}
-	if e.MaxSpread < 0 {
-		errs = append(errs, Wants.Invalid("MaxSpread", e.MaxSpread))
-	}
+	usage.NotBelow(&errs, Wants, "MaxTrials", e.MaxTrials, 0)
+	usage.NotBelow(&errs, Wants, "HistoryTimeout", e.HistoryTimeout, 0)
+	usage.NotBelow(&errs, Wants, "MaxSpread", e.MaxSpread, 0)
 	if len(errs) == 0 && e.MaxRate > 0 {
 		need := results.TrialsNeeded(level, e.MaxRate)
 		switch {

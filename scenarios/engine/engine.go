@@ -196,18 +196,10 @@ func (p *Plan) resolve() ([]Resolved, []error) {
 		return nil, []error{usage.Fieldf("Scenario", "no scenario")}
 	}
 	var errs []error
-	if p.Requests < 0 || p.Requests > MaxRequests {
-		errs = append(errs, Wants.Invalid("Requests", p.Requests))
-	}
-	if p.Trials < 0 {
-		errs = append(errs, Wants.Invalid("Trials", p.Trials))
-	}
-	if p.Gap < 0 {
-		errs = append(errs, Wants.Invalid("Gap", p.Gap))
-	}
-	if p.Timeout < 0 {
-		errs = append(errs, Wants.Invalid("Timeout", p.Timeout))
-	}
+	usage.Within(&errs, Wants, "Requests", p.Requests, 0, MaxRequests)
+	usage.NotBelow(&errs, Wants, "Trials", p.Trials, 0)
+	usage.NotBelow(&errs, Wants, "Gap", p.Gap, 0)
+	usage.NotBelow(&errs, Wants, "Timeout", p.Timeout, 0)
 	if _, err := results.ParseKeyChars(string(p.KeyChars)); err != nil {
 		errs = append(errs, err)
 	}

@@ -160,28 +160,13 @@ func (p *LoadPlan) Validate() []error {
 		return []error{usage.Fieldf("Scenario", "no scenario")}
 	}
 	var errs []error
-	bad := func(field string, value any) { errs = append(errs, Wants.Invalid(field, value)) }
-	if p.Requests < 0 || p.Requests > MaxLoadRequests {
-		bad("Requests", p.Requests)
-	}
-	if p.Duration < 0 || p.Duration > MaxLoadDuration {
-		bad("Duration", p.Duration)
-	}
-	if p.Concurrency < 0 || p.Concurrency > MaxConcurrency {
-		bad("Concurrency", p.Concurrency)
-	}
-	if p.MaxInFlight < 0 || p.MaxInFlight > MaxConcurrency {
-		bad("MaxInFlight", p.MaxInFlight)
-	}
-	if p.Keys < 0 || p.Keys > MaxLoadKeys {
-		bad("Keys", p.Keys)
-	}
-	if p.Samples < 0 || p.Samples > MaxSamples {
-		bad("Samples", p.Samples)
-	}
-	if p.Timeout < 0 {
-		bad("Timeout", p.Timeout)
-	}
+	usage.Within(&errs, Wants, "Requests", p.Requests, 0, MaxLoadRequests)
+	usage.Within(&errs, Wants, "Duration", p.Duration, 0, MaxLoadDuration)
+	usage.Within(&errs, Wants, "Concurrency", p.Concurrency, 0, MaxConcurrency)
+	usage.Within(&errs, Wants, "MaxInFlight", p.MaxInFlight, 0, MaxConcurrency)
+	usage.Within(&errs, Wants, "Keys", p.Keys, 0, MaxLoadKeys)
+	usage.Within(&errs, Wants, "Samples", p.Samples, 0, MaxSamples)
+	usage.NotBelow(&errs, Wants, "Timeout", p.Timeout, 0)
 	if p.Sharding != nil {
 		if err := engine.Splittable(p.Scenario); err != nil {
 			errs = append(errs, err)
