@@ -23,7 +23,6 @@ var kit = storetest.Kit[*Store]{
 	Conns:               func(s *Store) int64 { return int64(s.db().Stat().TotalConns()) },
 	DefaultPoolSize:     DefaultPoolSize,
 	Unreachable:         ErrUnreachable,
-	TooManyRetries:      ErrTooManyRetries,
 	BetweenReadAndWrite: func(s *Store) *func(context.Context) { return &s.base.BetweenReadAndWrite },
 	CleanAll:            CleanAll,
 	// The rows of every table keyed by key.

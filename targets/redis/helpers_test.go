@@ -23,7 +23,6 @@ var kit = storetest.Kit[*Store]{
 	Conns:               func(s *Store) int64 { return int64(s.redis().PoolStats().TotalConns) },
 	DefaultPoolSize:     DefaultPoolSize,
 	Unreachable:         ErrUnreachable,
-	TooManyRetries:      ErrTooManyRetries,
 	BetweenReadAndWrite: func(s *Store) *func(context.Context) { return &s.base.BetweenReadAndWrite },
 	CleanAll:            CleanAll,
 	// Every key of the stories but a rate limit's windows, which expire.

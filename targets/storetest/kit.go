@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/targets/clock"
+	"github.com/racelab/racelab/targets/internal/retry"
 	"github.com/racelab/racelab/targets/internal/server"
 	stories "github.com/racelab/racelab/targets/story"
 )
@@ -55,8 +56,10 @@ type Kit[S ServerStore] struct {
 	BetweenReadAndWrite func(s S) *func(ctx context.Context)
 	// DefaultPoolSize is the pool's size before Prepare grows it.
 	DefaultPoolSize int
-	// Unreachable and TooManyRetries are the package's sentinels.
-	Unreachable, TooManyRetries error
+	// Unreachable is the package's sentinel for a server that does not
+	// answer. (Its retries end in retry.ErrTooManyRetries, which every
+	// server store's ErrTooManyRetries is.)
+	Unreachable error
 	// CleanAll is the package's CleanAll, and Leftovers counts what s's
 	// server still holds for key (keys, rows), read around the store.
 	CleanAll  func(ctx context.Context, cfg Config, within string) (int64, error)
@@ -215,14 +218,14 @@ func (k Kit[S]) contended(t *testing.T, maxAttempts int) (s S, slug string) {
 
 // GivesUpAfterMaxAttempts changes what the Optimistic strategy read
 // between every read and write, so that every attempt fails and the
-// request must end with TooManyRetries after exactly MaxAttempts tries.
+// request must end with retry.ErrTooManyRetries after exactly MaxAttempts tries.
 func (k Kit[S]) GivesUpAfterMaxAttempts(t *testing.T) {
 	const attempts = 3
 	s, slug := k.contended(t, attempts)
 	ctx := t.Context()
 	_, err := s.Hit(ctx, slug)
-	if !errors.Is(err, k.TooManyRetries) {
-		t.Fatalf("got error %v, want %v", err, k.TooManyRetries)
+	if !errors.Is(err, retry.ErrTooManyRetries) {
+		t.Fatalf("got error %v, want %v", err, retry.ErrTooManyRetries)
 	}
 	if got, want := s.Retries(), int64(attempts-1); got != want {
 		t.Errorf("retries: got %d, want %d", got, want)
@@ -249,10 +252,10 @@ func (k Kit[S]) RetriesUntilDeadline(t *testing.T) {
 	_, err := s.Hit(ctx, slug)
 	took := time.Since(start)
 	// Retrying stops at the deadline: in the wait, or before a wait that
-	// would outlast it (TooManyRetries), or in a command the deadline
+	// would outlast it (retry.ErrTooManyRetries), or in a command the deadline
 	// cut short (whatever the driver says then, and maybe a moment
 	// before ctx's own timer has fired).
-	if end, _ := ctx.Deadline(); !errors.Is(err, k.TooManyRetries) && (err == nil || time.Now().Before(end)) {
+	if end, _ := ctx.Deadline(); !errors.Is(err, retry.ErrTooManyRetries) && (err == nil || time.Now().Before(end)) {
 		t.Fatalf("got error %v, want the request ended by its deadline", err)
 	}
 	if retries := s.Retries(); retries < 5 {
