@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,22 +19,32 @@ import (
 // (which waits forever) does.
 const answerWithin = 10 * time.Second
 
-// lockedLog is a log the server writes while the test reads it.
-type lockedLog struct {
-	mu sync.Mutex
-	b  strings.Builder
+// logLines is a server's log as a test reads it, a line a write. A line
+// past the buffer's room is dropped rather than hold the server up.
+type logLines chan string
+
+func (l logLines) Write(p []byte) (int, error) {
+	select {
+	case l <- string(p):
+	default:
+	}
+	return len(p), nil
 }
 
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+// await is the first line holding text, or fails t after answerWithin.
+func (l logLines) await(t *testing.T, text string) string {
+	t.Helper()
+	timeout := time.After(answerWithin)
+	for {
+		select {
+		case line := <-l:
+			if strings.Contains(line, text) {
+				return line
+			}
+		case <-timeout:
+			t.Fatalf("the server did not log %q within %v", text, answerWithin)
+		}
+	}
 }
 
 // testHandler answers /events as a stream that stays open until its client
@@ -216,13 +225,13 @@ func TestToken(t *testing.T) {
 func TestNamesItsFields(t *testing.T) {
 	flags := map[string]string{"MaxConns": "--max-conns", "Public": "--public", "Token": "--token"}
 	for _, named := range []bool{false, true} {
-		srv := guarded.Server{MaxConns: 1, Token: "t", ErrorLog: &lockedLog{}}
+		logged := make(logLines, 64)
+		srv := guarded.Server{MaxConns: 1, Token: "t", ErrorLog: logged}
 		want := map[string]string{"MaxConns": "MaxConns", "Public": "Public", "Token": "Token"}
 		if named {
 			srv.Name = func(f string) string { return flags[f] }
 			want = flags
 		}
-		logged := srv.ErrorLog.(*lockedLog)
 		addr := start(t, srv)
 		first := dial(t, addr)
 		first.Send(t, request("GET", "/get/k", "evil.example"))
@@ -235,18 +244,14 @@ func TestNamesItsFields(t *testing.T) {
 		second.Send(t, request("POST", "/hit/k", "127.0.0.1"))
 		// The cap is said once the server has taken second and found no
 		// slot; first closed before that would let second straight in.
-		for deadline := time.Now().Add(answerWithin); !strings.Contains(logged.String(), "connections open, the cap"); time.Sleep(time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("named %v: the cap was not said within %v of a second connection: %q", named, answerWithin, logged.String())
-			}
-		}
+		full := logged.await(t, "connections open, the cap")
 		first.Close()
 		status, _, body := second.Answer(t, answerWithin, true)
 		if status != 401 || !strings.Contains(body, "("+want["Token"]+")") {
 			t.Errorf("named %v: a write without the token = %d %q, want 401 naming %s", named, status, body, want["Token"])
 		}
-		if !strings.Contains(logged.String(), "the cap ("+want["MaxConns"]+")") {
-			t.Errorf("named %v: the log says %q, want the cap named %s", named, logged.String(), want["MaxConns"])
+		if !strings.Contains(full, "the cap ("+want["MaxConns"]+")") {
+			t.Errorf("named %v: the log says %q, want the cap named %s", named, full, want["MaxConns"])
 		}
 	}
 }
