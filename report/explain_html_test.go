@@ -12,10 +12,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/explained"
 	"github.com/racelab/racelab/scenarios/results"
+	"github.com/racelab/racelab/scenarios/scenariostest"
 	"github.com/racelab/racelab/targets"
 )
 
@@ -23,10 +23,7 @@ import (
 // in virtual time.
 func replayed(t *testing.T, story string) explained.Explanation {
 	t.Helper()
-	sc, err := scenarios.Lookup(story)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sc := scenariostest.Lookup(t, story)
 	e, err := engine.Explain(context.Background(), &engine.Explainer{Scenario: sc, Catalog: targets.Builtin(), Target: "kv", Fixed: "actor", Seed: 7})
 	if err != nil {
 		t.Fatal(err)

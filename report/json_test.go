@@ -12,6 +12,7 @@ import (
 	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/results"
+	"github.com/racelab/racelab/scenarios/scenariostest"
 	"github.com/racelab/racelab/scenarios/shards"
 )
 
@@ -124,10 +125,7 @@ func TestRenderAllTable(t *testing.T) {
 // of their trials: it passes the checks, and a tally forged to hide the
 // breaks the sample shows is refused.
 func TestReadJSONSampled(t *testing.T) {
-	sc, err := scenarios.Lookup("ten-hits-one-view")
-	if err != nil {
-		t.Fatal(err)
-	}
+	sc := scenariostest.Lookup(t, "ten-hits-one-view")
 	res, err := engine.Run(t.Context(), engine.Plan{Scenario: sc, Targets: []string{"kv", "actor"}, Trials: 20, Seed: 5,
 		Keep: results.Keep{Trials: 4}})
 	if err != nil {

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/engine"
+	"github.com/racelab/racelab/scenarios/scenariostest"
 )
 
 // TestExplainHeadingSaysWhatShowed checks that the first replay is titled
@@ -14,10 +14,7 @@ import (
 // holds (here the actor, as a URL that holds would) is titled for what its
 // lanes show.
 func TestExplainHeadingSaysWhatShowed(t *testing.T) {
-	sc, err := scenarios.Lookup("ten-hits-one-view")
-	if err != nil {
-		t.Fatal(err)
-	}
+	sc := scenariostest.Lookup(t, "ten-hits-one-view")
 	for _, tc := range []struct{ target, want string }{
 		{"kv", "The race, replayed on kv (10 requests at once, seed 7)"},
 		{"actor", "The race did not show on actor (10 requests at once, seed 7)"},

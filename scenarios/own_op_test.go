@@ -15,6 +15,7 @@ import (
 	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/results"
+	"github.com/racelab/racelab/scenarios/scenariostest"
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/httpapi"
 	"github.com/racelab/racelab/targets/httpapi/handler"
@@ -188,11 +189,8 @@ func checkWords(t *testing.T, tr results.TargetResult) {
 // serve held every request before limits travelled, the burst of 4 would
 // be judged one over a limit of 3.
 func TestOwnLimitJudgedOverHTTP(t *testing.T) {
-	six, err := scenarios.Lookup("six-of-five")
+	six, err := scenarios.With(scenariostest.Lookup(t, "six-of-five"), results.Settings{Limit: lastSeats})
 	if err != nil {
-		t.Fatal(err)
-	}
-	if six, err = scenarios.With(six, results.Settings{Limit: lastSeats}); err != nil {
 		t.Fatal(err)
 	}
 	for _, store := range []string{"actor", "sqlite"} {
@@ -259,10 +257,7 @@ func TestOwnOpUnknownWithoutItsRow(t *testing.T) {
 // at both stores, the naive one breaking and the actor holding at 3.
 func TestOwnOpOnTheBoard(t *testing.T) {
 	table := seatTable(t)
-	six, err := scenarios.Lookup("six-become-four")
-	if err != nil {
-		t.Fatal(err)
-	}
+	six := scenariostest.Lookup(t, "six-become-four")
 	var stores []classroom.Store
 	for _, s := range []struct{ name, spec string }{{"naive", "actor:await-fetch?fetch-latency=50ms"}, {"fixed", "actor"}} {
 		tg := openStore(t, s.spec)

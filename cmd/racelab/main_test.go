@@ -12,13 +12,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/racelab/racelab/internal/sidebyside"
-	"github.com/racelab/racelab/scenarios"
-	"github.com/racelab/racelab/scenarios/engine"
-	"github.com/racelab/racelab/scenarios/results"
-	"github.com/racelab/racelab/targets"
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/spf13/cobra"
+
+	"github.com/racelab/racelab/internal/sidebyside"
+	"github.com/racelab/racelab/scenarios/engine"
+	"github.com/racelab/racelab/scenarios/results"
+	"github.com/racelab/racelab/scenarios/scenariostest"
+	"github.com/racelab/racelab/targets"
 )
 
 // TestMain lets testscript run this test binary as the racelab command, so
@@ -342,10 +343,7 @@ func TestEvidenceFlags(t *testing.T) {
 // result, not by the engine; a result with no trial writes nothing, and a
 // file that cannot be written is an error naming the flag.
 func TestWriteHistory(t *testing.T) {
-	sc, err := scenarios.Lookup("ten-hits-one-view")
-	if err != nil {
-		t.Fatal(err)
-	}
+	sc := scenariostest.Lookup(t, "ten-hits-one-view")
 	p := engine.Plan{Scenario: sc, Catalog: testCatalog, Targets: []string{"kv"}, Trials: 1, Seed: 1}
 	res, err := engine.Run(context.Background(), p)
 	if err != nil {

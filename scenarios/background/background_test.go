@@ -10,6 +10,7 @@ import (
 	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/background"
 	"github.com/racelab/racelab/scenarios/engine"
+	"github.com/racelab/racelab/scenarios/scenariostest"
 )
 
 // Bursts fired on top of a background load still get their verdicts: kv
@@ -20,10 +21,7 @@ import (
 // capacity queues up until a read-back times out, which is a finding of
 // its own (the README's table), not this test's.
 func TestBurstsOnTopOfLoad(t *testing.T) {
-	sc, err := scenarios.Lookup("ten-hits-one-view")
-	if err != nil {
-		t.Fatal(err)
-	}
+	sc := scenariostest.Lookup(t, "ten-hits-one-view")
 	bg := background.New(background.Plan{Rate: 25, Keys: 20, OnKey: true, Seed: 3}, sc)
 	res, err := engine.Run(t.Context(), engine.Plan{Scenario: sc, Targets: []string{"kv", "sqlite"}, Trials: 4, Seed: 3, RealClock: true,
 		Background: bg.Start})

@@ -8,8 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/results"
+	"github.com/racelab/racelab/scenarios/scenariostest"
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/httpapi"
 	"github.com/racelab/racelab/targets/httpapi/handler"
@@ -50,10 +50,7 @@ func doubleCounting(t *testing.T, every int64) (base string, twice *atomic.Int64
 // requests over HTTP/1.1.
 func hitsOverHTTP(t *testing.T, base string) LoadPlan {
 	t.Helper()
-	hits, err := scenarios.Lookup("ten-hits-one-view")
-	if err != nil {
-		t.Fatal(err)
-	}
+	hits := scenariostest.Lookup(t, "ten-hits-one-view")
 	return LoadPlan{Scenario: hits, Targets: []string{base}, Options: []targets.Option{targets.WithHTTP(httpapi.Config{Sync: httpapi.SyncNone})}}
 }
 

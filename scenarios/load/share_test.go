@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/pace"
+	"github.com/racelab/racelab/scenarios/scenariostest"
 )
 
 // Every request of a burst is played by exactly one shard, and shares
@@ -38,10 +38,7 @@ func TestSpanSplitsEveryBurstExactly(t *testing.T) {
 func TestLoadShareSplitsTheLoad(t *testing.T) {
 	sched := pace.Schedule{Start: 100, Stages: []pace.Stage{{Duration: time.Second, Target: 1000}}, Spacing: pace.Even}
 	path := filepath.Join(t.TempDir(), "db.sqlite")
-	hits, err := scenarios.Lookup("ten-hits-one-view")
-	if err != nil {
-		t.Fatal(err)
-	}
+	hits := scenariostest.Lookup(t, "ten-hits-one-view")
 	p := LoadPlan{Scenario: hits, Targets: []string{"sqlite?path=" + path}, Schedule: &sched, MaxInFlight: 10, Requests: 10}
 	plan := engine.Plan{Scenario: hits, Targets: p.Targets}
 	rs, err := plan.Resolve()

@@ -5,8 +5,8 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/engine"
+	"github.com/racelab/racelab/scenarios/scenariostest"
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/httpapi/handler"
 )
@@ -35,14 +35,8 @@ func TestShippedRacesAgreeWithStories(t *testing.T) {
 	kv, sqlite := serveStore(t, "kv"), serveStore(t, "sqlite")
 	for _, story := range []string{"ten-hits-one-view", "six-become-four", "five-checkouts"} {
 		t.Run(story, func(t *testing.T) {
-			race, err := scenarios.Lookup("../races/" + story + ".race.yaml")
-			if err != nil {
-				t.Fatal(err)
-			}
-			builtin, err := scenarios.Lookup(story)
-			if err != nil {
-				t.Fatal(err)
-			}
+			race := scenariostest.Lookup(t, "../races/"+story+".race.yaml")
+			builtin := scenariostest.Lookup(t, story)
 			verdicts := map[string][]string{}
 			for _, sc := range []*engine.Scenario{builtin, race} {
 				res, err := engine.Run(context.Background(), engine.Plan{

@@ -13,6 +13,7 @@ import (
 	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/results"
+	"github.com/racelab/racelab/scenarios/scenariostest"
 )
 
 // TestSavedResultIsJudgedAgain: a saved result of a race file checks
@@ -28,10 +29,7 @@ func TestSavedResultIsJudgedAgain(t *testing.T) {
 	if err := os.WriteFile(path, src, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	sc, err := scenarios.Lookup(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sc := scenariostest.Lookup(t, path)
 	naive, fixed := newService(t, true, false), newService(t, false, false)
 	res, err := engine.Run(context.Background(), engine.Plan{Scenario: sc, Trials: 2, Targets: []string{"naive=" + base(naive), "fixed=" + base(fixed)},
 		ExpectOf: map[string]engine.Override{"naive": engine.OverrideBreaks}})

@@ -12,14 +12,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/racelab/racelab/scenarios"
+	"go.uber.org/goleak"
+
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/results"
+	"github.com/racelab/racelab/scenarios/scenariostest"
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/httpapi"
 	"github.com/racelab/racelab/targets/httpapi/handler"
 	"github.com/racelab/racelab/targets/httpapi/httpapitest"
-	"go.uber.org/goleak"
 )
 
 // TestMain fails the package if any test leaves a goroutine behind: every
@@ -69,10 +70,7 @@ func serveTLS(t *testing.T, store any) (string, *tls.Config) {
 // does, and returns the one target's result.
 func play(t *testing.T, story, base string, n, trials int, cfg httpapi.Config) results.TargetResult {
 	t.Helper()
-	sc, err := scenarios.Lookup(story)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sc := scenariostest.Lookup(t, story)
 	res, err := engine.Run(context.Background(), engine.Plan{
 		Scenario: sc, Targets: []string{base}, Requests: n, Trials: trials,
 		Options: []targets.Option{targets.WithHTTP(cfg)},

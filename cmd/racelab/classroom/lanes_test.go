@@ -8,6 +8,7 @@ import (
 
 	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/results"
+	"github.com/racelab/racelab/scenarios/scenariostest"
 )
 
 // TestLanes: two hits that both read nothing and both write 1, the second
@@ -15,10 +16,7 @@ import (
 // requests sent at one instant are one step), say each in words, say whose
 // update the second erased, and escape what the store recorded.
 func TestLanes(t *testing.T) {
-	sc, err := scenarios.Lookup("ten-hits-one-view")
-	if err != nil {
-		t.Fatal(err)
-	}
+	sc := scenariostest.Lookup(t, "ten-hits-one-view")
 	ms := time.Millisecond
 	hit := func(i int, write, lands, ret time.Duration) results.Request {
 		return results.Request{Index: i, Invoke: 0, Return: ret, Outcome: results.Allowed, Value: 1, Steps: []results.Step{

@@ -13,6 +13,7 @@ import (
 
 	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/engine"
+	"github.com/racelab/racelab/scenarios/scenariostest"
 	"github.com/racelab/racelab/targets/story"
 )
 
@@ -288,10 +289,7 @@ func TestStoryCurlLines(t *testing.T) {
 // own ops, as it may not be after the contract's.
 func TestNewNeedsEachStorysOp(t *testing.T) {
 	tg := open(t, "actor")
-	six, err := scenarios.Lookup("six-become-four")
-	if err != nil {
-		t.Fatal(err)
-	}
+	six := scenariostest.Lookup(t, "six-become-four")
 	own := *six
 	own.Name, own.Op = "six-seats", "reserve"
 	if _, err := New(t.Context(), Config{Stores: []Store{{Target: tg, Contract: http.NotFoundHandler()}},
