@@ -184,7 +184,9 @@ func TestRefuteIsSound(t *testing.T) {
 
 // TestHistoryOfStores runs the stories on real embedded stores: every
 // history of the atomic ones is linearizable, and the naive ones produce
-// histories that are not, which porcupine's own search also rejects.
+// histories that are not, which porcupine's own search also rejects: every
+// trial whose counts prove the race is flagged, and a flagged one is never
+// one that porcupine would accept.
 // (TestAtomicTargetsHold checks 200 more trials of each atomic store, as
 // a history that is not linearizable breaks its trial.)
 func TestHistoryOfStores(t *testing.T) {
@@ -209,6 +211,12 @@ func TestHistoryOfStores(t *testing.T) {
 				flagged := 0
 				for _, trial := range tr.Trials {
 					if trial.History != results.NotLinearizable {
+						// How many trials race depends on how the
+						// machine schedules the burst; a trial whose
+						// counts prove the race must be flagged, always.
+						if trial.Over > 0 || trial.Lost > 0 {
+							t.Errorf("trial %d: %d over, %d lost, yet its history is %q", trial.Index, trial.Over, trial.Lost, trial.History)
+						}
 						continue
 					}
 					flagged++
@@ -216,8 +224,8 @@ func TestHistoryOfStores(t *testing.T) {
 						t.Errorf("trial %d: refuted (%s), but porcupine alone says %s", trial.Index, trial.HistoryWhy, got)
 					}
 				}
-				if flagged < 8 {
-					t.Errorf("%d of 10 histories flagged, want at least 8", flagged)
+				if flagged == 0 {
+					t.Error("none of 10 histories flagged: the naive store never raced")
 				}
 			})
 		}
