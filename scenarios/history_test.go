@@ -214,7 +214,9 @@ func TestHistoryOfStores(t *testing.T) {
 						// How many trials race depends on how the
 						// machine schedules the burst; a trial whose
 						// counts prove the race must be flagged, always.
-						if trial.Over > 0 || trial.Lost > 0 {
+						// (A failed request may have taken effect, so
+						// only a trial without one proves it by counts.)
+						if trial.Errors == 0 && (trial.Over > 0 || trial.Lost > 0) {
 							t.Errorf("trial %d: %d over, %d lost, yet its history is %q", trial.Index, trial.Over, trial.Lost, trial.History)
 						}
 						continue
