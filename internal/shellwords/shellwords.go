@@ -46,7 +46,7 @@ func Split(line string) ([]string, error) {
 			return nil, fmt.Errorf("%q: %v", wordText(w), err)
 		}
 		if len(fs) != 1 {
-			return nil, fmt.Errorf("%q: a shell would make %d words of it (braces?); quote it", wordText(w), len(fs))
+			return nil, fmt.Errorf("%q: a shell would make %d words of it; quote it", wordText(w), len(fs))
 		}
 		words = append(words, fs[0])
 	}
@@ -58,6 +58,20 @@ func Split(line string) ([]string, error) {
 func expansion(w *syntax.Word) string {
 	if lit, ok := w.Parts[0].(*syntax.Lit); ok && strings.HasPrefix(lit.Value, "~") {
 		return "a ~"
+	}
+	// Checked here, not left to expand: {1..99999999} would make a
+	// hundred million words before any check of their number.
+	if braced := *w; syntax.SplitBraces(&braced) {
+		many := false
+		syntax.Walk(&braced, func(n syntax.Node) bool {
+			if b, ok := n.(*syntax.BraceExp); ok && (b.Sequence || len(b.Elems) > 1) {
+				many = true
+			}
+			return !many
+		})
+		if many {
+			return "a brace expansion"
+		}
 	}
 	bad := ""
 	syntax.Walk(w, func(n syntax.Node) bool {

@@ -43,7 +43,8 @@ func TestSplitRefuses(t *testing.T) {
 		{"A=1 curl x", "plain command"},
 		{"curl x; curl y", "several commands"},
 		{"curl x\ncurl y", "several commands"},
-		{`curl -d {"a":1,"b":2}`, "2 words"},
+		{`curl -d {"a":1,"b":2}`, "brace expansion"},
+		{"curl x/{1..99999999}", "brace expansion"},
 		{"curl 'x", "not a command"},
 		{`curl "x`, "not a command"},
 	} {
@@ -56,4 +57,35 @@ func TestSplitRefuses(t *testing.T) {
 			t.Errorf("Split(%q): %q; want one line saying %q", tc.line, msg, tc.says)
 		}
 	}
+}
+
+// FuzzSplit feeds Split any line: it never panics, an error is one line,
+// and words it gives, quoted back in single quotes, split to themselves.
+//
+//	go test -run '^$' -fuzz '^FuzzSplit$' -fuzztime 10s ./internal/shellwords
+func FuzzSplit(f *testing.F) {
+	for _, seed := range []string{
+		`curl 'https://x.example/a?b=1' -H 'a: b' --data-raw $'{"n":"it\'s"}'`,
+		"curl x \\\n -d \"a\\\"b\" # done",
+		`a "$b" $(c) ~d {e,f} 'g`,
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		words, err := Split(line)
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("Split(%q): an error of several lines: %q", line, err)
+			}
+			return
+		}
+		quoted := make([]string, len(words))
+		for i, w := range words {
+			quoted[i] = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+		}
+		again, err := Split(strings.Join(quoted, " "))
+		if err != nil || !slices.Equal(again, words) {
+			t.Fatalf("Split(%q) = %q; quoted back, %q, %v", line, words, again, err)
+		}
+	})
 }
