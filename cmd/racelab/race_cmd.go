@@ -89,7 +89,10 @@ func newRaceFromCurlCmd(s Streams) *cobra.Command {
 		Short: "Turn a copied curl command into a starter race file",
 		Long: `Turn a curl command (a browser's "copy as cURL") into a starter race
 file: its method, path, headers and body become the burst; the readback and
-the rule are yours to write. The command is one argument: quote it.`,
+the rule are yours to write. The command is one argument: quote it.
+racelab reads it as a shell would (quotes, backslashes, bash's $'…'), but
+runs no shell: what a shell would expand ($VAR, $(…), {a,b}) is refused, so
+paste the values themselves.`,
 		Example: `  racelab race from-curl 'curl -X POST https://shop.example/api/redeem \
     -H "Authorization: Bearer x" --json "{\"account\":\"a1\"}"'`,
 		Args: exactArgs(1, "one curl command, quoted"),

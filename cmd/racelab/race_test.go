@@ -52,8 +52,9 @@ func TestExplainRaceFile(t *testing.T) {
 // TestRaceFileUsage: a race file has no line-up of its own, shards
 // cannot split a burst that sends what the setup captured, and a sharded
 // load keeps no answers: explain without both targets, or with one that
-// is not a service, run --shard of such a burst and load --shard are
-// each one line and exit 2, with nothing sent and nothing on stdout.
+// is not a service, run --shard of such a burst and load --shard, and a
+// curl command that from-curl cannot take as written, are each one line
+// and exit 2, with nothing sent and nothing on stdout.
 func TestRaceFileUsage(t *testing.T) {
 	const url = "http://127.0.0.1:1"
 	captured := filepath.Join(t.TempDir(), "captured.race.yaml")
@@ -77,6 +78,10 @@ func TestRaceFileUsage(t *testing.T) {
 			"captured: its burst sends what its setup captured (coupon), which only the shard that runs the setup knows, so --shard cannot split its trials over processes; run or load it without --shard"},
 		{[]string{"load", tenHitsFile, "-t", url, "--shard", "1/2", "--run-id", "r1"},
 			tenHitsFile + " is a race file: its rule judges every answer a key got, which a sharded load's parts do not keep; run it sharded (racelab run FILE --shard), or load it without --shard"},
+		// A pasted curl is read, never expanded: its words are what
+		// was written, or it is refused.
+		{[]string{"race", "from-curl", "curl -X POST $API/redeem"}, `race from-curl: a $ parameter in "$API/redeem": a shell would expand it; write the value itself`},
+		{[]string{"race", "from-curl", "curl 'https://x.example/a"}, "race from-curl: not a command a shell can read"},
 	}
 	for _, tt := range tests {
 		code, stdout, stderr := execute(context.Background(), tt.args...)
