@@ -16,8 +16,9 @@ import (
 	"time"
 
 	"github.com/mattn/go-runewidth"
-	"github.com/racelab/racelab/scenarios/results"
 	"github.com/rogpeppe/go-internal/diff"
+
+	"github.com/racelab/racelab/scenarios/results"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")

@@ -17,8 +17,8 @@ import (
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/httpapi"
-	"github.com/racelab/racelab/targets/httpapi/handler"
 	"github.com/racelab/racelab/targets/httpapi/httpapitest"
+	"github.com/racelab/racelab/targets/httpapi/server"
 )
 
 // serveContract runs the HTTP contract over a store of spec on a loopback
@@ -29,7 +29,7 @@ func serveContract(t *testing.T, spec string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return serveHandler(t, handler.New(tg.Store), func() { tg.Close() })
+	return serveHandler(t, server.New(tg.Store), func() { tg.Close() })
 }
 
 func serveHandler(t *testing.T, h http.Handler, after func()) string {
@@ -133,7 +133,7 @@ func TestLoadQuotaOverHTTPNeverOverGrants(t *testing.T) {
 func TestLoadOpenModelCorrectsCoordinatedOmission(t *testing.T) {
 	const stall = 400 * time.Millisecond
 	var start atomic.Int64
-	h := handler.New(mustOpen(t, "actor"))
+	h := server.New(mustOpen(t, "actor"))
 	base := serveHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
 			s := start.Load()
@@ -179,7 +179,7 @@ func mustOpen(t *testing.T, spec string) any {
 // kind, none passing for an answer, and the keys inconclusive.
 func TestLoadSortsErrorsByKind(t *testing.T) {
 	var n atomic.Int64
-	h := handler.New(mustOpen(t, "actor"))
+	h := server.New(mustOpen(t, "actor"))
 	base := serveHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
 			switch n.Add(1) % 10 {
@@ -327,7 +327,7 @@ func BenchmarkLoadClosedHTTP(b *testing.B) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- handler.Server{Handler: handler.New(tg.Store)}.Serve(ctx, ln) }()
+	go func() { done <- server.Server{Handler: server.New(tg.Store)}.Serve(ctx, ln) }()
 	defer func() { cancel(); <-done; tg.Close() }()
 	b.ResetTimer()
 	res, err := load.Load(context.Background(), load.LoadPlan{Scenario: tenHitsOneView, Targets: []string{"http://" + ln.Addr().String()},

@@ -18,8 +18,8 @@ import (
 	"github.com/racelab/racelab/scenarios/scenariostest"
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/httpapi"
-	"github.com/racelab/racelab/targets/httpapi/handler"
 	"github.com/racelab/racelab/targets/httpapi/httpapitest"
+	"github.com/racelab/racelab/targets/httpapi/server"
 	"github.com/racelab/racelab/targets/story"
 )
 
@@ -106,7 +106,7 @@ func openStore(t *testing.T, spec string) *targets.Target {
 func serveOps(t *testing.T, spec string, table story.Table) string {
 	t.Helper()
 	tg := openStore(t, spec)
-	return httpapitest.Serve(t, handler.New(tg.Store, handler.WithOps(table), handler.WithStoreName(tg.Name())))
+	return httpapitest.Serve(t, server.New(tg.Store, server.WithOps(table), server.WithStoreName(tg.Name())))
 }
 
 // TestOwnOpJudged plays the story at limit-1, limit, limit+1 and well past
@@ -262,7 +262,7 @@ func TestOwnOpOnTheBoard(t *testing.T) {
 	for _, s := range []struct{ name, spec string }{{"naive", "actor:await-fetch?fetch-latency=50ms"}, {"fixed", "actor"}} {
 		tg := openStore(t, s.spec)
 		stores = append(stores, classroom.Store{Name: s.name, Target: tg,
-			Contract: handler.New(tg.Store, handler.WithOps(table), handler.WithStoreName(tg.Name()))})
+			Contract: server.New(tg.Store, server.WithOps(table), server.WithStoreName(tg.Name()))})
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	room, err := classroom.New(ctx, classroom.Config{Stores: stores, Ops: table,

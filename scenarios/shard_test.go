@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/racelab/racelab/internal/sidebyside"
+	"github.com/racelab/racelab/internal/testwait"
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/load"
 	"github.com/racelab/racelab/scenarios/pace"
@@ -137,9 +137,9 @@ func playShards(t *testing.T, p engine.Plan, of int, runID string) []*results.Sh
 // Four shards of 25 make one burst of 100 on one key: an atomic store
 // counts every one of them, and the merge judges it as one trial.
 func TestShardsMergeIntoOneBurst(t *testing.T) {
-	var cases []sidebyside.Case // each mostly waits for its shards' start
+	var cases []testwait.Case // each mostly waits for its shards' start
 	for _, store := range []string{"sqlite", "actor"} {
-		cases = append(cases, sidebyside.Case{Name: store, Test: func(t *testing.T) {
+		cases = append(cases, testwait.Case{Name: store, Test: func(t *testing.T) {
 			url := serveContract(t, store)
 			p := engine.Plan{Scenario: tenHitsOneView, Targets: []string{url}, Requests: 100, Trials: 2, Timeout: 10 * time.Second}
 			parts := playShards(t, p, 4, "merge-"+store)
@@ -184,7 +184,7 @@ func TestShardsMergeIntoOneBurst(t *testing.T) {
 			}
 		}})
 	}
-	sidebyside.Run(t, cases...)
+	testwait.SideBySide(t, cases...)
 }
 
 // On the KV store the shards' hits meet on one key and the loss shows, in

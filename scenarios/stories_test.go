@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/racelab/racelab/internal/sidebyside"
+	"github.com/racelab/racelab/internal/testwait"
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
@@ -409,9 +409,9 @@ func TestServerTargets(t *testing.T) {
 func onServers(t *testing.T, servers map[string][]string, f func(t *testing.T, names []string, opts []targets.Option)) {
 	t.Helper()
 	opts := []targets.Option{targets.WithRedisURL(os.Getenv("RACELAB_REDIS_URL")), targets.WithPostgresURL(os.Getenv("RACELAB_POSTGRES_URL"))}
-	var cases []sidebyside.Case
+	var cases []testwait.Case
 	for server, names := range servers {
-		cases = append(cases, sidebyside.Case{Name: server, Test: func(t *testing.T) {
+		cases = append(cases, testwait.Case{Name: server, Test: func(t *testing.T) {
 			probe, err := targets.Open(context.Background(), server, opts...)
 			if err != nil {
 				// Fails under CI=true, else skips and says so after make test.
@@ -421,5 +421,5 @@ func onServers(t *testing.T, servers map[string][]string, f func(t *testing.T, n
 			f(t, names, opts)
 		}})
 	}
-	sidebyside.Run(t, cases...)
+	testwait.SideBySide(t, cases...)
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/racelab/racelab/targets/actor"
 	"github.com/racelab/racelab/targets/faults"
 	"github.com/racelab/racelab/targets/httpapi"
-	"github.com/racelab/racelab/targets/hybrid"
 	"github.com/racelab/racelab/targets/internal/server"
 	"github.com/racelab/racelab/targets/kv"
 	"github.com/racelab/racelab/targets/postgres"
@@ -50,7 +49,7 @@ var (
 	_ Retrier      = (*redis.Store)(nil)
 	_ Retrier      = (*postgres.Store)(nil)
 	_ Stager       = (*httpapi.Client)(nil)
-	_ Forgetter    = (*hybrid.Store)(nil)
+	_ Forgetter    = (*Store)(nil)
 	// The real stores run on a clock of their own, virtual for a story on
 	// the scale of hours (Options.VirtualServers).
 	_ Clocked = (*sqlite.Store)(nil)
@@ -65,7 +64,7 @@ func builtinEntries() []Entry {
 		{Name: "kv", Guarantee: "none: read, then write; reads cached", Embedded: true, Kind: (*kv.App)(nil), Open: openKV},
 		{Name: "actor", Guarantee: "one request at a time per key", Holds: true, Embedded: true, Kind: (*actor.Store)(nil), Open: openActor(actor.StrategyDefault)},
 		{Name: "actor:await-fetch", Guarantee: "none: fetch awaited between read and write", Embedded: true, Kind: (*actor.Store)(nil), Open: openActor(actor.StrategyAwaitFetch)},
-		{Name: "hybrid", Guarantee: "quota in one object; plan read from KV", Embedded: true, Kind: (*hybrid.Store)(nil), Open: openHybrid},
+		{Name: "hybrid", Guarantee: "quota in one object; plan read from KV", Embedded: true, Kind: (*Store)(nil), Open: openHybrid},
 		{Name: "sqlite", Guarantee: "one atomic upsert (as on D1, Cloudflare's SQLite)", Holds: true, Embedded: true, Kind: (*sqlite.Store)(nil), Open: openSQLite("")},
 		{Name: "sqlite:naive", Guarantee: "none: SELECT, then UPDATE", Embedded: true, Kind: (*sqlite.Store)(nil), Open: openSQLite("naive")},
 		{Name: "redis", Guarantee: "INCR, Lua check-and-increment, SET NX", Holds: true, Kind: (*redis.Store)(nil), Server: RedisServer, Open: openRedis("")},
@@ -173,7 +172,7 @@ func openHybrid(ctx context.Context, spec Spec, o Options) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return hybrid.New(app.(*kv.App), objects.(*actor.Store), c), nil
+	return New(app.(*kv.App), objects.(*actor.Store), c), nil
 }
 
 func openSQLite(strategy string) func(context.Context, Spec, Options) (any, error) {

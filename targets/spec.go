@@ -2,11 +2,12 @@ package targets
 
 import (
 	"fmt"
-	"github.com/racelab/racelab/targets/internal/server"
 	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/racelab/racelab/targets/internal/server"
 )
 
 // Spec is a parsed target spec: STORE[:STRATEGY][?PARAMS], or a URL.

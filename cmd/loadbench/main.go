@@ -61,7 +61,7 @@ import (
 
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
-	"github.com/racelab/racelab/targets/httpapi/handler"
+	"github.com/racelab/racelab/targets/httpapi/server"
 )
 
 type options struct {
@@ -489,7 +489,7 @@ func stallRun(ctx context.Context, o options, w io.Writer) error {
 		return err
 	}
 	defer tg.Close()
-	h := handler.New(tg.Store)
+	h := server.New(tg.Store)
 	start := time.Now()
 	stalling := http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		if since := time.Since(start) % (5 * time.Second); since < time.Second {
@@ -503,7 +503,7 @@ func stallRun(ctx context.Context, o options, w io.Writer) error {
 	}
 	sctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- handler.Server{Handler: stalling}.Serve(sctx, ln) }()
+	go func() { done <- server.Server{Handler: stalling}.Serve(sctx, ln) }()
 	defer func() { cancel(); <-done }()
 	base := "http://" + ln.Addr().String()
 	d := 20 * time.Second

@@ -9,12 +9,13 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/racelab/racelab/internal/readfile"
-	"github.com/racelab/racelab/scenarios/results"
-	"github.com/racelab/racelab/targets"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
+
+	"github.com/racelab/racelab/internal/readfile"
+	"github.com/racelab/racelab/scenarios/results"
+	"github.com/racelab/racelab/targets"
 )
 
 // Exit codes; see doc.go.

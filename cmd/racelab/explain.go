@@ -9,13 +9,14 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/racelab/racelab/cmd/racelab/classroom"
 	"github.com/racelab/racelab/cmd/racelab/httpflags"
 	"github.com/racelab/racelab/report"
 	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/targets"
-	"github.com/spf13/cobra"
 )
 
 // explainOptions is what `racelab explain` was asked to do.

@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/racelab/racelab/targets/httpapi/handler"
+	"github.com/racelab/racelab/targets/httpapi/server"
 )
 
 // TestExplainUsage: explain takes its flags as strictly as run does. Each
@@ -168,7 +168,7 @@ func TestExplainHTML(t *testing.T) {
 // TestExplainMappedService: explain replays the race on a service with an
 // API of its own, mapped with --http-call as a run maps it.
 func TestExplainMappedService(t *testing.T) {
-	contract := handler.New(openStore(t, "kv"))
+	contract := server.New(openStore(t, "kv"))
 	// The service answers the contract under /api/v1/ only: unmapped, the
 	// replay would find no route.
 	srv := httptest.NewServer(http.StripPrefix("/api/v1", contract))

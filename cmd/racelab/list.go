@@ -1,11 +1,12 @@
 package main
 
 import (
+	"github.com/spf13/cobra"
+
 	"github.com/racelab/racelab/report"
 	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
-	"github.com/spf13/cobra"
 )
 
 func newListCmd(s Streams, cat *targets.Catalog) *cobra.Command {

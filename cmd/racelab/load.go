@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/racelab/racelab/cmd/racelab/httpflags"
 	"github.com/racelab/racelab/cmd/racelab/progress"
 	"github.com/racelab/racelab/report"
@@ -17,7 +19,6 @@ import (
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/httpapi"
-	"github.com/spf13/cobra"
 )
 
 // loadOptions is everything `racelab load` was asked to do.

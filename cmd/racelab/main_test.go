@@ -15,7 +15,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/spf13/cobra"
 
-	"github.com/racelab/racelab/internal/sidebyside"
+	"github.com/racelab/racelab/internal/testwait"
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/scenarios/scenariostest"
@@ -59,16 +59,16 @@ func TestProcesses(t *testing.T) {
 	// of it, side by side. One build first compiles it once; theirs then
 	// only link.
 	buildRacelab(t)
-	sidebyside.Run(t,
-		sidebyside.Case{Name: "scripts", Test: scripts},
-		sidebyside.Case{Name: "http scripts", Test: httpScripts},
-		sidebyside.Case{Name: "shards merge exactly", Test: shardProcessesMergeExactly},
-		sidebyside.Case{Name: "shards show the loss on kv", Test: shardProcessesShowTheLossOnKV},
-		sidebyside.Case{Name: "load shards sum to the rate", Test: loadShardProcessesSumToTheRate},
-		sidebyside.Case{Name: "verify refuses forged parts", Test: verifyRefusesForgedParts},
-		sidebyside.Case{Name: "workflow runs on sqlite", Test: func(t *testing.T) { gitHubActionsWorkflowRuns(t, "sqlite") }},
-		sidebyside.Case{Name: "workflow runs on kv", Test: func(t *testing.T) { gitHubActionsWorkflowRuns(t, "kv") }},
-		sidebyside.Case{Name: "workflow stops on a failed shard", Test: gitHubActionsWorkflowStopsOnAFailedShard},
+	testwait.SideBySide(t,
+		testwait.Case{Name: "scripts", Test: scripts},
+		testwait.Case{Name: "http scripts", Test: httpScripts},
+		testwait.Case{Name: "shards merge exactly", Test: shardProcessesMergeExactly},
+		testwait.Case{Name: "shards show the loss on kv", Test: shardProcessesShowTheLossOnKV},
+		testwait.Case{Name: "load shards sum to the rate", Test: loadShardProcessesSumToTheRate},
+		testwait.Case{Name: "verify refuses forged parts", Test: verifyRefusesForgedParts},
+		testwait.Case{Name: "workflow runs on sqlite", Test: func(t *testing.T) { gitHubActionsWorkflowRuns(t, "sqlite") }},
+		testwait.Case{Name: "workflow runs on kv", Test: func(t *testing.T) { gitHubActionsWorkflowRuns(t, "kv") }},
+		testwait.Case{Name: "workflow stops on a failed shard", Test: gitHubActionsWorkflowStopsOnAFailedShard},
 	)
 }
 

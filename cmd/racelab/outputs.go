@@ -10,9 +10,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/racelab/racelab/report"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/racelab/racelab/report"
 )
 
 // Several outputs from one run: `-o table -o junit=r.xml -o json=r.json

@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/racelab/racelab/scenarios/racefile"
 	"github.com/spf13/cobra"
+
+	"github.com/racelab/racelab/scenarios/racefile"
 )
 
 // newRaceCmd is `racelab race`: race files written, checked and started

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/racelab/racelab/targets/httpapi/handler"
+	"github.com/racelab/racelab/targets/httpapi/server"
 )
 
 // tenHitsFile is the shipped race file of ten-hits-one-view, as the tests
@@ -19,7 +19,7 @@ const tenHitsFile = "../../scenarios/races/ten-hits-one-view.race.yaml"
 // as racelab serve --store SPEC does, and returns its URL.
 func serveContract(t *testing.T, spec string) string {
 	t.Helper()
-	srv := httptest.NewServer(handler.New(openStore(t, spec)))
+	srv := httptest.NewServer(server.New(openStore(t, spec)))
 	t.Cleanup(srv.Close)
 	return srv.URL
 }

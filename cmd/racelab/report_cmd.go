@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"slices"
 
+	"github.com/spf13/cobra"
+
 	"github.com/racelab/racelab/internal/readfile"
 	"github.com/racelab/racelab/report"
 	"github.com/racelab/racelab/report/saved"
@@ -17,7 +19,6 @@ import (
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/scenarios/shards"
 	"github.com/racelab/racelab/targets"
-	"github.com/spf13/cobra"
 )
 
 // reportOptions is everything `racelab report` was asked to do.

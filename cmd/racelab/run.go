@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/racelab/racelab/cmd/racelab/httpflags"
 	"github.com/racelab/racelab/cmd/racelab/progress"
 	"github.com/racelab/racelab/report"
@@ -20,7 +22,6 @@ import (
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
-	"github.com/spf13/cobra"
 )
 
 // runOptions is everything `racelab run` was asked to do, fresh per call.

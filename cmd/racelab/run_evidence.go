@@ -10,9 +10,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/results"
-	"github.com/spf13/pflag"
 )
 
 // evidenceFlags are run's flags for the strength of a verdict: the

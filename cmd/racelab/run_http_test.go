@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/targets"
-	"github.com/racelab/racelab/targets/httpapi/handler"
+	"github.com/racelab/racelab/targets/httpapi/server"
 	"github.com/racelab/racelab/targets/storetest"
 )
 
@@ -96,7 +96,7 @@ func TestHTTPFlagsNeedAnHTTPTarget(t *testing.T) {
 // TestHTTPFlagsOnAMixedRun: with an http target among others, the http
 // flags are taken (and go to the http target only).
 func TestHTTPFlagsOnAMixedRun(t *testing.T) {
-	srv := httptest.NewServer(handler.New(openStore(t, "actor")))
+	srv := httptest.NewServer(server.New(openStore(t, "actor")))
 	defer srv.Close()
 	code, stdout, stderr := execute(context.Background(), "run", "ten-hits-one-view", "-t", "kv", "-t", srv.URL, "--sync", "lastbyte", "--http-header", "X-Team: a")
 	if code != exitOK {

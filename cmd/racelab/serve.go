@@ -13,12 +13,12 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/spf13/cobra"
+
 	"github.com/racelab/racelab/cmd/racelab/classroom"
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
-	"github.com/racelab/racelab/targets/httpapi/guarded"
-	"github.com/racelab/racelab/targets/httpapi/handler"
-	"github.com/spf13/cobra"
+	"github.com/racelab/racelab/targets/httpapi/server"
 )
 
 // Defaults of serve, in one place.
@@ -120,8 +120,8 @@ printed with it (/#token=…) passes it. At most --max-conns connections are
 open at once; one more takes the place of one idle for 5 s, or of a busy
 one after its answer, else waits; a lastbyte burst needs one per request.
 The page's event streams do not count there: they have a cap of their own
-(` + strconv.Itoa(guarded.DefaultMaxEventStreams) + `), past which they are answered 503. A request head must arrive
-within ` + guarded.DefaultReadHeaderTimeout.String() + `. A store that fails answers 500 {"error":"store failed"}, which
+(` + strconv.Itoa(server.DefaultMaxEventStreams) + `), past which they are answered 503. A request head must arrive
+within ` + server.DefaultReadHeaderTimeout.String() + `. A store that fails answers 500 {"error":"store failed"}, which
 names no server, file or key; what failed is written to stderr, one line
 per request, unless --quiet.
 
@@ -155,7 +155,7 @@ racelab run ten-hits-one-view -t http://… --key-chars percent.`,
 	f.StringVar(&o.Token, "token", "", "secret that writes and bursts must carry (Authorization: Bearer TOKEN); a fresh one under --public unless given")
 	addQuiet(f, &o.Quiet, "print nothing on stderr")
 	f.IntVar(&o.Pool, "pool", defaultServePool, "simultaneous requests the store is prepared for (its connections, opened up front)")
-	f.IntVar(&o.MaxConns, "max-conns", handler.DefaultMaxConns, "most client connections open at once; more wait until one closes")
+	f.IntVar(&o.MaxConns, "max-conns", server.DefaultMaxConns, "most client connections open at once; more wait until one closes")
 	f.StringVar(&o.Bug, "bug", "", "commit a teaching bug on purpose: double-decode (the batch read decodes each slug twice)")
 	o.Servers.register(f, targets.Builtin(), "stores")
 	_ = c.RegisterFlagCompletionFunc("store", completeTargets)
@@ -198,15 +198,15 @@ func (o *serveOptions) check() error {
 		return usageError{fmt.Errorf("--pool %d: want 1 or more", o.Pool)}
 	}
 	if o.MaxConns < 1 {
-		return usageError{fmt.Errorf("--max-conns %d: want 1 or more connections open at once (default %d)", o.MaxConns, handler.DefaultMaxConns)}
+		return usageError{fmt.Errorf("--max-conns %d: want 1 or more connections open at once (default %d)", o.MaxConns, server.DefaultMaxConns)}
 	}
 	if o.Token != "" {
-		if err := guarded.CheckToken(o.Token); err != nil {
+		if err := server.CheckToken(o.Token); err != nil {
 			return err
 		}
 	}
 	if o.Bug != "" {
-		if _, err := handler.ParseBug(o.Bug); err != nil {
+		if _, err := server.ParseBug(o.Bug); err != nil {
 			return usageError{fmt.Errorf("--%v", err)}
 		}
 	}
@@ -253,7 +253,7 @@ func checkAddr(addr string, public bool) error {
 			return usageError{fmt.Errorf("--addr %q: %q is neither a host name nor an IP address; %s", addr, host, addrWant)}
 		}
 	}
-	if !public && !guarded.LoopbackHost(host) {
+	if !public && !server.LoopbackHost(host) {
 		return usageError{fmt.Errorf("--addr %s is reachable from other machines, and the store is writable by anyone; add --public to mean it", addr)}
 	}
 	return nil
@@ -348,14 +348,14 @@ func runServe(ctx context.Context, s Streams, o *serveOptions) (err error) {
 	}
 	logs := &syncWriter{w: notice}
 	stores := make([]classroom.Store, len(opened))
-	handlers := make([]*handler.Handler, len(opened))
+	handlers := make([]*server.Handler, len(opened))
 	where := make([]string, len(opened))
 	for i, t := range opened {
-		opts := []handler.Option{handler.WithStoreName(t.Name()), handler.WithErrorLog(logs)}
+		opts := []server.Option{server.WithStoreName(t.Name()), server.WithErrorLog(logs)}
 		if o.Bug != "" {
-			opts = append(opts, handler.WithBug(handler.Bug(o.Bug)))
+			opts = append(opts, server.WithBug(server.Bug(o.Bug)))
 		}
-		handlers[i] = handler.New(t.Store, opts...)
+		handlers[i] = server.New(t.Store, opts...)
 		stores[i] = classroom.Store{Name: names[i], Target: t, Contract: handlers[i]}
 		where[i] = fmt.Sprintf("%s on http://%s", t.Name(), addr)
 		if names[i] != "" {
@@ -373,14 +373,14 @@ func runServe(ctx context.Context, s Streams, o *serveOptions) (err error) {
 	}
 	token := o.Token
 	if token == "" && o.Public {
-		token = guarded.NewToken()
+		token = server.NewToken()
 	}
 	fmt.Fprintln(notice, pageNotice(ln.Addr(), token))
 	if token != "" {
 		// Printed even under --quiet: without it nobody can write.
 		fmt.Fprintf(s.Err, "racelab serve: writes need the token: curl -H 'Authorization: Bearer %s' …, or -t http://racelab:%s@HOST:PORT\n", token, token)
 	}
-	err = guarded.Server{Handler: room, ErrorLog: logs, MaxConns: o.MaxConns, Public: o.Public, Token: token, Name: flagOf}.Serve(ctx, ln)
+	err = server.Server{Handler: room, ErrorLog: logs, MaxConns: o.MaxConns, Public: o.Public, Token: token, Name: flagOf}.Serve(ctx, ln)
 	var requests int64
 	for _, h := range handlers {
 		requests += h.Requests()

@@ -16,9 +16,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/racelab/racelab/scenarios/results"
-	"github.com/racelab/racelab/targets/httpapi/handler"
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/racelab/racelab/scenarios/results"
+	"github.com/racelab/racelab/targets/httpapi/server"
 )
 
 // httpScripts runs the CLI scripts that need a live `racelab serve`.
@@ -188,8 +189,8 @@ func TestServeStopsWithThePageOpen(t *testing.T) {
 	if code != exitOK || !strings.Contains(stderr, "racelab serve: stopped after") {
 		t.Errorf("serve: exit %d, stderr %q; want 0 and a goodbye", code, stderr)
 	}
-	if took := time.Since(start); took >= handler.DefaultShutdownTimeout {
-		t.Errorf("serve took %s to stop with a page open; want it at once, not after the %s shutdown timeout", took, handler.DefaultShutdownTimeout)
+	if took := time.Since(start); took >= server.DefaultShutdownTimeout {
+		t.Errorf("serve took %s to stop with a page open; want it at once, not after the %s shutdown timeout", took, server.DefaultShutdownTimeout)
 	}
 	for _, want := range []string{
 		"racelab serve: naive (kv) on http://" + addr + "/naive, fixed (actor) on http://" + addr + "/fixed (HTTP/1.1 and h2c); Ctrl-C stops\n",
@@ -280,8 +281,8 @@ func TestServeDefaults(t *testing.T) {
 	if err := c.Execute(); err != nil {
 		t.Fatal(err)
 	}
-	if got.MaxConns != handler.DefaultMaxConns || got.Addr != defaultServeAddr || got.Public {
-		t.Errorf("defaults: max-conns %d, addr %s, public %t; want %d, %s, false", got.MaxConns, got.Addr, got.Public, handler.DefaultMaxConns, defaultServeAddr)
+	if got.MaxConns != server.DefaultMaxConns || got.Addr != defaultServeAddr || got.Public {
+		t.Errorf("defaults: max-conns %d, addr %s, public %t; want %d, %s, false", got.MaxConns, got.Addr, got.Public, server.DefaultMaxConns, defaultServeAddr)
 	}
 }
 

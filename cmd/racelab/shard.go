@@ -10,14 +10,15 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
 	"github.com/racelab/racelab/internal/sign"
 	"github.com/racelab/racelab/report"
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/load"
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/scenarios/shards"
-	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 )
 
 // shardFlags are run's and load's flags for playing one shard of a run

@@ -4,10 +4,11 @@ import (
 	"errors"
 	"io"
 
+	"github.com/spf13/pflag"
+
 	"github.com/racelab/racelab/internal/sign"
 	"github.com/racelab/racelab/report"
 	"github.com/racelab/racelab/report/saved"
-	"github.com/spf13/pflag"
 )
 
 // signFlags are --sign-key (run, load and their shards sign what they

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/racelab/racelab/cmd/racelab/httpflags"
 	"github.com/racelab/racelab/report"
 	"github.com/racelab/racelab/scenarios"
@@ -18,7 +20,6 @@ import (
 	"github.com/racelab/racelab/scenarios/shards"
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/httpapi"
-	"github.com/spf13/cobra"
 )
 
 // verifyOptions is everything `racelab verify` (and `racelab report

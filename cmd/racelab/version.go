@@ -5,8 +5,9 @@ import (
 	"runtime"
 	"runtime/debug"
 
-	"github.com/racelab/racelab/scenarios/results"
 	"github.com/spf13/cobra"
+
+	"github.com/racelab/racelab/scenarios/results"
 )
 
 // version is set at link time by `make build` (-X main.version=…); a plain

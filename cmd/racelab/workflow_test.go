@@ -21,8 +21,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/racelab/racelab/scenarios/results"
 	"sigs.k8s.io/yaml"
+
+	"github.com/racelab/racelab/scenarios/results"
 )
 
 // The shipped GitHub Actions workflow (deploy/ci/github-actions.yml) is run

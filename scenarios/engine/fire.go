@@ -11,7 +11,7 @@ import (
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/clock"
-	"github.com/racelab/racelab/targets/trace"
+	"github.com/racelab/racelab/targets/story"
 )
 
 // Firing says how one trial's requests are fired: all at once or one after
@@ -151,10 +151,10 @@ func (f Firing) sequence(ctx context.Context, c clock.Clock, start time.Time, do
 // one fires request i and writes its slot; instants are relative to
 // release, read from now (the monotonic clock, or virtual time).
 func (f Firing) one(ctx context.Context, i int, do func(context.Context, int) Answer, now func() time.Time, release time.Time, reqs []results.Request, arrived []time.Time) {
-	var rec *trace.Recorder
+	var rec *story.Recorder
 	if f.trace {
-		rec = new(trace.Recorder)
-		ctx = trace.WithRecorder(ctx, rec)
+		rec = new(story.Recorder)
+		ctx = story.WithRecorder(ctx, rec)
 	}
 	invoke := now().Sub(release)
 	a := f.call(ctx, i, do)

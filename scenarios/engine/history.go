@@ -10,10 +10,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/anishathalye/porcupine"
+
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets/story"
-
-	"github.com/anishathalye/porcupine"
 )
 
 // This is the only file that imports porcupine, the linearizability

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/racelab/racelab/scenarios/results"
-
 	"github.com/anishathalye/porcupine"
+
+	"github.com/racelab/racelab/scenarios/results"
 )
 
 // sameValue names the earliest pair of requests answered alike, pairwise

@@ -12,8 +12,8 @@ import (
 	"github.com/racelab/racelab/scenarios/scenariostest"
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/httpapi"
-	"github.com/racelab/racelab/targets/httpapi/handler"
 	"github.com/racelab/racelab/targets/httpapi/httpapitest"
+	"github.com/racelab/racelab/targets/httpapi/server"
 )
 
 // serveActor serves the HTTP contract over an actor on a loopback port,
@@ -25,7 +25,7 @@ func serveActor(t *testing.T, wrap func(h http.Handler) http.HandlerFunc) string
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { tg.Close() })
-	return httpapitest.Serve(t, wrap(handler.New(tg.Store)))
+	return httpapitest.Serve(t, wrap(server.New(tg.Store)))
 }
 
 // doubleCounting serves the contract, but counts every nth hit twice

@@ -13,9 +13,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/racelab/racelab/scenarios/results"
-
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/racelab/racelab/scenarios/results"
 )
 
 // The latency histogram's range and precision. Values are recorded in

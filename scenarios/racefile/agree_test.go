@@ -8,7 +8,7 @@ import (
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/scenariostest"
 	"github.com/racelab/racelab/targets"
-	"github.com/racelab/racelab/targets/httpapi/handler"
+	"github.com/racelab/racelab/targets/httpapi/server"
 )
 
 // serveStore serves an opened store over racelab's HTTP contract, as
@@ -19,7 +19,7 @@ func serveStore(t *testing.T, spec string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(handler.New(tg.Store, handler.WithStoreName(tg.Name())))
+	srv := httptest.NewServer(server.New(tg.Store, server.WithStoreName(tg.Name())))
 	t.Cleanup(func() {
 		srv.Close()
 		_ = tg.Close()

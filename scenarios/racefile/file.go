@@ -16,9 +16,10 @@ import (
 	"strconv"
 	"strings"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/racelab/racelab/internal/readfile"
 	"github.com/racelab/racelab/scenarios/results"
-	"gopkg.in/yaml.v3"
 )
 
 // Limits of a race file, in one place.

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/racelab/racelab/internal/sidebyside"
+	"github.com/racelab/racelab/internal/testwait"
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/racefile"
 	"github.com/racelab/racelab/scenarios/results"
@@ -32,14 +32,14 @@ func TestNaiveBreaksFixedHolds(t *testing.T) {
 	const trials = 20
 	// The services sleep inside their race windows: the cases wait side
 	// by side.
-	var cases []sidebyside.Case
+	var cases []testwait.Case
 	for _, file := range []string{"coupon.race.yaml", "balance.race.yaml", "signup.race.yaml", "idempotency.race.yaml", "transfer.race.yaml"} {
 		for _, h2c := range []bool{false, true} {
 			name := file + "/h1"
 			if h2c {
 				name = file + "/h2c"
 			}
-			cases = append(cases, sidebyside.Case{Name: name, Test: func(t *testing.T) {
+			cases = append(cases, testwait.Case{Name: name, Test: func(t *testing.T) {
 				sc := load(t, file)
 				naive, fixed := newService(t, true, h2c), newService(t, false, h2c)
 				res, err := engine.Run(context.Background(), engine.Plan{
@@ -82,5 +82,5 @@ func TestNaiveBreaksFixedHolds(t *testing.T) {
 			}})
 		}
 	}
-	sidebyside.Run(t, cases...)
+	testwait.SideBySide(t, cases...)
 }

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/racelab/racelab/internal/sidebyside"
+	"github.com/racelab/racelab/internal/testwait"
 	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/racefile"
@@ -27,9 +27,9 @@ import (
 func TestShardedRaces(t *testing.T) {
 	const trials, of = 6, 3
 	// Each case sleeps through its trials' periods: they wait side by side.
-	var cases []sidebyside.Case
+	var cases []testwait.Case
 	for _, file := range []string{"coupon.race.yaml", "balance.race.yaml", "signup.race.yaml", "idempotency.race.yaml", "transfer.race.yaml"} {
-		cases = append(cases, sidebyside.Case{Name: file, Test: func(t *testing.T) {
+		cases = append(cases, testwait.Case{Name: file, Test: func(t *testing.T) {
 			sc := load(t, file)
 			naive, fixed := newService(t, true, true), newService(t, false, true)
 			plan := engine.Plan{Scenario: sc, Trials: trials, Targets: []string{"naive=" + base(naive), "fixed=" + base(fixed)}}
@@ -77,7 +77,7 @@ func TestShardedRaces(t *testing.T) {
 			}
 		}})
 	}
-	sidebyside.Run(t, cases...)
+	testwait.SideBySide(t, cases...)
 }
 
 // TestShardsRefuseABurstOfCaptures: a burst that sends what the setup

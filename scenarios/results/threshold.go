@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/racelab/racelab/internal/usage"
 )
 

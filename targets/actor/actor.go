@@ -11,7 +11,6 @@ import (
 	"github.com/racelab/racelab/targets/clock"
 	"github.com/racelab/racelab/targets/faults"
 	"github.com/racelab/racelab/targets/story"
-	"github.com/racelab/racelab/targets/trace"
 )
 
 // The strategies an object can follow between reading its state and writing
@@ -331,7 +330,7 @@ func load[T any](o *object, key string) (v T, open bool) {
 func read[T any](ctx context.Context, s *Store, addr address, key string, word func(T) string) (T, error) {
 	return call(ctx, s, addr, func(o *object, reply func(T)) {
 		if v, open := load[T](o, key); open {
-			o.record(ctx, trace.OpRead, word(v), "")
+			o.record(ctx, story.OpRead, word(v), "")
 			reply(v)
 		}
 	})
@@ -362,7 +361,7 @@ func (o *object) resume(ctx context.Context, rest func(*object)) {
 		rest(o)
 		return
 	}
-	o.record(ctx, trace.OpFetch, "", fmt.Sprintf("outside I/O for %v, input gate open", o.s.fetchLatency))
+	o.record(ctx, story.OpFetch, "", fmt.Sprintf("outside I/O for %v, input gate open", o.s.fetchLatency))
 	o.s.wg.Add(1) // the object's own count keeps the group above zero
 	clock.Go(o.s.clock, func() {
 		defer o.s.wg.Done()
@@ -386,8 +385,8 @@ func (s *Store) sleep(d time.Duration) bool {
 // record adds a step on this object to the trace of the request whose
 // context is ctx, stamped with the store's clock.
 func (o *object) record(ctx context.Context, op, value, note string) {
-	if trace.Enabled(ctx) {
-		trace.Add(ctx, trace.Step{At: o.s.clock.Now(), Op: op, Key: o.addr.String(), Value: value, Note: note})
+	if story.Enabled(ctx) {
+		story.Add(ctx, story.Step{At: o.s.clock.Now(), Op: op, Key: o.addr.String(), Value: value, Note: note})
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/racelab/racelab/targets/story"
-	"github.com/racelab/racelab/targets/trace"
 )
 
 // countKey is where a capped count's object keeps its count.
@@ -27,7 +26,7 @@ func (s *Store) Take(ctx context.Context, op story.Op, key string, limit int64) 
 		if !open {
 			return
 		}
-		o.record(ctx, trace.OpRead, itoa(n), "")
+		o.record(ctx, story.OpRead, itoa(n), "")
 		takeBelow(ctx, o, n, limit, func(o *object, n int64) (string, bool) {
 			return "", o.save(countKey, n)
 		}, reply)

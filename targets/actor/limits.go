@@ -6,9 +6,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/racelab/racelab/targets/internal/plan"
 	"github.com/racelab/racelab/targets/story"
-	"github.com/racelab/racelab/targets/trace"
 )
 
 // The storage keys of the later stories' objects.
@@ -40,9 +38,9 @@ func (s *Store) Admit(ctx context.Context, caller string, w story.Window) (story
 		// Each window is a key of its own in the trace, as in KV, so that
 		// a new window's first write is not read as erasing the last one.
 		key := fmt.Sprintf("%s:%d", o.addr, n)
-		o.recordKey(ctx, key, trace.OpRead, itoa(count), "")
+		o.recordKey(ctx, key, story.OpRead, itoa(count), "")
 		if count >= w.Limit {
-			o.recordKey(ctx, key, trace.OpRefuse, itoa(count), fmt.Sprintf("limit of %d reached", w.Limit))
+			o.recordKey(ctx, key, story.OpRefuse, itoa(count), fmt.Sprintf("limit of %d reached", w.Limit))
 			reply(story.Admission{Count: count, Window: n})
 			return
 		}
@@ -58,7 +56,7 @@ func (s *Store) Admit(ctx context.Context, caller string, w story.Window) (story
 			// await-fetch: it writes what it read plus one, as a put does.
 			next[n] = count + 1
 			if o.save(windowsKey, next) {
-				o.recordKey(ctx, key, trace.OpWrite, itoa(count+1), "")
+				o.recordKey(ctx, key, story.OpWrite, itoa(count+1), "")
 				reply(story.Admission{Allowed: true, Count: count + 1, Window: n})
 			}
 		})
@@ -71,8 +69,8 @@ func (s *Store) Admit(ctx context.Context, caller string, w story.Window) (story
 
 // recordKey is record for a step on one key of the object's storage.
 func (o *object) recordKey(ctx context.Context, key, op, value, note string) {
-	if trace.Enabled(ctx) {
-		trace.Add(ctx, trace.Step{At: o.s.clock.Now(), Op: op, Key: key, Value: value, Note: note})
+	if story.Enabled(ctx) {
+		story.Add(ctx, story.Step{At: o.s.clock.Now(), Op: op, Key: key, Value: value, Note: note})
 	}
 }
 
@@ -102,7 +100,7 @@ func (s *Store) Admitted(ctx context.Context, caller string, _ story.Window, n i
 func (s *Store) Records(ctx context.Context, caller string, _ story.Window) (int64, error) {
 	c, err := call(ctx, s, address{limiters, caller}, func(o *object, reply func(int64)) {
 		if st, open := load[windowState](o, windowsKey); open {
-			o.record(ctx, trace.OpRead, itoa(int64(len(st))), "windows "+fmt.Sprint(slices.Sorted(maps.Keys(st))))
+			o.record(ctx, story.OpRead, itoa(int64(len(st))), "windows "+fmt.Sprint(slices.Sorted(maps.Keys(st))))
 			reply(int64(len(st)))
 		}
 	})
@@ -127,7 +125,7 @@ func (s *Store) Cancel(ctx context.Context, subscriber string) error {
 func (s *Store) setPlan(ctx context.Context, subscriber string, paid bool) error {
 	_, err := call(ctx, s, address{quotas, subscriber}, func(o *object, reply func(bool)) {
 		if o.save(planKey, paid) {
-			o.record(ctx, trace.OpWrite, planWord(paid), "")
+			o.record(ctx, story.OpWrite, planWord(paid), "")
 			reply(true)
 		}
 	})
@@ -139,9 +137,9 @@ func (s *Store) setPlan(ctx context.Context, subscriber string, paid bool) error
 
 func planWord(paid bool) string {
 	if paid {
-		return plan.Paid
+		return story.Paid
 	}
-	return plan.Cancelled
+	return story.Cancelled
 }
 
 // Paid reads the plan in the subscriber's object: never stale.
@@ -165,7 +163,7 @@ func (s *Store) Download(ctx context.Context, subscriber string, limit int64) (b
 			return
 		}
 		if !paid {
-			o.record(ctx, trace.OpRefuse, plan.Cancelled, "no paid plan")
+			o.record(ctx, story.OpRefuse, story.Cancelled, "no paid plan")
 			reply(grant{})
 			return
 		}

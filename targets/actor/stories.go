@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/racelab/racelab/targets/trace"
+	"github.com/racelab/racelab/targets/story"
 )
 
 // Each object keeps its whole state under one storage key.
@@ -50,14 +50,14 @@ func (s *Store) Hit(ctx context.Context, slug string) (int64, error) {
 		if !open {
 			return
 		}
-		o.record(ctx, trace.OpRead, itoa(views), "")
+		o.record(ctx, story.OpRead, itoa(views), "")
 		// Computed before the continuation rather than in it, which then
 		// captures a copy and not the variable: one allocation less a
 		// hit (issue 24).
 		total := views + 1
 		o.resume(ctx, func(o *object) {
 			if o.save(viewsKey, total) {
-				o.record(ctx, trace.OpWrite, itoa(total), "")
+				o.record(ctx, story.OpWrite, itoa(total), "")
 				reply(total)
 			}
 		})
@@ -112,13 +112,13 @@ func takeOne(ctx context.Context, o *object, limit int64, reply func(grant)) {
 // in between reads the same n: the lost update the strategy exists for.
 func takeBelow(ctx context.Context, o *object, n, limit int64, save func(o *object, n int64) (note string, ok bool), reply func(grant)) {
 	if n >= limit {
-		o.record(ctx, trace.OpRefuse, itoa(n), fmt.Sprintf("limit of %d reached", limit))
+		o.record(ctx, story.OpRefuse, itoa(n), fmt.Sprintf("limit of %d reached", limit))
 		reply(grant{false, n})
 		return
 	}
 	o.resume(ctx, func(o *object) {
 		if note, ok := save(o, n+1); ok {
-			o.record(ctx, trace.OpWrite, itoa(n+1), note)
+			o.record(ctx, story.OpWrite, itoa(n+1), note)
 			reply(grant{true, n + 1})
 		}
 	})
@@ -133,7 +133,7 @@ func loadToday(ctx context.Context, o *object) (quotaState, bool) {
 	if !open {
 		return q, false
 	}
-	o.record(ctx, trace.OpRead, itoa(q.Count), dayNote(q, day))
+	o.record(ctx, story.OpRead, itoa(q.Count), dayNote(q, day))
 	if q.Day != day {
 		q = quotaState{Day: day}
 	}
@@ -181,9 +181,9 @@ func (s *Store) checkout(ctx context.Context, item, buyer string, stock int64) (
 		if !open {
 			return
 		}
-		o.record(ctx, trace.OpRead, itoa(it.Claims), buyerNote(it))
+		o.record(ctx, story.OpRead, itoa(it.Claims), buyerNote(it))
 		if it.Claims >= stock {
-			o.record(ctx, trace.OpRefuse, itoa(it.Claims), "sold out: "+buyerNote(it))
+			o.record(ctx, story.OpRefuse, itoa(it.Claims), "sold out: "+buyerNote(it))
 			reply(false)
 			return
 		}
@@ -191,7 +191,7 @@ func (s *Store) checkout(ctx context.Context, item, buyer string, stock int64) (
 			it.Claims++
 			it.Buyer = buyer
 			if o.save(itemKey, it) {
-				o.record(ctx, trace.OpWrite, itoa(it.Claims), buyerNote(it))
+				o.record(ctx, story.OpWrite, itoa(it.Claims), buyerNote(it))
 				reply(true)
 			}
 		})
@@ -214,7 +214,7 @@ func buyerNote(it itemState) string {
 func (s *Store) Claims(ctx context.Context, item string) (int64, error) {
 	n, err := call(ctx, s, address{items, item}, func(o *object, reply func(int64)) {
 		if it, open := load[itemState](o, itemKey); open {
-			o.record(ctx, trace.OpRead, itoa(it.Claims), buyerNote(it))
+			o.record(ctx, story.OpRead, itoa(it.Claims), buyerNote(it))
 			reply(it.Claims)
 		}
 	})

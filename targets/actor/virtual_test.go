@@ -12,7 +12,7 @@ import (
 
 	"github.com/racelab/racelab/targets/clock"
 	"github.com/racelab/racelab/targets/storetest"
-	"github.com/racelab/racelab/targets/trace"
+	"github.com/racelab/racelab/targets/story"
 )
 
 var epoch = time.Date(2026, 8, 14, 12, 0, 0, 0, time.UTC)
@@ -21,7 +21,7 @@ var epoch = time.Date(2026, 8, 14, 12, 0, 0, 0, time.UTC)
 type burstResult struct {
 	answers []int64
 	views   int64
-	steps   [][]trace.Step
+	steps   [][]story.Step
 	took    time.Duration // virtual time of the burst
 }
 
@@ -31,11 +31,11 @@ func virtualHits(t *testing.T, strategy string, n int) burstResult {
 	t.Helper()
 	v := clock.NewVirtual(epoch)
 	s := open(t, Config{Strategy: strategy, Clock: v})
-	r := burstResult{answers: make([]int64, n), steps: make([][]trace.Step, n)}
-	recs := make([]trace.Recorder, n)
+	r := burstResult{answers: make([]int64, n), steps: make([][]story.Step, n)}
+	recs := make([]story.Recorder, n)
 	errs := make([]error, n)
 	err := clock.Run(t.Context(), s.Clock(), n, func(ctx context.Context, i int) {
-		r.answers[i], errs[i] = s.Hit(trace.WithRecorder(ctx, &recs[i]), "post")
+		r.answers[i], errs[i] = s.Hit(story.WithRecorder(ctx, &recs[i]), "post")
 	})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
@@ -57,7 +57,7 @@ func virtualHits(t *testing.T, strategy string, n int) burstResult {
 }
 
 // ops lists the ops of steps, space-separated.
-func ops(steps []trace.Step) string {
+func ops(steps []story.Step) string {
 	var out []string
 	for _, s := range steps {
 		out = append(out, s.Op)
@@ -128,16 +128,16 @@ func TestVirtualHitBurstAwaitFetchLoses(t *testing.T) {
 }
 
 // virtualDownloads releases n downloads by one visitor together.
-func virtualDownloads(t *testing.T, strategy string, n int, limit int64) (granted int, count int64, steps [][]trace.Step) {
+func virtualDownloads(t *testing.T, strategy string, n int, limit int64) (granted int, count int64, steps [][]story.Step) {
 	t.Helper()
 	v := clock.NewVirtual(epoch)
 	s := open(t, Config{Strategy: strategy, Clock: v})
 	ok := make([]bool, n)
-	steps = make([][]trace.Step, n)
+	steps = make([][]story.Step, n)
 	err := clock.Run(t.Context(), v, n, func(ctx context.Context, i int) {
-		var r trace.Recorder
+		var r story.Recorder
 		var err error
-		ok[i], _, err = s.Consume(trace.WithRecorder(ctx, &r), "visitor", limit)
+		ok[i], _, err = s.Consume(story.WithRecorder(ctx, &r), "visitor", limit)
 		if err != nil {
 			t.Error(err)
 		}
@@ -196,9 +196,9 @@ func TestVirtualCheckoutBurst(t *testing.T) {
 		v := clock.NewVirtual(epoch)
 		s := open(t, Config{Strategy: tt.strategy, Clock: v})
 		won := make([]bool, 5)
-		recs := make([]trace.Recorder, 5)
+		recs := make([]story.Recorder, 5)
 		err := clock.Run(t.Context(), v, 5, func(ctx context.Context, i int) {
-			won[i], _ = s.Checkout(trace.WithRecorder(ctx, &recs[i]), "painting", fmt.Sprintf("buyer-%d", i+1))
+			won[i], _ = s.Checkout(story.WithRecorder(ctx, &recs[i]), "painting", fmt.Sprintf("buyer-%d", i+1))
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -247,8 +247,8 @@ func TestVirtualDayRollover(t *testing.T) {
 	if granted, count := consume(); !granted || count != 1 {
 		t.Errorf("first download after midnight: (%v, %d), want granted at 1", granted, count)
 	}
-	var r trace.Recorder
-	if _, err := s.Count(trace.WithRecorder(ctx, &r), "visitor"); err != nil {
+	var r story.Recorder
+	if _, err := s.Count(story.WithRecorder(ctx, &r), "visitor"); err != nil {
 		t.Fatal(err)
 	}
 	if steps := r.Steps(); len(steps) != 1 || steps[0].Note != "day 2026-03-02" {

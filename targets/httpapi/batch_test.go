@@ -10,14 +10,14 @@ import (
 
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets/httpapi"
-	"github.com/racelab/racelab/targets/httpapi/handler"
+	"github.com/racelab/racelab/targets/httpapi/server"
 	"github.com/racelab/racelab/targets/story"
 )
 
 // serveBug is serve with a teaching bug.
-func serveBug(t *testing.T, bug handler.Bug) string {
+func serveBug(t *testing.T, bug server.Bug) string {
 	t.Helper()
-	return serveHandler(t, handler.New(open(t, "actor").Store, handler.WithBug(bug)))
+	return serveHandler(t, server.New(open(t, "actor").Store, server.WithBug(bug)))
 }
 
 // hits counts n views of each key over c, one after another.
@@ -37,8 +37,8 @@ func hits(t *testing.T, c *httpapi.Client, keys []string, n int) {
 // With the double-decode bug, single reads stay right and the batch read
 // answers 0 for every key a second decoding changes.
 func TestViewsManyRoundTrips(t *testing.T) {
-	fixed := serveHandler(t, handler.New(open(t, "actor").Store))
-	buggy := serveBug(t, handler.BugDoubleDecode)
+	fixed := serveHandler(t, server.New(open(t, "actor").Store))
+	buggy := serveBug(t, server.BugDoubleDecode)
 	for _, chars := range []results.KeyChars{results.KeyASCII, results.KeyUnicode, results.KeyPercent} {
 		keys := []string{chars.Key("slug", "a"), chars.Key("slug", "b"), chars.Key("slug", "c")}
 		for _, tt := range []struct {
@@ -83,7 +83,7 @@ func TestViewsManyRoundTrips(t *testing.T) {
 // whose single read is elsewhere has none unless it maps get-many: either
 // way ViewsMany says story.ErrNoBatch, which skips the check.
 func TestViewsManyNotOffered(t *testing.T) {
-	inner := handler.New(open(t, "actor").Store)
+	inner := server.New(open(t, "actor").Store)
 	noBatch := serveHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/get" {
 			http.NotFound(w, r)
@@ -156,7 +156,7 @@ func TestParseGetMany(t *testing.T) {
 	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), `field "count" has no {slug}`) {
 		t.Errorf("field without {slug}: Validate = %v", err)
 	}
-	if _, err := handler.ParseBug("off-by-one"); err == nil || !strings.Contains(err.Error(), `bug "off-by-one"; want one of double-decode`) {
+	if _, err := server.ParseBug("off-by-one"); err == nil || !strings.Contains(err.Error(), `bug "off-by-one"; want one of double-decode`) {
 		t.Errorf("ParseBug(off-by-one) = %v", err)
 	}
 }

@@ -15,8 +15,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/racelab/racelab/targets/story"
 	"golang.org/x/net/http/httpguts"
+
+	"github.com/racelab/racelab/targets/story"
 )
 
 // Sync is how a Client releases a burst.

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/racelab/racelab/targets/httpapi"
-	"github.com/racelab/racelab/targets/httpapi/handler"
+	"github.com/racelab/racelab/targets/httpapi/server"
 )
 
 // fakeService is a test server speaking (or failing to speak) the
@@ -184,7 +184,7 @@ func TestMappedService(t *testing.T) {
 func TestBaseURLPathAndQuery(t *testing.T) {
 	var mu sync.Mutex
 	var seen []string
-	inner := handler.New(open(t, "actor").Store)
+	inner := server.New(open(t, "actor").Store)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		seen = append(seen, r.Method+" "+r.URL.RequestURI()+" "+r.Header.Get("X-Api-Key"))

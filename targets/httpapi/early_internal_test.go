@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/internal/peek"
-	"github.com/racelab/racelab/targets/httpapi/httpapitest"
+	"github.com/racelab/racelab/internal/testwait"
 	"github.com/racelab/racelab/targets/story"
 )
 
@@ -43,14 +43,14 @@ func TestPending(t *testing.T) {
 		t.Fatal("pending before anything was sent")
 	}
 	s.Write([]byte("x"))
-	httpapitest.Eventually(t, "the byte sent", func() bool { return peek.Pending(c) })
+	testwait.Eventually(t, "the byte sent", func() bool { return peek.Pending(c) })
 	buf := make([]byte, 1)
 	c.Read(buf)
 	if peek.Pending(c) {
 		t.Fatal("pending after the byte was read")
 	}
 	s.Close()
-	httpapitest.Eventually(t, "the peer's close", func() bool { return peek.Pending(c) })
+	testwait.Eventually(t, "the peer's close", func() bool { return peek.Pending(c) })
 }
 
 // releaseAll calls every staged function at once and returns the replies.
@@ -135,7 +135,7 @@ func TestEarlyLastByte(t *testing.T) {
 	c, fs := stageHits(t, hastyHTTP1(t), SyncLastByte, n)
 	defer c.Close()
 	for _, hc := range c.h1[:n] {
-		httpapitest.Eventually(t, "the hasty answers", hc.answered)
+		testwait.Eventually(t, "the hasty answers", hc.answered)
 	}
 	for i, r := range releaseAll(t, fs) {
 		if !r.Early {
@@ -167,7 +167,7 @@ func TestEarlyH2(t *testing.T) {
 	c, fs := stageHits(t, "http://"+ln.Addr().String(), SyncH2, 3)
 	defer c.Close()
 	hc := c.h2[0]
-	httpapitest.Eventually(t, "the hasty answers", func() bool {
+	testwait.Eventually(t, "the hasty answers", func() bool {
 		hc.mu.Lock()
 		defer hc.mu.Unlock()
 		return len(hc.streams) == 0 // every stream answered in full

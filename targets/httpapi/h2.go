@@ -17,12 +17,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/racelab/racelab/internal/gchold"
-	"github.com/racelab/racelab/targets/httpapi/guarded"
-	"github.com/racelab/racelab/targets/story"
-
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
+
+	"github.com/racelab/racelab/internal/gchold"
+	"github.com/racelab/racelab/targets/story"
 )
 
 // Flow-control settings of racelab's side of an HTTP/2 connection. Answers
@@ -378,12 +377,17 @@ func (hc *h2Conn) usable() bool {
 	return hc.err == nil
 }
 
+// DefaultMaxStreams is how many HTTP/2 streams a connection is taken to
+// allow before the server's SETTINGS frame says: as many as racelab serve
+// allows (server.DefaultMaxStreams).
+const DefaultMaxStreams = 250
+
 // limit is the most streams the server lets the connection have open.
 func (hc *h2Conn) limit() int {
 	hc.mu.Lock()
 	defer hc.mu.Unlock()
 	if hc.maxStreams == 0 {
-		return guarded.DefaultMaxStreams
+		return DefaultMaxStreams
 	}
 	return int(hc.maxStreams)
 }
@@ -592,7 +596,7 @@ func (c *Client) h2ConnsFor(ctx context.Context, n, widest int) ([]*h2Conn, int,
 			}
 		}
 		c.h2 = live
-		limit := guarded.DefaultMaxStreams
+		limit := DefaultMaxStreams
 		if len(live) > 0 {
 			limit = live[0].limit()
 		}

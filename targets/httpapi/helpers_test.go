@@ -19,8 +19,8 @@ import (
 	"github.com/racelab/racelab/scenarios/scenariostest"
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/httpapi"
-	"github.com/racelab/racelab/targets/httpapi/handler"
 	"github.com/racelab/racelab/targets/httpapi/httpapitest"
+	"github.com/racelab/racelab/targets/httpapi/server"
 )
 
 // TestMain fails the package if any test leaves a goroutine behind: every
@@ -46,9 +46,9 @@ func open(t *testing.T, spec string) *targets.Target {
 // serve runs the contract over store on a free loopback port with
 // handler.Server (HTTP/1.1 and h2c) and returns its base URL; the server is
 // stopped, and waited for, at cleanup.
-func serve(t *testing.T, store any) (string, *handler.Handler) {
+func serve(t *testing.T, store any) (string, *server.Handler) {
 	t.Helper()
-	h := handler.New(store, handler.WithStoreName("test"))
+	h := server.New(store, server.WithStoreName("test"))
 	return httpapitest.Serve(t, h), h
 }
 
@@ -59,7 +59,7 @@ func serveHandler(t *testing.T, h http.Handler) string { return httpapitest.Serv
 // returns its base URL and a TLS config that trusts it.
 func serveTLS(t *testing.T, store any) (string, *tls.Config) {
 	t.Helper()
-	srv := httptest.NewUnstartedServer(handler.New(store))
+	srv := httptest.NewUnstartedServer(server.New(store))
 	srv.EnableHTTP2 = true
 	srv.StartTLS()
 	t.Cleanup(srv.Close)

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/racelab/racelab/targets/httpapi/httpapitest"
+	"github.com/racelab/racelab/internal/testwait"
 )
 
 // TestArriveThen: callers that wait for their own answers are held until
@@ -64,7 +64,7 @@ func TestArriveThen(t *testing.T) {
 				errs <- err
 			}()
 		}
-		httpapitest.Eventually(t, "the first two callers", func() bool { return l.waiting.Load() == 1 })
+		testwait.Eventually(t, "the first two callers", func() bool { return l.waiting.Load() == 1 })
 		cancel()
 		sent, err := l.arriveThen(ctx, never) // the last caller, interrupted
 		if sent || !errors.Is(err, context.Canceled) {

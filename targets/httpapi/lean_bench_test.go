@@ -6,8 +6,8 @@ import (
 
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/httpapi"
-	"github.com/racelab/racelab/targets/httpapi/handler"
 	"github.com/racelab/racelab/targets/httpapi/httpapitest"
+	"github.com/racelab/racelab/targets/httpapi/server"
 )
 
 // BenchmarkWholeRequest: one read a loop over a pooled keep-alive
@@ -22,7 +22,7 @@ func BenchmarkWholeRequest(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer tg.Close()
-	base := httpapitest.Serve(b, handler.New(tg.Store))
+	base := httpapitest.Serve(b, server.New(tg.Store))
 	c, err := httpapi.New(httpapi.MustParseURL(b, base), httpapi.Config{Sync: httpapi.SyncNone})
 	if err != nil {
 		b.Fatal(err)

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/racelab/racelab/targets/httpapi"
-	"github.com/racelab/racelab/targets/httpapi/handler"
+	"github.com/racelab/racelab/targets/httpapi/server"
 	"github.com/racelab/racelab/targets/story"
 )
 
@@ -216,7 +216,7 @@ func TestServeLimitQuery(t *testing.T) {
 func TestClientSendsTheLimit(t *testing.T) {
 	var mu sync.Mutex
 	var uris []string
-	h := handler.New(open(t, "actor").Store)
+	h := server.New(open(t, "actor").Store)
 	base := serveHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/" {
 			mu.Lock()
@@ -298,7 +298,7 @@ var seats = func() story.Table {
 // not know them, and a store without capped counts answers 501.
 func TestServeOwnOp(t *testing.T) {
 	table := seats
-	base := serveHandler(t, handler.New(open(t, "actor").Store, handler.WithOps(table)))
+	base := serveHandler(t, server.New(open(t, "actor").Store, server.WithOps(table)))
 	walk(t, base, []step{
 		{"POST", "/reserve/gala?seats=2", 200, map[string]any{"reserved": true, "count": 1.0}},
 		{"POST", "/reserve/gala?seats=2", 200, map[string]any{"reserved": true, "count": 2.0}},
@@ -312,11 +312,11 @@ func TestServeOwnOp(t *testing.T) {
 	if routes := fmt.Sprint(index["routes"]); !strings.Contains(routes, "POST /reserve/{show} GET /seats/{show} GET /stats") {
 		t.Errorf("index routes %s, want the op's before /stats", routes)
 	}
-	plain := serveHandler(t, handler.New(open(t, "actor").Store))
+	plain := serveHandler(t, server.New(open(t, "actor").Store))
 	if status, _, _ := call(t, "POST", plain+"/reserve/gala", nil); status != http.StatusNotFound {
 		t.Errorf("a handler without the row answered %d, want 404", status)
 	}
-	noCaps := serveHandler(t, handler.New(open(t, "sqlite").Store, handler.WithOps(table)))
+	noCaps := serveHandler(t, server.New(open(t, "sqlite").Store, server.WithOps(table)))
 	if status, _, got := call(t, "POST", noCaps+"/reserve/gala", nil); status != http.StatusNotImplemented || got["error"] != "the store keeps no capped counts" {
 		t.Errorf("sqlite answered %d %v, want 501 saying it keeps no capped counts", status, got)
 	}
@@ -329,7 +329,7 @@ func TestServeOwnOp(t *testing.T) {
 // programming error it is.
 func TestClientOwnOp(t *testing.T) {
 	table := seats
-	base := serveHandler(t, handler.New(open(t, "actor").Store, handler.WithOps(table)))
+	base := serveHandler(t, server.New(open(t, "actor").Store, server.WithOps(table)))
 	c := client(t, base, httpapi.Config{Ops: table})
 	ctx := context.Background()
 	for i, want := range []bool{true, true, true, false} {
@@ -367,5 +367,5 @@ func TestClientOwnOp(t *testing.T) {
 			t.Error("NewHandler with a clashing row did not panic")
 		}
 	}()
-	handler.New(open(t, "actor").Store, handler.WithOps(bad))
+	server.New(open(t, "actor").Store, server.WithOps(bad))
 }

@@ -3,7 +3,6 @@ package httpapi
 import (
 	"strconv"
 
-	"github.com/racelab/racelab/targets/httpapi/jsonpick"
 	"github.com/racelab/racelab/targets/story"
 )
 
@@ -34,19 +33,19 @@ func (c *Client) judgeQuick(call Call, key string, a answer) (reply story.Reply,
 	if r.Field == "" && r.Key == "" && r.OK == "" {
 		return reply, true
 	}
-	paths := [jsonpick.MaxPaths]string{r.OK, r.Key, r.Field, r.Window}
-	var got [jsonpick.MaxPaths]jsonpick.Value
-	if !jsonpick.Pick(a.body, &paths, &got) {
+	paths := [MaxPaths]string{r.OK, r.Key, r.Field, r.Window}
+	var got [MaxPaths]Value
+	if !Pick(a.body, &paths, &got) {
 		return reply, false
 	}
 	okV, keyV, fieldV, windowV := got[0], got[1], got[2], got[3]
 	if r.OK != "" {
-		isBool := okV.Kind == jsonpick.True || okV.Kind == jsonpick.False
-		if okV.Found && (!isBool || (okV.Kind == jsonpick.True) != reply.OK) || !okV.Found && reply.OK {
+		isBool := okV.Kind == True || okV.Kind == False
+		if okV.Found && (!isBool || (okV.Kind == True) != reply.OK) || !okV.Found && reply.OK {
 			return reply, false
 		}
 	}
-	if r.Key != "" && reply.OK && (!keyV.Found || keyV.Kind != jsonpick.String || string(keyV.Raw) != key) {
+	if r.Key != "" && reply.OK && (!keyV.Found || keyV.Kind != String || string(keyV.Raw) != key) {
 		return reply, false
 	}
 	if r.Field == "" {
@@ -68,8 +67,8 @@ func (c *Client) judgeQuick(call Call, key string, a answer) (reply story.Reply,
 }
 
 // wholeNumber is v as json.Number's Int64 reads it.
-func wholeNumber(v jsonpick.Value) (int64, bool) {
-	if !v.Found || v.Kind != jsonpick.Number {
+func wholeNumber(v Value) (int64, bool) {
+	if !v.Found || v.Kind != Number {
 		return 0, false
 	}
 	n, err := strconv.ParseInt(string(v.Raw), 10, 64)

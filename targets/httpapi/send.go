@@ -9,8 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/racelab/racelab/targets/story"
 	"golang.org/x/net/http/httpguts"
+
+	"github.com/racelab/racelab/targets/story"
 )
 
 // MaxWireBody bounds the body of a request of the caller's own (Send,

@@ -11,18 +11,17 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/internal/rawconn"
-	"github.com/racelab/racelab/targets/httpapi/guarded"
-	"github.com/racelab/racelab/targets/httpapi/handler"
 	"github.com/racelab/racelab/targets/httpapi/httpapitest"
+	"github.com/racelab/racelab/targets/httpapi/server"
 )
 
 // serveWith runs the contract over an actor store with srv's settings on a
 // free loopback port, stopped and waited for at cleanup, and returns the
 // address.
-func serveWith(t *testing.T, srv handler.Server) string {
+func serveWith(t *testing.T, srv server.Server) string {
 	t.Helper()
 	if srv.Handler == nil {
-		srv.Handler = handler.New(open(t, "actor").Store)
+		srv.Handler = server.New(open(t, "actor").Store)
 	}
 	return strings.TrimPrefix(httpapitest.ServeWith(t, srv), "http://")
 }
@@ -33,7 +32,7 @@ func serveWith(t *testing.T, srv handler.Server) string {
 // (DNS rebinding) nor under the server's (CSRF); curl and racelab, which
 // send no Origin, reach both.
 func TestGuard(t *testing.T) {
-	servers := map[bool]string{false: serveWith(t, handler.Server{}), true: serveWith(t, handler.Server{Public: true})}
+	servers := map[bool]string{false: serveWith(t, server.Server{}), true: serveWith(t, server.Server{Public: true})}
 	// self stands for the server's own address, in a Host or an Origin.
 	const self = "SELF"
 	tests := []struct {
@@ -117,7 +116,7 @@ func h2cClient(t *testing.T) *http.Client {
 // TestGuardRefusesNoHost: an HTTP/1.0 request may name no host at all;
 // it names no loopback either, so it is refused.
 func TestGuardRefusesNoHost(t *testing.T) {
-	addr := serveWith(t, handler.Server{})
+	addr := serveWith(t, server.Server{})
 	c := rawconn.Dial(t, addr, 5*time.Second)
 	status := c.RoundTrip(t, "POST /hit/k HTTP/1.0\r\n\r\n", 5*time.Second)
 	if status != http.StatusMisdirectedRequest {
@@ -131,7 +130,7 @@ func TestLoopbackHost(t *testing.T) {
 		"app.localhost": false, "localhost.example": false, "0.0.0.0": false, "::": false,
 		"10.0.0.1": false, "": false, "[::1]": false, "127.0.0.1:80": false,
 	} {
-		if got := guarded.LoopbackHost(host); got != want {
+		if got := server.LoopbackHost(host); got != want {
 			t.Errorf("LoopbackHost(%q) = %t, want %t", host, got, want)
 		}
 	}
@@ -151,7 +150,7 @@ func TestConnectionCap(t *testing.T) {
 	)
 	for _, tt := range []struct{ cap, extra int }{{1, 1}, {3, 2}, {8, 4}} {
 		logged := newFileLog(t)
-		addr := serveWith(t, handler.Server{MaxConns: tt.cap, ErrorLog: logged})
+		addr := serveWith(t, server.Server{MaxConns: tt.cap, ErrorLog: logged})
 		conns := make([]*rawconn.Conn, tt.cap+tt.extra)
 		for i := range conns {
 			conns[i] = rawconn.Dial(t, addr, 5*time.Second)
@@ -198,7 +197,7 @@ func TestTimeoutsFreeConnections(t *testing.T) {
 		{"nothing at all", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			addr := serveWith(t, handler.Server{MaxConns: 1, ReadHeaderTimeout: timeout, IdleTimeout: timeout})
+			addr := serveWith(t, server.Server{MaxConns: 1, ReadHeaderTimeout: timeout, IdleTimeout: timeout})
 			first := rawconn.Dial(t, addr, 5*time.Second)
 			if _, err := io.WriteString(first, tt.first); err != nil {
 				t.Fatal(err)
@@ -233,7 +232,7 @@ func TestServeRefusesNegativeCap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = handler.Server{MaxConns: -1}.Serve(context.Background(), ln)
+	err = server.Server{MaxConns: -1}.Serve(context.Background(), ln)
 	if err == nil || !strings.Contains(err.Error(), "want 1 or more") {
 		t.Errorf("Serve with MaxConns -1 = %v, want an error", err)
 	}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/httpapi"
-	"github.com/racelab/racelab/targets/httpapi/handler"
+	"github.com/racelab/racelab/targets/httpapi/server"
 	"github.com/racelab/racelab/targets/story"
 )
 
@@ -92,11 +92,11 @@ func TestErrors(t *testing.T) {
 		{"POST", "/original/", "", 400, "", "needs a key"},
 		{"GET", "/get", "", 400, "", "/get?slugs=a,b,c"},
 		{"GET", "/get?slugs=a,,b", "", 400, "", "slug 2 of slugs is empty"},
-		{"GET", "/get?slugs=" + strings.Repeat("k,", handler.MaxBatchKeys) + "k", "", 400, "", "at most 100"},
+		{"GET", "/get?slugs=" + strings.Repeat("k,", server.MaxBatchKeys) + "k", "", 400, "", "at most 100"},
 		{"POST", "/hit/%FF", "", 400, "", "not UTF-8"},
 		{"POST", "/hit/a%00b", "", 400, "", "control character"},
-		{"POST", "/hit/" + strings.Repeat("x", handler.MaxKeyBytes+1), "", 400, "", "over 1024 bytes"},
-		{"POST", "/hit/a", strings.Repeat("x", handler.DefaultMaxBody+1), 413, "", "request body over"},
+		{"POST", "/hit/" + strings.Repeat("x", server.MaxKeyBytes+1), "", 400, "", "over 1024 bytes"},
+		{"POST", "/hit/a", strings.Repeat("x", server.DefaultMaxBody+1), 413, "", "request body over"},
 	}
 	for _, tt := range tests {
 		status, header, got := call(t, tt.method, base+tt.path, strings.NewReader(tt.body))
@@ -212,7 +212,7 @@ func TestShutdownFinishesInFlight(t *testing.T) {
 	base := "http://" + ln.Addr().String()
 	ctx, stop := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- handler.Server{Handler: handler.New(store)}.Serve(ctx, ln) }()
+	go func() { served <- server.Server{Handler: server.New(store)}.Serve(ctx, ln) }()
 
 	var wg sync.WaitGroup
 	statuses := make([]int, inFlight)
@@ -325,7 +325,7 @@ func (l fileLog) String() string {
 // the log, one line per request.
 func TestStoreFailure(t *testing.T) {
 	logged := newFileLog(t)
-	base := serveHandler(t, handler.New(failingStore{}, handler.WithStoreName("redis"), handler.WithErrorLog(logged)))
+	base := serveHandler(t, server.New(failingStore{}, server.WithStoreName("redis"), server.WithErrorLog(logged)))
 	routes := []struct{ method, path string }{
 		{"POST", "/hit/" + secretKey},
 		{"GET", "/get/" + secretKey},
@@ -370,11 +370,11 @@ func ExampleHandler() {
 	// racelab serve is this handler over an opened store, on a Server.
 	tg, _ := targets.Open(context.Background(), "actor")
 	defer tg.Close()
-	h := handler.New(tg.Store, handler.WithStoreName(tg.Name()))
+	h := server.New(tg.Store, server.WithStoreName(tg.Name()))
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan error)
-	go func() { done <- handler.Server{Handler: h}.Serve(ctx, ln) }()
+	go func() { done <- server.Server{Handler: h}.Serve(ctx, ln) }()
 
 	resp, _ := http.Post("http://"+ln.Addr().String()+"/hit/hello", "", nil)
 	var b strings.Builder
@@ -404,7 +404,7 @@ func TestKVKeyPastItsLimit(t *testing.T) {
 	}{
 		{"/hit/", fits, 200},
 		{"/hit/", fits + 1, 400},
-		{"/hit/", handler.MaxKeyBytes, 400},
+		{"/hit/", server.MaxKeyBytes, 400},
 		{"/download/", 512 - len("quota:") + 1, 400},
 		{"/limit/", 507, 400},
 	} {

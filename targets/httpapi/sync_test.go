@@ -13,7 +13,7 @@ import (
 
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets/httpapi"
-	"github.com/racelab/racelab/targets/httpapi/handler"
+	"github.com/racelab/racelab/targets/httpapi/server"
 	"github.com/racelab/racelab/targets/story"
 )
 
@@ -146,7 +146,7 @@ func TestAutoPicksTheTightestSync(t *testing.T) {
 	store := open(t, "actor").Store
 	h2c, _ := serve(t, store)
 	tlsBase, tlsCfg := serveTLS(t, store)
-	h1only := httptestH1(t, handler.New(store))
+	h1only := httptestH1(t, server.New(store))
 	tests := []struct {
 		base string
 		tls  *tls.Config
@@ -169,7 +169,7 @@ func TestAutoPicksTheTightestSync(t *testing.T) {
 
 // TestForcedH2AgainstHTTP1 fails clearly when the server has no HTTP/2.
 func TestForcedH2AgainstHTTP1(t *testing.T) {
-	base := httptestH1(t, handler.New(open(t, "actor").Store))
+	base := httptestH1(t, server.New(open(t, "actor").Store))
 	c := client(t, base, httpapi.Config{Sync: httpapi.SyncH2})
 	err := c.Prepare(context.Background(), 2)
 	if err == nil || !strings.Contains(err.Error(), "does not speak HTTP/2") {

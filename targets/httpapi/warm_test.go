@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/targets/httpapi"
-	"github.com/racelab/racelab/targets/httpapi/handler"
+	"github.com/racelab/racelab/targets/httpapi/server"
 	"github.com/racelab/racelab/targets/storetest"
 )
 
@@ -17,7 +17,7 @@ import (
 // of the base URL (the client's warm-up request) wait for delay first.
 func slowWarmUp(t *testing.T, delay time.Duration) string {
 	t.Helper()
-	contract := handler.New(open(t, "actor").Store)
+	contract := server.New(open(t, "actor").Store)
 	return serveHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet && r.URL.Path == "/" {
 			select {

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/racelab/racelab/targets/trace"
+	"github.com/racelab/racelab/targets/story"
 )
 
 // Key prefixes keep the three stories apart when they share a namespace.
@@ -84,7 +84,7 @@ func (a *App) Consume(ctx context.Context, visitor string, limit int64) (granted
 		return false, 0, fmt.Errorf("consume %q: %w", visitor, err)
 	}
 	if q.N >= limit {
-		trace.Add(ctx, trace.Step{At: a.ns.Now(), Op: trace.OpRefuse, Key: key, Value: strconv.FormatInt(q.N, 10),
+		story.Add(ctx, story.Step{At: a.ns.Now(), Op: story.OpRefuse, Key: key, Value: strconv.FormatInt(q.N, 10),
 			Note: fmt.Sprintf("limit of %d reached", limit)})
 		return false, q.N, nil
 	}
@@ -118,7 +118,7 @@ func (a *App) Checkout(ctx context.Context, item, buyer string) (bool, error) {
 		return false, fmt.Errorf("checkout %q: read: %w", item, err)
 	}
 	if sold {
-		trace.Add(ctx, trace.Step{At: a.ns.Now(), Op: trace.OpRefuse, Key: key, Value: owner, Note: "already sold"})
+		story.Add(ctx, story.Step{At: a.ns.Now(), Op: story.OpRefuse, Key: key, Value: owner, Note: "already sold"})
 		return false, nil
 	}
 	if err := a.ns.Put(ctx, loc, key, buyer); err != nil {

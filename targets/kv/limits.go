@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/racelab/racelab/targets/internal/plan"
 	"github.com/racelab/racelab/targets/story"
-	"github.com/racelab/racelab/targets/trace"
 )
 
 // Key prefixes of the stories added after the first three.
@@ -43,7 +41,7 @@ func (a *App) Admit(ctx context.Context, caller string, w story.Window) (story.A
 	}
 	count := number(v)
 	if count >= w.Limit {
-		trace.Add(ctx, trace.Step{At: a.ns.Now(), Op: trace.OpRefuse, Key: key, Value: strconv.FormatInt(count, 10),
+		story.Add(ctx, story.Step{At: a.ns.Now(), Op: story.OpRefuse, Key: key, Value: strconv.FormatInt(count, 10),
 			Note: fmt.Sprintf("limit of %d reached", w.Limit)})
 		return story.Admission{Count: count, Window: n}, nil
 	}
@@ -73,13 +71,13 @@ func (a *App) Records(ctx context.Context, caller string, _ story.Window) (int64
 
 // Subscribe writes subscriber's plan as paid, from the webhook's location.
 func (a *App) Subscribe(ctx context.Context, subscriber string) error {
-	return a.setPlan(ctx, subscriber, plan.Paid)
+	return a.setPlan(ctx, subscriber, story.Paid)
 }
 
 // Cancel writes subscriber's plan as cancelled. Locations that read the
 // plan recently go on answering "paid" until their cached copy expires.
 func (a *App) Cancel(ctx context.Context, subscriber string) error {
-	return a.setPlan(ctx, subscriber, plan.Cancelled)
+	return a.setPlan(ctx, subscriber, story.Cancelled)
 }
 
 func (a *App) setPlan(ctx context.Context, subscriber, state string) error {
@@ -113,10 +111,10 @@ func (a *App) PaidAt(ctx context.Context, loc Location, subscriber string) (bool
 	if err != nil {
 		return false, fmt.Errorf("plan of %q: read: %w", subscriber, err)
 	}
-	if v != plan.Paid {
-		trace.Add(ctx, trace.Step{At: a.ns.Now(), Op: trace.OpRefuse, Key: planPrefix + subscriber, Value: v, Note: "no paid plan"})
+	if v != story.Paid {
+		story.Add(ctx, story.Step{At: a.ns.Now(), Op: story.OpRefuse, Key: planPrefix + subscriber, Value: v, Note: "no paid plan"})
 	}
-	return v == plan.Paid, nil
+	return v == story.Paid, nil
 }
 
 // Download grants an original when the plan reads paid and the daily
@@ -153,7 +151,7 @@ func (a *App) CheckoutOf(ctx context.Context, item, buyer string, stock int64) (
 	}
 	claims := number(v)
 	if claims >= stock {
-		trace.Add(ctx, trace.Step{At: a.ns.Now(), Op: trace.OpRefuse, Key: key, Value: v, Note: "sold out"})
+		story.Add(ctx, story.Step{At: a.ns.Now(), Op: story.OpRefuse, Key: key, Value: v, Note: "sold out"})
 		return false, nil
 	}
 	if err := a.ns.Put(ctx, loc, key, strconv.FormatInt(claims+1, 10)); err != nil {

@@ -10,9 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/racelab/racelab/targets/clock"
-	"github.com/racelab/racelab/targets/trace"
 	"go.uber.org/goleak"
+
+	"github.com/racelab/racelab/targets/clock"
+	"github.com/racelab/racelab/targets/story"
 )
 
 func TestMain(m *testing.M) {
@@ -23,7 +24,7 @@ func TestMain(m *testing.M) {
 // request was told, what it did to the store, and what the store settled on.
 type trial struct {
 	answers []string
-	steps   [][]trace.Step
+	steps   [][]story.Step
 	counted int64
 	stats   Stats
 	took    time.Duration // virtual time of the burst
@@ -31,7 +32,7 @@ type trial struct {
 
 // virtualBurst runs n requests of one story at once on a fresh namespace
 // with the default platform behaviour, a virtual clock and seed.
-func virtualBurst(t testing.TB, seed int64, n int, story string) trial {
+func virtualBurst(t testing.TB, seed int64, n int, kind string) trial {
 	t.Helper()
 	v := clock.NewVirtual(epoch)
 	cfg := DefaultConfig()
@@ -42,13 +43,13 @@ func virtualBurst(t testing.TB, seed int64, n int, story string) trial {
 		t.Fatal(err)
 	}
 	app := NewApp(ns)
-	tr := trial{answers: make([]string, n), steps: make([][]trace.Step, n)}
-	recs := make([]trace.Recorder, n)
+	tr := trial{answers: make([]string, n), steps: make([][]story.Step, n)}
+	recs := make([]story.Recorder, n)
 	err = clock.Run(context.Background(), v, n, func(ctx context.Context, i int) {
-		ctx = trace.WithRecorder(ctx, &recs[i])
+		ctx = story.WithRecorder(ctx, &recs[i])
 		var answer any
 		var err error
-		switch story {
+		switch kind {
 		case "hit":
 			answer, err = app.Hit(ctx, "post")
 		case "consume":
@@ -69,7 +70,7 @@ func virtualBurst(t testing.TB, seed int64, n int, story string) trial {
 		tr.steps[i] = recs[i].Steps()
 	}
 	ctx := context.Background()
-	switch story {
+	switch kind {
 	case "hit":
 		tr.counted, err = app.Views(ctx, "post")
 	case "consume":
@@ -87,12 +88,12 @@ func virtualBurst(t testing.TB, seed int64, n int, story string) trial {
 // On a virtual clock the seed decides everything: the same seed gives the
 // same answers, the same count and the same steps at the same instants.
 func TestVirtualBurstIsDeterministic(t *testing.T) {
-	for _, story := range []string{"hit", "consume", "checkout"} {
+	for _, kind := range []string{"hit", "consume", "checkout"} {
 		for seed := range int64(6) {
-			first := virtualBurst(t, seed, 12, story)
-			again := virtualBurst(t, seed, 12, story)
+			first := virtualBurst(t, seed, 12, kind)
+			again := virtualBurst(t, seed, 12, kind)
 			if !reflect.DeepEqual(first, again) {
-				t.Errorf("%s, seed %d: two runs differ:\n%+v\n%+v", story, seed, first, again)
+				t.Errorf("%s, seed %d: two runs differ:\n%+v\n%+v", kind, seed, first, again)
 			}
 		}
 	}
@@ -147,7 +148,7 @@ func TestVirtualTenHits(t *testing.T) {
 		t.Errorf("burst took %v of virtual time, want (0, %v]", first.took, max)
 	}
 	for i, steps := range first.steps {
-		t.Logf("request %d → %s\n%s", i, first.answers[i], trace.Format(epoch, steps))
+		t.Logf("request %d → %s\n%s", i, first.answers[i], story.Format(epoch, steps))
 	}
 }
 
@@ -175,9 +176,9 @@ func TestVirtualStoriesBreak(t *testing.T) {
 }
 
 // recorded runs do with a recorder in its context and returns its steps.
-func recorded(do func(ctx context.Context)) []trace.Step {
-	var r trace.Recorder
-	do(trace.WithRecorder(context.Background(), &r))
+func recorded(do func(ctx context.Context)) []story.Step {
+	var r story.Recorder
+	do(story.WithRecorder(context.Background(), &r))
 	return r.Steps()
 }
 
@@ -239,7 +240,7 @@ func TestTraceSteps(t *testing.T) {
 		c.Advance(time.Second)
 	}
 	steps := recorded(func(ctx context.Context) { _, _, _ = app0.Consume(ctx, "v", 5) })
-	if last := steps[len(steps)-1]; last.Op != trace.OpRefuse || last.Value != "5" || last.Note != "limit of 5 reached" {
+	if last := steps[len(steps)-1]; last.Op != story.OpRefuse || last.Value != "5" || last.Note != "limit of 5 reached" {
 		t.Errorf("refused download recorded %v", last)
 	}
 }
@@ -258,10 +259,10 @@ func BenchmarkVirtualBurst(b *testing.B) {
 					b.Fatal(err)
 				}
 				app := NewApp(ns)
-				var recs [10]trace.Recorder
+				var recs [10]story.Recorder
 				err = clock.Run(context.Background(), v, 10, func(ctx context.Context, i int) {
 					if traced {
-						ctx = trace.WithRecorder(ctx, &recs[i])
+						ctx = story.WithRecorder(ctx, &recs[i])
 					}
 					if _, err := app.Hit(ctx, "post"); err != nil {
 						b.Error(err)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/racelab/racelab/targets/internal/plan"
+	"github.com/racelab/racelab/targets/story"
 )
 
 // A subscriber's row in racelab_plans holds the plan, plan.Paid or
@@ -16,7 +16,7 @@ import (
 
 // Subscribe starts subscriber's paid plan, keeping the day's count.
 func (s *Store) Subscribe(ctx context.Context, subscriber string) error {
-	return s.setPlan(ctx, subscriber, plan.Paid)
+	return s.setPlan(ctx, subscriber, story.Paid)
 }
 
 // Cancel ends subscriber's plan in the store. The naive strategy's cache
@@ -24,7 +24,7 @@ func (s *Store) Subscribe(ctx context.Context, subscriber string) error {
 // reaches another server, so a read cached here goes on saying "paid"
 // until it expires.
 func (s *Store) Cancel(ctx context.Context, subscriber string) error {
-	return s.setPlan(ctx, subscriber, plan.Cancelled)
+	return s.setPlan(ctx, subscriber, story.Cancelled)
 }
 
 func (s *Store) setPlan(ctx context.Context, subscriber, state string) error {
@@ -46,7 +46,7 @@ func (s *Store) Paid(ctx context.Context, subscriber string) (bool, error) {
 		if errors.Is(err, pgx.ErrNoRows) {
 			return false, nil
 		}
-		return state == plan.Paid, err
+		return state == story.Paid, err
 	})
 	if err != nil {
 		return false, fmt.Errorf("plan %q: %w", subscriber, err)
@@ -104,7 +104,7 @@ func (s *Store) download(ctx context.Context, subscriber string, limit int64) (g
 		}
 		// The naive strategy read the plan through its cache already; the
 		// others decide on the plan they read with the count.
-		if s.base.Config.Strategy != StrategyNaive && state != plan.Paid {
+		if s.base.Config.Strategy != StrategyNaive && state != story.Paid {
 			return nil
 		}
 		if rowDay != day {

@@ -12,7 +12,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/racelab/racelab/targets/clock"
-	"github.com/racelab/racelab/targets/internal/retry"
 	"github.com/racelab/racelab/targets/internal/server"
 )
 
@@ -56,7 +55,7 @@ var ErrUnreachable = errors.New("postgres unreachable")
 // ErrTooManyRetries is wrapped by the error a serializable-strategy request
 // returns when PostgreSQL refused to commit every one of its attempts. It is
 // retry.ErrTooManyRetries, which redis.ErrTooManyRetries is too.
-var ErrTooManyRetries = retry.ErrTooManyRetries
+var ErrTooManyRetries = server.ErrTooManyRetries
 
 // Config says which PostgreSQL server to use and how.
 type Config = server.Config

@@ -7,7 +7,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
-	"github.com/racelab/racelab/targets/internal/plan"
+	"github.com/racelab/racelab/targets/story"
 )
 
 // downloadScript grants an original when the plan is paid and the day's
@@ -23,7 +23,7 @@ local key = KEYS[2]` + takeOneLua)
 
 // Subscribe starts subscriber's paid plan.
 func (s *Store) Subscribe(ctx context.Context, subscriber string) error {
-	return s.setPlan(ctx, subscriber, plan.Paid)
+	return s.setPlan(ctx, subscriber, story.Paid)
 }
 
 // Cancel ends subscriber's plan in the store. The naive strategy's cache
@@ -31,7 +31,7 @@ func (s *Store) Subscribe(ctx context.Context, subscriber string) error {
 // reaches another server, so a read cached here goes on saying "paid"
 // until it expires.
 func (s *Store) Cancel(ctx context.Context, subscriber string) error {
-	return s.setPlan(ctx, subscriber, plan.Cancelled)
+	return s.setPlan(ctx, subscriber, story.Cancelled)
 }
 
 func (s *Store) setPlan(ctx context.Context, subscriber, state string) error {
@@ -60,7 +60,7 @@ func readPlan(ctx context.Context, r goredis.Cmdable, key string) (bool, error) 
 	if errors.Is(err, goredis.Nil) {
 		return false, nil
 	}
-	return v == plan.Paid, err
+	return v == story.Paid, err
 }
 
 // Download grants an original when the plan is paid and the day's count

@@ -12,7 +12,6 @@ import (
 	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/racelab/racelab/targets/clock"
-	"github.com/racelab/racelab/targets/internal/retry"
 	"github.com/racelab/racelab/targets/internal/server"
 )
 
@@ -58,7 +57,7 @@ var ErrUnreachable = errors.New("redis unreachable")
 // ErrTooManyRetries is wrapped by the error a watch-strategy request returns
 // when every one of its attempts met a concurrent change. It is
 // retry.ErrTooManyRetries, which postgres.ErrTooManyRetries is too.
-var ErrTooManyRetries = retry.ErrTooManyRetries
+var ErrTooManyRetries = server.ErrTooManyRetries
 
 // Config says which Redis server to use and how.
 type Config = server.Config

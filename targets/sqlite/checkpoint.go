@@ -5,7 +5,7 @@ import (
 	"database/sql"
 	"time"
 
-	"github.com/racelab/racelab/internal/tick"
+	"github.com/racelab/racelab/targets/clock"
 )
 
 // DefaultCheckpointEvery is how often a store copies its write-ahead log into
@@ -29,7 +29,7 @@ const walLimit = 4 << 20
 func checkpointer(db *sql.DB, every time.Duration, stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
 	defer db.Close()
-	tick.Every(every, stop, func() {
+	clock.Every(every, stop, func() {
 		// A busy answer is no failure: the log is checkpointed as far as
 		// it can be, and the next tick tries again.
 		ctx, cancel := context.WithTimeout(context.Background(), every)

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/racelab/racelab/targets/internal/plan"
+	"github.com/racelab/racelab/targets/story"
 )
 
 // The subscription story's statements. A subscriber's row holds the plan
@@ -34,7 +34,7 @@ const (
 
 // Subscribe starts subscriber's paid plan.
 func (s *Store) Subscribe(ctx context.Context, subscriber string) error {
-	return s.setPlan(ctx, subscriber, plan.Paid)
+	return s.setPlan(ctx, subscriber, story.Paid)
 }
 
 // Cancel ends subscriber's plan in the database. The naive strategy's
@@ -42,7 +42,7 @@ func (s *Store) Subscribe(ctx context.Context, subscriber string) error {
 // which reaches another server, so a read cached here goes on saying
 // "paid" until it expires.
 func (s *Store) Cancel(ctx context.Context, subscriber string) error {
-	return s.setPlan(ctx, subscriber, plan.Cancelled)
+	return s.setPlan(ctx, subscriber, story.Cancelled)
 }
 
 func (s *Store) setPlan(ctx context.Context, subscriber, state string) error {
@@ -61,7 +61,7 @@ func (s *Store) Paid(ctx context.Context, subscriber string) (bool, error) {
 		if errors.Is(err, sql.ErrNoRows) {
 			return false, nil
 		}
-		return state == plan.Paid, err
+		return state == story.Paid, err
 	})
 	if err != nil {
 		return false, s.fail(fmt.Sprintf("plan of %q", subscriber), err)

@@ -15,7 +15,7 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
 	"github.com/racelab/racelab/targets/clock"
-	"github.com/racelab/racelab/targets/internal/plancache"
+	"github.com/racelab/racelab/targets/internal/server"
 	"github.com/racelab/racelab/targets/story"
 )
 
@@ -93,8 +93,8 @@ type Store struct {
 	think time.Duration
 	now   func() time.Time
 	clock clock.Clock
-	plans *plancache.Cache // the naive strategy's plan reads; nil on the atomic one
-	dir   string           // the temporary folder to remove on Close, if any
+	plans *server.Cache // the naive strategy's plan reads; nil on the atomic one
+	dir   string        // the temporary folder to remove on Close, if any
 
 	mu       sync.Mutex
 	poolSize int // the largest n Prepare was asked for
@@ -153,7 +153,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		if ttl == 0 {
 			ttl = story.PlanCacheTTL
 		}
-		s.plans = plancache.New(ttl, s.clock)
+		s.plans = server.New(ttl, s.clock)
 	default:
 		return nil, fmt.Errorf("open sqlite: unknown strategy %q (want %q or %q)", cfg.Strategy, StrategyAtomic, StrategyNaive)
 	}

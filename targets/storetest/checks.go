@@ -3,10 +3,11 @@ package storetest
 import (
 	"context"
 	"fmt"
-	stories "github.com/racelab/racelab/targets/story"
 	"slices"
 	"testing"
 	"time"
+
+	stories "github.com/racelab/racelab/targets/story"
 )
 
 // QuotaLimit is the quota story's five downloads a day.

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/targets/clock"
-	"github.com/racelab/racelab/targets/internal/retry"
 	"github.com/racelab/racelab/targets/internal/server"
 	stories "github.com/racelab/racelab/targets/story"
 )
@@ -224,8 +223,8 @@ func (k Kit[S]) GivesUpAfterMaxAttempts(t *testing.T) {
 	s, slug := k.contended(t, attempts)
 	ctx := t.Context()
 	_, err := s.Hit(ctx, slug)
-	if !errors.Is(err, retry.ErrTooManyRetries) {
-		t.Fatalf("got error %v, want %v", err, retry.ErrTooManyRetries)
+	if !errors.Is(err, server.ErrTooManyRetries) {
+		t.Fatalf("got error %v, want %v", err, server.ErrTooManyRetries)
 	}
 	if got, want := s.Retries(), int64(attempts-1); got != want {
 		t.Errorf("retries: got %d, want %d", got, want)
@@ -255,7 +254,7 @@ func (k Kit[S]) RetriesUntilDeadline(t *testing.T) {
 	// would outlast it (retry.ErrTooManyRetries), or in a command the deadline
 	// cut short (whatever the driver says then, and maybe a moment
 	// before ctx's own timer has fired).
-	if end, _ := ctx.Deadline(); !errors.Is(err, retry.ErrTooManyRetries) && (err == nil || time.Now().Before(end)) {
+	if end, _ := ctx.Deadline(); !errors.Is(err, server.ErrTooManyRetries) && (err == nil || time.Now().Before(end)) {
 		t.Fatalf("got error %v, want the request ended by its deadline", err)
 	}
 	if retries := s.Retries(); retries < 5 {

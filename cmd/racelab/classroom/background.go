@@ -14,7 +14,7 @@ import (
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/pace"
 	"github.com/racelab/racelab/targets"
-	"github.com/racelab/racelab/targets/httpapi/guarded"
+	"github.com/racelab/racelab/targets/httpapi/server"
 )
 
 // DefaultMaxBackground is the highest rate the page's background load
@@ -129,15 +129,15 @@ func (r *Room) switchBackground(w http.ResponseWriter, req *http.Request) {
 	dec := json.NewDecoder(http.MaxBytesReader(w, req.Body, maxBurstReq))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&br); err != nil {
-		guarded.WriteError(w, http.StatusBadRequest, `want {"on":true,"rate":"200/s"} or {"on":false}: `+err.Error())
+		server.WriteError(w, http.StatusBadRequest, `want {"on":true,"rate":"200/s"} or {"on":false}: `+err.Error())
 		return
 	}
 	view, code, err := r.load.set(br)
 	if err != nil {
-		guarded.WriteError(w, code, err.Error())
+		server.WriteError(w, code, err.Error())
 		return
 	}
-	guarded.WriteJSON(w, http.StatusOK, view)
+	server.WriteJSON(w, http.StatusOK, view)
 }
 
 // set turns the switch as br asks, and says what it came to; an error is

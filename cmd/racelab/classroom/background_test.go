@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/racelab/racelab/internal/testwait"
 	"github.com/racelab/racelab/targets"
-	"github.com/racelab/racelab/targets/httpapi/handler"
-	"github.com/racelab/racelab/targets/httpapi/httpapitest"
+	"github.com/racelab/racelab/targets/httpapi/server"
 )
 
 // loadGoroutines counts the goroutines of a background load: the
@@ -85,7 +85,7 @@ func TestBackgroundSwitch(t *testing.T) {
 		t.Fatalf("switch on = %d %+v %s; want on at 40/s on both stores", status, view, body)
 	}
 	until(t, next, "the switch on", func(s snapshot) bool { return s.Background.On && s.Background.Rate == "40/s" })
-	httpapitest.Eventually(t, "the load between bursts under way", func() bool { return loadGoroutines() > 0 })
+	testwait.Eventually(t, "the load between bursts under way", func() bool { return loadGoroutines() > 0 })
 
 	naive, fixed = burstTwo(t, base, `{"story":"ten-hits-one-view","requests":10}`)
 	if fixed.Verdict != "✓ held" || fixed.Counted != 10 || naive.Verdict == "" || naive.Verdict == "could not run" {
@@ -139,7 +139,7 @@ func TestBackgroundStopsWhenThePageLeaves(t *testing.T) {
 	if status, view, body := switchLoad(t, base, `{"on":true,"rate":"20/s"}`); status != 200 || !view.On {
 		t.Fatalf("switch on = %d %s; want on", status, body)
 	}
-	httpapitest.Eventually(t, "the load under way", func() bool { return loadGoroutines() > 0 })
+	testwait.Eventually(t, "the load under way", func() bool { return loadGoroutines() > 0 })
 	leaveFirst()
 	// One page is still open: the load goes on.
 	until(t, second, "the switch still on", func(s snapshot) bool { return s.Background.On })
@@ -147,12 +147,12 @@ func TestBackgroundStopsWhenThePageLeaves(t *testing.T) {
 		t.Errorf("the load stopped with a page still open")
 	}
 	leaveSecond()
-	httpapitest.Eventually(t, "the switch off once the last page left", func() bool {
+	testwait.Eventually(t, "the switch off once the last page left", func() bool {
 		r.load.mu.Lock()
 		defer r.load.mu.Unlock()
 		return r.load.plan.Rate == 0 && r.load.why == offLeft
 	})
-	httpapitest.Eventually(t, "the load's goroutines gone", func() bool { return loadGoroutines() == 0 })
+	testwait.Eventually(t, "the load's goroutines gone", func() bool { return loadGoroutines() == 0 })
 	third := stream(t, base)
 	if s := third(); s.Background.On || s.Background.Why != offLeft {
 		t.Errorf("a page opened after: switch %+v; want off, saying the page was left", s.Background)
@@ -197,8 +197,8 @@ func TestBackgroundRefusals(t *testing.T) {
 	}
 	t.Cleanup(func() { virtual.Close() })
 	real := open(t, "sqlite")
-	vbase, _ := room(t, Config{Stores: []Store{{Name: "naive", Target: virtual, Contract: handler.New(virtual.Store)},
-		{Name: "fixed", Target: real, Contract: handler.New(real.Store)}}})
+	vbase, _ := room(t, Config{Stores: []Store{{Name: "naive", Target: virtual, Contract: server.New(virtual.Store)},
+		{Name: "fixed", Target: real, Contract: server.New(real.Store)}}})
 	vnext := stream(t, vbase)
 	vnext()
 	const why = "background load on naive: it runs in virtual time, which has no rate; run it on the real clock"

@@ -16,7 +16,7 @@ import (
 
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/results"
-	"github.com/racelab/racelab/targets/httpapi/guarded"
+	"github.com/racelab/racelab/targets/httpapi/server"
 	"github.com/racelab/racelab/targets/story"
 )
 
@@ -672,7 +672,7 @@ func (b *board) setBackground(v backgroundView) {
 // (guarded.Stream): one more is answered 503, and a stream never takes a
 // connection a store's request needs.
 func (r *Room) events(w http.ResponseWriter, req *http.Request) {
-	done, ok := guarded.Stream(w, req)
+	done, ok := server.Stream(w, req)
 	if !ok {
 		return
 	}

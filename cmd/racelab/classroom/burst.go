@@ -13,7 +13,7 @@ import (
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
-	"github.com/racelab/racelab/targets/httpapi/guarded"
+	"github.com/racelab/racelab/targets/httpapi/server"
 )
 
 // burstView is a burst fired from the page as the page draws it.
@@ -68,27 +68,27 @@ func (r *Room) fire(w http.ResponseWriter, req *http.Request) {
 	dec := json.NewDecoder(http.MaxBytesReader(w, req.Body, maxBurstReq))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&br); err != nil {
-		guarded.WriteError(w, http.StatusBadRequest, `want {"story":"ten-hits-one-view","requests":10}: `+err.Error())
+		server.WriteError(w, http.StatusBadRequest, `want {"story":"ten-hits-one-view","requests":10}: `+err.Error())
 		return
 	}
 	p := r.story(br.Story)
 	if p == nil {
-		guarded.WriteError(w, http.StatusBadRequest, fmt.Sprintf("story %q: no store here plays it", br.Story))
+		server.WriteError(w, http.StatusBadRequest, fmt.Sprintf("story %q: no store here plays it", br.Story))
 		return
 	}
 	sc := p.sc
 	if why := p.notBurst; why != "" {
-		guarded.WriteError(w, http.StatusBadRequest, fmt.Sprintf("story %q has no burst button: it %s; play it with racelab run %s -t http://… instead",
+		server.WriteError(w, http.StatusBadRequest, fmt.Sprintf("story %q has no burst button: it %s; play it with racelab run %s -t http://… instead",
 			sc.Name, why, sc.Name))
 		return
 	}
 	if br.Requests < 1 || br.Requests > r.maxBurst {
-		guarded.WriteError(w, http.StatusBadRequest, fmt.Sprintf("requests %d: want 1 to %d", br.Requests, r.maxBurst))
+		server.WriteError(w, http.StatusBadRequest, fmt.Sprintf("requests %d: want 1 to %d", br.Requests, r.maxBurst))
 		return
 	}
 	if !r.firing.TryLock() {
 		w.Header().Set("Retry-After", "1")
-		guarded.WriteError(w, http.StatusTooManyRequests, msgBusy)
+		server.WriteError(w, http.StatusTooManyRequests, msgBusy)
 		return
 	}
 	defer r.firing.Unlock()
@@ -96,7 +96,7 @@ func (r *Room) fire(w http.ResponseWriter, req *http.Request) {
 		res.Cancel()
 		wait := time.Duration(float64(time.Second) / float64(r.limiter.Limit()))
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(res.Delay().Seconds()))))
-		guarded.WriteError(w, http.StatusTooManyRequests, fmt.Sprintf(msgTooSoon, wait))
+		server.WriteError(w, http.StatusTooManyRequests, fmt.Sprintf(msgTooSoon, wait))
 		return
 	}
 	r.board.setFiring(sc.Name)
@@ -105,11 +105,11 @@ func (r *Room) fire(w http.ResponseWriter, req *http.Request) {
 		// Nothing was fired (the plan was refused) or the server is
 		// stopping; the page keeps the last burst it drew.
 		r.board.setBurst(sc.Name, nil)
-		guarded.WriteError(w, http.StatusServiceUnavailable, "burst not fired: "+err.Error())
+		server.WriteError(w, http.StatusServiceUnavailable, "burst not fired: "+err.Error())
 		return
 	}
 	r.board.setBurst(sc.Name, view)
-	guarded.WriteJSON(w, http.StatusOK, view)
+	server.WriteJSON(w, http.StatusOK, view)
 }
 
 // burst fires n requests of sc at every store that plays it, lent to the

@@ -17,7 +17,7 @@ import (
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/pace"
 	"github.com/racelab/racelab/targets"
-	"github.com/racelab/racelab/targets/httpapi/guarded"
+	"github.com/racelab/racelab/targets/httpapi/server"
 	"github.com/racelab/racelab/targets/story"
 )
 
@@ -246,16 +246,16 @@ func IsName(s string) bool {
 func (r *Room) routes() {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/{$}", r.root)
-	mux.HandleFunc(Prefix+"{$}", guarded.Only(http.MethodGet, r.page))
-	mux.HandleFunc(Prefix+"page.js", guarded.Only(http.MethodGet, r.asset))
-	mux.HandleFunc(Prefix+"page.css", guarded.Only(http.MethodGet, r.asset))
-	mux.HandleFunc(Prefix+"config", guarded.Only(http.MethodGet, r.config))
-	mux.HandleFunc(Prefix+"events", guarded.Only(http.MethodGet, r.events))
-	mux.HandleFunc(Prefix+"burst", guarded.Only(http.MethodPost, r.fire))
-	mux.HandleFunc(Prefix+"background", guarded.Only(http.MethodPost, r.switchBackground))
-	mux.HandleFunc(Prefix+"replay", guarded.Only(http.MethodGet, r.replay))
+	mux.HandleFunc(Prefix+"{$}", server.Only(http.MethodGet, r.page))
+	mux.HandleFunc(Prefix+"page.js", server.Only(http.MethodGet, r.asset))
+	mux.HandleFunc(Prefix+"page.css", server.Only(http.MethodGet, r.asset))
+	mux.HandleFunc(Prefix+"config", server.Only(http.MethodGet, r.config))
+	mux.HandleFunc(Prefix+"events", server.Only(http.MethodGet, r.events))
+	mux.HandleFunc(Prefix+"burst", server.Only(http.MethodPost, r.fire))
+	mux.HandleFunc(Prefix+"background", server.Only(http.MethodPost, r.switchBackground))
+	mux.HandleFunc(Prefix+"replay", server.Only(http.MethodGet, r.replay))
 	mux.HandleFunc(Prefix, func(w http.ResponseWriter, req *http.Request) {
-		guarded.WriteError(w, http.StatusNotFound, fmt.Sprintf("no page %s; the classroom is at /", req.URL.Path))
+		server.WriteError(w, http.StatusNotFound, fmt.Sprintf("no page %s; the classroom is at /", req.URL.Path))
 	})
 	for _, s := range r.stores {
 		if s.name == "" {
@@ -292,14 +292,14 @@ func (r *Room) root(w http.ResponseWriter, req *http.Request) {
 	}
 	if req.Method != http.MethodGet && req.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
-		guarded.WriteError(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s /: method not allowed; use GET", req.Method))
+		server.WriteError(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s /: method not allowed; use GET", req.Method))
 		return
 	}
 	stores := map[string]any{}
 	for _, s := range r.stores {
 		stores[s.name] = map[string]string{"target": s.target.Name(), "base": "/" + s.name + "/"}
 	}
-	guarded.WriteJSON(w, http.StatusOK, map[string]any{"service": "racelab serve", "classroom": "/", "stores": stores})
+	server.WriteJSON(w, http.StatusOK, map[string]any{"service": "racelab serve", "classroom": "/", "stores": stores})
 }
 
 func (r *Room) notFound(w http.ResponseWriter, req *http.Request) {
@@ -307,7 +307,7 @@ func (r *Room) notFound(w http.ResponseWriter, req *http.Request) {
 	for i, s := range r.stores {
 		bases[i] = "/" + s.name + "/"
 	}
-	guarded.WriteError(w, http.StatusNotFound, fmt.Sprintf("no route %s %s; the stores are under %s, the classroom page at /",
+	server.WriteError(w, http.StatusNotFound, fmt.Sprintf("no route %s %s; the stores are under %s, the classroom page at /",
 		req.Method, req.URL.Path, strings.Join(bases, ", ")))
 }
 
@@ -339,7 +339,7 @@ func (r *Room) asset(w http.ResponseWriter, req *http.Request) {
 func (r *Room) serveFile(w http.ResponseWriter, name, typ string) {
 	b, err := page.ReadFile(name)
 	if err != nil { // the routes name only embedded files
-		guarded.WriteError(w, http.StatusNotFound, "no such file")
+		server.WriteError(w, http.StatusNotFound, "no such file")
 		return
 	}
 	h := w.Header()
@@ -418,7 +418,7 @@ func (r *Room) config(w http.ResponseWriter, _ *http.Request) {
 		}
 		out.Stories = append(out.Stories, st)
 	}
-	guarded.WriteJSON(w, http.StatusOK, out)
+	server.WriteJSON(w, http.StatusOK, out)
 }
 
 // story is the page of the story named name, nil when the room shows no

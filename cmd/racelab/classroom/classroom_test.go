@@ -19,9 +19,8 @@ import (
 
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/httpapi"
-	"github.com/racelab/racelab/targets/httpapi/guarded"
-	"github.com/racelab/racelab/targets/httpapi/handler"
 	"github.com/racelab/racelab/targets/httpapi/httpapitest"
+	"github.com/racelab/racelab/targets/httpapi/server"
 )
 
 // open opens a catalog store on the real clock, closed at cleanup.
@@ -54,7 +53,7 @@ func room(t *testing.T, cfg Config, stores ...string) (string, *Room) {
 			name, spec = "", s
 		}
 		tg := open(t, spec)
-		cfg.Stores = append(cfg.Stores, Store{Name: name, Target: tg, Contract: handler.New(tg.Store, handler.WithStoreName(tg.Name()))})
+		cfg.Stores = append(cfg.Stores, Store{Name: name, Target: tg, Contract: server.New(tg.Store, server.WithStoreName(tg.Name()))})
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r, err := New(ctx, cfg)
@@ -85,7 +84,7 @@ func do(t *testing.T, method, u string, header ...string) answer {
 // its own: every route, every error, keys decoded exactly once (an
 // encoded slash, an encoded comma, Arabic), the index and /stats.
 func TestContractUnchangedUnderPrefix(t *testing.T) {
-	alone := serve(t, handler.New(open(t, "actor").Store, handler.WithStoreName("actor")))
+	alone := serve(t, server.New(open(t, "actor").Store, server.WithStoreName("actor")))
 	named, _ := room(t, Config{}, "a=actor", "b=kv")
 	requests := []struct{ method, path string }{
 		{"POST", "/hit/hello"}, {"POST", "/hit/hello"}, {"GET", "/get/hello"},
@@ -113,7 +112,7 @@ func TestContractUnchangedUnderPrefix(t *testing.T) {
 // the contract's own index when one store is served at the root, as it
 // always was, else where the stores are.
 func TestRoot(t *testing.T) {
-	alone := serve(t, handler.New(open(t, "kv").Store, handler.WithStoreName("kv")))
+	alone := serve(t, server.New(open(t, "kv").Store, server.WithStoreName("kv")))
 	root, _ := room(t, Config{}, "kv")
 	if got, want := do(t, "GET", root+"/"), do(t, "GET", alone+"/"); got != want {
 		t.Errorf("GET / without asking for HTML = %+v; want the contract's index %+v", got, want)
@@ -466,7 +465,7 @@ func post(t *testing.T, u, body string, header ...string) answer {
 func TestEventsEndWithTheRoom(t *testing.T) {
 	tg := open(t, "actor")
 	ctx, cancel := context.WithCancel(context.Background())
-	r, err := New(ctx, Config{Stores: []Store{{Target: tg, Contract: handler.New(tg.Store)}}})
+	r, err := New(ctx, Config{Stores: []Store{{Target: tg, Contract: server.New(tg.Store)}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -553,7 +552,7 @@ func TestCheckName(t *testing.T) {
 // name once.
 func TestNewRefuses(t *testing.T) {
 	a, b := open(t, "actor"), open(t, "kv")
-	h := handler.New(a.Store)
+	h := server.New(a.Store)
 	for _, tt := range []struct {
 		stores []Store
 		says   string
@@ -615,12 +614,12 @@ func TestEventStreamsDoNotStarveStores(t *testing.T) {
 	const maxConns, maxStreams, pages = 4, 2, 10
 	tg := open(t, "actor")
 	ctx, cancel := context.WithCancel(context.Background())
-	r, err := New(ctx, Config{Stores: []Store{{Target: tg, Contract: handler.New(tg.Store)}}})
+	r, err := New(ctx, Config{Stores: []Store{{Target: tg, Contract: server.New(tg.Store)}}})
 	if err != nil {
 		cancel()
 		t.Fatal(err)
 	}
-	base := httpapitest.ServeWith(t, guarded.Server{Handler: r, MaxConns: maxConns, MaxEventStreams: maxStreams, ShutdownTimeout: time.Second})
+	base := httpapitest.ServeWith(t, server.Server{Handler: r, MaxConns: maxConns, MaxEventStreams: maxStreams, ShutdownTimeout: time.Second})
 	t.Cleanup(cancel)
 	addr := strings.TrimPrefix(base, "http://")
 	send := func(req string) (net.Conn, *bufio.Reader) {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/targets"
-	"github.com/racelab/racelab/targets/httpapi/guarded"
+	"github.com/racelab/racelab/targets/httpapi/server"
 )
 
 // The replay is `racelab explain` with its own defaults: the race on the
@@ -51,7 +51,7 @@ func (r *Room) replay(w http.ResponseWriter, req *http.Request) {
 		for i, p := range r.pages {
 			names[i] = p.sc.Name
 		}
-		guarded.WriteError(w, http.StatusBadRequest, fmt.Sprintf("story %q: want one of %v", name, names))
+		server.WriteError(w, http.StatusBadRequest, fmt.Sprintf("story %q: want one of %v", name, names))
 		return
 	}
 	sc := p.sc
@@ -61,7 +61,7 @@ func (r *Room) replay(w http.ResponseWriter, req *http.Request) {
 	if !ok {
 		e, err := engine.Explain(r.ctx, &engine.Explainer{Scenario: sc, Catalog: targets.Builtin(), Target: replayTarget, Fixed: replayFixed, Seed: replaySeed})
 		if err != nil {
-			guarded.WriteError(w, http.StatusServiceUnavailable, "no replay: "+err.Error())
+			server.WriteError(w, http.StatusServiceUnavailable, "no replay: "+err.Error())
 			return
 		}
 		out := replayJSON{Story: sc.Name, Title: sc.Title, Text: sc.Story, Rule: sc.Rule, Fix: sc.Fix, Footer: ExplainFooter(sc.Name, replaySeed)}
@@ -70,7 +70,7 @@ func (r *Room) replay(w http.ResponseWriter, req *http.Request) {
 			out.Replays = append(out.Replays, replayPart{Heading: rp.Heading, Target: rp.Target, Outcome: rp.Outcome, Lanes: l.svg, Steps: l.steps})
 		}
 		if data, err = json.Marshal(out); err != nil {
-			guarded.WriteError(w, http.StatusInternalServerError, "replay: "+err.Error())
+			server.WriteError(w, http.StatusInternalServerError, "replay: "+err.Error())
 			return
 		}
 		r.replays[sc.Name] = data

@@ -9,12 +9,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/racelab/racelab/internal/readfile"
 	"github.com/racelab/racelab/internal/usage"
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/httpapi"
-	"github.com/spf13/pflag"
 )
 
 // Flags are the flags for http:// and https:// targets: how a burst is

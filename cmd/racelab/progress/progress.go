@@ -8,12 +8,12 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/racelab/racelab/internal/tick"
-	"github.com/racelab/racelab/scenarios/load"
-	"github.com/racelab/racelab/scenarios/results"
-
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
+
+	"github.com/racelab/racelab/scenarios/load"
+	"github.com/racelab/racelab/scenarios/results"
+	"github.com/racelab/racelab/targets/clock"
 )
 
 // Trials draws one bar over every trial of a run on stderr.
@@ -81,7 +81,7 @@ func WatchLoad(ctx context.Context, w io.Writer, name string, now func() load.Lo
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		tick.Every(200*time.Millisecond, stop, func() {
+		clock.Every(200*time.Millisecond, stop, func() {
 			p := now()
 			cur := int64(p.Elapsed / time.Millisecond)
 			if byCount {

@@ -11,9 +11,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/racelab/racelab/targets/httpapi/guarded"
+	"github.com/racelab/racelab/targets/httpapi/server"
 )
 
 // Serve serves h with guarded.Server on a free loopback port and returns
@@ -23,11 +22,11 @@ import (
 // Serve, so that it runs after the server has stopped.
 func Serve(t testing.TB, h http.Handler) string {
 	t.Helper()
-	return ServeWith(t, guarded.Server{Handler: h})
+	return ServeWith(t, server.Server{Handler: h})
 }
 
 // ServeWith is Serve with srv's settings (a lowered cap, a token).
-func ServeWith(t testing.TB, srv guarded.Server) string {
+func ServeWith(t testing.TB, srv server.Server) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -76,19 +75,4 @@ func Do(t testing.TB, method, url, body string, header ...string) Answer {
 		t.Fatal(err)
 	}
 	return Answer{resp.StatusCode, resp.Header, b}
-}
-
-// Eventually polls cond until it holds, and fails t if it does not
-// within 20 s: what a server does after its answer (a connection closed,
-// a load stopped) shows in its own time, which a loaded machine
-// stretches.
-func Eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s after 20s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
 }

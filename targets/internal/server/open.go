@@ -3,8 +3,6 @@ package server
 import (
 	"context"
 	"time"
-
-	"github.com/racelab/racelab/targets/internal/retry"
 )
 
 // Kind is what sets one store on a real server apart when it opens: its
@@ -68,7 +66,7 @@ func Open[P any](ctx context.Context, cfg Config, k Kind[P]) (Store[P], error) {
 	s := Store[P]{
 		Config: cfg,
 		Pool:   NewPool(srv, d, p, cfg.PoolSize),
-		Retry:  &retry.Loop{Base: k.BackoffBase, Cap: k.BackoffCap, MaxAttempts: cfg.MaxAttempts, Refused: k.Refused},
+		Retry:  &Loop{Base: k.BackoffBase, Cap: k.BackoffCap, MaxAttempts: cfg.MaxAttempts, Refused: k.Refused},
 		Plans:  NewPlans(cfg, k.Naive),
 	}
 	pingCtx, cancel := context.WithTimeout(ctx, cfg.DialTimeout+k.PingGrace)

@@ -1,4 +1,4 @@
-package jsonpick_test
+package httpapi_test
 
 import (
 	"bytes"
@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/racelab/racelab/targets/httpapi/jsonpick"
+	"github.com/racelab/racelab/targets/httpapi"
 )
 
 // decoded reads body as encoding/json does, numbers as written, and
@@ -57,9 +57,9 @@ func FuzzPick(f *testing.F) {
 		f.Add([]byte(s), "views", "data.views")
 	}
 	f.Fuzz(func(t *testing.T, body []byte, p1, p2 string) {
-		paths := [jsonpick.MaxPaths]string{p1, p2, "ok", "slug"}
-		var got [jsonpick.MaxPaths]jsonpick.Value
-		if !jsonpick.Pick(body, &paths, &got) {
+		paths := [httpapi.MaxPaths]string{p1, p2, "ok", "slug"}
+		var got [httpapi.MaxPaths]httpapi.Value
+		if !httpapi.Pick(body, &paths, &got) {
 			return
 		}
 		for i, path := range paths {
@@ -79,27 +79,27 @@ func FuzzPick(f *testing.F) {
 			}
 			switch w := want.(type) {
 			case json.Number:
-				if g.Kind != jsonpick.Number || string(g.Raw) != string(w) {
+				if g.Kind != httpapi.Number || string(g.Raw) != string(w) {
 					t.Fatalf("%q at %q: Pick %c %q, want the number %s", body, path, g.Kind, g.Raw, w)
 				}
 			case string:
-				if g.Kind != jsonpick.String || string(g.Raw) != w {
+				if g.Kind != httpapi.String || string(g.Raw) != w {
 					t.Fatalf("%q at %q: Pick %c %q, want the string %q", body, path, g.Kind, g.Raw, w)
 				}
 			case bool:
-				if w && g.Kind != jsonpick.True || !w && g.Kind != jsonpick.False {
+				if w && g.Kind != httpapi.True || !w && g.Kind != httpapi.False {
 					t.Fatalf("%q at %q: Pick %c, want %t", body, path, g.Kind, w)
 				}
 			case nil:
-				if g.Kind != jsonpick.Null {
+				if g.Kind != httpapi.Null {
 					t.Fatalf("%q at %q: Pick %c, want null", body, path, g.Kind)
 				}
 			case map[string]any:
-				if g.Kind != jsonpick.Object {
+				if g.Kind != httpapi.Object {
 					t.Fatalf("%q at %q: Pick %c, want an object", body, path, g.Kind)
 				}
 			case []any:
-				if g.Kind != jsonpick.Array {
+				if g.Kind != httpapi.Array {
 					t.Fatalf("%q at %q: Pick %c, want an array", body, path, g.Kind)
 				}
 			}
@@ -111,18 +111,18 @@ func FuzzPick(f *testing.F) {
 // rather than reads: escapes, text that is not UTF-8, nesting past
 // MaxDepth, and anything that is not one object.
 func TestPickDeclines(t *testing.T) {
-	deep := strings.Repeat(`{"a":`, jsonpick.MaxDepth+1) + "1" + strings.Repeat("}", jsonpick.MaxDepth+1)
+	deep := strings.Repeat(`{"a":`, httpapi.MaxDepth+1) + "1" + strings.Repeat("}", httpapi.MaxDepth+1)
 	for _, body := range []string{`{"a":"\n"}`, "{\"a\":\"\xff\"}", deep, `[1]`, `{"a":1}x`, `{"a":1,}`, `{"a" 1}`, ``} {
-		paths := [jsonpick.MaxPaths]string{"a"}
-		var got [jsonpick.MaxPaths]jsonpick.Value
-		if jsonpick.Pick([]byte(body), &paths, &got) {
+		paths := [httpapi.MaxPaths]string{"a"}
+		var got [httpapi.MaxPaths]httpapi.Value
+		if httpapi.Pick([]byte(body), &paths, &got) {
 			t.Errorf("Pick took %.40q; want it declined", body)
 		}
 	}
-	paths := [jsonpick.MaxPaths]string{"a"}
-	var got [jsonpick.MaxPaths]jsonpick.Value
-	shallow := strings.Repeat(`{"a":`, jsonpick.MaxDepth-1) + "1" + strings.Repeat("}", jsonpick.MaxDepth-1)
-	if !jsonpick.Pick([]byte(shallow), &paths, &got) || got[0].Kind != jsonpick.Object {
+	paths := [httpapi.MaxPaths]string{"a"}
+	var got [httpapi.MaxPaths]httpapi.Value
+	shallow := strings.Repeat(`{"a":`, httpapi.MaxDepth-1) + "1" + strings.Repeat("}", httpapi.MaxDepth-1)
+	if !httpapi.Pick([]byte(shallow), &paths, &got) || got[0].Kind != httpapi.Object {
 		t.Errorf("Pick declined nesting within MaxDepth, or misread it: %+v", got[0])
 	}
 }

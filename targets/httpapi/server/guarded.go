@@ -5,7 +5,7 @@
 // connections). It knows nothing of what it serves: the HTTP contract
 // (package httpapi) and the classroom page run behind it, and answer
 // their errors as its refusals are answered, in JSON (WriteError).
-package guarded
+package server
 
 import (
 	"context"
@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/internal/usage"
+	"github.com/racelab/racelab/targets/httpapi"
 )
 
 // Defaults of Server, in one place.
@@ -31,8 +32,9 @@ const (
 	// flight when it is stopped, before it closes their connections.
 	DefaultShutdownTimeout = 10 * time.Second
 	// DefaultMaxStreams is the HTTP/2 streams Server lets one connection
-	// have open at once, and so the widest single-packet burst it takes.
-	DefaultMaxStreams = 250
+	// have open at once, and so the widest single-packet burst it takes:
+	// the number the client assumes before a server's SETTINGS arrive.
+	DefaultMaxStreams = httpapi.DefaultMaxStreams
 	// DefaultMaxConns is how many connections Server keeps open at once;
 	// further ones wait, unanswered, in the kernel's accept queue until one
 	// closes. Every connection costs a file descriptor, and idle ones once

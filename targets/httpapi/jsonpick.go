@@ -1,4 +1,4 @@
-package jsonpick
+package httpapi
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package guarded
+package server
 
 import (
 	"net"

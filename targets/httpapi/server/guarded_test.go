@@ -1,4 +1,4 @@
-package guarded_test
+package server_test
 
 import (
 	"fmt"
@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/internal/rawconn"
-	"github.com/racelab/racelab/targets/httpapi/guarded"
 	"github.com/racelab/racelab/targets/httpapi/httpapitest"
+	"github.com/racelab/racelab/targets/httpapi/server"
 )
 
 // answerWithin bounds the wait for an answer that is expected: generous,
@@ -52,7 +52,7 @@ func (l logLines) await(t *testing.T, text string) string {
 func testHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/events", func(w http.ResponseWriter, r *http.Request) {
-		done, ok := guarded.Stream(w, r)
+		done, ok := server.Stream(w, r)
 		if !ok {
 			return
 		}
@@ -63,13 +63,13 @@ func testHandler() http.Handler {
 		<-r.Context().Done()
 	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
-		guarded.WriteJSON(w, http.StatusOK, map[string]bool{"ok": true})
+		server.WriteJSON(w, http.StatusOK, map[string]bool{"ok": true})
 	})
 	return mux
 }
 
 // start serves srv on a free loopback port until the test ends.
-func start(t *testing.T, srv guarded.Server) string {
+func start(t *testing.T, srv server.Server) string {
 	t.Helper()
 	if srv.Handler == nil {
 		srv.Handler = testHandler()
@@ -103,7 +103,7 @@ func request(method, path, host string, header ...string) string {
 // waits forever.
 func TestEventStreamsHaveTheirOwnCap(t *testing.T) {
 	const maxConns, maxStreams, streams = 4, 2, 12
-	addr := start(t, guarded.Server{MaxConns: maxConns, MaxEventStreams: maxStreams})
+	addr := start(t, server.Server{MaxConns: maxConns, MaxEventStreams: maxStreams})
 	conns := make([]*conn, streams)
 	for i := range conns {
 		conns[i] = dial(t, addr)
@@ -163,11 +163,11 @@ func TestEventStreamsHaveTheirOwnCap(t *testing.T) {
 // are cut off after ReadHeaderTimeout, so that a normal request is
 // answered; and the default bounds them at 5 s at most.
 func TestSlowHeadsDoNotStarve(t *testing.T) {
-	if d := guarded.ReadHeaderTimeoutOf(guarded.Server{}); d <= 0 || d > 5*time.Second {
+	if d := server.ReadHeaderTimeoutOf(server.Server{}); d <= 0 || d > 5*time.Second {
 		t.Errorf("the default read-header timeout is %v, want 5 s at most", d)
 	}
 	const maxConns = 4
-	addr := start(t, guarded.Server{MaxConns: maxConns, ReadHeaderTimeout: 200 * time.Millisecond})
+	addr := start(t, server.Server{MaxConns: maxConns, ReadHeaderTimeout: 200 * time.Millisecond})
 	for range maxConns + 4 {
 		dial(t, addr).Send(t, "GET /get/k HTTP/1.1\r\nHost: 127.0.0.1\r\n")
 	}
@@ -183,7 +183,7 @@ func TestSlowHeadsDoNotStarve(t *testing.T) {
 // Origin both its own) cannot fire a burst.
 func TestToken(t *testing.T) {
 	const token = "s3cret-token"
-	addr := start(t, guarded.Server{Public: true, Token: token})
+	addr := start(t, server.Server{Public: true, Token: token})
 	tests := []struct {
 		name, method, host string
 		header             []string
@@ -210,12 +210,12 @@ func TestToken(t *testing.T) {
 		}
 	}
 	// Without a token, writes pass as before.
-	c := dial(t, start(t, guarded.Server{}))
+	c := dial(t, start(t, server.Server{}))
 	c.Send(t, request("POST", "/hit/k", "127.0.0.1"))
 	if status, _ := c.Head(t, answerWithin); status != http.StatusOK {
 		t.Errorf("a write to a server without a token = %d, want 200", status)
 	}
-	if a, b := guarded.NewToken(), guarded.NewToken(); a == b || len(a) < 20 {
+	if a, b := server.NewToken(), server.NewToken(); a == b || len(a) < 20 {
 		t.Errorf("guarded.NewToken gave %q and %q, want two different secrets of 20 characters or more", a, b)
 	}
 }
@@ -226,7 +226,7 @@ func TestNamesItsFields(t *testing.T) {
 	flags := map[string]string{"MaxConns": "--max-conns", "Public": "--public", "Token": "--token"}
 	for _, named := range []bool{false, true} {
 		logged := make(logLines, 64)
-		srv := guarded.Server{MaxConns: 1, Token: "t", ErrorLog: logged}
+		srv := server.Server{MaxConns: 1, Token: "t", ErrorLog: logged}
 		want := map[string]string{"MaxConns": "MaxConns", "Public": "Public", "Token": "Token"}
 		if named {
 			srv.Name = func(f string) string { return flags[f] }
@@ -270,9 +270,9 @@ func TestCheckToken(t *testing.T) {
 		{"abc-DEF_123.456~x", true},
 		{"abcdefgh ijklmnop", false},
 		{"abcdefgh/ijklmnop", false},
-		{guarded.NewToken(), true},
+		{server.NewToken(), true},
 	} {
-		if err := guarded.CheckToken(tt.token); (err == nil) != tt.ok {
+		if err := server.CheckToken(tt.token); (err == nil) != tt.ok {
 			t.Errorf("guarded.CheckToken(%q) = %v, want ok %v", tt.token, err, tt.ok)
 		}
 	}
@@ -285,7 +285,7 @@ func TestCheckToken(t *testing.T) {
 func TestIdleConnectionsMakeRoom(t *testing.T) {
 	const maxConns = 3
 	// Idle a quarter second, not five: the test waits it out three times.
-	addr := start(t, guarded.WithShedIdleAfter(guarded.Server{MaxConns: maxConns}, 250*time.Millisecond))
+	addr := start(t, server.WithShedIdleAfter(server.Server{MaxConns: maxConns}, 250*time.Millisecond))
 	idle := make([]*conn, maxConns)
 	for i := range idle {
 		idle[i] = dial(t, addr)
@@ -326,10 +326,10 @@ func TestIdleConnectionsMakeRoom(t *testing.T) {
 // TestOnly: a route of one method answers it (and HEAD, for GET) and
 // refuses every other with 405, saying in Allow what it takes.
 func TestOnly(t *testing.T) {
-	ok := func(w http.ResponseWriter, _ *http.Request) { guarded.WriteJSON(w, http.StatusOK, "ok") }
+	ok := func(w http.ResponseWriter, _ *http.Request) { server.WriteJSON(w, http.StatusOK, "ok") }
 	mux := http.NewServeMux()
-	mux.HandleFunc("/read", guarded.Only(http.MethodGet, ok))
-	mux.HandleFunc("/write", guarded.Only(http.MethodPost, ok))
+	mux.HandleFunc("/read", server.Only(http.MethodGet, ok))
+	mux.HandleFunc("/write", server.Only(http.MethodPost, ok))
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	for _, tc := range []struct {

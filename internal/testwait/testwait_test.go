@@ -1,4 +1,4 @@
-package sidebyside
+package testwait
 
 import (
 	"sync"
@@ -31,7 +31,7 @@ func TestRunStartsEveryCaseAtOnce(t *testing.T) {
 			mu.Unlock()
 		}}
 	}
-	Run(t, cases...)
+	SideBySide(t, cases...)
 	if ended != n {
 		t.Errorf("Run returned after %d of %d cases ended", ended, n)
 	}

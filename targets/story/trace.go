@@ -1,4 +1,4 @@
-package trace
+package story
 
 import (
 	"context"

@@ -3,7 +3,7 @@
 // plan another wrote, as the hybrid store does, cannot disagree on the
 // word. The stores' SQL and Lua spell "paid" in their own text and must
 // match Paid.
-package plan
+package story
 
 // The plan a paid subscription holds, and a cancelled one.
 const (

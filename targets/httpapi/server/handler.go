@@ -1,4 +1,4 @@
-package handler
+package server
 
 import (
 	"context"
@@ -17,7 +17,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/racelab/racelab/targets/httpapi"
-	"github.com/racelab/racelab/targets/httpapi/guarded"
 	"github.com/racelab/racelab/targets/story"
 )
 
@@ -113,7 +112,7 @@ func New(store any, opts ...Option) *Handler {
 	mux := http.NewServeMux()
 	// Patterns carry no method: net/http would answer a wrong method with
 	// a text body, and the contract wants JSON with an Allow header.
-	mux.HandleFunc("/{$}", guarded.Only(http.MethodGet, h.index))
+	mux.HandleFunc("/{$}", Only(http.MethodGet, h.index))
 	// The contract's routes are the ops table's; each call is answered by
 	// its handler here, and an op with none of its own as a capped count.
 	answers := map[httpapi.Call]http.HandlerFunc{
@@ -140,7 +139,7 @@ func New(store any, opts ...Option) *Handler {
 	for path, byMethod := range methods {
 		mux.HandleFunc(path, h.byMethod(byMethod))
 	}
-	mux.HandleFunc("/stats", guarded.Only(http.MethodGet, h.serveStats))
+	mux.HandleFunc("/stats", Only(http.MethodGet, h.serveStats))
 	mux.HandleFunc("/", h.notFound)
 	h.mux = mux
 	return h
@@ -158,10 +157,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			guarded.WriteError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes; the contract's requests have none", tooBig.Limit))
+			WriteError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes; the contract's requests have none", tooBig.Limit))
 			return
 		}
-		guarded.WriteError(w, http.StatusBadRequest, "read request body: "+err.Error())
+		WriteError(w, http.StatusBadRequest, "read request body: "+err.Error())
 		return
 	}
 	h.stats.total.Add(1)
@@ -175,7 +174,7 @@ type arrivalKey struct{}
 // method as its read does: 405, use GET.
 func (h *Handler) byMethod(handlers map[string]http.HandlerFunc) http.HandlerFunc {
 	if read, ok := handlers[http.MethodGet]; ok && len(handlers) > 1 {
-		fallback := guarded.Only(http.MethodGet, read)
+		fallback := Only(http.MethodGet, read)
 		return func(w http.ResponseWriter, r *http.Request) {
 			if next, ok := handlers[r.Method]; ok && r.Method != http.MethodGet {
 				next(w, r)
@@ -185,7 +184,7 @@ func (h *Handler) byMethod(handlers map[string]http.HandlerFunc) http.HandlerFun
 		}
 	}
 	for m, next := range handlers {
-		return guarded.Only(m, next) // the one method of the path
+		return Only(m, next) // the one method of the path
 	}
 	return h.notFound
 }
@@ -206,13 +205,13 @@ func (h *Handler) notFound(w http.ResponseWriter, r *http.Request) {
 	first, rest, hasKey := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
 	if hasKey && h.keyed(first) {
 		if rest == "" {
-			guarded.WriteError(w, http.StatusBadRequest, fmt.Sprintf("bad key: /%s/ needs a key after it", first))
+			WriteError(w, http.StatusBadRequest, fmt.Sprintf("bad key: /%s/ needs a key after it", first))
 		} else {
-			guarded.WriteError(w, http.StatusNotFound, fmt.Sprintf("no route %s: a key is one path segment; encode / in a key as %%2F", r.URL.Path))
+			WriteError(w, http.StatusNotFound, fmt.Sprintf("no route %s: a key is one path segment; encode / in a key as %%2F", r.URL.Path))
 		}
 		return
 	}
-	guarded.WriteError(w, http.StatusNotFound, fmt.Sprintf("no route %s %s; see GET / for the routes", r.Method, r.URL.Path))
+	WriteError(w, http.StatusNotFound, fmt.Sprintf("no route %s %s; see GET / for the routes", r.Method, r.URL.Path))
 }
 
 // key is the path's {name} wildcard, which net/http has percent-decoded
@@ -220,7 +219,7 @@ func (h *Handler) notFound(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) key(w http.ResponseWriter, r *http.Request, name string) (string, bool) {
 	k := r.PathValue(name)
 	if err := checkKey(k); err != nil {
-		guarded.WriteError(w, http.StatusBadRequest, fmt.Sprintf("bad key: %s %v", name, err))
+		WriteError(w, http.StatusBadRequest, fmt.Sprintf("bad key: %s %v", name, err))
 		return "", false
 	}
 	return k, true
@@ -257,7 +256,7 @@ func (h *Handler) index(w http.ResponseWriter, r *http.Request) {
 			routes = append(routes, s.Method+" "+s.Route, "GET "+s.ReadRoute)
 		}
 	}
-	guarded.WriteJSON(w, http.StatusOK, map[string]any{
+	WriteJSON(w, http.StatusOK, map[string]any{
 		"service": "racelab serve",
 		"store":   h.name,
 		"routes":  append(routes, "GET /stats?route=hit&key=K"),
@@ -299,11 +298,11 @@ func (h *Handler) getBatch(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if !found {
-		guarded.WriteError(w, http.StatusBadRequest, "bad key: want /get/{slug} or /get?slugs=a,b,c")
+		WriteError(w, http.StatusBadRequest, "bad key: want /get/{slug} or /get?slugs=a,b,c")
 		return
 	}
 	if len(raw) > MaxBatchKeys {
-		guarded.WriteError(w, http.StatusBadRequest, fmt.Sprintf("bad key: %d slugs; at most %d at once", len(raw), MaxBatchKeys))
+		WriteError(w, http.StatusBadRequest, fmt.Sprintf("bad key: %d slugs; at most %d at once", len(raw), MaxBatchKeys))
 		return
 	}
 	slugs := make([]string, len(raw))
@@ -313,7 +312,7 @@ func (h *Handler) getBatch(w http.ResponseWriter, r *http.Request) {
 			err = checkKey(slug)
 		}
 		if err != nil {
-			guarded.WriteError(w, http.StatusBadRequest, fmt.Sprintf("bad key: slug %d of slugs %v", i+1, err))
+			WriteError(w, http.StatusBadRequest, fmt.Sprintf("bad key: slug %d of slugs %v", i+1, err))
 			return
 		}
 		slugs[i] = slug
@@ -332,7 +331,7 @@ func (h *Handler) getBatch(w http.ResponseWriter, r *http.Request) {
 		}
 		out[slug] = n
 	}
-	guarded.WriteJSON(w, http.StatusOK, out)
+	WriteJSON(w, http.StatusOK, out)
 }
 
 func (h *Handler) download(w http.ResponseWriter, r *http.Request) {
@@ -567,13 +566,13 @@ func serveKeyed[S any](h *Handler, w http.ResponseWriter, r *http.Request, call 
 	var bad badRequest
 	switch {
 	case errors.As(err, &bad):
-		guarded.WriteError(w, http.StatusBadRequest, bad.Error())
+		WriteError(w, http.StatusBadRequest, bad.Error())
 	case errors.Is(err, story.ErrKeyRefused):
-		guarded.WriteError(w, http.StatusBadRequest, fmt.Sprintf("bad key: %s: %s refuses it (too long once its own prefix is added, or reserved)", "{"+h.routes[call].KeyWord()+"}", h.storeLabel()))
+		WriteError(w, http.StatusBadRequest, fmt.Sprintf("bad key: %s: %s refuses it (too long once its own prefix is added, or reserved)", "{"+h.routes[call].KeyWord()+"}", h.storeLabel()))
 	case err != nil:
 		h.storeError(w, r, err)
 	default:
-		guarded.WriteJSON(w, code, body)
+		WriteJSON(w, code, body)
 	}
 }
 
@@ -606,7 +605,7 @@ const (
 func plays[S any](h *Handler, w http.ResponseWriter, doesNot string) (S, bool) {
 	s, ok := h.store.(S)
 	if !ok {
-		guarded.WriteError(w, http.StatusNotImplemented, h.storeLabel()+" "+doesNot)
+		WriteError(w, http.StatusNotImplemented, h.storeLabel()+" "+doesNot)
 	}
 	return s, ok
 }
@@ -640,19 +639,8 @@ func (h *Handler) storeError(w http.ResponseWriter, r *http.Request, err error) 
 		detail := strings.Join(strings.Fields(err.Error()), " ")
 		h.log.Printf("%s %s: %d: %s: %s", r.Method, r.URL.RequestURI(), code, h.storeLabel(), detail)
 	}
-	guarded.WriteError(w, code, msg)
+	WriteError(w, code, msg)
 }
-
-// Server is the server racelab serve runs the contract on, guarded as a
-// service on a developer's machine must be (see guarded.Server); its
-// defaults are guarded's.
-type Server = guarded.Server
-
-// Server's defaults, as guarded declares them.
-const (
-	DefaultShutdownTimeout = guarded.DefaultShutdownTimeout
-	DefaultMaxConns        = guarded.DefaultMaxConns
-)
 
 // stats remembers, per (route, key), how many requests arrived and the
 // first and last of their arrival instants: a burst's arrival spread as the
@@ -712,7 +700,7 @@ func (h *Handler) serveStats(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if key == "" {
-		guarded.WriteJSON(w, http.StatusOK, map[string]any{"requests": s.total.Load(), "routes": s.routes})
+		WriteJSON(w, http.StatusOK, map[string]any{"requests": s.total.Load(), "routes": s.routes})
 		return
 	}
 	if route == "" {
@@ -725,7 +713,7 @@ func (h *Handler) serveStats(w http.ResponseWriter, r *http.Request) {
 		out["last_arrival_ns"] = ks.last.UnixNano()
 		out["arrival_spread_ns"] = ks.last.Sub(ks.first).Nanoseconds()
 	}
-	guarded.WriteJSON(w, http.StatusOK, out)
+	WriteJSON(w, http.StatusOK, out)
 }
 
 // Requests is how many requests the handler has read in full.

@@ -1,4 +1,4 @@
-package plancache
+package server
 
 import (
 	"context"

@@ -12,4 +12,4 @@
 //
 // Bugs (WithBug) are mistakes it makes on purpose for a workshop to find.
 // Server is guarded.Server, which guards a server on a developer's machine.
-package handler
+package server
