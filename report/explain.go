@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/racelab/racelab/scenarios/explained"
+	"github.com/racelab/racelab/scenarios/engine"
 )
 
 // explainWidth is the width of explain's text: a handout's, whatever the
@@ -14,7 +14,7 @@ const explainWidth = 78
 
 // Explain writes e for a terminal or a handout: plain text, lines wrapped
 // at 78 columns, the timeline lanes folding under themselves.
-func Explain(w io.Writer, e explained.Explanation) error {
+func Explain(w io.Writer, e engine.Explanation) error {
 	steps, err := ExplainSteps(e)
 	if err != nil {
 		return err
@@ -29,7 +29,7 @@ func Explain(w io.Writer, e explained.Explanation) error {
 // the outcome), how the fix works, and
 // the story's ending if it has one (with the footer). Joined, they are
 // Explain's text.
-func ExplainSteps(e explained.Explanation) ([]string, error) {
+func ExplainSteps(e engine.Explanation) ([]string, error) {
 	var steps []string
 	var b strings.Builder
 	sc := e.Story

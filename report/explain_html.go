@@ -6,7 +6,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/racelab/racelab/scenarios/explained"
+	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/results"
 )
 
@@ -16,7 +16,7 @@ import (
 // as an SVG timeline, the same lanes in the same order as the text's, on
 // one time axis. Like the run report it has no script and fetches
 // nothing; the same seed gives the same bytes.
-func ExplainHTML(w io.Writer, e explained.Explanation) error {
+func ExplainHTML(w io.Writer, e engine.Explanation) error {
 	sc := e.Story
 	var b bytes.Buffer
 	b.WriteString(pageHead("racelab explain: " + sc.Name))
@@ -63,7 +63,7 @@ func ExplainHTML(w io.Writer, e explained.Explanation) error {
 // same burst, and drawn each on its own scale (0–50 ms beside 0–20 ms)
 // they would hide the very difference they show: on one clock they share
 // one axis. Other replays (a sequence, a day-long script) keep their own.
-func sharedAxis(replays []explained.Replay, r explained.Replay) time.Duration {
+func sharedAxis(replays []engine.Replay, r engine.Replay) time.Duration {
 	var end time.Duration
 	for _, o := range replays {
 		if r.Compared && o.Compared && o.Clock == r.Clock {

@@ -13,7 +13,6 @@ import (
 	"testing"
 
 	"github.com/racelab/racelab/scenarios/engine"
-	"github.com/racelab/racelab/scenarios/explained"
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/scenarios/scenariostest"
 	"github.com/racelab/racelab/targets"
@@ -21,7 +20,7 @@ import (
 
 // replayed explains story on kv against actor with seed 7, a real replay
 // in virtual time.
-func replayed(t *testing.T, story string) explained.Explanation {
+func replayed(t *testing.T, story string) engine.Explanation {
 	t.Helper()
 	sc := scenariostest.Lookup(t, story)
 	e, err := engine.Explain(context.Background(), &engine.Explainer{Scenario: sc, Catalog: targets.Builtin(), Target: "kv", Fixed: "actor", Seed: 7})
@@ -31,7 +30,7 @@ func replayed(t *testing.T, story string) explained.Explanation {
 	return e
 }
 
-func explainPage(t *testing.T, e explained.Explanation) string {
+func explainPage(t *testing.T, e engine.Explanation) string {
 	t.Helper()
 	var b bytes.Buffer
 	if err := ExplainHTML(&b, e); err != nil {

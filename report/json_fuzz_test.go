@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/racelab/racelab/report/saved"
+	"github.com/racelab/racelab/scenarios/results"
 )
 
 // FuzzReadJSON feeds the saved-result reader anything: it must never
@@ -52,7 +52,7 @@ func FuzzReadJSON(f *testing.F) {
 		}()
 		// A short history recheck: mutated histories can be slow to
 		// settle, and one that runs out only reads as unknown.
-		rs, err := saved.ReadJSON(bytes.NewReader(data), withLimits(verify, 10*time.Millisecond, 0))
+		rs, err := results.ReadJSON(bytes.NewReader(data), withLimits(verify, 10*time.Millisecond, 0))
 		if err != nil {
 			return
 		}
@@ -65,7 +65,7 @@ func FuzzReadJSON(f *testing.F) {
 		if err := RenderAll(&b, rs, JSON, Options{}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := saved.ReadJSON(&b, withLimits(verify, 10*time.Millisecond, 0)); err != nil {
+		if _, err := results.ReadJSON(&b, withLimits(verify, 10*time.Millisecond, 0)); err != nil {
 			t.Fatalf("an accepted result, written again, is refused: %v", err)
 		}
 	})

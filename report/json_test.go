@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/racelab/racelab/report/saved"
 	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/results"
@@ -24,7 +23,7 @@ func TestReadJSONRoundTrip(t *testing.T) {
 	if err := RenderAll(&b, want, JSON, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := saved.ReadJSON(&b, verify)
+	got, err := results.ReadJSON(&b, verify)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,8 +57,8 @@ func TestReadJSONRefuses(t *testing.T) {
 		{"a request too few", forged(t, `"requests": 10`, `"requests": 11`), "not a racelab result: document 1: inconsistent result: targets[0].trials[0].requests: 10 requests; the result says 11 per burst"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := saved.ReadJSON(strings.NewReader(tc.in), verify)
-			if err == nil || !strings.HasPrefix(err.Error(), tc.want) || !errors.Is(err, saved.ErrNotResult) {
+			_, err := results.ReadJSON(strings.NewReader(tc.in), verify)
+			if err == nil || !strings.HasPrefix(err.Error(), tc.want) || !errors.Is(err, results.ErrNotResult) {
 				t.Errorf("saved.ReadJSON error = %v, want one starting %q and wrapping saved.ErrNotResult", err, tc.want)
 			}
 		})
@@ -79,8 +78,8 @@ func (spaces) Read(p []byte) (int, error) {
 // TestReadJSONLimit: endless input is refused once past the limit, not
 // read until memory runs out.
 func TestReadJSONLimit(t *testing.T) {
-	_, err := saved.ReadJSON(spaces{}, withLimits(verify, time.Second, 3<<20))
-	if err == nil || !errors.Is(err, saved.ErrNotResult) || !strings.Contains(err.Error(), "larger than 3 MiB") {
+	_, err := results.ReadJSON(spaces{}, withLimits(verify, time.Second, 3<<20))
+	if err == nil || !errors.Is(err, results.ErrNotResult) || !strings.Contains(err.Error(), "larger than 3 MiB") {
 		t.Errorf("endless input: %v; want it refused as larger than 3 MiB", err)
 	}
 }
@@ -138,7 +137,7 @@ func TestReadJSONSampled(t *testing.T) {
 	if err := Render(&b, res, JSON, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := saved.ReadJSON(bytes.NewReader(b.Bytes()), verify)
+	got, err := results.ReadJSON(bytes.NewReader(b.Bytes()), verify)
 	if err != nil {
 		t.Fatalf("a sampled result is refused: %v", err)
 	}
@@ -149,18 +148,18 @@ func TestReadJSONSampled(t *testing.T) {
 	if forged == b.String() {
 		t.Fatal("the tally has no \"broken\": 20")
 	}
-	if _, err := saved.ReadJSON(strings.NewReader(forged), verify); err == nil || !strings.Contains(err.Error(), "tally.broken") {
+	if _, err := results.ReadJSON(strings.NewReader(forged), verify); err == nil || !strings.Contains(err.Error(), "tally.broken") {
 		t.Errorf("a tally hiding the sample's breaks: %v; want it refused, naming tally.broken", err)
 	}
 }
 
 // verify checks saved documents as racelab's commands do.
-var verify = saved.Verifier{Run: scenarios.Check,
+var verify = results.Verifier{Run: scenarios.Check,
 	Shard: func(s *results.ShardResult) error { return shards.CheckShard(s, scenarios.Find) }}
 
 // withLimits is v with a history recheck's time limit and a read limit of
 // a test's own.
-func withLimits(v saved.Verifier, historyTimeout time.Duration, limit int64) saved.Verifier {
+func withLimits(v results.Verifier, historyTimeout time.Duration, limit int64) results.Verifier {
 	v.HistoryTimeout, v.Limit = historyTimeout, limit
 	return v
 }

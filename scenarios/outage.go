@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/scenarios/engine"
-	"github.com/racelab/racelab/scenarios/explained"
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets/faults"
 	"github.com/racelab/racelab/targets/kv"
@@ -204,7 +203,7 @@ func playOutage(ctx context.Context, p Policy, seed int64, i int) (results.Trial
 // outageReplays shows, in `racelab explain five-checkouts`, the first
 // outage script of the seed in which failing open sold a painting twice,
 // as a timeline, then what failing closed did with the same script.
-func outageReplays(ctx context.Context, x *engine.Explainer) ([]explained.Replay, error) {
+func outageReplays(ctx context.Context, x *engine.Explainer) ([]engine.Replay, error) {
 	const search = 1000
 	for i := range search {
 		open, err := playOutage(ctx, FailOpen, x.Seed, i)
@@ -218,7 +217,7 @@ func outageReplays(ctx context.Context, x *engine.Explainer) ([]explained.Replay
 		if err != nil {
 			return nil, err
 		}
-		return []explained.Replay{{
+		return []engine.Replay{{
 			Heading: fmt.Sprintf("A safety net down: the lock object out from %v to %v, script %d, failing open", OutageWindow.From, OutageWindow.To, i+1),
 			Target:  "shop:" + string(FailOpen), Clock: results.ClockVirtual, Trial: &open,
 			Outcome: fmt.Sprintf("%s. Failing closed, the same script served %s and oversold none: the trade the seed chose is availability.",

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/scenarios/engine"
-	"github.com/racelab/racelab/scenarios/explained"
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/clock"
@@ -238,7 +237,7 @@ func clockText(d time.Duration) string {
 // reserve-only shop sells a painting twice, and replays that same script
 // on the shop that expires the earlier session first, then the 24-hour
 // sold mark (soldmark.go): five-checkouts' extra in `racelab explain`.
-func paymentReplays(ctx context.Context, x *engine.Explainer) ([]explained.Replay, error) {
+func paymentReplays(ctx context.Context, x *engine.Explainer) ([]engine.Replay, error) {
 	const search = 1000
 	for i := range search {
 		naive, err := playPayment(ctx, shop.DesignReserveOnly, x.Seed, i)
@@ -260,7 +259,7 @@ func paymentReplays(ctx context.Context, x *engine.Explainer) ([]explained.Repla
 		if err != nil {
 			return nil, err
 		}
-		return []explained.Replay{
+		return []engine.Replay{
 			{Heading: fmt.Sprintf("The whole checkout, script %d: a 7-minute reservation, a 30-minute payment page", i+1),
 				Target: "shop:reserve-only", Clock: results.ClockVirtual, Trial: &naive, Outcome: naive.Why},
 			{Heading: "The same script when the shop expires the earlier session before opening a new one",

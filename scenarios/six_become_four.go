@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/scenarios/engine"
-	"github.com/racelab/racelab/scenarios/explained"
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/story"
@@ -79,7 +78,7 @@ const SequentialTrials = 1000
 // simulated KV target left on its default route it also measures the same
 // downloads spread over locations, visitors behind different points of
 // presence, which is worse.
-func sixInARow(ctx context.Context, x *engine.Explainer) ([]explained.Replay, error) {
+func sixInARow(ctx context.Context, x *engine.Explainer) ([]engine.Replay, error) {
 	rate := func(target string) (*results.TargetResult, error) {
 		plan := x.Plan(target)
 		plan.Sequential, plan.Trials = true, SequentialTrials
@@ -105,7 +104,7 @@ func sixInARow(ctx context.Context, x *engine.Explainer) ([]explained.Replay, er
 		outcome += fmt.Sprintf("; spread over locations (%s), as for visitors behind different points of presence, in %s", spread, brokeIn(sr))
 	}
 	outcome += "."
-	return []explained.Replay{{
+	return []engine.Replay{{
 		Heading: fmt.Sprintf("No overlap needed: %s one after another on %s, %s apart (trial %d of %d)",
 			results.Plural(int64(len(t.Requests)), "request"), tr.Target, engine.DefaultGap, t.Index+1, SequentialTrials),
 		Target: tr.Target, Clock: tr.Clock, Trial: t, Outcome: outcome,
@@ -136,7 +135,7 @@ func spreadOf(target string) (string, bool) {
 // pastMidnight shows the day rolling over by itself on the fixed target,
 // when it runs in virtual time: the clock starts just before midnight UTC
 // and the downloads go on.
-func pastMidnight(ctx context.Context, x *engine.Explainer) ([]explained.Replay, error) {
+func pastMidnight(ctx context.Context, x *engine.Explainer) ([]engine.Replay, error) {
 	if x.Fix.Clock != results.ClockVirtual {
 		return nil, nil
 	}
@@ -147,7 +146,7 @@ func pastMidnight(ctx context.Context, x *engine.Explainer) ([]explained.Replay,
 	if err != nil {
 		return nil, err
 	}
-	return []explained.Replay{{
+	return []engine.Replay{{
 		Heading: fmt.Sprintf("Midnight on %s: eight downloads from 23:59:45 UTC, %s apart", tr.Target, engine.DefaultGap),
 		Target:  tr.Target, Clock: tr.Clock, Trial: &tr.Trials[0],
 		Outcome: fmt.Sprintf("%s: the day in its one key changed at midnight and the count started again at 1, with nothing to clean up and no expiry to schedule", tr.Target),

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/scenarios/engine"
-	"github.com/racelab/racelab/scenarios/explained"
 	"github.com/racelab/racelab/scenarios/pace"
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
@@ -38,7 +37,7 @@ func playStream(ctx context.Context, x *engine.Explainer, target string, trials 
 // streamReplay plays a bot streaming at 20/s on the naive target until a
 // window admits more than the limit, and shows that window's first lanes:
 // the race without a burst.
-func streamReplay(ctx context.Context, x *engine.Explainer) ([]explained.Replay, error) {
+func streamReplay(ctx context.Context, x *engine.Explainer) ([]engine.Replay, error) {
 	const rate = 20
 	tr, err := playStream(ctx, x, x.Target, explainTrials, true, func(s *results.Settings) { s.Rate = rate })
 	if err != nil {
@@ -60,13 +59,13 @@ func streamReplay(ctx context.Context, x *engine.Explainer) ([]explained.Replay,
 	} else {
 		outcome += fmt.Sprintf(" (window %d of the %d played)", pick.Index+1, len(tr.Trials))
 	}
-	return []explained.Replay{{Heading: heading, Target: tr.Target, Clock: tr.Clock, Trial: &shown, Outcome: outcome}}, nil
+	return []engine.Replay{{Heading: heading, Target: tr.Target, Clock: tr.Clock, Trial: &shown, Outcome: outcome}}, nil
 }
 
 // rolloverReplays streams one request a second from half a window before
 // a boundary to half a window after it on the fixed target: each window
 // keeps its limit, and the span across the boundary gets twice it.
-func rolloverReplays(ctx context.Context, x *engine.Explainer) ([]explained.Replay, error) {
+func rolloverReplays(ctx context.Context, x *engine.Explainer) ([]engine.Replay, error) {
 	if x.Fix.Clock != results.ClockVirtual {
 		return nil, nil // a window of real time is too long to wait for
 	}
@@ -77,7 +76,7 @@ func rolloverReplays(ctx context.Context, x *engine.Explainer) ([]explained.Repl
 	t := &tr.Trials[0]
 	shown := trimmed(t)
 	w := windowOf(x.Scenario)
-	return []explained.Replay{{
+	return []engine.Replay{{
 		Heading: fmt.Sprintf("The rollover on %s: one request a second from %s before a window boundary to %s after it (admitted ones, and the refusal after each run)",
 			tr.Target, results.DurationWords(w.Length/2), results.DurationWords(w.Length/2)),
 		Target: tr.Target, Clock: tr.Clock, Trial: &shown,
@@ -145,20 +144,20 @@ func records(ctx context.Context, x *engine.Explainer, target string) (int64, ti
 // limiterExercise is the seed's exercise worked through: each part of the
 // KV rate limiter marked approximate or strict, with what the replays and
 // a look after the expiry showed.
-func limiterExercise(ctx context.Context, x *engine.Explainer) (explained.Ending, error) {
+func limiterExercise(ctx context.Context, x *engine.Explainer) (engine.Ending, error) {
 	w := windowOf(x.Scenario)
 	naive, wait, err := records(ctx, x, x.Target)
 	if err != nil {
-		return explained.Ending{}, err
+		return engine.Ending{}, err
 	}
 	fixed, _, err := records(ctx, x, x.Fixed)
 	if err != nil {
-		return explained.Ending{}, err
+		return engine.Ending{}, err
 	}
 	most := x.Race.Summary().Allowed.Max
-	return explained.Ending{
+	return engine.Ending{
 		Heading: "The exercise: which parts are approximate, which strict",
-		Items: []explained.EndingItem{
+		Items: []engine.EndingItem{
 			{Part: "The counter", Mark: "approximate on KV, strict in one object or one statement", Why: fmt.Sprintf("Read, compare, write is three steps with no lock: the burst above got %d through a limit of %d, and a steady stream gets one or two more through in some windows. %s admits exactly %d.",
 				most, w.Limit, x.Fixed, w.Limit)},
 			{Part: "The window rollover", Mark: "approximate on every store", Why: fmt.Sprintf("The count starts over at each boundary of floor(now / %s), so a caller can spend one window's allowance at its end and the next one's at its start: twice the limit within one window's length, as the rollover replay shows on %s. Each window is exact; a span across two is not.",

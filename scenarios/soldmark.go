@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/racelab/racelab/scenarios/explained"
+	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets/kv"
 	"github.com/racelab/racelab/targets/shop"
@@ -195,14 +195,14 @@ func playSoldMark(ctx context.Context, seed int64, i int, stale bool) (results.T
 // soldMarkReplay is the payment part's last replay in `racelab explain`:
 // the seed's first sold-mark script, in the stale case, with what the
 // propagated case did with the same script.
-func soldMarkReplay(ctx context.Context, seed int64) (explained.Replay, error) {
+func soldMarkReplay(ctx context.Context, seed int64) (engine.Replay, error) {
 	stale, err := playSoldMark(ctx, seed, 0, true)
 	if err != nil {
-		return explained.Replay{}, err
+		return engine.Replay{}, err
 	}
 	fresh, err := playSoldMark(ctx, seed, 0, false)
 	if err != nil {
-		return explained.Replay{}, err
+		return engine.Replay{}, err
 	}
 	outcome := stale.Why
 	if !stale.Broken {
@@ -213,7 +213,7 @@ func soldMarkReplay(ctx context.Context, seed int64) (explained.Replay, error) {
 	} else {
 		outcome += fmt.Sprintf(". With the default cacheTtl at every location the mark had propagated long before the hold ended, and the same script sold %s once", soldMarkItem)
 	}
-	return explained.Replay{
+	return engine.Replay{
 		Heading: "The 24-hour sold mark: A buys (#1); C checks out inside the hold (#2) and after it (#3); D after it (#4), where a cache outlives the hold",
 		Target:  "shop:expire-first", Clock: results.ClockVirtual, Trial: &stale, Outcome: outcome,
 	}, nil

@@ -11,7 +11,6 @@ import (
 
 	"github.com/racelab/racelab/internal/usage"
 	"github.com/racelab/racelab/scenarios/engine"
-	"github.com/racelab/racelab/scenarios/explained"
 	"github.com/racelab/racelab/scenarios/pace"
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
@@ -226,15 +225,15 @@ func formatExposure(d time.Duration) string { return d.Round(time.Millisecond).S
 // planEnding works through what the subscription design accepted, with
 // the replays' figures: the race on the server's cached read, and the
 // extension's licence played for a day after the cancel.
-func planEnding(ctx context.Context, x *engine.Explainer) (explained.Ending, error) {
+func planEnding(ctx context.Context, x *engine.Explainer) (engine.Ending, error) {
 	race := x.Race.Trials[0]
 	ext, err := extensionReplay(ctx, x)
 	if err != nil {
-		return explained.Ending{}, err
+		return engine.Ending{}, err
 	}
-	return explained.Ending{
+	return engine.Ending{
 		Heading: "What the design accepted, part by part",
-		Items: []explained.EndingItem{
+		Items: []engine.EndingItem{
 			{Part: "The server's plan check", Mark: "approximate, within a bound", Why: fmt.Sprintf("A cached read of the plan goes on saying \"paid\" until it expires: on %s the last original went %s after the cancel, within the %s cache. The cost is the originals given away in that time: %d here.",
 				x.Race.Target, formatExposure(exposureOf(&race)), results.DurationWords(story.PlanCacheTTL), race.Allowed)},
 			{Part: "The extension's licence", Mark: "approximate, within a bound of its own", Why: ext},

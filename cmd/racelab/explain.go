@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/racelab/racelab/cmd/racelab/classroom"
-	"github.com/racelab/racelab/cmd/racelab/httpflags"
 	"github.com/racelab/racelab/report"
 	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/engine"
@@ -33,7 +32,7 @@ type explainOptions struct {
 	Step    bool
 	Outputs outputFlags
 	Servers serverFlags
-	HTTP    httpflags.Flags
+	HTTP    Flags
 }
 
 func newExplainCmd(s Streams, cat *targets.Catalog) *cobra.Command {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/racelab/racelab/report/saved"
+	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets/httpapi"
 )
 
@@ -38,7 +38,7 @@ func TestFileFlagsBounded(t *testing.T) {
 		t.Skip("no /dev/zero")
 	}
 	bigMap := sparse(t, httpapi.MaxMappingBytes+1)
-	bigResult := sparse(t, saved.MaxResultBytes+1)
+	bigResult := sparse(t, results.MaxResultBytes+1)
 	tests := []struct {
 		args []string
 		want int

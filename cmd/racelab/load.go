@@ -10,8 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/racelab/racelab/cmd/racelab/httpflags"
-	"github.com/racelab/racelab/cmd/racelab/progress"
 	"github.com/racelab/racelab/report"
 	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/load"
@@ -44,7 +42,7 @@ type loadOptions struct {
 	Quiet       bool
 	HTTPVersion string
 	Servers     serverFlags
-	HTTP        httpflags.Flags
+	HTTP        Flags
 	Shard       shardFlags // shard.go
 
 	set func(name string) bool // which flags the command line gave
@@ -222,7 +220,7 @@ func (o *loadOptions) plan() (load.LoadPlan, []output, error) {
 	if len(specs) == 0 {
 		specs = sc.Lineup
 	}
-	if h2 && !httpflags.HasHTTPTarget(specs) {
+	if h2 && !HasHTTPTarget(specs) {
 		return bad("--http-version applies to http targets only, and this load has none (add -t http://HOST:PORT)")
 	}
 	err = o.HTTP.ApplyTo(specs, o.Timeout, &p.Options, func(c *httpapi.Config) {
@@ -248,7 +246,7 @@ func runLoad(c *cobra.Command, s Streams, o *loadOptions) error {
 	}
 	if s.ErrIsTTY && !o.Quiet {
 		p.Watch = func(target string, _ load.LoadProgress, now func() load.LoadProgress) func() {
-			return progress.WatchLoad(c.Context(), s.Err, p.Scenario.Name+" on "+target, now)
+			return WatchLoad(c.Context(), s.Err, p.Scenario.Name+" on "+target, now)
 		}
 	}
 	res, err := load.Load(c.Context(), p)

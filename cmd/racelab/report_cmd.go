@@ -13,7 +13,6 @@ import (
 
 	"github.com/racelab/racelab/internal/readfile"
 	"github.com/racelab/racelab/report"
-	"github.com/racelab/racelab/report/saved"
 	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/results"
@@ -159,9 +158,9 @@ func runReport(ctx context.Context, s Streams, width int, o *reportOptions) erro
 // blocks until a writer comes) must not hold the command past Ctrl-C or
 // SIGTERM. The blocked read cannot be interrupted; its goroutine ends with
 // the process.
-func readResults(ctx context.Context, s Streams, name string, v saved.Verifier) (saved.Saved, error) {
+func readResults(ctx context.Context, s Streams, name string, v results.Verifier) (results.Saved, error) {
 	type read struct {
-		rs  saved.Saved
+		rs  results.Saved
 		err error
 	}
 	done := make(chan read, 1)
@@ -173,32 +172,32 @@ func readResults(ctx context.Context, s Streams, name string, v saved.Verifier) 
 	case got := <-done:
 		return got.rs, got.err
 	case <-ctx.Done():
-		return saved.Saved{}, fmt.Errorf("%s: %w", name, ctx.Err())
+		return results.Saved{}, fmt.Errorf("%s: %w", name, ctx.Err())
 	}
 }
 
 // readResultsNow reads a named file through readfile, which refuses a
 // file too large by its size before reading it and stops a waiting read
 // when ctx is done; standard input is only bounded.
-func readResultsNow(ctx context.Context, s Streams, name string, v saved.Verifier) (saved.Saved, error) {
+func readResultsNow(ctx context.Context, s Streams, name string, v results.Verifier) (results.Saved, error) {
 	if name == "-" {
-		rs, err := saved.ReadSaved(s.In, v)
+		rs, err := results.ReadSaved(s.In, v)
 		if err != nil {
-			return saved.Saved{}, fmt.Errorf("standard input: %w", err)
+			return results.Saved{}, fmt.Errorf("standard input: %w", err)
 		}
 		return rs, nil
 	}
-	f, err := readfile.Open(ctx, name, saved.MaxResultBytes)
+	f, err := readfile.Open(ctx, name, results.MaxResultBytes)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return saved.Saved{}, usageError{fmt.Errorf("%s: no such file", name)}
+		return results.Saved{}, usageError{fmt.Errorf("%s: no such file", name)}
 	case errors.Is(err, readfile.ErrFolder):
-		return saved.Saved{}, usageError{fmt.Errorf("%s is a folder; want a result file", name)}
+		return results.Saved{}, usageError{fmt.Errorf("%s is a folder; want a result file", name)}
 	case err != nil:
-		return saved.Saved{}, err // it names the file, and the limit
+		return results.Saved{}, err // it names the file, and the limit
 	}
 	defer f.Close()
-	rs, err := saved.ReadSaved(f, v)
+	rs, err := results.ReadSaved(f, v)
 	if err != nil && !errors.As(err, new(*readfile.TooLargeError)) {
 		err = fmt.Errorf("%s: %w", name, err)
 	}
@@ -253,6 +252,6 @@ func (o *reportOptions) checkMerge() error {
 
 // verifier checks saved documents before a report is made of them: runs
 // judged again by their stories, parts checked against their plan.
-var verifier = saved.Verifier{Run: scenarios.Check,
+var verifier = results.Verifier{Run: scenarios.Check,
 	Shard: func(s *results.ShardResult) error { return shards.CheckShard(s, scenarios.Find) },
 	Load:  func(l *results.LoadResult) error { return shards.CheckLoad(l, scenarios.Find) }}

@@ -14,12 +14,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/racelab/racelab/cmd/racelab/httpflags"
-	"github.com/racelab/racelab/cmd/racelab/progress"
 	"github.com/racelab/racelab/report"
 	"github.com/racelab/racelab/scenarios"
-	"github.com/racelab/racelab/scenarios/background"
 	"github.com/racelab/racelab/scenarios/engine"
+	"github.com/racelab/racelab/scenarios/load"
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
 )
@@ -52,16 +50,16 @@ type runOptions struct {
 	// each was asked for.
 	Parts    map[string]*bool
 	KeepAll  bool
-	HTTP     httpflags.Flags // run_http.go
-	Evidence evidenceFlags   // run_evidence.go
-	Knobs    knobFlags       // flags.go
-	Shard    shardFlags      // shard.go
+	HTTP     Flags         // run_http.go
+	Evidence evidenceFlags // run_evidence.go
+	Knobs    knobFlags     // flags.go
+	Shard    shardFlags    // shard.go
 	// Background is --background RATE, with its keys and whether it
 	// reads the bursts' keys; background runs it and keeps its summaries.
 	Background      string
 	BackgroundKeys  int
 	BackgroundOnKey bool
-	background      *background.Runner
+	background      *load.Runner
 }
 
 func newRunCmd(s Streams, cat *targets.Catalog, runF func(*cobra.Command, *runOptions) error) *cobra.Command {
@@ -123,7 +121,7 @@ to hold that breaks it exits 3.`,
 	o.Shard.register(f, true)
 	f.StringVar(&o.Background, "background", "", "open-model load on each target through all of its trials, e.g. 200/s (kv and actor need --clock real);\n"+
 		"the report adds its throughput, p99 and errors")
-	f.IntVar(&o.BackgroundKeys, "background-keys", background.DefaultKeys, "keys of its own the --background load spreads over")
+	f.IntVar(&o.BackgroundKeys, "background-keys", load.DefaultKeys, "keys of its own the --background load spreads over")
 	f.BoolVar(&o.BackgroundOnKey, "background-on-key", false, "with --background, also read each burst's own key at the same rate")
 	_ = c.RegisterFlagCompletionFunc("clock", cobra.FixedCompletions([]string{"virtual", "real"}, cobra.ShellCompDirectiveNoFileComp))
 	return c
@@ -193,12 +191,12 @@ func (o *runOptions) plan() (engine.Plan, []output, error) {
 		return engine.Plan{}, nil, usageError{errors.New("--background-keys and --background-on-key shape a --background load; give --background RATE, e.g. 200/s")}
 	}
 	if o.Background != "" {
-		bp, err := background.Parse(o.Background, o.BackgroundKeys, o.BackgroundOnKey)
+		bp, err := load.Parse(o.Background, o.BackgroundKeys, o.BackgroundOnKey)
 		if err != nil {
 			return engine.Plan{}, nil, err
 		}
 		bp.Timeout, bp.Seed = o.Timeout, seed
-		o.background = background.New(bp, sc)
+		o.background = load.New(bp, sc)
 		p.Background = o.background.Start
 	}
 	if err := firstError(p.Validate()); err != nil {
@@ -237,10 +235,10 @@ func runRun(c *cobra.Command, s Streams, o *runOptions) error {
 		bars = part.Bars
 	}
 	var onTrial func(string, int, int)
-	var bar *progress.Trials
+	var bar *Trials
 	// p.Trials, not o.Trials: --max-rate raises the count it needs.
 	if p.Trials > 1 && s.ErrIsTTY && !o.Quiet {
-		bar = progress.NewTrials(ctx, s.Err, p.Scenario.Name, bars*p.Trials)
+		bar = NewTrials(ctx, s.Err, p.Scenario.Name, bars*p.Trials)
 		onTrial = bar.Trial
 	}
 	if s.ErrIsTTY && !o.Quiet {
@@ -272,7 +270,7 @@ func runRun(c *cobra.Command, s Streams, o *runOptions) error {
 			}
 		}
 		if o.background != nil && (f == report.Table || f == report.Markdown) {
-			return background.Write(w, o.background.Summaries())
+			return load.Write(w, o.background.Summaries())
 		}
 		return nil
 	}))

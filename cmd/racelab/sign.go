@@ -8,7 +8,7 @@ import (
 
 	"github.com/racelab/racelab/internal/sign"
 	"github.com/racelab/racelab/report"
-	"github.com/racelab/racelab/report/saved"
+	"github.com/racelab/racelab/scenarios/results"
 )
 
 // signFlags are --sign-key (run, load and their shards sign what they
@@ -42,7 +42,7 @@ func (f *signFlags) signed(render renderFunc) renderFunc {
 
 // verifier is the checks of every document read: the stories' and, with
 // a key, the signatures'.
-func (f *signFlags) verifier() (saved.Verifier, error) {
+func (f *signFlags) verifier() (results.Verifier, error) {
 	v, key := verifier, sign.Key(f.Key, f.env)
 	switch {
 	case f.Require && key == nil:

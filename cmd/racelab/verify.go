@@ -12,7 +12,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/racelab/racelab/cmd/racelab/httpflags"
 	"github.com/racelab/racelab/report"
 	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/engine"
@@ -32,7 +31,7 @@ type verifyOptions struct {
 	Outputs        outputFlags
 	Timeout        time.Duration
 	Servers        serverFlags
-	HTTP           httpflags.Flags
+	HTTP           Flags
 	Confidence     percentage
 	CheckHistory   bool
 	HistoryTimeout time.Duration

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/racelab/racelab/scenarios/explained"
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
 )
@@ -63,9 +62,9 @@ func (x *Explainer) Replay(ctx context.Context, plan Plan) (*results.TargetResul
 // x.Fixed, with the story's own extras after each (Scenario.Extras): the
 // library behind `racelab explain`. A fixed target that breaks the rule
 // gives an error wrapping ErrFixBroke.
-func Explain(ctx context.Context, x *Explainer) (explained.Explanation, error) {
+func Explain(ctx context.Context, x *Explainer) (Explanation, error) {
 	sc, target, fixed, seed := x.Scenario, x.Target, x.Fixed, x.Seed
-	e := explained.Explanation{Story: sc.About()}
+	e := Explanation{Story: sc.About()}
 	race, err := x.Replay(ctx, x.Plan(target))
 	if err != nil {
 		return e, err
@@ -82,7 +81,7 @@ func Explain(ctx context.Context, x *Explainer) (explained.Explanation, error) {
 		// promise a race the lanes do not show.
 		title = "The race did not show on %s (%s, seed %d)"
 	}
-	e.Replays = append(e.Replays, explained.Replay{
+	e.Replays = append(e.Replays, Replay{
 		Heading: fmt.Sprintf(title, race.Target, how, seed),
 		Target:  race.Target, Clock: race.Clock, Trial: t, Outcome: sc.Account(t, race.Target), Compared: true,
 	})
@@ -98,7 +97,7 @@ func Explain(ctx context.Context, x *Explainer) (explained.Explanation, error) {
 	if t.Broken {
 		return e, fixBroke{fmt.Sprintf("%s broke the rule in the replay, so it shows no fix: %s", fix.Target, sc.Account(t, fix.Target))}
 	}
-	e.Replays = append(e.Replays, explained.Replay{
+	e.Replays = append(e.Replays, Replay{
 		Heading: fmt.Sprintf("The same %s on %s (%s)", same, fix.Target, fix.Guarantee),
 		Target:  fix.Target, Clock: fix.Clock, Trial: t, Outcome: sc.Account(t, fix.Target), Compared: true,
 	})
@@ -116,7 +115,7 @@ func Explain(ctx context.Context, x *Explainer) (explained.Explanation, error) {
 }
 
 // extras appends the story's extras that go after the given replay.
-func (x *Explainer) extras(ctx context.Context, e *explained.Explanation, after string) error {
+func (x *Explainer) extras(ctx context.Context, e *Explanation, after string) error {
 	for _, ex := range x.Scenario.Extras {
 		if ex.After != after {
 			continue

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 
-	"github.com/racelab/racelab/scenarios/explained"
 	"github.com/racelab/racelab/scenarios/results"
 )
 
@@ -14,7 +13,7 @@ type Extra struct {
 	// ("fix").
 	After string
 	// Replay plays it; x holds what explain was asked.
-	Replay func(ctx context.Context, x *Explainer) ([]explained.Replay, error)
+	Replay func(ctx context.Context, x *Explainer) ([]Replay, error)
 }
 
 // Part is a run of a story besides its bursts, with its own flag of `racelab

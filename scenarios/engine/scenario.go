@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/internal/usage"
-	"github.com/racelab/racelab/scenarios/explained"
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/story"
@@ -86,7 +85,7 @@ type Scenario struct {
 	Parts []Part
 	// Ending, when set, is the last section of `racelab explain`, after
 	// how the fix works: a story's exercise worked through.
-	Ending func(ctx context.Context, x *Explainer) (explained.Ending, error)
+	Ending func(ctx context.Context, x *Explainer) (Ending, error)
 
 	// Knobs are the settings the story takes (Settings): "stock",
 	// "rate", …, each with its help and how it is read.
@@ -289,8 +288,8 @@ func AnswerOf(ok bool, value int64, err error) Answer {
 }
 
 // About is the story in its own words, for a report.
-func (sc *Scenario) About() explained.About {
-	return explained.About{Name: sc.Name, Title: sc.Title, Story: sc.Story, Rule: sc.Rule, SoftRule: sc.SoftRule, Fix: sc.Fix, Needs: sc.Needs}
+func (sc *Scenario) About() About {
+	return About{Name: sc.Name, Title: sc.Title, Story: sc.Story, Rule: sc.Rule, SoftRule: sc.SoftRule, Fix: sc.Fix, Needs: sc.Needs}
 }
 
 // Finder finds a story by name, made with the settings a result records

@@ -8,8 +8,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-
-	"github.com/racelab/racelab/internal/shellwords"
 )
 
 // Starter is a commented race file to start from (racelab race init): the
@@ -47,7 +45,7 @@ rule: allowed <= 1 && account.discounts == allowed
 // as the burst, with a readback and a rule left for its author to write.
 // target is the service's base URL, for -t.
 func FromCurl(command string) (file, target string, err error) {
-	words, err := shellwords.Split(command)
+	words, err := Split(command)
 	if err != nil {
 		return "", "", err
 	}

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/racelab/racelab/internal/peek"
 	"github.com/racelab/racelab/internal/testwait"
+	"github.com/racelab/racelab/targets/httpapi/burst"
 	"github.com/racelab/racelab/targets/story"
 )
 
@@ -39,18 +39,18 @@ func TestPending(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if peek.Pending(c) {
+	if burst.Pending(c) {
 		t.Fatal("pending before anything was sent")
 	}
 	s.Write([]byte("x"))
-	testwait.Eventually(t, "the byte sent", func() bool { return peek.Pending(c) })
+	testwait.Eventually(t, "the byte sent", func() bool { return burst.Pending(c) })
 	buf := make([]byte, 1)
 	c.Read(buf)
-	if peek.Pending(c) {
+	if burst.Pending(c) {
 		t.Fatal("pending after the byte was read")
 	}
 	s.Close()
-	testwait.Eventually(t, "the peer's close", func() bool { return peek.Pending(c) })
+	testwait.Eventually(t, "the peer's close", func() bool { return burst.Pending(c) })
 }
 
 // releaseAll calls every staged function at once and returns the replies.

@@ -12,7 +12,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/racelab/racelab/internal/peek"
+	"github.com/racelab/racelab/targets/httpapi/burst"
 	"github.com/racelab/racelab/targets/story"
 )
 
@@ -125,11 +125,11 @@ func (c *Client) h1Wire(w wire) []byte {
 // usable says the connection is idle and the server has neither closed it
 // nor sent anything unasked.
 func (hc *h1Conn) usable() bool {
-	return !hc.staged && !hc.broken && hc.br.Buffered() == 0 && !peek.Pending(hc.raw)
+	return !hc.staged && !hc.broken && hc.br.Buffered() == 0 && !burst.Pending(hc.raw)
 }
 
 // answered says an answer, or the server's closing, is waiting to be read.
-func (hc *h1Conn) answered() bool { return hc.br.Buffered() > 0 || peek.Pending(hc.raw) }
+func (hc *h1Conn) answered() bool { return hc.br.Buffered() > 0 || burst.Pending(hc.raw) }
 
 func (hc *h1Conn) close() {
 	hc.broken = true

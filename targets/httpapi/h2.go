@@ -20,7 +20,7 @@ import (
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
 
-	"github.com/racelab/racelab/internal/gchold"
+	"github.com/racelab/racelab/targets/httpapi/burst"
 	"github.com/racelab/racelab/targets/story"
 )
 
@@ -682,7 +682,7 @@ func (c *Client) stageH2Wires(ctx context.Context, ws []wire) ([]stagedWire, err
 			return nil, fmt.Errorf("stage %s %s: %w", ws[0].method, ws[0].target, err)
 		}
 	}
-	b.letGo = gchold.Hold(2 * c.dialWait)
+	b.letGo = burst.Hold(2 * c.dialWait)
 	b.left.Store(int64(n))
 	fs := make([]stagedWire, n)
 	for i, s := range streams {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/racelab/racelab/internal/rawconn"
+	"github.com/racelab/racelab/targets/httpapi/burst"
 	"github.com/racelab/racelab/targets/httpapi/httpapitest"
 	"github.com/racelab/racelab/targets/httpapi/server"
 )
@@ -117,7 +117,7 @@ func h2cClient(t *testing.T) *http.Client {
 // it names no loopback either, so it is refused.
 func TestGuardRefusesNoHost(t *testing.T) {
 	addr := serveWith(t, server.Server{})
-	c := rawconn.Dial(t, addr, 5*time.Second)
+	c := burst.Dial(t, addr, 5*time.Second)
 	status := c.RoundTrip(t, "POST /hit/k HTTP/1.0\r\n\r\n", 5*time.Second)
 	if status != http.StatusMisdirectedRequest {
 		t.Errorf("HTTP/1.0 POST without Host = %d, want 421", status)
@@ -151,9 +151,9 @@ func TestConnectionCap(t *testing.T) {
 	for _, tt := range []struct{ cap, extra int }{{1, 1}, {3, 2}, {8, 4}} {
 		logged := newFileLog(t)
 		addr := serveWith(t, server.Server{MaxConns: tt.cap, ErrorLog: logged})
-		conns := make([]*rawconn.Conn, tt.cap+tt.extra)
+		conns := make([]*burst.Conn, tt.cap+tt.extra)
 		for i := range conns {
-			conns[i] = rawconn.Dial(t, addr, 5*time.Second)
+			conns[i] = burst.Dial(t, addr, 5*time.Second)
 			req := getStats
 			if i < tt.cap {
 				req = "POST /hit/k HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1\r\n\r\n" // its body byte comes later
@@ -198,7 +198,7 @@ func TestTimeoutsFreeConnections(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			addr := serveWith(t, server.Server{MaxConns: 1, ReadHeaderTimeout: timeout, IdleTimeout: timeout})
-			first := rawconn.Dial(t, addr, 5*time.Second)
+			first := burst.Dial(t, addr, 5*time.Second)
 			if _, err := io.WriteString(first, tt.first); err != nil {
 				t.Fatal(err)
 			}
@@ -208,7 +208,7 @@ func TestTimeoutsFreeConnections(t *testing.T) {
 			if tt.first == getStats && first.Status(t, 5*time.Second) != http.StatusOK {
 				t.Fatal("first connection not answered")
 			}
-			second := rawconn.Dial(t, addr, 5*time.Second)
+			second := burst.Dial(t, addr, 5*time.Second)
 			if _, err := io.WriteString(second, getStats); err != nil {
 				t.Fatal(err)
 			}

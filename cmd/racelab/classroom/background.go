@@ -10,8 +10,8 @@ import (
 	"sync"
 
 	"github.com/racelab/racelab/internal/usage"
-	"github.com/racelab/racelab/scenarios/background"
 	"github.com/racelab/racelab/scenarios/engine"
+	"github.com/racelab/racelab/scenarios/load"
 	"github.com/racelab/racelab/scenarios/pace"
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/httpapi/server"
@@ -91,7 +91,7 @@ type loadSwitch struct {
 	op sync.Mutex // held through each change of the switch: one at a time
 
 	mu       sync.Mutex
-	plan     background.Plan // Rate 0: off
+	plan     load.Plan // Rate 0: off
 	why      string
 	pages    int  // open event streams
 	bursting bool // a burst runs: the idle load waits for it
@@ -148,7 +148,7 @@ func (sw *loadSwitch) set(br backgroundRequest) (backgroundView, int, error) {
 	if !br.On {
 		return sw.stop(offAsked), 0, nil
 	}
-	plan, err := background.Parse(br.Rate, 0, false)
+	plan, err := load.Parse(br.Rate, 0, false)
 	if err == nil && plan.Rate > sw.max {
 		err = usage.Fieldf("Background", "{} %v: want at most %v on this page", plan.Rate, sw.max)
 	}
@@ -185,7 +185,7 @@ func (sw *loadSwitch) check() error {
 // returns once the load has stopped. The caller holds op.
 func (sw *loadSwitch) stop(why string) backgroundView {
 	sw.mu.Lock()
-	sw.plan = background.Plan{}
+	sw.plan = load.Plan{}
 	if why != "" {
 		sw.why = why
 	}
@@ -225,7 +225,7 @@ func (sw *loadSwitch) pageClosed() {
 
 // pause stops the idle load for a burst and says the plan of the burst's
 // own load: the zero Plan when the switch is off. resume must follow.
-func (sw *loadSwitch) pause() background.Plan {
+func (sw *loadSwitch) pause() load.Plan {
 	sw.mu.Lock()
 	sw.bursting = true
 	plan := sw.plan
@@ -262,7 +262,7 @@ func (sw *loadSwitch) startIdle() {
 			if ctx.Err() != nil {
 				break
 			}
-			stops = append(stops, background.New(plan, l.sc).Start(ctx, l.s.label, l.s.target, engine.Player{}, nil))
+			stops = append(stops, load.New(plan, l.sc).Start(ctx, l.s.label, l.s.target, engine.Player{}, nil))
 		}
 		<-ctx.Done()
 		for _, stop := range stops {
@@ -297,8 +297,8 @@ func (sw *loadSwitch) viewLocked() backgroundView {
 }
 
 // summaryLine is s as racelab run's report says it, in one line.
-func summaryLine(s background.Summary) string {
+func summaryLine(s load.Summary) string {
 	var b strings.Builder
-	_ = background.Write(&b, []background.Summary{s}) // a Builder does not fail
+	_ = load.Write(&b, []load.Summary{s}) // a Builder does not fail
 	return strings.TrimSuffix(b.String(), "\n")
 }

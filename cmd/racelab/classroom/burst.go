@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/racelab/racelab/scenarios/background"
 	"github.com/racelab/racelab/scenarios/engine"
+	"github.com/racelab/racelab/scenarios/load"
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/httpapi/server"
@@ -42,8 +42,8 @@ type burstStore struct {
 	// Background is what the switch's load on the store came to through
 	// the burst, and BackgroundLine says it as racelab run's report does;
 	// both absent with the switch off.
-	Background     *background.Summary `json:"background,omitempty"`
-	BackgroundLine string              `json:"background_line,omitempty"`
+	Background     *load.Summary `json:"background,omitempty"`
+	BackgroundLine string        `json:"background_line,omitempty"`
 }
 
 // burstRequest is what the page's button posts.
@@ -128,9 +128,9 @@ func (r *Room) burst(ctx context.Context, sc *engine.Scenario, n int) (*burstVie
 	// With the switch on, the burst lands on stores under load, as racelab
 	// run --background fires its trials: the load runs on each store from
 	// before its trial to after it, in place of the load between bursts.
-	var bg *background.Runner
+	var bg *load.Runner
 	if p := r.load.pause(); p.Rate > 0 {
-		bg = background.New(p, sc)
+		bg = load.New(p, sc)
 		plan.Background = bg.Start
 	}
 	res, err := engine.Run(ctx, plan)
@@ -146,7 +146,7 @@ func (r *Room) burst(ctx context.Context, sc *engine.Scenario, n int) (*burstVie
 		short[s.Target] = s
 	}
 	labels := results.Labels(res.Targets)
-	loads := map[string]background.Summary{}
+	loads := map[string]load.Summary{}
 	if bg != nil {
 		for _, s := range bg.Summaries() {
 			loads[s.Target] = s

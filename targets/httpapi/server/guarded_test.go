@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/racelab/racelab/internal/rawconn"
+	"github.com/racelab/racelab/targets/httpapi/burst"
 	"github.com/racelab/racelab/targets/httpapi/httpapitest"
 	"github.com/racelab/racelab/targets/httpapi/server"
 )
@@ -79,9 +79,9 @@ func start(t *testing.T, srv server.Server) string {
 }
 
 // conn is a client connection driven byte by byte.
-type conn = rawconn.Conn
+type conn = burst.Conn
 
-func dial(t *testing.T, addr string) *conn { return rawconn.Dial(t, addr, answerWithin) }
+func dial(t *testing.T, addr string) *conn { return burst.Dial(t, addr, answerWithin) }
 
 func request(method, path, host string, header ...string) string {
 	h := ""

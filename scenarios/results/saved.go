@@ -1,4 +1,4 @@
-package saved
+package results
 
 import (
 	"bytes"
@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"io"
 	"time"
-
-	"github.com/racelab/racelab/scenarios/results"
 )
 
 // MaxResultBytes is the most ReadJSON reads of one input: 256 MiB, ample
@@ -31,7 +29,7 @@ var ErrNotResult = errors.New("not a racelab result")
 // It reads at most MaxResultBytes, and every result must pass v.Run: its
 // verdicts are recomputed from its own request data, so a forged or
 // damaged file is refused rather than rendered as "holds".
-func ReadJSON(r io.Reader, v Verifier) ([]*results.Result, error) {
+func ReadJSON(r io.Reader, v Verifier) ([]*Result, error) {
 	saved, err := read(r, v, false)
 	return saved.Runs, err
 }
@@ -43,12 +41,12 @@ func ReadJSON(r io.Reader, v Verifier) ([]*results.Result, error) {
 type Verifier struct {
 	// Run checks a run result, its histories checked again within the
 	// time limit given.
-	Run func(r *results.Result, historyTimeout time.Duration) error
+	Run func(r *Result, historyTimeout time.Duration) error
 	// Shard checks a part of a sharded run or load.
-	Shard func(s *results.ShardResult) error
+	Shard func(s *ShardResult) error
 	// Load checks a load result against its story (shards.CheckLoad);
 	// nil checks only that its figures agree (LoadResult.Check).
-	Load func(l *results.LoadResult) error
+	Load func(l *LoadResult) error
 	// Signed, when set, checks each document's bytes before it is
 	// decoded: its signature (package sign).
 	Signed func(raw []byte) error
@@ -59,7 +57,7 @@ type Verifier struct {
 	Limit          int64
 }
 
-func (v Verifier) load(l *results.LoadResult) error {
+func (v Verifier) load(l *LoadResult) error {
 	if v.Load == nil {
 		return l.Check()
 	}
@@ -69,11 +67,11 @@ func (v Verifier) load(l *results.LoadResult) error {
 // Saved is what a stream of saved documents held: run results and load
 // results, each kind in the order read.
 type Saved struct {
-	Runs  []*results.Result
-	Loads []*results.LoadResult
+	Runs  []*Result
+	Loads []*LoadResult
 	// Shards are parts of sharded runs and loads (racelab run|load
 	// --shard), which only a merge can judge (shards.VerifyRun).
-	Shards []*results.ShardResult
+	Shards []*ShardResult
 }
 
 // ReadSaved reads saved results of either kind, as ReadJSON reads runs:
@@ -86,7 +84,7 @@ func ReadSaved(r io.Reader, v Verifier) (Saved, error) {
 // read reads runs, and loads and shard parts when loads is set.
 func read(r io.Reader, v Verifier, loads bool) (Saved, error) {
 	limit := cmp.Or(v.Limit, MaxResultBytes)
-	historyTimeout := cmp.Or(v.HistoryTimeout, results.DefaultHistoryTimeout)
+	historyTimeout := cmp.Or(v.HistoryTimeout, DefaultHistoryTimeout)
 	// Decoded as it is read, so that input that is not JSON at all
 	// (/dev/zero, a binary) is refused at its first bytes, not after the
 	// limit; what was read is kept to say on which line JSON broke.
@@ -94,16 +92,16 @@ func read(r io.Reader, v Verifier, loads bool) (Saved, error) {
 	limited := &io.LimitedReader{R: r, N: limit + 1}
 	dec := json.NewDecoder(io.TeeReader(limited, &data))
 	var out Saved
-	schemas := fmt.Sprintf("%q", results.SchemaVersion)
+	schemas := fmt.Sprintf("%q", SchemaVersion)
 	if loads {
-		schemas += fmt.Sprintf(", %q or %q", results.LoadSchemaVersion, results.ShardSchemaVersion)
+		schemas += fmt.Sprintf(", %q or %q", LoadSchemaVersion, ShardSchemaVersion)
 	}
 	for n := 1; ; n++ {
 		var raw json.RawMessage
 		err := dec.Decode(&raw)
 		if limited.N <= 0 {
 			return Saved{}, fmt.Errorf("%w: larger than %d MiB; a saved result is far smaller (trials past the first %d keep no requests)",
-				ErrNotResult, limit>>20, results.DefaultKeepTrials)
+				ErrNotResult, limit>>20, DefaultKeepTrials)
 		}
 		if errors.Is(err, io.EOF) {
 			break
@@ -127,11 +125,11 @@ func read(r io.Reader, v Verifier, loads bool) (Saved, error) {
 			return Saved{}, fmt.Errorf("%w: document %d has no \"schema\" field", ErrNotResult, n)
 		}
 		switch {
-		case *probe.Schema == results.SchemaVersion:
+		case *probe.Schema == SchemaVersion:
 			err = decodeDoc(raw, &out.Runs, checkedLater)
-		case loads && *probe.Schema == results.LoadSchemaVersion:
+		case loads && *probe.Schema == LoadSchemaVersion:
 			err = decodeDoc(raw, &out.Loads, v.load)
-		case loads && *probe.Schema == results.ShardSchemaVersion:
+		case loads && *probe.Schema == ShardSchemaVersion:
 			err = decodeDoc(raw, &out.Shards, v.Shard)
 		default:
 			return Saved{}, fmt.Errorf("%w: document %d has schema %q; this racelab reads %s", ErrNotResult, n, *probe.Schema, schemas)
@@ -170,7 +168,7 @@ func decodeDoc[T any](raw json.RawMessage, docs *[]*T, check func(*T) error) err
 
 // checkedLater is a run's check as it is read: none, since runs are
 // judged again once every document has been read (see readSaved).
-func checkedLater(*results.Result) error { return nil }
+func checkedLater(*Result) error { return nil }
 
 // where says on which line a JSON syntax error is, or "".
 func where(data []byte, err error) string {

@@ -1,4 +1,4 @@
-package httpflags_test
+package main
 
 import (
 	"net/http"
@@ -7,7 +7,6 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/racelab/racelab/cmd/racelab/httpflags"
 	"github.com/racelab/racelab/internal/readfile"
 	"github.com/racelab/racelab/targets/httpapi"
 )
@@ -18,7 +17,7 @@ func TestHTTPFlags(t *testing.T) {
 	if err := os.WriteFile(mapFile, []byte(`{"get": {"path": "/views/{slug}", "field": "total"}, "hit": {"field": "n"}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	h := httpflags.Flags{
+	h := Flags{
 		Sync:     "lastbyte",
 		MapFile:  readfile.Named{Path: mapFile},
 		Calls:    []string{"hit=PUT /v/{slug} field=total", "download=yes=201 no=403"},

@@ -1,4 +1,4 @@
-package gchold
+package burst
 
 import (
 	"runtime/debug"

@@ -1,4 +1,4 @@
-package explained
+package engine
 
 import "github.com/racelab/racelab/scenarios/results"
 

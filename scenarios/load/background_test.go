@@ -1,4 +1,4 @@
-package background_test
+package load_test
 
 import (
 	"context"
@@ -8,8 +8,8 @@ import (
 
 	"github.com/racelab/racelab/internal/usage"
 	"github.com/racelab/racelab/scenarios"
-	"github.com/racelab/racelab/scenarios/background"
 	"github.com/racelab/racelab/scenarios/engine"
+	"github.com/racelab/racelab/scenarios/load"
 	"github.com/racelab/racelab/scenarios/scenariostest"
 )
 
@@ -22,7 +22,7 @@ import (
 // its own (the README's table), not this test's.
 func TestBurstsOnTopOfLoad(t *testing.T) {
 	sc := scenariostest.Lookup(t, "ten-hits-one-view")
-	bg := background.New(background.Plan{Rate: 25, Keys: 20, OnKey: true, Seed: 3}, sc)
+	bg := load.New(load.Plan{Rate: 25, Keys: 20, OnKey: true, Seed: 3}, sc)
 	res, err := engine.Run(t.Context(), engine.Plan{Scenario: sc, Targets: []string{"kv", "sqlite"}, Trials: 4, Seed: 3, RealClock: true,
 		Background: bg.Start})
 	if err != nil {
@@ -61,7 +61,7 @@ func TestBurstsOnTopOfLoad(t *testing.T) {
 		}
 	}
 	var out strings.Builder
-	if err := background.Write(&out, sums); err != nil {
+	if err := load.Write(&out, sums); err != nil {
 		t.Fatal(err)
 	}
 	if got := out.String(); !strings.HasPrefix(got, "background on kv: 25/s asked over 20 keys, ") || strings.Count(got, "\n") != 2 {
@@ -73,7 +73,7 @@ func TestBurstsOnTopOfLoad(t *testing.T) {
 // refused before anything runs, naming the field.
 func TestBackgroundNeedsTheRealClock(t *testing.T) {
 	sc, _ := scenarios.Lookup("ten-hits-one-view")
-	bg := background.New(background.Plan{Rate: 100}, sc)
+	bg := load.New(load.Plan{Rate: 100}, sc)
 	_, err := engine.Run(context.Background(), engine.Plan{Scenario: sc, Targets: []string{"sqlite", "kv"}, Seed: 1, Background: bg.Start})
 	var fe *usage.FieldError
 	if !errors.As(err, &fe) || fe.Field != "Background" || !strings.Contains(err.Error(), "kv: it runs in virtual time") {
@@ -86,15 +86,15 @@ func TestBackgroundNeedsTheRealClock(t *testing.T) {
 
 func TestPlanValidate(t *testing.T) {
 	for _, tc := range []struct {
-		plan  background.Plan
+		plan  load.Plan
 		field string
 	}{
-		{background.Plan{Rate: 0}, "Background"},
-		{background.Plan{Rate: -1}, "Background"},
-		{background.Plan{Rate: 1, Keys: -1}, "BackgroundKeys"},
-		{background.Plan{Rate: 1, Keys: 1_000_001}, "BackgroundKeys"},
-		{background.Plan{Rate: 1, Keys: 1_000_000}, ""},
-		{background.Plan{Rate: 0.5}, ""},
+		{load.Plan{Rate: 0}, "Background"},
+		{load.Plan{Rate: -1}, "Background"},
+		{load.Plan{Rate: 1, Keys: -1}, "BackgroundKeys"},
+		{load.Plan{Rate: 1, Keys: 1_000_001}, "BackgroundKeys"},
+		{load.Plan{Rate: 1, Keys: 1_000_000}, ""},
+		{load.Plan{Rate: 0.5}, ""},
 	} {
 		errs := tc.plan.Validate()
 		var got string

@@ -16,4 +16,4 @@
 // knows a background only as a function in its Plan (engine depends on
 // nothing that depends on it), and results keep no background figures,
 // so that a run without --background writes exactly what it wrote before.
-package background
+package load

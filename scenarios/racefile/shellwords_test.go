@@ -1,4 +1,4 @@
-package shellwords
+package racefile
 
 import (
 	"slices"

@@ -1,4 +1,4 @@
-package httpflags
+package main
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package background
+package load
 
 import (
 	"cmp"
@@ -11,7 +11,6 @@ import (
 
 	"github.com/racelab/racelab/internal/usage"
 	"github.com/racelab/racelab/scenarios/engine"
-	"github.com/racelab/racelab/scenarios/load"
 	"github.com/racelab/racelab/scenarios/pace"
 	"github.com/racelab/racelab/targets"
 )
@@ -67,8 +66,8 @@ func (p Plan) Validate() []error {
 	if !(p.Rate > 0) {
 		errs = append(errs, usage.Fieldf("Background", "{} %v: want a rate above 0, such as 200/s", p.Rate))
 	}
-	if p.Keys < 0 || p.Keys > load.MaxLoadKeys { // 0: DefaultKeys
-		errs = append(errs, usage.Fieldf("BackgroundKeys", "{} %d: want 1 to %d", p.Keys, load.MaxLoadKeys))
+	if p.Keys < 0 || p.Keys > MaxLoadKeys { // 0: DefaultKeys
+		errs = append(errs, usage.Fieldf("BackgroundKeys", "{} %d: want 1 to %d", p.Keys, MaxLoadKeys))
 	}
 	return errs
 }
@@ -143,13 +142,13 @@ func (r *Runner) Start(ctx context.Context, label string, t *targets.Target, pl 
 	sending, ended := make(chan struct{}), make(chan struct{})
 	var once sync.Once
 	started := func() { once.Do(func() { close(sending) }) }
-	var progress func() load.LoadProgress // set before sending closes
+	var progress func() LoadProgress // set before sending closes
 	wg.Go(func() {
 		defer close(ended)
 		defer started() // a load that could not start holds no trial up
-		res, err := load.Load(ctx, load.LoadPlan{Scenario: r.sc, Catalog: shared, Targets: []string{sharedName}, Schedule: &sched,
+		res, err := Load(ctx, LoadPlan{Scenario: r.sc, Catalog: shared, Targets: []string{sharedName}, Schedule: &sched,
 			Keys: sum.Keys, Timeout: p.Timeout, Seed: p.Seed,
-			Watch: func(_ string, _ load.LoadProgress, now func() load.LoadProgress) func() {
+			Watch: func(_ string, _ LoadProgress, now func() LoadProgress) func() {
 				progress = now
 				started()
 				return func() {}
@@ -183,7 +182,7 @@ func (r *Runner) Start(ctx context.Context, label string, t *targets.Target, pl 
 // firstAnswer returns once the load has had an answer or an error, or
 // has ended, or ctx has. It looks every millisecond: load says its
 // progress by being asked, as a progress bar asks it.
-func firstAnswer(ctx context.Context, progress func() load.LoadProgress, ended <-chan struct{}) {
+func firstAnswer(ctx context.Context, progress func() LoadProgress, ended <-chan struct{}) {
 	tick := time.NewTicker(time.Millisecond)
 	defer tick.Stop()
 	for {

@@ -3,4 +3,4 @@
 // frees: an HTTP/2 burst, from the end of its staging to its last answer,
 // while a server on the same machine reads it. Holds overlap; the last to
 // let go puts the settings back, and each lets go by itself after a bound.
-package gchold
+package burst

@@ -1,4 +1,4 @@
-package rawconn
+package burst
 
 import (
 	"bufio"
