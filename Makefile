@@ -76,7 +76,7 @@ FUZZTIME ?= 5s
 FUZZ := ./targets:FuzzParse:20000 ./targets/redis:FuzzParseURL:20000 ./targets/postgres:FuzzParseURL:5000 \
 	./targets/httpapi:FuzzParseCall:3000 ./targets/httpapi:FuzzJudge:2000 ./targets/httpapi:FuzzJudgeRoundTrip:2000 \
 	./report:FuzzReadJSON:20 ./scenarios/racefile:FuzzParse:2000 ./scenarios/racefile:FuzzTemplate:20000 \
-	./internal/shellwords:FuzzSplit:20000
+	./scenarios/racefile:FuzzSplit:20000
 fuzz:
 	@set -e; for f in $(FUZZ); do pkg=$${f%%:*}; rest=$${f#*:}; name=$${rest%%:*}; budget=$${rest##*:}; \
 		limit=$(FUZZTIME); if [ "$$limit" = budget ]; then limit=$${budget}x; fi; \
