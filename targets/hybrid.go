@@ -10,7 +10,8 @@ import (
 	"github.com/racelab/racelab/targets/story"
 )
 
-// Store decides in an object and reads the plan from KV.
+// Store is the hybrid store (the package doc says why): it decides in an
+// object and reads the plan from KV.
 type Store struct {
 	kv    *kv.App
 	actor *actor.Store
@@ -19,8 +20,8 @@ type Store struct {
 
 var _ story.Plans = (*Store)(nil)
 
-// New makes a hybrid of a KV namespace and an actor store, which must run
-// on the same clock c.
+// New makes a hybrid store of a KV namespace and an actor store, which
+// must run on the same clock c.
 func New(app *kv.App, objects *actor.Store, c clock.Clock) *Store {
 	return &Store{kv: app, actor: objects, clock: c}
 }

@@ -1,5 +1,8 @@
-// Package clock is the one mechanism racelab's simulated stores use to tell
-// and wait out time, real or virtual.
+// Package clock is racelab's time: the one mechanism its simulated stores
+// use to tell and wait out time, real or virtual (Clock, Real, Virtual,
+// Chan), and a steady real-time ticker loop (Every, in tick.go) for the
+// work that runs on the wall clock's beat whatever the stores run on: a
+// progress bar's refresh, SQLite's checkpointer.
 //
 // A store takes a Clock and does every wait through Clock.Sleep and reads
 // every instant through Clock.Now. On Real those are the wall clock and a
@@ -47,6 +50,14 @@
 // Contexts end waits on a virtual clock at points the run itself decides
 // (before the clock moves on), so a cancel made by a participant is as
 // deterministic as the rest.
+//
+// # Ticking on the wall clock
+//
+// Every runs a function at a steady period until told to stop, never two
+// calls at once: a call that outlasts the period delays the next one
+// rather than queueing several. It always runs on the real clock: what it
+// paces (a screen's refresh, a database file's checkpoint) happens in
+// wall time even when the store's requests run on a virtual clock.
 //
 // The package knows nothing of racelab; kv and actor use it, and
 // racelab's engine runs bursts through it.

@@ -93,7 +93,7 @@ type Store struct {
 	think time.Duration
 	now   func() time.Time
 	clock clock.Clock
-	plans *server.Cache // the naive strategy's plan reads; nil on the atomic one
+	plans *server.PlanCache // the naive strategy's plan reads; nil on the atomic one
 	dir   string        // the temporary folder to remove on Close, if any
 
 	mu       sync.Mutex
@@ -153,7 +153,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		if ttl == 0 {
 			ttl = story.PlanCacheTTL
 		}
-		s.plans = server.New(ttl, s.clock)
+		s.plans = server.NewPlanCache(ttl, s.clock)
 	default:
 		return nil, fmt.Errorf("open sqlite: unknown strategy %q (want %q or %q)", cfg.Strategy, StrategyAtomic, StrategyNaive)
 	}

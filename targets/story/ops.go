@@ -13,11 +13,11 @@ import (
 // server, the classroom board, the history model), so that none of them
 // keeps a switch over the ops of its own and a new op is one row.
 //
-// The routes and fields are the HTTP contract's (design.md §7): racelab
-// serve answers them, and an HTTP mapping may move them elsewhere
-// for a service with another API. They are declared here rather than in
-// the contract's package because the board and the stories read them too,
-// and this is the one package all of them import.
+// The routes and fields are the HTTP contract's (package httpapi lists
+// them): racelab serve answers them, and an HTTP mapping may move them
+// elsewhere for a service with another API. They are declared here rather
+// than in the contract's package because the board and the stories read
+// them too, and this is the one package all of them import.
 type OpSpec struct {
 	// Op is the request's word. It is also the first word of its route
 	// and the name of its call in an HTTP mapping (download=…).

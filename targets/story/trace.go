@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// The ops a Step records; see the package doc.
+// The ops a Step records; the package doc (Traces) says what each means.
 const (
 	OpRead       = "read"
 	OpWrite      = "write"

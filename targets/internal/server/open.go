@@ -22,7 +22,7 @@ type Kind[P any] struct {
 	ErrUnreachable error
 	BareNetErrors  bool
 	// BackoffBase, BackoffCap and Refused are the optimistic strategy's
-	// retry.Loop's; its MaxAttempts is the Config's.
+	// RetryLoop's; its MaxAttempts is the Config's.
 	BackoffBase, BackoffCap time.Duration
 	Refused                 func(err error) bool
 	// Addr checks cfg.URL and answers the server as host:port. It runs
@@ -66,7 +66,7 @@ func Open[P any](ctx context.Context, cfg Config, k Kind[P]) (Store[P], error) {
 	s := Store[P]{
 		Config: cfg,
 		Pool:   NewPool(srv, d, p, cfg.PoolSize),
-		Retry:  &Loop{Base: k.BackoffBase, Cap: k.BackoffCap, MaxAttempts: cfg.MaxAttempts, Refused: k.Refused},
+		Retry:  &RetryLoop{Base: k.BackoffBase, Cap: k.BackoffCap, MaxAttempts: cfg.MaxAttempts, Refused: k.Refused},
 		Plans:  NewPlans(cfg, k.Naive),
 	}
 	pingCtx, cancel := context.WithTimeout(ctx, cfg.DialTimeout+k.PingGrace)

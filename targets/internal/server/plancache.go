@@ -8,10 +8,10 @@ import (
 	"github.com/racelab/racelab/targets/clock"
 )
 
-// Cache keeps each subscriber's last plan read for a TTL. A nil *Cache
-// caches nothing: every Read asks the store, as the strategies that keep
-// the plan exact do. Its methods are safe for concurrent use.
-type Cache struct {
+// PlanCache keeps each subscriber's last plan read for a TTL. A nil
+// *PlanCache caches nothing: every Read asks the store, as the strategies
+// that keep the plan exact do. Its methods are safe for concurrent use.
+type PlanCache struct {
 	ttl   time.Duration
 	clock clock.Clock
 
@@ -34,20 +34,20 @@ type read struct {
 // reads costs nothing to keep.
 const minSweep = 64
 
-// New is a cache of plan reads kept for ttl, measured on c (nil: the real
-// clock). A ttl of zero or less keeps nothing: New answers nil.
-func New(ttl time.Duration, c clock.Clock) *Cache {
+// NewPlanCache is a cache of plan reads kept for ttl, measured on c (nil:
+// the real clock). A ttl of zero or less keeps nothing: it answers nil.
+func NewPlanCache(ttl time.Duration, c clock.Clock) *PlanCache {
 	if ttl <= 0 {
 		return nil
 	}
 	if c == nil {
 		c = clock.Real{}
 	}
-	return &Cache{ttl: ttl, clock: c, reads: make(map[string]read)}
+	return &PlanCache{ttl: ttl, clock: c, reads: make(map[string]read)}
 }
 
-// TTL is how long a read is kept; zero for a nil Cache.
-func (c *Cache) TTL() time.Duration {
+// TTL is how long a read is kept; zero for a nil PlanCache.
+func (c *PlanCache) TTL() time.Duration {
 	if c == nil {
 		return 0
 	}
@@ -60,7 +60,7 @@ func (c *Cache) TTL() time.Duration {
 // answer "paid", and dating it earlier keeps the exposure it causes within
 // the TTL. Two requests that miss at once both load, as two requests at a
 // server do; the read asked last is kept. A failed load keeps nothing.
-func (c *Cache) Read(ctx context.Context, subscriber string, load func(context.Context) (bool, error)) (bool, error) {
+func (c *PlanCache) Read(ctx context.Context, subscriber string, load func(context.Context) (bool, error)) (bool, error) {
 	if c == nil {
 		return load(ctx)
 	}
@@ -89,7 +89,7 @@ func (c *Cache) Read(ctx context.Context, subscriber string, load func(context.C
 }
 
 // sweepLocked drops the reads that have expired by now.
-func (c *Cache) sweepLocked(now time.Time) {
+func (c *PlanCache) sweepLocked(now time.Time) {
 	for k, r := range c.reads {
 		if now.Sub(r.at) >= c.ttl {
 			delete(c.reads, k)
@@ -100,7 +100,7 @@ func (c *Cache) sweepLocked(now time.Time) {
 
 // Len is how many reads the cache holds, expired ones not yet swept
 // included.
-func (c *Cache) Len() int {
+func (c *PlanCache) Len() int {
 	if c == nil {
 		return 0
 	}

@@ -30,7 +30,7 @@ func (s *store) load(context.Context) (bool, error) {
 func TestReadKeptForTTL(t *testing.T) {
 	const ttl = 45 * time.Second
 	v := clock.NewVirtual(start)
-	c := New(ttl, v)
+	c := NewPlanCache(ttl, v)
 	ctx := t.Context()
 	var s store
 	s.paid.Store(true)
@@ -64,9 +64,9 @@ func TestReadKeptForTTL(t *testing.T) {
 // Without a TTL nothing is kept: every read asks the store.
 func TestNoTTLAsksEveryTime(t *testing.T) {
 	for _, ttl := range []time.Duration{0, -time.Second} {
-		c := New(ttl, nil)
+		c := NewPlanCache(ttl, nil)
 		if c != nil || c.TTL() != 0 || c.Len() != 0 {
-			t.Fatalf("New(%v) = %v; want a nil cache", ttl, c)
+			t.Fatalf("NewPlanCache(%v) = %v; want a nil cache", ttl, c)
 		}
 		var s store
 		for range 3 {
@@ -82,7 +82,7 @@ func TestNoTTLAsksEveryTime(t *testing.T) {
 
 // A failed read is not kept: the next one asks again.
 func TestFailedReadNotKept(t *testing.T) {
-	c := New(time.Minute, clock.NewVirtual(start))
+	c := NewPlanCache(time.Minute, clock.NewVirtual(start))
 	boom := errors.New("boom")
 	if _, err := c.Read(t.Context(), "carol", func(context.Context) (bool, error) { return true, boom }); !errors.Is(err, boom) {
 		t.Fatalf("got %v; want %v", err, boom)
@@ -100,7 +100,7 @@ func TestFailedReadNotKept(t *testing.T) {
 func TestConcurrentReads(t *testing.T) {
 	const subscribers, readers = 40, 8
 	v := clock.NewVirtual(start)
-	c := New(time.Minute, v)
+	c := NewPlanCache(time.Minute, v)
 	stores := make([]store, subscribers)
 	for i := range stores {
 		stores[i].paid.Store(i%2 == 0)
@@ -156,7 +156,7 @@ func TestConcurrentReads(t *testing.T) {
 func TestExpiredReadsSwept(t *testing.T) {
 	const n = 100
 	v := clock.NewVirtual(start)
-	c := New(time.Second, v)
+	c := NewPlanCache(time.Second, v)
 	var s store
 	for i := range n {
 		if _, err := c.Read(t.Context(), fmt.Sprint("old", i), s.load); err != nil {

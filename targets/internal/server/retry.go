@@ -11,13 +11,14 @@ import (
 )
 
 // ErrTooManyRetries is wrapped by the error a store answers when it gave up
-// on a request whose every attempt was refused (see Loop.Do). redis and
-// postgres re-export it under the same name.
+// on a request whose every attempt was refused (see RetryLoop.Do). redis
+// and postgres re-export it under the same name.
 var ErrTooManyRetries = errors.New("too many retries")
 
-// Loop is a store's retry policy and its count of restarts. Its methods are
-// safe for concurrent use; a Loop must not be copied after first use.
-type Loop struct {
+// RetryLoop is a store's retry policy and its count of restarts. Its
+// methods are safe for concurrent use; a RetryLoop must not be copied
+// after first use.
+type RetryLoop struct {
 	// Base and Cap shape the wait before a retry: a random time up to Base
 	// doubled with each attempt, at most Cap ("full jitter"), so that
 	// requests that collided do not all come back at the same instant and
@@ -35,7 +36,7 @@ type Loop struct {
 
 // Retries is how many times requests started over, summed over the loop's
 // life.
-func (l *Loop) Retries() int64 { return l.retries.Load() }
+func (l *RetryLoop) Retries() int64 { return l.retries.Load() }
 
 // Do runs try until it answers an error that l.Refused does not accept, and
 // answers that error. It gives up after l.MaxAttempts refused attempts, when
@@ -43,7 +44,7 @@ func (l *Loop) Retries() int64 { return l.retries.Load() }
 // answers gaveUp(attempts, last, deadline): last is the last refusal, and
 // deadline is nil when the bound was reached, the context's error when time
 // ran out first.
-func (l *Loop) Do(ctx context.Context, try func() error, gaveUp func(attempts int, last, deadline error) error) error {
+func (l *RetryLoop) Do(ctx context.Context, try func() error, gaveUp func(attempts int, last, deadline error) error) error {
 	for attempt := 1; ; attempt++ {
 		err := try()
 		if !l.Refused(err) {
@@ -62,7 +63,7 @@ func (l *Loop) Do(ctx context.Context, try func() error, gaveUp func(attempts in
 // backoff waits before attempt+1. It answers ctx's error when ctx ends
 // first, and at once when ctx would end before the wait does: a retry that
 // cannot start in time is not worth waiting for.
-func (l *Loop) backoff(ctx context.Context, attempt int) error {
+func (l *RetryLoop) backoff(ctx context.Context, attempt int) error {
 	wait := rand.N(min(l.Base<<min(attempt, 16), l.Cap)) + 1
 	if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < wait {
 		return context.DeadlineExceeded

@@ -26,7 +26,7 @@ func TestDo(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			l := &Loop{Base: time.Microsecond, Cap: time.Microsecond, MaxAttempts: tt.max,
+			l := &RetryLoop{Base: time.Microsecond, Cap: time.Microsecond, MaxAttempts: tt.max,
 				Refused: func(err error) bool { return errors.Is(err, errRefused) }}
 			attempts, gotAttempts := 0, 0
 			err := l.Do(t.Context(), func() error {
@@ -60,7 +60,7 @@ var errGaveUp = errors.New("gave up")
 // TestDoDeadline checks that a request whose deadline would pass before its
 // next attempt gives up at once, with the context's error.
 func TestDoDeadline(t *testing.T) {
-	l := &Loop{Base: time.Hour, Cap: time.Hour, Refused: func(err error) bool { return errors.Is(err, errRefused) }}
+	l := &RetryLoop{Base: time.Hour, Cap: time.Hour, Refused: func(err error) bool { return errors.Is(err, errRefused) }}
 	// The wait is drawn up to an hour, so a deadline a minute away fitted
 	// it about once in 60 runs, and the test then slept; a millisecond
 	// fits it about once in 3.6 million.

@@ -15,14 +15,14 @@ import (
 type Store[P any] struct {
 	Config Config
 	Pool   *Pool[P]
-	Retry  *Loop
+	Retry  *RetryLoop
 	// BetweenReadAndWrite, when set, runs after the read of the
 	// strategies that read before they write: tests use it to change a
 	// row or key at the worst moment.
 	BetweenReadAndWrite func(ctx context.Context)
 	// Plans is the naive strategy's cache of plan reads; nil for the
 	// strategies that read the plan where they decide.
-	Plans *Cache
+	Plans *PlanCache
 }
 
 // Clock is the clock the store runs on: Config.Clock, or the real one.
@@ -42,7 +42,7 @@ func (s *Store[P]) Pause(ctx context.Context) {
 // NewPlans is the plan cache of a store of strategy: one kept for
 // cfg.PlanCacheTTL (story.PlanCacheTTL when zero) on the naive strategy,
 // none on the others.
-func NewPlans(cfg Config, naive string) *Cache {
+func NewPlans(cfg Config, naive string) *PlanCache {
 	if cfg.Strategy != naive {
 		return nil
 	}
@@ -50,5 +50,5 @@ func NewPlans(cfg Config, naive string) *Cache {
 	if ttl == 0 {
 		ttl = story.PlanCacheTTL
 	}
-	return New(ttl, cfg.Clock)
+	return NewPlanCache(ttl, cfg.Clock)
 }
