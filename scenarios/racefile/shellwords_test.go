@@ -62,7 +62,7 @@ func TestSplitRefuses(t *testing.T) {
 // FuzzSplit feeds Split any line: it never panics, an error is one line,
 // and words it gives, quoted back in single quotes, split to themselves.
 //
-//	go test -run '^$' -fuzz '^FuzzSplit$' -fuzztime 10s ./internal/shellwords
+//	go test -run '^$' -fuzz '^FuzzSplit$' -fuzztime 10s ./scenarios/racefile
 func FuzzSplit(f *testing.F) {
 	for _, seed := range []string{
 		`curl 'https://x.example/a?b=1' -H 'a: b' --data-raw $'{"n":"it\'s"}'`,

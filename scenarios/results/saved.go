@@ -11,7 +11,7 @@ import (
 )
 
 // MaxResultBytes is the most ReadJSON reads of one input: 256 MiB, ample
-// for any result racelab writes (see results.Keep), and a bound on what
+// for any result racelab writes (see Keep), and a bound on what
 // a wrong file (/dev/zero, a log) can make it hold in memory.
 const MaxResultBytes = 256 << 20
 
@@ -20,8 +20,8 @@ const MaxResultBytes = 256 << 20
 var ErrNotResult = errors.New("not a racelab result")
 
 // ReadJSON reads saved results: one JSON document, or several one after
-// the other, as -o json writes them (report.RenderAll writes a stream for results
-// of several scenarios). Every document must carry results.SchemaVersion:
+// the other, as -o json writes them (report.RenderAll writes a stream for
+// results of several scenarios). Every document must carry SchemaVersion:
 // a result of another schema may mean other things by the same fields, so
 // it is refused rather than guessed at. Fields this version does not know
 // are ignored, as the schema promises that adding one keeps its meaning.
@@ -34,9 +34,9 @@ func ReadJSON(r io.Reader, v Verifier) ([]*Result, error) {
 	return saved.Runs, err
 }
 
-// Verifier checks saved documents before anything is judged from them.
+// Verifier checks saved documents before anything is read off them.
 // Checking a run means judging its trials again by its story's rule, which
-// the report package does not know: the caller hands the checks in (the
+// this package does not know: the caller hands the checks in (the
 // scenarios package's Check and the shards package's CheckShard).
 type Verifier struct {
 	// Run checks a run result, its histories checked again within the
@@ -51,7 +51,7 @@ type Verifier struct {
 	// decoded: its signature (package sign).
 	Signed func(raw []byte) error
 	// HistoryTimeout bounds each history's recheck
-	// (results.DefaultHistoryTimeout when zero), and Limit what is read
+	// (DefaultHistoryTimeout when zero), and Limit what is read
 	// of one input (MaxResultBytes when zero).
 	HistoryTimeout time.Duration
 	Limit          int64
@@ -167,7 +167,7 @@ func decodeDoc[T any](raw json.RawMessage, docs *[]*T, check func(*T) error) err
 }
 
 // checkedLater is a run's check as it is read: none, since runs are
-// judged again once every document has been read (see readSaved).
+// judged again once every document has been read (see read).
 func checkedLater(*Result) error { return nil }
 
 // where says on which line a JSON syntax error is, or "".
