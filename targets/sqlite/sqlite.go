@@ -94,7 +94,7 @@ type Store struct {
 	now   func() time.Time
 	clock clock.Clock
 	plans *server.PlanCache // the naive strategy's plan reads; nil on the atomic one
-	dir   string        // the temporary folder to remove on Close, if any
+	dir   string            // the temporary folder to remove on Close, if any
 
 	mu       sync.Mutex
 	poolSize int // the largest n Prepare was asked for
