@@ -27,9 +27,9 @@ func loadFixture() *results.LoadResult {
 			{At: 1, Answered: 97, Errors: 3, P50: ms(2), P99: ms(9.5), Max: ms(10)}},
 		Counted: 194, Keys: results.Tally{Trials: 4, Inconclusive: 4, Allowed: results.Span{Min: 40, Max: 60, Sum: 194}},
 		WorstKey: results.KeyAccount{Key: "slug-1", Allowed: 40, Counted: 40, Why: "http://127.0.0.1:8787: 40 hits answered; 40 views stored"}}
-	t.AddSample(ms(5), ms(1.9), 3, results.Allowed, 200, "")
-	t.AddSample(ms(10), 0, 1, results.Errored, 503, "status 503")
-	t.AddSample(ms(1005), 0, 0, results.Errored, 0, "too many open files")
+	t.Samples = []results.LoadSample{{At: ms(5), Latency: ms(1.9), Key: 3, Outcome: results.Allowed, Status: 200},
+		{At: ms(10), Key: 1, Outcome: results.Errored, Status: 503, Error: "status 503"},
+		{At: ms(1005), Outcome: results.Errored, Error: "too many open files"}}
 	return &results.LoadResult{Schema: results.LoadSchemaVersion, Scenario: "ten-hits-one-view", Rule: "every hit is counted",
 		Model: "open", Schedule: &results.LoadSchedule{Start: 100, Stages: []results.LoadStage{{Duration: 2 * time.Second, Rate: 100}}, Spacing: "even"},
 		MaxInFlight: 1000, Duration: 2 * time.Second, Keys: 4, KeyDist: "uniform", Timeout: 10 * time.Second, Seed: 7,

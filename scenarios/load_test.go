@@ -230,7 +230,7 @@ func TestLoadThresholds(t *testing.T) {
 			t.Errorf("%s: %v", expr, err)
 			continue
 		}
-		r := th.Judge(tg, "x")
+		r := th.Check(tg, "x")
 		if r.Passed != want {
 			t.Errorf("%s on p99 260ms, 1%% errors, 2 lost, 99/s: passed %t, want %t (%s)", expr, r.Passed, want, r.Actual)
 		}
@@ -245,7 +245,7 @@ func TestLoadThresholds(t *testing.T) {
 	}
 	// No answers at all must not pass a latency bound.
 	th, _ := results.ParseThreshold("p99<1s")
-	if th.Judge(&results.LoadTarget{Sent: 5, Errors: 5}, "x").Passed {
+	if th.Check(&results.LoadTarget{Sent: 5, Errors: 5}, "x").Passed {
 		t.Error("p99<1s passed with no answers")
 	}
 }

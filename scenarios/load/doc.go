@@ -12,7 +12,7 @@
 // records every answer (latency histogram, per-second series, failures by
 // kind, HTTP statuses, a uniform sample of the requests); afterwards every
 // key that was sent a request is read back and held to the story's own
-// rule, one key as one trial (KeyJudge): the same rule, the same words
+// rule, one key as one trial (KeyReadback): the same rule, the same words
 // and the same verdict as a run, summed into a results.Tally. A LoadPlan's
 // thresholds (results.Threshold) are then checked on what the target did.
 // A sharded load sends its share of the plan and leaves the read-back to

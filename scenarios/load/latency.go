@@ -186,30 +186,58 @@ type meter struct {
 
 	// samples keeps at most max requests one by one, a uniform sample of
 	// the seen so far (reservoir sampling), drawn by rng.
-	samples []sample
+	samples []results.LoadSample
 	max     int
 	seen    int64
 	rng     *rand.Rand
 }
 
-// sample is one request as results.LoadTarget.AddSample keeps it.
-type sample struct {
-	at, latency time.Duration
-	key         int
-	outcome     results.Outcome
-	status      int
-	kind        string
+func newMeter(start time.Time) *meter {
+	return &meter{start: start, all: NewHistogram(), sec: newHistogram(secondSigFigs), kinds: map[string]*results.ErrorCount{}}
 }
 
-// sample offers one request to the sample: every one is kept until max,
+// Add sums one request that ended at ended into the meter, as Tally.Add
+// sums a trial: its latency (s.Latency) when answered, its failure err by
+// kind (s.Error) otherwise, and the HTTP status it was answered (s.Status:
+// 0 for none, or a store that is not a service); and offers it to the
+// sample. A failed request's latency is not a latency: it is counted by
+// kind instead, so that timeouts do not pass for slow answers.
+func (m *meter) Add(s results.LoadSample, ended time.Time, err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.keep(s)
+	if s.Status != 0 {
+		if m.statuses == nil {
+			m.statuses = map[int]int64{}
+		}
+		m.statuses[s.Status]++
+	}
+	m.roll(int(ended.Sub(m.start) / time.Second))
+	if err != nil {
+		m.errors++
+		m.cur.Errors++
+		k := m.kinds[s.Error]
+		if k == nil {
+			k = &results.ErrorCount{Kind: s.Error, First: err.Error()}
+			m.kinds[s.Error] = k
+		}
+		k.Count++
+		return
+	}
+	m.answered++
+	m.cur.Answered++
+	v := micros(s.Latency)
+	_ = m.all.RecordValue(v) // v is within the histogram's range by micros
+	_ = m.sec.RecordValue(v)
+}
+
+// keep offers one request to the sample: every one is kept until max,
 // and after that each with the same chance, so that a sample of a long
 // load spreads over all of it rather than its first seconds.
-func (m *meter) sample(s sample) {
+func (m *meter) keep(s results.LoadSample) {
 	if m.max <= 0 {
 		return
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	m.seen++
 	switch {
 	case len(m.samples) < m.max:
@@ -222,48 +250,11 @@ func (m *meter) sample(s sample) {
 }
 
 // sampled is the sample in the order the requests were due.
-func (m *meter) sampled() []sample {
+func (m *meter) sampled() []results.LoadSample {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	slices.SortStableFunc(m.samples, func(a, b sample) int { return cmp.Compare(a.at, b.at) })
+	slices.SortStableFunc(m.samples, func(a, b results.LoadSample) int { return cmp.Compare(a.At, b.At) })
 	return m.samples
-}
-
-func newMeter(start time.Time) *meter {
-	return &meter{start: start, all: NewHistogram(), sec: newHistogram(secondSigFigs), kinds: map[string]*results.ErrorCount{}}
-}
-
-// record counts one request that ended at now: its latency when answered,
-// its error otherwise, and the HTTP status it was answered (0 for none,
-// or a store that is not a service). A failed request's latency is not a
-// latency: it is counted by kind instead, so that timeouts do not pass
-// for slow answers.
-func (m *meter) record(now time.Time, latency time.Duration, err error, kind string, status int) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if status != 0 {
-		if m.statuses == nil {
-			m.statuses = map[int]int64{}
-		}
-		m.statuses[status]++
-	}
-	m.roll(int(now.Sub(m.start) / time.Second))
-	if err != nil {
-		m.errors++
-		m.cur.Errors++
-		k := m.kinds[kind]
-		if k == nil {
-			k = &results.ErrorCount{Kind: kind, First: err.Error()}
-			m.kinds[kind] = k
-		}
-		k.Count++
-		return
-	}
-	m.answered++
-	m.cur.Answered++
-	v := micros(latency)
-	_ = m.all.RecordValue(v) // v is within the histogram's range by micros
-	_ = m.sec.RecordValue(v)
 }
 
 // roll closes the seconds before at, so that a second's histogram is

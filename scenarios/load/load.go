@@ -93,7 +93,7 @@ type LoadPlan struct {
 	Timeout time.Duration
 	// Seed picks the keys, and the arrivals of a Poisson schedule.
 	Seed int64
-	// Thresholds are judged on every target after its load.
+	// Thresholds are checked on every target after its load.
 	Thresholds []results.Threshold
 	// Watch, when set, is called as each target's load starts with a
 	// function that reads its progress, and returns a function called
@@ -295,7 +295,7 @@ func Load(ctx context.Context, p LoadPlan) (*results.LoadResult, error) {
 			continue
 		}
 		for _, th := range p.Thresholds {
-			t.Thresholds = append(t.Thresholds, th.Judge(t, labels[i]))
+			t.Thresholds = append(t.Thresholds, th.Check(t, labels[i]))
 		}
 	}
 	return res, nil
@@ -311,7 +311,7 @@ type loadRun struct {
 
 	pl     engine.Player
 	meter  *meter
-	counts []KeyTotal
+	counts []keyTotal
 	sent   atomic.Int64
 	late   atomic.Int64
 	drop   atomic.Int64
@@ -321,8 +321,9 @@ type loadRun struct {
 	start    time.Time
 }
 
-// keyCount is what one key's requests were told.
-type KeyTotal struct {
+// keyTotal is what one key's requests were told. Its methods are safe for
+// concurrent use.
+type keyTotal struct {
 	allowed, refused, errors atomic.Int64
 	// name is the key's name once a request has made it: a load names the
 	// same keys over and over, and a name made once is one allocation and
@@ -330,7 +331,20 @@ type KeyTotal struct {
 	name atomic.Pointer[string]
 }
 
-// run sends the load, reads the keys back and judges them into lt.
+// Add sums one answer into the key's total, as Tally.Add sums a trial:
+// anything neither allowed nor refused is an error.
+func (c *keyTotal) Add(o results.Outcome) {
+	switch o {
+	case results.Allowed:
+		c.allowed.Add(1)
+	case results.Refused:
+		c.refused.Add(1)
+	default:
+		c.errors.Add(1)
+	}
+}
+
+// run sends the load, reads the keys back and holds them to the rule, into lt.
 func (r *loadRun) run(ctx context.Context, lt *results.LoadTarget) error {
 	p := r.plan
 	prep := min(cmp.Or(p.Concurrency, p.MaxInFlight), prepareCap)
@@ -342,7 +356,7 @@ func (r *loadRun) run(ctx context.Context, lt *results.LoadTarget) error {
 		return &engine.TargetError{Stage: fmt.Sprintf("cannot play %s (it has no %s)", r.sc.Name, r.sc.Needs)}
 	}
 	r.pl = pl
-	r.counts = make([]KeyTotal, p.Keys)
+	r.counts = make([]keyTotal, p.Keys)
 	if pl.Prelude != nil {
 		// Each key is readied once, before the load, as a run readies
 		// each trial's (a race file's setup requests): the load then
@@ -386,9 +400,7 @@ func (r *loadRun) run(ctx context.Context, lt *results.LoadTarget) error {
 	lt.Sending = time.Duration(r.lastSend.Load())
 	lt.Latency, lt.Histogram, lt.Buckets, lt.Series, lt.ErrorKinds = r.meter.finish(end)
 	lt.StatusCodes = r.meter.statuses
-	for _, s := range r.meter.sampled() {
-		lt.AddSample(s.at, s.latency, s.key, s.outcome, s.status, s.kind)
-	}
+	lt.Samples = r.meter.sampled()
 	lt.Sent, lt.Late, lt.Dropped = r.sent.Load(), r.late.Load(), r.drop.Load()
 	lt.Answered, lt.Errors = r.meter.answered, r.meter.errors
 	for i := range r.counts {
@@ -402,7 +414,7 @@ func (r *loadRun) run(ctx context.Context, lt *results.LoadTarget) error {
 		lt.KeyCounts = keyCountsOf(r.counts)
 		return nil // the merge reads the keys back, once every shard is done
 	}
-	return r.judge(ctx, lt)
+	return r.readBack(ctx, lt)
 }
 
 // picker draws keys: uniform, or Zipf-hot on the first ones.
@@ -441,26 +453,18 @@ func (r *loadRun) one(ctx context.Context, k int, intended time.Time) {
 	if ctx.Err() != nil && a.Outcome == results.Errored {
 		return // cut short by the interrupt: neither an answer nor a failure
 	}
-	c := &r.counts[k]
-	kind := ""
-	switch a.Outcome {
-	case results.Allowed:
-		c.allowed.Add(1)
-	case results.Refused:
-		c.refused.Add(1)
-	default:
-		c.errors.Add(1)
+	r.counts[k].Add(a.Outcome)
+	s := results.LoadSample{At: intended.Sub(r.start), Key: k, Outcome: a.Outcome, Status: status}
+	if a.Outcome != results.Allowed && a.Outcome != results.Refused {
 		if a.Err == nil {
 			a.Err = errors.New("failed without an error")
 		}
-		kind = errorKind(a.Err)
+		s.Error = errorKind(a.Err)
 	}
-	r.meter.record(now, now.Sub(intended), a.Err, kind, status)
-	var latency time.Duration
 	if a.Err == nil {
-		latency = now.Sub(intended)
+		s.Latency = now.Sub(intended)
 	}
-	r.meter.sample(sample{at: intended.Sub(r.start), latency: latency, key: k, outcome: a.Outcome, status: status, kind: kind})
+	r.meter.Add(s, now, a.Err)
 }
 
 // keyName is r.key(k), made once.
@@ -569,8 +573,8 @@ func (r *loadRun) open(ctx context.Context, start time.Time) {
 				r.drop.Add(1)
 				// Never sent: the store saw nothing, so the key's counts
 				// do not change; the load's failures do.
-				r.meter.record(time.Now(), 0, errDropped{p.MaxInFlight, p.Timeout}, KindDropped, 0)
-				r.meter.sample(sample{at: at, key: k, outcome: results.Errored, kind: KindDropped})
+				r.meter.Add(results.LoadSample{At: at, Key: k, Outcome: results.Errored, Error: KindDropped},
+					time.Now(), errDropped{p.MaxInFlight, p.Timeout})
 				continue
 			case <-ctx.Done():
 				giveUp.Stop()
@@ -617,21 +621,22 @@ func Advice(res *results.LoadResult) []*usage.FieldError {
 	return out
 }
 
-// judge reads every key that was sent a request back and judges it with
-// the story's own Judge, one key as one trial: the same rule, the same
+// readBack reads every key that was sent a request back and holds it to
+// the story's own rule, one key as one trial: the same rule, the same
 // words, the same verdict as a run.
-func (r *loadRun) judge(ctx context.Context, lt *results.LoadTarget) error {
-	kj := KeyJudge{Scenario: r.sc, Player: r.pl, Store: r.target.Store, Label: r.label, Keys: r.plan.Keys, Timeout: r.plan.Timeout, Key: r.key,
+func (r *loadRun) readBack(ctx context.Context, lt *results.LoadTarget) error {
+	kr := KeyReadback{Scenario: r.sc, Player: r.pl, Store: r.target.Store, Label: r.label, Keys: r.plan.Keys, Timeout: r.plan.Timeout, Key: r.key,
 		Count: func(k int) (int64, int64, int64) {
 			c := &r.counts[k]
 			return c.allowed.Load(), c.refused.Load(), c.errors.Load()
 		}}
-	return kj.Judge(ctx, lt)
+	return kr.Run(ctx, lt)
 }
 
-// KeyJudge reads a load's keys back and judges each: a load's own, or the
-// sum of a sharded load's parts (VerifyLoad).
-type KeyJudge struct {
+// KeyReadback reads a load's keys back and holds each to the story's rule:
+// a load's own keys, or the sums of a sharded load's parts
+// (shards.VerifyLoad).
+type KeyReadback struct {
 	Scenario *engine.Scenario
 	Player   engine.Player
 	Store    any
@@ -639,29 +644,29 @@ type KeyJudge struct {
 	Keys     int
 	Timeout  time.Duration
 	Key      func(k int) string
-	// count is what key k's requests were told.
+	// Count is what key k's requests were told.
 	Count func(k int) (allowed, refused, errors int64)
 }
 
-// Judge reads every key that was sent a request back and judges each as
-// one trial into lt. A story that keeps what a trial read back for its rule (a race file:
-// Player.Readback) judges each key on its own readback, with the key's
-// own counts and answers.
-func (j KeyJudge) Judge(ctx context.Context, lt *results.LoadTarget) error {
+// Run reads every key that was sent a request back and judges each by the
+// story's rule as one trial, summed into lt.Keys. A story that keeps what
+// a trial read back for its rule (a race file: Player.Readback) has each
+// key judged on its own readback, with the key's own counts and answers.
+func (kr KeyReadback) Run(ctx context.Context, lt *results.LoadTarget) error {
 	// Only the keys that were sent a request are read back: the keys are
 	// the load's own and fresh, so one never asked holds nothing, and a
 	// load of 100 requests over a million keys reads 100 at most.
 	var sent []int
-	for k := range j.Keys {
-		if a, rf, e := j.Count(k); a+rf+e > 0 {
+	for k := range kr.Keys {
+		if a, rf, e := kr.Count(k); a+rf+e > 0 {
 			sent = append(sent, k)
 		}
 	}
 	counted := make([]int64, len(sent))
 	readErr := make([]error, len(sent))
 	_ = eachKey(ctx, len(sent), func(ctx context.Context, i int) error {
-		rctx, cancel := context.WithTimeout(ctx, j.Timeout)
-		counted[i], readErr[i] = j.Player.Read(rctx, j.Key(sent[i]))
+		rctx, cancel := context.WithTimeout(ctx, kr.Timeout)
+		counted[i], readErr[i] = kr.Player.Read(rctx, kr.Key(sent[i]))
 		cancel()
 		return nil
 	})
@@ -672,14 +677,14 @@ func (j KeyJudge) Judge(ctx context.Context, lt *results.LoadTarget) error {
 	worstBroken := false
 	for i, k := range sent {
 		if readErr[i] != nil {
-			return &engine.TargetError{Stage: "read back " + j.Key(k), Err: readErr[i]}
+			return &engine.TargetError{Stage: "read back " + kr.Key(k), Err: readErr[i]}
 		}
-		a, rf, e := j.Count(k)
-		t := results.Trial{Index: k, Key: j.Key(k), Allowed: int(a), Refused: int(rf), Errors: int(e), Counted: counted[i]}
-		if j.Player.Readback != nil {
-			t.Readback = j.Player.Readback(t.Key) // taken for every key: the player forgets it
+		a, rf, e := kr.Count(k)
+		t := results.Trial{Index: k, Key: kr.Key(k), Allowed: int(a), Refused: int(rf), Errors: int(e), Counted: counted[i]}
+		if kr.Player.Readback != nil {
+			t.Readback = kr.Player.Readback(t.Key) // taken for every key: the player forgets it
 		}
-		j.Scenario.Judge(&t, j.Label)
+		kr.Scenario.Judge(&t, kr.Label)
 		// A broken key is worse than any that held, whatever it lost: a
 		// race file's rule breaks with nothing counted lost or over.
 		// Measured against the worst key so far, not the tally's worst
@@ -691,9 +696,9 @@ func (j KeyJudge) Judge(ctx context.Context, lt *results.LoadTarget) error {
 		if worse {
 			worstBroken = t.Broken
 			lt.WorstKey = results.KeyAccount{Key: t.Key, Allowed: int64(t.Allowed), Refused: int64(t.Refused),
-				Errors: int64(t.Errors), Counted: t.Counted, Lost: t.Lost, Over: t.Over, Why: j.Scenario.Account(&t, j.Label)}
+				Errors: int64(t.Errors), Counted: t.Counted, Lost: t.Lost, Over: t.Over, Why: kr.Scenario.Account(&t, kr.Label)}
 		}
-		_ = targets.Done(ctx, j.Store, t.Key)
+		_ = targets.Done(ctx, kr.Store, t.Key)
 	}
 	lt.Keys = tally
 	lt.Counted = tally.CountedSum
@@ -731,7 +736,7 @@ func eachKey(ctx context.Context, n int, f func(ctx context.Context, k int) erro
 }
 
 // keyCountsOf lists the keys that were sent a request, in order.
-func keyCountsOf(counts []KeyTotal) []results.KeyCount {
+func keyCountsOf(counts []keyTotal) []results.KeyCount {
 	var out []results.KeyCount
 	for k := range counts {
 		c := results.KeyCount{Key: k, Allowed: counts[k].allowed.Load(), Refused: counts[k].refused.Load(), Errors: counts[k].errors.Load()}

@@ -17,7 +17,7 @@ func TestMeterMemoryIsFlat(t *testing.T) {
 	size := m.all.ByteSize() + m.sec.ByteSize()
 	for i := range 1_000_000 {
 		at := start.Add(time.Duration(i) * 3 * time.Microsecond) // three seconds in all
-		m.record(at, time.Duration(i%5000)*time.Microsecond, nil, "", 0)
+		m.Add(results.LoadSample{Latency: time.Duration(i%5000) * time.Microsecond}, at, nil)
 	}
 	if got := m.all.ByteSize() + m.sec.ByteSize(); got != size {
 		t.Errorf("histograms grew from %d to %d bytes", size, got)
@@ -51,10 +51,10 @@ func TestMeterSecondsHaveTheirOwnPercentiles(t *testing.T) {
 	start := time.Unix(0, 0)
 	m := newMeter(start)
 	for i := range 100 {
-		m.record(start.Add(time.Duration(i)*time.Millisecond), time.Millisecond, nil, "", 0)
+		m.Add(results.LoadSample{Latency: time.Millisecond}, start.Add(time.Duration(i)*time.Millisecond), nil)
 	}
 	for i := range 100 {
-		m.record(start.Add(time.Second+time.Duration(i)*time.Millisecond), 100*time.Millisecond, nil, "", 0)
+		m.Add(results.LoadSample{Latency: 100 * time.Millisecond}, start.Add(time.Second+time.Duration(i)*time.Millisecond), nil)
 	}
 	_, _, _, series, _ := m.finish(start.Add(2 * time.Second))
 	if len(series) != 2 || series[0].Answered != 100 || series[1].Answered != 100 {
@@ -75,7 +75,7 @@ func TestMeterSamplesSpreadOverTheLoad(t *testing.T) {
 	m := newMeter(time.Unix(0, 0))
 	m.max, m.rng = 100, rand.New(rand.NewPCG(1, 2))
 	for i := range 10_000 {
-		m.sample(sample{at: time.Duration(i) * time.Millisecond, key: i})
+		m.Add(results.LoadSample{At: time.Duration(i) * time.Millisecond, Key: i}, time.Unix(0, 0), nil)
 	}
 	got := m.sampled()
 	if len(got) != 100 || m.seen != 10_000 {
@@ -83,10 +83,10 @@ func TestMeterSamplesSpreadOverTheLoad(t *testing.T) {
 	}
 	late := 0
 	for i, s := range got {
-		if i > 0 && s.at < got[i-1].at {
-			t.Fatalf("sample %d due at %s before %s", i, s.at, got[i-1].at)
+		if i > 0 && s.At < got[i-1].At {
+			t.Fatalf("sample %d due at %s before %s", i, s.At, got[i-1].At)
 		}
-		if s.key >= 5000 {
+		if s.Key >= 5000 {
 			late++
 		}
 	}

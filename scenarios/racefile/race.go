@@ -373,7 +373,7 @@ func (p *player) stage(ctx context.Context, key string, lo, n int) ([]func(conte
 	return fs, nil
 }
 
-// answer judges request i's answer by its entry's allowed: and refused:,
+// answer decides request i's outcome by its entry's allowed: and refused:,
 // and returns it as the rule will see it, for the caller to keep. A
 // redirect, a 5xx, a body kept whole only over maxKeptBody, or an answer
 // neither allowed nor refused is an error: the trial proves nothing
@@ -401,17 +401,17 @@ func (p *player) answer(i int, resp httpapi.Response, err error) (engine.Answer,
 	if len(resp.Body) > maxKeptBody {
 		return fail(fmt.Errorf("%s answered %d with %d bytes, over the %d a trial keeps for its rule", s.Kind, resp.Status, len(resp.Body), maxKeptBody))
 	}
-	a.Outcome, err = s.judge(ra)
+	a.Outcome, err = s.outcome(ra)
 	if err != nil {
 		return fail(err)
 	}
 	return a, ra
 }
 
-// judge says what an answer kept whole was by the step's allowed: and
+// outcome says what an answer kept whole was by the step's allowed: and
 // refused:: the same on the answer as it came and on the answer as a
-// trial keeps it (a load's answers, judged again per key by the rule).
-func (s *Step) judge(ra results.RaceAnswer) (results.Outcome, error) {
+// trial keeps it (a load's answers, read again per key for the rule).
+func (s *Step) outcome(ra results.RaceAnswer) (results.Outcome, error) {
 	switch {
 	case ra.Status >= 300 && ra.Status <= 399:
 		return results.Errored, fmt.Errorf("%s answered %d %s (to %s): a redirect is not an answer; point the target at where it leads", s.Kind, ra.Status, http.StatusText(ra.Status), ra.Headers["location"])
@@ -524,14 +524,14 @@ func (f *File) ruleVars(rb *results.Readback, t *results.Trial) (map[string]any,
 	return vars, nil
 }
 
-// outcome judges a kept answer again by the first burst entry of its
-// kind; one that never came (status 0) is an error.
+// outcome is a kept answer's outcome again, by the first burst entry of
+// its kind; one that never came (status 0) is an error.
 func (f *File) outcome(ra results.RaceAnswer) results.Outcome {
 	i := slices.IndexFunc(f.Burst, func(s *Step) bool { return s.Kind == ra.Kind })
 	if ra.Status == 0 || i < 0 {
 		return results.Errored
 	}
-	o, _ := f.Burst[i].judge(ra)
+	o, _ := f.Burst[i].outcome(ra)
 	return o
 }
 

@@ -105,7 +105,7 @@ type LoadTarget struct {
 	// request, or a uniform sample of them past the number the load was
 	// asked to keep (none unless asked), for plotting each request as
 	// vegeta and k6 users do.
-	Samples []loadSample `json:"samples,omitempty"`
+	Samples []LoadSample `json:"samples,omitempty"`
 
 	// Counted sums what the store holds over every key; Keys judges each
 	// key that was sent a request as a trial of the story's rule, with
@@ -113,7 +113,7 @@ type LoadTarget struct {
 	Counted  int64      `json:"counted"`
 	Keys     Tally      `json:"keys"`
 	WorstKey KeyAccount `json:"worst_key"`
-	// Thresholds is each asked threshold judged on this target.
+	// Thresholds is each asked threshold checked on this target.
 	Thresholds []thresholdResult `json:"thresholds,omitempty"`
 	// KeyCounts is, in one shard's part of a sharded load, what each key's
 	// requests were told (keys never sent a request left out), for the
@@ -121,10 +121,9 @@ type LoadTarget struct {
 	KeyCounts []KeyCount `json:"key_counts,omitempty"`
 }
 
-// loadSample is one request of a load. Its type is unexported, as a
-// threshold's result is, to keep this package's names few: a load adds
-// samples with AddSample, and anyone reads their fields.
-type loadSample struct {
+// LoadSample is one request of a load, as the load's meter sums it and
+// as LoadTarget.Samples keeps it.
+type LoadSample struct {
 	// At is when the request was due, from the start of the load; Latency
 	// from then to its answer, 0 for a request that failed.
 	At      time.Duration `json:"at_ns"`
@@ -136,11 +135,6 @@ type loadSample struct {
 	// failure of a failed request.
 	Status int    `json:"status,omitempty"`
 	Error  string `json:"error,omitempty"`
-}
-
-// AddSample keeps one request in Samples.
-func (t *LoadTarget) AddSample(at, latency time.Duration, key int, outcome Outcome, status int, errKind string) {
-	t.Samples = append(t.Samples, loadSample{At: at, Latency: latency, Key: key, Outcome: outcome, Status: status, Error: errKind})
 }
 
 // KeyAccount is one key's figures and what they came to.
@@ -345,7 +339,7 @@ func (r *LoadResult) Check() error {
 			if err != nil {
 				return bad("threshold %q cannot be read", th.Expr)
 			}
-			if again := parsed.Judge(t, labels[i]); again.Passed != th.Passed {
+			if again := parsed.Check(t, labels[i]); again.Passed != th.Passed {
 				return bad("threshold %s is marked passed=%t, but its figure says %t (%s)", th.Expr, th.Passed, again.Passed, again.Actual)
 			}
 		}

@@ -30,9 +30,10 @@ type RaceAnswer struct {
 	Headers map[string]string `json:"headers,omitempty"`
 }
 
-// Unjudged reports whether the rule could not be judged on what was read
-// back; false for a trial without a readback.
-func (r *Readback) Unjudged() bool { return r != nil && r.Error != "" }
+// Failed reports whether reading back, or evaluating the rule on what was
+// read, failed (Error): the trial then proves nothing either way. False
+// for a trial without a readback.
+func (r *Readback) Failed() bool { return r != nil && r.Error != "" }
 
 // RaceFile names the race file a run played: its path as given and the
 // SHA-256 of its content, so that a saved result is judged again only by

@@ -169,7 +169,7 @@ func (t *Trial) Count() {
 // judged on what was read back. A trial whose counts prove a break is
 // broken whatever else went wrong: errors never hide a proven break.
 func (t *Trial) Inconclusive() bool {
-	return !t.Broken && (t.Errors > 0 || t.Unsynchronized || t.NotSimultaneous || t.History == HistoryUnknown || t.Readback.Unjudged())
+	return !t.Broken && (t.Errors > 0 || t.Unsynchronized || t.NotSimultaneous || t.History == HistoryUnknown || t.Readback.Failed())
 }
 
 // SoftInconclusive reports whether the trial proves nothing about the

@@ -193,7 +193,7 @@ func percentile(name string) (q float64, isPercentile bool, err error) {
 	return q, true, nil
 }
 
-// thresholdResult is one threshold judged on one target.
+// thresholdResult is one threshold checked on one target.
 type thresholdResult struct {
 	Expr string `json:"expr"`
 	// Actual is the measured figure, in the threshold's own unit.
@@ -203,8 +203,9 @@ type thresholdResult struct {
 	Why string `json:"why,omitempty"`
 }
 
-// Judge measures t's metric on a target's load and compares.
-func (t Threshold) Judge(lt *LoadTarget, label string) thresholdResult {
+// Check measures t's metric on a target's load and compares it with the
+// bound.
+func (t Threshold) Check(lt *LoadTarget, label string) thresholdResult {
 	v, shown := t.measure(lt)
 	r := thresholdResult{Expr: t.Expr, Actual: shown, Passed: compare(v, t.Op, t.Value)}
 	if !r.Passed {

@@ -98,7 +98,7 @@ func TestThresholdK6Grammar(t *testing.T) {
 			t.Errorf("%s: %v", tc.expr, err)
 			continue
 		}
-		r := th.Judge(lt, "x")
+		r := th.Check(lt, "x")
 		if r.Passed != tc.want {
 			t.Errorf("%s on p95 %s, mean %s, 10 of 1000 failed: passed %t, want %t (measured %s)", tc.expr, p95, lt.Latency.Mean, r.Passed, tc.want, r.Actual)
 		}
@@ -130,7 +130,7 @@ func TestThresholdSpellingsAgree(t *testing.T) {
 		if a.quantile != b.quantile || a.Op != b.Op || math.Abs(a.Value-b.Value) > 1e-9*b.Value || a.Percent != b.Percent {
 			t.Errorf("%s is %+v, %s is %+v; want one condition", k6, a, own, b)
 		}
-		if ra, rb := a.Judge(lt, "x"), b.Judge(lt, "x"); ra.Passed != rb.Passed || ra.Actual != rb.Actual {
+		if ra, rb := a.Check(lt, "x"), b.Check(lt, "x"); ra.Passed != rb.Passed || ra.Actual != rb.Actual {
 			t.Errorf("%s judged %+v, %s judged %+v; want the same", k6, ra, own, rb)
 		}
 	}
@@ -206,13 +206,13 @@ func TestThresholdWithoutFigures(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r := th.Judge(tc.lt, "x"); r.Passed || r.Actual != tc.shown {
+		if r := th.Check(tc.lt, "x"); r.Passed || r.Actual != tc.shown {
 			t.Errorf("%s: passed %t, measured %q; want missed, %q", tc.expr, r.Passed, r.Actual, tc.shown)
 		}
 	}
 	// The four percentiles a result keeps need no histogram.
 	th, _ := ParseThreshold("p(99)<1h")
-	if r := th.Judge(noHistogram, "x"); !r.Passed {
+	if r := th.Check(noHistogram, "x"); !r.Passed {
 		t.Errorf("p(99)<1h without a histogram: %+v; want it read off the kept p99", r)
 	}
 }

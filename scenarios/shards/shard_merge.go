@@ -396,7 +396,7 @@ func rejoin(ps []*results.ShardResult, ti, i int) (*results.Readback, error) {
 // counts summed, the latency histograms merged exactly (HdrHistogram), the
 // seconds added up, and every key's counts summed over the shards before
 // it is read back and judged, as one process's load would be. The
-// thresholds the parts carry are judged again on the whole.
+// thresholds the parts carry are checked again on the whole.
 func VerifyLoad(ctx context.Context, parts []*results.ShardResult, v VerifyPlan) (*results.LoadResult, error) {
 	ps, err := gather(parts, results.ShardLoad, sameLoad)
 	if err != nil {
@@ -439,18 +439,18 @@ func VerifyLoad(ctx context.Context, parts []*results.ShardResult, v VerifyPlan)
 			return nil, sc.CannotPlay(rs[0].Spec.Name())
 		}
 		runID := ps[0].RunID
-		kj := load.KeyJudge{Scenario: sc, Player: pl, Store: opened[0].Store, Label: lt.Target, Keys: first.Keys,
+		kr := load.KeyReadback{Scenario: sc, Player: pl, Store: opened[0].Store, Label: lt.Target, Keys: first.Keys,
 			Timeout: cmp.Or(v.Timeout, first.Timeout, engine.DefaultTimeout),
 			Key:     func(k int) string { return fmt.Sprintf("%s-load-%s-%d-%d", sc.KeyPrefix, runID, 0, k) },
 			Count:   func(k int) (int64, int64, int64) { c := counts[k]; return c.Allowed, c.Refused, c.Errors }}
-		if err := kj.Judge(ctx, &lt); err != nil {
+		if err := kr.Run(ctx, &lt); err != nil {
 			lt.Error = err.Error()
 		}
 	}
 	res.Interrupted = res.Interrupted || ctx.Err() != nil
 	if lt.Error == "" && !res.Interrupted {
 		for _, th := range ths {
-			lt.Thresholds = append(lt.Thresholds, th.Judge(&lt, lt.Target))
+			lt.Thresholds = append(lt.Thresholds, th.Check(&lt, lt.Target))
 		}
 	}
 	res.Targets = []results.LoadTarget{lt}
