@@ -131,7 +131,7 @@ func junitSuiteOf(r *results.Result, o Options) (junitSuite, time.Duration) {
 	}
 	if r.MaxRate > 0 {
 		suite.Properties = append(suite.Properties,
-			junitProperty{"confidence", percentSet(r.Confidence)}, junitProperty{"max-rate", percentSet(r.MaxRate)})
+			junitProperty{"confidence", results.Percent(r.Confidence)}, junitProperty{"max-rate", results.Percent(r.MaxRate)})
 	}
 	labels := results.Labels(r.Targets)
 	var total time.Duration
@@ -182,12 +182,12 @@ func junitText(r *results.Result, s summary, tr *results.TargetResult, i int, la
 		case bnd.Trials == 0:
 			b.WriteString(": nothing proven\n")
 		case bnd.Broken == 0:
-			fmt.Fprintf(&b, "; at %s confidence the rate of breaking is below %s\n", percentSet(bnd.Level), percentUp(bnd.Upper))
+			fmt.Fprintf(&b, "; at %s confidence the rate of breaking is below %s\n", results.Percent(bnd.Level), results.PercentUp(bnd.Upper))
 		case bnd.Upper >= 1:
-			fmt.Fprintf(&b, ": rate %s\n", percentOf(float64(bnd.Broken)/float64(bnd.Trials)))
+			fmt.Fprintf(&b, ": rate %s\n", results.PercentNear(float64(bnd.Broken)/float64(bnd.Trials)))
 		default:
 			fmt.Fprintf(&b, ": rate %s, at most %s at %s confidence\n",
-				percentOf(float64(bnd.Broken)/float64(bnd.Trials)), percentUp(bnd.Upper), percentSet(bnd.Level))
+				results.PercentNear(float64(bnd.Broken)/float64(bnd.Trials)), results.PercentUp(bnd.Upper), results.Percent(bnd.Level))
 		}
 	}
 	if own := s.own[i]; len(own) > 0 {

@@ -139,7 +139,7 @@ func summarizeLoad(r *results.LoadResult) loadSummary {
 		}
 		if k := t.Keys; k.Inconclusive > 0 {
 			s.add(i, fmt.Sprintf("%s: %d of %s had a failed request and proved nothing (a verdict needs at most %s of them)",
-				label, k.Inconclusive, results.Plural(int64(k.Trials), "key"), percentSet(results.MaxInconclusive)))
+				label, k.Inconclusive, results.Plural(int64(k.Trials), "key"), results.Percent(results.MaxInconclusive)))
 		}
 		if codes := statusCodes(t); codes != "" {
 			s.add(i, label+": status codes: "+codes)
@@ -206,7 +206,7 @@ func errorsCell(t *results.LoadTarget) string {
 		return "0"
 	}
 	asked := t.Sent + t.Dropped
-	return fmt.Sprintf("%d (%s)", t.Errors, percentSet(float64(t.Errors)/float64(max(asked, 1))))
+	return fmt.Sprintf("%d (%s)", t.Errors, results.Percent(float64(t.Errors)/float64(max(asked, 1))))
 }
 
 // loadVerdictCell is the rule's verdict in capitals where the target let

@@ -411,27 +411,6 @@ func TestEscapeMarkdown(t *testing.T) {
 	}
 }
 
-// TestShareOf checks that a distribution's shares are written to add up:
-// 195 and 5 of 200 are 97.5% and 2.5%, not 98% and 2.5%.
-func TestShareOf(t *testing.T) {
-	for _, tc := range []struct {
-		n, total int
-		want     string
-	}{
-		{195, 200, "97.5%"},
-		{5, 200, "2.5%"},
-		{111, 200, "55.5%"},
-		{88, 200, "44%"},
-		{200, 200, "100%"},
-		{1, 3, "33.3%"},
-		{1, 10000, "0.010%"},
-	} {
-		if got := shareOf(tc.n, tc.total); got != tc.want {
-			t.Errorf("shareOf(%d, %d) = %q, want %q", tc.n, tc.total, got, tc.want)
-		}
-	}
-}
-
 // TestSoftCellNeedsProof checks that the soft rule, like the hard one,
 // holds only on proof: trials whose requests failed are inconclusive for
 // it, even when the hard rule's counts proved a break.

@@ -66,7 +66,7 @@ func sharesLine(f results.Figure, d results.Distribution) string {
 	}
 	var parts []string
 	for _, v := range slices.Sorted(maps.Keys(d)) {
-		parts = append(parts, fmt.Sprintf("%s in %s", figureValue(f, v), shareOf(d[v], total)))
+		parts = append(parts, fmt.Sprintf("%s in %s", figureValue(f, v), results.PercentShare(d[v], total)))
 	}
 	return fmt.Sprintf("%s (%s)", strings.Join(parts, ", "), results.Plural(int64(total), f.Per))
 }
@@ -109,13 +109,3 @@ func figureBound(f results.Figure) string {
 	return strconv.FormatInt(f.Bound, 10)
 }
 
-// shareOf writes n of total as a percentage to one decimal, so that the
-// shares of a distribution add up to 100% as written ("97.5%", "2.5%");
-// a share too small for one decimal gets two significant figures.
-func shareOf(n, total int) string {
-	p := 100 * float64(n) / float64(total)
-	if p < 0.05 {
-		return percentOf(p / 100)
-	}
-	return strings.TrimSuffix(strconv.FormatFloat(p, 'f', 1, 64), ".0") + "%"
-}

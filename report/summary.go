@@ -3,7 +3,6 @@ package report
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -130,7 +129,7 @@ func summarize(r *results.Result, o Options) summary {
 		counted.sub = "min/med/max"
 	}
 	rate := rateColumn
-	rate.sub = percentSet(cmp.Or(r.Confidence, results.DefaultConfidence)) + " sure"
+	rate.sub = results.Percent(cmp.Or(r.Confidence, results.DefaultConfidence)) + " sure"
 	s.cols = []column{targetColumn, guaranteeColumn, requestsColumn, allowedColumn, refusedColumn, errorsColumn, counted, expectedColumn, worstColumn}
 	if showHistory {
 		s.cols = append(s.cols, historyColumn)
@@ -319,7 +318,7 @@ func verdict(tr *results.TargetResult, s *results.Tally, multi, interrupted bool
 	case tr.Expect == results.ExpectBreak:
 		return word("held") + in(n) + ", race not shown"
 	case !tr.Proven():
-		return word("held") + in(n) + ", not proven below " + percentSet(tr.Evidence().MaxRate)
+		return word("held") + in(n) + ", not proven below " + results.Percent(tr.Evidence().MaxRate)
 	default:
 		return "holds" + in(n)
 	}
@@ -331,7 +330,7 @@ func scale(r *results.Result) string {
 	trials := results.Plural(int64(r.Trials), "trial") + " per target"
 	if r.MaxRate > 0 {
 		trials = fmt.Sprintf("trials until the rate of breaking is below %s at %s confidence (%d to %d per target)",
-			percentSet(r.MaxRate), percentSet(cmp.Or(r.Confidence, results.DefaultConfidence)), r.Trials, r.MaxTrials)
+			results.Percent(r.MaxRate), results.Percent(cmp.Or(r.Confidence, results.DefaultConfidence)), r.Trials, r.MaxTrials)
 	}
 	seed := fmt.Sprintf("seed %d", r.Seed)
 	if len(r.Seeds) > 1 {
@@ -389,11 +388,11 @@ func rateCell(tr *results.TargetResult, s *results.Tally) string {
 	case b.Trials == 0:
 		return none
 	case b.Broken == 0:
-		return "0% (at most " + percentUp(b.Upper) + ")"
+		return "0% (at most " + results.PercentUp(b.Upper) + ")"
 	case b.Upper >= 1:
-		return percentOf(float64(b.Broken) / float64(b.Trials))
+		return results.PercentNear(float64(b.Broken) / float64(b.Trials))
 	default:
-		return percentOf(float64(b.Broken)/float64(b.Trials)) + " (at most " + percentUp(b.Upper) + ")"
+		return results.PercentNear(float64(b.Broken)/float64(b.Trials)) + " (at most " + results.PercentUp(b.Upper) + ")"
 	}
 }
 
@@ -410,12 +409,12 @@ func boundLines(tr *results.TargetResult, s *results.Tally, label string) []stri
 		lines = append(lines, label+": no trial was conclusive, so the trials prove nothing")
 	case b.Broken == 0:
 		line := fmt.Sprintf("%s: no break in %s: at %s confidence, a trial breaks the rule less than %s of the time",
-			label, results.Plural(int64(b.Trials), "trial"), percentSet(b.Level), percentUp(b.Upper))
+			label, results.Plural(int64(b.Trials), "trial"), results.Percent(b.Level), results.PercentUp(b.Upper))
 		if b.MaxRate > 0 {
 			if b.Met() {
-				line += fmt.Sprintf(" (below %s, as asked)", percentSet(b.MaxRate))
+				line += fmt.Sprintf(" (below %s, as asked)", results.Percent(b.MaxRate))
 			} else {
-				line += fmt.Sprintf(", not below the %s asked: run more trials", percentSet(b.MaxRate))
+				line += fmt.Sprintf(", not below the %s asked: run more trials", results.Percent(b.MaxRate))
 			}
 		}
 		lines = append(lines, line)
@@ -440,46 +439,6 @@ func historyUnknown(s *results.Tally, label string) string {
 	}
 	return fmt.Sprintf("%s: the history check ran out of time in %d of %s (raise {HistoryTimeout})",
 		label, n, results.Plural(int64(s.Trials), "trial"))
-}
-
-// percentSet writes a level or a rate someone chose, as they would have
-// typed it: 99%, 1%, 0.1%, 99.9%.
-func percentSet(f float64) string {
-	return strconv.FormatFloat(math.Round(f*100*1e6)/1e6, 'f', -1, 64) + "%"
-}
-
-// percentOf writes a rate with about two significant figures: 15%, 1.5%,
-// 0.065%, 100%.
-func percentOf(f float64) string { return percentRounded(f, math.Round) }
-
-// percentUp is percentOf rounded up, for bounds: a bound written smaller
-// than it is would claim more than the trials prove.
-func percentUp(f float64) string {
-	// The nudge keeps a bound that is exactly 1% (up to float noise) from
-	// being rounded up to 1.1%.
-	return percentRounded(f*(1-1e-12), math.Ceil)
-}
-
-func percentRounded(f float64, round func(float64) float64) string {
-	p := f * 100
-	if p <= 0 {
-		return "0%"
-	}
-	digits := func(p float64) int {
-		switch {
-		case p < 1:
-			return 1 - int(math.Floor(math.Log10(p))) // two significant figures
-		case p < 10:
-			return 1
-		}
-		return 0
-	}
-	d := digits(p)
-	scale := math.Pow(10, float64(d))
-	p = round(p*scale) / scale
-	// Rounding can carry into the next decade (0.997 → 1.00): write that
-	// as 1.0, not with a third figure.
-	return strconv.FormatFloat(p, 'f', min(d, digits(p)), 64) + "%"
 }
 
 // raiseWhat is what would make a hidden race show: more requests in a

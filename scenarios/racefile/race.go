@@ -52,7 +52,7 @@ func (f *File) Scenario(env map[string]string) (*engine.Scenario, error) {
 		Title: title,
 		Story: fmt.Sprintf("A race file (%s): %s, then %s released together, then %s read back; "+
 			"the hard rule is judged on what was read back. The file declares no history model, so no "+
-			"history check is made.", f.Path, plural(len(f.Setup), "setup request"), f.burstWords(), plural(len(f.Readback), "request")),
+			"history check is made.", f.Path, results.Plural(int64(len(f.Setup)), "setup request"), f.burstWords(), results.Plural(int64(len(f.Readback)), "request")),
 		Rule:            f.Rule.Src + " (judged on the state read back; no history check: the file declares no model)",
 		Fix:             "A race file names no fix: the rule says what must hold, and a target that holds it shows how.",
 		Needs:           "HTTP API: a race file plays on http:// and https:// targets",
@@ -99,23 +99,13 @@ func (f *File) Environ() map[string]string {
 
 func (f *File) burstWords() string {
 	if len(f.Burst) == 1 {
-		return plural(f.Requests, "copy") + " of " + f.Burst[0].Kind
+		return results.Plural(int64(f.Requests), "copy") + " of " + f.Burst[0].Kind
 	}
 	var kinds []string
 	for _, s := range f.Burst {
 		kinds = append(kinds, fmt.Sprintf("%d × %s", s.Count, s.Kind))
 	}
 	return strings.Join(kinds, " and ")
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	if strings.HasSuffix(word, "y") {
-		return fmt.Sprintf("%d %sies", n, strings.TrimSuffix(word, "y"))
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }
 
 // kindOf is the burst entry request i comes from: the entries' counts in

@@ -38,16 +38,8 @@ func (b *BatchCheck) Why(label string) string {
 	}
 	if same {
 		return fmt.Sprintf("%s: batch read answered %d for %s that single reads count as %d: keys decoded twice?",
-			label, m[0].Batch, keys(len(m)), m[0].Single)
+			label, m[0].Batch, Plural(int64(len(m)), "key"), m[0].Single)
 	}
 	return fmt.Sprintf("%s: batch read disagreed with single reads on %d of %s (first %q: batch %d, single %d): keys decoded twice?",
-		label, len(m), keys(b.Keys), m[0].Key, m[0].Batch, m[0].Single)
-}
-
-// keys says "1 key", "3 keys".
-func keys(n int) string {
-	if n == 1 {
-		return "1 key"
-	}
-	return fmt.Sprintf("%d keys", n)
+		label, len(m), Plural(int64(b.Keys), "key"), m[0].Key, m[0].Batch, m[0].Single)
 }

@@ -1,7 +1,6 @@
 package results
 
 import (
-	"fmt"
 	"math"
 	"time"
 )
@@ -141,8 +140,3 @@ func betaContinuedFraction(a, b, x float64) float64 {
 	return h
 }
 
-// Percent writes a fraction as a percentage for messages: 0.99 → "99%",
-// 0.001 → "0.1%".
-func Percent(f float64) string {
-	return fmt.Sprintf("%g%%", math.Round(f*100*1e6)/1e6)
-}

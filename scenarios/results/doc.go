@@ -31,4 +31,12 @@
 // The report package's tests (report/json_test.go, json_fuzz_test.go)
 // read back what report's renderers wrote, so the reading is tested where
 // its input is made.
+//
+// # Words and numbers
+//
+// What a result is said in is made here once, for every story, command
+// and renderer: a count of things (Plural, words.go), a duration as
+// people say it (DurationWords), and a percentage in each of the forms a
+// report needs, each with its own rounding (Percent, PercentNear,
+// PercentUp, PercentShort, PercentShare; percent.go).
 package results

@@ -226,7 +226,7 @@ func (r *LoadResult) Shortfalls() []Shortfall {
 		case t.Strict && tr.Inconclusive():
 			other = append(other, Shortfall{InconclusiveShortfall, labels[i], fmt.Sprintf(
 				"%s: inconclusive: %d of %d keys proved nothing (%d failed requests; first: %s); a verdict needs at most %s of them",
-				labels[i], s.Inconclusive, s.Trials, t.Errors, firstErrorOf(t), percentOf(MaxInconclusive))})
+				labels[i], s.Inconclusive, s.Trials, t.Errors, firstErrorOf(t), Percent(MaxInconclusive))})
 		}
 		for _, th := range t.Thresholds {
 			if !th.Passed {

@@ -245,7 +245,7 @@ func (t Threshold) measure(lt *LoadTarget) (float64, string) {
 			return math.Inf(1), "no requests"
 		}
 		f := float64(n) / float64(asked)
-		return f, fmt.Sprintf("%s (%d of %d)", percentOf(f), n, asked)
+		return f, fmt.Sprintf("%s (%d of %d)", PercentShort(f), n, asked)
 	}
 	switch t.figure {
 	case "rps":
@@ -291,20 +291,6 @@ func compare(v float64, op string, bound float64) bool {
 		return v == bound
 	default:
 		return v != bound
-	}
-}
-
-// percentOf writes a share with the precision small shares need: 0.05%,
-// 1.2%, 37%.
-func percentOf(f float64) string {
-	p := f * 100
-	switch {
-	case p == 0 || p >= 10:
-		return strconv.FormatFloat(p, 'f', 0, 64) + "%"
-	case p >= 1:
-		return strconv.FormatFloat(p, 'f', 1, 64) + "%"
-	default:
-		return strconv.FormatFloat(p, 'g', 2, 64) + "%"
 	}
 }
 
