@@ -108,4 +108,3 @@ func figureBound(f results.Figure) string {
 	}
 	return strconv.FormatInt(f.Bound, 10)
 }
-

@@ -139,4 +139,3 @@ func betaContinuedFraction(a, b, x float64) float64 {
 	}
 	return h
 }
-
