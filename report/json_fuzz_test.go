@@ -47,7 +47,7 @@ func FuzzReadJSON(f *testing.F) {
 			select {
 			case <-done:
 			case <-time.After(20 * time.Second):
-				panic("saved.ReadJSON and render took more than 20s")
+				panic("results.ReadJSON and render took more than 20s")
 			}
 		}()
 		// A short history recheck: mutated histories can be slow to

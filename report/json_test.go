@@ -59,7 +59,7 @@ func TestReadJSONRefuses(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := results.ReadJSON(strings.NewReader(tc.in), verify)
 			if err == nil || !strings.HasPrefix(err.Error(), tc.want) || !errors.Is(err, results.ErrNotResult) {
-				t.Errorf("saved.ReadJSON error = %v, want one starting %q and wrapping saved.ErrNotResult", err, tc.want)
+				t.Errorf("results.ReadJSON error = %v, want one starting %q and wrapping results.ErrNotResult", err, tc.want)
 			}
 		})
 	}

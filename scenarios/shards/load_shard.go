@@ -37,7 +37,7 @@ func checkLoadShard(s *results.ShardResult) error {
 	return nil
 }
 
-// CheckLoad judges a load document from outside (a saved result, a
+// CheckLoad checks a load document from outside (a saved result, a
 // shard's part) again against what racelab and its story can produce,
 // beyond the figures' own agreement (LoadResult.Check): a load has a
 // target; a story whose request cannot be refused (a hit) has no refused

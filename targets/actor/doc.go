@@ -31,11 +31,11 @@
 // default strategy serves ten hits in arrival order in exactly twenty
 // storage round trips, and await-fetch loses the same updates every time.
 //
-// With a trace.Recorder in a request's context (package trace), the object
-// records what the request did, on the store's clock: read (the value its
-// storage answered), write (once its storage has taken it), fetch (when
-// await-fetch starts its outside I/O, the input gate opening) and refuse
-// (the quota's limit, an item sold out).
+// With a story.Recorder in a request's context (story.WithRecorder), the
+// object records what the request did, on the store's clock: read (the value
+// its storage answered), write (once its storage has taken it), fetch (when
+// await-fetch starts its outside I/O, the input gate opening) and refuse (the
+// quota's limit, an item sold out).
 //
 // Besides the stories' own objects, a Store keeps capped counts for an op
 // of a story's own (Take and Taken, story.Capped): one object per op and

@@ -10,7 +10,8 @@ import (
 	"github.com/racelab/racelab/targets/story"
 )
 
-// Key prefixes keep the three stories apart when they share a namespace.
+// Key prefixes keep the stories apart when they share a namespace (the
+// window's, the plan's and a stocked item's are in limits.go).
 const (
 	viewsPrefix = "views:"
 	quotaPrefix = "quota:"

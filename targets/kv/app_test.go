@@ -12,9 +12,10 @@ import (
 // An App must keep fitting racelab's story interfaces.
 var _ storetest.Store = (*App)(nil)
 
-// The three stories, released together on the real clock with the default
-// platform behaviour: every request is told yes, and the store records far
-// less than it told. Several seeds, so that no lucky routing passes it.
+// The counter, the quota and the item, released together on the real clock
+// with the default platform behaviour: every request is told yes, and the
+// store records far less than it told. Several seeds, so that no lucky routing
+// passes it.
 func TestConcurrentRequestsLoseUpdates(t *testing.T) {
 	tests := []struct {
 		name           string

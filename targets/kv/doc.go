@@ -65,7 +65,7 @@
 //
 // # What a request did
 //
-// With a trace.Recorder in its context (package trace), a request's
+// With a story.Recorder in its context (story.WithRecorder), a request's
 // operations are recorded on the namespace's clock: each read ("read", with
 // the value or "not found", and whether a cache served it, how long ago
 // that cache took it, and whether the central store has moved on since),
@@ -85,5 +85,7 @@
 // Views, Count and Claims read what the store settled on through
 // Namespace.Settled, the value every location sees once its cache expires.
 //
-// The package knows nothing of racelab; racelab's targets package adapts it.
+// The package knows nothing of racelab's engine: App plays the story
+// interfaces of package story by its method set, and the targets package
+// opens it as a target.
 package kv

@@ -179,7 +179,7 @@ func (ns *Namespace) Home() int { return ns.home }
 // the central store, answers what it holds when the cold-read latency ends,
 // and caches that for CacheTTL.
 //
-// With a trace.Recorder in ctx it records a read step when the answer
+// With a story.Recorder in ctx it records a read step when the answer
 // arrives: the value (or "not found"), whether a cache served it, how long
 // ago that cache took it, and whether the central store has moved on since.
 func (ns *Namespace) Get(ctx context.Context, loc Location, key string) (value string, found bool, err error) {
@@ -274,7 +274,7 @@ func cacheHitNote(now time.Time, e entry, central string, inCentral bool) string
 // keep what they had; other locations keep their entries until these expire.
 // A write cancelled through ctx before it arrives is not applied.
 //
-// With a trace.Recorder in ctx it records a write step when the write is
+// With a story.Recorder in ctx it records a write step when the write is
 // issued and, when it arrives, a write-lands step naming the value it
 // replaced (the write it erased), or a refuse step for a 429.
 func (ns *Namespace) Put(ctx context.Context, loc Location, key, value string) error {

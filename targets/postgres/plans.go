@@ -10,8 +10,8 @@ import (
 	"github.com/racelab/racelab/targets/story"
 )
 
-// A subscriber's row in racelab_plans holds the plan, plan.Paid or
-// plan.Cancelled, with the day's count of originals: a download reads both
+// A subscriber's row in racelab_plans holds the plan, story.Paid or
+// story.Cancelled, with the day's count of originals: a download reads both
 // in one place. day is NULL until the first original.
 
 // Subscribe starts subscriber's paid plan, keeping the day's count.

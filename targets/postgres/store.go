@@ -54,13 +54,13 @@ var ErrUnreachable = errors.New("postgres unreachable")
 
 // ErrTooManyRetries is wrapped by the error a serializable-strategy request
 // returns when PostgreSQL refused to commit every one of its attempts. It is
-// retry.ErrTooManyRetries, which redis.ErrTooManyRetries is too.
+// server.ErrTooManyRetries, which redis.ErrTooManyRetries is too.
 var ErrTooManyRetries = server.ErrTooManyRetries
 
 // Config says which PostgreSQL server to use and how.
 type Config = server.Config
 
-// Store keeps the three stories in one PostgreSQL database. Its methods are
+// Store keeps the five stories in one PostgreSQL database. Its methods are
 // safe for concurrent use.
 type Store struct{ base server.Store[*pgxpool.Pool] }
 

@@ -1,6 +1,9 @@
-// Package redis is racelab's Redis store: the three stories (a view
-// counter, a daily download quota, a one-of-a-kind item) kept in a real Redis
-// server, each updated by one of three strategies.
+// Package redis is racelab's Redis store: the five stories (a view
+// counter, a daily download quota, a one-of-a-kind item, a rate limit's
+// window and a subscription's downloads) kept in a real Redis server, each
+// updated by one of three strategies. The counter, the quota and the item
+// are told here; the window (limits.go) and the subscription (plans.go)
+// follow the same three.
 //
 //   - "" (atomic) lets the server decide in one step: INCR for the counter,
 //     a Lua check-and-increment for the quota, and a Lua SET NX PX claim for
@@ -19,10 +22,11 @@
 // on fresh keys leave nothing behind for long and never touch anything else
 // kept in the same server.
 //
-// The package knows nothing of racelab: targets adapts a Store to its
-// Counter, Quota and Inventory interfaces. Open checks the URL before it
-// dials (an error wrapping ErrBadURL, its password hidden), then that the
-// server answers, failing fast with an error that wraps ErrUnreachable when
-// it does not, and Prepare opens the connections a burst needs before it
-// starts.
+// The package knows nothing of racelab's engine: a Store plays the story
+// interfaces of package story (Counter, Quota, Inventory, Limiter, Plans) by
+// its method set, and the targets package opens it as a target. Open checks
+// the URL before it dials (an error wrapping ErrBadURL, its password hidden),
+// then that the server answers, failing fast with an error that wraps
+// ErrUnreachable when it does not, and Prepare opens the connections a burst
+// needs before it starts.
 package redis

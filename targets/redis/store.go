@@ -56,14 +56,14 @@ var ErrUnreachable = errors.New("redis unreachable")
 
 // ErrTooManyRetries is wrapped by the error a watch-strategy request returns
 // when every one of its attempts met a concurrent change. It is
-// retry.ErrTooManyRetries, which postgres.ErrTooManyRetries is too.
+// server.ErrTooManyRetries, which postgres.ErrTooManyRetries is too.
 var ErrTooManyRetries = server.ErrTooManyRetries
 
 // Config says which Redis server to use and how.
 type Config = server.Config
 
-// Store keeps the three stories in one Redis server. Its methods are safe for
-// concurrent use.
+// Store keeps the five stories in one Redis server. Its methods are safe
+// for concurrent use.
 type Store struct{ base server.Store[*goredis.Client] }
 
 // Open connects to the server cfg names and checks that it answers.

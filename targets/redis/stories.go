@@ -19,7 +19,7 @@ func quotaKey(visitor string) string { return KeyPrefix + "quota:" + visitor }
 func claimKey(item string) string    { return KeyPrefix + "claim:" + item }
 func claimsKey(item string) string   { return KeyPrefix + "claims:" + item }
 
-// The subscription story's keys: the plan, plan.Paid or plan.Cancelled,
+// The subscription story's keys: the plan, story.Paid or story.Cancelled,
 // and the day's count of originals, a hash of day and count as the
 // quota's is.
 func planKey(subscriber string) string      { return KeyPrefix + "plan:" + subscriber }

@@ -24,6 +24,7 @@
 //     service); it widens the window the race needs without creating the
 //     race.
 //
-// The package knows nothing of racelab: the targets package adapts a Store
-// to its Counter, Quota and Inventory interfaces.
+// The package knows nothing of racelab's engine: a Store plays the story
+// interfaces of package story (Counter, Quota, Inventory, Limiter, Plans)
+// by its method set, and the targets package opens it as a target.
 package sqlite

@@ -56,7 +56,7 @@ type Kit[S ServerStore] struct {
 	// DefaultPoolSize is the pool's size before Prepare grows it.
 	DefaultPoolSize int
 	// Unreachable is the package's sentinel for a server that does not
-	// answer. (Its retries end in retry.ErrTooManyRetries, which every
+	// answer. (Its retries end in server.ErrTooManyRetries, which every
 	// server store's ErrTooManyRetries is.)
 	Unreachable error
 	// CleanAll is the package's CleanAll, and Leftovers counts what s's
@@ -217,7 +217,7 @@ func (k Kit[S]) contended(t *testing.T, maxAttempts int) (s S, slug string) {
 
 // GivesUpAfterMaxAttempts changes what the Optimistic strategy read
 // between every read and write, so that every attempt fails and the
-// request must end with retry.ErrTooManyRetries after exactly MaxAttempts tries.
+// request must end with server.ErrTooManyRetries after exactly MaxAttempts tries.
 func (k Kit[S]) GivesUpAfterMaxAttempts(t *testing.T) {
 	const attempts = 3
 	s, slug := k.contended(t, attempts)
@@ -251,7 +251,7 @@ func (k Kit[S]) RetriesUntilDeadline(t *testing.T) {
 	_, err := s.Hit(ctx, slug)
 	took := time.Since(start)
 	// Retrying stops at the deadline: in the wait, or before a wait that
-	// would outlast it (retry.ErrTooManyRetries), or in a command the deadline
+	// would outlast it (server.ErrTooManyRetries), or in a command the deadline
 	// cut short (whatever the driver says then, and maybe a moment
 	// before ctx's own timer has fired).
 	if end, _ := ctx.Deadline(); !errors.Is(err, server.ErrTooManyRetries) && (err == nil || time.Now().Before(end)) {

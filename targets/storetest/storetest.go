@@ -27,14 +27,15 @@ type (
 	Preparer interface {
 		Prepare(ctx context.Context, n int) error
 	}
-	// Store is a store that serves all three stories.
+	// Store is a store that serves the counter, the quota and the item.
 	Store interface {
 		stories.Counter
 		stories.Quota
 		stories.Inventory
 	}
-	// Local is a store racelab runs in its own process: it serves all
-	// three stories, readies itself for a burst and closes. A
+	// Local is a store racelab runs in its own process: it serves the
+	// counter, the quota and the item, readies itself for a burst and
+	// closes. A
 	// package's tests declare var _ storetest.Local = (*Store)(nil), so
 	// that a store that stops fitting fails to compile there.
 	Local interface {

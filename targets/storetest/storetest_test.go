@@ -14,7 +14,7 @@ import (
 	"time"
 )
 
-// memStore keeps the three stories in memory. Atomic, it decides under one
+// memStore keeps the counter, the quota and the item in memory. Atomic, it decides under one
 // lock; naive, it reads, pauses and writes, each step under the lock but
 // nothing holding the lock across the pause: the lost update.
 type memStore struct {
