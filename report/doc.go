@@ -16,8 +16,8 @@
 //   - HTML, one self-contained page with the table, a timeline of one
 //     trial per target and the distribution of what was counted;
 //   - JSON, the whole Result (every trial and every request) for tools and
-//     for later comparison; it carries its schema version, and ReadJSON
-//     reads it back for `racelab report`.
+//     for later comparison; it carries its schema version, and
+//     results.ReadJSON reads it back for `racelab report`.
 //
 // The outputs depend on nothing but the Result: no terminal width, no
 // locale, no colour, no clock, so the same result always renders to the
