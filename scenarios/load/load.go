@@ -280,7 +280,7 @@ func Load(ctx context.Context, p LoadPlan) (*results.LoadResult, error) {
 			lt.Error = openErr[ti].Error()
 		} else {
 			lr := loadRun{plan: run, sc: sc, target: opened[ti], label: lt.Target,
-				key: func(k int) string { return fmt.Sprintf("%s-load-%s-%d-%d", sc.KeyPrefix, runID, ti, k) }}
+				key: func(k int) string { return KeyName(sc, runID, ti, k) }}
 			if err := engine.PlayThenClose(&opened[ti], func() error { return lr.run(ctx, &lt) }); err != nil {
 				lt.Error = err.Error()
 			}
@@ -299,6 +299,14 @@ func Load(ctx context.Context, p LoadPlan) (*results.LoadResult, error) {
 		}
 	}
 	return res, nil
+}
+
+// KeyName is the name of key k of a load's target ti (numbered among the
+// load's targets from 0) in the run runID: the load's own and fresh, and
+// the same in the load and in the merge that reads a sharded load's keys
+// back.
+func KeyName(sc *engine.Scenario, runID string, ti, k int) string {
+	return fmt.Sprintf("%s-load-%s-%d-%d", sc.KeyPrefix, runID, ti, k)
 }
 
 // loadRun is the load on one opened target.

@@ -9,43 +9,24 @@ func TestPercent(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		f    func(float64) string
-		in   float64
-		want string
+		want map[float64]string
 	}{
-		{"Percent", Percent, 0.99, "99%"},
-		{"Percent", Percent, 0.001, "0.1%"},
-		{"Percent", Percent, 0.999, "99.9%"},
-		{"Percent", Percent, 0.95, "95%"},
-		{"Percent", Percent, 1.0 / 3, "33.333333%"},
-		{"Percent", Percent, 0, "0%"},
-		{"Percent", Percent, 1e-7, "0.00001%"},
-
-		{"PercentNear", PercentNear, 0.15, "15%"},
-		{"PercentNear", PercentNear, 0.015, "1.5%"},
-		{"PercentNear", PercentNear, 0.00065, "0.065%"},
-		{"PercentNear", PercentNear, 0.0005, "0.050%"},
-		{"PercentNear", PercentNear, 1, "100%"},
-		{"PercentNear", PercentNear, 0, "0%"},
-		{"PercentNear", PercentNear, 0.00997, "1.0%"},    // carries into the next decade
-		{"PercentNear", PercentNear, 0.0996, "10%"},      // and past one decimal
-		{"PercentNear", PercentNear, 0.000125, "0.013%"}, // half away from zero
-
-		{"PercentUp", PercentUp, 0.01, "1.0%"}, // exactly 1% stays 1%
-		{"PercentUp", PercentUp, 0.01001, "1.1%"},
-		{"PercentUp", PercentUp, 0.000121, "0.013%"},
-		{"PercentUp", PercentUp, 0.0991, "10%"},
-		{"PercentUp", PercentUp, 0, "0%"},
-
-		{"PercentShort", PercentShort, 0.37, "37%"},
-		{"PercentShort", PercentShort, 0.1, "10%"},
-		{"PercentShort", PercentShort, 0.012, "1.2%"},
-		{"PercentShort", PercentShort, 0.01, "1.0%"},
-		{"PercentShort", PercentShort, 0.0005, "0.05%"},
-		{"PercentShort", PercentShort, 0.00123, "0.12%"},
-		{"PercentShort", PercentShort, 0, "0%"},
+		{"Percent", Percent, map[float64]string{0.99: "99%", 0.001: "0.1%", 0.999: "99.9%", 0.95: "95%",
+			1.0 / 3: "33.333333%", 0: "0%", 1e-7: "0.00001%"}},
+		// Half away from zero, and a carry into the next decade written
+		// with the next decade's figures.
+		{"PercentNear", PercentNear, map[float64]string{0.15: "15%", 0.015: "1.5%", 0.00065: "0.065%",
+			0.0005: "0.050%", 1: "100%", 0: "0%", 0.00997: "1.0%", 0.0996: "10%", 0.000125: "0.013%"}},
+		// Exactly 1% stays 1%; anything above it goes up.
+		{"PercentUp", PercentUp, map[float64]string{0.01: "1.0%", 0.01001: "1.1%", 0.000121: "0.013%",
+			0.0991: "10%", 0: "0%"}},
+		{"PercentShort", PercentShort, map[float64]string{0.37: "37%", 0.1: "10%", 0.012: "1.2%",
+			0.01: "1.0%", 0.0005: "0.05%", 0.00123: "0.12%", 0: "0%"}},
 	} {
-		if got := tc.f(tc.in); got != tc.want {
-			t.Errorf("%s(%v) = %q, want %q", tc.name, tc.in, got, tc.want)
+		for in, want := range tc.want {
+			if got := tc.f(in); got != want {
+				t.Errorf("%s(%v) = %q, want %q", tc.name, in, got, want)
+			}
 		}
 	}
 }

@@ -441,7 +441,7 @@ func VerifyLoad(ctx context.Context, parts []*results.ShardResult, v VerifyPlan)
 		runID := ps[0].RunID
 		kr := load.KeyReadback{Scenario: sc, Player: pl, Store: opened[0].Store, Label: lt.Target, Keys: first.Keys,
 			Timeout: cmp.Or(v.Timeout, first.Timeout, engine.DefaultTimeout),
-			Key:     func(k int) string { return fmt.Sprintf("%s-load-%s-%d-%d", sc.KeyPrefix, runID, 0, k) },
+			Key:     func(k int) string { return load.KeyName(sc, runID, 0, k) },
 			Count:   func(k int) (int64, int64, int64) { c := counts[k]; return c.Allowed, c.Refused, c.Errors }}
 		if err := kr.Run(ctx, &lt); err != nil {
 			lt.Error = err.Error()
