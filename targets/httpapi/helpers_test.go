@@ -44,7 +44,7 @@ func open(t *testing.T, spec string) *targets.Target {
 }
 
 // serve runs the contract over store on a free loopback port with
-// handler.Server (HTTP/1.1 and h2c) and returns its base URL; the server is
+// server.Server (HTTP/1.1 and h2c) and returns its base URL; the server is
 // stopped, and waited for, at cleanup.
 func serve(t *testing.T, store any) (string, *server.Handler) {
 	t.Helper()
