@@ -72,12 +72,12 @@ type Config struct {
 // Client plays the stories against one service over HTTP. It implements
 // story.Counter, story.Quota, story.Inventory, story.Limiter,
 // story.Plans, and story.Capped for the ops of its table that have no
-// interface of their own, with whole requests, and stages
-// synchronized bursts with Stage. Prepare opens the connections a burst
-// needs; Close closes them. Its story methods are safe for concurrent use;
-// bursts are one at a time, as the engine runs them: Stage again only once
-// every function of the last burst has returned, since the burst's
-// connections are reused.
+// interface of their own, with whole requests, or staged in a
+// synchronized burst under a Gate's contexts. Prepare opens the
+// connections a burst needs; Close closes them. Its story methods are
+// safe for concurrent use; bursts are one at a time, as the engine runs
+// them: stage again only once every request of the last burst has been
+// answered, since the burst's connections are reused.
 type Client struct {
 	k      *contract // the contract over Config.Ops, as racelab serve speaks it
 	base   *url.URL
@@ -385,23 +385,13 @@ func (c *Client) Claims(ctx context.Context, item string) (int64, error) {
 // the mode needs, so that a burst pays for none of it.
 func (c *Client) Prepare(ctx context.Context, n int) error { return c.pool.Prepare(ctx, n) }
 
-// Stage readies n requests of op on key and returns one function per
-// request, which sends the request's final part and waits for its answer
-// (targets.Stager). limit is the story's, sent as the op's whole requests
-// send it (limitParams): ?limit=L, or ?stock=K for a checkout, when it is
-// not the contract's.
-func (c *Client) Stage(ctx context.Context, op story.Op, key string, limit int64, n int) ([]func(context.Context) (story.Reply, error), error) {
-	call, err := c.k.callOf(op)
-	if err != nil {
-		return nil, err
-	}
-	vars := c.k.limitParams(op, limit)
-	fs, err := c.pool.Stage(ctx, repeatWire(c.wireOf(call, key, vars...), n))
-	if err != nil {
-		return nil, err
-	}
-	return c.decoded(fs, call, key, vars...), nil
-}
+// Gate readies a burst of n requests made by the story's own request
+// function, through the client's story methods (targets.Stager): under
+// the contexts of the gate's calls (burst.StageCalls) each method stages
+// its request rather than send it whole, and returns once it is released
+// and answered. A request is then made one way, the story's, whether it
+// goes whole or in a burst.
+func (c *Client) Gate(n int) *burst.Gate { return c.pool.Gate(n) }
 
 // Close closes every connection and waits for their readers to end.
 func (c *Client) Close() error { return c.pool.Close() }

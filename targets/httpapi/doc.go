@@ -72,9 +72,13 @@
 // and sends only its final part after it, on connections opened and warmed
 // beforehand (Prepare), as its Sync says: h2 (single-packet HTTP/2),
 // lastbyte (HTTP/1.1 last-byte) or none; SyncAuto picks h2 when the
-// server speaks it. Package burst does the sending and says how. A
-// request answered before its final part was sent is marked Early: the
-// burst was not synchronized and proves nothing.
+// server speaks it. Package burst does the sending and says how. The
+// requests of a burst are the story's own: the engine makes each with the
+// story's request function, through the client's story methods, under
+// the context of one call of the client's Gate, and the method stages its
+// request there rather than send it whole (burst.StageCalls). A request
+// answered before its final part was sent is marked Early: the burst was
+// not synchronized and proves nothing.
 //
 // This package does not import racelab's targets package (which imports it):
 // the store interfaces it serves and the Reply it stages are story's, the

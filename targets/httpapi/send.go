@@ -11,7 +11,6 @@ import (
 	"golang.org/x/net/http/httpguts"
 
 	"github.com/racelab/racelab/targets/httpapi/burst"
-	"github.com/racelab/racelab/targets/story"
 )
 
 // Request is a request of the caller's own rather than one of the
@@ -42,29 +41,6 @@ type Response struct {
 // wireOf is call on key as it goes out.
 func (c *Client) wireOf(call Call, key string, vars ...param) burst.Wire {
 	return burst.Wire{Method: c.routes[call].Method, Target: c.target(call, key, vars...)}
-}
-
-func repeatWire(w burst.Wire, n int) []burst.Wire {
-	ws := make([]burst.Wire, n)
-	for i := range ws {
-		ws[i] = w
-	}
-	return ws
-}
-
-// decoded decodes each staged answer by call's route.
-func (c *Client) decoded(fs []func(context.Context) (burst.Answer, error), call Call, key string, vars ...param) []func(context.Context) (story.Reply, error) {
-	out := make([]func(context.Context) (story.Reply, error), len(fs))
-	for i, f := range fs {
-		out[i] = func(ctx context.Context) (story.Reply, error) {
-			a, err := f(ctx)
-			if err != nil {
-				return story.Reply{Early: a.Early}, err
-			}
-			return c.decode(call, key, a, vars...)
-		}
-	}
-	return out
 }
 
 // wireOfRequest checks r and turns it into what goes out below the base

@@ -34,6 +34,13 @@
 // HTTP/1.1 answer that came early; the garbage collector is held off from
 // an HTTP/2 burst's staging to its last answer (Hold).
 //
+// A burst's requests are either handed over whole (Pool.Stage takes the
+// wires) or made by code of the caller's own, a story's request function,
+// as it makes them on any target: a Gate runs each of the burst's calls
+// under a context of its own (StageCalls), and Send, asked under it,
+// stages the call's request rather than send it, so that a request has one
+// definition whether it goes whole or in a burst.
+//
 // Whole requests (Send) go over plain HTTP/1.1 keep-alive connections the
 // lean way (lean.go), or with net/http for https, HTTP/2 and a proxy.
 //

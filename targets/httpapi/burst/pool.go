@@ -352,8 +352,15 @@ func (p *Pool) warmPool(ctx context.Context, n int) error {
 // over plain HTTP/1.1 (lean.go), else with net/http. A status of any kind
 // is an answer, not an error; a redirect is not followed. When the answer
 // came but its body could not be read, the error comes with the answer's
-// status.
+// status. Under the context of a call of one of p's gates (StageCalls), the
+// call's first request is staged instead, and Send returns once it is
+// released and answered.
 func (p *Pool) Send(ctx context.Context, w Wire) (Answer, error) {
+	if c, ok := callOf(ctx, p); ok {
+		if a, staged, err := c.g.send(c.j, w); staged {
+			return a, err
+		}
+	}
 	if p.lean != nil {
 		return p.sendLean(ctx, w)
 	}
