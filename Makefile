@@ -74,7 +74,7 @@ lint:
 ## under each package's testdata/fuzz also run as plain tests in `make test`.
 FUZZTIME ?= 5s
 FUZZ := ./targets:FuzzParse:20000 ./targets/redis:FuzzParseURL:20000 ./targets/postgres:FuzzParseURL:5000 \
-	./targets/httpapi:FuzzParseCall:3000 ./targets/httpapi:FuzzJudge:2000 ./targets/httpapi:FuzzJudgeRoundTrip:2000 \
+	./targets/httpapi:FuzzParseCall:3000 ./targets/httpapi:FuzzDecode:2000 ./targets/httpapi:FuzzDecodeRoundTrip:2000 \
 	./report:FuzzReadJSON:20 ./scenarios/racefile:FuzzParse:2000 ./scenarios/racefile:FuzzTemplate:20000 \
 	./scenarios/racefile:FuzzSplit:20000
 fuzz:

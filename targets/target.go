@@ -5,7 +5,7 @@ import (
 	"io"
 
 	"github.com/racelab/racelab/targets/clock"
-	"github.com/racelab/racelab/targets/story"
+	"github.com/racelab/racelab/targets/httpapi/burst"
 )
 
 // Preparer is implemented by stores that hold connections or goroutines and
@@ -99,16 +99,14 @@ type Retrier interface {
 
 // Stager is implemented by targets that send each request in two parts
 // (HTTP last-byte or single-packet synchronization): everything but the
-// final part before the barrier, the final parts together after it.
+// final part before the barrier, the final parts together after it. The
+// requests of a burst are the story's own, made by its request function
+// as on any target: each under the context of one of the gate's calls
+// (burst.StageCalls), where the target stages the request rather than
+// send it whole.
 type Stager interface {
-	// Stage readies n requests of op on key and returns one function per
-	// request; calling it sends the final part and waits for the reply.
-	// limit is the story's limit, which each request carries where op's
-	// row of the ops table has one (story.OpSpec.Limit: a quota's, a rate
-	// limit's, a checkout's stock), so that a story held to its own limit
-	// is judged against it; 0 is the op's default. Staged functions are
-	// called once each, concurrently.
-	Stage(ctx context.Context, op story.Op, key string, limit int64, n int) ([]func(context.Context) (story.Reply, error), error)
+	// Gate readies a burst of n requests.
+	Gate(n int) *burst.Gate
 }
 
 // Clocked is implemented by simulated stores, which run on a clock of their

@@ -2,11 +2,13 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/racelab/racelab/internal/usage"
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
+	"github.com/racelab/racelab/targets/httpapi/burst"
 	"github.com/racelab/racelab/targets/story"
 )
 
@@ -158,8 +160,9 @@ type Player struct {
 // StageBurst readies the burst's requests lo to lo+n on key and returns
 // how request j of them (0 ≤ j < n) is released: staged before the
 // barrier by the story's own Stage (a race file's requests) or by the
-// store (targets.Stager: most of each request is sent now, only its final
-// part after the barrier), else sent whole by the player after it.
+// store (targets.Stager: the story's own request, made now, is sent but
+// its final part, which goes after the barrier), else sent whole by the
+// player after it.
 func StageBurst(ctx context.Context, sc *Scenario, pl Player, store any, key string, lo, n int) (func(context.Context, int) Answer, error) {
 	if pl.Stage != nil {
 		staged, err := pl.Stage(ctx, key, lo, n)
@@ -169,11 +172,22 @@ func StageBurst(ctx context.Context, sc *Scenario, pl Player, store any, key str
 		return func(ctx context.Context, j int) Answer { return staged[j](ctx) }, nil
 	}
 	if stager, ok := store.(targets.Stager); ok {
-		staged, err := stager.Stage(ctx, sc.Op, key, sc.Limit, n)
+		release, err := burst.StageCalls(ctx, stager.Gate(n), func(ctx context.Context, j int) (a Answer) {
+			defer func() {
+				if p := recover(); p != nil {
+					a = Answer{Outcome: results.Errored, Err: fmt.Errorf("panic in target: %v", p)}
+				}
+			}()
+			return pl.Do(ctx, key, lo+j)
+		})
 		if err != nil {
 			return nil, err
 		}
-		return func(ctx context.Context, j int) Answer { return sc.AnswerOfReply(staged[j](ctx)) }, nil
+		return func(ctx context.Context, j int) Answer {
+			a, raw := release(ctx, j)
+			a.Arrival, a.Early = raw.Arrival, raw.Early
+			return a
+		}, nil
 	}
 	return func(ctx context.Context, j int) Answer { return pl.Do(ctx, key, lo+j) }, nil
 }
@@ -262,18 +276,6 @@ func (sc *Scenario) Account(t *results.Trial, target string) string {
 // hit is counted or fails, so a refused hit is an outcome no store and no
 // run can produce, and a document that says one was edited.
 func (sc *Scenario) CanRefuse() bool { return sc.Op != story.OpHit }
-
-// AnswerOfReply turns a staged target's reply to the story's request into
-// an Answer: a hit is always allowed, the other operations are allowed
-// when OK.
-func (sc *Scenario) AnswerOfReply(r story.Reply, err error) Answer {
-	a := AnswerOf(r.OK || sc.Op == story.OpHit, r.Value, err)
-	a.Arrival, a.Early = r.Arrival, r.Early
-	if sc.ReplyFigures != nil && err == nil {
-		a.Figures = sc.ReplyFigures(r)
-	}
-	return a
-}
 
 // AnswerOf turns a store's reply into an Answer.
 func AnswerOf(ok bool, value int64, err error) Answer {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/racelab/racelab/targets/httpapi/burst"
 	"github.com/racelab/racelab/targets/story"
 )
 
@@ -23,7 +24,7 @@ func (c *Client) ViewsMany(ctx context.Context, slugs []string) ([]int64, error)
 		return nil, fmt.Errorf("%w: get-many is not mapped", story.ErrNoBatch)
 	}
 	target := c.targetOf(CallGetMany, slugs)
-	a, err := c.send(ctx, r.Method, target)
+	a, err := c.send(ctx, burst.Wire{Method: r.Method, Target: target})
 	if err != nil {
 		return nil, err
 	}
@@ -31,26 +32,26 @@ func (c *Client) ViewsMany(ctx context.Context, slugs []string) ([]int64, error)
 		return nil, fmt.Errorf("%s %s answered %s", r.Method, target, fmt.Sprintf(format, args...))
 	}
 	switch {
-	case containsCode(r.Yes, a.status):
-	case a.status == http.StatusNotFound || a.status == http.StatusMethodNotAllowed || a.status == http.StatusNotImplemented:
-		return nil, fmt.Errorf("%w: %s %s answered %d %s", story.ErrNoBatch, r.Method, target, a.status, http.StatusText(a.status))
+	case containsCode(r.Yes, a.Status):
+	case a.Status == http.StatusNotFound || a.Status == http.StatusMethodNotAllowed || a.Status == http.StatusNotImplemented:
+		return nil, fmt.Errorf("%w: %s %s answered %d %s", story.ErrNoBatch, r.Method, target, a.Status, http.StatusText(a.Status))
 	default:
-		return fail("%d %s, want %s%s", a.status, http.StatusText(a.status), codeList(r.Yes, nil), bodyNote(a.body))
+		return fail("%d %s, want %s%s", a.Status, http.StatusText(a.Status), codeList(r.Yes, nil), bodyNote(a.Body))
 	}
-	obj, isObject := decodeObject(a.body)
+	obj, isObject := decodeObject(a.Body)
 	if !isObject {
-		return fail("%d with a body that is not a JSON object%s", a.status, bodyNote(a.body))
+		return fail("%d with a body that is not a JSON object%s", a.Status, bodyNote(a.Body))
 	}
 	out := make([]int64, len(slugs))
 	for i, slug := range slugs {
 		v, ok := lookupKeyed(obj, r.Field, slug)
 		n, isNumber := v.(json.Number)
 		if !ok || !isNumber {
-			return fail("%d without a number for %q at %q%s", a.status, slug, r.Field, bodyNote(a.body))
+			return fail("%d without a number for %q at %q%s", a.Status, slug, r.Field, bodyNote(a.Body))
 		}
 		value, err := n.Int64()
 		if err != nil || value < 0 {
-			return fail("%d with %s for %q, want a whole number of at least 0", a.status, n, slug)
+			return fail("%d with %s for %q, want a whole number of at least 0", a.Status, n, slug)
 		}
 		out[i] = value
 	}

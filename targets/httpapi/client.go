@@ -6,64 +6,31 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"golang.org/x/net/http/httpguts"
 
+	"github.com/racelab/racelab/targets/httpapi/burst"
 	"github.com/racelab/racelab/targets/story"
 )
 
-// Sync is how a Client releases a burst.
-type Sync string
+// Sync is how a Client releases a burst (burst.Sync).
+type Sync = burst.Sync
 
 // The ways to release a burst, tightest first.
 const (
-	SyncAuto     Sync = "auto"     // h2 if the server speaks it, else lastbyte
-	SyncH2       Sync = "h2"       // HTTP/2 single-packet release
-	SyncLastByte Sync = "lastbyte" // HTTP/1.1 last-byte synchronization
-	SyncNone     Sync = "none"     // whole requests on warmed connections
+	SyncAuto     = burst.SyncAuto     // h2 if the server speaks it, else lastbyte
+	SyncH2       = burst.SyncH2       // HTTP/2 single-packet release
+	SyncLastByte = burst.SyncLastByte // HTTP/1.1 last-byte synchronization
+	SyncNone     = burst.SyncNone     // whole requests on warmed connections
 )
 
 // ParseSync reads a --sync value.
-func ParseSync(s string) (Sync, error) {
-	switch v := Sync(s); v {
-	case SyncAuto, SyncH2, SyncLastByte, SyncNone:
-		return v, nil
-	case "":
-		return SyncAuto, nil
-	}
-	return "", fmt.Errorf("sync %q: want auto, h2, lastbyte or none", s)
-}
-
-// Defaults of a Client, in one place.
-const (
-	// DefaultDialTimeout bounds the whole warm-up of one connection
-	// (connect, TLS, the server's HTTP/2 settings, a harmless GET) when
-	// Config.DialTimeout is zero. racelab run sets DialTimeout to its
-	// --timeout instead: warming a connection is one request.
-	DefaultDialTimeout = 10 * time.Second
-	// DefaultStreams is the most streams a Client opens on one HTTP/2
-	// connection when the server allows more. On loopback one write of a
-	// hundred final frames is one packet; beyond it the burst spreads over
-	// more connections, released back to back.
-	DefaultStreams = 100
-	// DefaultRemoteStreams is the same for a host that is not loopback.
-	// Over the internet, releases of about 20 to 30 streams a packet are
-	// the ones the single-packet technique reports as landing together;
-	// larger bursts go over several connections.
-	DefaultRemoteStreams = 30
-	// MaxAnswerBytes bounds an answer's body; the contract's are tiny.
-	MaxAnswerBytes = 1 << 20
-	// UserAgent names racelab to the service.
-	UserAgent = "racelab"
-)
+func ParseSync(s string) (Sync, error) { return burst.ParseSync(s) }
 
 // Config says how a Client speaks to its service. The zero value is the
 // contract, synchronized as tightly as the server allows.
@@ -85,12 +52,13 @@ type Config struct {
 	// Insecure skips the verification of the server's certificate.
 	Insecure bool
 	// Streams caps the HTTP/2 streams a connection carries in one burst;
-	// zero means DefaultStreams on loopback, DefaultRemoteStreams beyond.
+	// zero means burst.DefaultStreams on loopback,
+	// burst.DefaultRemoteStreams beyond.
 	// The server's own limit always applies.
 	Streams int
 	// DialTimeout bounds the whole warm-up of one connection (connect,
 	// TLS, the server's HTTP/2 settings, a harmless GET) and each write
-	// or PING that stages a burst; zero means DefaultDialTimeout. A
+	// or PING that stages a burst; zero means burst.DefaultDialTimeout. A
 	// service silent for that long fails Prepare or Stage, whatever the
 	// size of the burst: connections are warmed in parallel and the first
 	// failure calls off the rest.
@@ -104,28 +72,17 @@ type Config struct {
 // Client plays the stories against one service over HTTP. It implements
 // story.Counter, story.Quota, story.Inventory, story.Limiter,
 // story.Plans, and story.Capped for the ops of its table that have no
-// interface of their own, with whole requests, and stages
-// synchronized bursts with Stage. Prepare opens the connections a burst
-// needs; Close closes them. Its story methods are safe for concurrent use;
-// bursts are one at a time, as the engine runs them: Stage again only once
-// every function of the last burst has returned, since the burst's
-// connections are reused.
+// interface of their own, with whole requests, or staged in a
+// synchronized burst under a Gate's contexts. Prepare opens the
+// connections a burst needs; Close closes them. Its story methods are
+// safe for concurrent use; bursts are one at a time, as the engine runs
+// them: stage again only once every request of the last burst has been
+// answered, since the burst's connections are reused.
 type Client struct {
-	k        *contract // the contract over Config.Ops, as racelab serve speaks it
-	base     *url.URL
-	routes   Mapping     // k's routes with Config.Mapping merged on
-	header   http.Header // Config.Header, plus basic auth from the URL
-	streams  int
-	dialWait time.Duration
-	tls      *tls.Config
-	http     *http.Client
-	lean     *leanPool // whole requests over plain HTTP/1.1, when not nil (lean.go)
-
-	mu     sync.Mutex // guards what follows
-	mode   Sync       // as resolved by Prepare
-	h1     []*h1Conn
-	h2     []*h2Conn
-	closed bool
+	k      *contract // the contract over Config.Ops, as racelab serve speaks it
+	base   *url.URL
+	routes Mapping     // k's routes with Config.Mapping merged on
+	pool   *burst.Pool // the connections, whole requests and bursts go over
 }
 
 // Compile-time checks that Client plays every story.
@@ -173,76 +130,24 @@ func New(base *url.URL, cfg Config) (*Client, error) {
 		pass, _ := u.Password()
 		header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(u.Username()+":"+pass)))
 	}
-	tlsCfg := &tls.Config{}
-	if cfg.TLS != nil {
-		tlsCfg = cfg.TLS.Clone()
+	pool, err := burst.New(base, burst.Config{
+		Sync:        mode,
+		Header:      header,
+		TLS:         cfg.TLS,
+		Insecure:    cfg.Insecure,
+		Streams:     cfg.Streams,
+		DialTimeout: cfg.DialTimeout,
+		HTTP2:       cfg.HTTP2,
+	})
+	if err != nil {
+		return nil, err
 	}
-	if cfg.Insecure {
-		tlsCfg.InsecureSkipVerify = true
-	}
-	if tlsCfg.ServerName == "" {
-		tlsCfg.ServerName = base.Hostname()
-	}
-	c := &Client{
-		k:        k,
-		base:     base,
-		routes:   routes,
-		header:   header,
-		streams:  cfg.Streams,
-		dialWait: cfg.DialTimeout,
-		tls:      tlsCfg,
-		mode:     mode,
-	}
-	if c.dialWait <= 0 {
-		c.dialWait = DefaultDialTimeout
-	}
-	if c.streams <= 0 {
-		c.streams = DefaultRemoteStreams
-		if isLoopback(base.Hostname()) {
-			c.streams = DefaultStreams
-		}
-	}
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.TLSClientConfig = tlsCfg.Clone()
-	tr.DisableCompression = true // an answer's bytes are read as sent
-	tr.MaxIdleConns = 0
-	tr.MaxIdleConnsPerHost = 1024
-	if cfg.HTTP2 {
-		var p http.Protocols
-		if base.Scheme == "https" {
-			p.SetHTTP2(true)
-		} else {
-			p.SetUnencryptedHTTP2(true)
-		}
-		tr.Protocols = &p
-	}
-	if usesLean(base, cfg.HTTP2) {
-		c.lean = &leanPool{}
-	}
-	c.http = &http.Client{
-		Transport: tr,
-		// A redirect is an answer outside the contract, not a place to go.
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
-	return c, nil
-}
-
-// isLoopback says whether host is this machine for certain.
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return &Client{k: k, base: base, routes: routes, pool: pool}, nil
 }
 
 // SyncMode is how bursts are released: as asked, or, once Prepare has
 // probed the server, what SyncAuto resolved to.
-func (c *Client) SyncMode() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return string(c.mode)
-}
+func (c *Client) SyncMode() string { return string(c.pool.Mode()) }
 
 // URL is the service's base URL.
 func (c *Client) URL() string { return c.base.String() }
@@ -304,18 +209,6 @@ func pathEscape(key string) string {
 	return strings.ReplaceAll(url.PathEscape(key), ",", "%2C")
 }
 
-// warmTarget is the harmless GET that warms a connection: the base URL.
-func (c *Client) warmTarget() string {
-	t := c.base.EscapedPath()
-	if t == "" {
-		t = "/"
-	}
-	if c.base.RawQuery != "" {
-		t += "?" + c.base.RawQuery
-	}
-	return t
-}
-
 // param is one value of a call besides its key: a window's number, the
 // story's limit, an item's stock.
 type param struct {
@@ -341,28 +234,23 @@ func (k *contract) limitParams(op story.Op, limit int64) []param {
 	return []param{{name: spec.Limit, value: strconv.FormatInt(limit, 10)}}
 }
 
-// do makes call on key as one whole request with net/http.
+// do makes call on key as one whole request and decodes its answer.
 func (c *Client) do(ctx context.Context, call Call, key string, vars ...param) (story.Reply, error) {
-	a, err := c.send(ctx, c.routes[call].Method, c.target(call, key, vars...))
+	a, err := c.send(ctx, c.wireOf(call, key, vars...))
 	if err != nil {
 		return story.Reply{}, err
 	}
-	return c.judge(call, key, a, vars...)
+	return c.decode(call, key, a, vars...)
 }
 
-// send makes one whole request with net/http and reads its answer.
-func (c *Client) send(ctx context.Context, method, target string) (answer, error) {
-	return c.sendWire(ctx, wire{method: method, target: target})
-}
-
-// unwrapURLError drops net/http's `Post "…": ` wrapping, since the caller
-// names the request already.
-func unwrapURLError(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err
+// send makes w as one whole request and reads its answer, noting its
+// status where ctx asks for it (story.WithStatus).
+func (c *Client) send(ctx context.Context, w burst.Wire) (burst.Answer, error) {
+	a, err := c.pool.Send(ctx, w)
+	if a.Status != 0 {
+		story.NoteStatus(ctx, a.Status)
 	}
-	return err
+	return a, err
 }
 
 // Hit records one view of slug with POST /hit/{slug}.
@@ -492,175 +380,18 @@ func (c *Client) Claims(ctx context.Context, item string) (int64, error) {
 	return r.Value, err
 }
 
-// dial opens a connection to the service, TLS for https with protos as
-// ALPN, and returns it with the TCP connection beneath, for peeking. ctx
-// bounds it: the caller's warmContext.
-func (c *Client) dial(ctx context.Context, protos []string) (conn, raw net.Conn, err error) {
-	addr := c.base.Host
-	if c.base.Port() == "" {
-		addr = net.JoinHostPort(c.base.Hostname(), map[string]string{"http": "80", "https": "443"}[c.base.Scheme])
-	}
-	d := net.Dialer{KeepAlive: 30 * time.Second}
-	raw, err = d.DialContext(ctx, "tcp", addr)
-	if err != nil {
-		return nil, nil, fmt.Errorf("connect to %s: %w", addr, stepErr(ctx, err))
-	}
-	if tcp, ok := raw.(*net.TCPConn); ok {
-		// A final byte or frame must leave at once, not wait for Nagle.
-		_ = tcp.SetNoDelay(true)
-	}
-	if c.base.Scheme != "https" {
-		return raw, raw, nil
-	}
-	cfg := c.tls.Clone()
-	cfg.NextProtos = protos
-	tc := tls.Client(raw, cfg)
-	if err := tc.HandshakeContext(ctx); err != nil {
-		raw.Close()
-		return nil, nil, fmt.Errorf("TLS handshake with %s: %w", addr, stepErr(ctx, err))
-	}
-	return tc, raw, nil
-}
+// Prepare readies the connections for bursts of n (burst.Pool.Prepare):
+// it resolves SyncAuto by probing the server, then opens and warms what
+// the mode needs, so that a burst pays for none of it.
+func (c *Client) Prepare(ctx context.Context, n int) error { return c.pool.Prepare(ctx, n) }
 
-// Prepare readies the connections for bursts of n: it resolves SyncAuto by
-// probing the server, then opens and warms what the mode needs (n HTTP/1.1
-// connections, or enough HTTP/2 connections for n streams, or n pooled
-// connections for SyncNone), so that a burst pays for none of it.
-func (c *Client) Prepare(ctx context.Context, n int) error {
-	mode, err := c.resolve(ctx)
-	if err != nil {
-		return err
-	}
-	switch mode {
-	case SyncH2:
-		_, _, err = c.h2Conns(ctx, n)
-		var noH2 *noH2Error
-		if errors.As(err, &noH2) {
-			err = fmt.Errorf("%s: %w (sync lastbyte works over HTTP/1.1)", c.base.Host, err)
-		}
-	case SyncLastByte:
-		_, err = c.h1Conns(ctx, n)
-	default:
-		err = c.warmPool(ctx, n)
-	}
-	return err
-}
-
-// resolve settles SyncAuto: h2 when the server speaks HTTP/2 (ALPN on
-// https, prior knowledge on http), else lastbyte. The probe's connection
-// is kept for the first burst.
-func (c *Client) resolve(ctx context.Context) (Sync, error) {
-	c.mu.Lock()
-	mode, closed := c.mode, c.closed
-	c.mu.Unlock()
-	if closed {
-		return "", errClosed
-	}
-	if mode != SyncAuto {
-		return mode, nil
-	}
-	hc, err := c.dialH2(ctx)
-	var noH2 *noH2Error
-	switch {
-	case errors.As(err, &noH2):
-		mode = SyncLastByte
-	case err != nil:
-		return "", err
-	default:
-		mode = SyncH2
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.mode = mode
-	if hc != nil {
-		c.h2 = append(c.h2, hc)
-	}
-	return mode, nil
-}
-
-var errClosed = errors.New("http client closed")
-
-// warmPool opens n connections in the pool whole requests go through (the
-// lean one, or net/http's) with a harmless GET each, all at once so that
-// each needs its own connection.
-func (c *Client) warmPool(ctx context.Context, n int) error {
-	err := warmAll(ctx, n, n, func(ctx context.Context, _ int) error {
-		ctx, cancel := c.warmContext(ctx)
-		defer cancel()
-		if c.lean != nil {
-			_, err := c.sendLean(ctx, wire{method: http.MethodGet, target: c.warmTarget()})
-			switch {
-			case errors.Is(err, errTooLarge):
-				return nil // the connection was answered, then closed: warm enough
-			case err != nil && ctx.Err() != nil:
-				return fmt.Errorf("GET %s: %w", c.warmTarget(), context.Cause(ctx))
-			}
-			return err
-		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base.Scheme+"://"+c.base.Host+c.warmTarget(), nil)
-		if err != nil {
-			return err
-		}
-		resp, err := c.http.Do(req)
-		if err != nil {
-			return fmt.Errorf("GET %s: %w", c.warmTarget(), stepErr(ctx, unwrapURLError(err)))
-		}
-		defer resp.Body.Close()
-		if _, err := io.Copy(io.Discard, io.LimitReader(resp.Body, MaxAnswerBytes)); err != nil {
-			return fmt.Errorf("GET %s: read answer: %w", c.warmTarget(), stepErr(ctx, err))
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("warm %d connections to %s: %w", n, c.base.Host, err)
-	}
-	return nil
-}
-
-// Stage readies n requests of op on key and returns one function per
-// request, which sends the request's final part and waits for its answer
-// (targets.Stager). limit is the story's, sent as the op's whole requests
-// send it (limitParams): ?limit=L, or ?stock=K for a checkout, when it is
-// not the contract's.
-func (c *Client) Stage(ctx context.Context, op story.Op, key string, limit int64, n int) ([]func(context.Context) (story.Reply, error), error) {
-	call, err := c.k.callOf(op)
-	if err != nil {
-		return nil, err
-	}
-	vars := c.k.limitParams(op, limit)
-	mode, err := c.resolve(ctx)
-	if err != nil {
-		return nil, err
-	}
-	switch mode {
-	case SyncH2:
-		return c.stageH2(ctx, call, key, n, vars...)
-	case SyncLastByte:
-		return c.stageH1(ctx, call, key, n, vars...)
-	}
-	fs := make([]func(context.Context) (story.Reply, error), n)
-	for i := range fs {
-		fs[i] = func(ctx context.Context) (story.Reply, error) { return c.do(ctx, call, key, vars...) }
-	}
-	return fs, nil
-}
+// Gate readies a burst of n requests made by the story's own request
+// function, through the client's story methods (targets.Stager): under
+// the contexts of the gate's calls (burst.StageCalls) each method stages
+// its request rather than send it whole, and returns once it is released
+// and answered. A request is then made one way, the story's, whether it
+// goes whole or in a burst.
+func (c *Client) Gate(n int) *burst.Gate { return c.pool.Gate(n) }
 
 // Close closes every connection and waits for their readers to end.
-func (c *Client) Close() error {
-	c.mu.Lock()
-	c.closed = true
-	h1, h2 := c.h1, c.h2
-	c.h1, c.h2 = nil, nil
-	c.mu.Unlock()
-	for _, hc := range h1 {
-		hc.close()
-	}
-	for _, hc := range h2 {
-		hc.close()
-	}
-	c.http.CloseIdleConnections()
-	if c.lean != nil {
-		c.lean.close()
-	}
-	return nil
-}
+func (c *Client) Close() error { return c.pool.Close() }

@@ -1,11 +1,16 @@
-// Package httpapi speaks racelab's HTTP contract (design.md §7): Client
-// plays the stories against any service that speaks it, or one mapped onto
-// it, for `-t http://…` targets, and the contract itself (Contract,
-// ContractOver, Mapping) is declared here once. Its server side, what
-// `racelab serve` runs over any store, is the subpackage handler, which
-// reads the same routes: a route, a status and a JSON field mean the same
-// thing on both sides, and this package's tests run one against the other
-// over real sockets.
+// Package httpapi is racelab's HTTP contract (design.md §7) and the client
+// that plays the stories over it.
+//
+// Client plays the stories against any service that speaks the contract,
+// or one mapped onto it, for `-t http://…` targets, and the contract
+// itself (Contract, ContractOver, Mapping) is declared here once. Its
+// server side, what `racelab serve` runs over any store, is the subpackage
+// server, which reads the same routes: a route, a status and a JSON field
+// mean the same thing on both sides, and this package's tests run one
+// against the other over real sockets. The wire beneath the client, whole
+// requests and synchronized bursts, is the subpackage burst, which knows
+// nothing of the contract: Client builds each call's request (a
+// burst.Wire) and decodes its answer (a burst.Answer) by the call's route.
 //
 // The contract, base URL B, keys percent-decoded exactly once:
 //
@@ -41,7 +46,7 @@
 //
 // The ops table is a value (story.Table): a story with a request none of
 // racelab's stories has adds its row (story.Ops().With) and hands the
-// table to the client (Config.Ops) and to the handler (handler.WithOps). The
+// table to the client (Config.Ops) and to the handler (server.WithOps). The
 // client then makes the op's request and read as the row says, staged or
 // whole (story.Capped's Take and Taken); the handler serves them over a
 // store that keeps capped counts (story.Capped, the actor's):
@@ -53,7 +58,7 @@
 // 409 when sold out, GET /seats/{show}). Nothing is registered anywhere
 // else: a client or handler not handed the row does not know the op.
 //
-// The handler runs behind guarded.Server in racelab serve, which guards a
+// The handler runs behind server.Server in racelab serve, which guards a
 // server on a developer's machine.
 //
 // Every answer of the handler carries the instant the request was complete (its
@@ -62,23 +67,18 @@
 //
 // # Synchronized bursts
 //
-// A race only shows when requests truly overlap at the server, and the
-// scheduling of goroutines and the opening of connections smear a naive
-// burst over milliseconds. Client therefore stages every request of a burst
-// before the engine's barrier and sends only its final part after it, on
-// connections opened and warmed beforehand:
-//
-//   - lastbyte (HTTP/1.1): each request is written but its final byte on a
-//     connection of its own; after the release each writes its last byte.
-//   - h2 (HTTP/2, h2c prior knowledge on http://, ALPN on https://): every
-//     request's HEADERS go out with END_STREAM withheld; after the release one
-//     socket write per connection carries the final empty DATA frame of every
-//     stream on it, at most the server's stream limit per connection.
-//   - none: ordinary requests on warmed connections, for comparison.
-//
-// SyncAuto picks h2 when the server speaks it and lastbyte otherwise. A
-// request answered before its final part was sent is marked Early: the burst
-// was not synchronized and proves nothing.
+// A race only shows when requests truly overlap at the server. Client
+// therefore stages every request of a burst before the engine's barrier
+// and sends only its final part after it, on connections opened and warmed
+// beforehand (Prepare), as its Sync says: h2 (single-packet HTTP/2),
+// lastbyte (HTTP/1.1 last-byte) or none; SyncAuto picks h2 when the
+// server speaks it. Package burst does the sending and says how. The
+// requests of a burst are the story's own: the engine makes each with the
+// story's request function, through the client's story methods, under
+// the context of one call of the client's Gate, and the method stages its
+// request there rather than send it whole (burst.StageCalls). A request
+// answered before its final part was sent is marked Early: the burst was
+// not synchronized and proves nothing.
 //
 // This package does not import racelab's targets package (which imports it):
 // the store interfaces it serves and the Reply it stages are story's, the

@@ -15,7 +15,3 @@ func MustParseURL(tb testing.TB, s string) *url.URL {
 	}
 	return u
 }
-
-// MaxHeaderBytes is the lean path's bound on an answer's header lines,
-// for the tests of its edges.
-const MaxHeaderBytes = maxHeaderBytes

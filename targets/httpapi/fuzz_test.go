@@ -9,15 +9,17 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/racelab/racelab/targets/httpapi/burst"
 )
 
 // The fuzz targets below take the two parsers of what racelab is given by
-// others: the --http-call flag (ParseCall) and a service's answer (judge).
+// others: the --http-call flag (ParseCall) and a service's answer (decode).
 // CI runs each for a few seconds:
 //
 //	go test -run '^$' -fuzz '^FuzzParseCall$' -fuzztime 10s ./targets/httpapi
-//	go test -run '^$' -fuzz '^FuzzJudge$' -fuzztime 10s ./targets/httpapi
-//	go test -run '^$' -fuzz '^FuzzJudgeRoundTrip$' -fuzztime 10s ./targets/httpapi
+//	go test -run '^$' -fuzz '^FuzzDecode$' -fuzztime 10s ./targets/httpapi
+//	go test -run '^$' -fuzz '^FuzzDecodeRoundTrip$' -fuzztime 10s ./targets/httpapi
 //
 // Their seed corpora are under testdata/fuzz and run with every go test.
 
@@ -124,12 +126,12 @@ func FuzzParseCall(f *testing.F) {
 
 func isSpace(r rune) bool { return strings.TrimSpace(string(r)) == "" }
 
-// FuzzJudge: whatever a service answers, judge never panics, and an
+// FuzzDecode: whatever a service answers, decode never panics, and an
 // answer it takes without an error is one the route allows: a listed
 // status, yes exactly when the status says so, a whole body that is one
 // JSON object when the route reads one, and at the route's field the
 // non-negative whole number the reply carries.
-func FuzzJudge(f *testing.F) {
+func FuzzDecode(f *testing.F) {
 	f.Add(uint8(0), 200, "slug-1", []byte(`{"slug":"slug-1","views":3}`), "")
 	f.Add(uint8(1), 200, "slug-1", []byte(`{"slug":"slug-1","views":0}`), "1700000000000000000")
 	f.Add(uint8(2), 429, "v", []byte(`{"allowed":false,"count":5}`), "")
@@ -145,12 +147,12 @@ func FuzzJudge(f *testing.F) {
 	f.Add(uint8(10), 200, "s", []byte(`{"subscriber":"s","paid":1}`), "")
 	f.Add(uint8(11), 403, "s", []byte(`{"granted":false,"count":0}`), "")
 	f.Fuzz(func(t *testing.T, which uint8, status int, key string, body []byte, arrival string) {
-		c, call, r := judgeCall(t, which)
+		c, call, r := decodeCall(t, which)
 		h := http.Header{}
 		if arrival != "" {
 			h.Set(ArrivalHeader, arrival)
 		}
-		reply, err := c.judge(call, key, answer{status, h, body})
+		reply, err := c.decode(call, key, burst.Answer{Status: status, Header: h, Body: body, Arrival: burst.ArrivalOf(h)})
 		if err != nil {
 			if err.Error() == "" {
 				t.Fatal("an empty error")
@@ -201,11 +203,11 @@ func FuzzJudge(f *testing.F) {
 	})
 }
 
-// FuzzJudgeRoundTrip: an answer written as the contract's server writes
+// FuzzDecodeRoundTrip: an answer written as the contract's server writes
 // it, for any key and any count, reads back as that count and that yes or
 // no: keys with quotes, slashes or any Unicode, and counts up to the
 // largest int64, survive the JSON.
-func FuzzJudgeRoundTrip(f *testing.F) {
+func FuzzDecodeRoundTrip(f *testing.F) {
 	f.Add(uint8(0), true, "slug-1", int64(10))
 	f.Add(uint8(2), false, "visitor-ç", int64(5))
 	f.Add(uint8(3), true, `a"b\c/d`, int64(1<<62))
@@ -221,7 +223,7 @@ func FuzzJudgeRoundTrip(f *testing.F) {
 		if !utf8.ValidString(key) {
 			t.Skip("JSON carries text only: a key that is not UTF-8 cannot be echoed")
 		}
-		c, call, r := judgeCall(t, which)
+		c, call, r := decodeCall(t, which)
 		paid := ok // a plan read answers yes or no in its body
 		if len(r.No) == 0 {
 			ok = true // a read has no refusal
@@ -250,7 +252,7 @@ func FuzzJudgeRoundTrip(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		reply, err := c.judge(call, key, answer{status, http.Header{}, body})
+		reply, err := c.decode(call, key, burst.Answer{Status: status, Header: http.Header{}, Body: body})
 		if r.Window != "" && err == nil && reply.Window != 7 {
 			t.Fatalf("%s %d %s: read window %d, want 7", call, status, body, reply.Window)
 		}
@@ -273,10 +275,10 @@ func FuzzJudgeRoundTrip(f *testing.F) {
 	})
 }
 
-// judgeCall opens a client of the contract, closed when the test ends,
+// decodeCall opens a client of the contract, closed when the test ends,
 // and picks the call which names, wrapping around: the fuzzers' way to
 // choose a call and its route.
-func judgeCall(t *testing.T, which uint8) (*Client, Call, Route) {
+func decodeCall(t *testing.T, which uint8) (*Client, Call, Route) {
 	t.Helper()
 	c, err := New(MustParseURL(t, "http://127.0.0.1:1"), Config{})
 	if err != nil {

@@ -19,8 +19,10 @@ import (
 	"github.com/racelab/racelab/scenarios/scenariostest"
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/httpapi"
+	"github.com/racelab/racelab/targets/httpapi/burst"
 	"github.com/racelab/racelab/targets/httpapi/httpapitest"
 	"github.com/racelab/racelab/targets/httpapi/server"
+	"github.com/racelab/racelab/targets/story"
 )
 
 // TestMain fails the package if any test leaves a goroutine behind: every
@@ -44,7 +46,7 @@ func open(t *testing.T, spec string) *targets.Target {
 }
 
 // serve runs the contract over store on a free loopback port with
-// handler.Server (HTTP/1.1 and h2c) and returns its base URL; the server is
+// server.Server (HTTP/1.1 and h2c) and returns its base URL; the server is
 // stopped, and waited for, at cleanup.
 func serve(t *testing.T, store any) (string, *server.Handler) {
 	t.Helper()
@@ -166,4 +168,33 @@ func contains(s string, parts ...string) bool {
 		}
 	}
 	return true
+}
+
+// stage stages n requests made by ask on c as one synchronized burst,
+// each made as the engine makes a story's request (burst.StageCalls), and
+// returns one function per request that releases it and returns its
+// reply, with the arrival and the early mark of its answer. Call each
+// function once, all of them concurrently.
+func stage(t *testing.T, ctx context.Context, c *httpapi.Client, n int, ask func(ctx context.Context) (story.Reply, error)) []func(context.Context) (story.Reply, error) {
+	t.Helper()
+	type result struct {
+		r   story.Reply
+		err error
+	}
+	release, err := burst.StageCalls(ctx, c.Gate(n), func(ctx context.Context, _ int) result {
+		r, err := ask(ctx)
+		return result{r, err}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := make([]func(context.Context) (story.Reply, error), n)
+	for j := range fs {
+		fs[j] = func(ctx context.Context) (story.Reply, error) {
+			res, a := release(ctx, j)
+			res.r.Arrival, res.r.Early = a.Arrival, a.Early
+			return res.r, res.err
+		}
+	}
+	return fs
 }

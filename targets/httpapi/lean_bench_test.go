@@ -12,7 +12,7 @@ import (
 
 // BenchmarkWholeRequest: one read a loop over a pooled keep-alive
 // connection to racelab's own handler on loopback, its answer read and
-// judged as a load's are; -benchmem counts what a request allocates on
+// decoded as a load's are; -benchmem counts what a request allocates on
 // the client and the server together (both run in this process).
 //
 //	go test -run '^$' -bench WholeRequest -benchmem ./targets/httpapi

@@ -19,8 +19,8 @@ import (
 const ownLimit = 3
 
 // limitedOp is one request that carries the story's limit, played with
-// the client's story method (whole requests) or staged (a synchronized
-// burst), and read back.
+// the client's story method, whole or staged in a synchronized burst, and
+// read back.
 type limitedOp struct {
 	op    story.Op
 	setup func(ctx context.Context, c *httpapi.Client, key string) error
@@ -104,10 +104,7 @@ func fireLimited(t *testing.T, ctx context.Context, c *httpapi.Client, o limited
 		if err := c.Prepare(ctx, n); err != nil {
 			t.Fatal(err)
 		}
-		var err error
-		if fs, err = c.Stage(ctx, o.op, key, ownLimit, n); err != nil {
-			t.Fatal(err)
-		}
+		fs = stage(t, ctx, c, n, func(ctx context.Context) (story.Reply, error) { return o.ask(ctx, c, key) })
 	} else {
 		for i := range fs {
 			fs[i] = func(ctx context.Context) (story.Reply, error) { return o.ask(ctx, c, key) }
@@ -343,7 +340,11 @@ func TestClientOwnOp(t *testing.T) {
 	if _, _, err := c.Take(ctx, "refund", "k", 1); err == nil || !strings.Contains(err.Error(), `unknown operation "refund"; want hit, download, checkout, limit, original or reserve`) {
 		t.Errorf("Take of an op of no row: %v, want it named", err)
 	}
-	replies := fireLimited(t, ctx, c, limitedOp{op: seat.Op}, "staged", ownLimit+1, true)
+	take := limitedOp{op: seat.Op, ask: func(ctx context.Context, c *httpapi.Client, key string) (story.Reply, error) {
+		ok, n, err := c.Take(ctx, seat.Op, key, ownLimit)
+		return story.Reply{OK: ok, Value: n}, err
+	}}
+	replies := fireLimited(t, ctx, c, take, "staged", ownLimit+1, true)
 	granted := 0
 	for _, r := range replies {
 		if r.OK {

@@ -206,8 +206,8 @@ func TestPlanMappingValidates(t *testing.T) {
 	}
 }
 
-// TestStagedOriginals: a staged burst of story.OpOriginal goes to the
-// original call, not six-become-four's /download/, and is refused 403 or
+// TestStagedOriginals: a staged burst of Download goes to the original
+// call, not six-become-four's /download/, and is refused 403 or
 // 429 as the contract says, in every sync mode.
 func TestStagedOriginals(t *testing.T) {
 	base, _ := serve(t, open(t, "actor").Store)
@@ -222,10 +222,10 @@ func TestStagedOriginals(t *testing.T) {
 		if err := c.Prepare(ctx, n); err != nil {
 			t.Fatal(err)
 		}
-		fs, err := c.Stage(ctx, story.OpOriginal, who, story.DailyLimit, n)
-		if err != nil {
-			t.Fatalf("%s: %v", mode, err)
-		}
+		fs := stage(t, ctx, c, n, func(ctx context.Context) (story.Reply, error) {
+			ok, count, err := c.Download(ctx, who, story.DailyLimit)
+			return story.Reply{OK: ok, Value: count}, err
+		})
 		replies := make(chan story.Reply, n)
 		errs := make(chan error, n)
 		for _, f := range fs {

@@ -3,30 +3,31 @@ package httpapi
 import (
 	"strconv"
 
+	"github.com/racelab/racelab/targets/httpapi/burst"
 	"github.com/racelab/racelab/targets/story"
 )
 
-// The quick reading of an answer. judge decodes every answer's body into
-// a map with encoding/json, which under load cost more than reading the
-// answer off the socket (issue 24). judgeQuick reads the few fields a
-// route names straight off the bytes (package jsonpick) and accepts the
-// answer only when every check passes exactly as judge's would; anything
-// else (a check that fails, or a body jsonpick declines) goes to
-// judgeDecoded, so every error and every edge is still judge's own.
+// The quick reading of an answer. decodeJSON decodes every answer's body
+// into a map with encoding/json, which under load cost more than reading
+// the answer off the socket (issue 24). decodeQuick reads the few fields a
+// route names straight off the bytes (Pick, jsonpick.go) and accepts the
+// answer only when every check passes exactly as decodeJSON's would;
+// anything else (a check that fails, or a body Pick declines) goes to
+// decodeJSON, so every error and every edge is still its own.
 
-// judgeQuick is judge for the answers that are right, read without
-// encoding/json: ok is false when judge must read the answer instead.
-func (c *Client) judgeQuick(call Call, key string, a answer) (reply story.Reply, ok bool) {
+// decodeQuick is decode for the answers that are right, read without
+// encoding/json: ok is false when decodeJSON must read the answer instead.
+func (c *Client) decodeQuick(call Call, key string, a burst.Answer) (reply story.Reply, ok bool) {
 	r := c.routes[call]
 	switch {
 	case call == CallPlan:
 		return reply, false
-	case containsCode(r.Yes, a.status):
+	case containsCode(r.Yes, a.Status):
 		reply.OK = true
-	case !containsCode(r.No, a.status):
+	case !containsCode(r.No, a.Status):
 		return reply, false
 	}
-	reply.Arrival = arrivalOf(a.header)
+	reply.Arrival, reply.Early = a.Arrival, a.Early
 	if call == CallCheckout && reply.OK {
 		reply.Value = 1
 	}
@@ -35,7 +36,7 @@ func (c *Client) judgeQuick(call Call, key string, a answer) (reply story.Reply,
 	}
 	paths := [MaxPaths]string{r.OK, r.Key, r.Field, r.Window}
 	var got [MaxPaths]Value
-	if !Pick(a.body, &paths, &got) {
+	if !Pick(a.Body, &paths, &got) {
 		return reply, false
 	}
 	okV, keyV, fieldV, windowV := got[0], got[1], got[2], got[3]

@@ -4,16 +4,18 @@ import (
 	"net/http"
 	"reflect"
 	"testing"
+
+	"github.com/racelab/racelab/targets/httpapi/burst"
 )
 
-// FuzzJudgeQuick: whatever judgeQuick accepts, judge's decoding reads the
+// FuzzDecodeQuick: whatever decodeQuick accepts, decodeJSON reads the
 // same way, to the same reply and no error: the quick reading never
 // passes an answer the decoded one would refuse, nor reads it otherwise.
 // Half the routes are mapped onto nested fields (data.…) so that the walk
 // into objects is fuzzed too.
 //
-//	go test -run '^$' -fuzz '^FuzzJudgeQuick$' -fuzztime 10s ./targets/httpapi
-func FuzzJudgeQuick(f *testing.F) {
+//	go test -run '^$' -fuzz '^FuzzDecodeQuick$' -fuzztime 10s ./targets/httpapi
+func FuzzDecodeQuick(f *testing.F) {
 	for _, s := range []struct {
 		which  uint8
 		status int
@@ -37,7 +39,7 @@ func FuzzJudgeQuick(f *testing.F) {
 		f.Add(s.which, s.status, s.key, []byte(s.body))
 	}
 	f.Fuzz(func(t *testing.T, which uint8, status int, key string, body []byte) {
-		c, call, _ := judgeCall(t, which&127)
+		c, call, _ := decodeCall(t, which&127)
 		if which&128 != 0 {
 			r := c.routes[call]
 			for _, p := range []*string{&r.Field, &r.Key, &r.OK, &r.Window} {
@@ -47,22 +49,22 @@ func FuzzJudgeQuick(f *testing.F) {
 			}
 			c.routes[call] = r
 		}
-		a := answer{status, http.Header{}, body}
-		quick, ok := c.judgeQuick(call, key, a)
+		a := burst.Answer{Status: status, Header: http.Header{}, Body: body}
+		quick, ok := c.decodeQuick(call, key, a)
 		if !ok {
 			return
 		}
-		decoded, err := c.judgeDecoded(call, key, a)
+		decoded, err := c.decodeJSON(call, key, a)
 		if err != nil || !reflect.DeepEqual(quick, decoded) {
 			t.Fatalf("%s %d %q for key %q: quick read %+v, decoded %+v, %v", call, status, body, key, quick, decoded, err)
 		}
 	})
 }
 
-// TestJudgeQuickTakesTheContract: the answers racelab serve gives are
+// TestDecodeQuickTakesTheContract: the answers racelab serve gives are
 // read the quick way, not handed on to encoding/json; the cost of a load's
 // requests rests on it (issue 24).
-func TestJudgeQuickTakesTheContract(t *testing.T) {
+func TestDecodeQuickTakesTheContract(t *testing.T) {
 	tests := []struct {
 		call   Call
 		status int
@@ -79,8 +81,8 @@ func TestJudgeQuickTakesTheContract(t *testing.T) {
 		{CallLimit, 200, "c", `{"allowed":true,"count":3,"window":29000000}`, 3},
 	}
 	for _, tt := range tests {
-		c, _, _ := judgeCall(t, 0)
-		got, ok := c.judgeQuick(tt.call, tt.key, answer{tt.status, http.Header{}, []byte(tt.body)})
+		c, _, _ := decodeCall(t, 0)
+		got, ok := c.decodeQuick(tt.call, tt.key, burst.Answer{Status: tt.status, Header: http.Header{}, Body: []byte(tt.body)})
 		if !ok || got.Value != tt.want {
 			t.Errorf("%s %d %s: quick read %+v, %t; want value %d, read quickly", tt.call, tt.status, tt.body, got, ok, tt.want)
 		}

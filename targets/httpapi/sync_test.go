@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets/httpapi"
 	"github.com/racelab/racelab/targets/httpapi/server"
@@ -200,10 +201,10 @@ func TestSynchronizedIsNotEarly(t *testing.T) {
 	base, _ := serve(t, open(t, "actor").Store)
 	for _, mode := range []httpapi.Sync{httpapi.SyncH2, httpapi.SyncLastByte} {
 		c := client(t, base, httpapi.Config{Sync: mode})
-		fs, err := c.Stage(context.Background(), story.OpHit, "k-"+string(mode), 0, 5)
-		if err != nil {
-			t.Fatal(err)
-		}
+		fs := stage(t, context.Background(), c, 5, func(ctx context.Context) (story.Reply, error) {
+			v, err := c.Hit(ctx, "k-"+string(mode))
+			return story.Reply{OK: true, Value: v}, err
+		})
 		replies := make([]story.Reply, len(fs))
 		errs := make([]error, len(fs))
 		var wg sync.WaitGroup
@@ -215,6 +216,56 @@ func TestSynchronizedIsNotEarly(t *testing.T) {
 			if errs[i] != nil || r.Early || r.Arrival.IsZero() {
 				t.Errorf("%s: request %d early %t, arrival %v, error %v; want not early, with an arrival", mode, i, r.Early, r.Arrival, errs[i])
 			}
+		}
+	}
+}
+
+// TestBurstMakesTheStorysOwnRequest: an HTTP burst is made by the story's
+// own request function, the one it plays on every target, not by a
+// second definition of it: a player whose request is a hit sends hits,
+// whatever op its scenario names, and a request it answers without the
+// service (as stale-plan's extension does on a fresh licence) sends
+// nothing. Every request sent is staged, in every mode, and answered with
+// its arrival; the answers are the player's own.
+func TestBurstMakesTheStorysOwnRequest(t *testing.T) {
+	base, _ := serve(t, open(t, "actor").Store)
+	ctx := context.Background()
+	const n = 8
+	for _, mode := range syncModes {
+		c := client(t, base, httpapi.Config{Sync: mode})
+		key := "own-" + string(mode)
+		pl := engine.Player{Do: func(ctx context.Context, k string, i int) engine.Answer {
+			if i == 0 {
+				return engine.AnswerOf(false, 0, nil) // answered without the service
+			}
+			v, err := c.Hit(ctx, k)
+			return engine.AnswerOf(true, v, err)
+		}}
+		do, err := engine.StageBurst(ctx, &engine.Scenario{Op: story.OpDownload}, pl, c, key, 0, n)
+		if err != nil {
+			t.Fatalf("%s: %v", mode, err)
+		}
+		answers := make([]engine.Answer, n)
+		var wg sync.WaitGroup
+		for j := range n {
+			wg.Go(func() { answers[j] = do(ctx, j) })
+		}
+		wg.Wait()
+		seen := map[int64]bool{}
+		for j, a := range answers {
+			switch {
+			case j == 0 && (a.Outcome != results.Refused || !a.Arrival.IsZero()):
+				t.Errorf("%s: request 0 %v with arrival %v; want refused without the service", mode, a.Outcome, a.Arrival)
+			case j > 0 && (a.Err != nil || a.Outcome != results.Allowed || a.Arrival.IsZero() || a.Early || seen[a.Value]):
+				t.Errorf("%s: request %d %v %d, arrival %v, early %t, err %v", mode, j, a.Outcome, a.Value, a.Arrival, a.Early, a.Err)
+			}
+			seen[a.Value] = true
+		}
+		if hits, _ := stats(t, base, "hit", key); hits != n-1 {
+			t.Errorf("%s: the server counted %d hits, want %d", mode, hits, n-1)
+		}
+		if downloads, _ := stats(t, base, "download", key); downloads != 0 {
+			t.Errorf("%s: %d downloads, want none: the scenario's op is not the request", mode, downloads)
 		}
 	}
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/racelab/racelab/targets/httpapi/server"
 )
 
-// Serve serves h with guarded.Server on a free loopback port and returns
+// Serve serves h with server.Server on a free loopback port and returns
 // its base URL, http://127.0.0.1:PORT. At cleanup the server stops, lets
 // the requests in flight finish, and is waited for; a failure to serve
 // fails t. A store behind h is closed by a cleanup registered before

@@ -1,10 +1,3 @@
-// Package guarded is the HTTP server racelab serve runs: HTTP/1.1 and
-// HTTP/2 with prior knowledge (h2c), guarded as a service on a
-// developer's machine must be, since any web page the developer opens can
-// send requests to it (DNS rebinding, cross-site requests, a flood of
-// connections). It knows nothing of what it serves: the HTTP contract
-// (package httpapi) and the classroom page run behind it, and answer
-// their errors as its refusals are answered, in JSON (WriteError).
 package server
 
 import (
@@ -23,7 +16,7 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/internal/usage"
-	"github.com/racelab/racelab/targets/httpapi"
+	"github.com/racelab/racelab/targets/httpapi/burst"
 )
 
 // Defaults of Server, in one place.
@@ -34,7 +27,7 @@ const (
 	// DefaultMaxStreams is the HTTP/2 streams Server lets one connection
 	// have open at once, and so the widest single-packet burst it takes:
 	// the number the client assumes before a server's SETTINGS arrive.
-	DefaultMaxStreams = httpapi.DefaultMaxStreams
+	DefaultMaxStreams = burst.DefaultMaxStreams
 	// DefaultMaxConns is how many connections Server keeps open at once;
 	// further ones wait, unanswered, in the kernel's accept queue until one
 	// closes. Every connection costs a file descriptor, and idle ones once
@@ -90,7 +83,7 @@ const (
 //
 // Refusals are JSON {"error":…} like every other answer.
 type Server struct {
-	// Handler is what is served, usually an *handler.Handler.
+	// Handler is what is served, usually a *Handler.
 	Handler http.Handler
 	// ErrorLog receives net/http's complaints about broken connections and
 	// the notice that the connection cap was reached; nil discards them.

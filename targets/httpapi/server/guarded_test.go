@@ -216,7 +216,7 @@ func TestToken(t *testing.T) {
 		t.Errorf("a write to a server without a token = %d, want 200", status)
 	}
 	if a, b := server.NewToken(), server.NewToken(); a == b || len(a) < 20 {
-		t.Errorf("guarded.NewToken gave %q and %q, want two different secrets of 20 characters or more", a, b)
+		t.Errorf("NewToken gave %q and %q, want two different secrets of 20 characters or more", a, b)
 	}
 }
 
@@ -273,7 +273,7 @@ func TestCheckToken(t *testing.T) {
 		{server.NewToken(), true},
 	} {
 		if err := server.CheckToken(tt.token); (err == nil) != tt.ok {
-			t.Errorf("guarded.CheckToken(%q) = %v, want ok %v", tt.token, err, tt.ok)
+			t.Errorf("CheckToken(%q) = %v, want ok %v", tt.token, err, tt.ok)
 		}
 	}
 }

@@ -20,7 +20,7 @@ import (
 	"github.com/racelab/racelab/targets/story"
 )
 
-// Defaults of Handler, in one place; Server's are guarded's.
+// Defaults of Handler, in one place; Server's are in guarded.go.
 const (
 	// DefaultMaxBody bounds a request's body; the contract sends none.
 	DefaultMaxBody = 64 << 10

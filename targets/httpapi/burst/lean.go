@@ -1,4 +1,4 @@
-package httpapi
+package burst
 
 import (
 	"bufio"
@@ -27,14 +27,11 @@ import (
 // builds a header map per request: under load that bookkeeping cost more
 // CPU than the two system calls a request needs (issue 24). The answer is
 // read and checked as before; only the way there is shorter. https, HTTP/2
-// and a proxy from the environment keep net/http (Client.lean is nil).
+// and a proxy from the environment keep net/http (Pool.lean is nil).
 
-// maxLeanIdle bounds the idle connections a Client keeps, as net/http's
+// maxLeanIdle bounds the idle connections a Pool keeps, as net/http's
 // MaxIdleConnsPerHost did.
 const maxLeanIdle = 1024
-
-// maxHeaderBytes bounds an answer's status line and headers together.
-const maxHeaderBytes = 64 << 10
 
 // leanConn is one keep-alive connection. Only the goroutine that took it
 // from the pool touches it until it is put back.
@@ -108,33 +105,34 @@ func usesLean(base *url.URL, http2 bool) bool {
 // before a byte of this one arrives was closed by the server while idle:
 // the request is sent once more on a fresh connection, as net/http does,
 // since the server cannot have acted on it.
-func (c *Client) sendLean(ctx context.Context, w wire) (answer, error) {
-	lc, err := c.lean.take()
+func (p *Pool) sendLean(ctx context.Context, w Wire) (Answer, error) {
+	lc, err := p.lean.take()
 	for fresh := false; ; fresh = true {
 		if err == nil && lc == nil {
-			lc, err = c.dialLean(ctx)
+			lc, err = p.dialLean(ctx)
 		}
 		if err != nil {
-			return answer{}, fmt.Errorf("%s %s: %w", w.method, w.target, err)
+			return Answer{}, fmt.Errorf("%s %s: %w", w.Method, w.Target, err)
 		}
-		a, keep, stale, err := lc.roundTrip(ctx, c.h1Wire(w), w.method)
+		a, keep, stale, err := lc.roundTrip(ctx, p.h1Wire(w), w.Method)
 		if err == nil && keep {
-			c.lean.put(lc)
+			p.lean.put(lc)
 		} else {
 			_ = lc.conn.Close()
 		}
 		if err == nil || !stale || fresh || ctx.Err() != nil {
 			if err != nil {
-				return answer{}, fmt.Errorf("%s %s: %w", w.method, w.target, err)
+				return Answer{}, fmt.Errorf("%s %s: %w", w.Method, w.Target, err)
 			}
+			a.Arrival = ArrivalOf(a.Header)
 			return a, nil
 		}
 		lc = nil
 	}
 }
 
-func (c *Client) dialLean(ctx context.Context) (*leanConn, error) {
-	conn, _, err := c.dial(ctx, nil)
+func (p *Pool) dialLean(ctx context.Context) (*leanConn, error) {
+	conn, _, err := p.dial(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -145,7 +143,7 @@ func (c *Client) dialLean(ctx context.Context) (*leanConn, error) {
 // the connection's, and its end cuts the connection's deadline short.
 // keep says the connection may carry another request; stale says it
 // failed as a connection the server closed while idle does.
-func (lc *leanConn) roundTrip(ctx context.Context, req []byte, method string) (a answer, keep, stale bool, err error) {
+func (lc *leanConn) roundTrip(ctx context.Context, req []byte, method string) (a Answer, keep, stale bool, err error) {
 	if d, ok := ctx.Deadline(); ok {
 		_ = lc.conn.SetDeadline(d)
 		lc.deadline = true
@@ -157,7 +155,7 @@ func (lc *leanConn) roundTrip(ctx context.Context, req []byte, method string) (a
 	if ctx.Done() != nil {
 		stop = context.AfterFunc(ctx, func() { _ = lc.conn.SetDeadline(time.Unix(1, 0)) })
 	}
-	fail := func(what string, err error) (answer, bool, bool, error) {
+	fail := func(what string, err error) (Answer, bool, bool, error) {
 		if stop != nil {
 			stop()
 		}
@@ -172,7 +170,7 @@ func (lc *leanConn) roundTrip(ctx context.Context, req []byte, method string) (a
 		if what != "" {
 			err = fmt.Errorf("%s: %w", what, err)
 		}
-		return answer{}, false, stale, err
+		return Answer{}, false, stale, err
 	}
 	if _, err := lc.conn.Write(req); err != nil {
 		stale = lc.reused && isClosedConn(err)
@@ -204,54 +202,54 @@ func isClosedConn(err error) bool {
 // ones, as net/http does: the status, the headers, the body by its
 // length, chunked or up to the close. keep says the connection may carry
 // another request.
-func (lc *leanConn) readAnswer(method string) (a answer, keep bool, err error) {
+func (lc *leanConn) readAnswer(method string) (a Answer, keep bool, err error) {
 	for interim := 0; ; interim++ {
 		a, keep, err = lc.readHead()
 		if err != nil {
-			return answer{}, false, err
+			return Answer{}, false, err
 		}
-		if a.status >= 200 || a.status == http.StatusSwitchingProtocols {
+		if a.Status >= 200 || a.Status == http.StatusSwitchingProtocols {
 			break
 		}
 		if interim == 5 {
-			return answer{}, false, errors.New("too many interim (1xx) answers")
+			return Answer{}, false, errors.New("too many interim (1xx) answers")
 		}
 	}
-	h := a.header
+	h := a.Header
 	chunked := false
 	if te, ok := h["Transfer-Encoding"]; ok {
 		if len(te) != 1 || !strings.EqualFold(textproto.TrimString(te[0]), "chunked") {
-			return answer{}, false, fmt.Errorf("transfer encoding %q: only chunked is read", te)
+			return Answer{}, false, fmt.Errorf("transfer encoding %q: only chunked is read", te)
 		}
 		chunked = true
 		keep = keep && h["Content-Length"] == nil // both at once: trust neither past this answer
 	}
 	switch {
-	case method == http.MethodHead || a.status < 200 || a.status == http.StatusNoContent || a.status == http.StatusNotModified:
-		keep = keep && a.status != http.StatusSwitchingProtocols
+	case method == http.MethodHead || a.Status < 200 || a.Status == http.StatusNoContent || a.Status == http.StatusNotModified:
+		keep = keep && a.Status != http.StatusSwitchingProtocols
 	case chunked:
-		if a.body, err = readBody(httputil.NewChunkedReader(lc.br)); err != nil {
-			return answer{}, false, err
+		if a.Body, err = readBody(httputil.NewChunkedReader(lc.br)); err != nil {
+			return Answer{}, false, err
 		}
 		if err = lc.skipTrailer(); err != nil {
-			return answer{}, false, err
+			return Answer{}, false, err
 		}
 	case h["Content-Length"] != nil:
 		n, err := contentLength(h["Content-Length"])
 		if err != nil {
-			return answer{}, false, err
+			return Answer{}, false, err
 		}
 		if n > MaxAnswerBytes {
-			return answer{}, false, errTooLarge
+			return Answer{}, false, errTooLarge
 		}
-		a.body = make([]byte, n)
-		if _, err := io.ReadFull(lc.br, a.body); err != nil {
-			return answer{}, false, err
+		a.Body = make([]byte, n)
+		if _, err := io.ReadFull(lc.br, a.Body); err != nil {
+			return Answer{}, false, err
 		}
 	default:
 		// No length: the body runs to the close.
-		if a.body, err = readBody(lc.br); err != nil {
-			return answer{}, false, err
+		if a.Body, err = readBody(lc.br); err != nil {
+			return Answer{}, false, err
 		}
 		keep = false
 	}
@@ -260,19 +258,19 @@ func (lc *leanConn) readAnswer(method string) (a answer, keep bool, err error) {
 
 // readHead reads a status line and the headers after it into a; keep
 // says the server means to keep the connection open.
-func (lc *leanConn) readHead() (a answer, keep bool, err error) {
+func (lc *leanConn) readHead() (a Answer, keep bool, err error) {
 	line, err := lc.line()
 	if err != nil {
-		return answer{}, false, err
+		return Answer{}, false, err
 	}
 	// HTTP/1.x NNN[ reason]
 	if len(line) < 12 || string(line[:7]) != "HTTP/1." || line[8] != ' ' || (len(line) > 12 && line[12] != ' ') {
-		return answer{}, false, fmt.Errorf("malformed status line %q", line)
+		return Answer{}, false, fmt.Errorf("malformed status line %q", line)
 	}
 	minor := line[7]
 	code, err := strconv.Atoi(string(line[9:12]))
 	if err != nil || code < 100 || (minor != '0' && minor != '1') {
-		return answer{}, false, fmt.Errorf("malformed status line %q", line)
+		return Answer{}, false, fmt.Errorf("malformed status line %q", line)
 	}
 	// The header lines are copied into one buffer and turned into one
 	// string, which every name and value is a piece of: one allocation
@@ -282,16 +280,16 @@ func (lc *leanConn) readHead() (a answer, keep bool, err error) {
 	for {
 		line, err := lc.line()
 		if err != nil {
-			return answer{}, false, err
+			return Answer{}, false, err
 		}
 		if len(line) == 0 {
 			break
 		}
 		if line[0] == ' ' || line[0] == '\t' {
-			return answer{}, false, fmt.Errorf("malformed header line %q (folded lines are obsolete)", line)
+			return Answer{}, false, fmt.Errorf("malformed header line %q (folded lines are obsolete)", line)
 		}
-		if len(lc.head)+len(line) > maxHeaderBytes {
-			return answer{}, false, fmt.Errorf("answer headers over %d bytes", maxHeaderBytes)
+		if len(lc.head)+len(line) > MaxHeaderBytes {
+			return Answer{}, false, fmt.Errorf("answer headers over %d bytes", MaxHeaderBytes)
 		}
 		lc.head = append(lc.head, line...)
 		lc.ends = append(lc.ends, len(lc.head))
@@ -306,7 +304,7 @@ func (lc *leanConn) readHead() (a answer, keep bool, err error) {
 		from = end
 		colon := strings.IndexByte(kv, ':')
 		if colon <= 0 || !httpguts.ValidHeaderFieldName(kv[:colon]) {
-			return answer{}, false, fmt.Errorf("malformed header line %q", kv)
+			return Answer{}, false, fmt.Errorf("malformed header line %q", kv)
 		}
 		name := textproto.CanonicalMIMEHeaderKey(kv[:colon])
 		values[i] = textproto.TrimString(kv[colon+1:])
@@ -316,7 +314,7 @@ func (lc *leanConn) readHead() (a answer, keep bool, err error) {
 			h[name] = values[i : i+1 : i+1]
 		}
 	}
-	a.status, a.header = code, h
+	a.Status, a.Header = code, h
 	keep = minor == '1'
 	for _, v := range h["Connection"] {
 		for tok := range strings.SplitSeq(v, ",") {

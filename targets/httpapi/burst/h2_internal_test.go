@@ -1,4 +1,4 @@
-package httpapi
+package burst
 
 import (
 	"bytes"
@@ -43,7 +43,7 @@ func h2cServer(t *testing.T, maxStreams int) string {
 }
 
 // TestBurstConnections: a burst goes over as few HTTP/2 connections as
-// the server's stream limit, the client's (DefaultStreams on loopback)
+// the server's stream limit, the pool's (DefaultStreams on loopback)
 // and the first flow-control window of the bodies allow, each at the edge
 // of its limit; every request arrives whole and is answered.
 func TestBurstConnections(t *testing.T) {
@@ -62,20 +62,20 @@ func TestBurstConnections(t *testing.T) {
 		{"bodies a byte too long for ten", 1000, 10, 6554, 2, 5},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := New(MustParseURL(t, h2cServer(t, tc.serverLimit)), Config{Sync: SyncH2})
+			p, err := New(mustParseURL(t, h2cServer(t, tc.serverLimit)), Config{Sync: SyncH2})
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer c.Close()
-			ws := make([]wire, tc.n)
+			defer p.Close()
+			ws := make([]Wire, tc.n)
 			for i := range ws {
-				ws[i] = wire{method: http.MethodPost, target: fmt.Sprintf("/p/%d", i), body: bytes.Repeat([]byte("x"), tc.body)}
+				ws[i] = Wire{Method: http.MethodPost, Target: fmt.Sprintf("/p/%d", i), Body: bytes.Repeat([]byte("x"), tc.body)}
 			}
 			// The server's limit is learned from the first connection.
-			if err := c.Prepare(t.Context(), 1); err != nil {
+			if err := p.Prepare(t.Context(), 1); err != nil {
 				t.Fatal(err)
 			}
-			fs, err := c.stageH2Wires(t.Context(), ws)
+			fs, err := p.stageH2(t.Context(), ws)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -84,19 +84,19 @@ func TestBurstConnections(t *testing.T) {
 				wg.Go(func() {
 					ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 					defer cancel()
-					a, early, err := f(ctx)
-					if want := fmt.Sprintf(`{"read":%d}`, tc.body); err != nil || early || a.status != 200 || string(a.body) != want {
-						t.Errorf("request %d: %d %s, early %t, err %v; want 200 %s", i, a.status, a.body, early, err, want)
+					a, err := f(ctx)
+					if want := fmt.Sprintf(`{"read":%d}`, tc.body); err != nil || a.Early || a.Status != 200 || string(a.Body) != want {
+						t.Errorf("request %d: %d %s, early %t, err %v; want 200 %s", i, a.Status, a.Body, a.Early, err, want)
 					}
 				})
 			}
 			wg.Wait()
 			widest := 0
-			for _, hc := range c.h2 {
+			for _, hc := range p.h2 {
 				widest = max(widest, int(hc.nextID-1)/2-1) // less the warm-up's GET
 			}
-			if len(c.h2) != tc.conns || widest != tc.widestOn {
-				t.Errorf("%d connections, at most %d streams on one; want %d and %d", len(c.h2), widest, tc.conns, tc.widestOn)
+			if len(p.h2) != tc.conns || widest != tc.widestOn {
+				t.Errorf("%d connections, at most %d streams on one; want %d and %d", len(p.h2), widest, tc.conns, tc.widestOn)
 			}
 		})
 	}

@@ -1,4 +1,4 @@
-package httpapi_test
+package burst_test
 
 import (
 	"bufio"
@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/racelab/racelab/targets/httpapi"
+	"github.com/racelab/racelab/targets/httpapi/burst"
 	"github.com/racelab/racelab/targets/storetest"
 )
 
@@ -64,9 +64,9 @@ func answering(raw string) func(net.Conn, *bufio.Reader) {
 	}
 }
 
-func newClient(t *testing.T, base *url.URL) *httpapi.Client {
+func newPool(t *testing.T, base *url.URL) *burst.Pool {
 	t.Helper()
-	c, err := httpapi.New(base, httpapi.Config{Sync: httpapi.SyncNone})
+	c, err := burst.New(base, burst.Config{Sync: burst.SyncNone})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,10 +74,10 @@ func newClient(t *testing.T, base *url.URL) *httpapi.Client {
 	return c
 }
 
-func send(c *httpapi.Client, path string) (httpapi.Response, error) {
+func send(c *burst.Pool, path string) (burst.Answer, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	return c.Send(ctx, httpapi.Request{Method: http.MethodPost, Path: path})
+	return c.Send(ctx, burst.Wire{Method: http.MethodPost, Target: path})
 }
 
 // TestWholeRequestAnswers: whole requests over plain HTTP/1.1 read every
@@ -106,13 +106,13 @@ func TestWholeRequestAnswers(t *testing.T) {
 		{"folded header", "HTTP/1.1 200 OK\r\nX-A: 1\r\n  2\r\nContent-Length: 2\r\n\r\nok", "", 0, "folded"},
 		{"lengths that disagree", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nok", "", 0, "content length"},
 		{"negative length", "HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n", "", 0, "content length"},
-		{"length over the bound", fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n", httpapi.MaxAnswerBytes+1), "", 0, "answer over"},
+		{"length over the bound", fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n", burst.MaxAnswerBytes+1), "", 0, "answer over"},
 		{"unknown transfer encoding", "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\nok", "", 0, "transfer encoding"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := newRawServer(t, answering(tt.raw))
-			c := newClient(t, srv.url)
+			c := newPool(t, srv.url)
 			for i := range 2 {
 				r, err := send(c, "/hit/a")
 				if tt.err != "" {
@@ -140,7 +140,7 @@ func TestWholeRequestAnswers(t *testing.T) {
 // read from them.
 func TestWholeRequestHeaders(t *testing.T) {
 	srv := newRawServer(t, answering("HTTP/1.1 409 Conflict\r\ncontent-length: 2\r\nX-Seen: a\r\nx-seen: b\r\nRacelab-Arrival: 1000000000\r\n\r\nno"))
-	r, err := send(newClient(t, srv.url), "/hit/a")
+	r, err := send(newPool(t, srv.url), "/hit/a")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func TestWholeRequestBodyToClose(t *testing.T) {
 		readRequest(br)
 		conn.Write([]byte("HTTP/1.1 200 OK\r\n\r\nall of it"))
 	})
-	r, err := send(newClient(t, toClose.url), "/hit/a")
+	r, err := send(newPool(t, toClose.url), "/hit/a")
 	if err != nil || string(r.Body) != "all of it" {
 		t.Errorf("body to the close: %q, %v; want \"all of it\"", r.Body, err)
 	}
@@ -171,7 +171,7 @@ func TestWholeRequestBodyToClose(t *testing.T) {
 		readRequest(br)
 		conn.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc"))
 	})
-	if _, err := send(newClient(t, cut.url), "/hit/a"); err == nil || !strings.Contains(err.Error(), "unexpected EOF") {
+	if _, err := send(newPool(t, cut.url), "/hit/a"); err == nil || !strings.Contains(err.Error(), "unexpected EOF") {
 		t.Errorf("cut answer: err = %v; want an unexpected EOF", err)
 	}
 }
@@ -187,7 +187,7 @@ func TestWholeRequestServerClosedIdle(t *testing.T) {
 			conn.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
 		}
 	})
-	c := newClient(t, srv.url)
+	c := newPool(t, srv.url)
 	for i := range 3 {
 		if r, err := send(c, "/hit/a"); err != nil || string(r.Body) != "ok" {
 			t.Fatalf("request %d: %q, %v; want ok on a fresh connection", i, r.Body, err)
@@ -198,7 +198,7 @@ func TestWholeRequestServerClosedIdle(t *testing.T) {
 	}
 
 	silent := newRawServer(t, func(conn net.Conn, br *bufio.Reader) { readRequest(br) })
-	_, err := send(newClient(t, silent.url), "/hit/a")
+	_, err := send(newPool(t, silent.url), "/hit/a")
 	if err == nil || !strings.Contains(err.Error(), "EOF") {
 		t.Errorf("closed without an answer: err = %v; want EOF", err)
 	}
@@ -217,11 +217,11 @@ func TestWholeRequestTimeoutAndCancel(t *testing.T) {
 		<-hold
 	})
 	t.Cleanup(func() { close(hold) }) // runs before the server's cleanup
-	c := newClient(t, srv.url)
+	c := newPool(t, srv.url)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	_, err := c.Send(ctx, httpapi.Request{Method: http.MethodPost, Path: "/hit/a"})
+	_, err := c.Send(ctx, burst.Wire{Method: http.MethodPost, Target: "/hit/a"})
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("past the deadline: err = %v; want the deadline exceeded", err)
 	}
@@ -231,7 +231,7 @@ func TestWholeRequestTimeoutAndCancel(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		close(started)
-		_, err := c.Send(ctx, httpapi.Request{Method: http.MethodPost, Path: "/hit/b"})
+		_, err := c.Send(ctx, burst.Wire{Method: http.MethodPost, Target: "/hit/b"})
 		done <- err
 	}()
 	<-started
@@ -257,7 +257,7 @@ func TestWholeRequestsConcurrent(t *testing.T) {
 			}
 		}
 	})
-	c := newClient(t, srv.url)
+	c := newPool(t, srv.url)
 	const workers, each = 20, 25
 	var wg sync.WaitGroup
 	errs := make([]error, workers)
@@ -309,18 +309,18 @@ func TestWholeRequestBounds(t *testing.T) {
 		}
 		return b.String() + "\r\n" + body
 	}
-	body := strings.Repeat("b", httpapi.MaxAnswerBytes)
+	body := strings.Repeat("b", burst.MaxAnswerBytes)
 	for _, tt := range []struct {
 		name, raw string
 		err       string
 	}{
 		{"body at the bound", headed(100, body), ""},
 		{"body over the bound", headed(100, body+"b"), "answer over"},
-		{"headers at the bound", headed(httpapi.MaxHeaderBytes, "ok"), ""},
-		{"headers over the bound", headed(httpapi.MaxHeaderBytes+1, "ok"), "headers over"},
+		{"headers at the bound", headed(burst.MaxHeaderBytes, "ok"), ""},
+		{"headers over the bound", headed(burst.MaxHeaderBytes+1, "ok"), "headers over"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := send(newClient(t, newRawServer(t, answering(tt.raw)).url), "/hit/a")
+			r, err := send(newPool(t, newRawServer(t, answering(tt.raw)).url), "/hit/a")
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("err = %v; want one saying %q", err, tt.err)

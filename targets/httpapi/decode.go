@@ -8,95 +8,74 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 	"unicode"
 
+	"github.com/racelab/racelab/targets/httpapi/burst"
 	"github.com/racelab/racelab/targets/story"
 )
 
-// answer is a response as read off the wire, whichever way it came.
-type answer struct {
-	status int
-	header http.Header
-	body   []byte
-}
-
 // ArrivalHeader carries, on every answer of racelab serve's handler, the
-// instant the request was complete at the server, in Unix nanoseconds.
-const ArrivalHeader = "Racelab-Arrival"
+// instant the request was complete at the server, in Unix nanoseconds
+// (burst.ArrivalHeader, read into burst.Answer.Arrival).
+const ArrivalHeader = burst.ArrivalHeader
 
-// errTooLarge is an answer whose body is over MaxAnswerBytes.
-var errTooLarge = fmt.Errorf("answer over %d bytes", MaxAnswerBytes)
-
-// readBody reads an answer's body, refusing one too large for the contract.
-func readBody(r io.Reader) ([]byte, error) {
-	body, err := io.ReadAll(io.LimitReader(r, MaxAnswerBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(body) > MaxAnswerBytes {
-		return nil, errTooLarge
-	}
-	return body, nil
-}
-
-// judge reads an answer by call's route. Anything outside the route (a
+// decode reads an answer by call's route. Anything outside the route (a
 // status it does not list, a body that is not JSON, a missing or mistyped
 // field, an echo of another key) is an error naming what came and what was
 // wanted: a wrong verdict is worse than none. A refusal's body is only
 // read for what the route asks of it: a route without a field accepts any
 // refusal body, since services word their refusals freely.
-func (c *Client) judge(call Call, key string, a answer, vars ...param) (story.Reply, error) {
-	if reply, ok := c.judgeQuick(call, key, a); ok {
+func (c *Client) decode(call Call, key string, a burst.Answer, vars ...param) (story.Reply, error) {
+	if reply, ok := c.decodeQuick(call, key, a); ok {
 		return reply, nil
 	}
-	return c.judgeDecoded(call, key, a, vars...)
+	return c.decodeJSON(call, key, a, vars...)
 }
 
-// judgeDecoded is judge over the body decoded by encoding/json: every
-// answer judgeQuick does not vouch for, and every error.
-func (c *Client) judgeDecoded(call Call, key string, a answer, vars ...param) (story.Reply, error) {
+// decodeJSON is decode over the body decoded by encoding/json: every
+// answer decodeQuick does not vouch for, and every error.
+func (c *Client) decodeJSON(call Call, key string, a burst.Answer, vars ...param) (story.Reply, error) {
 	r := c.routes[call]
-	reply := story.Reply{Arrival: arrivalOf(a.header)}
-	known := containsCode(r.Yes, a.status) || containsCode(r.No, a.status)
+	reply := story.Reply{Arrival: a.Arrival, Early: a.Early}
+	known := containsCode(r.Yes, a.Status) || containsCode(r.No, a.Status)
 	fail := func(format string, args ...any) (story.Reply, error) {
-		return reply, &AnswerError{Status: a.status, Known: known,
+		return reply, &AnswerError{Status: a.Status, Known: known,
 			msg: fmt.Sprintf("%s %s answered %s", r.Method, c.target(call, key, vars...), fmt.Sprintf(format, args...))}
 	}
 	switch {
-	case containsCode(r.Yes, a.status):
+	case containsCode(r.Yes, a.Status):
 		reply.OK = true
-	case containsCode(r.No, a.status):
+	case containsCode(r.No, a.Status):
 	default:
-		return fail("%d %s, want %s%s", a.status, http.StatusText(a.status), codeList(r.Yes, r.No), bodyNote(a.body))
+		return fail("%d %s, want %s%s", a.Status, http.StatusText(a.Status), codeList(r.Yes, r.No), bodyNote(a.Body))
 	}
 	if call == CallCheckout && reply.OK {
 		reply.Value = 1 // one claim, unless the service says otherwise
 	}
 	if call == CallPlan {
-		return c.judgePlan(key, r, reply, a, fail)
+		return c.decodePlan(key, r, reply, a, fail)
 	}
 	if r.Field == "" && r.Key == "" && r.OK == "" {
 		return reply, nil
 	}
-	obj, isObject := decodeObject(a.body)
+	obj, isObject := decodeObject(a.Body)
 	if !isObject {
 		if !reply.OK && r.Field == "" {
 			return reply, nil // nothing to read in a refusal
 		}
-		return fail("%d with a body that is not a JSON object%s", a.status, bodyNote(a.body))
+		return fail("%d with a body that is not a JSON object%s", a.Status, bodyNote(a.Body))
 	}
 	if r.OK != "" {
 		v, ok := lookup(obj, r.OK)
 		b, isBool := v.(bool)
 		if ok && (!isBool || b != reply.OK) || !ok && reply.OK {
-			return fail("%d with %s at %q, want %t to agree with the status%s", a.status, jsonText(v, ok), r.OK, reply.OK, bodyNote(a.body))
+			return fail("%d with %s at %q, want %t to agree with the status%s", a.Status, jsonText(v, ok), r.OK, reply.OK, bodyNote(a.Body))
 		}
 	}
 	if r.Key != "" && reply.OK {
 		echo, ok := lookup(obj, r.Key)
 		if s, isString := echo.(string); !ok || !isString || s != key {
-			return fail("%d for key %s, asked for %q (a key decoded twice no longer matches)%s", a.status, jsonText(echo, ok), key, bodyNote(a.body))
+			return fail("%d for key %s, asked for %q (a key decoded twice no longer matches)%s", a.Status, jsonText(echo, ok), key, bodyNote(a.Body))
 		}
 	}
 	if r.Field == "" {
@@ -107,11 +86,11 @@ func (c *Client) judgeDecoded(call Call, key string, a answer, vars ...param) (s
 	v, ok := lookup(obj, r.Field)
 	n, isNumber := v.(json.Number)
 	if !ok || !isNumber {
-		return fail("%d without a number at %q%s", a.status, r.Field, bodyNote(a.body))
+		return fail("%d without a number at %q%s", a.Status, r.Field, bodyNote(a.Body))
 	}
 	value, err := n.Int64()
 	if err != nil || value < 0 {
-		return fail("%d with %s at %q, want a whole number of at least 0", a.status, n, r.Field)
+		return fail("%d with %s at %q, want a whole number of at least 0", a.Status, n, r.Field)
 	}
 	reply.Value = value
 	if r.Window != "" {
@@ -119,19 +98,19 @@ func (c *Client) judgeDecoded(call Call, key string, a answer, vars ...param) (s
 		n, isNumber := v.(json.Number)
 		w, err := n.Int64()
 		if !ok || !isNumber || err != nil {
-			return fail("%d without a window number at %q%s", a.status, r.Window, bodyNote(a.body))
+			return fail("%d without a window number at %q%s", a.Status, r.Window, bodyNote(a.Body))
 		}
 		reply.Window = w
 	}
 	return reply, nil
 }
 
-// judgePlan reads the plan call's answer: paid (reply.OK) is the boolean
+// decodePlan reads the plan call's answer: paid (reply.OK) is the boolean
 // at the route's Field on a yes status, or the status itself when the
 // route has no field; a no status is never paid. A yes answer without
 // the boolean is an error, not a guess: a plan read wrongly would grant
 // or refuse downloads nobody asked about.
-func (c *Client) judgePlan(key string, r Route, reply story.Reply, a answer,
+func (c *Client) decodePlan(key string, r Route, reply story.Reply, a burst.Answer,
 	fail func(string, ...any) (story.Reply, error)) (story.Reply, error) {
 	yes := reply.OK
 	reply.OK = false
@@ -139,17 +118,17 @@ func (c *Client) judgePlan(key string, r Route, reply story.Reply, a answer,
 		reply.OK = yes
 		return reply, nil
 	}
-	obj, isObject := decodeObject(a.body)
+	obj, isObject := decodeObject(a.Body)
 	if !isObject {
 		if !yes {
 			return reply, nil // the status said it: not paid
 		}
-		return fail("%d with a body that is not a JSON object%s", a.status, bodyNote(a.body))
+		return fail("%d with a body that is not a JSON object%s", a.Status, bodyNote(a.Body))
 	}
 	if r.Key != "" && yes {
 		echo, ok := lookup(obj, r.Key)
 		if s, isString := echo.(string); !ok || !isString || s != key {
-			return fail("%d for key %s, asked for %q (a key decoded twice no longer matches)%s", a.status, jsonText(echo, ok), key, bodyNote(a.body))
+			return fail("%d for key %s, asked for %q (a key decoded twice no longer matches)%s", a.Status, jsonText(echo, ok), key, bodyNote(a.Body))
 		}
 	}
 	if r.Field == "" {
@@ -160,9 +139,9 @@ func (c *Client) judgePlan(key string, r Route, reply story.Reply, a answer,
 	paid, isBool := v.(bool)
 	switch {
 	case yes && !isBool:
-		return fail("%d with %s at %q, want true or false (is the plan paid?)%s", a.status, jsonText(v, ok), r.Field, bodyNote(a.body))
+		return fail("%d with %s at %q, want true or false (is the plan paid?)%s", a.Status, jsonText(v, ok), r.Field, bodyNote(a.Body))
 	case !yes && ok && (!isBool || paid):
-		return fail("%d with %s at %q, want false or nothing: the status says not paid%s", a.status, jsonText(v, ok), r.Field, bodyNote(a.body))
+		return fail("%d with %s at %q, want false or nothing: the status says not paid%s", a.Status, jsonText(v, ok), r.Field, bodyNote(a.Body))
 	}
 	reply.OK = yes && paid
 	if reply.OK {
@@ -270,17 +249,4 @@ func bodyNote(body []byte) string {
 		return ": " + strconv.Quote(s)
 	}
 	return ": " + s
-}
-
-// arrivalOf reads ArrivalHeader; zero when absent or not a number.
-func arrivalOf(h http.Header) time.Time {
-	v := h.Get(ArrivalHeader)
-	if v == "" {
-		return time.Time{}
-	}
-	ns, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || ns <= 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, ns)
 }

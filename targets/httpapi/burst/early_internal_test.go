@@ -1,4 +1,4 @@
-package httpapi
+package burst
 
 import (
 	"bufio"
@@ -13,13 +13,11 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/internal/testwait"
-	"github.com/racelab/racelab/targets/httpapi/burst"
-	"github.com/racelab/racelab/targets/story"
 )
 
 // A server that answers a request before it is complete was not held back
 // by the withheld byte or frame: the burst is not synchronized, and every
-// reply of it says so. These tests wait until the early answers are in
+// answer of it says so. These tests wait until the early answers are in
 // racelab's hands before releasing, so the outcome does not depend on
 // timing.
 
@@ -39,31 +37,31 @@ func TestPending(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if burst.Pending(c) {
+	if Pending(c) {
 		t.Fatal("pending before anything was sent")
 	}
 	s.Write([]byte("x"))
-	testwait.Eventually(t, "the byte sent", func() bool { return burst.Pending(c) })
+	testwait.Eventually(t, "the byte sent", func() bool { return Pending(c) })
 	buf := make([]byte, 1)
 	c.Read(buf)
-	if burst.Pending(c) {
+	if Pending(c) {
 		t.Fatal("pending after the byte was read")
 	}
 	s.Close()
-	testwait.Eventually(t, "the peer's close", func() bool { return burst.Pending(c) })
+	testwait.Eventually(t, "the peer's close", func() bool { return Pending(c) })
 }
 
-// releaseAll calls every staged function at once and returns the replies.
-func releaseAll(t *testing.T, fs []func(context.Context) (story.Reply, error)) []story.Reply {
+// releaseAll calls every staged function at once and returns the answers.
+func releaseAll(t *testing.T, fs []func(context.Context) (Answer, error)) []Answer {
 	t.Helper()
-	replies := make([]story.Reply, len(fs))
+	answers := make([]Answer, len(fs))
 	errs := make([]error, len(fs))
 	var wg sync.WaitGroup
 	for i, f := range fs {
 		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			replies[i], errs[i] = f(ctx)
+			answers[i], errs[i] = f(ctx)
 		})
 	}
 	wg.Wait()
@@ -72,27 +70,37 @@ func releaseAll(t *testing.T, fs []func(context.Context) (story.Reply, error)) [
 			t.Errorf("request %d: %v", i, err)
 		}
 	}
-	return replies
+	return answers
 }
 
-// stageHits opens a client of base in mode and stages n hits on one key;
-// the caller closes the client.
-func stageHits(t *testing.T, base string, mode Sync, n int) (*Client, []func(context.Context) (story.Reply, error)) {
+// stageHits opens a pool of base in mode and stages n requests of
+// POST /hit/k; the caller closes the pool.
+func stageHits(t *testing.T, base string, mode Sync, n int) (*Pool, []func(context.Context) (Answer, error)) {
 	t.Helper()
-	u, err := url.Parse(base)
+	p, err := New(mustParseURL(t, base), Config{Sync: mode})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := New(u, Config{Sync: mode})
+	ws := make([]Wire, n)
+	for i := range ws {
+		ws[i] = Wire{Method: http.MethodPost, Target: "/hit/k"}
+	}
+	fs, err := p.Stage(context.Background(), ws)
 	if err != nil {
+		p.Close()
 		t.Fatal(err)
 	}
-	fs, err := c.Stage(context.Background(), story.OpHit, "k", 0, n)
+	return p, fs
+}
+
+// mustParseURL parses a URL a test wrote.
+func mustParseURL(tb testing.TB, s string) *url.URL {
+	tb.Helper()
+	u, err := url.Parse(s)
 	if err != nil {
-		c.Close()
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	return c, fs
+	return u
 }
 
 // hastyHTTP1 answers each request as soon as its request line is in.
@@ -132,13 +140,13 @@ func hastyHTTP1(t *testing.T) string {
 
 func TestEarlyLastByte(t *testing.T) {
 	const n = 3
-	c, fs := stageHits(t, hastyHTTP1(t), SyncLastByte, n)
-	defer c.Close()
-	for _, hc := range c.h1[:n] {
+	p, fs := stageHits(t, hastyHTTP1(t), SyncLastByte, n)
+	defer p.Close()
+	for _, hc := range p.h1[:n] {
 		testwait.Eventually(t, "the hasty answers", hc.answered)
 	}
-	for i, r := range releaseAll(t, fs) {
-		if !r.Early {
+	for i, a := range releaseAll(t, fs) {
+		if !a.Early {
 			t.Errorf("request %d answered before its last byte, yet not marked early", i)
 		}
 	}
@@ -164,16 +172,16 @@ func TestEarlyH2(t *testing.T) {
 	go func() { srv.Serve(ln); close(served) }()
 	defer func() { srv.Close(); <-served }()
 
-	c, fs := stageHits(t, "http://"+ln.Addr().String(), SyncH2, 3)
-	defer c.Close()
-	hc := c.h2[0]
+	pool, fs := stageHits(t, "http://"+ln.Addr().String(), SyncH2, 3)
+	defer pool.Close()
+	hc := pool.h2[0]
 	testwait.Eventually(t, "the hasty answers", func() bool {
 		hc.mu.Lock()
 		defer hc.mu.Unlock()
 		return len(hc.streams) == 0 // every stream answered in full
 	})
-	for i, r := range releaseAll(t, fs) {
-		if !r.Early {
+	for i, a := range releaseAll(t, fs) {
+		if !a.Early {
 			t.Errorf("request %d answered before its END_STREAM, yet not marked early", i)
 		}
 	}

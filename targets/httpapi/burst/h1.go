@@ -1,4 +1,4 @@
-package httpapi
+package burst
 
 import (
 	"bufio"
@@ -11,9 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"time"
-
-	"github.com/racelab/racelab/targets/httpapi/burst"
-	"github.com/racelab/racelab/targets/story"
 )
 
 // dialParallel bounds the connections opened at once, so that preparing a
@@ -33,15 +30,15 @@ type h1Conn struct {
 
 // dialH1 opens an HTTP/1.1 connection and warms it with one harmless GET,
 // all within one DialTimeout (see warmContext).
-func (c *Client) dialH1(ctx context.Context) (*h1Conn, error) {
-	wctx, cancel := c.warmContext(ctx)
+func (p *Pool) dialH1(ctx context.Context) (*h1Conn, error) {
+	wctx, cancel := p.warmContext(ctx)
 	defer cancel()
-	conn, raw, err := c.dial(wctx, []string{"http/1.1"})
+	conn, raw, err := p.dial(wctx, []string{"http/1.1"})
 	if err != nil {
 		return nil, err
 	}
 	hc := &h1Conn{conn: conn, raw: raw, br: bufio.NewReader(conn)}
-	kept, err := hc.warm(wctx, c)
+	kept, err := hc.warm(wctx, p)
 	if err != nil {
 		hc.close()
 		return nil, err
@@ -53,9 +50,9 @@ func (c *Client) dialH1(ctx context.Context) (*h1Conn, error) {
 	// connection is the best it allows. It is a connection of its own, so
 	// it gets a DialTimeout of its own.
 	hc.close()
-	fctx, cancel := c.warmContext(ctx)
+	fctx, cancel := p.warmContext(ctx)
 	defer cancel()
-	if conn, raw, err = c.dial(fctx, []string{"http/1.1"}); err != nil {
+	if conn, raw, err = p.dial(fctx, []string{"http/1.1"}); err != nil {
 		return nil, err
 	}
 	return &h1Conn{conn: conn, raw: raw, br: bufio.NewReader(conn)}, nil
@@ -66,13 +63,13 @@ func (c *Client) dialH1(ctx context.Context) (*h1Conn, error) {
 // before any burst. It reports whether the server keeps the connection.
 // ctx bounds it (the connection's warmContext): when ctx ends, the
 // connection's deadline is cut and the step fails with ctx's cause.
-func (hc *h1Conn) warm(ctx context.Context, c *Client) (kept bool, err error) {
+func (hc *h1Conn) warm(ctx context.Context, p *Pool) (kept bool, err error) {
 	stop := unblockOnDone(ctx, hc.conn)
 	fail := func(err error) (bool, error) {
 		stop()
-		return false, fmt.Errorf("warm connection to %s: GET %s: %w", c.base.Host, c.warmTarget(), stepErr(ctx, err))
+		return false, fmt.Errorf("warm connection to %s: GET %s: %w", p.base.Host, p.warmTarget(), stepErr(ctx, err))
 	}
-	if _, err := hc.conn.Write(c.h1Request(http.MethodGet, c.warmTarget())); err != nil {
+	if _, err := hc.conn.Write(p.h1Request(http.MethodGet, p.warmTarget())); err != nil {
 		return fail(err)
 	}
 	resp, err := http.ReadResponse(hc.br, &http.Request{Method: http.MethodGet})
@@ -91,17 +88,17 @@ func (hc *h1Conn) warm(ctx context.Context, c *Client) (kept bool, err error) {
 }
 
 // h1Request is the bytes of a request with no body.
-func (c *Client) h1Request(method, target string) []byte {
-	return c.h1Wire(wire{method: method, target: target})
+func (p *Pool) h1Request(method, target string) []byte {
+	return p.h1Wire(Wire{Method: method, Target: target})
 }
 
-// h1Wire is the bytes of a request: the client's headers with the
+// h1Wire is the bytes of a request: the pool's headers with the
 // request's own over them, and its body.
-func (c *Client) h1Wire(w wire) []byte {
-	header := c.headerFor(w)
+func (p *Pool) h1Wire(w Wire) []byte {
+	header := p.headerFor(w)
 	// Appends rather than fmt: a load writes one of these a request.
-	b := make([]byte, 0, 160+len(w.target)+len(w.body))
-	b = append(append(append(append(append(b, w.method...), ' '), w.target...), " HTTP/1.1\r\nHost: "...), c.base.Host...)
+	b := make([]byte, 0, 160+len(w.Target)+len(w.Body))
+	b = append(append(append(append(append(b, w.Method...), ' '), w.Target...), " HTTP/1.1\r\nHost: "...), p.base.Host...)
 	b = append(b, "\r\n"...)
 	if !w.sets("User-Agent") {
 		b = append(b, "User-Agent: "+UserAgent+"\r\n"...)
@@ -109,8 +106,8 @@ func (c *Client) h1Wire(w wire) []byte {
 	if !w.sets("Accept") {
 		b = append(b, "Accept: application/json\r\n"...)
 	}
-	if len(w.body) > 0 || w.method != http.MethodGet && w.method != http.MethodHead {
-		b = append(strconv.AppendInt(append(b, "Content-Length: "...), int64(len(w.body)), 10), "\r\n"...)
+	if len(w.Body) > 0 || w.Method != http.MethodGet && w.Method != http.MethodHead {
+		b = append(strconv.AppendInt(append(b, "Content-Length: "...), int64(len(w.Body)), 10), "\r\n"...)
 	}
 	if len(header) > 0 {
 		for _, name := range slices.Sorted(maps.Keys(header)) {
@@ -119,17 +116,17 @@ func (c *Client) h1Wire(w wire) []byte {
 			}
 		}
 	}
-	return append(append(b, "\r\n"...), w.body...)
+	return append(append(b, "\r\n"...), w.Body...)
 }
 
 // usable says the connection is idle and the server has neither closed it
 // nor sent anything unasked.
 func (hc *h1Conn) usable() bool {
-	return !hc.staged && !hc.broken && hc.br.Buffered() == 0 && !burst.Pending(hc.raw)
+	return !hc.staged && !hc.broken && hc.br.Buffered() == 0 && !Pending(hc.raw)
 }
 
 // answered says an answer, or the server's closing, is waiting to be read.
-func (hc *h1Conn) answered() bool { return hc.br.Buffered() > 0 || burst.Pending(hc.raw) }
+func (hc *h1Conn) answered() bool { return hc.br.Buffered() > 0 || Pending(hc.raw) }
 
 func (hc *h1Conn) close() {
 	hc.broken = true
@@ -138,79 +135,71 @@ func (hc *h1Conn) close() {
 
 // h1Conns returns n usable connections, the first n of the pool, opening
 // and warming what is missing and dropping what went stale.
-func (c *Client) h1Conns(ctx context.Context, n int) ([]*h1Conn, error) {
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
+func (p *Pool) h1Conns(ctx context.Context, n int) ([]*h1Conn, error) {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
 		return nil, errClosed
 	}
-	live := c.h1[:0]
-	for _, hc := range c.h1 {
+	live := p.h1[:0]
+	for _, hc := range p.h1 {
 		if hc.usable() {
 			live = append(live, hc)
 		} else {
 			hc.close()
 		}
 	}
-	c.h1 = live
+	p.h1 = live
 	need := n - len(live)
-	c.mu.Unlock()
+	p.mu.Unlock()
 
 	fresh := make([]*h1Conn, max(need, 0))
 	// One reason is clearer than n copies of it, and the first failure
 	// calls off the rest (see warmAll).
 	err := warmAll(ctx, len(fresh), dialParallel, func(ctx context.Context, i int) error {
 		var err error
-		fresh[i], err = c.dialH1(ctx)
+		fresh[i], err = p.dialH1(ctx)
 		return err
 	})
 
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	for _, hc := range fresh {
 		if hc != nil {
-			c.h1 = append(c.h1, hc)
+			p.h1 = append(p.h1, hc)
 		}
 	}
-	if c.closed {
+	if p.closed {
 		return nil, errClosed
 	}
 	if err != nil {
 		return nil, err
 	}
-	return slices.Clone(c.h1[:n]), nil
+	return slices.Clone(p.h1[:n]), nil
 }
 
-// stageH1 writes n requests but their last byte, each on its own warmed
-// connection, and returns the functions that release them (see
-// stageH1Wires), each judging its answer by call's route.
-func (c *Client) stageH1(ctx context.Context, call Call, key string, n int, vars ...param) ([]func(context.Context) (story.Reply, error), error) {
-	fs, err := c.stageH1Wires(ctx, repeatWire(c.wireOf(call, key, vars...), n))
-	return c.judged(fs, call, key, vars...), err
-}
-
-// stageH1Wires writes each request but its last byte on a warmed
+// stageH1 writes each request but its last byte on a warmed
 // connection of its own and returns the functions that release them: the
 // last of them to be called writes every last byte, one connection after
 // another from one goroutine (see burstLatch); every function then reads
 // its own answer.
-func (c *Client) stageH1Wires(ctx context.Context, ws []wire) ([]stagedWire, error) {
+func (p *Pool) stageH1(ctx context.Context, ws []Wire) ([]func(context.Context) (Answer, error), error) {
 	n := len(ws)
-	conns, err := c.h1Conns(ctx, n)
+	conns, err := p.h1Conns(ctx, n)
 	if err != nil {
 		return nil, err
 	}
-	b := &h1Burst{conns: conns, last: make([][]byte, n), wait: c.dialWait, early: make([]bool, n), sent: make([]error, n)}
+	b := &h1Burst{conns: conns, last: make([][]byte, n), wait: p.dialWait, early: make([]bool, n), sent: make([]error, n)}
 	b.latch = newBurstLatch(n, b.release)
-	fs := make([]stagedWire, n)
+	fs := make([]func(context.Context) (Answer, error), n)
 	for i, hc := range conns {
 		w := ws[i]
-		req := c.h1Wire(w)
+		req := p.h1Wire(w)
 		head := req[:len(req)-1]
 		b.last[i] = req[len(req)-1:]
 		// A write blocks only when the server reads nothing; DialTimeout
 		// or the end of ctx, whichever comes first, unblocks it.
-		_ = hc.conn.SetWriteDeadline(time.Now().Add(c.dialWait))
+		_ = hc.conn.SetWriteDeadline(time.Now().Add(p.dialWait))
 		stop := unblockOnDone(ctx, hc.conn)
 		_, err := hc.conn.Write(head)
 		armed := stop()
@@ -221,15 +210,16 @@ func (c *Client) stageH1Wires(ctx context.Context, ws []wire) ([]stagedWire, err
 		}
 		if err != nil {
 			hc.broken = true
-			return nil, fmt.Errorf("stage %s %s: %w", w.method, w.target, stepErr(ctx, err))
+			return nil, fmt.Errorf("stage %s %s: %w", w.Method, w.Target, stepErr(ctx, err))
 		}
-		fs[i] = func(ctx context.Context) (answer, bool, error) {
+		fs[i] = func(ctx context.Context) (Answer, error) {
 			if err := b.latch.arrive(ctx); err != nil {
 				hc.broken = true // its last byte may yet go out, unread
-				return answer{}, false, fmt.Errorf("%s %s: not released: %w", w.method, w.target, err)
+				return Answer{}, fmt.Errorf("%s %s: not released: %w", w.Method, w.Target, err)
 			}
 			a, err := hc.answer(ctx, w, b.sent[i])
-			return a, b.early[i], err
+			a.Early = b.early[i]
+			return a, err
 		}
 	}
 	return fs, nil
@@ -241,7 +231,7 @@ type h1Burst struct {
 	latch *burstLatch
 	conns []*h1Conn
 	last  [][]byte      // per request: its last byte
-	wait  time.Duration // the client's DialTimeout, bounding the writes
+	wait  time.Duration // the pool's DialTimeout, bounding the writes
 	early []bool        // per request: answered before its last byte went out
 	sent  []error       // per request: the last byte's write failed
 }
@@ -263,24 +253,24 @@ func (b *h1Burst) release() {
 }
 
 // answer reads the answer to the request whose last byte release sent.
-func (hc *h1Conn) answer(ctx context.Context, w wire, sent error) (answer, error) {
+func (hc *h1Conn) answer(ctx context.Context, w Wire, sent error) (Answer, error) {
 	if d, ok := ctx.Deadline(); ok {
 		_ = hc.conn.SetDeadline(d)
 	}
 	// Cancelling ctx unblocks the read; the connection is then spent.
 	stop := context.AfterFunc(ctx, func() { _ = hc.conn.SetDeadline(time.Unix(1, 0)) })
-	fail := func(what string, err error) (answer, error) {
+	fail := func(what string, err error) (Answer, error) {
 		stop()
 		hc.broken = true
 		if ctx.Err() != nil {
 			err = ctx.Err()
 		}
-		return answer{}, fmt.Errorf("%s %s: %s: %w", w.method, w.target, what, err)
+		return Answer{}, fmt.Errorf("%s %s: %s: %w", w.Method, w.Target, what, err)
 	}
 	if sent != nil {
 		return fail("send", sent)
 	}
-	resp, err := http.ReadResponse(hc.br, &http.Request{Method: w.method})
+	resp, err := http.ReadResponse(hc.br, &http.Request{Method: w.Method})
 	if err != nil {
 		return fail("read answer", err)
 	}
@@ -294,5 +284,5 @@ func (hc *h1Conn) answer(ctx context.Context, w wire, sent error) (answer, error
 	}
 	_ = hc.conn.SetDeadline(time.Time{})
 	hc.broken = hc.broken || resp.Close
-	return answer{resp.StatusCode, resp.Header, body}, nil
+	return answerOf(resp.StatusCode, resp.Header, body), nil
 }

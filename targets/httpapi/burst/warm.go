@@ -1,4 +1,4 @@
-package httpapi
+package burst
 
 import (
 	"context"
@@ -20,7 +20,7 @@ import (
 // costs one DialTimeout, whatever the size of the burst.
 
 // silentError says the service did not finish a warm-up step within the
-// client's DialTimeout. It unwraps to context.DeadlineExceeded.
+// pool's DialTimeout. It unwraps to context.DeadlineExceeded.
 type silentError struct{ wait time.Duration }
 
 func (e *silentError) Error() string { return fmt.Sprintf("no answer within %s", e.wait) }
@@ -28,8 +28,8 @@ func (e *silentError) Unwrap() error { return context.DeadlineExceeded }
 
 // warmContext bounds the warm-up of one connection. Its cause, once it
 // expires, is a silentError naming the wait.
-func (c *Client) warmContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeoutCause(ctx, c.dialWait, &silentError{c.dialWait})
+func (p *Pool) warmContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeoutCause(ctx, p.dialWait, &silentError{p.dialWait})
 }
 
 // stepErr is what a warm-up step under ctx failed with: why ctx ended when

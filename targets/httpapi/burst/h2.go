@@ -1,4 +1,4 @@
-package httpapi
+package burst
 
 import (
 	"bytes"
@@ -19,9 +19,6 @@ import (
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
-
-	"github.com/racelab/racelab/targets/httpapi/burst"
-	"github.com/racelab/racelab/targets/story"
 )
 
 // Flow-control settings of racelab's side of an HTTP/2 connection. Answers
@@ -50,7 +47,7 @@ func (e *noH2Error) Error() string { return "server does not speak HTTP/2: " + e
 type h2Conn struct {
 	conn net.Conn
 	raw  net.Conn
-	wait time.Duration // the client's DialTimeout, bounding each write
+	wait time.Duration // the pool's DialTimeout, bounding each write
 
 	// wmu serializes writes, so that frames stay whole on the wire and
 	// header blocks reach the server in the order the encoder made them.
@@ -90,10 +87,10 @@ type h2Stream struct {
 // h2 on https), exchanges settings, and warms it with one harmless GET, all
 // within one DialTimeout (see warmContext). A server that turns out not to
 // speak HTTP/2 gives a *noH2Error.
-func (c *Client) dialH2(ctx context.Context) (*h2Conn, error) {
-	wctx, cancel := c.warmContext(ctx)
+func (p *Pool) dialH2(ctx context.Context) (*h2Conn, error) {
+	wctx, cancel := p.warmContext(ctx)
 	defer cancel()
-	conn, raw, err := c.dial(wctx, []string{"h2", "http/1.1"})
+	conn, raw, err := p.dial(wctx, []string{"h2", "http/1.1"})
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +101,7 @@ func (c *Client) dialH2(ctx context.Context) (*h2Conn, error) {
 	hc := &h2Conn{
 		conn:     conn,
 		raw:      raw,
-		wait:     c.dialWait,
+		wait:     p.dialWait,
 		nextID:   1,
 		streams:  map[uint32]*h2Stream{},
 		pings:    map[[8]byte]chan struct{}{},
@@ -127,7 +124,7 @@ func (c *Client) dialH2(ctx context.Context) (*h2Conn, error) {
 	hc.wmu.Unlock()
 	if err != nil {
 		conn.Close()
-		return nil, fmt.Errorf("open HTTP/2 connection to %s: %w", c.base.Host, err)
+		return nil, fmt.Errorf("open HTTP/2 connection to %s: %w", p.base.Host, err)
 	}
 	rfr := http2.NewFramer(nil, conn)
 	rfr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
@@ -152,17 +149,17 @@ func (c *Client) dialH2(ctx context.Context) (*h2Conn, error) {
 		if ctx.Err() == nil {
 			err = fmt.Errorf("%w to the HTTP/2 preface (for a server that speaks only HTTP/1.1 and ignores it, sync lastbyte skips it)", err)
 		}
-		return nil, fmt.Errorf("open HTTP/2 connection to %s: %w", c.base.Host, err)
+		return nil, fmt.Errorf("open HTTP/2 connection to %s: %w", p.base.Host, err)
 	}
-	if err := hc.warm(wctx, c); err != nil {
+	if err := hc.warm(wctx, p); err != nil {
 		hc.close()
-		return nil, fmt.Errorf("warm HTTP/2 connection to %s: GET %s: %w", c.base.Host, c.warmTarget(), stepErr(wctx, err))
+		return nil, fmt.Errorf("warm HTTP/2 connection to %s: GET %s: %w", p.base.Host, p.warmTarget(), stepErr(wctx, err))
 	}
 	return hc, nil
 }
 
 // flush writes what the framer has put in wbuf as one socket write, within
-// the client's DialTimeout; the caller holds wmu. A write blocks only when
+// the pool's DialTimeout; the caller holds wmu. A write blocks only when
 // the server stops reading, and then no longer than that.
 func (hc *h2Conn) flush() error {
 	_ = hc.conn.SetWriteDeadline(time.Now().Add(hc.wait))
@@ -379,7 +376,7 @@ func (hc *h2Conn) usable() bool {
 
 // DefaultMaxStreams is how many HTTP/2 streams a connection is taken to
 // allow before the server's SETTINGS frame says: as many as racelab serve
-// allows (server.DefaultMaxStreams).
+// allows (its -max-streams default).
 const DefaultMaxStreams = 250
 
 // limit is the most streams the server lets the connection have open.
@@ -401,7 +398,7 @@ func (hc *h2Conn) close() {
 // open starts one stream per request with its HEADERS, and its DATA when
 // it has a body, all in one write, holding END_STREAM back unless
 // endStream, and returns the streams and the frames that will end them.
-func (hc *h2Conn) open(c *Client, ws []wire, endStream bool) ([]*h2Stream, []byte, error) {
+func (hc *h2Conn) open(p *Pool, ws []Wire, endStream bool) ([]*h2Stream, []byte, error) {
 	n := len(ws)
 	hc.wmu.Lock()
 	defer hc.wmu.Unlock()
@@ -425,13 +422,13 @@ func (hc *h2Conn) open(c *Client, ws []wire, endStream bool) ([]*h2Stream, []byt
 
 	for i, s := range streams {
 		w := ws[i]
-		header := c.headerFor(w)
+		header := p.headerFor(w)
 		hc.hbuf.Reset()
 		fields := []hpack.HeaderField{
-			{Name: ":method", Value: w.method},
-			{Name: ":scheme", Value: c.base.Scheme},
-			{Name: ":authority", Value: c.base.Host},
-			{Name: ":path", Value: w.target},
+			{Name: ":method", Value: w.Method},
+			{Name: ":scheme", Value: p.base.Scheme},
+			{Name: ":authority", Value: p.base.Host},
+			{Name: ":path", Value: w.Target},
 		}
 		if !w.sets("User-Agent") {
 			fields = append(fields, hpack.HeaderField{Name: "user-agent", Value: UserAgent})
@@ -439,8 +436,8 @@ func (hc *h2Conn) open(c *Client, ws []wire, endStream bool) ([]*h2Stream, []byt
 		if !w.sets("Accept") {
 			fields = append(fields, hpack.HeaderField{Name: "accept", Value: "application/json"})
 		}
-		if len(w.body) > 0 {
-			fields = append(fields, hpack.HeaderField{Name: "content-length", Value: strconv.Itoa(len(w.body))})
+		if len(w.Body) > 0 {
+			fields = append(fields, hpack.HeaderField{Name: "content-length", Value: strconv.Itoa(len(w.Body))})
 		}
 		for _, name := range slices.Sorted(maps.Keys(header)) {
 			for _, v := range header[name] {
@@ -453,7 +450,7 @@ func (hc *h2Conn) open(c *Client, ws []wire, endStream bool) ([]*h2Stream, []byt
 		if hc.hbuf.Len() > 16384 {
 			return nil, nil, fmt.Errorf("request headers over 16 KiB")
 		}
-		bodied := len(w.body) > 0
+		bodied := len(w.Body) > 0
 		_ = hc.fr.WriteHeaders(http2.HeadersFrameParam{
 			StreamID: s.id, BlockFragment: hc.hbuf.Bytes(), EndHeaders: true, EndStream: endStream && !bodied,
 		})
@@ -462,7 +459,7 @@ func (hc *h2Conn) open(c *Client, ws []wire, endStream bool) ([]*h2Stream, []byt
 		// but for its last byte when the release is to wait: a server
 		// reading JSON acts once the object is complete, without waiting
 		// for the end of the stream.
-		rest := w.body
+		rest := w.Body
 		if !endStream && bodied {
 			rest = rest[:len(rest)-1]
 		}
@@ -480,7 +477,7 @@ func (hc *h2Conn) open(c *Client, ws []wire, endStream bool) ([]*h2Stream, []byt
 		return streams, nil, nil
 	}
 	for i, s := range streams {
-		_ = hc.fr.WriteData(s.id, true, ws[i].body[max(len(ws[i].body)-1, 0):])
+		_ = hc.fr.WriteData(s.id, true, ws[i].Body[max(len(ws[i].Body)-1, 0):])
 	}
 	final := bytes.Clone(hc.wbuf.Bytes())
 	hc.wbuf.Reset()
@@ -527,8 +524,8 @@ func (hc *h2Conn) ping(ctx context.Context, timeout time.Duration) error {
 }
 
 // warm sends one GET of the base URL and waits for its answer.
-func (hc *h2Conn) warm(ctx context.Context, c *Client) error {
-	streams, _, err := hc.open(c, []wire{{method: http.MethodGet, target: c.warmTarget()}}, true)
+func (hc *h2Conn) warm(ctx context.Context, p *Pool) error {
+	streams, _, err := hc.open(p, []Wire{{Method: http.MethodGet, Target: p.warmTarget()}}, true)
 	if err != nil {
 		return err
 	}
@@ -563,68 +560,68 @@ func (hc *h2Conn) cancel(s *h2Stream) {
 
 // perConn is how many streams of a burst of n one connection carries, and
 // how many connections that takes; the load is spread evenly.
-func (c *Client) perConn(n, serverLimit int) (per, conns int) {
-	per = min(c.streams, serverLimit)
+func (p *Pool) perConn(n, serverLimit int) (per, conns int) {
+	per = min(p.streams, serverLimit)
 	conns = (n + per - 1) / per
 	return (n + conns - 1) / conns, conns
 }
 
 // h2Conns returns the usable connections of the pool, opening and warming
 // enough of them for a burst of n streams.
-func (c *Client) h2Conns(ctx context.Context, n int) ([]*h2Conn, int, error) {
-	return c.h2ConnsFor(ctx, n, n)
+func (p *Pool) h2Conns(ctx context.Context, n int) ([]*h2Conn, int, error) {
+	return p.h2ConnsFor(ctx, n, n)
 }
 
 // h2ConnsFor is h2Conns with at most widest streams on one connection.
-func (c *Client) h2ConnsFor(ctx context.Context, n, widest int) ([]*h2Conn, int, error) {
+func (p *Pool) h2ConnsFor(ctx context.Context, n, widest int) ([]*h2Conn, int, error) {
 	for attempt := 0; ; attempt++ {
 		if attempt == 3 {
-			return nil, 0, fmt.Errorf("HTTP/2 connections to %s keep closing", c.base.Host)
+			return nil, 0, fmt.Errorf("HTTP/2 connections to %s keep closing", p.base.Host)
 		}
-		c.mu.Lock()
-		if c.closed {
-			c.mu.Unlock()
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
 			return nil, 0, errClosed
 		}
-		live := c.h2[:0]
+		live := p.h2[:0]
 		var dead []*h2Conn
-		for _, hc := range c.h2 {
+		for _, hc := range p.h2 {
 			if hc.usable() {
 				live = append(live, hc)
 			} else {
 				dead = append(dead, hc)
 			}
 		}
-		c.h2 = live
+		p.h2 = live
 		limit := DefaultMaxStreams
 		if len(live) > 0 {
 			limit = live[0].limit()
 		}
-		per, want := c.perConn(n, min(limit, widest))
+		per, want := p.perConn(n, min(limit, widest))
 		need := want - len(live)
-		c.mu.Unlock()
+		p.mu.Unlock()
 		for _, hc := range dead {
 			hc.close()
 		}
 		if need <= 0 {
-			c.mu.Lock()
-			conns := slices.Clone(c.h2[:want])
-			c.mu.Unlock()
+			p.mu.Lock()
+			conns := slices.Clone(p.h2[:want])
+			p.mu.Unlock()
 			return conns, per, nil
 		}
 		fresh := make([]*h2Conn, need)
 		err := warmAll(ctx, need, need, func(ctx context.Context, i int) error {
 			var err error
-			fresh[i], err = c.dialH2(ctx)
+			fresh[i], err = p.dialH2(ctx)
 			return err
 		})
-		c.mu.Lock()
+		p.mu.Lock()
 		for _, hc := range fresh {
 			if hc != nil {
-				c.h2 = append(c.h2, hc)
+				p.h2 = append(p.h2, hc)
 			}
 		}
-		c.mu.Unlock()
+		p.mu.Unlock()
 		if err != nil {
 			return nil, 0, err
 		}
@@ -632,26 +629,19 @@ func (c *Client) h2ConnsFor(ctx context.Context, n, widest int) ([]*h2Conn, int,
 	}
 }
 
-// stageH2 stages n requests of call on key as HTTP/2 streams (see
-// stageH2Wires), each judging its answer by call's route.
-func (c *Client) stageH2(ctx context.Context, call Call, key string, n int, vars ...param) ([]func(context.Context) (story.Reply, error), error) {
-	fs, err := c.stageH2Wires(ctx, repeatWire(c.wireOf(call, key, vars...), n))
-	return c.judged(fs, call, key, vars...), err
-}
-
-// stageH2Wires opens a stream per request over as many connections as the
+// stageH2 opens a stream per request over as many connections as the
 // server's stream limit requires, HEADERS (and body) sent and END_STREAM
 // withheld, and returns the functions that release them: the last of them
 // to be called writes, on each connection in turn, one packet ending every
 // stream on it (see burstLatch); every function then waits for its own
 // stream's answer.
-func (c *Client) stageH2Wires(ctx context.Context, ws []wire) ([]stagedWire, error) {
+func (p *Pool) stageH2(ctx context.Context, ws []Wire) ([]func(context.Context) (Answer, error), error) {
 	n := len(ws)
 	body := 1
 	for _, w := range ws {
-		body = max(body, len(w.body))
+		body = max(body, len(w.Body))
 	}
-	conns, per, err := c.h2ConnsFor(ctx, n, max(h2FirstWindow/body, 1))
+	conns, per, err := p.h2ConnsFor(ctx, n, max(h2FirstWindow/body, 1))
 	if err != nil {
 		return nil, err
 	}
@@ -665,10 +655,10 @@ func (c *Client) stageH2Wires(ctx context.Context, ws []wire) ([]stagedWire, err
 			break
 		}
 		group := ws[len(streams) : len(streams)+k]
-		ss, final, err := hc.open(c, group, false)
+		ss, final, err := hc.open(p, group, false)
 		if err != nil {
 			b.abandon()
-			return nil, fmt.Errorf("stage %s %s: %w", group[0].method, group[0].target, err)
+			return nil, fmt.Errorf("stage %s %s: %w", group[0].Method, group[0].Target, err)
 		}
 		b.groups = append(b.groups, h2Group{hc: hc, streams: ss, final: final})
 		streams = append(streams, ss...)
@@ -677,29 +667,31 @@ func (c *Client) stageH2Wires(ctx context.Context, ws []wire) ([]stagedWire, err
 		}
 	}
 	for _, g := range b.groups {
-		if err := g.hc.ping(ctx, c.dialWait); err != nil {
+		if err := g.hc.ping(ctx, p.dialWait); err != nil {
 			b.abandon()
-			return nil, fmt.Errorf("stage %s %s: %w", ws[0].method, ws[0].target, err)
+			return nil, fmt.Errorf("stage %s %s: %w", ws[0].Method, ws[0].Target, err)
 		}
 	}
-	b.letGo = burst.Hold(2 * c.dialWait)
+	b.letGo = Hold(2 * p.dialWait)
 	b.left.Store(int64(n))
-	fs := make([]stagedWire, n)
+	fs := make([]func(context.Context) (Answer, error), n)
 	for i, s := range streams {
 		hc, w := owner[i], ws[i]
-		fs[i] = func(ctx context.Context) (answer, bool, error) {
+		fs[i] = func(ctx context.Context) (Answer, error) {
 			defer b.done()
 			if sent, err := b.latch.arriveThen(ctx, s.done); !sent {
 				hc.cancel(s)
-				return answer{}, false, fmt.Errorf("%s %s: not released: %w", w.method, w.target, err)
+				return Answer{}, fmt.Errorf("%s %s: not released: %w", w.Method, w.Target, err)
 			} else if err != nil {
 				hc.cancel(s)
-				return answer{}, s.early, fmt.Errorf("%s %s: no answer: %w", w.method, w.target, err)
+				return Answer{Early: s.early}, fmt.Errorf("%s %s: no answer: %w", w.Method, w.Target, err)
 			}
 			if s.err != nil {
-				return answer{}, s.early, fmt.Errorf("%s %s: %w", w.method, w.target, s.err)
+				return Answer{Early: s.early}, fmt.Errorf("%s %s: %w", w.Method, w.Target, s.err)
 			}
-			return answer{s.status, s.header, s.body.Bytes()}, s.early, nil
+			a := answerOf(s.status, s.header, s.body.Bytes())
+			a.Early = s.early
+			return a, nil
 		}
 	}
 	return fs, nil
@@ -710,7 +702,7 @@ func (c *Client) stageH2Wires(ctx context.Context, ws []wire) ([]stagedWire, err
 type h2Burst struct {
 	latch  *burstLatch
 	groups []h2Group
-	letGo  func()       // lets the collector run again (gchold.Hold)
+	letGo  func()       // lets the collector run again (Hold)
 	left   atomic.Int64 // the burst's functions yet to return
 }
 
