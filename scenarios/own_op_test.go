@@ -46,21 +46,27 @@ var seatOp = story.OpSpec{
 }
 
 var lastThreeSeats = engine.Define(engine.Scenario{
-	Name:            "last-three-seats",
-	Title:           "the last three seats of a show",
-	Story:           "A box office has three seats left for the gala, and everyone clicks at once.",
-	Rule:            "at most 3 seats reserved a show, and every reservation counted",
-	Fix:             "One object per show takes the reservations one at a time.",
-	Needs:           "seat reservations",
-	DefaultRequests: 10,
-	Lineup:          []string{"actor:await-fetch", "actor"},
-	KeyPrefix:       "show",
-	Op:              seatOp.Op,
-	Limit:           lastSeats,
-	Model:           engine.BoundedModel(seatOp, lastSeats),
-	Judge:           capJudge(lastSeats, "seat"),
-	Tell: func(t *results.Trial, target string) string {
-		return fmt.Sprintf("%s: %d reserved, %d sold out, %d taken", target, t.Allowed, t.Refused, t.Counted)
+	Tale: engine.Tale{
+		Name:      "last-three-seats",
+		Title:     "the last three seats of a show",
+		Story:     "A box office has three seats left for the gala, and everyone clicks at once.",
+		Rule:      "at most 3 seats reserved a show, and every reservation counted",
+		Fix:       "One object per show takes the reservations one at a time.",
+		Needs:     "seat reservations",
+		Lineup:    []string{"actor:await-fetch", "actor"},
+		KeyPrefix: "show",
+	},
+	Request: engine.Request{
+		DefaultRequests: 10,
+		Op:              seatOp.Op,
+		Limit:           lastSeats,
+	},
+	Verdict: engine.Verdict{
+		Model: engine.BoundedModel(seatOp, lastSeats),
+		Judge: capJudge(lastSeats, "seat"),
+		Tell: func(t *results.Trial, target string) string {
+			return fmt.Sprintf("%s: %d reserved, %d sold out, %d taken", target, t.Allowed, t.Refused, t.Counted)
+		},
 	},
 }, func(s story.Capped, ctx context.Context, key string, _ int) engine.Answer {
 	return engine.AnswerOf(s.Take(ctx, seatOp.Op, key, lastSeats))

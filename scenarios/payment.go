@@ -40,8 +40,18 @@ const paymentScenario = "five-checkouts (payment)"
 
 // paymentStory is the payment part as a saved result names it, for the
 // Check of such a result: its trials are judged by judgePayment alone.
-var paymentStory = &engine.Scenario{Name: paymentScenario, Rule: paymentRule, Scripted: true,
-	Judge: func(t *results.Trial, _ string) { judgePayment(t) }}
+var paymentStory = &engine.Scenario{
+	Tale: engine.Tale{
+		Name: paymentScenario,
+		Rule: paymentRule,
+	},
+	Request: engine.Request{
+		Scripted: true,
+	},
+	Verdict: engine.Verdict{
+		Judge: func(t *results.Trial, _ string) { judgePayment(t) },
+	},
+}
 
 // paymentRule is the hard rule of the payment part.
 const paymentRule = "every painting is sold at most once, however long a payment page stays open"

@@ -70,70 +70,80 @@ func sixOfFiveWith(set results.Settings) (*engine.Scenario, error) {
 	soft := limit + tolerance
 	resolved := results.Settings{Limit: limit, Window: length, Tolerance: &tolerance, Rate: set.Rate, Rollover: set.Rollover}
 	sc := engine.Scenario{
-		Name:  "six-of-five",
-		Title: "a rate limit of five a minute that sometimes admits six",
-		Story: "A free endpoint is protected by a fixed-window rate limiter kept in a " +
-			"key-value store: the key is the caller and the window number, the " +
-			"request reads the count, refuses at the limit, and otherwise writes " +
-			"the count plus one with an expiry of max(60 s, window). The increment " +
-			"is not atomic: two requests that read the same count both pass. A bot " +
-			"streaming requests at a steady rate gets five through in most windows " +
-			"and six or seven in some; a burst gets every request through. For abuse " +
-			"protection that is a soft rule, and it holds; as a paid quota it would " +
-			"be a bug. One object per caller, or one conditional upsert, makes the " +
-			"check and the increment one step.",
-		Rule: fmt.Sprintf("at most %d requests admitted a caller per %s window, and every admitted request counted", limit, results.DurationWords(length)),
-		SoftRule: fmt.Sprintf("at most %d admitted a window: the limit of %d with a tolerance of %d, enough for abuse protection",
-			soft, limit, tolerance),
-		Fix: "One object per caller receives every request of that caller and " +
-			"handles them one at a time, so the read of the window's count and its " +
-			"increment are one step and no window ever admits more than the limit. " +
-			"A database does it in one statement: INSERT … ON CONFLICT (caller, " +
-			"window) DO UPDATE SET count = count + 1 WHERE count < limit RETURNING " +
-			"count; Redis with INCR and EXPIRE in one Lua call. The fixed window " +
-			"itself stays approximate on every store: a caller can spend one window's " +
-			"allowance at its end and the next one's at the start.",
-		Needs:           "rate limiter",
-		DefaultRequests: 12,
-		Lineup:          []string{"kv", "actor", "sqlite"},
-		Op:              story.OpLimit,
-		Limit:           limit,
-		KeyPrefix:       "caller",
-		Knobs: []engine.Knob{
-			engine.IntKnob(results.KnobLimit, "requests a caller per window (default 5)", 1, 0, "1 or more requests a window",
-				func(s *results.Settings) *int64 { return &s.Limit }),
-			engine.DurationKnob(results.KnobWindow, "the fixed window (default 60s)", "60s", func(s *results.Settings) *time.Duration { return &s.Window }),
-			engine.IntKnob(results.KnobTolerance, "how far over the limit the soft rule lets a window go (default 1)", 0, 0, "0 or more requests over the limit",
-				func(s *results.Settings) *int64 { s.Tolerance = new(int64); return s.Tolerance }),
-			engine.RateKnob(results.KnobRate, "stream one caller's requests at this rate over one window (such as 20/s) instead of a burst",
-				func(s *results.Settings) *pace.Rate { return &s.Rate }),
-			arrivalsKnob,
-			engine.BoolKnob(results.KnobRollover, "start each stream half a window before a window boundary", func(s *results.Settings) *bool { return &s.Rollover }),
+		Tale: engine.Tale{
+			Name:  "six-of-five",
+			Title: "a rate limit of five a minute that sometimes admits six",
+			Story: "A free endpoint is protected by a fixed-window rate limiter kept in a " +
+				"key-value store: the key is the caller and the window number, the " +
+				"request reads the count, refuses at the limit, and otherwise writes " +
+				"the count plus one with an expiry of max(60 s, window). The increment " +
+				"is not atomic: two requests that read the same count both pass. A bot " +
+				"streaming requests at a steady rate gets five through in most windows " +
+				"and six or seven in some; a burst gets every request through. For abuse " +
+				"protection that is a soft rule, and it holds; as a paid quota it would " +
+				"be a bug. One object per caller, or one conditional upsert, makes the " +
+				"check and the increment one step.",
+			Rule: fmt.Sprintf("at most %d requests admitted a caller per %s window, and every admitted request counted", limit, results.DurationWords(length)),
+			SoftRule: fmt.Sprintf("at most %d admitted a window: the limit of %d with a tolerance of %d, enough for abuse protection",
+				soft, limit, tolerance),
+			Fix: "One object per caller receives every request of that caller and " +
+				"handles them one at a time, so the read of the window's count and its " +
+				"increment are one step and no window ever admits more than the limit. " +
+				"A database does it in one statement: INSERT … ON CONFLICT (caller, " +
+				"window) DO UPDATE SET count = count + 1 WHERE count < limit RETURNING " +
+				"count; Redis with INCR and EXPIRE in one Lua call. The fixed window " +
+				"itself stays approximate on every store: a caller can spend one window's " +
+				"allowance at its end and the next one's at the start.",
+			Needs:     "rate limiter",
+			Lineup:    []string{"kv", "actor", "sqlite"},
+			KeyPrefix: "caller",
 		},
-		Extras:  []engine.Extra{{After: "race", Replay: streamReplay}, {After: "fix", Replay: rolloverReplays}},
-		Ending:  limiterExercise,
-		Figures: []results.Figure{{Name: windowsFigure, Words: "admitted per window", Per: "window"}},
-		ReplyFigures: func(r story.Reply) map[string]int64 {
-			return map[string]int64{windowFigure: r.Window}
+		Request: engine.Request{
+			DefaultRequests: 12,
+			Op:              story.OpLimit,
+			Limit:           limit,
+			ReplyFigures: func(r story.Reply) map[string]int64 {
+				return map[string]int64{windowFigure: r.Window}
+			},
 		},
-		Tell: func(t *results.Trial, target string) string {
-			return fmt.Sprintf("%s: %s admitted (%s), %d refused, %d counted", target,
-				results.Plural(int64(t.Allowed), "request"), perWindow(t.Figures[windowsFigure]), t.Refused, t.Counted)
+		Verdict: engine.Verdict{
+			Figures: []results.Figure{{Name: windowsFigure, Words: "admitted per window", Per: "window"}},
+			Tell: func(t *results.Trial, target string) string {
+				return fmt.Sprintf("%s: %s admitted (%s), %d refused, %d counted", target,
+					results.Plural(int64(t.Allowed), "request"), perWindow(t.Figures[windowsFigure]), t.Refused, t.Counted)
+			},
+			Judge: func(t *results.Trial, target string) {
+				windows := admittedPerWindow(t.Requests)
+				t.SetFigure(windowsFigure, windows...)
+				var over int64
+				for _, a := range windows {
+					over += max(0, a-limit)
+				}
+				judgeLimit(t, over, func(allowed int64) string {
+					return fmt.Sprintf("%s: %s admitted (%s) against a limit of %d a window, %d counted", target,
+						results.Plural(allowed, "request"), perWindow(windows), limit, t.Counted) + overLimitWords(t)
+				}, func(allowed int64) string {
+					return fmt.Sprintf("%s: %s admitted, yet %d counted: refused requests were counted",
+						target, results.Plural(allowed, "request"), t.Counted)
+				})
+			},
 		},
-		Judge: func(t *results.Trial, target string) {
-			windows := admittedPerWindow(t.Requests)
-			t.SetFigure(windowsFigure, windows...)
-			var over int64
-			for _, a := range windows {
-				over += max(0, a-limit)
-			}
-			judgeLimit(t, over, func(allowed int64) string {
-				return fmt.Sprintf("%s: %s admitted (%s) against a limit of %d a window, %d counted", target,
-					results.Plural(allowed, "request"), perWindow(windows), limit, t.Counted) + overLimitWords(t)
-			}, func(allowed int64) string {
-				return fmt.Sprintf("%s: %s admitted, yet %d counted: refused requests were counted",
-					target, results.Plural(allowed, "request"), t.Counted)
-			})
+		Teaching: engine.Teaching{
+			Extras: []engine.Extra{{After: "race", Replay: streamReplay}, {After: "fix", Replay: rolloverReplays}},
+			Ending: limiterExercise,
+		},
+		Tuning: engine.Tuning{
+			Knobs: []engine.Knob{
+				engine.IntKnob(results.KnobLimit, "requests a caller per window (default 5)", 1, 0, "1 or more requests a window",
+					func(s *results.Settings) *int64 { return &s.Limit }),
+				engine.DurationKnob(results.KnobWindow, "the fixed window (default 60s)", "60s", func(s *results.Settings) *time.Duration { return &s.Window }),
+				engine.IntKnob(results.KnobTolerance, "how far over the limit the soft rule lets a window go (default 1)", 0, 0, "0 or more requests over the limit",
+					func(s *results.Settings) *int64 { s.Tolerance = new(int64); return s.Tolerance }),
+				engine.RateKnob(results.KnobRate, "stream one caller's requests at this rate over one window (such as 20/s) instead of a burst",
+					func(s *results.Settings) *pace.Rate { return &s.Rate }),
+				arrivalsKnob,
+				engine.BoolKnob(results.KnobRollover, "start each stream half a window before a window boundary", func(s *results.Settings) *bool { return &s.Rollover }),
+			},
 		},
 	}
 	// A burst is the quota's bounded counter in each window it touched:

@@ -76,71 +76,81 @@ func stalePlanWith(set results.Settings) (*engine.Scenario, error) {
 	limit := int64(DailyLimit)
 	resolved := results.Settings{Rate: rate, Arrivals: spacing, Bound: bound, For: set.For, Via: set.Via}
 	sc := engine.Scenario{
-		Name:  "stale-plan",
-		Title: "a cancelled subscription keeps downloading until the cached plan expires",
-		Story: "A tool keeps its subscriptions in a key-value store and reads the plan " +
-			"on every download from a cache at the edge. When a subscriber cancels, " +
-			"the server stops granting originals about 45 seconds later, when its " +
-			"cached read expires, and the browser extension finds out at its next " +
-			"revalidation, at most twelve hours after that. It is the price of not " +
-			"asking a strong store on every download, and its author accepted it. The " +
-			"story measures it: downloads keep arriving after the cancel, and the " +
-			"exposure is the time from the cancel to the last original still granted. " +
-			"The hybrid lets one object decide the daily quota exactly and KV serve " +
-			"the plan: exact where it matters, cheap and stale within a known bound " +
-			"elsewhere.",
-		Rule: fmt.Sprintf("no original granted after the cancel, at most %d a subscriber a day, every one counted", limit),
-		SoftRule: fmt.Sprintf("originals after the cancel only within the accepted %s, at most %d a day, every one counted",
-			results.DurationWords(bound), limit),
-		Fix: "One object per subscriber holds the plan and the day's count and takes " +
-			"one request at a time: the cancel and every download after it meet in " +
-			"the same place, so nothing is granted after the cancel and never more " +
-			"than the limit. The hybrid keeps only the quota there and serves the plan " +
-			"from KV: the quota is exact, the plan is stale for at most the cache " +
-			"TTL, the bound its design accepted.",
-		Needs:           "subscription plan",
-		DefaultRequests: int(sch.Expected()),
-		Lineup:          []string{"kv", "hybrid", "actor"},
-		Op:              story.OpOriginal,
-		Limit:           limit,
-		KeyPrefix:       "subscriber",
-		Knobs: []engine.Knob{
-			engine.RateKnob(results.KnobRate, "the rate of downloads after the cancel (default 6/m; 6/h via the extension)",
-				func(s *results.Settings) *pace.Rate { return &s.Rate }),
-			arrivalsKnob,
-			engine.DurationKnob(results.KnobBound, "the exposure after a cancel the design accepts (default the plan's 45s cache;\n12h0m45s via the extension)",
-				"45s", func(s *results.Settings) *time.Duration { return &s.Bound }),
-			engine.DurationKnob(results.KnobFor, "how long downloads keep coming after the cancel (default twice the bound, at least 2m)",
-				"3m", func(s *results.Settings) *time.Duration { return &s.For }),
-			engine.ChoiceKnob(results.KnobVia, "who grants the downloads: server (default; a cached plan read) or extension\n(a licence revalidated every 12h)",
-				results.ViaServer+" or "+results.ViaExtension, []string{results.ViaServer, results.ViaExtension}, func(s *results.Settings) *string { return &s.Via }),
+		Tale: engine.Tale{
+			Name:  "stale-plan",
+			Title: "a cancelled subscription keeps downloading until the cached plan expires",
+			Story: "A tool keeps its subscriptions in a key-value store and reads the plan " +
+				"on every download from a cache at the edge. When a subscriber cancels, " +
+				"the server stops granting originals about 45 seconds later, when its " +
+				"cached read expires, and the browser extension finds out at its next " +
+				"revalidation, at most twelve hours after that. It is the price of not " +
+				"asking a strong store on every download, and its author accepted it. The " +
+				"story measures it: downloads keep arriving after the cancel, and the " +
+				"exposure is the time from the cancel to the last original still granted. " +
+				"The hybrid lets one object decide the daily quota exactly and KV serve " +
+				"the plan: exact where it matters, cheap and stale within a known bound " +
+				"elsewhere.",
+			Rule: fmt.Sprintf("no original granted after the cancel, at most %d a subscriber a day, every one counted", limit),
+			SoftRule: fmt.Sprintf("originals after the cancel only within the accepted %s, at most %d a day, every one counted",
+				results.DurationWords(bound), limit),
+			Fix: "One object per subscriber holds the plan and the day's count and takes " +
+				"one request at a time: the cancel and every download after it meet in " +
+				"the same place, so nothing is granted after the cancel and never more " +
+				"than the limit. The hybrid keeps only the quota there and serves the plan " +
+				"from KV: the quota is exact, the plan is stale for at most the cache " +
+				"TTL, the bound its design accepted.",
+			Needs:     "subscription plan",
+			Lineup:    []string{"kv", "hybrid", "actor"},
+			KeyPrefix: "subscriber",
 		},
-		Figures: []results.Figure{exposureFigureOf(bound)},
-		Ending:  planEnding,
-		Tell: func(t *results.Trial, target string) string {
-			if t.Allowed == 0 {
-				return fmt.Sprintf("%s: no original granted after the cancel; %d refused", target, t.Refused)
-			}
-			return fmt.Sprintf("%s: %s granted after the cancel, the last %s after it (accepted: %s); %d refused, %d counted",
-				target, results.Plural(int64(t.Allowed), "original"), formatExposure(exposureOf(t)), results.DurationWords(bound), t.Refused, t.Counted)
+		Request: engine.Request{
+			DefaultRequests: int(sch.Expected()),
+			Op:              story.OpOriginal,
+			Limit:           limit,
 		},
-		Judge: func(t *results.Trial, target string) {
-			allowed := int64(t.Allowed)
-			exposed := judgeExposure(t)
-			t.Over = allowed // every one granted after the cancel is given away
-			t.Lost = max(0, allowed-t.Counted)
-			if allowed == 0 && t.Counted <= int64(t.Errors) {
-				return
-			}
-			t.Broken = true
-			t.Why = fmt.Sprintf("%s: %s granted after the cancel, the last %s after it", target,
-				results.Plural(allowed, "original"), formatExposure(exposed))
-			if allowed > limit {
-				t.Why += fmt.Sprintf(", over the daily limit of %d", limit)
-			}
-			if t.Lost > 0 {
-				t.Why += fmt.Sprintf("; %d counted: %d never counted", t.Counted, t.Lost)
-			}
+		Verdict: engine.Verdict{
+			Figures: []results.Figure{exposureFigureOf(bound)},
+			Tell: func(t *results.Trial, target string) string {
+				if t.Allowed == 0 {
+					return fmt.Sprintf("%s: no original granted after the cancel; %d refused", target, t.Refused)
+				}
+				return fmt.Sprintf("%s: %s granted after the cancel, the last %s after it (accepted: %s); %d refused, %d counted",
+					target, results.Plural(int64(t.Allowed), "original"), formatExposure(exposureOf(t)), results.DurationWords(bound), t.Refused, t.Counted)
+			},
+			Judge: func(t *results.Trial, target string) {
+				allowed := int64(t.Allowed)
+				exposed := judgeExposure(t)
+				t.Over = allowed // every one granted after the cancel is given away
+				t.Lost = max(0, allowed-t.Counted)
+				if allowed == 0 && t.Counted <= int64(t.Errors) {
+					return
+				}
+				t.Broken = true
+				t.Why = fmt.Sprintf("%s: %s granted after the cancel, the last %s after it", target,
+					results.Plural(allowed, "original"), formatExposure(exposed))
+				if allowed > limit {
+					t.Why += fmt.Sprintf(", over the daily limit of %d", limit)
+				}
+				if t.Lost > 0 {
+					t.Why += fmt.Sprintf("; %d counted: %d never counted", t.Counted, t.Lost)
+				}
+			},
+		},
+		Teaching: engine.Teaching{
+			Ending: planEnding,
+		},
+		Tuning: engine.Tuning{
+			Knobs: []engine.Knob{
+				engine.RateKnob(results.KnobRate, "the rate of downloads after the cancel (default 6/m; 6/h via the extension)",
+					func(s *results.Settings) *pace.Rate { return &s.Rate }),
+				arrivalsKnob,
+				engine.DurationKnob(results.KnobBound, "the exposure after a cancel the design accepts (default the plan's 45s cache;\n12h0m45s via the extension)",
+					"45s", func(s *results.Settings) *time.Duration { return &s.Bound }),
+				engine.DurationKnob(results.KnobFor, "how long downloads keep coming after the cancel (default twice the bound, at least 2m)",
+					"3m", func(s *results.Settings) *time.Duration { return &s.For }),
+				engine.ChoiceKnob(results.KnobVia, "who grants the downloads: server (default; a cached plan read) or extension\n(a licence revalidated every 12h)",
+					results.ViaServer+" or "+results.ViaExtension, []string{results.ViaServer, results.ViaExtension}, func(s *results.Settings) *string { return &s.Via }),
+			},
 		},
 	}
 	sc.Stream = &engine.Stream{Schedule: sch, Words: engine.StreamWords(sch) + " after the cancel", Prelude: browseViews * browse}
