@@ -1,21 +1,24 @@
 package scenarios
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"strconv"
 
-	"github.com/racelab/racelab/internal/usage"
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets/story"
 )
 
-// Stock is how many of each item exist in five-checkouts: one of a kind.
-const Stock = story.Stock
+// oneOfAKind is how many of each item exist in five-checkouts unless the
+// run says otherwise: the checkout op's default limit, one.
+var oneOfAKind = defaultLimit(story.OpCheckout)
 
-var fiveCheckouts = fiveCheckoutsOf(Stock)
+var fiveCheckouts = fiveCheckoutsOf(oneOfAKind)
+
+// stockKnob is five-checkouts' knob: how many of each item exist.
+var stockKnob = engine.IntKnob("stock", "copies of each item (default 1); the rule becomes successes <= stock",
+	1, engine.MaxRequests, fmt.Sprintf("1 to %d copies", engine.MaxRequests))
 
 // fiveCheckoutsOf is the story of an item that exists stock times: the
 // rule becomes successes ≤ stock, every success recorded as a claim. The
@@ -96,14 +99,13 @@ func fiveCheckoutsOf(stock int64) *engine.Scenario {
 					Usage: "five-checkouts only: the lock object down from 2m to 5m, the KV sold marks cached; sales served and paintings oversold, fail-open next to fail-closed"}},
 		},
 		Tuning: engine.Tuning{
-			Knobs: []engine.Knob{engine.IntKnob(results.KnobStock, "copies of each item (default 1); the rule becomes successes <= stock",
-				1, engine.MaxRequests, fmt.Sprintf("1 to %d copies", engine.MaxRequests), func(s *results.Settings) *int64 { return &s.Stock })},
+			Knobs: []engine.Knob{stockKnob.Knob},
 		},
 	}, func(s story.Stocked, ctx context.Context, key string, i int) engine.Answer {
 		buyer := "buyer-" + strconv.Itoa(i+1)
 		var ok bool
 		var err error
-		if stock == Stock {
+		if stock == oneOfAKind {
 			ok, err = s.Checkout(ctx, key, buyer)
 		} else {
 			ok, err = s.CheckoutOf(ctx, key, buyer, stock)
@@ -118,13 +120,15 @@ func fiveCheckoutsOf(stock int64) *engine.Scenario {
 	}, nil)
 	sc.Limit = stock
 	sc.Vary = func(set results.Settings) (*engine.Scenario, error) {
-		k := cmp.Or(set.Stock, Stock)
-		if k < 1 {
-			return nil, usage.Fieldf(results.KnobStock, "{} %d: want 1 to %d copies", k, engine.MaxRequests)
+		var err error
+		k := stockKnob.Read(set, oneOfAKind, &err)
+		if err != nil {
+			return nil, err
 		}
 		v := fiveCheckoutsOf(k)
-		if k != Stock {
-			v.Made = &results.Settings{Stock: k}
+		if k != oneOfAKind {
+			v.Settings = &results.Settings{}
+			stockKnob.Put(v.Settings, k)
 		}
 		return v, nil
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -195,7 +196,7 @@ func checkWords(t *testing.T, tr results.TargetResult) {
 // serve held every request before limits travelled, the burst of 4 would
 // be judged one over a limit of 3.
 func TestOwnLimitJudgedOverHTTP(t *testing.T) {
-	six, err := scenarios.With(scenariostest.Lookup(t, "six-of-five"), results.Settings{Limit: lastSeats})
+	six, err := scenarios.With(scenariostest.Lookup(t, "six-of-five"), results.Settings{Knobs: map[string]string{"limit": strconv.Itoa(lastSeats)}})
 	if err != nil {
 		t.Fatal(err)
 	}

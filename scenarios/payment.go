@@ -228,7 +228,7 @@ func playPayment(ctx context.Context, d shop.Design, seed int64, i int) (results
 // judgePayment judges a payment script by its counts: a painting sold
 // more often than it exists. It reports whether the trial broke.
 func judgePayment(t *results.Trial) bool {
-	t.Over = max(0, t.Counted-Stock)
+	t.Over = max(0, t.Counted-oneOfAKind)
 	t.Broken = t.Over > 0
 	return t.Broken
 }

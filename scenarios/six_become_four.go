@@ -12,8 +12,9 @@ import (
 	"github.com/racelab/racelab/targets/story"
 )
 
-// DailyLimit is the free tier of six-become-four: downloads a visitor a UTC day.
-const DailyLimit = story.DailyLimit
+// dailyLimit is the free tier of six-become-four, downloads a visitor a
+// UTC day: the download op's default limit, five.
+var dailyLimit = defaultLimit(story.OpDownload)
 
 var sixBecomeFour = engine.Define(engine.Scenario{
 	Tale: engine.Tale{
@@ -28,7 +29,7 @@ var sixBecomeFour = engine.Define(engine.Scenario{
 			"One single-threaded object per visitor, or one conditional upsert, makes " +
 			"the check and the increment a single step: 5 granted, the rest refused, " +
 			"counter at 5.",
-		Rule: fmt.Sprintf("at most %d downloads granted a visitor a day, and every granted download counted", DailyLimit),
+		Rule: fmt.Sprintf("at most %d downloads granted a visitor a day, and every granted download counted", dailyLimit),
 		Fix: "One object per visitor, addressed by a hash of the IP, receives every " +
 			"download of that visitor and handles them one at a time: while it awaits " +
 			"its own storage no other request is delivered to it, so the check and " +
@@ -47,19 +48,19 @@ var sixBecomeFour = engine.Define(engine.Scenario{
 		DefaultRequests:    12,
 		SequentialRequests: 6, // six images, one after another
 		Op:                 story.OpDownload,
-		Limit:              DailyLimit,
+		Limit:              dailyLimit,
 	},
 	Verdict: engine.Verdict{
-		Model:  engine.QuotaModel(DailyLimit),
+		Model:  engine.QuotaModel(dailyLimit),
 		Damage: results.OverLost("%d over the limit", "%d never counted"),
 		Tell: func(t *results.Trial, target string) string {
 			return fmt.Sprintf("%s: %s granted, %d refused, counter at %d", target,
 				results.Plural(int64(t.Allowed), "download"), t.Refused, t.Counted)
 		},
 		Judge: func(t *results.Trial, target string) {
-			judgeLimit(t, max(0, int64(t.Allowed)-DailyLimit), func(allowed int64) string {
+			judgeLimit(t, max(0, int64(t.Allowed)-dailyLimit), func(allowed int64) string {
 				return fmt.Sprintf("%s: %s granted against a limit of %d, counter at %d", target,
-					results.Plural(allowed, "download"), DailyLimit, t.Counted) + overLimitWords(t)
+					results.Plural(allowed, "download"), dailyLimit, t.Counted) + overLimitWords(t)
 			}, func(allowed int64) string {
 				return fmt.Sprintf("%s: %s granted, yet the counter is at %d: refused downloads were counted",
 					target, results.Plural(allowed, "download"), t.Counted)
@@ -70,7 +71,7 @@ var sixBecomeFour = engine.Define(engine.Scenario{
 		Extras: []engine.Extra{{After: "race", Replay: sixInARow}, {After: "fix", Replay: pastMidnight}},
 	},
 }, func(s story.Quota, ctx context.Context, key string, _ int) engine.Answer {
-	return engine.AnswerOf(s.Consume(ctx, key, DailyLimit))
+	return engine.AnswerOf(s.Consume(ctx, key, dailyLimit))
 }, story.Quota.Count)
 
 // SequentialTrials is how many times explain plays six downloads in a

@@ -16,12 +16,24 @@ import (
 	"github.com/racelab/racelab/targets/story"
 )
 
-// The rate limiter's defaults: 5 requests a caller per fixed window of 60
-// seconds, and a soft rule that lets one more through.
+// The rate limiter's defaults besides its limit (its op's, 5 requests a
+// caller): a fixed window of 60 seconds, and a soft rule that lets one
+// more through.
 const (
-	WindowLimit      = story.WindowLimit
 	WindowLength     = story.WindowLength
 	DefaultTolerance = 1
+)
+
+// six-of-five's knobs. A stream's rate and spacing are stale-plan's knobs
+// too, read the same way: arrivalsKnob is theirs in common, and each says
+// what its rate means for itself.
+var (
+	limitKnob     = engine.IntKnob("limit", "requests a caller per window (default 5)", 1, 0, "1 or more requests a window")
+	windowKnob    = engine.DurationKnob("window", "the fixed window (default 60s)", "60s")
+	toleranceKnob = engine.IntKnob("tolerance", "how far over the limit the soft rule lets a window go (default 1)", 0, 0, "0 or more requests over the limit")
+	botRateKnob   = engine.RateKnob("rate", "stream one caller's requests at this rate over one window (such as 20/s) instead of a burst")
+	arrivalsKnob  = engine.SpacingKnob("arrivals", "spacing of a stream's arrivals: even (default: one bot keeping time) or poisson (seeded)")
+	rolloverKnob  = engine.BoolKnob("rollover", "start each stream half a window before a window boundary")
 )
 
 // The rate limiter's own figures: the window each request was counted in,
@@ -48,27 +60,29 @@ func mustVary(sc *engine.Scenario, err error) *engine.Scenario {
 // limit and window, the soft rule's tolerance, and a stream of arrivals
 // instead of a burst.
 func sixOfFiveWith(set results.Settings) (*engine.Scenario, error) {
-	limit := cmp.Or(set.Limit, WindowLimit)
-	length := cmp.Or(set.Window, WindowLength)
-	tolerance := int64(DefaultTolerance)
-	if set.Tolerance != nil {
-		tolerance = *set.Tolerance
-	}
+	var err error
+	limit := limitKnob.Read(set, defaultLimit(story.OpLimit), &err)
+	length := windowKnob.Read(set, WindowLength, &err)
+	tolerance := toleranceKnob.Read(set, DefaultTolerance, &err)
+	rate := botRateKnob.Read(set, 0, &err)
+	arrivals := arrivalsKnob.Read(set, "", &err)
+	rollover := rolloverKnob.Read(set, false, &err)
 	switch {
-	case limit < 1:
-		return nil, usage.Fieldf(results.KnobLimit, "{} %d: want 1 or more requests a window", limit)
+	case err != nil:
+		return nil, err
 	case length < time.Second || length > 24*time.Hour:
-		return nil, usage.Fieldf(results.KnobWindow, "{} %s: want a window from 1s to 24h", length)
-	case tolerance < 0:
-		return nil, usage.Fieldf(results.KnobTolerance, "{} %d: want 0 or more requests over the limit", tolerance)
-	case set.Rate < 0:
-		return nil, usage.Fieldf(results.KnobRate, "{} %s: want a positive rate such as 20/s", set.Rate)
-	case set.Rate == 0 && (set.Arrivals != "" || set.Rollover):
-		return nil, usage.Fieldf(results.KnobRate, "{arrivals} and {rollover} shape a stream; add {} such as 20/s")
+		return nil, usage.Fieldf(windowKnob.Name, "{} %s: want a window from 1s to 24h", length)
+	case rate == 0 && (arrivals != "" || rollover):
+		return nil, usage.Fieldf(botRateKnob.Name, "{arrivals} and {rollover} shape a stream; add {} such as 20/s")
 	}
 	w := story.Window{Limit: limit, Length: length}
 	soft := limit + tolerance
-	resolved := results.Settings{Limit: limit, Window: length, Tolerance: &tolerance, Rate: set.Rate, Rollover: set.Rollover}
+	// The settings it was made with: every knob that shapes the rules,
+	// and the stream's when it streams.
+	var made results.Settings
+	limitKnob.Put(&made, limit)
+	windowKnob.Put(&made, length)
+	toleranceKnob.Put(&made, tolerance)
 	sc := engine.Scenario{
 		Tale: engine.Tale{
 			Name:  "six-of-five",
@@ -133,17 +147,7 @@ func sixOfFiveWith(set results.Settings) (*engine.Scenario, error) {
 			Ending: limiterExercise,
 		},
 		Tuning: engine.Tuning{
-			Knobs: []engine.Knob{
-				engine.IntKnob(results.KnobLimit, "requests a caller per window (default 5)", 1, 0, "1 or more requests a window",
-					func(s *results.Settings) *int64 { return &s.Limit }),
-				engine.DurationKnob(results.KnobWindow, "the fixed window (default 60s)", "60s", func(s *results.Settings) *time.Duration { return &s.Window }),
-				engine.IntKnob(results.KnobTolerance, "how far over the limit the soft rule lets a window go (default 1)", 0, 0, "0 or more requests over the limit",
-					func(s *results.Settings) *int64 { s.Tolerance = new(int64); return s.Tolerance }),
-				engine.RateKnob(results.KnobRate, "stream one caller's requests at this rate over one window (such as 20/s) instead of a burst",
-					func(s *results.Settings) *pace.Rate { return &s.Rate }),
-				arrivalsKnob,
-				engine.BoolKnob(results.KnobRollover, "start each stream half a window before a window boundary", func(s *results.Settings) *bool { return &s.Rollover }),
-			},
+			Knobs: []engine.Knob{limitKnob.Knob, windowKnob.Knob, toleranceKnob.Knob, botRateKnob.Knob, arrivalsKnob.Knob, rolloverKnob.Knob},
 		},
 	}
 	// A burst is the quota's bounded counter in each window it touched:
@@ -151,21 +155,25 @@ func sixOfFiveWith(set results.Settings) (*engine.Scenario, error) {
 	// A stream's many windows each start again, and its histories go
 	// unchecked.
 	sc.Model = engine.LimiterModel(limit, windowFigure)
-	if set.Rate > 0 || set.Arrivals != "" {
+	if rate > 0 {
 		sc.Model = engine.Model{}
 		// One bot keeps time: evenly spaced unless asked for Poisson.
-		spacing := cmp.Or(set.Arrivals, pace.Even)
-		resolved.Arrivals = spacing
+		spacing := cmp.Or(arrivals, pace.Even)
+		botRateKnob.Put(&made, rate)
+		arrivalsKnob.Put(&made, spacing)
+		if rollover {
+			rolloverKnob.Put(&made, true)
+		}
 		// The stream ends a hundredth of a window early, so that its
 		// last requests are decided inside the window they arrived in.
-		sch := pace.Constant(set.Rate, length-length/100)
+		sch := pace.Constant(rate, length-length/100)
 		sch.Spacing = spacing
 		if n := sch.Expected(); n > engine.MaxRequests || n < 1 {
-			return nil, usage.Fieldf(results.KnobRate, "{} %s over a %s window is %d arrivals; want 1 to %d (lower {} or {window})",
-				engine.RateWords(set.Rate), results.DurationWords(length), n, engine.MaxRequests)
+			return nil, usage.Fieldf(botRateKnob.Name, "{} %s over a %s window is %d arrivals; want 1 to %d (lower {} or {window})",
+				engine.RateWords(rate), results.DurationWords(length), n, engine.MaxRequests)
 		}
 		st := &engine.Stream{Schedule: sch, Align: length, Words: engine.StreamWords(sch)}
-		if set.Rollover {
+		if rollover {
 			// Half a window before a boundary to half after it: the
 			// requests just before and just after the rollover.
 			st.Lead = length / 2
@@ -198,7 +206,7 @@ func sixOfFiveWith(set results.Settings) (*engine.Scenario, error) {
 	out.Soft = func(t *results.Trial) bool {
 		return slices.ContainsFunc(t.Figures[windowsFigure], func(a int64) bool { return a > soft })
 	}
-	out.Made = &resolved
+	out.Settings = &made
 	out.Vary = sixOfFiveWith
 	return out, nil
 }
@@ -222,7 +230,8 @@ func admittedPerWindow(reqs []results.Request) []int64 {
 
 // windowOf is the rate limit sc plays, as its settings made it.
 func windowOf(sc *engine.Scenario) story.Window {
-	return story.Window{Limit: sc.Made.Limit, Length: sc.Made.Window}
+	var err error // none: sc was made from them
+	return story.Window{Limit: sc.Limit, Length: windowKnob.Read(*sc.Settings, WindowLength, &err)}
 }
 
 // perWindow says the admitted counts of a trial's windows: "5 in one
@@ -240,7 +249,3 @@ func perWindow(ws []int64) string {
 	}
 	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1] + fmt.Sprintf(" in %d windows", len(ws))
 }
-
-// arrivalsKnob spaces a stream's arrivals, for every story that streams.
-var arrivalsKnob = engine.SpacingKnob(results.KnobArrivals, "spacing of a stream's arrivals: even (default: one bot keeping time) or poisson (seeded)",
-	func(s *results.Settings) *pace.Spacing { return &s.Arrivals })

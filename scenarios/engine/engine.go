@@ -307,7 +307,7 @@ func Run(ctx context.Context, p Plan) (*results.Result, error) {
 		Confidence: p.Evidence.Level(),
 		Sequential: p.Sequential,
 		Gap:        gap,
-		Settings:   sc.Made,
+		Settings:   sc.Settings,
 		Figures:    sc.Figures,
 	}
 	if sc.Stream != nil {

@@ -152,17 +152,22 @@ type Teaching struct {
 }
 
 // Tuning is a story's own settings: the knobs it takes, how it is made
-// again with others, and the settings it was made with.
+// again with others, and the settings it was made with. The story reads
+// its knobs' values from a Settings itself (KnobOf.Read), in its own
+// file; the engine, the results and the CLI know them only by name.
 type Tuning struct {
 	// Knobs are the settings the story takes: "stock", "rate", …, each
-	// with its help and how it is read.
+	// with its help and how its text is checked.
 	Knobs []Knob
 	// Vary makes the story with settings other than its defaults; nil
-	// for a story without settings.
+	// for a story without settings. A knob's text it cannot read is a
+	// *usage.FieldError naming the knob.
 	Vary func(results.Settings) (*Scenario, error)
-	// Made are the settings this story was made with, nil for the
-	// defaults of a story that records none.
-	Made *results.Settings
+	// Settings are the settings this story was made with, each knob as
+	// the story read it, which a result records so that the story is
+	// made again the same (Finder); nil for the defaults of a story that
+	// records none.
+	Settings *results.Settings
 }
 
 // Player is a store bound to a story: its request and its read-back.

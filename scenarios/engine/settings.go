@@ -9,10 +9,6 @@ import (
 	"github.com/racelab/racelab/scenarios/results"
 )
 
-// Settings are the settings the story was made with; nil for a story at
-// defaults that records none.
-func (sc *Scenario) Settings() *results.Settings { return sc.Made }
-
 // Stream is how a story fires a trial as arrivals over time.
 type Stream struct {
 	// Schedule is the arrivals' schedule; each trial draws its own from

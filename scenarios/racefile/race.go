@@ -68,7 +68,7 @@ func (f *File) Scenario(env map[string]string) (*engine.Scenario, error) {
 			Tell:     f.tell,
 		},
 		Tuning: engine.Tuning{
-			Made: &results.Settings{Race: &results.RaceFile{Path: f.Path, SHA256: f.SHA256}},
+			Settings: &results.Settings{Race: &results.RaceFile{Path: f.Path, SHA256: f.SHA256}},
 		},
 	}
 	if len(f.burstCaptures) > 0 {

@@ -176,7 +176,7 @@ func RunShard(ctx context.Context, p engine.Plan, s engine.Sharding) (*results.S
 		at := s.StartAt
 		out.StartAt = &at
 	}
-	part := &results.ShardRunPart{Scenario: sc.Name, Rule: sc.Rule, Settings: sc.Made, Requests: n, Lo: lo, Hi: hi, Trials: trials, Seed: p.Seed, Timeout: timeout}
+	part := &results.ShardRunPart{Scenario: sc.Name, Rule: sc.Rule, Settings: sc.Settings, Requests: n, Lo: lo, Hi: hi, Trials: trials, Seed: p.Seed, Timeout: timeout}
 	out.Run = part
 	opts := append([]targets.Option{targets.WithSeed(p.Seed), targets.WithVirtualTime(false)}, p.Options...)
 	opened, openErr, err := engine.OpenAll(ctx, rs, opts)
