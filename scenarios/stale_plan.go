@@ -147,7 +147,7 @@ func stalePlanWith(set results.Settings) (*engine.Scenario, error) {
 			},
 			Judge: func(t *results.Trial, target string) {
 				allowed := int64(t.Allowed)
-				exposed := judgeExposure(t)
+				exposed := measureExposure(t)
 				t.Over = allowed // every one granted after the cancel is given away
 				t.Lost = max(0, allowed-t.Counted)
 				if allowed == 0 && t.Counted <= int64(t.Errors) {
@@ -193,10 +193,10 @@ func stalePlanWith(set results.Settings) (*engine.Scenario, error) {
 	return out, nil
 }
 
-// judgeExposure records in the trial how long after the cancel its last
+// measureExposure records in the trial how long after the cancel its last
 // original was granted, and returns it: zero, and no figure, when none
 // was.
-func judgeExposure(t *results.Trial) time.Duration {
+func measureExposure(t *results.Trial) time.Duration {
 	var d time.Duration
 	for _, r := range t.Requests {
 		if r.Outcome == results.Allowed {
@@ -210,7 +210,7 @@ func judgeExposure(t *results.Trial) time.Duration {
 	return d
 }
 
-// exposureOf is the trial's exposure as its judge recorded it.
+// exposureOf is the trial's exposure as measureExposure recorded it.
 func exposureOf(t *results.Trial) time.Duration { return time.Duration(t.Figure(exposureFigure)) }
 
 // exposureFigureOf declares how a report says the exposures of a run
@@ -443,7 +443,7 @@ func viaExtension(sc *engine.Scenario, bound, browse time.Duration) func(s story
 		return fmt.Sprintf("%d given away", over)
 	}
 	sc.Judge = func(t *results.Trial, target string) {
-		exposed := judgeExposure(t)
+		exposed := measureExposure(t)
 		t.Over = int64(t.Allowed) // given away, within the bound or not
 		t.Lost = 0                // the extension never asks the server to count
 		i := slices.IndexFunc(t.Requests, func(r results.Request) bool { return r.Outcome == results.Allowed && r.Value == 1 })

@@ -644,7 +644,7 @@ func (r targetRun) play(ctx context.Context, rec *results.Recorder) error {
 		}
 		trialKey.Store(nil)
 		sc.Decide(&trial, r.label)
-		JudgeHistory(sc, &trial, r.label, r.ev)
+		RecordHistory(sc, &trial, r.label, r.ev)
 		rec.Add(trial)
 		// Never used again: a simulated store's memory stays flat over
 		// trials, a real store keeps nothing of a finished run.
