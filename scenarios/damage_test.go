@@ -25,7 +25,7 @@ func TestDamageWords(t *testing.T) {
 		{"six-become-four", nil, 1, 4, "1 over the limit, 4 never counted"},
 		{"a-story-of-its-own", nil, 7, 11, "7 over, 11 lost"},
 		{"a-story-of-its-own", nil, 0, 0, ""},
-		{"stale-plan", &results.Settings{Via: results.ViaExtension}, 88, 0, "88 given away"},
+		{"stale-plan", &results.Settings{Knobs: map[string]string{"via": "extension"}}, 88, 0, "88 given away"},
 		{"stale-plan", nil, 6, 1, "6 over, 1 lost"},
 	} {
 		var say func(over, lost int64) string // a story not found says nothing of its own

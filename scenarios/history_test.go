@@ -131,13 +131,13 @@ func TestHistoryBreaksTrial(t *testing.T) {
 	quota := mustLookup(t, "six-become-four")
 	trial := synthetic(quota, 2, req(0, 0, 10, results.Allowed, 1), req(1, 0, 10, results.Allowed, 1))
 	trial.Counted, trial.Lost, trial.Broken, trial.Why = 2, 0, false, "" // as if the counter had caught up
-	engine.JudgeHistory(quota, &trial, "kv", engine.Evidence{})
+	engine.RecordHistory(quota, &trial, "kv", engine.Evidence{})
 	if !trial.Broken || trial.History != results.NotLinearizable || trial.Why != "kv: not linearizable: requests 0 and 1 were both granted at count 1" {
 		t.Errorf("trial = broken %v, history %q, why %q", trial.Broken, trial.History, trial.Why)
 	}
 	skipped := synthetic(quota, 2, req(0, 0, 10, results.Allowed, 1), req(1, 0, 10, results.Allowed, 1))
 	skipped.Broken = false
-	engine.JudgeHistory(quota, &skipped, "kv", engine.Evidence{SkipHistory: true})
+	engine.RecordHistory(quota, &skipped, "kv", engine.Evidence{SkipHistory: true})
 	if skipped.Broken || skipped.History != "" {
 		t.Errorf("with SkipHistory: broken %v, history %q; want untouched", skipped.Broken, skipped.History)
 	}

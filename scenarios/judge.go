@@ -4,7 +4,19 @@ import (
 	"fmt"
 
 	"github.com/racelab/racelab/scenarios/results"
+	"github.com/racelab/racelab/targets/story"
 )
+
+// defaultLimit is op's limit as the ops table has it (the HTTP
+// contract's, story.OpSpec.DefaultLimit): what a story that grants up to a
+// limit plays unless its settings say otherwise.
+func defaultLimit(op story.Op) int64 {
+	spec, ok := op.Spec()
+	if !ok || spec.DefaultLimit == 0 {
+		panic("scenarios: op " + string(op) + " has no limit in the ops table")
+	}
+	return spec.DefaultLimit
+}
 
 // judgeLimit judges a trial of a story that grants up to a limit, one
 // rule for all of them so that they break for the same reasons: a trial

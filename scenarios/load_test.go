@@ -115,7 +115,7 @@ func TestLoadQuotaOverHTTPNeverOverGrants(t *testing.T) {
 		res := mustLoad(t, load.LoadPlan{Scenario: sixBecomeFour, Targets: []string{base}, Concurrency: 16, Requests: 400, Keys: 10, Seed: 2,
 			Options: []targets.Option{targets.WithHTTP(httpapi.Config{Sync: httpapi.SyncNone, HTTP2: h2})}})
 		tg := res.Targets[0]
-		if tg.Keys.Over != 0 || tg.Allowed != 10*DailyLimit || tg.Refused != 400-10*DailyLimit || tg.Errors != 0 {
+		if tg.Keys.Over != 0 || tg.Allowed != 10*dailyLimit || tg.Refused != 400-10*dailyLimit || tg.Errors != 0 {
 			t.Errorf("h2=%t: allowed %d, refused %d, over %d, errors %d (%v); want 50 granted, 350 refused, none over",
 				h2, tg.Allowed, tg.Refused, tg.Keys.Over, tg.Errors, tg.ErrorKinds)
 		}

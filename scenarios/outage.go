@@ -13,7 +13,7 @@ import (
 	"github.com/racelab/racelab/targets/kv"
 )
 
-// The fail-open lesson of seed 000 §5: the gallery's checkout has two
+// The fail-open lesson of five-checkouts: the gallery's checkout has two
 // safety nets behind the payment, the lock object and then the KV sold
 // mark, and both are best-effort. What a failing net does is the shop's
 // policy:

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -46,21 +47,27 @@ var seatOp = story.OpSpec{
 }
 
 var lastThreeSeats = engine.Define(engine.Scenario{
-	Name:            "last-three-seats",
-	Title:           "the last three seats of a show",
-	Story:           "A box office has three seats left for the gala, and everyone clicks at once.",
-	Rule:            "at most 3 seats reserved a show, and every reservation counted",
-	Fix:             "One object per show takes the reservations one at a time.",
-	Needs:           "seat reservations",
-	DefaultRequests: 10,
-	Lineup:          []string{"actor:await-fetch", "actor"},
-	KeyPrefix:       "show",
-	Op:              seatOp.Op,
-	Limit:           lastSeats,
-	Model:           engine.BoundedModel(seatOp, lastSeats),
-	Judge:           capJudge(lastSeats, "seat"),
-	Tell: func(t *results.Trial, target string) string {
-		return fmt.Sprintf("%s: %d reserved, %d sold out, %d taken", target, t.Allowed, t.Refused, t.Counted)
+	Tale: engine.Tale{
+		Name:      "last-three-seats",
+		Title:     "the last three seats of a show",
+		Story:     "A box office has three seats left for the gala, and everyone clicks at once.",
+		Rule:      "at most 3 seats reserved a show, and every reservation counted",
+		Fix:       "One object per show takes the reservations one at a time.",
+		Needs:     "seat reservations",
+		Lineup:    []string{"actor:await-fetch", "actor"},
+		KeyPrefix: "show",
+	},
+	Request: engine.Request{
+		DefaultRequests: 10,
+		Op:              seatOp.Op,
+		Limit:           lastSeats,
+	},
+	Verdict: engine.Verdict{
+		Model: engine.BoundedModel(seatOp, lastSeats),
+		Judge: capJudge(lastSeats, "seat"),
+		Tell: func(t *results.Trial, target string) string {
+			return fmt.Sprintf("%s: %d reserved, %d sold out, %d taken", target, t.Allowed, t.Refused, t.Counted)
+		},
 	},
 }, func(s story.Capped, ctx context.Context, key string, _ int) engine.Answer {
 	return engine.AnswerOf(s.Take(ctx, seatOp.Op, key, lastSeats))
@@ -189,7 +196,7 @@ func checkWords(t *testing.T, tr results.TargetResult) {
 // serve held every request before limits travelled, the burst of 4 would
 // be judged one over a limit of 3.
 func TestOwnLimitJudgedOverHTTP(t *testing.T) {
-	six, err := scenarios.With(scenariostest.Lookup(t, "six-of-five"), results.Settings{Limit: lastSeats})
+	six, err := scenarios.With(scenariostest.Lookup(t, "six-of-five"), results.Settings{Knobs: map[string]string{"limit": strconv.Itoa(lastSeats)}})
 	if err != nil {
 		t.Fatal(err)
 	}

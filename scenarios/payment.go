@@ -40,8 +40,18 @@ const paymentScenario = "five-checkouts (payment)"
 
 // paymentStory is the payment part as a saved result names it, for the
 // Check of such a result: its trials are judged by judgePayment alone.
-var paymentStory = &engine.Scenario{Name: paymentScenario, Rule: paymentRule, Scripted: true,
-	Judge: func(t *results.Trial, _ string) { judgePayment(t) }}
+var paymentStory = &engine.Scenario{
+	Tale: engine.Tale{
+		Name: paymentScenario,
+		Rule: paymentRule,
+	},
+	Request: engine.Request{
+		Scripted: true,
+	},
+	Verdict: engine.Verdict{
+		Judge: func(t *results.Trial, _ string) { judgePayment(t) },
+	},
+}
 
 // paymentRule is the hard rule of the payment part.
 const paymentRule = "every painting is sold at most once, however long a payment page stays open"
@@ -218,7 +228,7 @@ func playPayment(ctx context.Context, d shop.Design, seed int64, i int) (results
 // judgePayment judges a payment script by its counts: a painting sold
 // more often than it exists. It reports whether the trial broke.
 func judgePayment(t *results.Trial) bool {
-	t.Over = max(0, t.Counted-Stock)
+	t.Over = max(0, t.Counted-oneOfAKind)
 	t.Broken = t.Over > 0
 	return t.Broken
 }

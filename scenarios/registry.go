@@ -82,7 +82,7 @@ func Check(r *results.Result, historyTimeout time.Duration) error {
 // setting the story does not take is a usage error naming the stories
 // that do.
 func With(sc *engine.Scenario, s results.Settings) (*engine.Scenario, error) {
-	set := s.Knobs()
+	set := s.Names()
 	for _, k := range set {
 		if !takes(sc, k) {
 			var owners []string

@@ -12,58 +12,66 @@ import (
 	"github.com/racelab/racelab/targets/story"
 )
 
-// DailyLimit is the free tier of six-become-four: downloads a visitor a UTC day.
-const DailyLimit = story.DailyLimit
+// dailyLimit is the free tier of six-become-four, downloads a visitor a
+// UTC day: the download op's default limit, five.
+var dailyLimit = defaultLimit(story.OpDownload)
 
 var sixBecomeFour = engine.Define(engine.Scenario{
-	Name:  "six-become-four",
-	Title: "a free tier of five downloads a day; the counter lets more through and counts fewer",
-	Story: "A tool grants five original-quality downloads a visitor a day, then " +
-		"asks for a paid plan. The first version kept the count in a key-value " +
-		"store: read it, refuse at five, otherwise write it plus one. Its author " +
-		"downloaded six images in a row and the counter said four, because reads " +
-		"are cached and the check and the write are separate steps. Fired all " +
-		"at once, every request reads the same count and every one is granted. " +
-		"One single-threaded object per visitor, or one conditional upsert, makes " +
-		"the check and the increment a single step: 5 granted, the rest refused, " +
-		"counter at 5.",
-	Rule: fmt.Sprintf("at most %d downloads granted a visitor a day, and every granted download counted", DailyLimit),
-	Fix: "One object per visitor, addressed by a hash of the IP, receives every " +
-		"download of that visitor and handles them one at a time: while it awaits " +
-		"its own storage no other request is delivered to it, so the check and " +
-		"the increment are one step, and its storage is strongly consistent, so " +
-		"no read is stale. A refused download is not counted, and the day and the " +
-		"count live in one key that starts again when the day changes, so nothing " +
-		"needs cleaning up. A conditional upsert (… DO UPDATE … WHERE count < 5 " +
-		"RETURNING count) does the same in one SQL statement.",
-	Needs:              "download quota",
-	DefaultRequests:    12,
-	SequentialRequests: 6, // six images, one after another
-	// The story's own cast: KV against one Durable Object per visitor.
-	// Both run in virtual time, so the default run replays exactly.
-	Lineup:    []string{"kv", "actor"},
-	Op:        story.OpDownload,
-	Limit:     DailyLimit,
-	KeyPrefix: "visitor",
-
-	Model:  engine.QuotaModel(DailyLimit),
-	Extras: []engine.Extra{{After: "race", Replay: sixInARow}, {After: "fix", Replay: pastMidnight}},
-	Damage: results.OverLost("%d over the limit", "%d never counted"),
-	Tell: func(t *results.Trial, target string) string {
-		return fmt.Sprintf("%s: %s granted, %d refused, counter at %d", target,
-			results.Plural(int64(t.Allowed), "download"), t.Refused, t.Counted)
+	Tale: engine.Tale{
+		Name:  "six-become-four",
+		Title: "a free tier of five downloads a day; the counter lets more through and counts fewer",
+		Story: "A tool grants five original-quality downloads a visitor a day, then " +
+			"asks for a paid plan. The first version kept the count in a key-value " +
+			"store: read it, refuse at five, otherwise write it plus one. Its author " +
+			"downloaded six images in a row and the counter said four, because reads " +
+			"are cached and the check and the write are separate steps. Fired all " +
+			"at once, every request reads the same count and every one is granted. " +
+			"One single-threaded object per visitor, or one conditional upsert, makes " +
+			"the check and the increment a single step: 5 granted, the rest refused, " +
+			"counter at 5.",
+		Rule: fmt.Sprintf("at most %d downloads granted a visitor a day, and every granted download counted", dailyLimit),
+		Fix: "One object per visitor, addressed by a hash of the IP, receives every " +
+			"download of that visitor and handles them one at a time: while it awaits " +
+			"its own storage no other request is delivered to it, so the check and " +
+			"the increment are one step, and its storage is strongly consistent, so " +
+			"no read is stale. A refused download is not counted, and the day and the " +
+			"count live in one key that starts again when the day changes, so nothing " +
+			"needs cleaning up. A conditional upsert (… DO UPDATE … WHERE count < 5 " +
+			"RETURNING count) does the same in one SQL statement.",
+		Needs: "download quota",
+		// The story's own cast: KV against one Durable Object per visitor.
+		// Both run in virtual time, so the default run replays exactly.
+		Lineup:    []string{"kv", "actor"},
+		KeyPrefix: "visitor",
 	},
-	Judge: func(t *results.Trial, target string) {
-		judgeLimit(t, max(0, int64(t.Allowed)-DailyLimit), func(allowed int64) string {
-			return fmt.Sprintf("%s: %s granted against a limit of %d, counter at %d", target,
-				results.Plural(allowed, "download"), DailyLimit, t.Counted) + overLimitWords(t)
-		}, func(allowed int64) string {
-			return fmt.Sprintf("%s: %s granted, yet the counter is at %d: refused downloads were counted",
-				target, results.Plural(allowed, "download"), t.Counted)
-		})
+	Request: engine.Request{
+		DefaultRequests:    12,
+		SequentialRequests: 6, // six images, one after another
+		Op:                 story.OpDownload,
+		Limit:              dailyLimit,
+	},
+	Verdict: engine.Verdict{
+		Model:  engine.QuotaModel(dailyLimit),
+		Damage: results.OverLost("%d over the limit", "%d never counted"),
+		Tell: func(t *results.Trial, target string) string {
+			return fmt.Sprintf("%s: %s granted, %d refused, counter at %d", target,
+				results.Plural(int64(t.Allowed), "download"), t.Refused, t.Counted)
+		},
+		Judge: func(t *results.Trial, target string) {
+			judgeLimit(t, max(0, int64(t.Allowed)-dailyLimit), func(allowed int64) string {
+				return fmt.Sprintf("%s: %s granted against a limit of %d, counter at %d", target,
+					results.Plural(allowed, "download"), dailyLimit, t.Counted) + overLimitWords(t)
+			}, func(allowed int64) string {
+				return fmt.Sprintf("%s: %s granted, yet the counter is at %d: refused downloads were counted",
+					target, results.Plural(allowed, "download"), t.Counted)
+			})
+		},
+	},
+	Teaching: engine.Teaching{
+		Extras: []engine.Extra{{After: "race", Replay: sixInARow}, {After: "fix", Replay: pastMidnight}},
 	},
 }, func(s story.Quota, ctx context.Context, key string, _ int) engine.Answer {
-	return engine.AnswerOf(s.Consume(ctx, key, DailyLimit))
+	return engine.AnswerOf(s.Consume(ctx, key, dailyLimit))
 }, story.Quota.Count)
 
 // SequentialTrials is how many times explain plays six downloads in a

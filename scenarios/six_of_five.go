@@ -16,12 +16,24 @@ import (
 	"github.com/racelab/racelab/targets/story"
 )
 
-// The rate limiter's defaults: 5 requests a caller per fixed window of 60
-// seconds, and a soft rule that lets one more through.
+// The rate limiter's defaults besides its limit (its op's, 5 requests a
+// caller): a fixed window of 60 seconds, and a soft rule that lets one
+// more through.
 const (
-	WindowLimit      = story.WindowLimit
 	WindowLength     = story.WindowLength
 	DefaultTolerance = 1
+)
+
+// six-of-five's knobs. A stream's rate and spacing are stale-plan's knobs
+// too, read the same way: arrivalsKnob is theirs in common, and each says
+// what its rate means for itself.
+var (
+	limitKnob     = engine.IntKnob("limit", "requests a caller per window (default 5)", 1, 0, "1 or more requests a window")
+	windowKnob    = engine.DurationKnob("window", "the fixed window (default 60s)", "60s")
+	toleranceKnob = engine.IntKnob("tolerance", "how far over the limit the soft rule lets a window go (default 1)", 0, 0, "0 or more requests over the limit")
+	botRateKnob   = engine.RateKnob("rate", "stream one caller's requests at this rate over one window (such as 20/s) instead of a burst")
+	arrivalsKnob  = engine.SpacingKnob("arrivals", "spacing of a stream's arrivals: even (default: one bot keeping time) or poisson (seeded)")
+	rolloverKnob  = engine.BoolKnob("rollover", "start each stream half a window before a window boundary")
 )
 
 // The rate limiter's own figures: the window each request was counted in,
@@ -48,92 +60,91 @@ func mustVary(sc *engine.Scenario, err error) *engine.Scenario {
 // limit and window, the soft rule's tolerance, and a stream of arrivals
 // instead of a burst.
 func sixOfFiveWith(set results.Settings) (*engine.Scenario, error) {
-	limit := cmp.Or(set.Limit, WindowLimit)
-	length := cmp.Or(set.Window, WindowLength)
-	tolerance := int64(DefaultTolerance)
-	if set.Tolerance != nil {
-		tolerance = *set.Tolerance
-	}
+	var err error
+	limit := limitKnob.Read(set, defaultLimit(story.OpLimit), &err)
+	length := windowKnob.Read(set, WindowLength, &err)
+	tolerance := toleranceKnob.Read(set, DefaultTolerance, &err)
+	rate := botRateKnob.Read(set, 0, &err)
+	arrivals := arrivalsKnob.Read(set, "", &err)
+	rollover := rolloverKnob.Read(set, false, &err)
 	switch {
-	case limit < 1:
-		return nil, usage.Fieldf(results.KnobLimit, "{} %d: want 1 or more requests a window", limit)
+	case err != nil:
+		return nil, err
 	case length < time.Second || length > 24*time.Hour:
-		return nil, usage.Fieldf(results.KnobWindow, "{} %s: want a window from 1s to 24h", length)
-	case tolerance < 0:
-		return nil, usage.Fieldf(results.KnobTolerance, "{} %d: want 0 or more requests over the limit", tolerance)
-	case set.Rate < 0:
-		return nil, usage.Fieldf(results.KnobRate, "{} %s: want a positive rate such as 20/s", set.Rate)
-	case set.Rate == 0 && (set.Arrivals != "" || set.Rollover):
-		return nil, usage.Fieldf(results.KnobRate, "{arrivals} and {rollover} shape a stream; add {} such as 20/s")
+		return nil, usage.Fieldf(windowKnob.Name, "{} %s: want a window from 1s to 24h", length)
+	case rate == 0 && (arrivals != "" || rollover):
+		return nil, usage.Fieldf(botRateKnob.Name, "{arrivals} and {rollover} shape a stream; add {} such as 20/s")
 	}
 	w := story.Window{Limit: limit, Length: length}
 	soft := limit + tolerance
-	resolved := results.Settings{Limit: limit, Window: length, Tolerance: &tolerance, Rate: set.Rate, Rollover: set.Rollover}
+	// The settings it was made with: every knob that shapes the rules,
+	// and the stream's when it streams.
+	var made results.Settings
+	limitKnob.Put(&made, limit)
+	windowKnob.Put(&made, length)
+	toleranceKnob.Put(&made, tolerance)
 	sc := engine.Scenario{
-		Name:  "six-of-five",
-		Title: "a rate limit of five a minute that sometimes admits six",
-		Story: "A free endpoint is protected by a fixed-window rate limiter kept in a " +
-			"key-value store: the key is the caller and the window number, the " +
-			"request reads the count, refuses at the limit, and otherwise writes " +
-			"the count plus one with an expiry of max(60 s, window). The increment " +
-			"is not atomic: two requests that read the same count both pass. A bot " +
-			"streaming requests at a steady rate gets five through in most windows " +
-			"and six or seven in some; a burst gets every request through. For abuse " +
-			"protection that is a soft rule, and it holds; as a paid quota it would " +
-			"be a bug. One object per caller, or one conditional upsert, makes the " +
-			"check and the increment one step.",
-		Rule: fmt.Sprintf("at most %d requests admitted a caller per %s window, and every admitted request counted", limit, results.DurationWords(length)),
-		SoftRule: fmt.Sprintf("at most %d admitted a window: the limit of %d with a tolerance of %d, enough for abuse protection",
-			soft, limit, tolerance),
-		Fix: "One object per caller receives every request of that caller and " +
-			"handles them one at a time, so the read of the window's count and its " +
-			"increment are one step and no window ever admits more than the limit. " +
-			"A database does it in one statement: INSERT … ON CONFLICT (caller, " +
-			"window) DO UPDATE SET count = count + 1 WHERE count < limit RETURNING " +
-			"count; Redis with INCR and EXPIRE in one Lua call. The fixed window " +
-			"itself stays approximate on every store: a caller can spend one window's " +
-			"allowance at its end and the next one's at the start.",
-		Needs:           "rate limiter",
-		DefaultRequests: 12,
-		Lineup:          []string{"kv", "actor", "sqlite"},
-		Op:              story.OpLimit,
-		Limit:           limit,
-		KeyPrefix:       "caller",
-		Knobs: []engine.Knob{
-			engine.IntKnob(results.KnobLimit, "requests a caller per window (default 5)", 1, 0, "1 or more requests a window",
-				func(s *results.Settings) *int64 { return &s.Limit }),
-			engine.DurationKnob(results.KnobWindow, "the fixed window (default 60s)", "60s", func(s *results.Settings) *time.Duration { return &s.Window }),
-			engine.IntKnob(results.KnobTolerance, "how far over the limit the soft rule lets a window go (default 1)", 0, 0, "0 or more requests over the limit",
-				func(s *results.Settings) *int64 { s.Tolerance = new(int64); return s.Tolerance }),
-			engine.RateKnob(results.KnobRate, "stream one caller's requests at this rate over one window (such as 20/s) instead of a burst",
-				func(s *results.Settings) *pace.Rate { return &s.Rate }),
-			arrivalsKnob,
-			engine.BoolKnob(results.KnobRollover, "start each stream half a window before a window boundary", func(s *results.Settings) *bool { return &s.Rollover }),
+		Tale: engine.Tale{
+			Name:  "six-of-five",
+			Title: "a rate limit of five a minute that sometimes admits six",
+			Story: "A free endpoint is protected by a fixed-window rate limiter kept in a " +
+				"key-value store: the key is the caller and the window number, the " +
+				"request reads the count, refuses at the limit, and otherwise writes " +
+				"the count plus one with an expiry of max(60 s, window). The increment " +
+				"is not atomic: two requests that read the same count both pass. A bot " +
+				"streaming requests at a steady rate gets five through in most windows " +
+				"and six or seven in some; a burst gets every request through. For abuse " +
+				"protection that is a soft rule, and it holds; as a paid quota it would " +
+				"be a bug. One object per caller, or one conditional upsert, makes the " +
+				"check and the increment one step.",
+			Rule: fmt.Sprintf("at most %d requests admitted a caller per %s window, and every admitted request counted", limit, results.DurationWords(length)),
+			SoftRule: fmt.Sprintf("at most %d admitted a window: the limit of %d with a tolerance of %d, enough for abuse protection",
+				soft, limit, tolerance),
+			Fix: "One object per caller receives every request of that caller and " +
+				"handles them one at a time, so the read of the window's count and its " +
+				"increment are one step and no window ever admits more than the limit. " +
+				"A database does it in one statement: INSERT … ON CONFLICT (caller, " +
+				"window) DO UPDATE SET count = count + 1 WHERE count < limit RETURNING " +
+				"count; Redis with INCR and EXPIRE in one Lua call. The fixed window " +
+				"itself stays approximate on every store: a caller can spend one window's " +
+				"allowance at its end and the next one's at the start.",
+			Needs:     "rate limiter",
+			Lineup:    []string{"kv", "actor", "sqlite"},
+			KeyPrefix: "caller",
 		},
-		Extras:  []engine.Extra{{After: "race", Replay: streamReplay}, {After: "fix", Replay: rolloverReplays}},
-		Ending:  limiterExercise,
-		Figures: []results.Figure{{Name: windowsFigure, Words: "admitted per window", Per: "window"}},
-		ReplyFigures: func(r story.Reply) map[string]int64 {
-			return map[string]int64{windowFigure: r.Window}
+		Request: engine.Request{
+			DefaultRequests: 12,
+			Op:              story.OpLimit,
+			Limit:           limit,
 		},
-		Tell: func(t *results.Trial, target string) string {
-			return fmt.Sprintf("%s: %s admitted (%s), %d refused, %d counted", target,
-				results.Plural(int64(t.Allowed), "request"), perWindow(t.Figures[windowsFigure]), t.Refused, t.Counted)
+		Verdict: engine.Verdict{
+			Figures: []results.Figure{{Name: windowsFigure, Words: "admitted per window", Per: "window"}},
+			Tell: func(t *results.Trial, target string) string {
+				return fmt.Sprintf("%s: %s admitted (%s), %d refused, %d counted", target,
+					results.Plural(int64(t.Allowed), "request"), perWindow(t.Figures[windowsFigure]), t.Refused, t.Counted)
+			},
+			Judge: func(t *results.Trial, target string) {
+				windows := admittedPerWindow(t.Requests)
+				t.SetFigure(windowsFigure, windows...)
+				var over int64
+				for _, a := range windows {
+					over += max(0, a-limit)
+				}
+				judgeLimit(t, over, func(allowed int64) string {
+					return fmt.Sprintf("%s: %s admitted (%s) against a limit of %d a window, %d counted", target,
+						results.Plural(allowed, "request"), perWindow(windows), limit, t.Counted) + overLimitWords(t)
+				}, func(allowed int64) string {
+					return fmt.Sprintf("%s: %s admitted, yet %d counted: refused requests were counted",
+						target, results.Plural(allowed, "request"), t.Counted)
+				})
+			},
 		},
-		Judge: func(t *results.Trial, target string) {
-			windows := admittedPerWindow(t.Requests)
-			t.SetFigure(windowsFigure, windows...)
-			var over int64
-			for _, a := range windows {
-				over += max(0, a-limit)
-			}
-			judgeLimit(t, over, func(allowed int64) string {
-				return fmt.Sprintf("%s: %s admitted (%s) against a limit of %d a window, %d counted", target,
-					results.Plural(allowed, "request"), perWindow(windows), limit, t.Counted) + overLimitWords(t)
-			}, func(allowed int64) string {
-				return fmt.Sprintf("%s: %s admitted, yet %d counted: refused requests were counted",
-					target, results.Plural(allowed, "request"), t.Counted)
-			})
+		Teaching: engine.Teaching{
+			Extras: []engine.Extra{{After: "race", Replay: streamReplay}, {After: "fix", Replay: rolloverReplays}},
+			Ending: limiterExercise,
+		},
+		Tuning: engine.Tuning{
+			Knobs: []engine.Knob{limitKnob.Knob, windowKnob.Knob, toleranceKnob.Knob, botRateKnob.Knob, arrivalsKnob.Knob, rolloverKnob.Knob},
 		},
 	}
 	// A burst is the quota's bounded counter in each window it touched:
@@ -141,21 +152,25 @@ func sixOfFiveWith(set results.Settings) (*engine.Scenario, error) {
 	// A stream's many windows each start again, and its histories go
 	// unchecked.
 	sc.Model = engine.LimiterModel(limit, windowFigure)
-	if set.Rate > 0 || set.Arrivals != "" {
+	if rate > 0 {
 		sc.Model = engine.Model{}
 		// One bot keeps time: evenly spaced unless asked for Poisson.
-		spacing := cmp.Or(set.Arrivals, pace.Even)
-		resolved.Arrivals = spacing
+		spacing := cmp.Or(arrivals, pace.Even)
+		botRateKnob.Put(&made, rate)
+		arrivalsKnob.Put(&made, spacing)
+		if rollover {
+			rolloverKnob.Put(&made, true)
+		}
 		// The stream ends a hundredth of a window early, so that its
 		// last requests are decided inside the window they arrived in.
-		sch := pace.Constant(set.Rate, length-length/100)
+		sch := pace.Constant(rate, length-length/100)
 		sch.Spacing = spacing
 		if n := sch.Expected(); n > engine.MaxRequests || n < 1 {
-			return nil, usage.Fieldf(results.KnobRate, "{} %s over a %s window is %d arrivals; want 1 to %d (lower {} or {window})",
-				engine.RateWords(set.Rate), results.DurationWords(length), n, engine.MaxRequests)
+			return nil, usage.Fieldf(botRateKnob.Name, "{} %s over a %s window is %d arrivals; want 1 to %d (lower {} or {window})",
+				engine.RateWords(rate), results.DurationWords(length), n, engine.MaxRequests)
 		}
 		st := &engine.Stream{Schedule: sch, Align: length, Words: engine.StreamWords(sch)}
-		if set.Rollover {
+		if rollover {
 			// Half a window before a boundary to half after it: the
 			// requests just before and just after the rollover.
 			st.Lead = length / 2
@@ -188,7 +203,7 @@ func sixOfFiveWith(set results.Settings) (*engine.Scenario, error) {
 	out.Soft = func(t *results.Trial) bool {
 		return slices.ContainsFunc(t.Figures[windowsFigure], func(a int64) bool { return a > soft })
 	}
-	out.Made = &resolved
+	out.Settings = &made
 	out.Vary = sixOfFiveWith
 	return out, nil
 }
@@ -212,7 +227,8 @@ func admittedPerWindow(reqs []results.Request) []int64 {
 
 // windowOf is the rate limit sc plays, as its settings made it.
 func windowOf(sc *engine.Scenario) story.Window {
-	return story.Window{Limit: sc.Made.Limit, Length: sc.Made.Window}
+	var err error // none: sc was made from them
+	return story.Window{Limit: sc.Limit, Length: windowKnob.Read(*sc.Settings, WindowLength, &err)}
 }
 
 // perWindow says the admitted counts of a trial's windows: "5 in one
@@ -230,7 +246,3 @@ func perWindow(ws []int64) string {
 	}
 	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1] + fmt.Sprintf(" in %d windows", len(ws))
 }
-
-// arrivalsKnob spaces a stream's arrivals, for every story that streams.
-var arrivalsKnob = engine.SpacingKnob(results.KnobArrivals, "spacing of a stream's arrivals: even (default: one bot keeping time) or poisson (seeded)",
-	func(s *results.Settings) *pace.Spacing { return &s.Arrivals })

@@ -23,7 +23,7 @@ const maxLanes = 16
 // settings changed by change, traced when trace (to show lanes) and not
 // when only the figures are wanted, and returns the target's result.
 func playStream(ctx context.Context, x *engine.Explainer, target string, trials int, trace bool, change func(*results.Settings)) (*results.TargetResult, error) {
-	set := *x.Scenario.Made
+	set := x.Scenario.Settings.Clone()
 	change(&set)
 	sc, err := x.Scenario.Vary(set)
 	if err != nil {
@@ -39,7 +39,7 @@ func playStream(ctx context.Context, x *engine.Explainer, target string, trials 
 // the race without a burst.
 func streamReplay(ctx context.Context, x *engine.Explainer) ([]engine.Replay, error) {
 	const rate = 20
-	tr, err := playStream(ctx, x, x.Target, explainTrials, true, func(s *results.Settings) { s.Rate = rate })
+	tr, err := playStream(ctx, x, x.Target, explainTrials, true, func(s *results.Settings) { botRateKnob.Put(s, rate) })
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +69,11 @@ func rolloverReplays(ctx context.Context, x *engine.Explainer) ([]engine.Replay,
 	if x.Fix.Clock != results.ClockVirtual {
 		return nil, nil // a window of real time is too long to wait for
 	}
-	tr, err := playStream(ctx, x, x.Fixed, 1, true, func(s *results.Settings) { s.Rate, s.Arrivals, s.Rollover = 1, pace.Even, true })
+	tr, err := playStream(ctx, x, x.Fixed, 1, true, func(s *results.Settings) {
+		botRateKnob.Put(s, 1)
+		arrivalsKnob.Put(s, pace.Even)
+		rolloverKnob.Put(s, true)
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -60,8 +60,8 @@ func TestSixOfFiveAcrossABoundary(t *testing.T) {
 		if got.Broken || got.History != results.Linearizable {
 			t.Fatalf("broken %v, history %s: %s %s", got.Broken, got.History, got.Why, got.HistoryWhy)
 		}
-		if windows[0] != WindowLimit || windows[1] != WindowLimit || got.Counted != 2*WindowLimit {
-			t.Errorf("admitted per window %v, counted %d; want %d in each and %d counted", windows, got.Counted, WindowLimit, 2*WindowLimit)
+		if windows[0] != windowLimit || windows[1] != windowLimit || got.Counted != 2*windowLimit {
+			t.Errorf("admitted per window %v, counted %d; want %d in each and %d counted", windows, got.Counted, windowLimit, 2*windowLimit)
 		}
 		if tr.Verdict() != "holds" {
 			t.Errorf("verdict %s, want holds", tr.Verdict())

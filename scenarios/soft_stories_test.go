@@ -10,9 +10,21 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/scenarios/engine"
-	"github.com/racelab/racelab/scenarios/pace"
 	"github.com/racelab/racelab/scenarios/results"
+	"github.com/racelab/racelab/targets/story"
 )
+
+// windowLimit is six-of-five's limit at its defaults, its op's.
+const windowLimit = story.WindowLimit
+
+// knobs are the settings of knob names and their texts, in pairs.
+func knobs(pairs ...string) results.Settings {
+	var s results.Settings
+	for i := 0; i+1 < len(pairs); i += 2 {
+		s.Set(pairs[i], pairs[i+1])
+	}
+	return s
+}
 
 // vary is the story name with settings set, or the test stops.
 func vary(t *testing.T, name string, set results.Settings) *engine.Scenario {
@@ -49,19 +61,19 @@ func runStory(t *testing.T, sc *engine.Scenario, trials int, seed int64, targets
 func TestSixOfFiveBurst(t *testing.T) {
 	sc := vary(t, "six-of-five", results.Settings{})
 	res := runStory(t, sc, 10, 3, "kv", "actor", "sqlite")
-	if res.Soft == "" || res.Settings == nil || res.Settings.Limit != WindowLimit {
+	if res.Soft == "" || res.Settings == nil || res.Settings.Knobs["limit"] != "5" {
 		t.Fatalf("soft %q, settings %+v; want the soft rule and the limit recorded", res.Soft, res.Settings)
 	}
 	for _, tr := range res.Targets {
 		s := tr.Summary()
 		switch tr.Target {
 		case "kv":
-			if s.Broken != 10 || s.SoftBroken != 10 || s.Allowed.Min <= WindowLimit+DefaultTolerance {
+			if s.Broken != 10 || s.SoftBroken != 10 || s.Allowed.Min <= windowLimit+DefaultTolerance {
 				t.Errorf("kv: broken %d, soft %d, allowed %+v; want every trial over both rules", s.Broken, s.SoftBroken, s.Allowed)
 			}
 		default:
-			if s.Broken != 0 || s.SoftBroken != 0 || s.Allowed.Min != WindowLimit || s.Allowed.Max != WindowLimit || s.Figures[windowsFigure][WindowLimit] != 10 {
-				t.Errorf("%s: broken %d, soft %d, allowed %+v, windows %v; want exactly %d a window", tr.Target, s.Broken, s.SoftBroken, s.Allowed, s.Figures[windowsFigure], WindowLimit)
+			if s.Broken != 0 || s.SoftBroken != 0 || s.Allowed.Min != windowLimit || s.Allowed.Max != windowLimit || s.Figures[windowsFigure][windowLimit] != 10 {
+				t.Errorf("%s: broken %d, soft %d, allowed %+v, windows %v; want exactly %d a window", tr.Target, s.Broken, s.SoftBroken, s.Allowed, s.Figures[windowsFigure], windowLimit)
 			}
 		}
 	}
@@ -71,7 +83,7 @@ func TestSixOfFiveBurst(t *testing.T) {
 // in some, and every admission is in a window of the tally; the object
 // admits exactly the limit. The same seed gives the same bytes.
 func TestSixOfFiveStream(t *testing.T) {
-	sc := vary(t, "six-of-five", results.Settings{Rate: 20})
+	sc := vary(t, "six-of-five", knobs("rate", "20/s"))
 	// Ten trials of some 1,200 requests each: seed 5 breaks kv in three
 	// of them.
 	const trials = 10
@@ -87,11 +99,11 @@ func TestSixOfFiveStream(t *testing.T) {
 		}
 		kv, actor := res.Targets[0].Summary(), res.Targets[1].Summary()
 		kvWindows, actorWindows := kv.Figures[windowsFigure], actor.Figures[windowsFigure]
-		if kvWindows[WindowLimit-1] > 0 || kv.Broken == 0 || kv.Allowed.Min < WindowLimit {
+		if kvWindows[windowLimit-1] > 0 || kv.Broken == 0 || kv.Allowed.Min < windowLimit {
 			t.Errorf("kv: windows %v, broken %d; want at least the limit in each window and some over it", kvWindows, kv.Broken)
 		}
-		if actor.Broken != 0 || len(actorWindows) != 1 || actorWindows[WindowLimit] != trials {
-			t.Errorf("actor: broken %d, windows %v; want exactly %d in each of %d windows", actor.Broken, actorWindows, WindowLimit, trials)
+		if actor.Broken != 0 || len(actorWindows) != 1 || actorWindows[windowLimit] != trials {
+			t.Errorf("actor: broken %d, windows %v; want exactly %d in each of %d windows", actor.Broken, actorWindows, windowLimit, trials)
 		}
 		if err := Check(res, time.Second); err != nil {
 			t.Errorf("a stream result does not read back: %v", err)
@@ -105,11 +117,11 @@ func TestSixOfFiveStream(t *testing.T) {
 // Across a boundary, each window keeps its limit on the object, and the
 // span of one window's length admits twice it.
 func TestSixOfFiveRollover(t *testing.T) {
-	sc := vary(t, "six-of-five", results.Settings{Rate: 1, Arrivals: pace.Even, Rollover: true})
+	sc := vary(t, "six-of-five", knobs("rate", "1/s", "arrivals", "even", "rollover", "true"))
 	res := runStory(t, sc, 3, 1, "actor")
 	for _, trial := range res.Targets[0].Trials {
-		if windows := trial.Figures[windowsFigure]; trial.Broken || !slices.Equal(windows, []int64{WindowLimit, WindowLimit}) {
-			t.Errorf("trial %d: broken %v, windows %v; want %d and %d", trial.Index, trial.Broken, windows, WindowLimit, WindowLimit)
+		if windows := trial.Figures[windowsFigure]; trial.Broken || !slices.Equal(windows, []int64{windowLimit, windowLimit}) {
+			t.Errorf("trial %d: broken %v, windows %v; want %d and %d", trial.Index, trial.Broken, windows, windowLimit, windowLimit)
 		}
 	}
 }
@@ -126,9 +138,9 @@ func TestSoftVerdictIsRechecked(t *testing.T) {
 // Stock K: the rule is successes ≤ K, and every store's checkout
 // generalises; the naive KV shop oversells.
 func TestFiveCheckoutsStock(t *testing.T) {
-	sc := vary(t, "five-checkouts", results.Settings{Stock: 3})
-	if sc.Settings() == nil || sc.Settings().Stock != 3 {
-		t.Fatalf("settings %+v; want the stock recorded", sc.Settings())
+	sc := vary(t, "five-checkouts", knobs("stock", "3"))
+	if sc.Settings == nil || sc.Settings.Knobs["stock"] != "3" {
+		t.Fatalf("settings %+v; want the stock recorded", sc.Settings)
 	}
 	res, err := engine.Run(context.Background(), engine.Plan{Scenario: sc, Targets: []string{"kv", "actor", "sqlite", "sqlite:naive"}, Requests: 10, Trials: 10, Seed: 2})
 	if err != nil {
@@ -147,28 +159,29 @@ func TestFiveCheckoutsStock(t *testing.T) {
 			}
 		}
 	}
-	if def := vary(t, "five-checkouts", results.Settings{Stock: 1}); def.Settings() != nil {
-		t.Errorf("stock 1 records settings %+v; want none, as before", def.Settings())
+	if def := vary(t, "five-checkouts", knobs("stock", "1")); def.Settings != nil {
+		t.Errorf("stock 1 records settings %+v; want none, as before", def.Settings)
 	}
 }
 
 // A setting of another story, or out of range, is a usage error.
 func TestSettingsAreChecked(t *testing.T) {
-	neg := int64(-1)
 	for _, c := range []struct {
 		story string
 		set   results.Settings
 	}{
-		{"six-of-five", results.Settings{Stock: 3}},
-		{"ten-hits-one-view", results.Settings{Rate: 20}},
-		{"six-of-five", results.Settings{Tolerance: &neg}},
-		{"six-of-five", results.Settings{Rollover: true}},
-		{"six-of-five", results.Settings{Rate: 1000}},
-		{"stale-plan", results.Settings{Limit: 3}},
-		{"stale-plan", results.Settings{Via: "browser"}},
-		{"six-of-five", results.Settings{Via: results.ViaExtension}},
-		{"six-of-five", results.Settings{For: time.Minute}},
-		{"stale-plan", results.Settings{Rate: 100, For: 24 * time.Hour}},
+		{"six-of-five", knobs("stock", "3")},
+		{"ten-hits-one-view", knobs("rate", "20/s")},
+		{"six-of-five", knobs("tolerance", "-1")},
+		{"six-of-five", knobs("rollover", "true")},
+		{"six-of-five", knobs("rate", "1000/s")},
+		{"six-of-five", knobs("window", "soon")},
+		{"stale-plan", knobs("limit", "3")},
+		{"stale-plan", knobs("via", "browser")},
+		{"six-of-five", knobs("via", "extension")},
+		{"six-of-five", knobs("for", "1m")},
+		{"stale-plan", knobs("rate", "100/s", "for", "24h")},
+		{"stale-plan", knobs("rollover", "true")},
 	} {
 		sc, _ := Lookup(c.story)
 		if _, err := With(sc, c.set); !errors.Is(err, results.ErrUsage) {

@@ -14,7 +14,7 @@ import (
 	"github.com/racelab/racelab/targets/shop"
 )
 
-// The 24-hour sold mark of seed 000 §4: a completed payment turns the item
+// The 24-hour sold mark of five-checkouts: a completed payment turns the item
 // into "sold" at the lock for shop.SoldHold, which is meant to cover the
 // time until the KV sold mark has reached every location. After the hold
 // the lock forgets the item and only the KV mark, read where the buyer is,

@@ -43,27 +43,44 @@ const exposureFigure = "exposure_ns"
 
 var stalePlan = mustVary(stalePlanWith(results.Settings{}))
 
+// Who grants stale-plan's downloads after the cancel (viaKnob): the
+// server, whose cached read of the plan expires in seconds, or the
+// browser extension, whose licence is revalidated every twelve hours.
+const (
+	byServer    = "server"
+	byExtension = "extension"
+)
+
+// stale-plan's knobs, and arrivalsKnob, which it shares with six-of-five.
+var (
+	planRateKnob = engine.RateKnob("rate", "the rate of downloads after the cancel (default 6/m; 6/h via the extension)")
+	boundKnob    = engine.DurationKnob("bound", "the exposure after a cancel the design accepts (default the plan's 45s cache;\n12h0m45s via the extension)", "45s")
+	forKnob      = engine.DurationKnob("for", "how long downloads keep coming after the cancel (default twice the bound, at least 2m)", "3m")
+	viaKnob      = engine.ChoiceKnob("via", "who grants the downloads: server (default; a cached plan read) or extension\n(a licence revalidated every 12h)",
+		byServer+" or "+byExtension, []string{byServer, byExtension})
+)
+
 // stalePlanWith makes the cancelled-subscription story with set: who
 // grants the downloads after the cancel, their rate, spacing and span,
 // and the bound the design accepts.
 func stalePlanWith(set results.Settings) (*engine.Scenario, error) {
-	via := cmp.Or(set.Via, results.ViaServer)
-	if via != results.ViaServer && via != results.ViaExtension {
-		return nil, usage.Fieldf(results.KnobVia, "{} %q: want %s or %s", via, results.ViaServer, results.ViaExtension)
-	}
-	ext := via == results.ViaExtension
+	var err error
+	via := viaKnob.Read(set, byServer, &err)
+	ext := via == byExtension
 	rate, bound := DefaultPlanRate, DefaultPlanBound
 	if ext {
 		rate, bound = DefaultExtensionRate, DefaultExtensionBound
 	}
-	rate, bound = cmp.Or(set.Rate, rate), cmp.Or(set.Bound, bound)
-	spacing := cmp.Or(set.Arrivals, pace.Poisson)
-	if set.Rollover || set.Tolerance != nil {
-		return nil, usage.Fieldf(results.KnobRollover, "{} and {tolerance} are six-of-five's")
-	}
+	rate, bound = planRateKnob.Read(set, rate, &err), boundKnob.Read(set, bound, &err)
+	spacing := arrivalsKnob.Read(set, pace.Poisson, &err)
 	// Long enough to see the exposure end: twice the bound, at least two
 	// minutes, unless --for says otherwise.
-	span := cmp.Or(set.For, max(2*time.Minute, 2*bound))
+	span := forKnob.Read(set, 0, &err)
+	if err != nil {
+		return nil, err
+	}
+	given := span > 0
+	span = cmp.Or(span, max(2*time.Minute, 2*bound))
 	// The pages before the cancel keep the server's cache warm: a page
 	// every ninth of the bound, and never slower than every ninth of the
 	// 45 s cache (a bound of hours is the extension's, not the cache's).
@@ -71,76 +88,87 @@ func stalePlanWith(set results.Settings) (*engine.Scenario, error) {
 	sch := pace.Constant(rate, span)
 	sch.Spacing = spacing
 	if n := sch.Expected(); n < 1 || n > engine.MaxRequests {
-		return nil, usage.Fieldf(results.KnobRate, "{} %s for %s is %d downloads; want 1 to %d", engine.RateWords(rate), results.DurationWords(span), n, engine.MaxRequests)
+		return nil, usage.Fieldf(planRateKnob.Name, "{} %s for %s is %d downloads; want 1 to %d", engine.RateWords(rate), results.DurationWords(span), n, engine.MaxRequests)
 	}
-	limit := int64(DailyLimit)
-	resolved := results.Settings{Rate: rate, Arrivals: spacing, Bound: bound, For: set.For, Via: set.Via}
+	limit := defaultLimit(story.OpOriginal)
+	// The settings it was made with: the stream's and the bound, and who
+	// grants and for how long when the run said.
+	var made results.Settings
+	planRateKnob.Put(&made, rate)
+	arrivalsKnob.Put(&made, spacing)
+	boundKnob.Put(&made, bound)
+	if given {
+		forKnob.Put(&made, span)
+	}
+	if _, ok := set.Knob(viaKnob.Name); ok {
+		viaKnob.Put(&made, via)
+	}
 	sc := engine.Scenario{
-		Name:  "stale-plan",
-		Title: "a cancelled subscription keeps downloading until the cached plan expires",
-		Story: "A tool keeps its subscriptions in a key-value store and reads the plan " +
-			"on every download from a cache at the edge. When a subscriber cancels, " +
-			"the server stops granting originals about 45 seconds later, when its " +
-			"cached read expires, and the browser extension finds out at its next " +
-			"revalidation, at most twelve hours after that. It is the price of not " +
-			"asking a strong store on every download, and its author accepted it. The " +
-			"story measures it: downloads keep arriving after the cancel, and the " +
-			"exposure is the time from the cancel to the last original still granted. " +
-			"The hybrid lets one object decide the daily quota exactly and KV serve " +
-			"the plan: exact where it matters, cheap and stale within a known bound " +
-			"elsewhere.",
-		Rule: fmt.Sprintf("no original granted after the cancel, at most %d a subscriber a day, every one counted", limit),
-		SoftRule: fmt.Sprintf("originals after the cancel only within the accepted %s, at most %d a day, every one counted",
-			results.DurationWords(bound), limit),
-		Fix: "One object per subscriber holds the plan and the day's count and takes " +
-			"one request at a time: the cancel and every download after it meet in " +
-			"the same place, so nothing is granted after the cancel and never more " +
-			"than the limit. The hybrid keeps only the quota there and serves the plan " +
-			"from KV: the quota is exact, the plan is stale for at most the cache " +
-			"TTL, the bound its design accepted.",
-		Needs:           "subscription plan",
-		DefaultRequests: int(sch.Expected()),
-		Lineup:          []string{"kv", "hybrid", "actor"},
-		Op:              story.OpOriginal,
-		Limit:           limit,
-		KeyPrefix:       "subscriber",
-		Knobs: []engine.Knob{
-			engine.RateKnob(results.KnobRate, "the rate of downloads after the cancel (default 6/m; 6/h via the extension)",
-				func(s *results.Settings) *pace.Rate { return &s.Rate }),
-			arrivalsKnob,
-			engine.DurationKnob(results.KnobBound, "the exposure after a cancel the design accepts (default the plan's 45s cache;\n12h0m45s via the extension)",
-				"45s", func(s *results.Settings) *time.Duration { return &s.Bound }),
-			engine.DurationKnob(results.KnobFor, "how long downloads keep coming after the cancel (default twice the bound, at least 2m)",
-				"3m", func(s *results.Settings) *time.Duration { return &s.For }),
-			engine.ChoiceKnob(results.KnobVia, "who grants the downloads: server (default; a cached plan read) or extension\n(a licence revalidated every 12h)",
-				results.ViaServer+" or "+results.ViaExtension, []string{results.ViaServer, results.ViaExtension}, func(s *results.Settings) *string { return &s.Via }),
+		Tale: engine.Tale{
+			Name:  "stale-plan",
+			Title: "a cancelled subscription keeps downloading until the cached plan expires",
+			Story: "A tool keeps its subscriptions in a key-value store and reads the plan " +
+				"on every download from a cache at the edge. When a subscriber cancels, " +
+				"the server stops granting originals about 45 seconds later, when its " +
+				"cached read expires, and the browser extension finds out at its next " +
+				"revalidation, at most twelve hours after that. It is the price of not " +
+				"asking a strong store on every download, and its author accepted it. The " +
+				"story measures it: downloads keep arriving after the cancel, and the " +
+				"exposure is the time from the cancel to the last original still granted. " +
+				"The hybrid lets one object decide the daily quota exactly and KV serve " +
+				"the plan: exact where it matters, cheap and stale within a known bound " +
+				"elsewhere.",
+			Rule: fmt.Sprintf("no original granted after the cancel, at most %d a subscriber a day, every one counted", limit),
+			SoftRule: fmt.Sprintf("originals after the cancel only within the accepted %s, at most %d a day, every one counted",
+				results.DurationWords(bound), limit),
+			Fix: "One object per subscriber holds the plan and the day's count and takes " +
+				"one request at a time: the cancel and every download after it meet in " +
+				"the same place, so nothing is granted after the cancel and never more " +
+				"than the limit. The hybrid keeps only the quota there and serves the plan " +
+				"from KV: the quota is exact, the plan is stale for at most the cache " +
+				"TTL, the bound its design accepted.",
+			Needs:     "subscription plan",
+			Lineup:    []string{"kv", "hybrid", "actor"},
+			KeyPrefix: "subscriber",
 		},
-		Figures: []results.Figure{exposureFigureOf(bound)},
-		Ending:  planEnding,
-		Tell: func(t *results.Trial, target string) string {
-			if t.Allowed == 0 {
-				return fmt.Sprintf("%s: no original granted after the cancel; %d refused", target, t.Refused)
-			}
-			return fmt.Sprintf("%s: %s granted after the cancel, the last %s after it (accepted: %s); %d refused, %d counted",
-				target, results.Plural(int64(t.Allowed), "original"), formatExposure(exposureOf(t)), results.DurationWords(bound), t.Refused, t.Counted)
+		Request: engine.Request{
+			DefaultRequests: int(sch.Expected()),
+			Op:              story.OpOriginal,
+			Limit:           limit,
 		},
-		Judge: func(t *results.Trial, target string) {
-			allowed := int64(t.Allowed)
-			exposed := judgeExposure(t)
-			t.Over = allowed // every one granted after the cancel is given away
-			t.Lost = max(0, allowed-t.Counted)
-			if allowed == 0 && t.Counted <= int64(t.Errors) {
-				return
-			}
-			t.Broken = true
-			t.Why = fmt.Sprintf("%s: %s granted after the cancel, the last %s after it", target,
-				results.Plural(allowed, "original"), formatExposure(exposed))
-			if allowed > limit {
-				t.Why += fmt.Sprintf(", over the daily limit of %d", limit)
-			}
-			if t.Lost > 0 {
-				t.Why += fmt.Sprintf("; %d counted: %d never counted", t.Counted, t.Lost)
-			}
+		Verdict: engine.Verdict{
+			Figures: []results.Figure{exposureFigureOf(bound)},
+			Tell: func(t *results.Trial, target string) string {
+				if t.Allowed == 0 {
+					return fmt.Sprintf("%s: no original granted after the cancel; %d refused", target, t.Refused)
+				}
+				return fmt.Sprintf("%s: %s granted after the cancel, the last %s after it (accepted: %s); %d refused, %d counted",
+					target, results.Plural(int64(t.Allowed), "original"), formatExposure(exposureOf(t)), results.DurationWords(bound), t.Refused, t.Counted)
+			},
+			Judge: func(t *results.Trial, target string) {
+				allowed := int64(t.Allowed)
+				exposed := measureExposure(t)
+				t.Over = allowed // every one granted after the cancel is given away
+				t.Lost = max(0, allowed-t.Counted)
+				if allowed == 0 && t.Counted <= int64(t.Errors) {
+					return
+				}
+				t.Broken = true
+				t.Why = fmt.Sprintf("%s: %s granted after the cancel, the last %s after it", target,
+					results.Plural(allowed, "original"), formatExposure(exposed))
+				if allowed > limit {
+					t.Why += fmt.Sprintf(", over the daily limit of %d", limit)
+				}
+				if t.Lost > 0 {
+					t.Why += fmt.Sprintf("; %d counted: %d never counted", t.Counted, t.Lost)
+				}
+			},
+		},
+		Teaching: engine.Teaching{
+			Ending: planEnding,
+		},
+		Tuning: engine.Tuning{
+			Knobs: []engine.Knob{planRateKnob.Knob, arrivalsKnob.Knob, boundKnob.Knob, forKnob.Knob, viaKnob.Knob},
 		},
 	}
 	sc.Stream = &engine.Stream{Schedule: sch, Words: engine.StreamWords(sch) + " after the cancel", Prelude: browseViews * browse}
@@ -159,16 +187,16 @@ func stalePlanWith(set results.Settings) (*engine.Scenario, error) {
 	out.Soft = func(t *results.Trial) bool {
 		return exposureOf(t) > bound || int64(t.Allowed) > limit && !ext || t.Lost > 0
 	}
-	out.Made = &resolved
+	out.Settings = &made
 	out.Vary = stalePlanWith
 	out.Timed = true
 	return out, nil
 }
 
-// judgeExposure records in the trial how long after the cancel its last
+// measureExposure records in the trial how long after the cancel its last
 // original was granted, and returns it: zero, and no figure, when none
 // was.
-func judgeExposure(t *results.Trial) time.Duration {
+func measureExposure(t *results.Trial) time.Duration {
 	var d time.Duration
 	for _, r := range t.Requests {
 		if r.Outcome == results.Allowed {
@@ -182,7 +210,7 @@ func judgeExposure(t *results.Trial) time.Duration {
 	return d
 }
 
-// exposureOf is the trial's exposure as its judge recorded it.
+// exposureOf is the trial's exposure as measureExposure recorded it.
 func exposureOf(t *results.Trial) time.Duration { return time.Duration(t.Figure(exposureFigure)) }
 
 // exposureFigureOf declares how a report says the exposures of a run
@@ -237,7 +265,7 @@ func planEnding(ctx context.Context, x *engine.Explainer) (engine.Ending, error)
 			{Part: "The server's plan check", Mark: "approximate, within a bound", Why: fmt.Sprintf("A cached read of the plan goes on saying \"paid\" until it expires: on %s the last original went %s after the cancel, within the %s cache. The cost is the originals given away in that time: %d here.",
 				x.Race.Target, formatExposure(exposureOf(&race)), results.DurationWords(story.PlanCacheTTL), race.Allowed)},
 			{Part: "The extension's licence", Mark: "approximate, within a bound of its own", Why: ext},
-			{Part: "The daily quota", Mark: "strict only in one place", Why: fmt.Sprintf("Read, compare, write, as %s does it, lets more than %d through and counts fewer; decided in one place (%s, or the hybrid's object) it is exact.", x.Target, DailyLimit, x.Fixed)},
+			{Part: "The daily quota", Mark: "strict only in one place", Why: fmt.Sprintf("Read, compare, write, as %s does it, lets more than %d through and counts fewer; decided in one place (%s, or the hybrid's object) it is exact.", x.Target, x.Scenario.Limit, x.Fixed)},
 		},
 		Closing: "The hybrid keeps each part where it belongs: the quota, which is money, in a " +
 			"strong store that decides atomically; the plan, where a minute of staleness " +
@@ -249,7 +277,8 @@ func planEnding(ctx context.Context, x *engine.Explainer) (engine.Ending, error)
 // target for explainTrials days and says what its licence gave away.
 func extensionReplay(ctx context.Context, x *engine.Explainer) (string, error) {
 	tr, err := playStream(ctx, x, x.Target, explainTrials, false, func(s *results.Settings) {
-		*s = results.Settings{Via: results.ViaExtension}
+		*s = results.Settings{}
+		viaKnob.Put(s, byExtension)
 	})
 	if err != nil {
 		return "", err
@@ -414,7 +443,7 @@ func viaExtension(sc *engine.Scenario, bound, browse time.Duration) func(s story
 		return fmt.Sprintf("%d given away", over)
 	}
 	sc.Judge = func(t *results.Trial, target string) {
-		exposed := judgeExposure(t)
+		exposed := measureExposure(t)
 		t.Over = int64(t.Allowed) // given away, within the bound or not
 		t.Lost = 0                // the extension never asks the server to count
 		i := slices.IndexFunc(t.Requests, func(r results.Request) bool { return r.Outcome == results.Allowed && r.Value == 1 })

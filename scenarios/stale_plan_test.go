@@ -77,7 +77,7 @@ func TestStalePlan(t *testing.T) {
 // object's exposure is at most the revalidation interval itself, and the
 // same seed gives the same bytes.
 func TestStalePlanViaExtension(t *testing.T) {
-	sc := vary(t, "stale-plan", results.Settings{Via: results.ViaExtension})
+	sc := vary(t, "stale-plan", knobs("via", "extension"))
 	replaysStalePlan(t, sc, 60, 3, func(res *results.Result) {
 		for _, tr := range res.Targets {
 			s := tr.Summary()
@@ -144,7 +144,7 @@ func TestExtensionRenewsFromStalePlan(t *testing.T) {
 				return
 			}
 			// The licence is due now; the server's cache is 5 s old.
-			granted, value, derr = e.Download(ctx, key, DailyLimit)
+			granted, value, derr = e.Download(ctx, key, dailyLimit)
 		})
 		tg.Close()
 		if err != nil || derr != nil {
@@ -157,7 +157,7 @@ func TestExtensionRenewsFromStalePlan(t *testing.T) {
 		if !granted {
 			tr = results.Trial{Requests: []results.Request{{Outcome: results.Refused}}, Refused: 1}
 		}
-		sc := vary(t, "stale-plan", results.Settings{Via: results.ViaExtension})
+		sc := vary(t, "stale-plan", knobs("via", "extension"))
 		sc.Decide(&tr, c.target)
 		if tr.Broken != c.renewed || c.renewed && !strings.Contains(tr.Why, "renewed") {
 			t.Errorf("%s: broken %v (%s); want %v", c.target, tr.Broken, tr.Why, c.renewed)
@@ -169,18 +169,18 @@ func TestExtensionRenewsFromStalePlan(t *testing.T) {
 // cancel keep pace with a short bound, so that a real-clock run against a
 // short cache takes seconds.
 func TestStalePlanTiming(t *testing.T) {
-	sc := vary(t, "stale-plan", results.Settings{Bound: 2 * time.Second, For: 5 * time.Second, Rate: 4})
+	sc := vary(t, "stale-plan", knobs("bound", "2s", "for", "5s", "rate", "4/s"))
 	if got := sc.Stream.Schedule.Duration(); got != 5*time.Second {
 		t.Errorf("--for 5s: downloads for %s", got)
 	}
 	if sc.DefaultRequests != 20 {
 		t.Errorf("4/s for 5s: %d requests; want 20", sc.DefaultRequests)
 	}
-	def := vary(t, "stale-plan", results.Settings{Via: results.ViaServer})
+	def := vary(t, "stale-plan", knobs("via", "server"))
 	if got := def.Stream.Schedule.Duration(); got != 2*time.Minute {
 		t.Errorf("default: downloads for %s; want 2m", got)
 	}
-	ext := vary(t, "stale-plan", results.Settings{Via: results.ViaExtension})
+	ext := vary(t, "stale-plan", knobs("via", "extension"))
 	if got, want := ext.Stream.Schedule.Duration(), 2*DefaultExtensionBound; got != want {
 		t.Errorf("via extension: downloads for %s; want %s", got, want)
 	}
@@ -194,7 +194,7 @@ func TestStalePlanTiming(t *testing.T) {
 // clock is a usage error naming the field; a target on the real clock
 // whatever the plan (an http service) fails with the way out.
 func TestStalePlanHoursNotOnRealClock(t *testing.T) {
-	sc := vary(t, "stale-plan", results.Settings{Via: results.ViaExtension})
+	sc := vary(t, "stale-plan", knobs("via", "extension"))
 	_, err := engine.Run(context.Background(), engine.Plan{Scenario: sc, Targets: []string{"kv"}, Trials: 1, Seed: 1, RealClock: true})
 	var fe *usage.FieldError
 	if !errors.As(err, &fe) || fe.Field != "RealClock" || err.Error() != "a trial takes 36h1m30s on the real clock; play it in virtual time, without RealClock" {

@@ -110,7 +110,7 @@ func TestAtomicTargetsHold(t *testing.T) {
 							wantAllowed += min(int(sc.Limit), in)
 						}
 					default:
-						wantAllowed = Stock
+						wantAllowed = int(oneOfAKind)
 					}
 					if trial.Allowed != wantAllowed || trial.Refused != n-wantAllowed || trial.Counted != int64(wantAllowed) {
 						t.Fatalf("trial %d: allowed %d refused %d counted %d, want %d, %d, %d",

@@ -17,21 +17,27 @@ import (
 // its histories, judges it and explains it. Registered (one line in
 // scenario.go's registry), it would be a story of the CLI too.
 var threeADay = engine.Define(engine.Scenario{
-	Name:            "three-a-day",
-	Title:           "a quota of three a day",
-	Story:           "A visitor may download three files a day.",
-	Rule:            "at most 3 downloads granted a visitor a day, and every granted download counted",
-	Fix:             "One object per visitor, or one conditional upsert.",
-	Needs:           "download quota",
-	DefaultRequests: 8,
-	Lineup:          []string{"kv", "actor", "sqlite"},
-	KeyPrefix:       "visitor",
-	Op:              "download",
-	Limit:           3,
-	Model:           engine.QuotaModel(3),
-	Judge:           capJudge(3, "download"),
-	Tell: func(t *results.Trial, target string) string {
-		return fmt.Sprintf("%s: %d granted, counter at %d", target, t.Allowed, t.Counted)
+	Tale: engine.Tale{
+		Name:      "three-a-day",
+		Title:     "a quota of three a day",
+		Story:     "A visitor may download three files a day.",
+		Rule:      "at most 3 downloads granted a visitor a day, and every granted download counted",
+		Fix:       "One object per visitor, or one conditional upsert.",
+		Needs:     "download quota",
+		Lineup:    []string{"kv", "actor", "sqlite"},
+		KeyPrefix: "visitor",
+	},
+	Request: engine.Request{
+		DefaultRequests: 8,
+		Op:              "download",
+		Limit:           3,
+	},
+	Verdict: engine.Verdict{
+		Model: engine.QuotaModel(3),
+		Judge: capJudge(3, "download"),
+		Tell: func(t *results.Trial, target string) string {
+			return fmt.Sprintf("%s: %d granted, counter at %d", target, t.Allowed, t.Counted)
+		},
 	},
 }, func(s story.Quota, ctx context.Context, key string, _ int) engine.Answer {
 	return engine.AnswerOf(s.Consume(ctx, key, 3))

@@ -214,8 +214,7 @@ func TestFaultsReplay(t *testing.T) {
 	if s := a.Targets[1].Summary(); s.Errors.Sum == 0 {
 		t.Error("actor?fail=0.2: no request failed in 30 trials")
 	}
-	// Every story's request meets the actor's faults, not only the first
-	// three stories'.
+	// Every story's request meets the actor's faults, whatever its op.
 	for _, story := range All() {
 		res, err := engine.Run(context.Background(), engine.Plan{Scenario: story, Targets: []string{"actor?fail=0.5"}, Trials: 3, Seed: 5})
 		if err != nil {

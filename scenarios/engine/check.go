@@ -179,7 +179,7 @@ func recheckTrial(sc *Scenario, n int, t *results.Trial, target string, maxSprea
 		switch {
 		case t.History == "":
 		case historyTimeout > 0:
-			JudgeHistory(sc, &c, target, Evidence{HistoryTimeout: historyTimeout})
+			RecordHistory(sc, &c, target, Evidence{HistoryTimeout: historyTimeout})
 		case t.History == results.NotLinearizable:
 			// Out of budget: a stored break is taken at its word, since
 			// it only makes the verdict worse.

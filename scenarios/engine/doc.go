@@ -8,8 +8,9 @@
 //
 // The engine knows no story by name: a story is a Scenario, a struct of
 // functions typed on its store interface (Define), and whatever is the
-// story's own (its words, its figures, its knobs) travels through
-// fields the story fills in. The engine writes no files and prints
+// story's own (its words, its figures, its knobs) travels through the
+// fields of its named parts (Tale, Request, Verdict, Teaching, Tuning),
+// which the story fills in. The engine writes no files and prints
 // nothing: its results are data (package results) for the report
 // package and the command to render and save.
 package engine

@@ -307,7 +307,7 @@ func Run(ctx context.Context, p Plan) (*results.Result, error) {
 		Confidence: p.Evidence.Level(),
 		Sequential: p.Sequential,
 		Gap:        gap,
-		Settings:   sc.Made,
+		Settings:   sc.Settings,
 		Figures:    sc.Figures,
 	}
 	if sc.Stream != nil {
@@ -584,7 +584,7 @@ func (r targetRun) play(ctx context.Context, rec *results.Recorder) error {
 			}
 		}
 		if f.gap == 0 && f.Stream == nil {
-			staged, err := StageBurst(ctx, sc, pl, t.Store, k, 0, n)
+			staged, err := StageBurst(ctx, pl, t.Store, k, 0, n)
 			if err != nil {
 				if ctx.Err() != nil {
 					return nil
@@ -644,7 +644,7 @@ func (r targetRun) play(ctx context.Context, rec *results.Recorder) error {
 		}
 		trialKey.Store(nil)
 		sc.Decide(&trial, r.label)
-		JudgeHistory(sc, &trial, r.label, r.ev)
+		RecordHistory(sc, &trial, r.label, r.ev)
 		rec.Add(trial)
 		// Never used again: a simulated store's memory stays flat over
 		// trials, a real store keeps nothing of a finished run.

@@ -435,7 +435,7 @@ type trialFacts struct {
 func facts(t *results.Trial) trialFacts {
 	// Room for every request at once: most are allowed in most stories,
 	// and growing a slice of copies request by request was most of the
-	// bytes a virtual trial's judgement allocated (issue 24).
+	// bytes a virtual trial's history check allocated (issue 24).
 	f := trialFacts{allowed: make([]*results.Request, 0, len(t.Requests))}
 	for i := range t.Requests {
 		switch r := &t.Requests[i]; r.Outcome {
@@ -474,7 +474,7 @@ func sameValue(reqs []*results.Request) (a, b *results.Request, ok bool) {
 }
 
 // scanUpTo is how many requests sameValue compares pairwise rather than
-// through a map: a burst of a few dozen is judged every trial, and a map
+// through a map: a burst of a few dozen is checked every trial, and a map
 // costs more than the comparisons it saves below this size.
 const scanUpTo = 32
 
@@ -587,11 +587,12 @@ func CheckHistory(sc *Scenario, t *results.Trial, timeout time.Duration) (verdic
 	}
 }
 
-// JudgeHistory checks a judged trial's history, unless told not to, and
-// breaks the trial when it is not linearizable. The rule's own Why, when
+// RecordHistory checks a judged trial's history (CheckHistory), unless
+// told not to, records the verdict in the trial, and breaks the trial
+// when the history is not linearizable. The rule's own Why, when
 // the counts already broke it, is kept: it says more plainly what went
 // wrong.
-func JudgeHistory(sc *Scenario, t *results.Trial, target string, e Evidence) {
+func RecordHistory(sc *Scenario, t *results.Trial, target string, e Evidence) {
 	if e.SkipHistory {
 		return
 	}

@@ -25,50 +25,97 @@ type Answer struct {
 	Figures map[string]int64
 }
 
-// Scenario is one story with one hard rule. It is a struct of functions
-// rather than an interface so that a story reads top to bottom in one
-// place; define builds one typed on its story interface, so that a story
-// is one file and the engine, the reports and the CLI never name it.
+// Scenario is one story with one hard rule, in five named parts: the
+// Tale told, the Request its trials send, the Verdict that judges them,
+// the Teaching `racelab explain` and `racelab run` add, and the Tuning of
+// its own settings. Each part is embedded, so that sc.Name, sc.Op and
+// sc.Judge read as before; a story's definition names the parts.
+//
+// It is a struct of functions rather than an interface so that a story
+// reads top to bottom in one place; Define builds one typed on its story
+// interface, so that a story is one file and the engine, the reports and
+// the CLI never name it.
 type Scenario struct {
+	Tale
+	Request
+	Verdict
+	Teaching
+	Tuning
+	// bind types store for the story once, when a target is opened: ok
+	// is false when store does not implement the story's interface.
+	bind Binder
+}
+
+// Tale is a story in words, and whom it is played against: the name users
+// type, the story and its rules as a report tells them, and its cast.
+type Tale struct {
 	// Name is what users type: "ten-hits-one-view".
 	Name string
-	// Title is the story in one line; Story tells it in a paragraph.
+	// Title is the story in one line.
 	Title string
+	// Story tells the story in a paragraph.
 	Story string
-	// Rule is the hard rule in words; Fix says how the fixed targets keep
-	// it, for `racelab explain`. SoftRule, for a story that judges one
-	// beside it, is the soft rule in words.
-	Rule     string
+	// Rule is the hard rule in words.
+	Rule string
+	// SoftRule, for a story that judges a soft rule beside the hard one
+	// (Verdict.Soft), is the soft rule in words.
 	SoftRule string
-	Fix      string
+	// Fix says how the fixed targets keep the hard rule, for `racelab
+	// explain`.
+	Fix string
 	// Needs says in words what a store must be to play the story: "a
 	// view counter".
 	Needs string
-	// DefaultRequests is the story's N; SequentialRequests its N when the
-	// requests go one after another (zero: the same).
-	DefaultRequests    int
-	SequentialRequests int
-	// Unsplittable, when set, says why shards cannot split the story's
-	// trials: a race file whose burst sends what its setup captured,
-	// which only the shard that ran the setup knows.
-	Unsplittable string
 	// Lineup is the default targets, naive first.
 	Lineup []string
 	// KeyPrefix starts every fresh key ("slug", "visitor", "item").
 	KeyPrefix string
-	// Op is the story's request, for targets that stage requests
-	// themselves (targets.Stager); Limit is its limit, if it has one.
-	Op    story.Op
-	Limit int64
+}
 
+// Request is what a story's trials send, and how: its op and limit, how
+// many requests, and whether they come as a burst, a stream over time or
+// a script.
+type Request struct {
+	// Op is the story's request as the ops table names it: its route on
+	// the HTTP contract, its words on the board and in histories. The
+	// request itself is the story's own function (Define's do), which
+	// every target runs, a staged HTTP burst included.
+	Op story.Op
+	// Limit is the request's limit, if it has one: a quota's downloads,
+	// an item's stock.
+	Limit int64
+	// DefaultRequests is the story's N.
+	DefaultRequests int
+	// SequentialRequests is the story's N when the requests go one after
+	// another (zero: DefaultRequests).
+	SequentialRequests int
+	// Stream, when set, fires each trial as arrivals over time rather
+	// than a burst.
+	Stream *Stream
+	// Timed says the story's time scale is minutes to hours: with
+	// virtual time on, the real stores play it in virtual time too
+	// (targets.WithVirtualServers).
+	Timed bool
 	// Scripted says the story's trials are scripted rather than bursts
 	// (five-checkouts' payment part): a saved one is judged again by
 	// Judge alone, with no history to check.
 	Scripted bool
+	// Unsplittable, when set, says why shards cannot split the story's
+	// trials: a race file whose burst sends what its setup captured,
+	// which only the shard that ran the setup knows.
+	Unsplittable string
+}
 
-	// Judge fills in Lost, Over, Broken and Why from the trial's outcomes
-	// and Counted.
+// Verdict is how a story judges a trial: its hard rule and its soft one,
+// what a trial came to in the story's words, the figures it records, and
+// the checks of a trial's history and of a store's batch read.
+type Verdict struct {
+	// Judge is the story's hard rule: it fills in Lost, Over, Broken and
+	// Why from the trial's outcomes and Counted.
 	Judge func(t *results.Trial, target string)
+	// Soft, when set, is the story's soft rule: whether the trial broke
+	// it (Trial.SoftBroken).
+	Soft func(t *results.Trial) bool
 	// Damage says in the story's words how far a trial strayed, from its
 	// Over and Lost ("4 oversold", "9 hits lost"); nil, or "" for a trial
 	// that strayed, leaves it to the default words (Trial.SetDamage).
@@ -79,6 +126,20 @@ type Scenario struct {
 	// Tell says in words what a trial that held came to, as Why does for
 	// one that broke.
 	Tell func(t *results.Trial, target string) string
+	// Figures declare how a report says the story's own trial figures,
+	// which its Judge sets (Trial.SetFigure).
+	Figures []results.Figure
+	// Model is the story's sequential specification, for history checks;
+	// the zero Model checks none.
+	Model Model
+	// Batch is the story's batch read on a store, nil when the story or
+	// the store has none; see CheckBatch.
+	Batch func(store any) BatchReader
+}
+
+// Teaching is what a story adds to `racelab explain` and `racelab run`
+// beyond its bursts: its own replays, its own runs, its exercise.
+type Teaching struct {
 	// Extras are the story's own replays in `racelab explain`, after the
 	// race and the fix every story shows (see explain.go).
 	Extras []Extra
@@ -88,54 +149,37 @@ type Scenario struct {
 	// Ending, when set, is the last section of `racelab explain`, after
 	// how the fix works: a story's exercise worked through.
 	Ending func(ctx context.Context, x *Explainer) (Ending, error)
+}
 
-	// Knobs are the settings the story takes (Settings): "stock",
-	// "rate", …, each with its help and how it is read.
+// Tuning is a story's own settings: the knobs it takes, how it is made
+// again with others, and the settings it was made with. The story reads
+// its knobs' values from a Settings itself (KnobOf.Read), in its own
+// file; the engine, the results and the CLI know them only by name.
+type Tuning struct {
+	// Knobs are the settings the story takes: "stock", "rate", …, each
+	// with its help and how its text is checked.
 	Knobs []Knob
-
-	// Figures declare how a report says the story's own trial figures,
-	// which its Judge sets (Trial.SetFigure); ReplyFigures, when set,
-	// reads the request figures off a staged target's reply, as the
-	// story's own request sets them on its Answer.
-	Figures      []results.Figure
-	ReplyFigures func(r story.Reply) map[string]int64
-
-	// model is the story's sequential specification, for history checks.
-	Model Model
-	// batch is the story's batch read on a store, nil when the story or
-	// the store has none; see BatchCheck.
-	Batch func(store any) BatchReader
-	// vary makes the story with settings other than its defaults; nil
-	// for a story without settings.
+	// Vary makes the story with settings other than its defaults; nil
+	// for a story without settings. A knob's text it cannot read is a
+	// *usage.FieldError naming the knob.
 	Vary func(results.Settings) (*Scenario, error)
-	// Made are the settings this story was made with, nil for the
-	// defaults of a story that records none.
-	Made *results.Settings
-	// stream, when set, fires each trial as arrivals over time rather
-	// than a burst.
-	Stream *Stream
-	// soft, when set, judges the story's soft rule: whether the trial
-	// broke it (Trial.SoftBroken).
-	Soft func(t *results.Trial) bool
-	// timed says the story's time scale is minutes to hours: with
-	// virtual time on, the real stores play it in virtual time too
-	// (targets.WithVirtualServers).
-	Timed bool
-	// bind types store for the story once, when a target is opened: ok
-	// is false when store does not implement the story's interface.
-	bind Binder
+	// Settings are the settings this story was made with, each knob as
+	// the story read it, which a result records so that the story is
+	// made again the same (Finder); nil for the defaults of a story that
+	// records none.
+	Settings *results.Settings
 }
 
 // Player is a store bound to a story: its request and its read-back.
 type Player struct {
-	// do performs request i of a burst on key.
+	// Do performs request i of a burst on key.
 	Do func(ctx context.Context, key string, i int) Answer
-	// read reads what the store counted on key; readTrial does it after a
-	// trial whose requests it is given (a rate limiter reads the windows
-	// they were counted in).
-	Read      func(ctx context.Context, key string) (int64, error)
+	// Read reads what the store counted on key.
+	Read func(ctx context.Context, key string) (int64, error)
+	// ReadTrial reads it after a trial whose requests it is given (a
+	// rate limiter reads the windows they were counted in).
 	ReadTrial func(ctx context.Context, key string, reqs []results.Request) (int64, error)
-	// prelude, when set, readies key before the trial's requests are
+	// Prelude, when set, readies key before the trial's requests are
 	// released (stale-plan: subscribe, browse, cancel; a race file's
 	// setup requests), waiting with sleep on the store's clock.
 	Prelude func(ctx context.Context, key string, sleep func(time.Duration) error) error
@@ -151,9 +195,10 @@ type Player struct {
 	Readback func(key string) *results.Readback
 	// Part, when set, is what a shard keeps of the trial on key for the
 	// rule, which it cannot judge alone: its share of the answers, and
-	// what its prelude captured. Rejoin hands verify's player the parts'
-	// shares put together, before it reads key back and judges it.
-	Part   func(key string) *results.Readback
+	// what its prelude captured.
+	Part func(key string) *results.Readback
+	// Rejoin hands verify's player the parts' shares put together, before
+	// it reads key back and judges it.
 	Rejoin func(key string, whole *results.Readback)
 }
 
@@ -163,7 +208,7 @@ type Player struct {
 // store (targets.Stager: the story's own request, made now, is sent but
 // its final part, which goes after the barrier), else sent whole by the
 // player after it.
-func StageBurst(ctx context.Context, sc *Scenario, pl Player, store any, key string, lo, n int) (func(context.Context, int) Answer, error) {
+func StageBurst(ctx context.Context, pl Player, store any, key string, lo, n int) (func(context.Context, int) Answer, error) {
 	if pl.Stage != nil {
 		staged, err := pl.Stage(ctx, key, lo, n)
 		if err != nil {

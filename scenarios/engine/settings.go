@@ -9,21 +9,20 @@ import (
 	"github.com/racelab/racelab/scenarios/results"
 )
 
-// Settings are the settings the story was made with; nil for a story at
-// defaults that records none.
-func (sc *Scenario) Settings() *results.Settings { return sc.Made }
-
 // Stream is how a story fires a trial as arrivals over time.
 type Stream struct {
-	// schedule is the arrivals' schedule; each trial draws its own from
+	// Schedule is the arrivals' schedule; each trial draws its own from
 	// the run's seed.
 	Schedule pace.Schedule
-	// align starts each trial on a multiple of align (a window boundary),
-	// lead before it; zero starts at once.
-	Align, Lead time.Duration
-	// words says it for the report: "Poisson arrivals at 20/s for 1m".
+	// Align starts each trial on a multiple of Align (a window boundary),
+	// Lead before it; zero starts at once.
+	Align time.Duration
+	// Lead is how long before the multiple of Align a trial starts.
+	Lead time.Duration
+	// Words says the stream for the report: "Poisson arrivals at 20/s
+	// for 1m".
 	Words string
-	// prelude is how long a trial's prelude takes before the arrivals
+	// Prelude is how long a trial's prelude takes before the arrivals
 	// start (stale-plan's subscription and cancel).
 	Prelude time.Duration
 }

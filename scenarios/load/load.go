@@ -170,7 +170,7 @@ func (p *LoadPlan) Validate() []error {
 	if p.Sharding != nil {
 		if err := engine.Splittable(p.Scenario); err != nil {
 			errs = append(errs, err)
-		} else if m := p.Scenario.Made; m != nil && m.Race != nil {
+		} else if m := p.Scenario.Settings; m != nil && m.Race != nil {
 			// A load's key is judged by the file's rule on every answer
 			// it got, and a load's part keeps only counts.
 			errs = append(errs, usage.Fieldf("Shard", "%s is a race file: its rule judges every answer a key got, which a sharded load's parts do not keep; "+

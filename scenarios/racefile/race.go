@@ -48,20 +48,28 @@ func (f *File) Scenario(env map[string]string) (*engine.Scenario, error) {
 		title = "a race on any HTTP API, judged by its own rule"
 	}
 	sc := &engine.Scenario{
-		Name:  f.Name,
-		Title: title,
-		Story: fmt.Sprintf("A race file (%s): %s, then %s released together, then %s read back; "+
-			"the hard rule is judged on what was read back. The file declares no history model, so no "+
-			"history check is made.", f.Path, results.Plural(int64(len(f.Setup)), "setup request"), f.burstWords(), results.Plural(int64(len(f.Readback)), "request")),
-		Rule:            f.Rule.Src + " (judged on the state read back; no history check: the file declares no model)",
-		Fix:             "A race file names no fix: the rule says what must hold, and a target that holds it shows how.",
-		Needs:           "HTTP API: a race file plays on http:// and https:// targets",
-		DefaultRequests: f.Requests,
-		KeyPrefix:       f.KeyPrefix,
-		Judge:           f.judge,
-		DamageOf:        f.damage,
-		Tell:            f.tell,
-		Made:            &results.Settings{Race: &results.RaceFile{Path: f.Path, SHA256: f.SHA256}},
+		Tale: engine.Tale{
+			Name:  f.Name,
+			Title: title,
+			Story: fmt.Sprintf("A race file (%s): %s, then %s released together, then %s read back; "+
+				"the hard rule is judged on what was read back. The file declares no history model, so no "+
+				"history check is made.", f.Path, results.Plural(int64(len(f.Setup)), "setup request"), f.burstWords(), results.Plural(int64(len(f.Readback)), "request")),
+			Rule:      f.Rule.Src + " (judged on the state read back; no history check: the file declares no model)",
+			Fix:       "A race file names no fix: the rule says what must hold, and a target that holds it shows how.",
+			Needs:     "HTTP API: a race file plays on http:// and https:// targets",
+			KeyPrefix: f.KeyPrefix,
+		},
+		Request: engine.Request{
+			DefaultRequests: f.Requests,
+		},
+		Verdict: engine.Verdict{
+			Judge:    f.judge,
+			DamageOf: f.damage,
+			Tell:     f.tell,
+		},
+		Tuning: engine.Tuning{
+			Settings: &results.Settings{Race: &results.RaceFile{Path: f.Path, SHA256: f.SHA256}},
+		},
 	}
 	if len(f.burstCaptures) > 0 {
 		// The other shards would send the burst without them.

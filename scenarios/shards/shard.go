@@ -176,7 +176,7 @@ func RunShard(ctx context.Context, p engine.Plan, s engine.Sharding) (*results.S
 		at := s.StartAt
 		out.StartAt = &at
 	}
-	part := &results.ShardRunPart{Scenario: sc.Name, Rule: sc.Rule, Settings: sc.Made, Requests: n, Lo: lo, Hi: hi, Trials: trials, Seed: p.Seed, Timeout: timeout}
+	part := &results.ShardRunPart{Scenario: sc.Name, Rule: sc.Rule, Settings: sc.Settings, Requests: n, Lo: lo, Hi: hi, Trials: trials, Seed: p.Seed, Timeout: timeout}
 	out.Run = part
 	opts := append([]targets.Option{targets.WithSeed(p.Seed), targets.WithVirtualTime(false)}, p.Options...)
 	opened, openErr, err := engine.OpenAll(ctx, rs, opts)
@@ -272,7 +272,7 @@ func (r shardRun) play(ctx context.Context, st *results.ShardTarget) error {
 		if retrier != nil {
 			before = retrier.Retries()
 		}
-		do, err := engine.StageBurst(ctx, r.sc, pl, t.Store, k, r.lo, n)
+		do, err := engine.StageBurst(ctx, pl, t.Store, k, r.lo, n)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil

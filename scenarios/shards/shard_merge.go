@@ -364,7 +364,7 @@ func mergeTrials(ctx context.Context, sc *engine.Scenario, pl engine.Player, ps 
 		label := ps[0].Run.Targets[ti].Target
 		sc.Judge(&trial, label)
 		if history {
-			engine.JudgeHistory(sc, &trial, label, ev)
+			engine.RecordHistory(sc, &trial, label, ev)
 		}
 		rec.Add(trial)
 	}

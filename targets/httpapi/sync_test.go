@@ -241,7 +241,7 @@ func TestBurstMakesTheStorysOwnRequest(t *testing.T) {
 			v, err := c.Hit(ctx, k)
 			return engine.AnswerOf(true, v, err)
 		}}
-		do, err := engine.StageBurst(ctx, &engine.Scenario{Op: story.OpDownload}, pl, c, key, 0, n)
+		do, err := engine.StageBurst(ctx, pl, c, key, 0, n)
 		if err != nil {
 			t.Fatalf("%s: %v", mode, err)
 		}
