@@ -49,7 +49,7 @@ var (
 	_ Retrier      = (*redis.Store)(nil)
 	_ Retrier      = (*postgres.Store)(nil)
 	_ Stager       = (*httpapi.Client)(nil)
-	_ Forgetter    = (*Store)(nil)
+	_ Forgetter    = (*Hybrid)(nil)
 	// The real stores run on a clock of their own, virtual for a story on
 	// the scale of hours (Options.VirtualServers).
 	_ Clocked = (*sqlite.Store)(nil)
@@ -64,7 +64,7 @@ func builtinEntries() []Entry {
 		{Name: "kv", Guarantee: "none: read, then write; reads cached", Embedded: true, Kind: (*kv.App)(nil), Open: openKV},
 		{Name: "actor", Guarantee: "one request at a time per key", Holds: true, Embedded: true, Kind: (*actor.Store)(nil), Open: openActor(actor.StrategyDefault)},
 		{Name: "actor:await-fetch", Guarantee: "none: fetch awaited between read and write", Embedded: true, Kind: (*actor.Store)(nil), Open: openActor(actor.StrategyAwaitFetch)},
-		{Name: "hybrid", Guarantee: "quota in one object; plan read from KV", Embedded: true, Kind: (*Store)(nil), Open: openHybrid},
+		{Name: "hybrid", Guarantee: "quota in one object; plan read from KV", Embedded: true, Kind: (*Hybrid)(nil), Open: openHybrid},
 		{Name: "sqlite", Guarantee: "one atomic upsert (as on D1, Cloudflare's SQLite)", Holds: true, Embedded: true, Kind: (*sqlite.Store)(nil), Open: openSQLite("")},
 		{Name: "sqlite:naive", Guarantee: "none: SELECT, then UPDATE", Embedded: true, Kind: (*sqlite.Store)(nil), Open: openSQLite("naive")},
 		{Name: "redis", Guarantee: "INCR, Lua check-and-increment, SET NX", Holds: true, Kind: (*redis.Store)(nil), Server: RedisServer, Open: openRedis("")},
@@ -172,7 +172,7 @@ func openHybrid(ctx context.Context, spec Spec, o Options) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return New(app.(*kv.App), objects.(*actor.Store), c), nil
+	return NewHybrid(app.(*kv.App), objects.(*actor.Store), c), nil
 }
 
 func openSQLite(strategy string) func(context.Context, Spec, Options) (any, error) {

@@ -10,28 +10,28 @@ import (
 	"github.com/racelab/racelab/targets/story"
 )
 
-// Store is the hybrid store (the package doc says why): it decides in an
+// Hybrid is the hybrid store (the package doc says why): it decides in an
 // object and reads the plan from KV.
-type Store struct {
+type Hybrid struct {
 	kv    *kv.App
 	actor *actor.Store
 	clock clock.Clock
 }
 
-var _ story.Plans = (*Store)(nil)
+var _ story.Plans = (*Hybrid)(nil)
 
 // New makes a hybrid store of a KV namespace and an actor store, which
 // must run on the same clock c.
-func New(app *kv.App, objects *actor.Store, c clock.Clock) *Store {
-	return &Store{kv: app, actor: objects, clock: c}
+func NewHybrid(app *kv.App, objects *actor.Store, c clock.Clock) *Hybrid {
+	return &Hybrid{kv: app, actor: objects, clock: c}
 }
 
 // Clock is the clock both halves run on.
-func (s *Store) Clock() clock.Clock { return s.clock }
+func (s *Hybrid) Clock() clock.Clock { return s.clock }
 
 // Subscribe starts the plan in the object, which owns it, then publishes
 // it to KV for the cheap reads.
-func (s *Store) Subscribe(ctx context.Context, subscriber string) error {
+func (s *Hybrid) Subscribe(ctx context.Context, subscriber string) error {
 	if err := s.actor.Subscribe(ctx, subscriber); err != nil {
 		return err
 	}
@@ -40,7 +40,7 @@ func (s *Store) Subscribe(ctx context.Context, subscriber string) error {
 
 // Cancel ends the plan in the object, then publishes the cancel to KV,
 // where cached reads go on saying "paid" until they expire.
-func (s *Store) Cancel(ctx context.Context, subscriber string) error {
+func (s *Hybrid) Cancel(ctx context.Context, subscriber string) error {
 	if err := s.actor.Cancel(ctx, subscriber); err != nil {
 		return err
 	}
@@ -48,13 +48,13 @@ func (s *Store) Cancel(ctx context.Context, subscriber string) error {
 }
 
 // Paid reads the plan from KV, as every page does.
-func (s *Store) Paid(ctx context.Context, subscriber string) (bool, error) {
+func (s *Hybrid) Paid(ctx context.Context, subscriber string) (bool, error) {
 	return s.kv.Paid(ctx, subscriber)
 }
 
 // Download reads the plan from KV (cheap, possibly stale) and, when it
 // reads paid, asks the object for the quota: exactly limit a day.
-func (s *Store) Download(ctx context.Context, subscriber string, limit int64) (bool, int64, error) {
+func (s *Hybrid) Download(ctx context.Context, subscriber string, limit int64) (bool, int64, error) {
 	paid, err := s.kv.Paid(ctx, subscriber)
 	if err != nil || !paid {
 		return false, 0, err
@@ -67,15 +67,15 @@ func (s *Store) Download(ctx context.Context, subscriber string, limit int64) (b
 }
 
 // Downloads reads the object's count: the authoritative one.
-func (s *Store) Downloads(ctx context.Context, subscriber string) (int64, error) {
+func (s *Hybrid) Downloads(ctx context.Context, subscriber string) (int64, error) {
 	return s.actor.Count(ctx, subscriber)
 }
 
 // Forget drops key from both halves.
-func (s *Store) Forget(key string) {
+func (s *Hybrid) Forget(key string) {
 	s.kv.Forget(key)
 	s.actor.Forget(key)
 }
 
 // Close stops the object half.
-func (s *Store) Close() error { return s.actor.Close() }
+func (s *Hybrid) Close() error { return s.actor.Close() }

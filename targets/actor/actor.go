@@ -385,8 +385,8 @@ func (s *Store) sleep(d time.Duration) bool {
 // record adds a step on this object to the trace of the request whose
 // context is ctx, stamped with the store's clock.
 func (o *object) record(ctx context.Context, op, value, note string) {
-	if story.Enabled(ctx) {
-		story.Add(ctx, story.Step{At: o.s.clock.Now(), Op: op, Key: o.addr.String(), Value: value, Note: note})
+	if story.Tracing(ctx) {
+		story.Trace(ctx, story.Step{At: o.s.clock.Now(), Op: op, Key: o.addr.String(), Value: value, Note: note})
 	}
 }
 

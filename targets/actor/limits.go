@@ -69,8 +69,8 @@ func (s *Store) Admit(ctx context.Context, caller string, w story.Window) (story
 
 // recordKey is record for a step on one key of the object's storage.
 func (o *object) recordKey(ctx context.Context, key, op, value, note string) {
-	if story.Enabled(ctx) {
-		story.Add(ctx, story.Step{At: o.s.clock.Now(), Op: op, Key: key, Value: value, Note: note})
+	if story.Tracing(ctx) {
+		story.Trace(ctx, story.Step{At: o.s.clock.Now(), Op: op, Key: key, Value: value, Note: note})
 	}
 }
 

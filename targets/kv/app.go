@@ -85,7 +85,7 @@ func (a *App) Consume(ctx context.Context, visitor string, limit int64) (granted
 		return false, 0, fmt.Errorf("consume %q: %w", visitor, err)
 	}
 	if q.N >= limit {
-		story.Add(ctx, story.Step{At: a.ns.Now(), Op: story.OpRefuse, Key: key, Value: strconv.FormatInt(q.N, 10),
+		story.Trace(ctx, story.Step{At: a.ns.Now(), Op: story.OpRefuse, Key: key, Value: strconv.FormatInt(q.N, 10),
 			Note: fmt.Sprintf("limit of %d reached", limit)})
 		return false, q.N, nil
 	}
@@ -119,7 +119,7 @@ func (a *App) Checkout(ctx context.Context, item, buyer string) (bool, error) {
 		return false, fmt.Errorf("checkout %q: read: %w", item, err)
 	}
 	if sold {
-		story.Add(ctx, story.Step{At: a.ns.Now(), Op: story.OpRefuse, Key: key, Value: owner, Note: "already sold"})
+		story.Trace(ctx, story.Step{At: a.ns.Now(), Op: story.OpRefuse, Key: key, Value: owner, Note: "already sold"})
 		return false, nil
 	}
 	if err := a.ns.Put(ctx, loc, key, buyer); err != nil {

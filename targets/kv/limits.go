@@ -41,7 +41,7 @@ func (a *App) Admit(ctx context.Context, caller string, w story.Window) (story.A
 	}
 	count := number(v)
 	if count >= w.Limit {
-		story.Add(ctx, story.Step{At: a.ns.Now(), Op: story.OpRefuse, Key: key, Value: strconv.FormatInt(count, 10),
+		story.Trace(ctx, story.Step{At: a.ns.Now(), Op: story.OpRefuse, Key: key, Value: strconv.FormatInt(count, 10),
 			Note: fmt.Sprintf("limit of %d reached", w.Limit)})
 		return story.Admission{Count: count, Window: n}, nil
 	}
@@ -112,7 +112,7 @@ func (a *App) PaidAt(ctx context.Context, loc Location, subscriber string) (bool
 		return false, fmt.Errorf("plan of %q: read: %w", subscriber, err)
 	}
 	if v != story.Paid {
-		story.Add(ctx, story.Step{At: a.ns.Now(), Op: story.OpRefuse, Key: planPrefix + subscriber, Value: v, Note: "no paid plan"})
+		story.Trace(ctx, story.Step{At: a.ns.Now(), Op: story.OpRefuse, Key: planPrefix + subscriber, Value: v, Note: "no paid plan"})
 	}
 	return v == story.Paid, nil
 }
@@ -151,7 +151,7 @@ func (a *App) CheckoutOf(ctx context.Context, item, buyer string, stock int64) (
 	}
 	claims := number(v)
 	if claims >= stock {
-		story.Add(ctx, story.Step{At: a.ns.Now(), Op: story.OpRefuse, Key: key, Value: v, Note: "sold out"})
+		story.Trace(ctx, story.Step{At: a.ns.Now(), Op: story.OpRefuse, Key: key, Value: v, Note: "sold out"})
 		return false, nil
 	}
 	if err := a.ns.Put(ctx, loc, key, strconv.FormatInt(claims+1, 10)); err != nil {

@@ -222,7 +222,7 @@ func (ns *Namespace) getCached(ctx context.Context, loc Location, key string, ca
 	if err := ns.clock.Sleep(ctx, d); err != nil {
 		return "", false, err
 	}
-	tracing := story.Enabled(ctx)
+	tracing := story.Tracing(ctx)
 	if hot && !tracing {
 		// The answer is the entry as found: the cache is on the machine
 		// itself, so nothing can change it on the way.
@@ -249,7 +249,7 @@ func (ns *Namespace) getCached(ctx context.Context, loc Location, key string, ca
 		if !e.found {
 			note = story.NotFound + ", " + note
 		}
-		story.Add(ctx, story.Step{At: now, Op: story.OpRead, Key: key, Value: e.value, Note: note})
+		story.Trace(ctx, story.Step{At: now, Op: story.OpRead, Key: key, Value: e.value, Note: note})
 	}
 	return e.value, e.found, nil
 }
@@ -322,13 +322,13 @@ func (ns *Namespace) write(ctx context.Context, op string, loc Location, key, va
 	missed := ns.rng.Float64() < ns.cfg.MissOwnWrite
 	ns.mu.Unlock()
 
-	tracing := story.Enabled(ctx)
+	tracing := story.Tracing(ctx)
 	if tracing {
 		note := ""
 		if !found {
 			note = op
 		}
-		story.Add(ctx, story.Step{At: ns.clock.Now(), Op: story.OpWrite, Key: key, Value: value, Note: note})
+		story.Trace(ctx, story.Step{At: ns.clock.Now(), Op: story.OpWrite, Key: key, Value: value, Note: note})
 	}
 	if err := ns.clock.Sleep(ctx, d); err != nil {
 		return err
@@ -341,7 +341,7 @@ func (ns *Namespace) write(ctx context.Context, op string, loc Location, key, va
 			ns.stats.Throttled++
 			ns.mu.Unlock()
 			if tracing {
-				story.Add(ctx, story.Step{At: now, Op: story.OpRefuse, Key: key, Value: value,
+				story.Trace(ctx, story.Step{At: now, Op: story.OpRefuse, Key: key, Value: value,
 					Note: fmt.Sprintf("429: the key was written %v before", now.Sub(last))})
 			}
 			return fmt.Errorf("%s %q: %w", op, key, ErrTooManyWrites)
@@ -373,7 +373,7 @@ func (ns *Namespace) write(ctx context.Context, op string, loc Location, key, va
 	}
 	ns.mu.Unlock()
 	if tracing {
-		story.Add(ctx, story.Step{At: now, Op: story.OpWriteLands, Key: key, Value: value, Note: landingNote(found, old, had, missed)})
+		story.Trace(ctx, story.Step{At: now, Op: story.OpWriteLands, Key: key, Value: value, Note: landingNote(found, old, had, missed)})
 	}
 	return nil
 }

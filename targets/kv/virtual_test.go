@@ -148,7 +148,7 @@ func TestVirtualTenHits(t *testing.T) {
 		t.Errorf("burst took %v of virtual time, want (0, %v]", first.took, max)
 	}
 	for i, steps := range first.steps {
-		t.Logf("request %d → %s\n%s", i, first.answers[i], story.Format(epoch, steps))
+		t.Logf("request %d → %s\n%s", i, first.answers[i], story.FormatSteps(epoch, steps))
 	}
 }
 

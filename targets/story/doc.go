@@ -34,8 +34,8 @@
 // # Traces
 //
 // A caller that wants a request's history gives it a Recorder through its
-// context (WithRecorder); a store appends a Step with Add wherever it reads,
-// writes or refuses. Without a recorder Add does nothing, so a store records
+// context (WithRecorder); a store appends a Step with Trace wherever it reads,
+// writes or refuses. Without a recorder Trace does nothing, so a store records
 // unconditionally and pays only a context lookup. Steps carry the instant
 // on the store's own clock (see package clock): on a virtual clock two runs
 // with the same seed record identical steps.

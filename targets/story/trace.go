@@ -87,27 +87,27 @@ func WithRecorder(ctx context.Context, r *Recorder) context.Context {
 	return context.WithValue(ctx, recorderKey{}, r)
 }
 
-// FromContext returns the recorder ctx carries, or nil.
-func FromContext(ctx context.Context) *Recorder {
+// RecorderFrom returns the recorder ctx carries, or nil.
+func RecorderFrom(ctx context.Context) *Recorder {
 	r, _ := ctx.Value(recorderKey{}).(*Recorder)
 	return r
 }
 
-// Enabled reports whether ctx carries a recorder: a store checks it before
+// Tracing reports whether ctx carries a recorder: a store checks it before
 // spending time on a Note.
-func Enabled(ctx context.Context) bool { return FromContext(ctx) != nil }
+func Tracing(ctx context.Context) bool { return RecorderFrom(ctx) != nil }
 
-// Add records s in ctx's recorder, if it has one.
-func Add(ctx context.Context, s Step) {
-	if r := FromContext(ctx); r != nil {
+// Trace records s in ctx's recorder, if it has one.
+func Trace(ctx context.Context, s Step) {
+	if r := RecorderFrom(ctx); r != nil {
 		r.Add(s)
 	}
 }
 
-// Format renders steps one a line, each instant as the time since start:
+// FormatSteps renders steps one a line, each instant as the time since start:
 // a plain timeline for tests and logs. Renderers that lay steps out in
 // lanes read the Steps themselves.
-func Format(start time.Time, steps []Step) string {
+func FormatSteps(start time.Time, steps []Step) string {
 	var b strings.Builder
 	for _, s := range steps {
 		fmt.Fprintf(&b, "%10v  %s\n", s.At.Sub(start), s)

@@ -12,12 +12,12 @@ var t0 = time.Date(2026, 8, 14, 12, 0, 0, 0, time.UTC)
 
 func TestAddWithoutRecorderIsANoOp(t *testing.T) {
 	ctx := context.Background()
-	if Enabled(ctx) || FromContext(ctx) != nil {
+	if Tracing(ctx) || RecorderFrom(ctx) != nil {
 		t.Fatal("a bare context reports a recorder")
 	}
-	Add(ctx, Step{Op: OpRead}) // must not panic
-	if n := testing.AllocsPerRun(100, func() { Add(ctx, Step{At: t0, Op: OpRead, Key: "k"}) }); n != 0 {
-		t.Errorf("Add without a recorder allocates %v times, want 0", n)
+	Trace(ctx, Step{Op: OpRead}) // must not panic
+	if n := testing.AllocsPerRun(100, func() { Trace(ctx, Step{At: t0, Op: OpRead, Key: "k"}) }); n != 0 {
+		t.Errorf("Trace without a recorder allocates %v times, want 0", n)
 	}
 }
 
@@ -30,7 +30,7 @@ func TestRecorderKeepsOrderAndCopies(t *testing.T) {
 		{At: t0.Add(31 * time.Millisecond), Op: OpWriteLands, Key: "views:post", Value: "42", Note: "replaced 42"},
 	}
 	for _, s := range want {
-		Add(ctx, s)
+		Trace(ctx, s)
 	}
 	got := r.Steps()
 	if !slices.Equal(got, want) {
@@ -52,7 +52,7 @@ func TestRecorderConcurrentAdds(t *testing.T) {
 	for range 8 {
 		wg.Go(func() {
 			for range 100 {
-				Add(ctx, Step{Op: OpRead})
+				Trace(ctx, Step{Op: OpRead})
 			}
 		})
 	}
@@ -78,14 +78,14 @@ func TestStepString(t *testing.T) {
 	}
 }
 
-func TestFormat(t *testing.T) {
-	got := Format(t0, []Step{
+func TestFormatSteps(t *testing.T) {
+	got := FormatSteps(t0, []Step{
 		{At: t0, Op: OpRead, Key: "k", Value: "1"},
 		{At: t0.Add(30 * time.Millisecond), Op: OpWriteLands, Key: "k", Value: "2", Note: "replaced 1"},
 	})
 	want := "        0s  read k = 1\n" +
 		"      30ms  write-lands k = 2 (replaced 1)\n"
 	if got != want {
-		t.Errorf("Format =\n%s\nwant\n%s", got, want)
+		t.Errorf("FormatSteps =\n%s\nwant\n%s", got, want)
 	}
 }
