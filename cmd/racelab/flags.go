@@ -61,6 +61,11 @@ var fieldFlags = map[string]string{
 	"KeepAll":  "--keep-all",
 	"Timeline": "--timeline",
 	"Wide":     "--wide",
+	// Settings of the commands' own (report.ParseOutputs, shards.ExpandDirs,
+	// engine.Explainer).
+	"Output":   "-o",
+	"ShardDir": "--shard-dir",
+	"Target":   "--target",
 	// racelab serve's server (guarded.Server)
 	"MaxConns": "--max-conns",
 	"Public":   "--public",
@@ -80,11 +85,6 @@ func flagOf(field string) string {
 // so that what the JSON keeps is worth a line.
 func (s Streams) reportOptions(width int, saved bool) report.Options {
 	return report.Options{NoColor: s.NoColor, Width: width, Say: flagOf, Saved: saved}
-}
-
-// savesJSON says whether one of outs writes the result as JSON.
-func savesJSON(outs []output) bool {
-	return slices.ContainsFunc(outs, func(o output) bool { return o.Format == string(report.JSON) })
 }
 
 // sayFlags writes err as the command line reads it: every field a

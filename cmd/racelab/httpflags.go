@@ -128,7 +128,7 @@ func (h *Flags) Apply(p *engine.Plan) error {
 // request's limit; tweak, when set, adjusts the client's settings (a load
 // sends whole requests, never staged bursts).
 func (h *Flags) ApplyTo(specs []string, timeout time.Duration, opts *[]targets.Option, tweak func(*httpapi.Config)) error {
-	if given := h.given(); len(given) > 0 && !HasHTTPTarget(specs) {
+	if given := h.given(); len(given) > 0 && !targets.HasHTTP(specs) {
 		verb := "applies"
 		if len(given) > 1 {
 			verb = "apply"
@@ -180,17 +180,4 @@ func (h *Flags) given() []string {
 		}
 	}
 	return out
-}
-
-// HasHTTPTarget says whether the plan may have an http target: one of its
-// targets (or its story's line-up) is an http(s) URL, or is malformed, in
-// which case the plan's own check reports the spec rather than this.
-func HasHTTPTarget(specs []string) bool {
-	for _, raw := range specs {
-		spec, err := targets.Parse(raw)
-		if err != nil || spec.URL != nil {
-			return true
-		}
-	}
-	return false
 }

@@ -115,7 +115,7 @@ Simulated stores run on the real clock. Exit codes are run's; a missed
 }
 
 // plan turns the options into a load.LoadPlan, checking every value, the shard flags last.
-func (o *loadOptions) plan() (load.LoadPlan, []output, error) {
+func (o *loadOptions) plan() (load.LoadPlan, []report.Output, error) {
 	var p load.LoadPlan
 	given := func(name string) bool { return o.set != nil && o.set(name) }
 	sc, err := scenarios.Lookup(o.Scenario)
@@ -126,7 +126,7 @@ func (o *loadOptions) plan() (load.LoadPlan, []output, error) {
 	if err != nil {
 		return p, nil, err
 	}
-	bad := func(format string, args ...any) (load.LoadPlan, []output, error) {
+	bad := func(format string, args ...any) (load.LoadPlan, []report.Output, error) {
 		return load.LoadPlan{}, nil, usageError{fmt.Errorf(format, args...)}
 	}
 	open := o.Rate != "" || o.Stages != "" || given("rate") || given("stages")
@@ -212,7 +212,7 @@ func (o *loadOptions) plan() (load.LoadPlan, []output, error) {
 	p.Scenario, p.Catalog, p.Targets = sc, o.catalog, o.Targets
 	p.Keys, p.KeyDist, p.Timeout, p.Seed, p.Expect, p.ExpectOf = o.Keys, dist, o.Timeout, seed, expect, expectOf
 	p.Samples = o.Samples
-	if !given("samples") && slices.ContainsFunc(outs, func(o output) bool { return o.Format == string(report.CSV) }) {
+	if !given("samples") && slices.ContainsFunc(outs, func(o report.Output) bool { return o.Format == string(report.CSV) }) {
 		p.Samples = load.DefaultSamples // what csv is for
 	}
 	p.Options = o.Servers.options()
@@ -220,7 +220,7 @@ func (o *loadOptions) plan() (load.LoadPlan, []output, error) {
 	if len(specs) == 0 {
 		specs = sc.Lineup
 	}
-	if h2 && !HasHTTPTarget(specs) {
+	if h2 && !targets.HasHTTP(specs) {
 		return bad("--http-version applies to http targets only, and this load has none (add -t http://HOST:PORT)")
 	}
 	err = o.HTTP.ApplyTo(specs, o.Timeout, &p.Options, func(c *httpapi.Config) {
@@ -253,8 +253,8 @@ func runLoad(c *cobra.Command, s Streams, o *loadOptions) error {
 	if err != nil {
 		return err
 	}
-	err = writeOutputs(s, s.width(c), outs, o.Shard.Sign.signed(func(w io.Writer, format string, width int) error {
-		return report.RenderLoad(w, []*results.LoadResult{res}, report.Format(format), s.reportOptions(width, savesJSON(outs)))
+	err = report.WriteOutputs(s.Out, s.width(c), outs, o.Shard.Sign.signed(func(w io.Writer, format string, width int) error {
+		return report.RenderLoad(w, []*results.LoadResult{res}, report.Format(format), s.reportOptions(width, report.SavesJSON(outs)))
 	}))
 	if err != nil {
 		return err

@@ -339,9 +339,9 @@ func TestEvidenceFlags(t *testing.T) {
 	}
 }
 
-// TestWriteHistory: --history-html is written by the command from the
-// result, not by the engine; a result with no trial writes nothing, and a
-// file that cannot be written is an error naming the flag.
+// TestWriteHistory: --history-html is written from the result, after the
+// run; a result with no trial writes nothing, and a file that cannot be
+// written is an error.
 func TestWriteHistory(t *testing.T) {
 	sc := scenariostest.Lookup(t, "ten-hits-one-view")
 	p := engine.Plan{Scenario: sc, Catalog: testCatalog, Targets: []string{"kv"}, Trials: 1, Seed: 1}
@@ -352,7 +352,7 @@ func TestWriteHistory(t *testing.T) {
 	dir := t.TempDir()
 
 	path := filepath.Join(dir, "h.html")
-	if err := writeHistory(path, p, res); err != nil {
+	if err := engine.WriteHistoryFile(path, p, res); err != nil {
 		t.Fatal(err)
 	}
 	if b, err := os.ReadFile(path); err != nil || !strings.Contains(string(b), "ten-hits-one-view on kv, trial 1") {
@@ -361,15 +361,15 @@ func TestWriteHistory(t *testing.T) {
 
 	none := filepath.Join(dir, "none.html")
 	empty := &results.Result{Scenario: sc.Name, Targets: []results.TargetResult{{Target: "kv", Error: "open kv: refused"}}}
-	if err := writeHistory(none, p, empty); err != nil {
+	if err := engine.WriteHistoryFile(none, p, empty); err != nil {
 		t.Errorf("a result with no trial: %v; want nothing written and no error", err)
 	}
 	if _, err := os.Stat(none); !os.IsNotExist(err) {
 		t.Errorf("a result with no trial wrote %s (%v)", none, err)
 	}
 
-	if err := writeHistory(dir, p, res); err == nil || !strings.HasPrefix(err.Error(), "--history-html "+dir+": write history: ") {
-		t.Errorf("writing over a folder: %v; want an error naming --history-html", err)
+	if err := engine.WriteHistoryFile(dir, p, res); err == nil || !strings.HasPrefix(err.Error(), "write history: ") {
+		t.Errorf("writing over a folder: %v; want an error saying what it wrote", err)
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/racelab/racelab/report"
 )
 
 func TestOutputFlagsParse(t *testing.T) {
@@ -16,14 +18,14 @@ func TestOutputFlagsParse(t *testing.T) {
 	formats := []string{"table", "json", "junit"}
 	for _, tc := range []struct {
 		raw     []string
-		want    []output
+		want    []report.Output
 		wantErr string
 	}{
-		{nil, []output{{Format: "table"}}, ""},
-		{[]string{"JSON"}, []output{{Format: "json"}}, ""},
+		{nil, []report.Output{{Format: "table"}}, ""},
+		{[]string{"JSON"}, []report.Output{{Format: "json"}}, ""},
 		{[]string{"table", "junit=" + dir + "/r.xml", "json+=" + dir + "/r.json"},
-			[]output{{Format: "table"}, {Format: "junit", Path: dir + "/r.xml"}, {Format: "json", Path: dir + "/r.json", Append: true}}, ""},
-		{[]string{"json=-"}, []output{{Format: "json"}}, ""},
+			[]report.Output{{Format: "table"}, {Format: "junit", Path: dir + "/r.xml"}, {Format: "json", Path: dir + "/r.json", Append: true}}, ""},
+		{[]string{"json=-"}, []report.Output{{Format: "json"}}, ""},
 		{[]string{"xml"}, nil, `-o xml: unknown output format "xml"`},
 		{[]string{"table", "json"}, nil, "-o table and -o json would both write to standard output"},
 		{[]string{"json="}, nil, "no file after ="},
@@ -34,7 +36,7 @@ func TestOutputFlagsParse(t *testing.T) {
 		o := outputFlags{raw: tc.raw, formats: formats}
 		got, err := o.parse()
 		if tc.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || exitCode(err) != exitUsage {
+			if err == nil || !strings.Contains(sayFlags(err), tc.wantErr) || exitCode(err) != exitUsage {
 				t.Errorf("%q: error %v (exit %d), want one with %q, exit 2", tc.raw, err, exitCode(err), tc.wantErr)
 			}
 			continue

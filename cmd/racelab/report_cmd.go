@@ -1,17 +1,13 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"slices"
 
 	"github.com/spf13/cobra"
 
-	"github.com/racelab/racelab/internal/readfile"
 	"github.com/racelab/racelab/report"
 	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/engine"
@@ -98,7 +94,7 @@ func runReport(ctx context.Context, s Streams, width int, o *reportOptions) erro
 	var all []*results.Result
 	var loads []*results.LoadResult
 	for _, name := range o.Files {
-		saved, err := readResults(ctx, s, name, v)
+		saved, err := results.ReadFile(ctx, s.In, name, v)
 		if err != nil {
 			return err
 		}
@@ -120,7 +116,7 @@ func runReport(ctx context.Context, s Streams, width int, o *reportOptions) erro
 	mergedLoads := results.MergeLoads(loads)
 	// Bursts and load in one report: the bursts' report, then the load's,
 	// a blank line between in the formats read as text.
-	err = writeOutputs(s, width, outs, func(w io.Writer, format string, width int) error {
+	err = report.WriteOutputs(s.Out, width, outs, func(w io.Writer, format string, width int) error {
 		f, opts := report.Format(format), s.reportOptions(width, true) // read from JSON
 		if len(merged) > 0 {
 			if err := report.RenderAll(w, merged, f, opts); err != nil {
@@ -140,98 +136,10 @@ func runReport(ctx context.Context, s Streams, width int, o *reportOptions) erro
 	if err != nil {
 		return err
 	}
-	var fs []results.Shortfall
-	for _, r := range mergedLoads {
-		for _, f := range r.Shortfalls() {
-			f.Target, f.Why = r.Scenario+"/"+f.Target, r.Scenario+"/"+f.Why
-			fs = append(fs, f)
-		}
-	}
-	return reportVerdict(merged, fs...)
-}
-
-// readResults reads the results in one named file, or standard input for
-// "-". A file that is not there is the user's mistake (exit 2); one that
-// cannot be read, or is not a result, is racelab unable to do its job.
-//
-// It gives up when ctx is done: a stalled pipe or FIFO (whose very open
-// blocks until a writer comes) must not hold the command past Ctrl-C or
-// SIGTERM. The blocked read cannot be interrupted; its goroutine ends with
-// the process.
-func readResults(ctx context.Context, s Streams, name string, v results.Verifier) (results.Saved, error) {
-	type read struct {
-		rs  results.Saved
-		err error
-	}
-	done := make(chan read, 1)
-	go func() {
-		rs, err := readResultsNow(ctx, s, name, v)
-		done <- read{rs, err}
-	}()
-	select {
-	case got := <-done:
-		return got.rs, got.err
-	case <-ctx.Done():
-		return results.Saved{}, fmt.Errorf("%s: %w", name, ctx.Err())
-	}
-}
-
-// readResultsNow reads a named file through readfile, which refuses a
-// file too large by its size before reading it and stops a waiting read
-// when ctx is done; standard input is only bounded.
-func readResultsNow(ctx context.Context, s Streams, name string, v results.Verifier) (results.Saved, error) {
-	if name == "-" {
-		rs, err := results.ReadSaved(s.In, v)
-		if err != nil {
-			return results.Saved{}, fmt.Errorf("standard input: %w", err)
-		}
-		return rs, nil
-	}
-	f, err := readfile.Open(ctx, name, results.MaxResultBytes)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return results.Saved{}, usageError{fmt.Errorf("%s: no such file", name)}
-	case errors.Is(err, readfile.ErrFolder):
-		return results.Saved{}, usageError{fmt.Errorf("%s is a folder; want a result file", name)}
-	case err != nil:
-		return results.Saved{}, err // it names the file, and the limit
-	}
-	defer f.Close()
-	rs, err := results.ReadSaved(f, v)
-	if err != nil && !errors.As(err, new(*readfile.TooLargeError)) {
-		err = fmt.Errorf("%s: %w", name, err)
-	}
-	return rs, err
-}
-
-// reportVerdict is run's verdict over merged results, less the interrupt:
-// re-rendering a partial result is not itself interrupted, and the report
-// already says the result is partial.
-func reportVerdict(rs []*results.Result, loads ...results.Shortfall) error {
-	var fs []results.Shortfall
-	for _, r := range rs {
-		for _, f := range r.Shortfalls() {
-			f.Target, f.Why = r.Scenario+"/"+f.Target, r.Scenario+"/"+f.Why
-			fs = append(fs, f)
-		}
-	}
-	fs = append(fs, loads...)
-	// Rule breaks (and missed thresholds) first, across results, as within
-	// one.
-	slices.SortStableFunc(fs, func(a, b results.Shortfall) int { return cmp.Compare(shortfallRank(a.Kind), shortfallRank(b.Kind)) })
-	return shortfallError(fs)
-}
-
-// shortfallRank orders shortfalls as the exit code ranks them: what was
-// proven wrong (exit 3) before what could not be done (exit 1).
-func shortfallRank(k results.ShortfallKind) int {
-	switch k {
-	case results.RuleShortfall, results.ThresholdShortfall:
-		return 0
-	case results.ErrorShortfall:
-		return 1
-	}
-	return 2
+	// run's verdict over the merged results, less the interrupt:
+	// re-rendering a partial result is not itself interrupted, and the
+	// report already says the result is partial.
+	return shortfallError(results.MergedShortfalls(merged, mergedLoads))
 }
 
 // checkMerge refuses the read-back flags without --merge, and --merge

@@ -1,14 +1,10 @@
 package main
 
 import (
-	"bytes"
-	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -128,7 +124,7 @@ to hold that breaks it exits 3.`,
 }
 
 // plan turns the options into an engine.Plan, checking every value, the shard flags last.
-func (o *runOptions) plan() (engine.Plan, []output, error) {
+func (o *runOptions) plan() (engine.Plan, []report.Output, error) {
 	sc, err := scenarios.Lookup(o.Scenario)
 	if err != nil {
 		return engine.Plan{}, nil, err
@@ -244,7 +240,7 @@ func runRun(c *cobra.Command, s Streams, o *runOptions) error {
 	if s.ErrIsTTY && !o.Quiet {
 		p.OnWait = func(real []string, wait time.Duration) {
 			fmt.Fprintf(s.Err, "racelab: %s on the real clock (%s): about %s of gaps between requests; Ctrl-C stops and reports the trials so far\n",
-				results.Plural(int64(p.Trials), "sequential trial"), strings.Join(real, ", "), roughly(wait))
+				results.Plural(int64(p.Trials), "sequential trial"), strings.Join(real, ", "), results.Roughly(wait))
 		}
 	}
 	res, runErr := play(onTrial)
@@ -257,15 +253,17 @@ func runRun(c *cobra.Command, s Streams, o *runOptions) error {
 	if path := o.Evidence.HistoryHTML; path != "" && part == nil && runErr == nil {
 		// The report is still worth printing when the picture cannot be
 		// written: the error comes after it.
-		runErr = writeHistory(path, p, res)
+		if err := engine.WriteHistoryFile(path, p, res); err != nil {
+			runErr = fmt.Errorf("--history-html %s: %w", path, err)
+		}
 	}
-	err = writeOutputs(s, s.width(c), outs, o.Shard.Sign.signed(func(w io.Writer, format string, width int) error {
+	err = report.WriteOutputs(s.Out, s.width(c), outs, o.Shard.Sign.signed(func(w io.Writer, format string, width int) error {
 		f := report.Format(format)
-		if err := report.Render(w, res, f, s.reportOptions(width, savesJSON(outs))); err != nil {
+		if err := report.Render(w, res, f, s.reportOptions(width, report.SavesJSON(outs))); err != nil {
 			return err
 		}
 		if o.Timeline && (f == report.Table || f == report.Markdown) {
-			if err := writeTimelines(w, res, width); err != nil {
+			if err := report.Timelines(w, res, width); err != nil {
 				return err
 			}
 		}
@@ -383,67 +381,4 @@ func firstOr(args []string) string {
 		return ""
 	}
 	return args[0]
-}
-
-// writeHistory writes porcupine's picture of one trial of res to path
-// (--history-html): the first whose history is not linearizable, else the
-// first trial run. A result with no trial to draw writes nothing.
-func writeHistory(path string, p engine.Plan, res *results.Result) error {
-	if !slices.ContainsFunc(res.Targets, func(t results.TargetResult) bool { return len(t.Trials) > 0 }) {
-		return nil
-	}
-	var b bytes.Buffer
-	err := engine.WriteHistoryHTML(&b, p.Scenario, res, cmp.Or(p.Evidence.HistoryTimeout, results.DefaultHistoryTimeout))
-	if err == nil {
-		if err = os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-			err = fmt.Errorf("write history: %w", err)
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("--history-html %s: %w", path, err)
-	}
-	return nil
-}
-
-// writeTimelines prints, for each target, the lanes of its first broken
-// trial, or of its first trial when none broke.
-func writeTimelines(w io.Writer, res *results.Result, width int) error {
-	labels := results.Labels(res.Targets)
-	for i := range res.Targets {
-		tr := &res.Targets[i]
-		if len(tr.Trials) == 0 {
-			continue
-		}
-		pick := &tr.Trials[0]
-		for j := range tr.Trials {
-			if tr.Trials[j].Broken {
-				pick = &tr.Trials[j]
-				break
-			}
-		}
-		if _, err := io.WriteString(w, "\n"); err != nil {
-			return err
-		}
-		if err := report.Timeline(w, labels[i], tr.Clock, pick, width); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// roughly writes a long wait as a person would say it: "50 minutes",
-// "2 hours 5 minutes", "40 seconds".
-func roughly(d time.Duration) string {
-	switch {
-	case d < time.Minute:
-		return results.Plural(int64(d.Round(time.Second)/time.Second), "second")
-	case d < time.Hour:
-		return results.Plural(int64(d.Round(time.Minute)/time.Minute), "minute")
-	}
-	d = d.Round(time.Minute)
-	h, m := int(d/time.Hour), int(d%time.Hour/time.Minute)
-	if m == 0 {
-		return results.Plural(int64(h), "hour")
-	}
-	return results.Plural(int64(h), "hour") + " " + results.Plural(int64(m), "minute")
 }

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"cmp"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -83,64 +80,23 @@ func (f *shardFlags) sharding() (engine.Sharding, error) {
 	if f.env != nil {
 		env = f.env
 	}
-	index, of, err := shards.ParseShard(f.Shard, env)
-	if err != nil {
-		return engine.Sharding{}, err
-	}
-	if f.RunID == "" {
-		return engine.Sharding{}, usageError{errors.New("--shard needs --run-id ID, the same on every shard, so that they hit the same keys (e.g. the CI run number)")}
-	}
-	if err := engine.CheckRunID(f.RunID); err != nil {
-		return engine.Sharding{}, err
-	}
-	s := engine.Sharding{Index: index, Of: of, RunID: f.RunID, Period: f.Period}
-	if s.Period <= 0 && f.set != nil && f.set.Lookup("period") != nil {
-		return engine.Sharding{}, usageError{fmt.Errorf("--period %s: want a positive duration such as 1s", f.Period)}
-	}
-	if f.StartAt != "" {
-		at := now()
-		if s.StartAt, err = shards.ParseStartAt(f.StartAt, at); err != nil {
-			return engine.Sharding{}, err
-		}
-		if err := shards.CheckStartAt(s.StartAt, at, f.Wait); err != nil {
-			return engine.Sharding{}, err
-		}
-	} else if f.Wait {
-		return engine.Sharding{}, usageError{errors.New("--wait needs --start-at: it only lets a shard wait for a release over a day away")}
-	}
-	s.Host, _ = os.Hostname()
-	return s, nil
+	spec := shards.Spec{Shard: f.Shard, RunID: f.RunID, StartAt: f.StartAt, Wait: f.Wait, Period: f.Period,
+		Trials: f.set != nil && f.set.Lookup("period") != nil}
+	return spec.Sharding(now(), env)
 }
 
-// writeShard writes a shard's part: to standard output, or to its file in
-// --shard-dir, named by its index, so that a shard whose index came from
-// the environment needs no shell to name its file.
+// write writes a shard's part: to standard output, or to its file in
+// --shard-dir.
 func (f *shardFlags) write(s Streams, part *results.ShardResult) error {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(part); err != nil {
-		return fmt.Errorf("encode shard %d: %w", part.Shard, err)
-	}
-	data, err := sign.IfKey(b.Bytes(), sign.Key(f.Sign.Key, f.Sign.env))
+	data, err := shards.Encode(part, sign.Key(f.Sign.Key, f.Sign.env))
 	if err != nil {
-		return fmt.Errorf("sign shard %d: %w", part.Shard, err)
+		return err
 	}
 	if f.Dir == "" {
 		_, err := s.Out.Write(data)
 		return err
 	}
-	name := filepath.Join(f.Dir, fmt.Sprintf("shard-%d-of-%d.json", part.Shard, part.Shards))
-	// Written whole, then renamed: a collector never reads half a part.
-	tmp := name + ".tmp"
-	if err := os.MkdirAll(f.Dir, 0o755); err != nil {
-		return fmt.Errorf("--shard-dir: %w", err)
-	}
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return fmt.Errorf("--shard-dir: %w", err)
-	}
-	if err := os.Rename(tmp, name); err != nil {
+	if err := shards.Save(f.Dir, part, data); err != nil {
 		return fmt.Errorf("--shard-dir: %w", err)
 	}
 	return nil
@@ -176,7 +132,7 @@ func runShard(c *cobra.Command, s Streams, o *runOptions, p engine.Plan) error {
 		return err
 	}
 	n := cmp.Or(p.Requests, p.Scenario.DefaultRequests)
-	lo, hi := sh.Index*n/max(sh.Of, 1), (sh.Index+1)*n/max(sh.Of, 1)
+	lo, hi := sh.Span(n)
 	o.Shard.notice(s, o.Quiet, sh, fmt.Sprintf("requests %d to %d of each burst of %d", lo, hi-1, n))
 	part, err := shards.RunShard(c.Context(), p, sh)
 	if err != nil {
@@ -215,19 +171,7 @@ func (f *shardFlags) finish(s Streams, part *results.ShardResult) error {
 	if err := f.write(s, part); err != nil {
 		return err
 	}
-	interrupted, failed := false, ""
-	if r := part.Run; r != nil {
-		interrupted = r.Interrupted
-		for _, t := range r.Targets {
-			failed = cmp.Or(failed, prefixIf(t.Target, t.Error))
-		}
-	}
-	if l := part.Load; l != nil {
-		interrupted = l.Interrupted
-		for _, t := range l.Targets {
-			failed = cmp.Or(failed, prefixIf(t.Target, t.Error))
-		}
-	}
+	interrupted, failed := part.Outcome()
 	switch {
 	case interrupted:
 		return verdictError{exitInterrupted, "interrupted: the shard's part is partial"}
@@ -235,12 +179,4 @@ func (f *shardFlags) finish(s Streams, part *results.ShardResult) error {
 		return verdictError{exitFailure, fmt.Sprintf("could not run shard %d: %s", part.Shard, failed)}
 	}
 	return nil
-}
-
-// prefixIf is "target: why", or "" when there is no why.
-func prefixIf(target, why string) string {
-	if why == "" {
-		return ""
-	}
-	return target + ": " + why
 }

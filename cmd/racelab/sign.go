@@ -30,7 +30,7 @@ func (f *signFlags) register(fs *pflag.FlagSet, reader bool) {
 }
 
 // signed is render with its JSON signed, when there is a key.
-func (f *signFlags) signed(render renderFunc) renderFunc {
+func (f *signFlags) signed(render report.RenderFunc) report.RenderFunc {
 	key := sign.Key(f.Key, f.env)
 	return func(w io.Writer, format string, width int) error {
 		if key == nil || report.Format(format) != report.JSON {

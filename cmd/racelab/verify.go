@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -105,8 +103,8 @@ Exit codes are run's: 0 as expected, 1 could not read back or judge, 2 usage
 
 // runVerify reads the parts named by o.Files, merges them, reads every key
 // back and writes the one result to outs.
-func runVerify(ctx context.Context, s Streams, width int, o *verifyOptions, outs []output) error {
-	files, err := expandShardDirs(o.Files)
+func runVerify(ctx context.Context, s Streams, width int, o *verifyOptions, outs []report.Output) error {
+	files, err := shards.ExpandDirs(o.Files)
 	if err != nil {
 		return err
 	}
@@ -116,7 +114,7 @@ func runVerify(ctx context.Context, s Streams, width int, o *verifyOptions, outs
 	}
 	var parts []*results.ShardResult
 	for _, name := range files {
-		saved, err := readResults(ctx, s, name, v)
+		saved, err := results.ReadFile(ctx, s.In, name, v)
 		if err != nil {
 			return err
 		}
@@ -130,7 +128,7 @@ func runVerify(ctx context.Context, s Streams, width int, o *verifyOptions, outs
 
 // verifyParts merges parts, reads their keys back and renders the one
 // result, with run's exit code.
-func verifyParts(ctx context.Context, s Streams, width int, o *verifyOptions, parts []*results.ShardResult, outs []output) error {
+func verifyParts(ctx context.Context, s Streams, width int, o *verifyOptions, parts []*results.ShardResult, outs []report.Output) error {
 	if len(parts) == 0 {
 		return usageError{errors.New("no shard parts to merge")}
 	}
@@ -151,14 +149,10 @@ func verifyParts(ctx context.Context, s Streams, width int, o *verifyOptions, pa
 		return err
 	}
 	v := shards.VerifyPlan{Find: scenarios.Find,
-		Catalog: o.catalog,
-		Targets: o.Targets,
-		Options: o.Servers.options(),
-		Timeout: o.Timeout,
+		Catalog: o.catalog, Targets: o.Targets, Options: o.Servers.options(), Timeout: o.Timeout, Expect: expect, ExpectOf: expectOf,
 		Evidence: engine.Evidence{Confidence: float64(o.Confidence), SkipHistory: !o.CheckHistory,
 			HistoryTimeout: o.HistoryTimeout, MaxSpread: o.MaxSpread},
-		Keep:   results.Keep{All: o.KeepAll},
-		Expect: expect, ExpectOf: expectOf,
+		Keep: results.Keep{All: o.KeepAll},
 	}
 	specs := o.Targets
 	if len(specs) == 0 {
@@ -168,13 +162,13 @@ func verifyParts(ctx context.Context, s Streams, width int, o *verifyOptions, pa
 	if err := o.HTTP.ApplyTo(specs, o.Timeout, &v.Options, func(c *httpapi.Config) { c.Sync = httpapi.SyncNone }); err != nil {
 		return err
 	}
-	opts := func(width int) report.Options { return s.reportOptions(width, savesJSON(outs)) }
+	opts := func(width int) report.Options { return s.reportOptions(width, report.SavesJSON(outs)) }
 	if parts[0].Kind == results.ShardLoad {
 		res, err := shards.VerifyLoad(ctx, parts, v)
 		if err != nil {
 			return err
 		}
-		err = writeOutputs(s, width, outs, func(w io.Writer, format string, width int) error {
+		err = report.WriteOutputs(s.Out, width, outs, func(w io.Writer, format string, width int) error {
 			return report.RenderLoad(w, []*results.LoadResult{res}, report.Format(format), opts(width))
 		})
 		if err != nil {
@@ -186,34 +180,11 @@ func verifyParts(ctx context.Context, s Streams, width int, o *verifyOptions, pa
 	if err != nil {
 		return err
 	}
-	err = writeOutputs(s, width, outs, func(w io.Writer, format string, width int) error {
+	err = report.WriteOutputs(s.Out, width, outs, func(w io.Writer, format string, width int) error {
 		return report.Render(w, res, report.Format(format), opts(width))
 	})
 	if err != nil {
 		return err
 	}
 	return verdict(res)
-}
-
-// expandShardDirs replaces each folder among names by the parts in it
-// (shard-*.json, as --shard-dir names them), so that a verifier without a
-// shell (a distroless pod) can be given the folder.
-func expandShardDirs(names []string) ([]string, error) {
-	var out []string
-	for _, name := range names {
-		fi, err := os.Stat(name)
-		if name == "-" || err != nil || !fi.IsDir() {
-			out = append(out, name)
-			continue
-		}
-		parts, err := filepath.Glob(filepath.Join(name, "shard-*.json"))
-		if err != nil {
-			return nil, err
-		}
-		if len(parts) == 0 {
-			return nil, usageError{fmt.Errorf("%s holds no shard-*.json; want the folder the shards wrote with --shard-dir", name)}
-		}
-		out = append(out, parts...)
-	}
-	return out, nil
 }

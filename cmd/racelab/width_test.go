@@ -11,6 +11,8 @@ import (
 
 	"github.com/creack/pty"
 	"github.com/mattn/go-runewidth"
+
+	"github.com/racelab/racelab/scenarios/results"
 )
 
 // TestOutputWidth checks where the width of tables comes from: the
@@ -149,8 +151,8 @@ func TestSequentialWaitSaid(t *testing.T) {
 		d    time.Duration
 		want string
 	}{{40 * time.Second, "40 seconds"}, {50 * time.Minute, "50 minutes"}, {2*time.Hour + 5*time.Minute, "2 hours 5 minutes"}, {time.Hour, "1 hour"}} {
-		if got := roughly(tc.d); got != tc.want {
-			t.Errorf("roughly(%s) = %q, want %q", tc.d, got, tc.want)
+		if got := results.Roughly(tc.d); got != tc.want {
+			t.Errorf("Roughly(%s) = %q, want %q", tc.d, got, tc.want)
 		}
 	}
 }
