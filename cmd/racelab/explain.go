@@ -20,6 +20,7 @@ import (
 
 // explainOptions is what `racelab explain` was asked to do.
 type explainOptions struct {
+	catalog  *targets.Catalog
 	Scenario string
 	Target   string
 	Fixed    string
@@ -32,11 +33,11 @@ type explainOptions struct {
 	Step    bool
 	Outputs outputFlags
 	Servers serverFlags
-	HTTP    Flags
+	HTTP    httpFlags
 }
 
 func newExplainCmd(s Streams, cat *targets.Catalog) *cobra.Command {
-	o := &explainOptions{}
+	o := &explainOptions{catalog: cat}
 	c := &cobra.Command{
 		Use:   "explain SCENARIO",
 		Short: "Tell a story and replay its race step by step, then the fix",
@@ -64,7 +65,7 @@ page, each replay drawn as an SVG timeline on one shared time axis.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.Scenario = args[0]
 			o.set = c.Flags().Changed
-			return runExplain(c.Context(), s, cat, o)
+			return runExplain(c.Context(), s, o)
 		},
 	}
 	f := c.Flags()
@@ -73,20 +74,20 @@ page, each replay drawn as an SVG timeline on one shared time axis.`,
 	addSeed(f, &o.Seed, 7, "seed of the replay")
 	addRequests(f, &o.Requests, "requests in the burst (default: the story's own)")
 	f.BoolVar(&o.Step, "step", false, "on a terminal, wait for Enter before each step: the story, each request of each replay, the fix")
-	o.Outputs.register(c, f, []string{"text", "html"})
+	o.Outputs.register(c, []string{"text", "html"})
 	o.Servers.register(f, cat, "targets")
-	o.HTTP.RegisterMapping(f)
+	o.HTTP.registerMapping(f)
 	_ = c.RegisterFlagCompletionFunc("target", completeTargets)
 	_ = c.RegisterFlagCompletionFunc("fixed", completeTargets)
 	return c
 }
 
-func runExplain(ctx context.Context, s Streams, cat *targets.Catalog, o *explainOptions) error {
+func runExplain(ctx context.Context, s Streams, o *explainOptions) error {
 	sc, err := scenarios.Lookup(o.Scenario)
 	if err != nil {
 		return err
 	}
-	x := &engine.Explainer{Scenario: sc, Catalog: cat, Target: o.Target, Fixed: o.Fixed, Requests: o.Requests, Seed: o.Seed,
+	x := &engine.Explainer{Scenario: sc, Catalog: o.catalog, Target: o.Target, Fixed: o.Fixed, Requests: o.Requests, Seed: o.Seed,
 		Options: o.Servers.options()}
 	if err := explicitZero(o.set, engine.Wants.Invalid, zeroIf("Requests", o.Requests, o.Requests == 0)); err != nil {
 		return err
@@ -101,7 +102,7 @@ func runExplain(ctx context.Context, s Streams, cat *targets.Catalog, o *explain
 			return err
 		}
 	}
-	if err := o.HTTP.ApplyTo([]string{o.Target, o.Fixed}, engine.DefaultTimeout, &x.Options, nil); err != nil {
+	if err := o.HTTP.apply([]string{o.Target, o.Fixed}, engine.DefaultTimeout, &x.Options, nil); err != nil {
 		return err
 	}
 	outs, err := o.Outputs.parse()

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
-	"github.com/spf13/cobra"
 
 	"github.com/racelab/racelab/internal/testwait"
 	"github.com/racelab/racelab/scenarios/engine"
@@ -216,7 +215,7 @@ func TestRunJSON(t *testing.T) {
 // TestRunFlags checks flag parsing apart from running, through the runF seam.
 func TestRunFlags(t *testing.T) {
 	var got *runOptions
-	c := newRunCmd(first(testStreams("")), testCatalog, func(_ *cobra.Command, o *runOptions) error {
+	c := newRunCmd(first(testStreams("")), testCatalog, func(o *runOptions) error {
 		got = o
 		return nil
 	})
@@ -224,8 +223,8 @@ func TestRunFlags(t *testing.T) {
 	if err := c.Execute(); err != nil {
 		t.Fatal(err)
 	}
-	want := runOptions{Scenario: "five-checkouts", Targets: []string{"kv?locations=5&cold-read=40ms", "sqlite"}, Requests: 50,
-		Trials: 20, Seed: 7, Outputs: outputFlags{raw: []string{"json", "junit=r.xml"}}, Timeout: 3e9, Quiet: true, Expect: []string{"hold"}}
+	want := runOptions{Scenario: "five-checkouts", Requests: 50, Trials: 20, firing: firing{Targets: []string{"kv?locations=5&cold-read=40ms", "sqlite"},
+		Seed: 7, Outputs: outputFlags{raw: []string{"json", "junit=r.xml"}}, Timeout: 3e9, Quiet: true, Expect: []string{"hold"}}}
 	if got == nil || !equalOptions(*got, want) {
 		t.Errorf("options = %+v\nwant      %+v", got, want)
 	}
@@ -316,7 +315,7 @@ func TestEvidenceExitCodes(t *testing.T) {
 // and what they put in the plan.
 func TestEvidenceFlags(t *testing.T) {
 	var got *runOptions
-	c := newRunCmd(first(testStreams("")), testCatalog, func(_ *cobra.Command, o *runOptions) error {
+	c := newRunCmd(first(testStreams("")), testCatalog, func(o *runOptions) error {
 		got = o
 		return nil
 	})
@@ -329,7 +328,7 @@ func TestEvidenceFlags(t *testing.T) {
 	if e.Confidence != 0.99 || e.MaxRate != 0.005 || e.MaxTrials != 2000 || e.CheckHistory || e.HistoryTimeout != 5*time.Second || e.HistoryHTML == "" {
 		t.Fatalf("evidence flags = %+v", e)
 	}
-	p, _, err := got.plan()
+	p, err := got.plan()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -401,7 +400,7 @@ func TestPercentageFlag(t *testing.T) {
 // TestReportFlags checks report's flag parsing through its runF seam.
 func TestReportFlags(t *testing.T) {
 	var got *reportOptions
-	c := newReportCmdWith(first(testStreams("")), testCatalog, func(_ *cobra.Command, o *reportOptions) error {
+	c := newReportCmd(first(testStreams("")), testCatalog, func(o *reportOptions) error {
 		got = o
 		return nil
 	})

@@ -9,30 +9,25 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/racelab/racelab/report"
-	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/results"
-	"github.com/racelab/racelab/scenarios/shards"
 	"github.com/racelab/racelab/targets"
 )
 
-// reportOptions is everything `racelab report` was asked to do.
+// reportOptions is everything `racelab report` was asked to do: the
+// files, the outputs, and verify's read-back for --merge.
 type reportOptions struct {
-	Files   []string
-	Outputs outputFlags
+	verifyOptions // verify.go
 	// Merge reads the files as the parts of one sharded run and merges
 	// them, reading every key back as racelab verify does.
-	Merge  bool
-	Verify verifyOptions // verify.go
+	Merge bool
 }
 
-func newReportCmd(s Streams, c *targets.Catalog) *cobra.Command { return newReportCmdWith(s, c, nil) }
-
-// newReportCmdWith builds `racelab report`; runF, when set, replaces the
+// newReportCmd builds `racelab report`; runF, when set, replaces the
 // command's work, so that tests can check flag parsing alone.
-func newReportCmdWith(s Streams, cat *targets.Catalog, runF func(*cobra.Command, *reportOptions) error) *cobra.Command {
+func newReportCmd(s Streams, cat *targets.Catalog, runF func(*reportOptions) error) *cobra.Command {
 	// The catalog says which targets are naive, whatever the files claim.
-	o := &reportOptions{Verify: verifyOptions{catalog: cat}}
+	o := &reportOptions{verifyOptions: verifyOptions{firing: firing{catalog: cat}}}
 	c := &cobra.Command{
 		Use:   "report FILE.json...",
 		Short: "Re-render saved results, merging several into one report",
@@ -63,19 +58,18 @@ that is not a racelab result of schema ` + results.SchemaVersion + ` or ` + resu
 		RunE: func(c *cobra.Command, args []string) error {
 			o.Files = args
 			if runF != nil {
-				return runF(c, o)
+				return runF(o)
 			}
-			return runReport(c.Context(), s, s.width(c), o)
+			return runReport(c.Context(), s.of(c), o)
 		},
 	}
-	o.Outputs.register(c, c.Flags(), report.LoadFormats()) // csv for saved loads
+	o.register(c, report.LoadFormats()) // csv for saved loads
 	c.Flags().BoolVar(&o.Merge, "merge", false, "the files are the parts of one sharded run (run|load --shard): merge them into one result,\n"+
 		"reading every key back against -t, as racelab verify does")
-	o.Verify.register(c)
 	return c
 }
 
-func runReport(ctx context.Context, s Streams, width int, o *reportOptions) error {
+func runReport(ctx context.Context, s Streams, o *reportOptions) error {
 	outs, err := o.Outputs.parse()
 	if err != nil {
 		return err
@@ -84,10 +78,9 @@ func runReport(ctx context.Context, s Streams, width int, o *reportOptions) erro
 		return err
 	}
 	if o.Merge {
-		o.Verify.Files = o.Files
-		return runVerify(ctx, s, width, &o.Verify, outs)
+		return runVerify(ctx, s, &o.verifyOptions)
 	}
-	v, err := o.Verify.Sign.verifier()
+	v, err := o.Sign.verifier()
 	if err != nil {
 		return err
 	}
@@ -105,18 +98,18 @@ func runReport(ctx context.Context, s Streams, width int, o *reportOptions) erro
 		loads = append(loads, saved.Loads...)
 	}
 	// Judged against this command's --expect, never the files' own.
-	expect, expectOf, err := parseExpect(o.Verify.Expect)
+	expect, expectOf, err := parseExpect(o.Expect)
 	if err != nil {
 		return err
 	}
-	if err := engine.Reexpect(o.Verify.catalog, expect, expectOf, all, loads); err != nil {
+	if err := engine.Reexpect(o.catalog, expect, expectOf, all, loads); err != nil {
 		return err
 	}
 	merged := results.Merge(all)
 	mergedLoads := results.MergeLoads(loads)
 	// Bursts and load in one report: the bursts' report, then the load's,
 	// a blank line between in the formats read as text.
-	err = report.WriteOutputs(s.Out, width, outs, func(w io.Writer, format string, width int) error {
+	err = report.WriteOutputs(s.Out, s.Width, outs, func(w io.Writer, format string, width int) error {
 		f, opts := report.Format(format), s.reportOptions(width, true) // read from JSON
 		if len(merged) > 0 {
 			if err := report.RenderAll(w, merged, f, opts); err != nil {
@@ -146,20 +139,13 @@ func runReport(ctx context.Context, s Streams, width int, o *reportOptions) erro
 // without -t: a merge reads every key back, so it must be told where
 // from, and re-rendering saved results never touches a target.
 func (o *reportOptions) checkMerge() error {
-	v := &o.Verify
 	switch {
-	case o.Merge && len(v.Targets) == 0:
+	case o.Merge && len(o.Targets) == 0:
 		return usageError{errors.New("--merge reads every key back: add -t TARGET (or use racelab verify, which reads back from the targets the shards recorded)")}
-	case !o.Merge && len(v.Targets) > 0:
+	case !o.Merge && len(o.Targets) > 0:
 		return usageError{errors.New("-t reads keys back, which only --merge does; add --merge for the parts of a sharded run")}
-	case !o.Merge && v.MaxSpread != engine.DefaultMaxSpread:
+	case !o.Merge && o.Evidence.MaxSpread != engine.DefaultMaxSpread:
 		return usageError{errors.New("--max-spread judges the bursts of merged parts; a saved result was judged by the bound it records (add --merge for the parts of a sharded run)")}
 	}
 	return nil
 }
-
-// verifier checks saved documents before a report is made of them: runs
-// judged again by their stories, parts checked against their plan.
-var verifier = results.Verifier{Run: scenarios.Check,
-	Shard: func(s *results.ShardResult) error { return shards.CheckShard(s, scenarios.Find) },
-	Load:  func(l *results.LoadResult) error { return shards.CheckLoad(l, scenarios.Find) }}
