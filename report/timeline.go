@@ -13,6 +13,33 @@ import (
 	"github.com/racelab/racelab/scenarios/results"
 )
 
+// Timelines writes, under a run's table (racelab run --timeline), for
+// each target the lanes of its first broken trial, or of its first trial
+// when none broke.
+func Timelines(w io.Writer, res *results.Result, width int) error {
+	labels := results.Labels(res.Targets)
+	for i := range res.Targets {
+		tr := &res.Targets[i]
+		if len(tr.Trials) == 0 {
+			continue
+		}
+		pick := &tr.Trials[0]
+		for j := range tr.Trials {
+			if tr.Trials[j].Broken {
+				pick = &tr.Trials[j]
+				break
+			}
+		}
+		if _, err := io.WriteString(w, "\n"); err != nil {
+			return err
+		}
+		if err := Timeline(w, labels[i], tr.Clock, pick, width); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Timeline writes one lane per request of trial, drawn from the steps the
 // store recorded (a traced run): what each request read, what it wrote,
 // when its write landed, and, for a write that overwrote another request's

@@ -94,7 +94,7 @@ func TestVerifyExpectsWhatTheVerifierAsks(t *testing.T) {
 		{engine.OverrideHold, results.ExpectHold, true, results.RuleShortfall},
 		{engine.OverrideBreaks, results.ExpectBreak, false, -1},
 	} {
-		res, err := shards.VerifyRun(context.Background(), parts, shards.VerifyPlan{Find: Find, Expect: tt.expect})
+		res, err := shards.VerifyRun(context.Background(), parts, shards.VerifyPlan{Find: Find, Targeting: engine.Targeting{Expect: tt.expect}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -195,14 +195,14 @@ func TestVerifyRefusesAnotherTarget(t *testing.T) {
 	url := serveContract(t, "sqlite")
 	parts := playShards(t, engine.Plan{Scenario: tenHitsOneView, Targets: []string{url}, Requests: 4, Trials: 1, Timeout: 10 * time.Second}, 2, "other-target")
 	for _, spec := range []string{"kv", "actor", "sqlite?path=" + t.TempDir() + "/x.db"} {
-		_, err := shards.VerifyRun(context.Background(), parts, shards.VerifyPlan{Find: Find, Targets: []string{spec}})
+		_, err := shards.VerifyRun(context.Background(), parts, shards.VerifyPlan{Find: Find, Targeting: engine.Targeting{Targets: []string{spec}}})
 		var field *usage.FieldError
 		if !errors.As(err, &field) || field.Field != "Targets" || !strings.Contains(err.Error(), "the parts ran "+url) {
 			t.Errorf("-t %s: %v; want a usage error on Targets naming %s", spec, err, url)
 		}
 	}
 	same := strings.Replace(url, "127.0.0.1", "localhost", 1)
-	res, err := shards.VerifyRun(context.Background(), parts, shards.VerifyPlan{Find: Find, Targets: []string{same}})
+	res, err := shards.VerifyRun(context.Background(), parts, shards.VerifyPlan{Find: Find, Targeting: engine.Targeting{Targets: []string{same}}})
 	if err != nil || res.Targets[0].Error != "" || res.Targets[0].Summary().CountedMax != 4 {
 		t.Errorf("-t %s (the same service): %v %+v; want 4 counted", same, err, res)
 	}
@@ -215,7 +215,7 @@ func loadParts(t *testing.T, url, runID string) []*results.ShardResult {
 	parts := make([]*results.ShardResult, 2)
 	for i := range parts {
 		var err error
-		parts[i], err = shards.LoadShard(context.Background(), load.LoadPlan{Scenario: tenHitsOneView, Targets: []string{url},
+		parts[i], err = shards.LoadShard(context.Background(), load.LoadPlan{Scenario: tenHitsOneView, Targeting: engine.Targeting{Targets: []string{url}},
 			Requests: 40, Concurrency: 4, Keys: 4, Seed: 3}, engine.Sharding{Index: i, Of: 2, RunID: runID, StartAt: start})
 		if err != nil {
 			t.Fatal(err)

@@ -35,7 +35,7 @@ func FuzzDocuments(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	loadPart, err := shards.LoadShard(ctx, load.LoadPlan{Scenario: tenHitsOneView, Targets: []string{db}, Requests: 20, Concurrency: 2, Keys: 2},
+	loadPart, err := shards.LoadShard(ctx, load.LoadPlan{Scenario: tenHitsOneView, Targeting: engine.Targeting{Targets: []string{db}}, Requests: 20, Concurrency: 2, Keys: 2},
 		engine.Sharding{Of: 1, RunID: "fuzz-load"})
 	if err != nil {
 		f.Fatal(err)
@@ -65,7 +65,7 @@ func FuzzDocuments(f *testing.F) {
 		}
 		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
-		v := shards.VerifyPlan{Find: Find, Timeout: time.Second, Evidence: engine.Evidence{HistoryTimeout: 10 * time.Millisecond}}
+		v := shards.VerifyPlan{Find: Find, Targeting: engine.Targeting{Timeout: time.Second}, Evidence: engine.Evidence{HistoryTimeout: 10 * time.Millisecond}}
 		switch {
 		case p.Run != nil:
 			for range p.Run.Targets {

@@ -65,7 +65,7 @@ func rate(r pace.Rate) *pace.Schedule {
 // with --requests sends exactly N; SQLite's upsert and the actor count
 // every one, on every key; the verdict holds and nothing falls short.
 func TestLoadOpenModelSendsExactlyNAndAtomicStoresCountEvery(t *testing.T) {
-	res := mustLoad(t, load.LoadPlan{Targets: []string{"sqlite", "actor"}, Schedule: rate(2000), Requests: 600, Keys: 7, Seed: 3})
+	res := mustLoad(t, load.LoadPlan{Targeting: engine.Targeting{Targets: []string{"sqlite", "actor"}}, Schedule: rate(2000), Requests: 600, Keys: 7, Seed: 3})
 	for _, tg := range res.Targets {
 		if tg.Sent != 600 || tg.Allowed != 600 || tg.Counted != 600 || tg.Errors != 0 {
 			t.Errorf("%s: sent %d, allowed %d, counted %d, errors %d; want 600, 600, 600, 0", tg.Target, tg.Sent, tg.Allowed, tg.Counted, tg.Errors)
@@ -89,7 +89,7 @@ func TestLoadOpenModelSendsExactlyNAndAtomicStoresCountEvery(t *testing.T) {
 // updates on hot keys, the judge says so per key, and a target made to
 // hold fails the load as a run would (exit 3's shortfall).
 func TestLoadShowsLostUpdatesOnKV(t *testing.T) {
-	res := mustLoad(t, load.LoadPlan{Targets: []string{"kv"}, Concurrency: 20, Requests: 300, Keys: 3, Seed: 1})
+	res := mustLoad(t, load.LoadPlan{Targeting: engine.Targeting{Targets: []string{"kv"}}, Concurrency: 20, Requests: 300, Keys: 3, Seed: 1})
 	tg := res.Targets[0]
 	if tg.Keys.Lost == 0 || tg.Counted >= tg.Allowed || tg.Verdict() != "broken" {
 		t.Fatalf("kv under load: allowed %d, counted %d, lost %d, verdict %s; want updates lost", tg.Allowed, tg.Counted, tg.Keys.Lost, tg.Verdict())
@@ -100,7 +100,7 @@ func TestLoadShowsLostUpdatesOnKV(t *testing.T) {
 	if fs := res.Shortfalls(); len(fs) != 0 {
 		t.Errorf("kv is expected to break, yet %v", fs)
 	}
-	res = mustLoad(t, load.LoadPlan{Targets: []string{"kv"}, Concurrency: 20, Requests: 300, Keys: 3, Seed: 1, Expect: engine.OverrideHold})
+	res = mustLoad(t, load.LoadPlan{Targeting: engine.Targeting{Targets: []string{"kv"}, Expect: engine.OverrideHold}, Concurrency: 20, Requests: 300, Keys: 3, Seed: 1})
 	if fs := res.Shortfalls(); len(fs) != 1 || fs[0].Kind != results.RuleShortfall || !strings.Contains(fs[0].Why, "the rule broke on") {
 		t.Errorf("kv made to hold: shortfalls %v", fs)
 	}
@@ -112,8 +112,7 @@ func TestLoadShowsLostUpdatesOnKV(t *testing.T) {
 func TestLoadQuotaOverHTTPNeverOverGrants(t *testing.T) {
 	base := serveContract(t, "actor")
 	for _, h2 := range []bool{false, true} {
-		res := mustLoad(t, load.LoadPlan{Scenario: sixBecomeFour, Targets: []string{base}, Concurrency: 16, Requests: 400, Keys: 10, Seed: 2,
-			Options: []targets.Option{targets.WithHTTP(httpapi.Config{Sync: httpapi.SyncNone, HTTP2: h2})}})
+		res := mustLoad(t, load.LoadPlan{Scenario: sixBecomeFour, Targeting: engine.Targeting{Targets: []string{base}, Options: []targets.Option{targets.WithHTTP(httpapi.Config{Sync: httpapi.SyncNone, HTTP2: h2})}}, Concurrency: 16, Requests: 400, Keys: 10, Seed: 2})
 		tg := res.Targets[0]
 		if tg.Keys.Over != 0 || tg.Allowed != 10*dailyLimit || tg.Refused != 400-10*dailyLimit || tg.Errors != 0 {
 			t.Errorf("h2=%t: allowed %d, refused %d, over %d, errors %d (%v); want 50 granted, 350 refused, none over",
@@ -149,8 +148,7 @@ func TestLoadOpenModelCorrectsCoordinatedOmission(t *testing.T) {
 		}
 		h.ServeHTTP(w, r)
 	}), nil)
-	res := mustLoad(t, load.LoadPlan{Targets: []string{base}, Schedule: rate(200), Requests: 200, Keys: 5, Seed: 4,
-		Options: []targets.Option{targets.WithHTTP(httpapi.Config{Sync: httpapi.SyncNone})}})
+	res := mustLoad(t, load.LoadPlan{Targeting: engine.Targeting{Targets: []string{base}, Options: []targets.Option{targets.WithHTTP(httpapi.Config{Sync: httpapi.SyncNone})}}, Schedule: rate(200), Requests: 200, Keys: 5, Seed: 4})
 	tg := res.Targets[0]
 	// 200/s over a 400 ms stall is 80 arrivals due during it; the first
 	// of them waits the whole stall, the one due 100 ms before its end at
@@ -195,7 +193,7 @@ func TestLoadSortsErrorsByKind(t *testing.T) {
 		h.ServeHTTP(w, r)
 	}), nil)
 	opts := []targets.Option{targets.WithHTTP(httpapi.Config{Sync: httpapi.SyncNone})}
-	res := mustLoad(t, load.LoadPlan{Targets: []string{base}, Concurrency: 4, Requests: 100, Keys: 2, Options: opts})
+	res := mustLoad(t, load.LoadPlan{Targeting: engine.Targeting{Targets: []string{base}, Options: opts}, Concurrency: 4, Requests: 100, Keys: 2})
 	tg := res.Targets[0]
 	kinds := map[string]int64{}
 	for _, k := range tg.ErrorKinds {
@@ -207,7 +205,7 @@ func TestLoadSortsErrorsByKind(t *testing.T) {
 	if tg.Verdict() != "inconclusive" {
 		t.Errorf("verdict %s: keys with failed requests prove nothing", tg.Verdict())
 	}
-	res, err := load.Load(context.Background(), load.LoadPlan{Scenario: tenHitsOneView, Targets: []string{"http://127.0.0.1:1"}, Concurrency: 2, Requests: 4, Options: opts})
+	res, err := load.Load(context.Background(), load.LoadPlan{Scenario: tenHitsOneView, Targeting: engine.Targeting{Targets: []string{"http://127.0.0.1:1"}, Options: opts}, Concurrency: 2, Requests: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +251,7 @@ func TestLoadThresholds(t *testing.T) {
 // TestLoadResultChecks: a saved load result whose verdicts contradict its
 // figures is refused.
 func TestLoadResultChecks(t *testing.T) {
-	res := mustLoad(t, load.LoadPlan{Targets: []string{"kv"}, Concurrency: 8, Requests: 100, Keys: 2, Seed: 5,
+	res := mustLoad(t, load.LoadPlan{Targeting: engine.Targeting{Targets: []string{"kv"}}, Concurrency: 8, Requests: 100, Keys: 2, Seed: 5,
 		Thresholds: []results.Threshold{mustThreshold(t, "lost==0"), mustThreshold(t, "errors<1%")}})
 	if err := res.Check(); err != nil {
 		t.Fatalf("a fresh result: %v", err)
@@ -299,7 +297,7 @@ func TestLoadUsage(t *testing.T) {
 		"negative keys":  {Scenario: tenHitsOneView, Keys: -1},
 		"too many keys":  {Scenario: tenHitsOneView, Keys: load.MaxLoadKeys + 1},
 		"empty schedule": {Scenario: tenHitsOneView, Schedule: &pace.Schedule{Start: 0.01, Stages: []pace.Stage{{Duration: time.Second, Target: 0.01}}}},
-		"unknown target": {Scenario: tenHitsOneView, Targets: []string{"nosuch"}},
+		"unknown target": {Scenario: tenHitsOneView, Targeting: engine.Targeting{Targets: []string{"nosuch"}}},
 	} {
 		if _, err := load.Load(context.Background(), p); err == nil {
 			t.Errorf("%s: taken", name)
@@ -330,9 +328,9 @@ func BenchmarkLoadClosedHTTP(b *testing.B) {
 	go func() { done <- server.Server{Handler: server.New(tg.Store)}.Serve(ctx, ln) }()
 	defer func() { cancel(); <-done; tg.Close() }()
 	b.ResetTimer()
-	res, err := load.Load(context.Background(), load.LoadPlan{Scenario: tenHitsOneView, Targets: []string{"http://" + ln.Addr().String()},
+	res, err := load.Load(context.Background(), load.LoadPlan{Scenario: tenHitsOneView, Targeting: engine.Targeting{Targets: []string{"http://" + ln.Addr().String()}, Options: []targets.Option{targets.WithHTTP(httpapi.Config{Sync: httpapi.SyncNone})}},
 		Concurrency: 50, Requests: int64(b.N), Keys: 1000,
-		Options: []targets.Option{targets.WithHTTP(httpapi.Config{Sync: httpapi.SyncNone})}})
+	})
 	if err != nil || res.Targets[0].Error != "" {
 		b.Fatal(err, res.Targets[0].Error)
 	}

@@ -311,7 +311,7 @@ func TestLoadShardsMergeIntoOneLoad(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 4 {
 		wg.Go(func() {
-			parts[i], errs[i] = shards.LoadShard(context.Background(), load.LoadPlan{Scenario: tenHitsOneView, Targets: []string{url},
+			parts[i], errs[i] = shards.LoadShard(context.Background(), load.LoadPlan{Scenario: tenHitsOneView, Targeting: engine.Targeting{Targets: []string{url}},
 				Schedule: &sched, Keys: 10, Seed: 3}, engine.Sharding{Index: i, Of: 4, RunID: "load-merge", StartAt: start})
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/load"
 	"github.com/racelab/racelab/scenarios/results"
 )
@@ -12,7 +13,7 @@ import (
 // not its requests were kept: a load's key keeps none, so it cannot say
 // which totals were answered, and says nothing empty in their place.
 func TestTenHitsWords(t *testing.T) {
-	res := mustLoad(t, load.LoadPlan{Targets: []string{"sqlite"}, Concurrency: 4, Requests: 50, Keys: 1, Seed: 1})
+	res := mustLoad(t, load.LoadPlan{Targeting: engine.Targeting{Targets: []string{"sqlite"}}, Concurrency: 4, Requests: 50, Keys: 1, Seed: 1})
 	why := res.Targets[0].WorstKey.Why
 	if want := "sqlite: 50 hits answered; 50 views stored"; why != want {
 		t.Errorf("worst key of a load: %q; want %q", why, want)

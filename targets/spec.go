@@ -226,3 +226,16 @@ func hostName(h string) bool {
 	}
 	return true
 }
+
+// HasHTTP says whether specs may name an http target: one of them is an
+// http(s) URL, or is malformed, in which case a plan's own check reports
+// the spec rather than a flag for http targets given without one.
+func HasHTTP(specs []string) bool {
+	for _, raw := range specs {
+		spec, err := Parse(raw)
+		if err != nil || spec.URL != nil {
+			return true
+		}
+	}
+	return false
+}

@@ -8,13 +8,16 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
 	"github.com/racelab/racelab/internal/readfile"
+	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/results"
+	"github.com/racelab/racelab/scenarios/shards"
 	"github.com/racelab/racelab/targets"
 )
 
@@ -68,12 +71,12 @@ func outputWidth(out *os.File, getenv func(string) string) int {
 	return pipeWidth
 }
 
-// width is the width a command's output must fit: none under --wide.
-func (s Streams) width(c *cobra.Command) int {
+// of is s as the command c writes to it: tables fit no width under --wide.
+func (s Streams) of(c *cobra.Command) Streams {
 	if wide, err := c.Flags().GetBool("wide"); err == nil && wide {
-		return 0
+		s.Width = 0
 	}
-	return s.Width
+	return s
 }
 
 func isTerminal(f *os.File) bool {
@@ -131,6 +134,95 @@ func exitCode(err error) int {
 	default:
 		return exitFailure
 	}
+}
+
+// verdict turns a finished run or load into its exit code: interrupted
+// first, then a rule that broke where it had to hold (a proven break
+// outranks anything that could not be judged), then a target racelab
+// could not run or could not judge. The one stderr line names the first
+// cause, so that it reads on its own when the report went to a file.
+func verdict(interrupted bool, fs []results.Shortfall) error {
+	if interrupted {
+		return verdictError{exitInterrupted, "interrupted: the report above is partial"}
+	}
+	return shortfallError(fs)
+}
+
+// shortfallError is the exit of a run with these shortfalls, nil when
+// there are none.
+func shortfallError(fs []results.Shortfall) error {
+	if len(fs) == 0 {
+		return nil
+	}
+	first := fs[0]
+	code, lead := exitFailure, "could not run "
+	switch first.Kind {
+	case results.RuleShortfall:
+		code, lead = exitRuleBroken, "not as expected: "
+	case results.ThresholdShortfall:
+		code, lead = exitRuleBroken, "threshold missed: "
+	case results.InconclusiveShortfall:
+		lead = "no verdict: "
+	}
+	msg := lead + first.Why
+	if len(fs) > 1 {
+		var more []string
+		for _, f := range fs[1:] {
+			more = append(more, f.Target)
+		}
+		msg += fmt.Sprintf(" (and %s: see the report)", strings.Join(more, ", "))
+	}
+	return verdictError{code, msg}
+}
+
+// fire is the opening run and load share: the plan, checked whole, then
+// either all of it (whole), or under --shard this process's shard of it
+// (shard), whose part is written for racelab verify to merge, with an
+// exit that says how the shard went. what says on a terminal what the
+// shard plays.
+func fire[P any](ctx context.Context, s Streams, f *firing, plan func() (P, error), whole func(P) error,
+	shard func(context.Context, P, engine.Sharding) (*results.ShardResult, error), what func(P, engine.Sharding) string) error {
+	p, err := plan()
+	if err != nil {
+		return err
+	}
+	if !f.Shard.on() {
+		return whole(p)
+	}
+	sh, err := f.Shard.sharding()
+	if err != nil {
+		return err
+	}
+	if !f.Quiet && s.ErrIsTTY {
+		when := "as soon as it is ready"
+		if !sh.StartAt.IsZero() {
+			when = "at " + sh.StartAt.Format(time.RFC3339Nano)
+		}
+		fmt.Fprintf(s.Err, "racelab: shard %d of %d of run %s: %s, released %s; merge the parts with racelab verify\n", sh.Index, sh.Of, sh.RunID, what(p, sh), when)
+	}
+	part, err := shard(ctx, p, sh)
+	if err != nil {
+		return err
+	}
+	data, err := shards.Encode(part, f.Sign.key())
+	if err != nil {
+		return err
+	}
+	if f.Shard.Dir == "" {
+		_, err = s.Out.Write(data)
+	} else if err = shards.Save(f.Shard.Dir, part, data); err != nil {
+		err = fmt.Errorf("--shard-dir: %w", err)
+	}
+	if err != nil {
+		return err
+	}
+	switch interrupted, failed := part.Outcome(); {
+	case interrupted:
+		return verdictError{exitInterrupted, "interrupted: the shard's part is partial"}
+	case failed != "":
+		return verdictError{exitFailure, fmt.Sprintf("could not run shard %d: %s", part.Shard, failed)}
+	}
+	return nil
 }
 
 func newRootCmd(s Streams, cat *targets.Catalog) *cobra.Command {
@@ -200,7 +292,7 @@ time: the same --seed replays the same race.`,
 	root.PersistentFlags().Bool("wide", false, "draw every column of every table in full, however wide the terminal")
 	wrapHelp(root, s)
 	version := newVersionCmd(s)
-	root.AddCommand(newRunCmd(s, cat, nil), newLoadCmd(s, cat, nil), newListCmd(s, cat), newExplainCmd(s, cat), newServeCmd(s), newReportCmd(s, cat), newVerifyCmd(s, cat, nil), version, newRaceCmd(s), newCleanCmd(s, cat))
+	root.AddCommand(newRunCmd(s, cat, nil), newLoadCmd(s, cat, nil), newListCmd(s, cat), newExplainCmd(s, cat), newServeCmd(s, nil), newReportCmd(s, cat, nil), newVerifyCmd(s, cat, nil), version, newRaceCmd(s), newCleanCmd(s, cat))
 	// --wide is for commands that draw tables. version and completion
 	// draw none: a hidden flag of their own shadows the root's, so that
 	// neither their help nor the shell offers it.

@@ -55,8 +55,8 @@ func parseArgs(t *testing.T, args []string) (runOpts *runOptions, verifyOpts *ve
 	s, _, _ := testStreams("")
 	root := &cobra.Command{Use: "racelab", SilenceErrors: true, SilenceUsage: true}
 	root.AddCommand(
-		newRunCmd(s, testCatalog, func(_ *cobra.Command, o *runOptions) error { runOpts = o; return nil }),
-		newVerifyCmd(s, testCatalog, func(_ *cobra.Command, o *verifyOptions) error { verifyOpts = o; return nil }))
+		newRunCmd(s, testCatalog, func(o *runOptions) error { runOpts = o; return nil }),
+		newVerifyCmd(s, testCatalog, func(o *verifyOptions) error { verifyOpts = o; return nil }))
 	root.SetArgs(args)
 	if err := root.Execute(); err != nil {
 		t.Fatalf("racelab %s: %v", strings.Join(args, " "), err)

@@ -20,6 +20,7 @@ import (
 
 // explainOptions is what `racelab explain` was asked to do.
 type explainOptions struct {
+	catalog  *targets.Catalog
 	Scenario string
 	Target   string
 	Fixed    string
@@ -32,11 +33,11 @@ type explainOptions struct {
 	Step    bool
 	Outputs outputFlags
 	Servers serverFlags
-	HTTP    Flags
+	HTTP    httpFlags
 }
 
 func newExplainCmd(s Streams, cat *targets.Catalog) *cobra.Command {
-	o := &explainOptions{}
+	o := &explainOptions{catalog: cat}
 	c := &cobra.Command{
 		Use:   "explain SCENARIO",
 		Short: "Tell a story and replay its race step by step, then the fix",
@@ -64,7 +65,7 @@ page, each replay drawn as an SVG timeline on one shared time axis.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.Scenario = args[0]
 			o.set = c.Flags().Changed
-			return runExplain(c.Context(), s, cat, o)
+			return runExplain(c.Context(), s, o)
 		},
 	}
 	f := c.Flags()
@@ -73,25 +74,26 @@ page, each replay drawn as an SVG timeline on one shared time axis.`,
 	addSeed(f, &o.Seed, 7, "seed of the replay")
 	addRequests(f, &o.Requests, "requests in the burst (default: the story's own)")
 	f.BoolVar(&o.Step, "step", false, "on a terminal, wait for Enter before each step: the story, each request of each replay, the fix")
-	o.Outputs.register(c, f, []string{"text", "html"})
+	o.Outputs.register(c, []string{"text", "html"})
 	o.Servers.register(f, cat, "targets")
-	o.HTTP.RegisterMapping(f)
+	o.HTTP.registerMapping(f)
 	_ = c.RegisterFlagCompletionFunc("target", completeTargets)
 	_ = c.RegisterFlagCompletionFunc("fixed", completeTargets)
 	return c
 }
 
-func runExplain(ctx context.Context, s Streams, cat *targets.Catalog, o *explainOptions) error {
+func runExplain(ctx context.Context, s Streams, o *explainOptions) error {
 	sc, err := scenarios.Lookup(o.Scenario)
 	if err != nil {
 		return err
 	}
-	x := &engine.Explainer{Scenario: sc, Catalog: cat, Target: o.Target, Fixed: o.Fixed, Requests: o.Requests, Seed: o.Seed,
+	x := &engine.Explainer{Scenario: sc, Catalog: o.catalog, Target: o.Target, Fixed: o.Fixed, Requests: o.Requests, Seed: o.Seed,
 		Options: o.Servers.options()}
 	if err := explicitZero(o.set, engine.Wants.Invalid, zeroIf("Requests", o.Requests, o.Requests == 0)); err != nil {
 		return err
 	}
-	if err := checkExplainTargets(cat, sc, o.Target, o.Fixed, o.set); err != nil {
+	given := func(field string) bool { return o.set != nil && o.set(strings.TrimPrefix(flagOf(field), "--")) }
+	if err := x.CheckTargets(given); err != nil {
 		return err
 	}
 	// The plan of one replay checks what a run's would: -n, the targets.
@@ -100,7 +102,7 @@ func runExplain(ctx context.Context, s Streams, cat *targets.Catalog, o *explain
 			return err
 		}
 	}
-	if err := o.HTTP.ApplyTo([]string{o.Target, o.Fixed}, engine.DefaultTimeout, &x.Options, nil); err != nil {
+	if err := o.HTTP.apply([]string{o.Target, o.Fixed}, engine.DefaultTimeout, &x.Options, nil); err != nil {
 		return err
 	}
 	outs, err := o.Outputs.parse()
@@ -127,16 +129,16 @@ func runExplain(ctx context.Context, s Streams, cat *targets.Catalog, o *explain
 		}
 		return report.Explain(w, e) // a handout's width, whatever the terminal
 	}
-	i := slices.IndexFunc(outs, func(out output) bool { return out.Path == "" && out.Format == "text" })
+	i := slices.IndexFunc(outs, func(out report.Output) bool { return out.Path == "" && out.Format == "text" })
 	if !o.Step || !s.InIsTTY || !s.OutIsTTY || !s.ErrIsTTY || i < 0 {
 		// Piped, there is nobody to press Enter, or nobody to read the
 		// prompt where it would go (a file, a pipe): the whole text at
 		// once, no prompt.
-		return writeOutputs(s, 0, outs, render)
+		return report.WriteOutputs(s.Out, 0, outs, render)
 	}
 	// The files first, as writeOutputs would, then the steps on the
 	// terminal.
-	if err := writeOutputs(s, 0, slices.Delete(slices.Clone(outs), i, i+1), render); err != nil {
+	if err := report.WriteOutputs(s.Out, 0, slices.Delete(slices.Clone(outs), i, i+1), render); err != nil {
 		return err
 	}
 	steps, err := report.ExplainSteps(e)
@@ -181,74 +183,4 @@ func showSteps(ctx context.Context, s Streams, steps []string) error {
 		}
 	}
 	return nil
-}
-
-// checkExplainTargets refuses a --fixed target that breaks the rule by
-// design, and a --target named from the catalog that holds it: either would
-// print a story the replay does not tell (a "fix" under a store that loses
-// updates, a "race" on one that cannot have it). A URL is the user's own
-// service: it may be the race to explain, and is expected to hold as a fix.
-// A story with no line-up of its own (a race file) has no default targets
-// to replay on: both must be given (set says which were), and each must
-// be one the story can play, all before anything is sent.
-func checkExplainTargets(cat *targets.Catalog, sc *engine.Scenario, target, fixed string, set func(string) bool) error {
-	want := func() string {
-		return orList(append(catalogTargets(cat, sc, false), "your service's URL (http://… or https://…)"))
-	}
-	if len(sc.Lineup) == 0 {
-		given := func(flag string) bool { return set != nil && set(flag) }
-		for _, flag := range []string{"target", "fixed"} {
-			if !given(flag) {
-				return usageError{fmt.Errorf("--%s is missing: %s names no targets of its own, so explain needs both --target (a service that breaks the rule) and --fixed (one that holds it): %s",
-					flag, sc.Name, want())}
-			}
-		}
-	}
-	for _, f := range []struct{ name, spec string }{{"--target", target}, {"--fixed", fixed}} {
-		spec, e, err := cat.Lookup(f.spec)
-		if err != nil {
-			return err
-		}
-		if !sc.Plays(e.Kind) {
-			return usageError{fmt.Errorf("%s %s cannot play %s (it has no %s); want %s", f.name, spec.Name(), sc.Name, sc.Needs, want())}
-		}
-	}
-	spec, e, err := cat.Lookup(target)
-	if err != nil {
-		return err
-	}
-	if e.Holds && spec.URL == nil {
-		return usageError{fmt.Errorf("--target %s holds the rule, so it has no race to replay; want a target that breaks it: %s",
-			spec.Name(), orList(catalogTargets(cat, sc, false)))}
-	}
-	spec, e, err = cat.Lookup(fixed)
-	if err != nil {
-		return err
-	}
-	if !e.Holds {
-		return usageError{fmt.Errorf("--fixed %s breaks the rule by design, so it has no fix to show; want a target that holds it: %s",
-			spec.Name(), orList(append(catalogTargets(cat, sc, true), "your service's URL")))}
-	}
-	return nil
-}
-
-// catalogTargets lists the targets named in the catalog (not URLs) that
-// can play sc and are expected to hold (holds) or to break it.
-func catalogTargets(cat *targets.Catalog, sc *engine.Scenario, holds bool) []string {
-	var out []string
-	for _, e := range cat.Entries() {
-		if e.Name == "http" || e.Name == "https" || e.Holds != holds || !sc.Plays(e.Kind) {
-			continue
-		}
-		out = append(out, e.Name)
-	}
-	return out
-}
-
-// orList writes "a, b or c".
-func orList(words []string) string {
-	if len(words) <= 1 {
-		return strings.Join(words, "")
-	}
-	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
 }

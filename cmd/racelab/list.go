@@ -18,7 +18,7 @@ strategy guarantees, whether it is expected to keep the rules, and which
 stories it can play. Use it to pick a line-up for -t.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(c *cobra.Command, _ []string) error {
-			return report.WriteCatalog(s.Out, catalog(cat), s.width(c), flagOf)
+			return report.WriteCatalog(s.Out, catalog(cat), s.of(c).Width, flagOf)
 		},
 	}
 }

@@ -1,9 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"time"
@@ -12,18 +12,19 @@ import (
 
 	"github.com/racelab/racelab/report"
 	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/load"
 	"github.com/racelab/racelab/scenarios/pace"
 	"github.com/racelab/racelab/scenarios/results"
+	"github.com/racelab/racelab/scenarios/shards"
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/httpapi"
 )
 
 // loadOptions is everything `racelab load` was asked to do.
 type loadOptions struct {
-	catalog     *targets.Catalog
+	firing      // flags.go: the targets, -o, --seed, --shard… run and verify share
 	Scenario    string
-	Targets     []string
 	Rate        string
 	Stages      string
 	Arrivals    string
@@ -35,21 +36,11 @@ type loadOptions struct {
 	Samples     int
 	KeyDist     string
 	Thresholds  []string
-	Timeout     time.Duration
-	Seed        int64
-	Expect      []string
-	Outputs     outputFlags
-	Quiet       bool
 	HTTPVersion string
-	Servers     serverFlags
-	HTTP        Flags
-	Shard       shardFlags // shard.go
-
-	set func(name string) bool // which flags the command line gave
 }
 
-func newLoadCmd(s Streams, cat *targets.Catalog, runF func(*cobra.Command, *loadOptions) error) *cobra.Command {
-	o := &loadOptions{catalog: cat}
+func newLoadCmd(s Streams, cat *targets.Catalog, runF func(*loadOptions) error) *cobra.Command {
+	o := &loadOptions{firing: firing{catalog: cat}}
 	c := &cobra.Command{
 		Use:   "load SCENARIO",
 		Short: "Put sustained load on targets, measure it, and judge the rule",
@@ -79,14 +70,16 @@ Simulated stores run on the real clock. Exit codes are run's; a missed
   racelab load ten-hits-one-view -t redis -c 100 \
     --threshold 'p99<50ms' --threshold 'errors<1%' --threshold 'lost==0'`,
 	}
-	takesOneStory(c, &o.Scenario, &o.set, func(c *cobra.Command) error {
+	takesOneStory(c, s, &o.Scenario, &o.set, func(ctx context.Context, s Streams) error {
 		if runF != nil {
-			return runF(c, o)
+			return runF(o)
 		}
-		return runLoad(c, s, o)
+		return runLoad(ctx, s, o)
 	})
 	f := c.Flags()
-	addTargets(c, &o.Targets, targetsUsage)
+	o.register(c, firingWords{targets: targetsUsage, timeout: "time limit of each request",
+		seed: "seed for the keys picked and Poisson arrivals (default: random, in the result)", quiet: "no progress bar on stderr",
+		formats: report.LoadFormats()})
 	f.StringVar(&o.Rate, "rate", "", "open model: requests arriving per second, e.g. 2000/s (or 90/m); with --stages, the rate the first stage starts from")
 	f.StringVar(&o.Stages, "stages", "", "open model: ramps DURATION:RATE, comma separated, e.g. 30s:100/s,1m:500/s")
 	f.StringVar(&o.Arrivals, "arrivals", string(pace.Even), "open model: how arrivals are spaced: even, or poisson (seeded)")
@@ -99,35 +92,26 @@ Simulated stores run on the real clock. Exit codes are run's; a missed
 	f.StringArrayVar(&o.Thresholds, "threshold", nil, "a condition every target must meet, repeatable: 'p99<250ms', 'errors<1%', 'lost==0', 'rps>=900';\n"+
 		"k6's too: 'p(95)<250' (milliseconds), 'avg<200', 'med<100', 'rate<0.01' (the share failed), 'count>1000' (sent)\n"+
 		"(metrics: "+strings.Join(results.ThresholdMetrics(), ", ")+"; pN and p(N) are any percentile)")
-	addTimeout(f, &o.Timeout, "time limit of each request")
-	addSeed(f, &o.Seed, 0, "seed for the keys picked and Poisson arrivals (default: random, in the result)")
-	addExpect(c, &o.Expect)
 	f.IntVar(&o.Samples, "samples", 0, fmt.Sprintf("requests each target keeps one by one, a uniform sample past it (default %d with -o csv, else 0)", load.DefaultSamples))
-	o.Outputs.register(c, f, report.LoadFormats())
-	addQuiet(f, &o.Quiet, "no progress bar on stderr")
 	f.StringVar(&o.HTTPVersion, "http-version", "1.1", "http targets: 1.1 (keep-alive connections) or 2 (h2c on http, h2 on https)")
-	o.Servers.register(f, cat, "targets")
-	o.HTTP.RegisterMapping(f)
-	o.Shard.register(f, false)
 	_ = c.RegisterFlagCompletionFunc("arrivals", cobra.FixedCompletions([]string{"even", "poisson"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = c.RegisterFlagCompletionFunc("http-version", cobra.FixedCompletions([]string{"1.1", "2"}, cobra.ShellCompDirectiveNoFileComp))
 	return c
 }
 
 // plan turns the options into a load.LoadPlan, checking every value, the shard flags last.
-func (o *loadOptions) plan() (load.LoadPlan, []output, error) {
+func (o *loadOptions) plan() (load.LoadPlan, error) {
 	var p load.LoadPlan
-	given := func(name string) bool { return o.set != nil && o.set(name) }
+	given := o.given
 	sc, err := scenarios.Lookup(o.Scenario)
 	if err != nil {
-		return p, nil, err
+		return p, err
 	}
-	outs, err := o.Outputs.parse()
-	if err != nil {
-		return p, nil, err
+	if o.outs, err = o.Outputs.parse(); err != nil {
+		return p, err
 	}
-	bad := func(format string, args ...any) (load.LoadPlan, []output, error) {
-		return load.LoadPlan{}, nil, usageError{fmt.Errorf(format, args...)}
+	bad := func(format string, args ...any) (load.LoadPlan, error) {
+		return load.LoadPlan{}, usageError{fmt.Errorf(format, args...)}
 	}
 	open := o.Rate != "" || o.Stages != "" || given("rate") || given("stages")
 	switch {
@@ -177,12 +161,12 @@ func (o *loadOptions) plan() (load.LoadPlan, []output, error) {
 	}
 	dist, err := results.ParseKeyDist(o.KeyDist)
 	if err != nil {
-		return p, nil, err
+		return p, err
 	}
 	for _, s := range o.Thresholds {
 		t, err := results.ParseThreshold(s)
 		if err != nil {
-			return p, nil, err
+			return p, err
 		}
 		p.Thresholds = append(p.Thresholds, t)
 	}
@@ -191,15 +175,7 @@ func (o *loadOptions) plan() (load.LoadPlan, []output, error) {
 		zeroIf("Timeout", o.Timeout, o.Timeout == 0), zeroIf("Concurrency", o.Concurrency, o.Concurrency == 0),
 		zeroIf("MaxInFlight", o.MaxInFlight, o.MaxInFlight == 0), zeroIf("Keys", o.Keys, o.Keys == 0))
 	if err != nil {
-		return p, nil, err
-	}
-	expect, expectOf, err := parseExpect(o.Expect)
-	if err != nil {
-		return p, nil, err
-	}
-	seed := o.Seed
-	if !given("seed") {
-		seed = rand.Int64N(1 << 31)
+		return p, err
 	}
 	var h2 bool
 	switch o.HTTPVersion {
@@ -209,52 +185,44 @@ func (o *loadOptions) plan() (load.LoadPlan, []output, error) {
 	default:
 		return bad("--http-version %q: want 1.1 or 2", o.HTTPVersion)
 	}
-	p.Scenario, p.Catalog, p.Targets = sc, o.catalog, o.Targets
-	p.Keys, p.KeyDist, p.Timeout, p.Seed, p.Expect, p.ExpectOf = o.Keys, dist, o.Timeout, seed, expect, expectOf
-	p.Samples = o.Samples
-	if !given("samples") && slices.ContainsFunc(outs, func(o output) bool { return o.Format == string(report.CSV) }) {
-		p.Samples = load.DefaultSamples // what csv is for
-	}
-	p.Options = o.Servers.options()
-	specs := p.Targets
-	if len(specs) == 0 {
-		specs = sc.Lineup
-	}
-	if h2 && !HasHTTPTarget(specs) {
+	if h2 && !targets.HasHTTP(o.specs(sc.Lineup)) {
 		return bad("--http-version applies to http targets only, and this load has none (add -t http://HOST:PORT)")
 	}
-	err = o.HTTP.ApplyTo(specs, o.Timeout, &p.Options, func(c *httpapi.Config) {
+	p.Targeting, err = o.targeting(sc.Lineup, func(c *httpapi.Config) {
 		c.Sync = httpapi.SyncNone // whole requests: a load stages nothing
 		c.HTTP2 = h2
 	})
 	if err != nil {
-		return p, nil, err
+		return p, err
+	}
+	p.Scenario, p.Keys, p.KeyDist, p.Seed, p.Samples = sc, o.Keys, dist, o.seed(), o.Samples
+	if !given("samples") && slices.ContainsFunc(o.outs, func(o report.Output) bool { return o.Format == string(report.CSV) }) {
+		p.Samples = load.DefaultSamples // what csv is for
 	}
 	if err := firstError(p.Validate()); err != nil {
-		return p, nil, err
+		return p, err
 	}
-	return p, outs, o.Shard.check()
+	return p, o.checkShard()
 }
 
-func runLoad(c *cobra.Command, s Streams, o *loadOptions) error {
-	p, outs, err := o.plan()
-	if err != nil {
-		return err
-	}
-	if o.Shard.on() {
-		return loadShard(c, s, o, p)
-	}
+func runLoad(ctx context.Context, s Streams, o *loadOptions) error {
+	return fire(ctx, s, &o.firing, o.plan, func(p load.LoadPlan) error { return o.play(ctx, s, p) }, shards.LoadShard,
+		func(load.LoadPlan, engine.Sharding) string { return "its share of the load" })
+}
+
+// play runs the whole of p and writes its report.
+func (o *loadOptions) play(ctx context.Context, s Streams, p load.LoadPlan) error {
 	if s.ErrIsTTY && !o.Quiet {
 		p.Watch = func(target string, _ load.LoadProgress, now func() load.LoadProgress) func() {
-			return WatchLoad(c.Context(), s.Err, p.Scenario.Name+" on "+target, now)
+			return watchLoad(ctx, s.Err, p.Scenario.Name+" on "+target, now)
 		}
 	}
-	res, err := load.Load(c.Context(), p)
+	res, err := load.Load(ctx, p)
 	if err != nil {
 		return err
 	}
-	err = writeOutputs(s, s.width(c), outs, o.Shard.Sign.signed(func(w io.Writer, format string, width int) error {
-		return report.RenderLoad(w, []*results.LoadResult{res}, report.Format(format), s.reportOptions(width, savesJSON(outs)))
+	err = report.WriteOutputs(s.Out, s.Width, o.outs, o.Sign.signed(func(w io.Writer, format string, width int) error {
+		return report.RenderLoad(w, []*results.LoadResult{res}, report.Format(format), s.reportOptions(width, report.SavesJSON(o.outs)))
 	}))
 	if err != nil {
 		return err
@@ -264,13 +232,5 @@ func runLoad(c *cobra.Command, s Streams, o *loadOptions) error {
 			fmt.Fprintf(s.Err, "racelab: %s\n", a.Say(flagOf))
 		}
 	}
-	return loadVerdict(res)
-}
-
-// loadVerdict is a load's exit, as verdict is a run's.
-func loadVerdict(res *results.LoadResult) error {
-	if res.Interrupted {
-		return verdictError{exitInterrupted, "interrupted: the report above is partial"}
-	}
-	return shortfallError(res.Shortfalls())
+	return verdict(res.Interrupted, res.Shortfalls())
 }

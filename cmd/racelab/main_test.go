@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
-	"github.com/spf13/cobra"
 
 	"github.com/racelab/racelab/internal/testwait"
 	"github.com/racelab/racelab/scenarios/engine"
@@ -216,7 +215,7 @@ func TestRunJSON(t *testing.T) {
 // TestRunFlags checks flag parsing apart from running, through the runF seam.
 func TestRunFlags(t *testing.T) {
 	var got *runOptions
-	c := newRunCmd(first(testStreams("")), testCatalog, func(_ *cobra.Command, o *runOptions) error {
+	c := newRunCmd(first(testStreams("")), testCatalog, func(o *runOptions) error {
 		got = o
 		return nil
 	})
@@ -224,8 +223,8 @@ func TestRunFlags(t *testing.T) {
 	if err := c.Execute(); err != nil {
 		t.Fatal(err)
 	}
-	want := runOptions{Scenario: "five-checkouts", Targets: []string{"kv?locations=5&cold-read=40ms", "sqlite"}, Requests: 50,
-		Trials: 20, Seed: 7, Outputs: outputFlags{raw: []string{"json", "junit=r.xml"}}, Timeout: 3e9, Quiet: true, Expect: []string{"hold"}}
+	want := runOptions{Scenario: "five-checkouts", Requests: 50, Trials: 20, firing: firing{Targets: []string{"kv?locations=5&cold-read=40ms", "sqlite"},
+		Seed: 7, Outputs: outputFlags{raw: []string{"json", "junit=r.xml"}}, Timeout: 3e9, Quiet: true, Expect: []string{"hold"}}}
 	if got == nil || !equalOptions(*got, want) {
 		t.Errorf("options = %+v\nwant      %+v", got, want)
 	}
@@ -316,7 +315,7 @@ func TestEvidenceExitCodes(t *testing.T) {
 // and what they put in the plan.
 func TestEvidenceFlags(t *testing.T) {
 	var got *runOptions
-	c := newRunCmd(first(testStreams("")), testCatalog, func(_ *cobra.Command, o *runOptions) error {
+	c := newRunCmd(first(testStreams("")), testCatalog, func(o *runOptions) error {
 		got = o
 		return nil
 	})
@@ -329,7 +328,7 @@ func TestEvidenceFlags(t *testing.T) {
 	if e.Confidence != 0.99 || e.MaxRate != 0.005 || e.MaxTrials != 2000 || e.CheckHistory || e.HistoryTimeout != 5*time.Second || e.HistoryHTML == "" {
 		t.Fatalf("evidence flags = %+v", e)
 	}
-	p, _, err := got.plan()
+	p, err := got.plan()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,9 +338,9 @@ func TestEvidenceFlags(t *testing.T) {
 	}
 }
 
-// TestWriteHistory: --history-html is written by the command from the
-// result, not by the engine; a result with no trial writes nothing, and a
-// file that cannot be written is an error naming the flag.
+// TestWriteHistory: --history-html is written from the result, after the
+// run; a result with no trial writes nothing, and a file that cannot be
+// written is an error.
 func TestWriteHistory(t *testing.T) {
 	sc := scenariostest.Lookup(t, "ten-hits-one-view")
 	p := engine.Plan{Scenario: sc, Catalog: testCatalog, Targets: []string{"kv"}, Trials: 1, Seed: 1}
@@ -352,7 +351,7 @@ func TestWriteHistory(t *testing.T) {
 	dir := t.TempDir()
 
 	path := filepath.Join(dir, "h.html")
-	if err := writeHistory(path, p, res); err != nil {
+	if err := engine.WriteHistoryFile(path, p, res); err != nil {
 		t.Fatal(err)
 	}
 	if b, err := os.ReadFile(path); err != nil || !strings.Contains(string(b), "ten-hits-one-view on kv, trial 1") {
@@ -361,15 +360,15 @@ func TestWriteHistory(t *testing.T) {
 
 	none := filepath.Join(dir, "none.html")
 	empty := &results.Result{Scenario: sc.Name, Targets: []results.TargetResult{{Target: "kv", Error: "open kv: refused"}}}
-	if err := writeHistory(none, p, empty); err != nil {
+	if err := engine.WriteHistoryFile(none, p, empty); err != nil {
 		t.Errorf("a result with no trial: %v; want nothing written and no error", err)
 	}
 	if _, err := os.Stat(none); !os.IsNotExist(err) {
 		t.Errorf("a result with no trial wrote %s (%v)", none, err)
 	}
 
-	if err := writeHistory(dir, p, res); err == nil || !strings.HasPrefix(err.Error(), "--history-html "+dir+": write history: ") {
-		t.Errorf("writing over a folder: %v; want an error naming --history-html", err)
+	if err := engine.WriteHistoryFile(dir, p, res); err == nil || !strings.HasPrefix(err.Error(), "write history: ") {
+		t.Errorf("writing over a folder: %v; want an error saying what it wrote", err)
 	}
 }
 
@@ -401,7 +400,7 @@ func TestPercentageFlag(t *testing.T) {
 // TestReportFlags checks report's flag parsing through its runF seam.
 func TestReportFlags(t *testing.T) {
 	var got *reportOptions
-	c := newReportCmdWith(first(testStreams("")), testCatalog, func(_ *cobra.Command, o *reportOptions) error {
+	c := newReportCmd(first(testStreams("")), testCatalog, func(o *reportOptions) error {
 		got = o
 		return nil
 	})

@@ -11,46 +11,6 @@ import (
 	"testing"
 )
 
-func TestOutputFlagsParse(t *testing.T) {
-	dir := t.TempDir()
-	formats := []string{"table", "json", "junit"}
-	for _, tc := range []struct {
-		raw     []string
-		want    []output
-		wantErr string
-	}{
-		{nil, []output{{Format: "table"}}, ""},
-		{[]string{"JSON"}, []output{{Format: "json"}}, ""},
-		{[]string{"table", "junit=" + dir + "/r.xml", "json+=" + dir + "/r.json"},
-			[]output{{Format: "table"}, {Format: "junit", Path: dir + "/r.xml"}, {Format: "json", Path: dir + "/r.json", Append: true}}, ""},
-		{[]string{"json=-"}, []output{{Format: "json"}}, ""},
-		{[]string{"xml"}, nil, `-o xml: unknown output format "xml"`},
-		{[]string{"table", "json"}, nil, "-o table and -o json would both write to standard output"},
-		{[]string{"json="}, nil, "no file after ="},
-		{[]string{"json=" + dir + "/a", "junit=" + dir + "/./a"}, nil, "name the same file"},
-		{[]string{"json=" + dir + "/no/such/r.json"}, nil, "no folder " + dir + "/no/such"},
-		{[]string{"json=" + dir}, nil, "is a folder"},
-	} {
-		o := outputFlags{raw: tc.raw, formats: formats}
-		got, err := o.parse()
-		if tc.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || exitCode(err) != exitUsage {
-				t.Errorf("%q: error %v (exit %d), want one with %q, exit 2", tc.raw, err, exitCode(err), tc.wantErr)
-			}
-			continue
-		}
-		if err != nil || len(got) != len(tc.want) {
-			t.Errorf("%q: %+v, %v; want %+v", tc.raw, got, err, tc.want)
-			continue
-		}
-		for i := range got {
-			if got[i] != tc.want[i] {
-				t.Errorf("%q: output %d = %+v, want %+v", tc.raw, i, got[i], tc.want[i])
-			}
-		}
-	}
-}
-
 // TestSeveralOutputs runs once and writes a table, JUnit, JSON and
 // markdown (appended, as to a CI job summary), then re-renders the JSON
 // with report, several outputs again.

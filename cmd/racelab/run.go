@@ -1,14 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
-	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -19,26 +16,16 @@ import (
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/load"
 	"github.com/racelab/racelab/scenarios/results"
+	"github.com/racelab/racelab/scenarios/shards"
 	"github.com/racelab/racelab/targets"
 )
 
 // runOptions is everything `racelab run` was asked to do, fresh per call.
 type runOptions struct {
-	// catalog is where the targets are looked up.
-	catalog  *targets.Catalog
-	Scenario string
-	Targets  []string
-	Requests int
-	Trials   int
-	Seed     int64
-	// set tells which flags the command line gave: an explicit -n 0 is a
-	// mistake, not the default, and a seed not given is drawn.
-	set        func(name string) bool
-	Outputs    outputFlags
-	Timeout    time.Duration
-	Quiet      bool
-	Expect     []string
-	Servers    serverFlags
+	firing     // flags.go: the targets, -o, --seed, --shard… load and verify share
+	Scenario   string
+	Requests   int
+	Trials     int
 	Clock      string
 	Sequential bool
 	Gap        time.Duration
@@ -49,21 +36,21 @@ type runOptions struct {
 	// Parts are the stories' own parts, by flag (--payment): whether
 	// each was asked for.
 	Parts    map[string]*bool
-	KeepAll  bool
-	HTTP     Flags         // run_http.go
-	Evidence evidenceFlags // run_evidence.go
-	Knobs    knobFlags     // flags.go
-	Shard    shardFlags    // shard.go
+	Evidence evidenceFlags
+	Knobs    knobFlags
 	// Background is --background RATE, with its keys and whether it
-	// reads the bursts' keys; background runs it and keeps its summaries.
+	// reads the bursts' keys; the load.Runner in background plays it and
+	// keeps its summaries.
 	Background      string
 	BackgroundKeys  int
 	BackgroundOnKey bool
 	background      *load.Runner
+	// part is the story's own part asked for, nil for the bursts.
+	part *engine.Part
 }
 
-func newRunCmd(s Streams, cat *targets.Catalog, runF func(*cobra.Command, *runOptions) error) *cobra.Command {
-	o := &runOptions{catalog: cat}
+func newRunCmd(s Streams, cat *targets.Catalog, runF func(*runOptions) error) *cobra.Command {
+	o := &runOptions{firing: firing{catalog: cat}}
 	c := &cobra.Command{
 		Use:   "run SCENARIO",
 		Short: "Fire simultaneous requests at targets and judge the hard rule",
@@ -83,22 +70,18 @@ to hold that breaks it exits 3.`,
   racelab run ten-hits-one-view -t 'kv?locations=5&cold-read=40ms' --seed 7
   racelab run five-checkouts -o json | jq .targets[].trials[0].release_spread_ns`,
 	}
-	takesOneStory(c, &o.Scenario, &o.set, func(c *cobra.Command) error {
+	takesOneStory(c, s, &o.Scenario, &o.set, func(ctx context.Context, s Streams) error {
 		if runF != nil {
-			return runF(c, o)
+			return runF(o)
 		}
-		return runRun(c, s, o)
+		return runRun(ctx, s, o)
 	})
 	f := c.Flags()
-	addTargets(c, &o.Targets, targetsUsage)
+	o.register(c, firingWords{targets: targetsUsage, timeout: "time limit of each request",
+		seed: "seed for the simulated stores' random choices (default: random, printed)", quiet: "no progress bar or notices on stderr",
+		formats: report.Formats(), sync: true, period: true})
 	addRequests(f, &o.Requests, "requests per burst (default: the story's own: 10, 12 or 5)")
 	f.IntVar(&o.Trials, "trials", engine.DefaultTrials, "bursts per target, each on fresh state")
-	addSeed(f, &o.Seed, 0, "seed for the simulated stores' random choices (default: random, printed)")
-	o.Outputs.register(c, f, report.Formats())
-	addTimeout(f, &o.Timeout, "time limit of each request")
-	addQuiet(f, &o.Quiet, "no progress bar or notices on stderr")
-	addExpect(c, &o.Expect)
-	o.Servers.register(f, cat, "targets")
 	f.StringVar(&o.Clock, "clock", "virtual", "time of the simulated stores (kv, actor): virtual (deterministic, replayable by --seed) or real")
 	f.BoolVar(&o.Sequential, "sequential", false, "fire a trial's requests one after another, --gap apart, instead of all at once")
 	f.DurationVar(&o.Gap, "gap", engine.DefaultGap, "pause between two requests with --sequential")
@@ -113,12 +96,8 @@ to hold that breaks it exits 3.`,
 		}
 	}
 	f.BoolVar(&o.Timeline, "timeline", false, "under the table, one lane per request of one trial per target: what it read, wrote, and whose update it erased")
-	f.BoolVar(&o.KeepAll, "keep-all", false, fmt.Sprintf("keep every trial's requests in the result (-o json); by default the first %d trials keep them\n"+
-		"(at most %d requests in all) with the first broken, first inconclusive and worst trial, and the rest are only counted", results.DefaultKeepTrials, results.DefaultKeepRequests))
-	o.HTTP.Register(f)
-	o.Evidence.register(f)
+	o.Evidence.register(f, false)
 	o.Knobs.register(f)
-	o.Shard.register(f, true)
 	f.StringVar(&o.Background, "background", "", "open-model load on each target through all of its trials, e.g. 200/s (kv and actor need --clock real);\n"+
 		"the report adds its throughput, p99 and errors")
 	f.IntVar(&o.BackgroundKeys, "background-keys", load.DefaultKeys, "keys of its own the --background load spreads over")
@@ -127,96 +106,94 @@ to hold that breaks it exits 3.`,
 	return c
 }
 
-// plan turns the options into an engine.Plan, checking every value, the shard flags last.
-func (o *runOptions) plan() (engine.Plan, []output, error) {
+// plan turns the options into an engine.Plan, checking every value, the
+// shard flags last.
+func (o *runOptions) plan() (engine.Plan, error) {
 	sc, err := scenarios.Lookup(o.Scenario)
 	if err != nil {
-		return engine.Plan{}, nil, err
+		return engine.Plan{}, err
 	}
 	settings, err := o.Knobs.settings()
 	if err != nil {
-		return engine.Plan{}, nil, err
+		return engine.Plan{}, err
 	}
 	if sc, err = scenarios.With(sc, settings); err != nil {
-		return engine.Plan{}, nil, err
+		return engine.Plan{}, err
 	}
-	outs, err := o.Outputs.parse()
-	if err != nil {
-		return engine.Plan{}, nil, err
+	if o.outs, err = o.Outputs.parse(); err != nil {
+		return engine.Plan{}, err
 	}
 	err = explicitZero(o.set, engine.Wants.Invalid,
 		zeroIf("Requests", o.Requests, o.Requests == 0), zeroIf("Trials", o.Trials, o.Trials == 0),
 		zeroIf("Timeout", o.Timeout, o.Timeout == 0), zeroIf("Gap", o.Gap, o.Gap == 0))
 	if err != nil {
-		return engine.Plan{}, nil, err
+		return engine.Plan{}, err
 	}
-	expect, expectOf, err := parseExpect(o.Expect)
+	t, err := o.targeting(sc.Lineup, nil)
 	if err != nil {
-		return engine.Plan{}, nil, err
+		return engine.Plan{}, err
 	}
 	if o.Clock != "virtual" && o.Clock != "real" {
-		return engine.Plan{}, nil, usageError{fmt.Errorf("--clock %q: want virtual or real", o.Clock)}
-	}
-	seed := o.Seed
-	if o.set == nil || !o.set("seed") {
-		seed = rand.Int64N(1 << 31) // short enough to retype
+		return engine.Plan{}, usageError{fmt.Errorf("--clock %q: want virtual or real", o.Clock)}
 	}
 	p := engine.Plan{
 		Scenario: sc,
-		Catalog:  o.catalog,
-		Targets:  o.Targets,
 		Requests: o.Requests,
 		Trials:   o.Trials,
-		Timeout:  o.Timeout,
-		Seed:     seed,
-		Expect:   expect,
-		ExpectOf: expectOf,
+		Seed:     o.seed(),
 		// Virtual time by default: a simulated store's trial is then a
 		// deterministic replay of the seed.
 		RealClock:  o.Clock == "real",
 		Sequential: o.Sequential,
 		Gap:        o.Gap,
 		Trace:      o.Timeline,
-		Keep:       results.Keep{All: o.KeepAll},
 		KeyChars:   results.KeyChars(o.KeyChars),
-		Options:    o.Servers.options(),
 	}
-	if err := o.HTTP.Apply(&p); err != nil {
-		return engine.Plan{}, nil, err
-	}
+	p.Aim(t)
 	if err := o.Evidence.apply(&p); err != nil {
-		return engine.Plan{}, nil, err
+		return engine.Plan{}, err
 	}
-	if o.Background == "" && (o.BackgroundOnKey || o.set != nil && o.set("background-keys")) {
-		return engine.Plan{}, nil, usageError{errors.New("--background-keys and --background-on-key shape a --background load; give --background RATE, e.g. 200/s")}
+	if o.Background == "" && (o.BackgroundOnKey || o.given("background-keys")) {
+		return engine.Plan{}, usageError{errors.New("--background-keys and --background-on-key shape a --background load; give --background RATE, e.g. 200/s")}
 	}
 	if o.Background != "" {
 		bp, err := load.Parse(o.Background, o.BackgroundKeys, o.BackgroundOnKey)
 		if err != nil {
-			return engine.Plan{}, nil, err
+			return engine.Plan{}, err
 		}
-		bp.Timeout, bp.Seed = o.Timeout, seed
+		bp.Timeout, bp.Seed = o.Timeout, p.Seed
 		o.background = load.New(bp, sc)
 		p.Background = o.background.Start
 	}
 	if err := firstError(p.Validate()); err != nil {
-		return engine.Plan{}, nil, err
+		return engine.Plan{}, err
 	}
-	return p, outs, o.Shard.check()
+	if err := o.checkShard(); err != nil {
+		return engine.Plan{}, err
+	}
+	if o.Shard.on() && (o.Timeline || o.Evidence.HistoryHTML != "") {
+		return engine.Plan{}, usageError{errors.New("--timeline and --history-html draw judged trials; give them to racelab verify, which judges the merged run")}
+	}
+	if o.part, err = o.findPart(sc); err == nil && o.part != nil && o.Shard.on() {
+		err = usageError{fmt.Errorf("--%s plays in virtual time inside one process; it cannot be sharded", o.part.Flag)}
+	}
+	return p, err
 }
 
-func runRun(c *cobra.Command, s Streams, o *runOptions) error {
-	p, outs, err := o.plan()
-	if err != nil {
-		return err
-	}
-	if o.Shard.on() {
-		return runShard(c, s, o, p)
-	}
-	ctx := c.Context()
-	// play runs the trials, reporting each finished one to onTrial; bars
+func runRun(ctx context.Context, s Streams, o *runOptions) error {
+	return fire(ctx, s, &o.firing, o.plan, func(p engine.Plan) error { return o.play(ctx, s, p) }, shards.RunShard,
+		func(p engine.Plan, sh engine.Sharding) string {
+			n := cmp.Or(p.Requests, p.Scenario.DefaultRequests)
+			lo, hi := sh.Span(n)
+			return fmt.Sprintf("requests %d to %d of each burst of %d", lo, hi-1, n)
+		})
+}
+
+// play runs the whole of p and writes its report.
+func (o *runOptions) play(ctx context.Context, s Streams, p engine.Plan) error {
+	// run plays the trials, reporting each finished one to onTrial; bars
 	// counts them: one bar step per trial of each target.
-	play := func(onTrial func(string, int, int)) (*results.Result, error) {
+	run := func(onTrial func(string, int, int)) (*results.Result, error) {
 		p.OnTrial = onTrial
 		return engine.Run(ctx, p)
 	}
@@ -224,48 +201,46 @@ func runRun(c *cobra.Command, s Streams, o *runOptions) error {
 	if bars == 0 {
 		bars = len(p.Scenario.Lineup)
 	}
-	part, err := o.part(p)
-	if err != nil {
-		return err
-	}
-	if part != nil {
-		play = func(onTrial func(string, int, int)) (*results.Result, error) {
+	if part := o.part; part != nil {
+		run = func(onTrial func(string, int, int)) (*results.Result, error) {
 			return part.Run(ctx, p.Trials, p.Seed, onTrial)
 		}
 		bars = part.Bars
 	}
 	var onTrial func(string, int, int)
-	var bar *Trials
+	var bar *trialBar
 	// p.Trials, not o.Trials: --max-rate raises the count it needs.
 	if p.Trials > 1 && s.ErrIsTTY && !o.Quiet {
-		bar = NewTrials(ctx, s.Err, p.Scenario.Name, bars*p.Trials)
-		onTrial = bar.Trial
+		bar = newTrialBar(ctx, s.Err, p.Scenario.Name, bars*p.Trials)
+		onTrial = bar.trial
 	}
 	if s.ErrIsTTY && !o.Quiet {
 		p.OnWait = func(real []string, wait time.Duration) {
 			fmt.Fprintf(s.Err, "racelab: %s on the real clock (%s): about %s of gaps between requests; Ctrl-C stops and reports the trials so far\n",
-				results.Plural(int64(p.Trials), "sequential trial"), strings.Join(real, ", "), roughly(wait))
+				results.Plural(int64(p.Trials), "sequential trial"), strings.Join(real, ", "), results.Roughly(wait))
 		}
 	}
-	res, runErr := play(onTrial)
+	res, runErr := run(onTrial)
 	if bar != nil {
-		bar.Wait() // the bar is gone before the report is printed
+		bar.wait() // the bar is gone before the report is printed
 	}
 	if res == nil {
 		return runErr
 	}
-	if path := o.Evidence.HistoryHTML; path != "" && part == nil && runErr == nil {
+	if path := o.Evidence.HistoryHTML; path != "" && o.part == nil && runErr == nil {
 		// The report is still worth printing when the picture cannot be
 		// written: the error comes after it.
-		runErr = writeHistory(path, p, res)
+		if err := engine.WriteHistoryFile(path, p, res); err != nil {
+			runErr = fmt.Errorf("--history-html %s: %w", path, err)
+		}
 	}
-	err = writeOutputs(s, s.width(c), outs, o.Shard.Sign.signed(func(w io.Writer, format string, width int) error {
+	err := report.WriteOutputs(s.Out, s.Width, o.outs, o.Sign.signed(func(w io.Writer, format string, width int) error {
 		f := report.Format(format)
-		if err := report.Render(w, res, f, s.reportOptions(width, savesJSON(outs))); err != nil {
+		if err := report.Render(w, res, f, s.reportOptions(width, report.SavesJSON(o.outs))); err != nil {
 			return err
 		}
 		if o.Timeline && (f == report.Table || f == report.Markdown) {
-			if err := writeTimelines(w, res, width); err != nil {
+			if err := report.Timelines(w, res, width); err != nil {
 				return err
 			}
 		}
@@ -280,20 +255,20 @@ func runRun(c *cobra.Command, s Streams, o *runOptions) error {
 	if runErr != nil {
 		return runErr
 	}
-	return verdict(res)
+	return verdict(res.Interrupted, res.Shortfalls())
 }
 
-// part is the story's own part asked for by its flag (--payment), or nil
-// for the bursts. A part is the story's whole scenario played its own way,
-// in virtual time, so it takes no targets, no sequential firing and no
-// real clock of its own.
-func (o *runOptions) part(p engine.Plan) (*engine.Part, error) {
+// findPart is the story's own part asked for by its flag (--payment), or
+// nil for the bursts. A part is the story's whole scenario played its own
+// way, in virtual time, so it takes no targets, no sequential firing and
+// no real clock of its own.
+func (o *runOptions) findPart(sc *engine.Scenario) (*engine.Part, error) {
 	for flag, on := range o.Parts {
 		if !*on {
 			continue
 		}
-		for i := range p.Scenario.Parts {
-			if part := &p.Scenario.Parts[i]; part.Flag == flag {
+		for i := range sc.Parts {
+			if part := &sc.Parts[i]; part.Flag == flag {
 				if len(o.Targets) > 0 || o.Sequential || o.Clock == "real" || o.Background != "" {
 					return nil, usageError{fmt.Errorf("--%s %s; drop -t, --sequential, --clock and --background", flag, part.Alone)}
 				}
@@ -308,48 +283,9 @@ func (o *runOptions) part(p engine.Plan) (*engine.Part, error) {
 				}
 			}
 		}
-		return nil, usageError{fmt.Errorf("--%s is part of %s, not %s", flag, owner, p.Scenario.Name)}
+		return nil, usageError{fmt.Errorf("--%s is part of %s, not %s", flag, owner, sc.Name)}
 	}
 	return nil, nil
-}
-
-// verdict turns a finished run into its exit code: interrupted first,
-// then a rule that broke where it had to hold (a proven break outranks
-// anything that could not be judged), then a target racelab could not run
-// or could not judge. The one stderr line names the first cause, so that
-// it reads on its own when the report went to a file.
-func verdict(res *results.Result) error {
-	if res.Interrupted {
-		return verdictError{exitInterrupted, "interrupted: the report above is partial"}
-	}
-	return shortfallError(res.Shortfalls())
-}
-
-// shortfallError is the exit of a run with these shortfalls, nil when
-// there are none.
-func shortfallError(fs []results.Shortfall) error {
-	if len(fs) == 0 {
-		return nil
-	}
-	first := fs[0]
-	code, lead := exitFailure, "could not run "
-	switch first.Kind {
-	case results.RuleShortfall:
-		code, lead = exitRuleBroken, "not as expected: "
-	case results.ThresholdShortfall:
-		code, lead = exitRuleBroken, "threshold missed: "
-	case results.InconclusiveShortfall:
-		lead = "no verdict: "
-	}
-	msg := lead + first.Why
-	if len(fs) > 1 {
-		var more []string
-		for _, f := range fs[1:] {
-			more = append(more, f.Target)
-		}
-		msg += fmt.Sprintf(" (and %s: see the report)", strings.Join(more, ", "))
-	}
-	return verdictError{code, msg}
 }
 
 func completeScenarios(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
@@ -383,67 +319,4 @@ func firstOr(args []string) string {
 		return ""
 	}
 	return args[0]
-}
-
-// writeHistory writes porcupine's picture of one trial of res to path
-// (--history-html): the first whose history is not linearizable, else the
-// first trial run. A result with no trial to draw writes nothing.
-func writeHistory(path string, p engine.Plan, res *results.Result) error {
-	if !slices.ContainsFunc(res.Targets, func(t results.TargetResult) bool { return len(t.Trials) > 0 }) {
-		return nil
-	}
-	var b bytes.Buffer
-	err := engine.WriteHistoryHTML(&b, p.Scenario, res, cmp.Or(p.Evidence.HistoryTimeout, results.DefaultHistoryTimeout))
-	if err == nil {
-		if err = os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-			err = fmt.Errorf("write history: %w", err)
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("--history-html %s: %w", path, err)
-	}
-	return nil
-}
-
-// writeTimelines prints, for each target, the lanes of its first broken
-// trial, or of its first trial when none broke.
-func writeTimelines(w io.Writer, res *results.Result, width int) error {
-	labels := results.Labels(res.Targets)
-	for i := range res.Targets {
-		tr := &res.Targets[i]
-		if len(tr.Trials) == 0 {
-			continue
-		}
-		pick := &tr.Trials[0]
-		for j := range tr.Trials {
-			if tr.Trials[j].Broken {
-				pick = &tr.Trials[j]
-				break
-			}
-		}
-		if _, err := io.WriteString(w, "\n"); err != nil {
-			return err
-		}
-		if err := report.Timeline(w, labels[i], tr.Clock, pick, width); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// roughly writes a long wait as a person would say it: "50 minutes",
-// "2 hours 5 minutes", "40 seconds".
-func roughly(d time.Duration) string {
-	switch {
-	case d < time.Minute:
-		return results.Plural(int64(d.Round(time.Second)/time.Second), "second")
-	case d < time.Hour:
-		return results.Plural(int64(d.Round(time.Minute)/time.Minute), "minute")
-	}
-	d = d.Round(time.Minute)
-	h, m := int(d/time.Hour), int(d%time.Hour/time.Minute)
-	if m == 0 {
-		return results.Plural(int64(h), "hour")
-	}
-	return results.Plural(int64(h), "hour") + " " + results.Plural(int64(m), "minute")
 }

@@ -47,10 +47,9 @@ type serveOptions struct {
 	Bug string
 }
 
-func newServeCmd(s Streams) *cobra.Command { return newServeCmdF(s, nil) }
-
-// newServeCmdF is newServeCmd with a test seam in place of the server.
-func newServeCmdF(s Streams, runF func(context.Context, *serveOptions) error) *cobra.Command {
+// newServeCmd builds `racelab serve`; runF, when set, replaces the
+// server, so that tests can check flag parsing alone.
+func newServeCmd(s Streams, runF func(*serveOptions) error) *cobra.Command {
 	o := &serveOptions{}
 	c := &cobra.Command{
 		Use:   "serve --store [NAME=]SPEC...",
@@ -142,7 +141,7 @@ racelab run ten-hits-one-view -t http://… --key-chars percent.`,
 				return err
 			}
 			if runF != nil {
-				return runF(c.Context(), o)
+				return runF(o)
 			}
 			return runServe(c.Context(), s, o)
 		},
@@ -295,7 +294,7 @@ func (e listenError) Error() string {
 
 func (e listenError) Unwrap() error { return e.err }
 
-// syncWriter serializes writes to a stream that the handler's log and the
+// syncWriter serializes writes to a stream that the contract's log and the
 // server's log share, since a test's buffer is not safe for concurrent use.
 type syncWriter struct {
 	mu sync.Mutex

@@ -118,7 +118,7 @@ func TestServeUsage(t *testing.T) {
 // TestServeFlags checks flag parsing apart from serving, through the seam.
 func TestServeFlags(t *testing.T) {
 	var got *serveOptions
-	c := newServeCmdF(first(testStreams("")), func(_ context.Context, o *serveOptions) error {
+	c := newServeCmd(first(testStreams("")), func(o *serveOptions) error {
 		got = o
 		return nil
 	})
@@ -158,7 +158,7 @@ func TestServeStoreValues(t *testing.T) {
 		}
 	}
 	var got *serveOptions
-	c := newServeCmdF(first(testStreams("")), func(_ context.Context, o *serveOptions) error {
+	c := newServeCmd(first(testStreams("")), func(o *serveOptions) error {
 		got = o
 		return nil
 	})
@@ -273,7 +273,7 @@ func TestServeDefaults(t *testing.T) {
 		}
 	}
 	var got *serveOptions
-	c := newServeCmdF(first(testStreams("")), func(_ context.Context, o *serveOptions) error {
+	c := newServeCmd(first(testStreams("")), func(o *serveOptions) error {
 		got = o
 		return nil
 	})

@@ -1,14 +1,10 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -23,44 +19,25 @@ import (
 
 // verifyOptions is everything `racelab verify` (and `racelab report
 // --merge`) was asked to do: which parts to merge, and how to reach the
-// targets to read every key back.
+// targets to read every key back. Its expectations are the verifier's
+// own, never what a part claims (shards.VerifyPlan).
 type verifyOptions struct {
-	catalog        *targets.Catalog
-	Files          []string
-	Targets        []string
-	Outputs        outputFlags
-	Timeout        time.Duration
-	Servers        serverFlags
-	HTTP           Flags
-	Confidence     percentage
-	CheckHistory   bool
-	HistoryTimeout time.Duration
-	KeepAll        bool
-	Expect         []string // the verifier's own: never what a part claims (shards.VerifyPlan.Expect)
-	MaxSpread      time.Duration
-	Sign           signFlags // sign.go
+	firing   // flags.go: the targets, -o, --sign-key… run and load share
+	Files    []string
+	Evidence evidenceFlags
 }
 
-// register defines the flags of the read-back, all but -o.
-func (o *verifyOptions) register(c *cobra.Command) {
-	f := c.Flags()
-	o.Confidence = percentage(results.DefaultConfidence)
-	addTargets(c, &o.Targets, "read the keys back from this target instead of the one the shards recorded, once per target, in order\n"+
-		"(the service as this machine reaches it, or a URL with the password the parts leave out)")
-	addTimeout(f, &o.Timeout, "time limit of each read-back")
-	o.Servers.register(f, cmp.Or(o.catalog, targets.Builtin()), "targets")
-	o.HTTP.RegisterMapping(f)
-	f.Var(&o.Confidence, "confidence", "confidence level of the bound on the rate of breaking, such as 95% or 99%")
-	f.BoolVar(&o.CheckHistory, "check-history", true, "check each merged trial's history for linearizability, when every shard ran on one machine (one clock)")
-	f.DurationVar(&o.HistoryTimeout, "history-timeout", results.DefaultHistoryTimeout, "time limit of one trial's history check")
-	f.BoolVar(&o.KeepAll, "keep-all", false, "keep every merged trial's requests in the result (-o json)")
-	addExpect(c, &o.Expect)
-	addMaxSpread(f, &o.MaxSpread)
-	o.Sign.register(f, true)
+// register defines the flags of the read-back; formats are -o's, none
+// for a command that has an -o of its own (report).
+func (o *verifyOptions) register(c *cobra.Command, formats []string) {
+	o.firing.register(c, firingWords{targets: "read the keys back from this target instead of the one the shards recorded, once per target, in order\n" +
+		"(the service as this machine reaches it, or a URL with the password the parts leave out)",
+		timeout: "time limit of each read-back", formats: formats, reads: true})
+	o.Evidence.register(c.Flags(), true)
 }
 
-func newVerifyCmd(s Streams, cat *targets.Catalog, runF func(*cobra.Command, *verifyOptions) error) *cobra.Command {
-	o := &verifyOptions{catalog: cat}
+func newVerifyCmd(s Streams, cat *targets.Catalog, runF func(*verifyOptions) error) *cobra.Command {
+	o := &verifyOptions{firing: firing{catalog: cat}}
 	c := &cobra.Command{
 		Use:   "verify SHARD.json|DIR...",
 		Short: "Merge the parts of a sharded run or load and judge it as one",
@@ -88,35 +65,34 @@ Exit codes are run's: 0 as expected, 1 could not read back or judge, 2 usage
 		RunE: func(c *cobra.Command, args []string) error {
 			o.Files = args
 			if runF != nil {
-				return runF(c, o)
+				return runF(o)
 			}
-			outs, err := o.Outputs.parse()
-			if err != nil {
-				return err
-			}
-			return runVerify(c.Context(), s, s.width(c), o, outs)
+			return runVerify(c.Context(), s.of(c), o)
 		},
 	}
-	f := c.Flags()
-	o.Outputs.register(c, f, report.Formats())
-	o.register(c)
+	o.register(c, report.Formats())
 	return c
 }
 
-// runVerify reads the parts named by o.Files, merges them, reads every key
-// back and writes the one result to outs.
-func runVerify(ctx context.Context, s Streams, width int, o *verifyOptions, outs []output) error {
-	files, err := expandShardDirs(o.Files)
+// runVerify reads the parts named by o.Files, merges them, reads every
+// key back and writes the one result to -o's outputs, with run's exit
+// code.
+func runVerify(ctx context.Context, s Streams, o *verifyOptions) error {
+	var err error
+	if o.outs, err = o.Outputs.parse(); err != nil {
+		return err
+	}
+	files, err := shards.ExpandDirs(o.Files)
 	if err != nil {
 		return err
 	}
-	v, err := o.Sign.verifier()
+	check, err := o.Sign.verifier()
 	if err != nil {
 		return err
 	}
 	var parts []*results.ShardResult
 	for _, name := range files {
-		saved, err := readResults(ctx, s, name, v)
+		saved, err := results.ReadFile(ctx, s.In, name, check)
 		if err != nil {
 			return err
 		}
@@ -125,95 +101,59 @@ func runVerify(ctx context.Context, s Streams, width int, o *verifyOptions, outs
 		}
 		parts = append(parts, saved.Shards...)
 	}
-	return verifyParts(ctx, s, width, o, parts, outs)
-}
-
-// verifyParts merges parts, reads their keys back and renders the one
-// result, with run's exit code.
-func verifyParts(ctx context.Context, s Streams, width int, o *verifyOptions, parts []*results.ShardResult, outs []output) error {
-	if len(parts) == 0 {
-		return usageError{errors.New("no shard parts to merge")}
-	}
-	// Every value is given here (the flags' defaults are the plan's), so
-	// a zero is the user's and is refused as the plan refuses a negative.
-	given := func(string) bool { return true }
-	err := explicitZero(given, engine.Wants.Invalid, zeroIf("Confidence", o.Confidence.String(), o.Confidence == 0),
-		zeroIf("Timeout", o.Timeout, o.Timeout <= 0), zeroIf("HistoryTimeout", o.HistoryTimeout, o.HistoryTimeout <= 0),
-		zeroIf("MaxSpread", o.MaxSpread, o.MaxSpread <= 0))
+	v, err := o.plan(parts)
 	if err != nil {
 		return err
 	}
-	expect, expectOf, err := parseExpect(o.Expect)
-	if err != nil {
-		return err
-	}
-	if err := firstError(engine.Evidence{Confidence: float64(o.Confidence)}.Validate(1)); err != nil {
-		return err
-	}
-	v := shards.VerifyPlan{Find: scenarios.Find,
-		Catalog: o.catalog,
-		Targets: o.Targets,
-		Options: o.Servers.options(),
-		Timeout: o.Timeout,
-		Evidence: engine.Evidence{Confidence: float64(o.Confidence), SkipHistory: !o.CheckHistory,
-			HistoryTimeout: o.HistoryTimeout, MaxSpread: o.MaxSpread},
-		Keep:   results.Keep{All: o.KeepAll},
-		Expect: expect, ExpectOf: expectOf,
-	}
-	specs := o.Targets
-	if len(specs) == 0 {
-		specs = shards.Recorded(parts[0])
-	}
-	// A read-back is one whole request: nothing to stage.
-	if err := o.HTTP.ApplyTo(specs, o.Timeout, &v.Options, func(c *httpapi.Config) { c.Sync = httpapi.SyncNone }); err != nil {
-		return err
-	}
-	opts := func(width int) report.Options { return s.reportOptions(width, savesJSON(outs)) }
+	opts := func(width int) report.Options { return s.reportOptions(width, report.SavesJSON(o.outs)) }
 	if parts[0].Kind == results.ShardLoad {
 		res, err := shards.VerifyLoad(ctx, parts, v)
 		if err != nil {
 			return err
 		}
-		err = writeOutputs(s, width, outs, func(w io.Writer, format string, width int) error {
+		err = report.WriteOutputs(s.Out, s.Width, o.outs, func(w io.Writer, format string, width int) error {
 			return report.RenderLoad(w, []*results.LoadResult{res}, report.Format(format), opts(width))
 		})
 		if err != nil {
 			return err
 		}
-		return loadVerdict(res)
+		return verdict(res.Interrupted, res.Shortfalls())
 	}
 	res, err := shards.VerifyRun(ctx, parts, v)
 	if err != nil {
 		return err
 	}
-	err = writeOutputs(s, width, outs, func(w io.Writer, format string, width int) error {
+	err = report.WriteOutputs(s.Out, s.Width, o.outs, func(w io.Writer, format string, width int) error {
 		return report.Render(w, res, report.Format(format), opts(width))
 	})
 	if err != nil {
 		return err
 	}
-	return verdict(res)
+	return verdict(res.Interrupted, res.Shortfalls())
 }
 
-// expandShardDirs replaces each folder among names by the parts in it
-// (shard-*.json, as --shard-dir names them), so that a verifier without a
-// shell (a distroless pod) can be given the folder.
-func expandShardDirs(names []string) ([]string, error) {
-	var out []string
-	for _, name := range names {
-		fi, err := os.Stat(name)
-		if name == "-" || err != nil || !fi.IsDir() {
-			out = append(out, name)
-			continue
-		}
-		parts, err := filepath.Glob(filepath.Join(name, "shard-*.json"))
-		if err != nil {
-			return nil, err
-		}
-		if len(parts) == 0 {
-			return nil, usageError{fmt.Errorf("%s holds no shard-*.json; want the folder the shards wrote with --shard-dir", name)}
-		}
-		out = append(out, parts...)
+// plan is the read-back of parts the options ask for, every value checked.
+func (o *verifyOptions) plan(parts []*results.ShardResult) (shards.VerifyPlan, error) {
+	if len(parts) == 0 {
+		return shards.VerifyPlan{}, usageError{errors.New("no shard parts to merge")}
 	}
-	return out, nil
+	// Every value is given here (the flags' defaults are the plan's), so
+	// a zero is the user's and is refused as the plan refuses a negative.
+	e := &o.Evidence
+	given := func(string) bool { return true }
+	err := explicitZero(given, engine.Wants.Invalid, zeroIf("Confidence", e.Confidence.String(), e.Confidence == 0),
+		zeroIf("Timeout", o.Timeout, o.Timeout <= 0), zeroIf("HistoryTimeout", e.HistoryTimeout, e.HistoryTimeout <= 0),
+		zeroIf("MaxSpread", e.MaxSpread, e.MaxSpread <= 0))
+	if err != nil {
+		return shards.VerifyPlan{}, err
+	}
+	// A read-back is one whole request: nothing to stage.
+	t, err := o.targeting(shards.Recorded(parts[0]), func(c *httpapi.Config) { c.Sync = httpapi.SyncNone })
+	if err != nil {
+		return shards.VerifyPlan{}, err
+	}
+	if err := firstError(e.evidence().Validate(1)); err != nil {
+		return shards.VerifyPlan{}, err
+	}
+	return shards.VerifyPlan{Targeting: t, Find: scenarios.Find, Evidence: e.evidence(), Keep: results.Keep{All: e.KeepAll}}, nil
 }

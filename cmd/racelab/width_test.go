@@ -7,7 +7,6 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/creack/pty"
 	"github.com/mattn/go-runewidth"
@@ -144,13 +143,5 @@ func TestSequentialWaitSaid(t *testing.T) {
 	// 2 trials × 2 gaps of 1ms on sqlite alone: kv runs in virtual time.
 	if want := "racelab: 2 sequential trials on the real clock (sqlite): about 0 seconds of gaps"; !strings.Contains(errOut.String(), want) {
 		t.Errorf("stderr lacks %q:\n%s", want, errOut.String())
-	}
-	for _, tc := range []struct {
-		d    time.Duration
-		want string
-	}{{40 * time.Second, "40 seconds"}, {50 * time.Minute, "50 minutes"}, {2*time.Hour + 5*time.Minute, "2 hours 5 minutes"}, {time.Hour, "1 hour"}} {
-		if got := roughly(tc.d); got != tc.want {
-			t.Errorf("roughly(%s) = %q, want %q", tc.d, got, tc.want)
-		}
 	}
 }

@@ -122,12 +122,41 @@ type Plan struct {
 	// KeyChars is what the fresh keys are made of; empty means KeyASCII.
 	KeyChars results.KeyChars
 	// Background, when set, is load put on each target through all of its
-	// trials (racelab run --background; package background): it is
+	// trials (racelab run --background; load.Runner): it is
 	// started once the target is prepared, with the target's label, the
 	// target bound to the story, and the key of the trial in progress
 	// ("" between trials), and the stop it returns is called after the
 	// last trial. It needs the real clock: virtual time has no rate.
 	Background func(ctx context.Context, label string, t *targets.Target, p Player, trialKey func() string) (stop func())
+}
+
+// Targeting is what every plan that fires at targets shares, a run's, a
+// load's (load.LoadPlan) and a verifier's read-back (shards.VerifyPlan):
+// where the targets are, how they are opened, each request's time limit,
+// and what each target must do. The command line sets it from one set of
+// flags. The load's and the verifier's plans embed it; a run's Plan has
+// the same fields of its own, which its many literals name, and takes
+// them from a Targeting with Aim.
+type Targeting struct {
+	// Catalog is where the targets are looked up; nil means
+	// targets.Builtin().
+	Catalog *targets.Catalog
+	// Targets are target specs; empty means the plan's own (a story's
+	// line-up, the specs a sharded run's parts recorded).
+	Targets []string
+	// Options are passed to every target as it is opened.
+	Options []targets.Option
+	// Timeout bounds each request.
+	Timeout time.Duration
+	// Expect overrides the targets' expectations; ExpectOf overrides one
+	// target's, by the name given it (NAME=SPEC) or its spec as written.
+	Expect   Override
+	ExpectOf map[string]Override
+}
+
+// Aim sets the plan's targets, their settings and expectations from t.
+func (p *Plan) Aim(t Targeting) {
+	p.Catalog, p.Targets, p.Options, p.Timeout, p.Expect, p.ExpectOf = t.Catalog, t.Targets, t.Options, t.Timeout, t.Expect, t.ExpectOf
 }
 
 // Resolved is a target spec checked against the catalog before any runs.

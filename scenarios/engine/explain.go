@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/racelab/racelab/internal/usage"
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
 )
@@ -40,6 +41,68 @@ type Explainer struct {
 func (x *Explainer) Plan(target string) Plan {
 	return Plan{Scenario: x.Scenario, Catalog: x.Catalog, Targets: []string{target}, Requests: x.Requests, Seed: x.Seed, Trace: true,
 		Options: x.Options}
+}
+
+// CheckTargets refuses a Fixed target that breaks the rule by design,
+// and a Target named from the catalog that holds it: either would print a
+// story the replay does not tell (a "fix" under a store that loses
+// updates, a "race" on one that cannot have it). A URL is the user's own
+// service: it may be the race to explain, and is expected to hold as a
+// fix. A story with no line-up of its own (a race file) has no default
+// targets to replay on: both must be given (given says which were), and
+// each must be one the story can play, all before anything is sent.
+func (x *Explainer) CheckTargets(given func(field string) bool) error {
+	cat, sc := (&Plan{Catalog: x.Catalog}).catalog(), x.Scenario
+	want := func() string {
+		return results.OrList(append(x.catalogTargets(false), "your service's URL (http://… or https://…)"))
+	}
+	if len(sc.Lineup) == 0 {
+		for _, field := range []string{"Target", "Fixed"} {
+			if !given(field) {
+				return usage.Fieldf(field, "{} is missing: %s names no targets of its own, so explain needs both {Target} (a service that breaks the rule) and {Fixed} (one that holds it): %s",
+					sc.Name, want())
+			}
+		}
+	}
+	for _, f := range []struct{ field, spec string }{{"Target", x.Target}, {"Fixed", x.Fixed}} {
+		spec, e, err := cat.Lookup(f.spec)
+		if err != nil {
+			return err
+		}
+		if !sc.Plays(e.Kind) {
+			return usage.Fieldf(f.field, "{} %s cannot play %s (it has no %s); want %s", spec.Name(), sc.Name, sc.Needs, want())
+		}
+	}
+	spec, e, err := cat.Lookup(x.Target)
+	if err != nil {
+		return err
+	}
+	if e.Holds && spec.URL == nil {
+		return usage.Fieldf("Target", "{} %s holds the rule, so it has no race to replay; want a target that breaks it: %s",
+			spec.Name(), results.OrList(x.catalogTargets(false)))
+	}
+	spec, e, err = cat.Lookup(x.Fixed)
+	if err != nil {
+		return err
+	}
+	if !e.Holds {
+		return usage.Fieldf("Fixed", "{} %s breaks the rule by design, so it has no fix to show; want a target that holds it: %s",
+			spec.Name(), results.OrList(append(x.catalogTargets(true), "your service's URL")))
+	}
+	return nil
+}
+
+// catalogTargets lists the targets named in the catalog (not URLs) that
+// can play the story and are expected to hold (holds) or to break it.
+func (x *Explainer) catalogTargets(holds bool) []string {
+	var out []string
+	for _, e := range (&Plan{Catalog: x.Catalog}).catalog().Entries() {
+		if e.Name == "http" || e.Name == "https" || e.Holds != holds || !x.Scenario.Plays(e.Kind) {
+			continue
+		}
+		out = append(out, e.Name)
+	}
+	return out
 }
 
 // Replay runs one traced trial of plan and returns its target's result.

@@ -2,10 +2,12 @@ package engine
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
 	"maps"
 	"math"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -665,6 +667,23 @@ func WriteHistoryHTML(w io.Writer, sc *Scenario, res *results.Result, timeout ti
 	}
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+// WriteHistoryFile writes WriteHistoryHTML's page of one trial of res,
+// played by p, to the file path (racelab run --history-html). A result
+// with no trial to draw writes nothing.
+func WriteHistoryFile(path string, p Plan, res *results.Result) error {
+	if !slices.ContainsFunc(res.Targets, func(t results.TargetResult) bool { return len(t.Trials) > 0 }) {
+		return nil
+	}
+	var b bytes.Buffer
+	if err := WriteHistoryHTML(&b, p.Scenario, res, cmp.Or(p.Evidence.HistoryTimeout, results.DefaultHistoryTimeout)); err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("write history: %w", err)
+	}
+	return nil
 }
 
 // FigureValues lists the values the answered requests have of the request

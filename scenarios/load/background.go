@@ -146,8 +146,8 @@ func (r *Runner) Start(ctx context.Context, label string, t *targets.Target, pl 
 	wg.Go(func() {
 		defer close(ended)
 		defer started() // a load that could not start holds no trial up
-		res, err := Load(ctx, LoadPlan{Scenario: r.sc, Catalog: shared, Targets: []string{sharedName}, Schedule: &sched,
-			Keys: sum.Keys, Timeout: p.Timeout, Seed: p.Seed,
+		res, err := Load(ctx, LoadPlan{Scenario: r.sc, Targeting: engine.Targeting{Catalog: shared, Targets: []string{sharedName}, Timeout: p.Timeout}, Schedule: &sched,
+			Keys: sum.Keys, Seed: p.Seed,
 			Watch: func(_ string, _ LoadProgress, now func() LoadProgress) func() {
 				progress = now
 				started()

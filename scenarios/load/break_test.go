@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/scenarios/scenariostest"
 	"github.com/racelab/racelab/targets"
@@ -51,7 +52,7 @@ func doubleCounting(t *testing.T, every int64) (base string, twice *atomic.Int64
 func hitsOverHTTP(t *testing.T, base string) LoadPlan {
 	t.Helper()
 	hits := scenariostest.Lookup(t, "ten-hits-one-view")
-	return LoadPlan{Scenario: hits, Targets: []string{base}, Options: []targets.Option{targets.WithHTTP(httpapi.Config{Sync: httpapi.SyncNone})}}
+	return LoadPlan{Scenario: hits, Targeting: engine.Targeting{Targets: []string{base}, Options: []targets.Option{targets.WithHTTP(httpapi.Config{Sync: httpapi.SyncNone})}}}
 }
 
 // TestLoadShowsOverCounts: a load on a service that counts some hits twice

@@ -60,16 +60,10 @@ const (
 // package defaults.
 type LoadPlan struct {
 	Scenario *engine.Scenario
-	// Catalog is where targets are looked up; nil means targets.Builtin().
-	Catalog *targets.Catalog
-	// Targets are target specs; empty means the scenario's line-up. Each
-	// gets the same load, one after the other.
-	Targets []string
-	Options []targets.Option
-	// Expect is what every target must do, ExpectOf what one target must,
-	// by its name or spec, as in a Plan.
-	Expect   engine.Override
-	ExpectOf map[string]engine.Override
+	// Targeting is the targets (the scenario's line-up when none are
+	// given), each given the same load, one after the other; how they are
+	// opened; each request's time limit; and what each must do.
+	engine.Targeting
 
 	// Schedule, when set, is the open model's arrivals; otherwise the
 	// load is closed, with Concurrency workers.
@@ -89,8 +83,6 @@ type LoadPlan struct {
 	// Keys is how many fresh keys the requests spread over, KeyDist how.
 	Keys    int
 	KeyDist results.KeyDist
-	// Timeout bounds each request.
-	Timeout time.Duration
 	// Seed picks the keys, and the arrivals of a Poisson schedule.
 	Seed int64
 	// Thresholds are checked on every target after its load.

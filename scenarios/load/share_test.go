@@ -39,7 +39,7 @@ func TestLoadShareSplitsTheLoad(t *testing.T) {
 	sched := pace.Schedule{Start: 100, Stages: []pace.Stage{{Duration: time.Second, Target: 1000}}, Spacing: pace.Even}
 	path := filepath.Join(t.TempDir(), "db.sqlite")
 	hits := scenariostest.Lookup(t, "ten-hits-one-view")
-	p := LoadPlan{Scenario: hits, Targets: []string{"sqlite?path=" + path}, Schedule: &sched, MaxInFlight: 10, Requests: 10}
+	p := LoadPlan{Scenario: hits, Targeting: engine.Targeting{Targets: []string{"sqlite?path=" + path}}, Schedule: &sched, MaxInFlight: 10, Requests: 10}
 	plan := engine.Plan{Scenario: hits, Targets: p.Targets}
 	rs, err := plan.Resolve()
 	if err != nil {

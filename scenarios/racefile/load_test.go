@@ -25,8 +25,7 @@ func TestLoadJudgesEachKey(t *testing.T) {
 			sc := load(t, file)
 			naive, fixed := newService(t, true, false), newService(t, false, false)
 			res, err := loadpkg.Load(context.Background(), loadpkg.LoadPlan{
-				Scenario: sc, Targets: []string{"naive=" + base(naive), "fixed=" + base(fixed)},
-				ExpectOf:    map[string]engine.Override{"naive": engine.OverrideBreaks},
+				Scenario: sc, Targeting: engine.Targeting{Targets: []string{"naive=" + base(naive), "fixed=" + base(fixed)}, ExpectOf: map[string]engine.Override{"naive": engine.OverrideBreaks}},
 				Concurrency: 10, Requests: requests, Keys: keys, Seed: 1,
 			})
 			if err != nil {
@@ -66,7 +65,7 @@ func TestLoadJudgesEachKey(t *testing.T) {
 func TestLoadWithoutSetupOnService(t *testing.T) {
 	sc := load(t, "../../races/ten-hits-one-view.race.yaml")
 	res, err := loadpkg.Load(context.Background(), loadpkg.LoadPlan{
-		Scenario: sc, Targets: []string{serveStore(t, "sqlite")}, Concurrency: 8, Requests: 60, Keys: 3, Seed: 1,
+		Scenario: sc, Targeting: engine.Targeting{Targets: []string{serveStore(t, "sqlite")}}, Concurrency: 8, Requests: 60, Keys: 3, Seed: 1,
 	})
 	if err != nil {
 		t.Fatal(err)

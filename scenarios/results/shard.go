@@ -98,3 +98,26 @@ type ShardTrial struct {
 	// setup it ran captured. Verify puts the shares together.
 	Readback *Readback `json:"readback,omitempty"`
 }
+
+// Outcome says how a shard's play went: interrupted, and the first
+// target it could not play, as "target: why" ("" when none failed).
+func (s *ShardResult) Outcome() (interrupted bool, failed string) {
+	note := func(target, why string) {
+		if failed == "" && why != "" {
+			failed = target + ": " + why
+		}
+	}
+	if r := s.Run; r != nil {
+		interrupted = r.Interrupted
+		for _, t := range r.Targets {
+			note(t.Target, t.Error)
+		}
+	}
+	if l := s.Load; l != nil {
+		interrupted = l.Interrupted
+		for _, t := range l.Targets {
+			note(t.Target, t.Error)
+		}
+	}
+	return interrupted, failed
+}

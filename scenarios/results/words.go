@@ -40,3 +40,28 @@ func DurationWords(d time.Duration) string {
 	}
 	return s
 }
+
+// OrList writes "a, b or c".
+func OrList(words []string) string {
+	if len(words) <= 1 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
+}
+
+// Roughly writes a long wait as a person would say it: "50 minutes",
+// "2 hours 5 minutes", "40 seconds".
+func Roughly(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return Plural(int64(d.Round(time.Second)/time.Second), "second")
+	case d < time.Hour:
+		return Plural(int64(d.Round(time.Minute)/time.Minute), "minute")
+	}
+	d = d.Round(time.Minute)
+	h, m := int(d/time.Hour), int(d%time.Hour/time.Minute)
+	if m == 0 {
+		return Plural(int64(h), "hour")
+	}
+	return Plural(int64(h), "hour") + " " + Plural(int64(m), "minute")
+}

@@ -1,6 +1,10 @@
 package results
 
-import "testing"
+import (
+	"strings"
+	"testing"
+	"time"
+)
 
 // Plural is how every answer of a trial is said: the edges of its English
 // (one, a consonant before y, a vowel before y, a one-letter word) and of
@@ -52,5 +56,36 @@ func TestSetDamage(t *testing.T) {
 		if tr.Damage != tc.want {
 			t.Errorf("over %d, lost %d: damage %q, want %q", tc.over, tc.lost, tr.Damage, tc.want)
 		}
+	}
+}
+
+func TestRoughlyAndOrList(t *testing.T) {
+	for _, tc := range []struct {
+		d    time.Duration
+		want string
+	}{{40 * time.Second, "40 seconds"}, {50 * time.Minute, "50 minutes"}, {2*time.Hour + 5*time.Minute, "2 hours 5 minutes"}, {time.Hour, "1 hour"}} {
+		if got := Roughly(tc.d); got != tc.want {
+			t.Errorf("Roughly(%s) = %q, want %q", tc.d, got, tc.want)
+		}
+	}
+	for words, want := range map[string]string{"": "", "a": "a", "a b": "a or b", "a b c": "a, b or c"} {
+		if got := OrList(strings.Fields(words)); got != want {
+			t.Errorf("OrList(%q) = %q, want %q", words, got, want)
+		}
+	}
+}
+
+// TestMergedShortfalls: results read back together are judged as one
+// run: each shortfall said with its scenario, rule breaks and missed
+// thresholds first, whichever result they came from.
+func TestMergedShortfalls(t *testing.T) {
+	runs := []*Result{{Scenario: "a", Targets: []TargetResult{{Target: "x", Error: "refused"}}}}
+	loads := []*LoadResult{{Scenario: "b", Targets: []LoadTarget{{Target: "y", Error: "refused"}}}}
+	fs := MergedShortfalls(runs, loads)
+	if len(fs) != 2 || fs[0].Target != "a/x" || fs[1].Target != "b/y" || !strings.HasPrefix(fs[0].Why, "a/") {
+		t.Errorf("shortfalls %+v; want a/x then b/y, each why prefixed", fs)
+	}
+	if ErrorShortfall.rank() <= RuleShortfall.rank() || ThresholdShortfall.rank() != RuleShortfall.rank() || InconclusiveShortfall.rank() <= ErrorShortfall.rank() {
+		t.Error("ranks: want rule and threshold first, then errors, then inconclusive")
 	}
 }

@@ -39,26 +39,19 @@ func LoadShard(ctx context.Context, p load.LoadPlan, s engine.Sharding) (*result
 
 // VerifyPlan says how to read a sharded run's keys back.
 type VerifyPlan struct {
-	// Catalog is where targets are looked up; nil means targets.Builtin().
-	Catalog *targets.Catalog
-	// Targets, when set, replace the specs the shards recorded, one for
-	// each of their targets, in order: the service as the verifier
-	// reaches it, or a URL with the password the parts left out.
-	Targets []string
-	Options []targets.Option
-	// Timeout bounds each read-back.
-	Timeout time.Duration
+	// Targeting's Targets, when set, replace the specs the shards
+	// recorded, one for each of their targets, in order: the service as
+	// the verifier reaches it, or a URL with the password the parts left
+	// out. Its Timeout bounds each read-back, and its Expect and
+	// ExpectOf are the verifier's expectations of the targets: what a
+	// part claims it expected is never taken, since a part can be edited
+	// and the verifier is the one CI trusts.
+	engine.Targeting
 	// Evidence and Keep are a run's (Plan.Evidence, Plan.Keep).
 	Evidence engine.Evidence
 	Keep     results.Keep
 	// Find looks the parts' story up by name.
 	Find engine.Finder
-	// Expect and ExpectOf are the verifier's expectations of the targets,
-	// as a run's (Plan.Expect, Plan.ExpectOf): what a part claims it
-	// expected is never taken, since a part can be edited and the
-	// verifier is the one CI trusts.
-	Expect   engine.Override
-	ExpectOf map[string]engine.Override
 }
 
 // gather puts the parts of one sharded run in shard order, refusing parts

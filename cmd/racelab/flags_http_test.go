@@ -17,14 +17,14 @@ func TestHTTPFlags(t *testing.T) {
 	if err := os.WriteFile(mapFile, []byte(`{"get": {"path": "/views/{slug}", "field": "total"}, "hit": {"field": "n"}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	h := Flags{
+	h := httpFlags{
 		Sync:     "lastbyte",
 		MapFile:  readfile.Named{Path: mapFile},
 		Calls:    []string{"hit=PUT /v/{slug} field=total", "download=yes=201 no=403"},
 		Headers:  []string{"Authorization: Bearer abc", "X-Team: a", "X-Team: b"},
 		Insecure: true,
 	}
-	cfg, err := h.Config()
+	cfg, err := h.config()
 	if err != nil {
 		t.Fatal(err)
 	}
