@@ -129,16 +129,16 @@ func runExplain(ctx context.Context, s Streams, o *explainOptions) error {
 		}
 		return report.Explain(w, e) // a handout's width, whatever the terminal
 	}
-	i := slices.IndexFunc(outs, func(out report.Output) bool { return out.Path == "" && out.Format == "text" })
+	i := slices.IndexFunc(outs, func(out Output) bool { return out.Path == "" && out.Format == "text" })
 	if !o.Step || !s.InIsTTY || !s.OutIsTTY || !s.ErrIsTTY || i < 0 {
 		// Piped, there is nobody to press Enter, or nobody to read the
 		// prompt where it would go (a file, a pipe): the whole text at
 		// once, no prompt.
-		return report.WriteOutputs(s.Out, 0, outs, render)
+		return WriteOutputs(s.Out, 0, outs, render)
 	}
 	// The files first, as writeOutputs would, then the steps on the
 	// terminal.
-	if err := report.WriteOutputs(s.Out, 0, slices.Delete(slices.Clone(outs), i, i+1), render); err != nil {
+	if err := WriteOutputs(s.Out, 0, slices.Delete(slices.Clone(outs), i, i+1), render); err != nil {
 		return err
 	}
 	steps, err := report.ExplainSteps(e)

@@ -78,7 +78,7 @@ var fieldFlags = map[string]string{
 	"KeepAll":  "--keep-all",
 	"Timeline": "--timeline",
 	"Wide":     "--wide",
-	// Settings of the commands' own (report.ParseOutputs, shards.ExpandDirs,
+	// Settings of the commands' own (ParseOutputs, shards.ExpandDirs,
 	// engine.Explainer).
 	"Output":   "-o",
 	"ShardDir": "--shard-dir",
@@ -190,7 +190,7 @@ type firing struct {
 	// mistake, not the default, and a seed not given is drawn.
 	set func(name string) bool
 	// outs are the outputs -o asked for, read by the command's plan.
-	outs []report.Output
+	outs []Output
 }
 
 // firingWords are what the shared flags mean on one command: the help of
@@ -342,7 +342,7 @@ func parseExpect(raw []string) (engine.Override, map[string]engine.Override, err
 func hasKey[V any](m map[string]V, k string) bool { _, ok := m[k]; return ok }
 
 // outputFlags is a command's -o flag: FORMAT, FORMAT=FILE or FORMAT+=FILE,
-// repeatable, read by report.ParseOutputs.
+// repeatable, read by ParseOutputs.
 type outputFlags struct {
 	raw []string
 	// formats are the names the command knows, its default first.
@@ -362,7 +362,7 @@ func (o *outputFlags) register(c *cobra.Command, formats []string) {
 }
 
 // parse reads the -o values, checking them before any work is done.
-func (o *outputFlags) parse() ([]report.Output, error) { return report.ParseOutputs(o.raw, o.formats) }
+func (o *outputFlags) parse() ([]Output, error) { return ParseOutputs(o.raw, o.formats) }
 
 // serverFlags are the servers of the real-store targets as flags: one for
 // each server a catalog entry declares (targets.Server: --redis-url,
@@ -570,7 +570,7 @@ func (f *signFlags) register(fs *pflag.FlagSet, reader bool) {
 func (f *signFlags) key() []byte { return sign.Key(f.Key, nil) }
 
 // signed is render with its JSON signed, when there is a key.
-func (f *signFlags) signed(render report.RenderFunc) report.RenderFunc {
+func (f *signFlags) signed(render RenderFunc) RenderFunc {
 	key := f.key()
 	return func(w io.Writer, format string, width int) error {
 		if key == nil || report.Format(format) != report.JSON {

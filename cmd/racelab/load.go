@@ -196,7 +196,7 @@ func (o *loadOptions) plan() (load.LoadPlan, error) {
 		return p, err
 	}
 	p.Scenario, p.Keys, p.KeyDist, p.Seed, p.Samples = sc, o.Keys, dist, o.seed(), o.Samples
-	if !given("samples") && slices.ContainsFunc(o.outs, func(o report.Output) bool { return o.Format == string(report.CSV) }) {
+	if !given("samples") && slices.ContainsFunc(o.outs, func(o Output) bool { return o.Format == string(report.CSV) }) {
 		p.Samples = load.DefaultSamples // what csv is for
 	}
 	if err := firstError(p.Validate()); err != nil {
@@ -221,8 +221,8 @@ func (o *loadOptions) play(ctx context.Context, s Streams, p load.LoadPlan) erro
 	if err != nil {
 		return err
 	}
-	err = report.WriteOutputs(s.Out, s.Width, o.outs, o.Sign.signed(func(w io.Writer, format string, width int) error {
-		return report.RenderLoad(w, []*results.LoadResult{res}, report.Format(format), s.reportOptions(width, report.SavesJSON(o.outs)))
+	err = WriteOutputs(s.Out, s.Width, o.outs, o.Sign.signed(func(w io.Writer, format string, width int) error {
+		return report.RenderLoad(w, []*results.LoadResult{res}, report.Format(format), s.reportOptions(width, SavesJSON(o.outs)))
 	}))
 	if err != nil {
 		return err

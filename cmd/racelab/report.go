@@ -109,7 +109,7 @@ func runReport(ctx context.Context, s Streams, o *reportOptions) error {
 	mergedLoads := results.MergeLoads(loads)
 	// Bursts and load in one report: the bursts' report, then the load's,
 	// a blank line between in the formats read as text.
-	err = report.WriteOutputs(s.Out, s.Width, outs, func(w io.Writer, format string, width int) error {
+	err = WriteOutputs(s.Out, s.Width, outs, func(w io.Writer, format string, width int) error {
 		f, opts := report.Format(format), s.reportOptions(width, true) // read from JSON
 		if len(merged) > 0 {
 			if err := report.RenderAll(w, merged, f, opts); err != nil {

@@ -234,9 +234,9 @@ func (o *runOptions) play(ctx context.Context, s Streams, p engine.Plan) error {
 			runErr = fmt.Errorf("--history-html %s: %w", path, err)
 		}
 	}
-	err := report.WriteOutputs(s.Out, s.Width, o.outs, o.Sign.signed(func(w io.Writer, format string, width int) error {
+	err := WriteOutputs(s.Out, s.Width, o.outs, o.Sign.signed(func(w io.Writer, format string, width int) error {
 		f := report.Format(format)
-		if err := report.Render(w, res, f, s.reportOptions(width, report.SavesJSON(o.outs))); err != nil {
+		if err := report.Render(w, res, f, s.reportOptions(width, SavesJSON(o.outs))); err != nil {
 			return err
 		}
 		if o.Timeline && (f == report.Table || f == report.Markdown) {

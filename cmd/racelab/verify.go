@@ -105,13 +105,13 @@ func runVerify(ctx context.Context, s Streams, o *verifyOptions) error {
 	if err != nil {
 		return err
 	}
-	opts := func(width int) report.Options { return s.reportOptions(width, report.SavesJSON(o.outs)) }
+	opts := func(width int) report.Options { return s.reportOptions(width, SavesJSON(o.outs)) }
 	if parts[0].Kind == results.ShardLoad {
 		res, err := shards.VerifyLoad(ctx, parts, v)
 		if err != nil {
 			return err
 		}
-		err = report.WriteOutputs(s.Out, s.Width, o.outs, func(w io.Writer, format string, width int) error {
+		err = WriteOutputs(s.Out, s.Width, o.outs, func(w io.Writer, format string, width int) error {
 			return report.RenderLoad(w, []*results.LoadResult{res}, report.Format(format), opts(width))
 		})
 		if err != nil {
@@ -123,7 +123,7 @@ func runVerify(ctx context.Context, s Streams, o *verifyOptions) error {
 	if err != nil {
 		return err
 	}
-	err = report.WriteOutputs(s.Out, s.Width, o.outs, func(w io.Writer, format string, width int) error {
+	err = WriteOutputs(s.Out, s.Width, o.outs, func(w io.Writer, format string, width int) error {
 		return report.Render(w, res, report.Format(format), opts(width))
 	})
 	if err != nil {

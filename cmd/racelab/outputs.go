@@ -1,4 +1,4 @@
-package report
+package main
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/racelab/racelab/internal/usage"
+	"github.com/racelab/racelab/report"
 	"github.com/racelab/racelab/scenarios/results"
 )
 
@@ -52,7 +53,7 @@ func ParseOutputs(raw, formats []string) ([]Output, error) {
 		i := slices.Index(formats, name)
 		if i < 0 {
 			what := fmt.Sprintf("unknown output format %q", name)
-			if slices.Contains(LoadFormats(), name) {
+			if slices.Contains(report.LoadFormats(), name) {
 				what = name + " is written of loads only" // csv: a run has no seconds to plot
 			}
 			return nil, usage.Fieldf("Output", "{} %s: %s; want %s, each alone or as FORMAT=FILE", raw, what, results.OrList(formats))
@@ -90,7 +91,7 @@ func ParseOutputs(raw, formats []string) ([]Output, error) {
 
 // SavesJSON says whether one of outs writes the result as JSON.
 func SavesJSON(outs []Output) bool {
-	return slices.ContainsFunc(outs, func(o Output) bool { return o.Format == string(JSON) })
+	return slices.ContainsFunc(outs, func(o Output) bool { return o.Format == string(report.JSON) })
 }
 
 // RenderFunc writes one output in format to w, fitting tables to width
