@@ -17,6 +17,7 @@ import (
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/httpapi"
+	"github.com/racelab/racelab/targets/httpapi/burst"
 	"github.com/racelab/racelab/targets/httpapi/httpapitest"
 	"github.com/racelab/racelab/targets/httpapi/server"
 )
@@ -112,7 +113,7 @@ func TestLoadShowsLostUpdatesOnKV(t *testing.T) {
 func TestLoadQuotaOverHTTPNeverOverGrants(t *testing.T) {
 	base := serveContract(t, "actor")
 	for _, h2 := range []bool{false, true} {
-		res := mustLoad(t, load.LoadPlan{Scenario: sixBecomeFour, Targeting: engine.Targeting{Targets: []string{base}, Options: []targets.Option{targets.WithHTTP(httpapi.Config{Sync: httpapi.SyncNone, HTTP2: h2})}}, Concurrency: 16, Requests: 400, Keys: 10, Seed: 2})
+		res := mustLoad(t, load.LoadPlan{Scenario: sixBecomeFour, Targeting: engine.Targeting{Targets: []string{base}, Options: []targets.Option{targets.WithHTTP(httpapi.Config{Wire: burst.Config{Sync: httpapi.SyncNone, HTTP2: h2}})}}, Concurrency: 16, Requests: 400, Keys: 10, Seed: 2})
 		tg := res.Targets[0]
 		if tg.Keys.Over != 0 || tg.Allowed != 10*dailyLimit || tg.Refused != 400-10*dailyLimit || tg.Errors != 0 {
 			t.Errorf("h2=%t: allowed %d, refused %d, over %d, errors %d (%v); want 50 granted, 350 refused, none over",
@@ -148,7 +149,7 @@ func TestLoadOpenModelCorrectsCoordinatedOmission(t *testing.T) {
 		}
 		h.ServeHTTP(w, r)
 	}), nil)
-	res := mustLoad(t, load.LoadPlan{Targeting: engine.Targeting{Targets: []string{base}, Options: []targets.Option{targets.WithHTTP(httpapi.Config{Sync: httpapi.SyncNone})}}, Schedule: rate(200), Requests: 200, Keys: 5, Seed: 4})
+	res := mustLoad(t, load.LoadPlan{Targeting: engine.Targeting{Targets: []string{base}, Options: []targets.Option{targets.WithHTTP(httpapi.Config{Wire: burst.Config{Sync: httpapi.SyncNone}})}}, Schedule: rate(200), Requests: 200, Keys: 5, Seed: 4})
 	tg := res.Targets[0]
 	// 200/s over a 400 ms stall is 80 arrivals due during it; the first
 	// of them waits the whole stall, the one due 100 ms before its end at
@@ -192,7 +193,7 @@ func TestLoadSortsErrorsByKind(t *testing.T) {
 		}
 		h.ServeHTTP(w, r)
 	}), nil)
-	opts := []targets.Option{targets.WithHTTP(httpapi.Config{Sync: httpapi.SyncNone})}
+	opts := []targets.Option{targets.WithHTTP(httpapi.Config{Wire: burst.Config{Sync: httpapi.SyncNone}})}
 	res := mustLoad(t, load.LoadPlan{Targeting: engine.Targeting{Targets: []string{base}, Options: opts}, Concurrency: 4, Requests: 100, Keys: 2})
 	tg := res.Targets[0]
 	kinds := map[string]int64{}
@@ -328,7 +329,7 @@ func BenchmarkLoadClosedHTTP(b *testing.B) {
 	go func() { done <- server.Server{Handler: server.New(tg.Store)}.Serve(ctx, ln) }()
 	defer func() { cancel(); <-done; tg.Close() }()
 	b.ResetTimer()
-	res, err := load.Load(context.Background(), load.LoadPlan{Scenario: tenHitsOneView, Targeting: engine.Targeting{Targets: []string{"http://" + ln.Addr().String()}, Options: []targets.Option{targets.WithHTTP(httpapi.Config{Sync: httpapi.SyncNone})}},
+	res, err := load.Load(context.Background(), load.LoadPlan{Scenario: tenHitsOneView, Targeting: engine.Targeting{Targets: []string{"http://" + ln.Addr().String()}, Options: []targets.Option{targets.WithHTTP(httpapi.Config{Wire: burst.Config{Sync: httpapi.SyncNone}})}},
 		Concurrency: 50, Requests: int64(b.N), Keys: 1000,
 	})
 	if err != nil || res.Targets[0].Error != "" {

@@ -79,6 +79,18 @@ func (s Streams) of(c *cobra.Command) Streams {
 	return s
 }
 
+// runner is how a command runs once its flags are read: runF, the tests'
+// seam, when it is set, else the command's own run function with the
+// context and the streams (the cli/cli habit: options in, no cobra).
+func runner[O any](runF func(O) error, run func(context.Context, Streams, O) error, o O) func(context.Context, Streams) error {
+	return func(ctx context.Context, s Streams) error {
+		if runF != nil {
+			return runF(o)
+		}
+		return run(ctx, s, o)
+	}
+}
+
 func isTerminal(f *os.File) bool {
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0

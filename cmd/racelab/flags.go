@@ -442,8 +442,8 @@ func (h *httpFlags) config() (httpapi.Config, error) {
 	if err != nil {
 		return cfg, fmt.Errorf("--sync %q: want auto, h2, lastbyte or none", h.Sync)
 	}
-	cfg.Sync = mode
-	cfg.Insecure = h.Insecure
+	cfg.Wire.Sync = mode
+	cfg.Wire.Insecure = h.Insecure
 	mapping := httpapi.Contract()
 	if h.MapFile.Path != "" {
 		data, err := h.MapFile.Read(httpapi.MaxMappingBytes, "a mapping, a few lines of JSON")
@@ -480,10 +480,10 @@ func (h *httpFlags) config() (httpapi.Config, error) {
 		if !ok || name == "" {
 			return cfg, fmt.Errorf("--http-header %q: want 'Name: value'", s)
 		}
-		if cfg.Header == nil {
-			cfg.Header = http.Header{}
+		if cfg.Wire.Header == nil {
+			cfg.Wire.Header = http.Header{}
 		}
-		cfg.Header.Add(name, value)
+		cfg.Wire.Header.Add(name, value)
 	}
 	return cfg, nil
 }
@@ -517,7 +517,7 @@ func (h *httpFlags) apply(specs []string, timeout time.Duration, opts *[]targets
 	// Warming a connection (connect, TLS, the HTTP/2 settings, a harmless
 	// GET) is one request, so it has one request's time limit: a silent
 	// service fails the run after --timeout, and a slow one gets all of it.
-	cfg.DialTimeout = timeout
+	cfg.Wire.DialTimeout = timeout
 	if tweak != nil {
 		tweak(&cfg)
 	}

@@ -28,12 +28,12 @@ func TestHTTPFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Sync != httpapi.SyncLastByte || !cfg.Insecure {
-		t.Errorf("sync %q insecure %t, want lastbyte true", cfg.Sync, cfg.Insecure)
+	if cfg.Wire.Sync != httpapi.SyncLastByte || !cfg.Wire.Insecure {
+		t.Errorf("sync %q insecure %t, want lastbyte true", cfg.Wire.Sync, cfg.Wire.Insecure)
 	}
 	wantHeader := http.Header{"Authorization": {"Bearer abc"}, "X-Team": {"a", "b"}}
-	if !reflect.DeepEqual(cfg.Header, wantHeader) {
-		t.Errorf("header %v, want %v", cfg.Header, wantHeader)
+	if !reflect.DeepEqual(cfg.Wire.Header, wantHeader) {
+		t.Errorf("header %v, want %v", cfg.Wire.Header, wantHeader)
 	}
 	m := cfg.Mapping
 	if got := m[httpapi.CallHit]; got.Method != "PUT" || got.Path != "/v/{slug}" || got.Field != "total" {

@@ -70,12 +70,7 @@ Simulated stores run on the real clock. Exit codes are run's; a missed
   racelab load ten-hits-one-view -t redis -c 100 \
     --threshold 'p99<50ms' --threshold 'errors<1%' --threshold 'lost==0'`,
 	}
-	takesOneStory(c, s, &o.Scenario, &o.set, func(ctx context.Context, s Streams) error {
-		if runF != nil {
-			return runF(o)
-		}
-		return runLoad(ctx, s, o)
-	})
+	takesOneStory(c, s, &o.Scenario, &o.set, runner(runF, runLoad, o))
 	f := c.Flags()
 	o.register(c, firingWords{targets: targetsUsage, timeout: "time limit of each request",
 		seed: "seed for the keys picked and Poisson arrivals (default: random, in the result)", quiet: "no progress bar on stderr",
@@ -189,8 +184,8 @@ func (o *loadOptions) plan() (load.LoadPlan, error) {
 		return bad("--http-version applies to http targets only, and this load has none (add -t http://HOST:PORT)")
 	}
 	p.Targeting, err = o.targeting(sc.Lineup, func(c *httpapi.Config) {
-		c.Sync = httpapi.SyncNone // whole requests: a load stages nothing
-		c.HTTP2 = h2
+		c.Wire.Sync = httpapi.SyncNone // whole requests: a load stages nothing
+		c.Wire.HTTP2 = h2
 	})
 	if err != nil {
 		return p, err

@@ -57,10 +57,7 @@ that is not a racelab result of schema ` + results.SchemaVersion + ` or ` + resu
 		Args: someArgs("one or more result files (FILE.json, or - for standard input)"),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.Files = args
-			if runF != nil {
-				return runF(o)
-			}
-			return runReport(c.Context(), s.of(c), o)
+			return runner(runF, runReport, o)(c.Context(), s.of(c))
 		},
 	}
 	o.register(c, report.LoadFormats()) // csv for saved loads

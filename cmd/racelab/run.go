@@ -70,12 +70,7 @@ to hold that breaks it exits 3.`,
   racelab run ten-hits-one-view -t 'kv?locations=5&cold-read=40ms' --seed 7
   racelab run five-checkouts -o json | jq .targets[].trials[0].release_spread_ns`,
 	}
-	takesOneStory(c, s, &o.Scenario, &o.set, func(ctx context.Context, s Streams) error {
-		if runF != nil {
-			return runF(o)
-		}
-		return runRun(ctx, s, o)
-	})
+	takesOneStory(c, s, &o.Scenario, &o.set, runner(runF, runRun, o))
 	f := c.Flags()
 	o.register(c, firingWords{targets: targetsUsage, timeout: "time limit of each request",
 		seed: "seed for the simulated stores' random choices (default: random, printed)", quiet: "no progress bar or notices on stderr",

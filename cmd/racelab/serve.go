@@ -140,10 +140,7 @@ racelab run ten-hits-one-view -t http://… --key-chars percent.`,
 			if err := o.check(); err != nil {
 				return err
 			}
-			if runF != nil {
-				return runF(o)
-			}
-			return runServe(c.Context(), s, o)
+			return runner(runF, runServe, o)(c.Context(), s)
 		},
 	}
 	f := c.Flags()

@@ -64,10 +64,7 @@ Exit codes are run's: 0 as expected, 1 could not read back or judge, 2 usage
 		Args: someArgs("the shards' parts (SHARD.json..., or - for standard input)"),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.Files = args
-			if runF != nil {
-				return runF(o)
-			}
-			return runVerify(c.Context(), s.of(c), o)
+			return runner(runF, runVerify, o)(c.Context(), s.of(c))
 		},
 	}
 	o.register(c, report.Formats())
@@ -148,7 +145,7 @@ func (o *verifyOptions) plan(parts []*results.ShardResult) (shards.VerifyPlan, e
 		return shards.VerifyPlan{}, err
 	}
 	// A read-back is one whole request: nothing to stage.
-	t, err := o.targeting(shards.Recorded(parts[0]), func(c *httpapi.Config) { c.Sync = httpapi.SyncNone })
+	t, err := o.targeting(shards.Recorded(parts[0]), func(c *httpapi.Config) { c.Wire.Sync = httpapi.SyncNone })
 	if err != nil {
 		return shards.VerifyPlan{}, err
 	}

@@ -608,9 +608,10 @@ func gitHubActionsWorkflowRuns(t *testing.T, store string) {
 	// machine, beside TestProcesses's other cases: with 3 s they once
 	// fired 4.3 s late, a burst that proves nothing (--max-spread), and a
 	// start already past when a shard reads it is refused. With 20 s,
-	// make test on a slow day once started shard 0 0.6 s past it.
+	// make test on a slow day once started shard 0 0.6 s past it; with
+	// 30 s, a make test under load started the shards 7 s to 27 s past.
 	r := newGHRun(t, wf, map[string]string{"RACELAB_TARGET": url}, map[string]string{
-		"RACELAB_LEAD": "30", "RACELAB_REQUESTS": strconv.Itoa(tc.requests), "RACELAB_TRIALS": strconv.Itoa(tc.trials)})
+		"RACELAB_LEAD": "60", "RACELAB_REQUESTS": strconv.Itoa(tc.requests), "RACELAB_TRIALS": strconv.Itoa(tc.trials)})
 	r.run()
 
 	if s := r.step("plan", "build racelab"); s.code != 0 || !strings.Contains(s.output, "racelab ") {

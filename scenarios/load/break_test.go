@@ -13,6 +13,7 @@ import (
 	"github.com/racelab/racelab/scenarios/scenariostest"
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/httpapi"
+	"github.com/racelab/racelab/targets/httpapi/burst"
 	"github.com/racelab/racelab/targets/httpapi/httpapitest"
 	"github.com/racelab/racelab/targets/httpapi/server"
 )
@@ -52,7 +53,7 @@ func doubleCounting(t *testing.T, every int64) (base string, twice *atomic.Int64
 func hitsOverHTTP(t *testing.T, base string) LoadPlan {
 	t.Helper()
 	hits := scenariostest.Lookup(t, "ten-hits-one-view")
-	return LoadPlan{Scenario: hits, Targeting: engine.Targeting{Targets: []string{base}, Options: []targets.Option{targets.WithHTTP(httpapi.Config{Sync: httpapi.SyncNone})}}}
+	return LoadPlan{Scenario: hits, Targeting: engine.Targeting{Targets: []string{base}, Options: []targets.Option{targets.WithHTTP(httpapi.Config{Wire: burst.Config{Sync: httpapi.SyncNone}})}}}
 }
 
 // TestLoadShowsOverCounts: a load on a service that counts some hits twice

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"time"
 
 	"golang.org/x/net/http/httpguts"
 
@@ -35,8 +33,6 @@ func ParseSync(s string) (Sync, error) { return burst.ParseSync(s) }
 // Config says how a Client speaks to its service. The zero value is the
 // contract, synchronized as tightly as the server allows.
 type Config struct {
-	// Sync is how bursts are released; empty means SyncAuto.
-	Sync Sync
 	// Mapping overrides the contract's calls for a service with another
 	// API; it is merged onto Contract().
 	Mapping Mapping
@@ -45,28 +41,11 @@ type Config struct {
 	// table here (story.Ops().With(…)), and the client makes its request
 	// and read as the row says (story.Capped).
 	Ops story.Table
-	// Header is sent with every request (an API key, a cookie).
-	Header http.Header
-	// TLS configures https; nil means the system's roots.
-	TLS *tls.Config
-	// Insecure skips the verification of the server's certificate.
-	Insecure bool
-	// Streams caps the HTTP/2 streams a connection carries in one burst;
-	// zero means burst.DefaultStreams on loopback,
-	// burst.DefaultRemoteStreams beyond.
-	// The server's own limit always applies.
-	Streams int
-	// DialTimeout bounds the whole warm-up of one connection (connect,
-	// TLS, the server's HTTP/2 settings, a harmless GET) and each write
-	// or PING that stages a burst; zero means burst.DefaultDialTimeout. A
-	// service silent for that long fails Prepare or Stage, whatever the
-	// size of the burst: connections are warmed in parallel and the first
-	// failure calls off the rest.
-	DialTimeout time.Duration
-	// HTTP2 sends whole requests (a load's, and SyncNone bursts') over
-	// HTTP/2 only: h2c with prior knowledge on http, ALPN on https. By
-	// default they go over HTTP/1.1 with keep-alive.
-	HTTP2 bool
+	// Wire is how the burst pool reaches the service (burst.Config says
+	// each setting): how bursts are released, the header sent with every
+	// request (an API key, a cookie), TLS, streams, the dial timeout and
+	// whether whole requests go over HTTP/2.
+	Wire burst.Config
 }
 
 // Client plays the stories against one service over HTTP. It implements
@@ -102,7 +81,7 @@ func New(base *url.URL, cfg Config) (*Client, error) {
 	if base == nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
 		return nil, fmt.Errorf("base URL %v: want http://HOST[:PORT][/PATH] or https://…", base)
 	}
-	mode, err := ParseSync(string(cfg.Sync))
+	mode, err := ParseSync(string(cfg.Wire.Sync))
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +94,7 @@ func New(base *url.URL, cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("mapping: %w", err)
 	}
 	header := http.Header{}
-	for name, values := range cfg.Header {
+	for name, values := range cfg.Wire.Header {
 		if !httpguts.ValidHeaderFieldName(name) {
 			return nil, fmt.Errorf("header name %q is not valid", name)
 		}
@@ -130,15 +109,9 @@ func New(base *url.URL, cfg Config) (*Client, error) {
 		pass, _ := u.Password()
 		header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(u.Username()+":"+pass)))
 	}
-	pool, err := burst.New(base, burst.Config{
-		Sync:        mode,
-		Header:      header,
-		TLS:         cfg.TLS,
-		Insecure:    cfg.Insecure,
-		Streams:     cfg.Streams,
-		DialTimeout: cfg.DialTimeout,
-		HTTP2:       cfg.HTTP2,
-	})
+	wire := cfg.Wire
+	wire.Sync, wire.Header = mode, header
+	pool, err := burst.New(base, wire)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/racelab/racelab/targets/httpapi"
+	"github.com/racelab/racelab/targets/httpapi/burst"
 	"github.com/racelab/racelab/targets/httpapi/server"
 )
 
@@ -92,7 +93,7 @@ func TestMalformedServices(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			base := fakeService(t, tt.answer, tt.read)
 			for _, mode := range syncModes {
-				tr := play(t, tt.story, base, 3, 1, httpapi.Config{Sync: mode})
+				tr := play(t, tt.story, base, 3, 1, httpapi.Config{Wire: burst.Config{Sync: mode}})
 				if tr.Error == "" || len(tr.Trials) != 0 {
 					t.Fatalf("%s: no target error and %d trials, want an error and no verdict", mode, len(tr.Trials))
 				}
@@ -199,7 +200,7 @@ func TestBaseURLPathAndQuery(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	tr := play(t, "ten-hits-one-view", srv.URL+"/v1/?token=s3cret", 3, 1,
-		httpapi.Config{Sync: httpapi.SyncLastByte, Header: http.Header{"X-Api-Key": {"k1"}}})
+		httpapi.Config{Wire: burst.Config{Sync: httpapi.SyncLastByte, Header: http.Header{"X-Api-Key": {"k1"}}}})
 	if tr.Error != "" || tr.Broken() > 0 {
 		t.Fatalf("error %q, %d broken (%s)", tr.Error, tr.Broken(), firstError(tr))
 	}
@@ -219,10 +220,10 @@ func TestNewRefusesBadConfig(t *testing.T) {
 		says string
 	}{
 		{"ftp://example.com", httpapi.Config{}, "want http://"},
-		{"http://127.0.0.1:1", httpapi.Config{Sync: "fast"}, `sync "fast"`},
+		{"http://127.0.0.1:1", httpapi.Config{Wire: burst.Config{Sync: "fast"}}, `sync "fast"`},
 		{"http://127.0.0.1:1", httpapi.Config{Mapping: httpapi.Mapping{httpapi.CallHit: {Path: "/hit"}}}, "has no {slug}"},
-		{"http://127.0.0.1:1", httpapi.Config{Header: http.Header{"Bad Name": {"x"}}}, "header name"},
-		{"http://127.0.0.1:1", httpapi.Config{Header: http.Header{"X": {"a\r\nb"}}}, "not valid"},
+		{"http://127.0.0.1:1", httpapi.Config{Wire: burst.Config{Header: http.Header{"Bad Name": {"x"}}}}, "header name"},
+		{"http://127.0.0.1:1", httpapi.Config{Wire: burst.Config{Header: http.Header{"X": {"a\r\nb"}}}}, "not valid"},
 	}
 	for _, tt := range tests {
 		if _, err := httpapi.New(httpapi.MustParseURL(t, tt.base), tt.cfg); err == nil || !strings.Contains(err.Error(), tt.says) {
@@ -285,7 +286,7 @@ func TestQuotaReadsTheCount(t *testing.T) {
 		t.Errorf("Count after 2 downloads = %d, %v; want 2", n, err)
 	}
 	for _, mode := range syncModes {
-		tr := play(t, "six-become-four", base, 2, 2, httpapi.Config{Sync: mode})
+		tr := play(t, "six-become-four", base, 2, 2, httpapi.Config{Wire: burst.Config{Sync: mode}})
 		if tr.Error != "" {
 			t.Fatalf("%s: %s", mode, tr.Error)
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/httpapi"
+	"github.com/racelab/racelab/targets/httpapi/burst"
 	"github.com/racelab/racelab/targets/httpapi/httpapitest"
 	"github.com/racelab/racelab/targets/httpapi/server"
 )
@@ -23,7 +24,7 @@ func BenchmarkWholeRequest(b *testing.B) {
 	}
 	defer tg.Close()
 	base := httpapitest.Serve(b, server.New(tg.Store))
-	c, err := httpapi.New(httpapi.MustParseURL(b, base), httpapi.Config{Sync: httpapi.SyncNone})
+	c, err := httpapi.New(httpapi.MustParseURL(b, base), httpapi.Config{Wire: burst.Config{Sync: httpapi.SyncNone}})
 	if err != nil {
 		b.Fatal(err)
 	}

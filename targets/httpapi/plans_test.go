@@ -10,6 +10,7 @@ import (
 
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/httpapi"
+	"github.com/racelab/racelab/targets/httpapi/burst"
 	"github.com/racelab/racelab/targets/story"
 )
 
@@ -213,7 +214,7 @@ func TestStagedOriginals(t *testing.T) {
 	base, _ := serve(t, open(t, "actor").Store)
 	ctx := context.Background()
 	for _, mode := range syncModes {
-		c := client(t, base, httpapi.Config{Sync: mode})
+		c := client(t, base, httpapi.Config{Wire: burst.Config{Sync: mode}})
 		who := "burst-" + string(mode)
 		if err := c.Subscribe(ctx, who); err != nil {
 			t.Fatal(err)

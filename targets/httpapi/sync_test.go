@@ -14,6 +14,7 @@ import (
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets/httpapi"
+	"github.com/racelab/racelab/targets/httpapi/burst"
 	"github.com/racelab/racelab/targets/httpapi/server"
 	"github.com/racelab/racelab/targets/story"
 )
@@ -31,9 +32,9 @@ func TestEveryModeDeliversExactlyN(t *testing.T) {
 		for _, mode := range syncModes {
 			name := fmt.Sprintf("%s/tls=%t", mode, tls)
 			t.Run(name, func(t *testing.T) {
-				url, cfg := base, httpapi.Config{Sync: mode}
+				url, cfg := base, httpapi.Config{Wire: burst.Config{Sync: mode}}
 				if tls {
-					url, cfg.TLS = tlsBase, tlsCfg
+					url, cfg.Wire.TLS = tlsBase, tlsCfg
 				}
 				tr := play(t, "ten-hits-one-view", url, n, trials, cfg)
 				if tr.Error != "" {
@@ -88,7 +89,7 @@ func TestAtomicStoresHoldOverManyTrials(t *testing.T) {
 					if testing.Short() {
 						trials = min(trials, 5)
 					}
-					tr := play(t, story.name, base, story.n, trials, httpapi.Config{Sync: mode})
+					tr := play(t, story.name, base, story.n, trials, httpapi.Config{Wire: burst.Config{Sync: mode}})
 					if tr.Error != "" {
 						t.Fatal(tr.Error)
 					}
@@ -158,7 +159,7 @@ func TestAutoPicksTheTightestSync(t *testing.T) {
 		{h1only, nil, "lastbyte"},
 	}
 	for _, tt := range tests {
-		c := client(t, tt.base, httpapi.Config{TLS: tt.tls})
+		c := client(t, tt.base, httpapi.Config{Wire: burst.Config{TLS: tt.tls}})
 		if err := c.Prepare(context.Background(), 3); err != nil {
 			t.Fatalf("%s: %v", tt.base, err)
 		}
@@ -171,7 +172,7 @@ func TestAutoPicksTheTightestSync(t *testing.T) {
 // TestForcedH2AgainstHTTP1 fails clearly when the server has no HTTP/2.
 func TestForcedH2AgainstHTTP1(t *testing.T) {
 	base := httptestH1(t, server.New(open(t, "actor").Store))
-	c := client(t, base, httpapi.Config{Sync: httpapi.SyncH2})
+	c := client(t, base, httpapi.Config{Wire: burst.Config{Sync: httpapi.SyncH2}})
 	err := c.Prepare(context.Background(), 2)
 	if err == nil || !strings.Contains(err.Error(), "does not speak HTTP/2") {
 		t.Fatalf("Prepare = %v, want an error saying the server does not speak HTTP/2", err)
@@ -187,7 +188,7 @@ func TestUnreachable(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	for _, mode := range []httpapi.Sync{httpapi.SyncAuto, httpapi.SyncH2, httpapi.SyncLastByte, httpapi.SyncNone} {
-		c := client(t, "http://"+addr, httpapi.Config{Sync: mode})
+		c := client(t, "http://"+addr, httpapi.Config{Wire: burst.Config{Sync: mode}})
 		if err := c.Prepare(context.Background(), 2); err == nil || !strings.Contains(err.Error(), addr) {
 			t.Errorf("%s: Prepare = %v, want an error naming %s", mode, err, addr)
 		}
@@ -200,7 +201,7 @@ func TestUnreachable(t *testing.T) {
 func TestSynchronizedIsNotEarly(t *testing.T) {
 	base, _ := serve(t, open(t, "actor").Store)
 	for _, mode := range []httpapi.Sync{httpapi.SyncH2, httpapi.SyncLastByte} {
-		c := client(t, base, httpapi.Config{Sync: mode})
+		c := client(t, base, httpapi.Config{Wire: burst.Config{Sync: mode}})
 		fs := stage(t, context.Background(), c, 5, func(ctx context.Context) (story.Reply, error) {
 			v, err := c.Hit(ctx, "k-"+string(mode))
 			return story.Reply{OK: true, Value: v}, err
@@ -232,7 +233,7 @@ func TestBurstMakesTheStorysOwnRequest(t *testing.T) {
 	ctx := context.Background()
 	const n = 8
 	for _, mode := range syncModes {
-		c := client(t, base, httpapi.Config{Sync: mode})
+		c := client(t, base, httpapi.Config{Wire: burst.Config{Sync: mode}})
 		key := "own-" + string(mode)
 		pl := engine.Player{Do: func(ctx context.Context, k string, i int) engine.Answer {
 			if i == 0 {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/targets/httpapi"
+	"github.com/racelab/racelab/targets/httpapi/burst"
 	"github.com/racelab/racelab/targets/httpapi/server"
 	"github.com/racelab/racelab/targets/storetest"
 )
@@ -43,7 +44,7 @@ func TestSilentServerGivesUpAtDialTimeout(t *testing.T) {
 	for _, scheme := range []string{"http", "https"} {
 		for _, mode := range allModes {
 			t.Run(scheme+"/"+string(mode), func(t *testing.T) {
-				c := client(t, scheme+"://"+addr, httpapi.Config{Sync: mode, DialTimeout: wait})
+				c := client(t, scheme+"://"+addr, httpapi.Config{Wire: burst.Config{Sync: mode, DialTimeout: wait}})
 				start := time.Now()
 				err := c.Prepare(context.Background(), 20)
 				took := time.Since(start)
@@ -68,7 +69,7 @@ func TestWarmUpEndsWithTheContext(t *testing.T) {
 	for _, mode := range allModes {
 		t.Run(string(mode), func(t *testing.T) {
 			t.Parallel()
-			c := client(t, "http://"+addr, httpapi.Config{Sync: mode, DialTimeout: time.Minute})
+			c := client(t, "http://"+addr, httpapi.Config{Wire: burst.Config{Sync: mode, DialTimeout: time.Minute}})
 			ctx, cancel := context.WithCancel(context.Background())
 			time.AfterFunc(200*time.Millisecond, cancel)
 			start := time.Now()
@@ -93,11 +94,11 @@ func TestSlowWarmUpWithinDialTimeout(t *testing.T) {
 	for _, mode := range allModes {
 		t.Run(string(mode), func(t *testing.T) {
 			t.Parallel()
-			short := client(t, base, httpapi.Config{Sync: mode, DialTimeout: 300 * time.Millisecond})
+			short := client(t, base, httpapi.Config{Wire: burst.Config{Sync: mode, DialTimeout: 300 * time.Millisecond}})
 			if err := short.Prepare(context.Background(), 4); !errors.Is(err, context.DeadlineExceeded) {
 				t.Errorf("DialTimeout 300ms: Prepare = %v; want no answer within 300ms", err)
 			}
-			long := client(t, base, httpapi.Config{Sync: mode, DialTimeout: 8 * time.Second})
+			long := client(t, base, httpapi.Config{Wire: burst.Config{Sync: mode, DialTimeout: 8 * time.Second}})
 			if err := long.Prepare(context.Background(), 4); err != nil {
 				t.Errorf("DialTimeout 8s: Prepare = %v; want the %s warm-up to succeed", err, delay)
 			}
@@ -114,7 +115,7 @@ func TestTwelveSecondWarmUp(t *testing.T) {
 	t.Parallel()
 	base := slowWarmUp(t, 12*time.Second)
 	start := time.Now()
-	tr := play(t, "ten-hits-one-view", base, 10, 1, httpapi.Config{DialTimeout: 30 * time.Second})
+	tr := play(t, "ten-hits-one-view", base, 10, 1, httpapi.Config{Wire: burst.Config{DialTimeout: 30 * time.Second}})
 	if tr.Error != "" || len(tr.Trials) != 1 || tr.Trials[0].Counted != 10 {
 		t.Fatalf("run after a 12 s warm-up: error %q, %d trials; want one trial counting 10", tr.Error, len(tr.Trials))
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -33,14 +32,7 @@ func countingServer(t *testing.T, h1Only bool) (string, *atomic.Int64) {
 		w.Header().Set(ArrivalHeader, "1000000000")
 		fmt.Fprint(w, r.URL.Path)
 	})}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan struct{})
-	go func() { srv.Serve(ln); close(served) }()
-	t.Cleanup(func() { srv.Close(); <-served })
-	return "http://" + ln.Addr().String(), &answered
+	return serveLoopback(t, srv), &answered
 }
 
 // callResult is what a test's call returns: the bodies it was answered,

@@ -32,6 +32,13 @@ func h2cServer(t *testing.T, maxStreams int) string {
 			fmt.Fprintf(w, `{"read":%d}`, len(b))
 		}),
 	}
+	return serveLoopback(t, srv)
+}
+
+// serveLoopback serves srv on a free loopback port until the test ends,
+// and returns its base URL.
+func serveLoopback(t *testing.T, srv *http.Server) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
