@@ -74,33 +74,34 @@ func releaseAll(t *testing.T, fs []func(context.Context) (Answer, error)) []Answ
 }
 
 // stageHits opens a pool of base in mode and stages n requests of
-// POST /hit/k; the caller closes the pool.
+// POST /hit/k; the pool is closed when the test ends.
 func stageHits(t *testing.T, base string, mode Sync, n int) (*Pool, []func(context.Context) (Answer, error)) {
 	t.Helper()
-	p, err := New(mustParseURL(t, base), Config{Sync: mode})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := testPool(t, base, mode)
 	ws := make([]Wire, n)
 	for i := range ws {
 		ws[i] = Wire{Method: http.MethodPost, Target: "/hit/k"}
 	}
 	fs, err := p.Stage(context.Background(), ws)
 	if err != nil {
-		p.Close()
 		t.Fatal(err)
 	}
 	return p, fs
 }
 
-// mustParseURL parses a URL a test wrote.
-func mustParseURL(tb testing.TB, s string) *url.URL {
-	tb.Helper()
-	u, err := url.Parse(s)
+// testPool opens a pool of base in mode, closed when the test ends.
+func testPool(t *testing.T, base string, mode Sync) *Pool {
+	t.Helper()
+	u, err := url.Parse(base)
 	if err != nil {
-		tb.Fatal(err)
+		t.Fatal(err)
 	}
-	return u
+	p, err := New(u, Config{Sync: mode})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
 }
 
 // hastyHTTP1 answers each request as soon as its request line is in.
@@ -141,7 +142,6 @@ func hastyHTTP1(t *testing.T) string {
 func TestEarlyLastByte(t *testing.T) {
 	const n = 3
 	p, fs := stageHits(t, hastyHTTP1(t), SyncLastByte, n)
-	defer p.Close()
 	for _, hc := range p.h1[:n] {
 		testwait.Eventually(t, "the hasty answers", hc.answered)
 	}
@@ -173,7 +173,6 @@ func TestEarlyH2(t *testing.T) {
 	defer func() { srv.Close(); <-served }()
 
 	pool, fs := stageHits(t, "http://"+ln.Addr().String(), SyncH2, 3)
-	defer pool.Close()
 	hc := pool.h2[0]
 	testwait.Eventually(t, "the hasty answers", func() bool {
 		hc.mu.Lock()

@@ -51,11 +51,7 @@ func TestStageCalls(t *testing.T) {
 	for _, mode := range []Sync{SyncH2, SyncLastByte, SyncNone} {
 		t.Run(string(mode), func(t *testing.T) {
 			base, answered := countingServer(t, false)
-			p, err := New(mustParseURL(t, base), Config{Sync: mode})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer p.Close()
+			p := testPool(t, base, mode)
 			const n = 6
 			ctx := t.Context()
 			release, err := StageCalls(ctx, p.Gate(n), func(ctx context.Context, j int) callResult {
@@ -116,13 +112,9 @@ func TestStageCalls(t *testing.T) {
 // call has returned, and every call that sent a request is told.
 func TestStageCallsNotStaged(t *testing.T) {
 	base, answered := countingServer(t, true)
-	p, err := New(mustParseURL(t, base), Config{Sync: SyncH2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	p := testPool(t, base, SyncH2)
 	var told atomic.Int64
-	_, err = StageCalls(t.Context(), p.Gate(3), func(ctx context.Context, j int) error {
+	_, err := StageCalls(t.Context(), p.Gate(3), func(ctx context.Context, j int) error {
 		_, err := p.Send(ctx, Wire{Method: http.MethodPost, Target: "/x"})
 		if err != nil && strings.Contains(err.Error(), "not staged") {
 			told.Add(1)
@@ -143,14 +135,10 @@ func TestStageCallsNotStaged(t *testing.T) {
 // returned, and sends nothing.
 func TestStageCallsCalledOff(t *testing.T) {
 	base, answered := countingServer(t, false)
-	p, err := New(mustParseURL(t, base), Config{Sync: SyncLastByte})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	p := testPool(t, base, SyncLastByte)
 	ctx, cancel := context.WithCancel(t.Context())
 	time.AfterFunc(50*time.Millisecond, cancel)
-	_, err = StageCalls(ctx, p.Gate(2), func(ctx context.Context, j int) error {
+	_, err := StageCalls(ctx, p.Gate(2), func(ctx context.Context, j int) error {
 		if j == 1 {
 			<-ctx.Done() // a call that never gets to its request
 			return ctx.Err()
@@ -167,11 +155,7 @@ func TestStageCallsCalledOff(t *testing.T) {
 // ends, so does the context of the call's further requests.
 func TestReleaseEndsTheCall(t *testing.T) {
 	base, _ := countingServer(t, false)
-	p, err := New(mustParseURL(t, base), Config{Sync: SyncLastByte})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	p := testPool(t, base, SyncLastByte)
 	rctx, cancel := context.WithCancel(t.Context())
 	release, err := StageCalls(t.Context(), p.Gate(1), func(ctx context.Context, _ int) error {
 		if _, err := p.Send(ctx, Wire{Method: http.MethodPost, Target: "/x"}); err != nil {

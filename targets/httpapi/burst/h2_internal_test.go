@@ -69,11 +69,7 @@ func TestBurstConnections(t *testing.T) {
 		{"bodies a byte too long for ten", 1000, 10, 6554, 2, 5},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := New(mustParseURL(t, h2cServer(t, tc.serverLimit)), Config{Sync: SyncH2})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer p.Close()
+			p := testPool(t, h2cServer(t, tc.serverLimit), SyncH2)
 			ws := make([]Wire, tc.n)
 			for i := range ws {
 				ws[i] = Wire{Method: http.MethodPost, Target: fmt.Sprintf("/p/%d", i), Body: bytes.Repeat([]byte("x"), tc.body)}
