@@ -72,7 +72,12 @@ func TestSixOfFiveBurst(t *testing.T) {
 				t.Errorf("kv: broken %d, soft %d, allowed %+v; want every trial over both rules", s.Broken, s.SoftBroken, s.Allowed)
 			}
 		default:
-			if s.Broken != 0 || s.SoftBroken != 0 || s.Allowed.Min != windowLimit || s.Allowed.Max != windowLimit || s.Figures[windowsFigure][windowLimit] != 10 {
+			// SQLite plays on the real clock: a burst that straddles a
+			// minute falls in two windows and is admitted the limit in
+			// each, so every window, not every trial, holds exactly the
+			// limit.
+			w := s.Figures[windowsFigure]
+			if s.Broken != 0 || s.SoftBroken != 0 || s.Allowed.Min != windowLimit || s.Allowed.Max > 2*windowLimit || len(w) != 1 || w[windowLimit] < 10 {
 				t.Errorf("%s: broken %d, soft %d, allowed %+v, windows %v; want exactly %d a window", tr.Target, s.Broken, s.SoftBroken, s.Allowed, s.Figures[windowsFigure], windowLimit)
 			}
 		}
