@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"sync"
 	"testing"
 	"time"
@@ -60,8 +61,9 @@ func TestBurstConnections(t *testing.T) {
 		n, body         int
 		conns, widestOn int // connections used, and the most streams on one
 	}{
-		{"the client's limit on loopback", 1000, DefaultStreams, 0, 1, DefaultStreams},
-		{"one more than the client's limit", 1000, DefaultStreams + 1, 0, 2, DefaultStreams/2 + 1},
+		{"a thousand on one connection when the server allows them", 1000, 1000, 0, 1, 1000},
+		{"the client's limit on loopback", DefaultStreams + 10, DefaultStreams, 0, 1, DefaultStreams},
+		{"one more than the client's limit", DefaultStreams + 10, DefaultStreams + 1, 0, 2, DefaultStreams/2 + 1},
 		{"the server's limit", 50, 50, 0, 1, 50},
 		{"one over the server's limit", 50, 51, 0, 2, 26},
 		{"bodies that fill the first window", 1000, 10, 6553, 1, 10},
@@ -102,5 +104,42 @@ func TestBurstConnections(t *testing.T) {
 				t.Errorf("%d connections, at most %d streams on one; want %d and %d", len(p.h2), widest, tc.conns, tc.widestOn)
 			}
 		})
+	}
+}
+
+// TestStreamsByHost: on loopback a connection carries as many streams as
+// one segment's worth of final frames (the server's limit binds first in
+// practice); a remote host gets DefaultRemoteStreams; a Config's own
+// Streams wins either way.
+func TestStreamsByHost(t *testing.T) {
+	for _, tc := range []struct {
+		base    string
+		streams int
+		want    int
+	}{
+		{"http://127.0.0.1:8080", 0, DefaultStreams},
+		{"http://localhost", 0, DefaultStreams},
+		{"http://[::1]:80", 0, DefaultStreams},
+		{"https://shop.example", 0, DefaultRemoteStreams},
+		{"http://10.0.0.7:8080", 0, DefaultRemoteStreams},
+		{"http://127.0.0.1:8080", 7, 7},
+		{"https://shop.example", 7, 7},
+	} {
+		u, err := url.Parse(tc.base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := New(u, Config{Streams: tc.streams})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.streams != tc.want {
+			t.Errorf("%s with Streams %d: %d streams a connection, want %d", tc.base, tc.streams, p.streams, tc.want)
+		}
+	}
+	// The final frames of DefaultStreams streams, each with a body's last
+	// byte, fit one loopback segment; one more would not.
+	if f := DefaultStreams * (h2FrameHeader + 1); f > loopbackSegment || f+h2FrameHeader+1 <= loopbackSegment {
+		t.Errorf("DefaultStreams %d: final frames of %d bytes against a segment of %d", DefaultStreams, f, loopbackSegment)
 	}
 }

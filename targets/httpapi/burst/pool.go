@@ -44,15 +44,27 @@ const (
 	// --timeout instead: warming a connection is one request.
 	DefaultDialTimeout = 10 * time.Second
 	// DefaultStreams is the most streams a Pool opens on one HTTP/2
-	// connection when the server allows more. On loopback one write of a
-	// hundred final frames is one packet; beyond it the burst spreads over
-	// more connections, released back to back.
-	DefaultStreams = 100
+	// connection to a loopback server, which most often allows fewer (its
+	// SETTINGS_MAX_CONCURRENT_STREAMS, 250 for Go's servers): as many final
+	// frames as one loopback segment carries (64 KiB, each frame 9 bytes of
+	// header and at most the body's last byte). A server reads one
+	// connection's frames in one loop, so every stream on it ends within
+	// that loop's pass over one read; streams spread over more connections
+	// wait for each connection's reader to be scheduled in turn, which on
+	// a busy or one-core server costs milliseconds (issue 38: 1,000 streams
+	// on 10 connections of 100 spread 12–18× the single-connection floor).
+	DefaultStreams = loopbackSegment / (h2FrameHeader + 1)
 	// DefaultRemoteStreams is the same for a host that is not loopback.
 	// Over the internet, releases of about 20 to 30 streams a packet are
 	// the ones the single-packet technique reports as landing together;
 	// larger bursts go over several connections.
 	DefaultRemoteStreams = 30
+
+	// loopbackSegment is what one write carries on loopback as one
+	// segment (the loopback MTU is 64 KiB), and h2FrameHeader the size of
+	// an HTTP/2 frame's header.
+	loopbackSegment = 64 << 10
+	h2FrameHeader   = 9
 )
 
 // Config says how a Pool reaches its service. The zero value releases
@@ -68,8 +80,9 @@ type Config struct {
 	TLS      *tls.Config
 	Insecure bool
 	// Streams caps the HTTP/2 streams a connection carries in one burst;
-	// zero means DefaultStreams on loopback, DefaultRemoteStreams beyond.
-	// The server's own limit always applies.
+	// zero means DefaultStreams on loopback (in practice the server's own
+	// limit), DefaultRemoteStreams beyond. The server's own limit always
+	// applies.
 	Streams int
 	// DialTimeout bounds the whole warm-up of one connection (connect,
 	// TLS, the server's HTTP/2 settings, a harmless GET) and each write
