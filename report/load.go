@@ -144,6 +144,10 @@ func summarizeLoad(r *results.LoadResult) loadSummary {
 		if codes := statusCodes(t); codes != "" {
 			s.add(i, label+": status codes: "+codes)
 		}
+		if w := t.WarmUp; w != nil && w.Warmed < w.Connections {
+			s.add(i, fmt.Sprintf("%s: warmed %d of %d connections in %s before the load (%s); the rest opened as it needed them",
+				label, w.Warmed, w.Connections, w.Took.Round(time.Millisecond), w.Stopped))
+		}
 		for _, e := range t.ErrorKinds {
 			s.add(i, fmt.Sprintf("%s: %d %s; first: %s", label, e.Count, e.Kind, e.First))
 		}

@@ -115,3 +115,15 @@ type Stager interface {
 type Clocked interface {
 	Clock() clock.Clock
 }
+
+// WarmUpOf is how the last warm-up of a service's whole-request
+// connections went (burst.Pool.WarmedUp), for a store that is a service
+// and has warmed them.
+func WarmUpOf(t *Target) (burst.WarmUp, bool) {
+	w, ok := t.Store.(interface{ WarmedUp() burst.WarmUp })
+	if !ok {
+		return burst.WarmUp{}, false
+	}
+	wu := w.WarmedUp()
+	return wu, wu.Asked > 0
+}

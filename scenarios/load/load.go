@@ -351,6 +351,12 @@ func (r *loadRun) run(ctx context.Context, lt *results.LoadTarget) error {
 	if err := r.target.Prepare(ctx, prep); err != nil {
 		return &engine.TargetError{Stage: fmt.Sprintf("prepare %d connections", prep), Err: err}
 	}
+	if wu, ok := targets.WarmUpOf(r.target); ok {
+		lt.WarmUp = &results.WarmUp{Connections: wu.Asked, Warmed: wu.Warmed, Took: wu.Took}
+		if wu.Stopped != nil {
+			lt.WarmUp.Stopped = wu.Stopped.Error()
+		}
+	}
 	pl, ok := r.sc.Bind(r.target.Store)
 	if !ok {
 		return &engine.TargetError{Stage: fmt.Sprintf("cannot play %s (it has no %s)", r.sc.Name, r.sc.Needs)}

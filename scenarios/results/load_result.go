@@ -90,6 +90,9 @@ type LoadTarget struct {
 	// with a status included (a 503); requests that got no HTTP answer
 	// are the rest of Sent. Empty for a store that is not a service.
 	StatusCodes map[int]int64 `json:"status_codes,omitempty"`
+	// WarmUp is how a service's connections were opened before the
+	// load; nil for a store that is not a service.
+	WarmUp *WarmUp `json:"warm_up,omitempty"`
 	// Latency is over the answered requests, from each one's intended
 	// instant in the open model (so waiting to be sent counts), from
 	// its sending in the closed one.
@@ -358,4 +361,15 @@ func statusSum(codes map[int]int64) int64 {
 		n += c
 	}
 	return n
+}
+
+// WarmUp is how the connections to a service were opened before a load:
+// how many were asked for, how many were warmed, in how long, and why it
+// stopped short. Fewer warmed than asked is a figure, not an error: the
+// rest opened as the load needed them.
+type WarmUp struct {
+	Connections int           `json:"connections"`
+	Warmed      int           `json:"warmed"`
+	Took        time.Duration `json:"took_ns"`
+	Stopped     string        `json:"stopped,omitempty"`
 }

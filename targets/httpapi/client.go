@@ -358,6 +358,10 @@ func (c *Client) Claims(ctx context.Context, item string) (int64, error) {
 // the mode needs, so that a burst pays for none of it.
 func (c *Client) Prepare(ctx context.Context, n int) error { return c.pool.Prepare(ctx, n) }
 
+// WarmedUp is how the last warm-up of whole-request connections went
+// (burst.Pool.WarmedUp).
+func (c *Client) WarmedUp() burst.WarmUp { return c.pool.WarmedUp() }
+
 // Gate readies a burst of n requests made by the story's own request
 // function, through the client's story methods (targets.Stager): under
 // the contexts of the gate's calls (burst.StageCalls) each method stages

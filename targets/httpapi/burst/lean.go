@@ -46,24 +46,79 @@ type leanConn struct {
 
 // leanPool keeps the idle connections, last put first taken: the warmest
 // connection serves the next request.
+//
+// It grows only as fast as a small server can take it: at most
+// growParallel connections are being opened at once (dialled and not yet
+// answered), and a request that finds none idle and no room to open one
+// waits for whichever comes first, a connection put back or room to open.
+// A server with a short listen queue (Python's http.server has 5) drops
+// the connections that overflow it, and the client retries each a second,
+// then three, seven, fifteen seconds later: 64 opened at once against
+// such a server timed out where the same load, grown a few at a time,
+// did not (issue 37). Against a server that keeps connections alive, the
+// pool still reaches what the load needs within a few round trips.
 type leanPool struct {
-	mu     sync.Mutex
-	idle   []*leanConn
-	closed bool
+	mu      sync.Mutex
+	idle    []*leanConn
+	closed  bool
+	opening int           // connections being opened (take said open one)
+	changed chan struct{} // closed, and replaced, when a connection is put back or opened
 }
 
-func (p *leanPool) take() (*leanConn, error) {
+// growParallel bounds the connections a leanPool opens at once: fewer
+// than the 5 a listen queue as short as Python's http.server's holds
+// beside the one being accepted.
+const growParallel = 4
+
+// take returns an idle connection, or nil when the caller is to open one
+// (and then call opened once it has been answered, or has failed),
+// waiting while neither is possible. fresh skips the idle connections.
+func (p *leanPool) take(ctx context.Context, fresh bool) (*leanConn, error) {
+	for {
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			return nil, errClosed
+		}
+		if n := len(p.idle); n > 0 && !fresh {
+			lc := p.idle[n-1]
+			p.idle = p.idle[:n-1]
+			p.mu.Unlock()
+			return lc, nil
+		}
+		if p.opening < growParallel {
+			p.opening++
+			p.mu.Unlock()
+			return nil, nil
+		}
+		if p.changed == nil {
+			p.changed = make(chan struct{})
+		}
+		changed := p.changed
+		p.mu.Unlock()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
+	}
+}
+
+// opened says a connection take let the caller open has had its answer,
+// or failed: room for the next.
+func (p *leanPool) opened() {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		return nil, errClosed
+	p.opening--
+	p.signal()
+	p.mu.Unlock()
+}
+
+// signal wakes the requests waiting in take; the caller holds mu.
+func (p *leanPool) signal() {
+	if p.changed != nil {
+		close(p.changed)
+		p.changed = nil
 	}
-	if n := len(p.idle); n > 0 {
-		lc := p.idle[n-1]
-		p.idle = p.idle[:n-1]
-		return lc, nil
-	}
-	return nil, nil
 }
 
 func (p *leanPool) put(lc *leanConn) {
@@ -71,6 +126,7 @@ func (p *leanPool) put(lc *leanConn) {
 	if !p.closed && len(p.idle) < maxLeanIdle {
 		lc.reused = true
 		p.idle = append(p.idle, lc)
+		p.signal()
 		lc = nil
 	}
 	p.mu.Unlock()
@@ -83,6 +139,7 @@ func (p *leanPool) close() {
 	p.mu.Lock()
 	idle := p.idle
 	p.idle, p.closed = nil, true
+	p.signal()
 	p.mu.Unlock()
 	for _, lc := range idle {
 		_ = lc.conn.Close()
@@ -106,12 +163,22 @@ func usesLean(base *url.URL, http2 bool) bool {
 // the request is sent once more on a fresh connection, as net/http does,
 // since the server cannot have acted on it.
 func (p *Pool) sendLean(ctx context.Context, w Wire) (Answer, error) {
-	lc, err := p.lean.take()
-	for fresh := false; ; fresh = true {
-		if err == nil && lc == nil {
+	return p.roundLean(ctx, w, false)
+}
+
+// roundLean is sendLean, on a connection of its own when fresh (a
+// warm-up's).
+func (p *Pool) roundLean(ctx context.Context, w Wire, fresh bool) (Answer, error) {
+	for ; ; fresh = true {
+		lc, err := p.lean.take(ctx, fresh)
+		opening := err == nil && lc == nil
+		if opening {
 			lc, err = p.dialLean(ctx)
 		}
 		if err != nil {
+			if opening {
+				p.lean.opened()
+			}
 			return Answer{}, fmt.Errorf("%s %s: %w", w.Method, w.Target, err)
 		}
 		a, keep, stale, err := lc.roundTrip(ctx, p.h1Wire(w), w.Method)
@@ -120,14 +187,16 @@ func (p *Pool) sendLean(ctx context.Context, w Wire) (Answer, error) {
 		} else {
 			_ = lc.conn.Close()
 		}
-		if err == nil || !stale || fresh || ctx.Err() != nil {
+		if opening {
+			p.lean.opened()
+		}
+		if err == nil || !stale || opening || ctx.Err() != nil {
 			if err != nil {
 				return Answer{}, fmt.Errorf("%s %s: %w", w.Method, w.Target, err)
 			}
 			a.Arrival = ArrivalOf(a.Header)
 			return a, nil
 		}
-		lc = nil
 	}
 }
 

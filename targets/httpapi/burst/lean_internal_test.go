@@ -26,7 +26,7 @@ func TestLeanPoolKeepsAtMostItsBound(t *testing.T) {
 	if _, err := conns[maxLeanIdle].Read(make([]byte, 1)); err == nil {
 		t.Error("the connection past the bound is still open")
 	}
-	lc, err := p.take()
+	lc, err := p.take(t.Context(), false)
 	if err != nil || lc == nil || !lc.reused {
 		t.Errorf("take = %v, %v; want a kept connection marked as used before", lc, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -116,6 +117,7 @@ type Pool struct {
 	mode   Sync       // as resolved by Prepare
 	h1     []*h1Conn
 	h2     []*h2Conn
+	warmUp WarmUp
 	closed bool
 }
 
@@ -324,20 +326,30 @@ func (p *Pool) resolve(ctx context.Context) (Sync, error) {
 
 var errClosed = errors.New("http client closed")
 
-// warmPool opens n connections in the pool whole requests go through (the
-// lean one, or net/http's) with a harmless GET each, all at once so that
-// each needs its own connection.
+// warmPool opens up to n connections in the pool whole requests go
+// through (the lean one, or net/http's) with a harmless GET each, each on
+// a connection of its own: the lean pool opens growParallel at a time,
+// net/http's all at once. The whole warm-up has one DialTimeout, and the
+// first failure calls off the rest. Only a warm-up that warmed nothing
+// fails (a service no connection can be made to, or that never answers);
+// one that stopped short is a figure (WarmedUp), and the rest of the
+// connections open as the requests need them.
 func (p *Pool) warmPool(ctx context.Context, n int) error {
-	err := warmAll(ctx, n, n, func(ctx context.Context, _ int) error {
-		ctx, cancel := p.warmContext(ctx)
-		defer cancel()
+	start := time.Now()
+	wctx, cancel := p.warmContext(ctx)
+	defer cancel()
+	var warmed atomic.Int64
+	stopped := warmAll(wctx, n, n, func(ctx context.Context, _ int) error {
 		if p.lean != nil {
-			_, err := p.sendLean(ctx, Wire{Method: http.MethodGet, Target: p.warmTarget()})
+			_, err := p.roundLean(ctx, Wire{Method: http.MethodGet, Target: p.warmTarget()}, true)
 			switch {
 			case errors.Is(err, errTooLarge):
-				return nil // the connection was answered, then closed: warm enough
+				err = nil // the connection was answered, then closed: warm enough
 			case err != nil && ctx.Err() != nil:
-				return fmt.Errorf("GET %s: %w", p.warmTarget(), context.Cause(ctx))
+				err = fmt.Errorf("GET %s: %w", p.warmTarget(), context.Cause(ctx))
+			}
+			if err == nil {
+				warmed.Add(1)
 			}
 			return err
 		}
@@ -353,12 +365,24 @@ func (p *Pool) warmPool(ctx context.Context, n int) error {
 		if _, err := io.Copy(io.Discard, io.LimitReader(resp.Body, MaxAnswerBytes)); err != nil {
 			return fmt.Errorf("GET %s: read answer: %w", p.warmTarget(), stepErr(ctx, err))
 		}
+		warmed.Add(1)
 		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("warm %d connections to %s: %w", n, p.base.Host, err)
+	if stopped != nil && (warmed.Load() == 0 || ctx.Err() != nil) {
+		return fmt.Errorf("warm %d connections to %s: %w", n, p.base.Host, stopped)
 	}
+	p.mu.Lock()
+	p.warmUp = WarmUp{Asked: n, Warmed: int(warmed.Load()), Took: time.Since(start), Stopped: stopped}
+	p.mu.Unlock()
 	return nil
+}
+
+// WarmedUp is how the last warm-up of the whole-request connections went;
+// the zero WarmUp before any.
+func (p *Pool) WarmedUp() WarmUp {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.warmUp
 }
 
 // Send makes w as one whole request and reads its answer: the lean way

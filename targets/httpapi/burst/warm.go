@@ -93,3 +93,15 @@ func warmAll(ctx context.Context, n, parallel int, warm func(ctx context.Context
 	}
 	return first
 }
+
+// WarmUp is how the warm-up of a Pool's whole-request connections went
+// (Prepare, for SyncNone and for loads): how many were asked for, how
+// many were warmed, and how long it took. Fewer warmed than asked is no
+// failure: the rest open as the requests need them.
+type WarmUp struct {
+	Asked, Warmed int
+	Took          time.Duration
+	// Stopped is why the warm-up stopped short (the first connection that
+	// failed); nil when every connection was warmed.
+	Stopped error
+}
