@@ -106,13 +106,15 @@ clean:
 bench-http: build
 	$(GO) run ./cmd/arrivalbench -racelab bin/racelab $(ARGS)
 
-## bench-floor: the spread of N=1,000 bursts at a neutral HTTP/2 referee
-## (golang.org/x/net/http2), racelab --sync h2 next to the referee's own
-## single-packet client (the floor) and `hey -n N -c N`, 3 runs of 5 bursts
-## each, unpinned and then pinned (referee under taskset -c 0, clients under
-## taskset -c 1), with racelab ÷ floor against the goal of 1.5× and hey ÷
-## racelab against 10× (cmd/arrivalbench -referee; needs hey: apt-get install
-## -y hey). ARGS passes flags, e.g. ARGS='-baseline /work/main/bin/racelab'.
+## bench-floor: the spread of bursts of N=10, 100 and 1,000 at a neutral
+## HTTP/2 referee (golang.org/x/net/http2; stamps each request when its body
+## is read, then runtime.Gosched(), as ../shared/tools/spread's does),
+## racelab --sync h2 next to the referee's own single-packet client (the
+## floor, as spread's h2-single) and `hey -n N -c N`, 3 runs of 5 bursts
+## each, unpinned and then pinned (referee under taskset -c 1, clients under
+## taskset -c 0), with racelab ÷ floor against the goal of 1.5× and hey ÷
+## racelab against 8× (N=10) and 5× (cmd/arrivalbench -referee; needs hey:
+## apt-get install -y hey). ARGS passes flags, e.g. ARGS='-baseline /work/main/bin/racelab'.
 .PHONY: bench-floor
 bench-floor: build
 	$(GO) run ./cmd/arrivalbench -referee -racelab bin/racelab $(ARGS)

@@ -13,12 +13,14 @@ import (
 	"golang.org/x/net/http2/hpack"
 )
 
-// singlePacket is the referee's own floor: one HTTP/2 connection, settings
-// exchanged, then a burst of n POST /hit/{key} whose every frame (HEADERS,
-// then an empty DATA that ends the stream, for each request) leaves in one
-// write. Nothing a client does can arrive tighter than one write read by
-// one server connection, so its spread is the floor a burst is held to.
-// It waits for all n answers and fails unless each is 200.
+// singlePacket is the referee's own floor, as spread's h2-single: one
+// HTTP/2 connection, settings exchanged, then n POST /hit/{key} staged
+// (each one's HEADERS sent, its stream left open), a PING answered (the
+// server has read every HEADERS and started its handler), a pause, and
+// then one write of n empty DATA frames that end the streams. Nothing a
+// client does can arrive tighter than one write read by one server
+// connection, so its spread is the floor a burst is held to. It waits
+// for all n answers and fails unless each is 200.
 func singlePacket(base string, n int, key string) error {
 	u, err := url.Parse(base)
 	if err != nil {
@@ -78,14 +80,36 @@ func singlePacket(base string, n int, key string) error {
 			_ = enc.WriteField(f)
 		}
 		id := uint32(2*i + 1)
-		if err := errors.Join(
-			fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: hbuf.Bytes(), EndHeaders: true}),
-			fr.WriteData(id, true, nil),
-		); err != nil {
+		if err := fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: hbuf.Bytes(), EndHeaders: true}); err != nil {
 			return err
 		}
 	}
-	// The settings ACK goes with the burst: one write in all.
+	if err := fr.WritePing(false, [8]byte{'s', 't', 'a', 'g', 'e', 'd'}); err != nil {
+		return err
+	}
+	if _, err := conn.Write(out.Bytes()); err != nil {
+		return err
+	}
+	out.Reset()
+	for acked := false; !acked; {
+		f, err := fr.ReadFrame()
+		if err != nil {
+			return fmt.Errorf("wait for the PING's answer: %w", err)
+		}
+		switch f := f.(type) {
+		case *http2.PingFrame:
+			acked = f.IsAck()
+		case *http2.MetaHeadersFrame, *http2.DataFrame, *http2.RSTStreamFrame, *http2.GoAwayFrame:
+			return fmt.Errorf("the referee answered before the release: %v", f.Header())
+		}
+	}
+	time.Sleep(50 * time.Millisecond) // spread burst's -settle
+	for i := range n {
+		if err := fr.WriteData(uint32(2*i+1), true, nil); err != nil {
+			return err
+		}
+	}
+	// The release: one write.
 	if _, err := conn.Write(out.Bytes()); err != nil {
 		return err
 	}
