@@ -144,7 +144,7 @@ func printFloor(out io.Writer, o options, n int, runs []floorRun) error {
 		fmt.Fprintf(out, "unpinned: referee and clients share every core\n")
 	}
 	fmt.Fprintf(out, "each run: a fresh referee, %d bursts of each client taken in turn (floor, racelab, [baseline,] hey, floor, …); median [min–max]\n", o.trials)
-	fmt.Fprintf(out, "floor: the referee's own single-packet client (all %d HEADERS+DATA in one write on one connection)\n\n", n)
+	fmt.Fprintf(out, "floor: the referee's own single-packet client (%d streams staged on one connection, then one write of their END_STREAM frames, as spread's h2-single)\n\n", n)
 	tw := tabwriter.NewWriter(out, 2, 8, 2, ' ', 0)
 	head := "run\tload avg (1/5/15 min)\tsingle-packet floor\tracelab --sync h2\they -n N -c N\tracelab ÷ floor\they ÷ racelab\t"
 	if o.baseline != "" {
