@@ -114,10 +114,13 @@ bench-http: build
 ## each, unpinned and then pinned (referee under taskset -c 1, clients under
 ## taskset -c 0), with racelab ÷ floor against the goal of 1.5× and hey ÷
 ## racelab against 8× (N=10) and 5× (cmd/arrivalbench -referee; needs hey:
-## apt-get install -y hey). ARGS passes flags, e.g. ARGS='-baseline /work/main/bin/racelab'.
+## apt-get install -y hey). With SPREAD=path/to/spread (built from
+## ../shared/tools/spread) the unpinned run also takes every burst through
+## `spread proxy` (1 ms + U(0, 3 ms) a chunk) against hey ÷ racelab ≥ 20×.
+## ARGS passes flags, e.g. ARGS='-baseline /work/main/bin/racelab'.
 .PHONY: bench-floor
 bench-floor: build
-	$(GO) run ./cmd/arrivalbench -referee -racelab bin/racelab $(ARGS)
+	$(GO) run ./cmd/arrivalbench -referee -racelab bin/racelab $(if $(SPREAD),-spread $(SPREAD)) $(ARGS)
 	$(GO) run ./cmd/arrivalbench -referee -pin -racelab bin/racelab $(ARGS)
 
 ## bench-load: racelab load next to hey, wrk and vegeta against one `racelab

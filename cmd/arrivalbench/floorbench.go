@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -31,6 +32,15 @@ func heyGoal(n int) float64 {
 		return 8
 	}
 	return 5
+}
+
+// heyGoalOf is heyGoal, or through the jitter proxy 20× at every N: a
+// burst in one packet crosses it as one chunk, hey's connections as many.
+func heyGoalOf(n int, proxied bool) float64 {
+	if proxied {
+		return 20
+	}
+	return heyGoal(n)
 }
 
 // floorRun is one run's bursts of one size, by client, each one spread at
@@ -64,38 +74,86 @@ func runFloor(ctx context.Context, o options, out io.Writer) error {
 	}
 	runID := newID()
 	runs := make([][]floorRun, len(o.ns)) // by N, then run
+	proxied := make([][]floorRun, len(o.ns))
 	for run := range o.runs {
 		base, stop, err := startReferee(ctx, pinned(ctx, serverCPU, self, "serve-referee"))
 		if err != nil {
 			return err
 		}
 		for ni, n := range o.ns {
-			r, err := floorBursts(ctx, o, base, clientCPU, self, hey, fmt.Sprintf("%s-%d-%d", runID, run, n), n)
+			r, err := floorBursts(ctx, o, base, base, clientCPU, self, hey, fmt.Sprintf("%s-%d-%d", runID, run, n), n)
 			if err != nil {
 				_ = stop()
 				return err
 			}
 			runs[ni] = append(runs[ni], r)
 		}
+		if o.spread != "" && !o.pin {
+			if err := proxyRun(ctx, o, base, self, hey, fmt.Sprintf("%s-%d-proxy", runID, run), proxied); err != nil {
+				_ = stop()
+				return err
+			}
+		}
 		if err := stop(); err != nil {
 			return fmt.Errorf("stop the referee: %w", err)
 		}
 	}
 	for ni, n := range o.ns {
-		if err := printFloor(out, o, n, runs[ni]); err != nil {
+		if err := printFloor(out, o, n, runs[ni], false); err != nil {
 			return err
+		}
+	}
+	for ni, n := range o.ns {
+		if len(proxied[ni]) > 0 {
+			if err := printFloor(out, o, n, proxied[ni], true); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
 
-// floorBursts takes o.trials bursts of n from each client in turn at the
-// referee at base.
-func floorBursts(ctx context.Context, o options, base, clientCPU, self, hey, id string, n int) (floorRun, error) {
+// proxyRun takes every client's bursts of each N through `spread proxy`
+// (o.spread), which delays each chunk a connection sends by 1 ms + U(0,
+// 3 ms), in front of the referee at base, into proxied.
+func proxyRun(ctx context.Context, o options, base, self, hey, id string, proxied [][]floorRun) error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := exec.CommandContext(ctx, o.spread, "proxy", "-listen", addr, "-to", strings.TrimPrefix(base, "http://"))
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start spread proxy: %w", err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			return errors.New("spread proxy did not listen within 10s")
+		}
+	}
+	for ni, n := range o.ns {
+		r, err := floorBursts(ctx, o, base, "http://"+addr, "", self, hey, fmt.Sprintf("%s-%d", id, n), n)
+		if err != nil {
+			return fmt.Errorf("through spread proxy: %w", err)
+		}
+		proxied[ni] = append(proxied[ni], r)
+	}
+	return nil
+}
+
+// floorBursts takes o.trials bursts of n from each client in turn, sent
+// to send (the referee at base, or a proxy in front of it).
+func floorBursts(ctx context.Context, o options, base, send, clientCPU, self, hey, id string, n int) (floorRun, error) {
 	r := floorRun{load: loadavg.Three()}
 	for b := range o.trials {
 		key := fmt.Sprintf("floor-%s-%d", id, b)
-		if err := pinned(ctx, clientCPU, self, "single-packet", base, strconv.Itoa(n), key).Run(); err != nil {
+		if err := pinned(ctx, clientCPU, self, "single-packet", send, strconv.Itoa(n), key).Run(); err != nil {
 			return r, fmt.Errorf("single-packet burst: %w", err)
 		}
 		d, err := refereeSpread(o, "floor", base, n)
@@ -112,7 +170,7 @@ func floorBursts(ctx context.Context, o options, base, clientCPU, self, hey, id 
 				continue
 			}
 			seed := strconv.Itoa(b + 1)
-			if _, unsync, err := racelabRun(pinned(ctx, clientCPU, rl.bin, "run", "ten-hits-one-view", "-t", base,
+			if _, unsync, err := racelabRun(pinned(ctx, clientCPU, rl.bin, "run", "ten-hits-one-view", "-t", send,
 				"-n", strconv.Itoa(n), "--trials", "1", "--sync", "h2", "-o", "json", "-q", "--seed", seed), n); err != nil || unsync > 0 {
 				return r, fmt.Errorf("%s --sync h2 -n %d: %w", rl.bin, n, cmp.Or(err, errors.New("answered before its release")))
 			}
@@ -123,7 +181,7 @@ func floorBursts(ctx context.Context, o options, base, clientCPU, self, hey, id 
 		}
 
 		key = fmt.Sprintf("hey-%s-%d", id, b)
-		heyCmd := pinned(ctx, clientCPU, hey, "-n", strconv.Itoa(n), "-c", strconv.Itoa(n), "-m", "POST", base+"/hit/"+key)
+		heyCmd := pinned(ctx, clientCPU, hey, "-n", strconv.Itoa(n), "-c", strconv.Itoa(n), "-m", "POST", send+"/hit/"+key)
 		if msg, err := heyCmd.CombinedOutput(); err != nil {
 			return r, fmt.Errorf("hey -n %d -c %d: %w: %s", n, n, err, msg)
 		}
@@ -135,12 +193,17 @@ func floorBursts(ctx context.Context, o options, base, clientCPU, self, hey, id 
 	return r, nil
 }
 
-func printFloor(out io.Writer, o options, n int, runs []floorRun) error {
+// printFloor prints the runs of one N, and their ratios against the
+// goals: those of a burst at the floor, or, proxied, hey's 20×.
+func printFloor(out io.Writer, o options, n int, runs []floorRun, proxied bool) error {
 	fmt.Fprintf(out, "arrival spread of a burst of N=%d at a neutral HTTP/2 referee (x/net/http2 h2c, %d streams a connection allowed;\n", n, refereeStreams)
 	fmt.Fprintf(out, "each request stamped when its handler has read its last byte, then runtime.Gosched(), as spread's referee; spread = last stamp - first)\n")
-	if o.pin {
+	switch {
+	case proxied:
+		fmt.Fprintf(out, "through spread proxy (every chunk a connection sends delayed 1ms + U(0, 3ms)), unpinned\n")
+	case o.pin:
 		fmt.Fprintf(out, "pinned: referee under taskset -c 1, every client under taskset -c 0\n")
-	} else {
+	default:
 		fmt.Fprintf(out, "unpinned: referee and clients share every core\n")
 	}
 	fmt.Fprintf(out, "each run: a fresh referee, %d bursts of each client taken in turn (floor, racelab, [baseline,] hey, floor, …); median [min–max]\n", o.trials)
@@ -159,7 +222,7 @@ func printFloor(out io.Writer, o options, n int, runs []floorRun) error {
 		if vsFloor <= floorGoal {
 			nearFloor++
 		}
-		if vsHey >= heyGoal(n) {
+		if vsHey >= heyGoalOf(n, proxied) {
 			farFromHey++
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%.2f×\t%.1f×\t", i+1, r.load,
@@ -173,12 +236,14 @@ func printFloor(out io.Writer, o options, n int, runs []floorRun) error {
 		return err
 	}
 	fmt.Fprintf(out, "\nload average after: %s\n", loadavg.Three())
-	fmt.Fprintf(out, "N=%d goal racelab ÷ floor ≤ %.1f× in every run: %d of %d runs: %s\n", n, floorGoal, nearFloor, len(runs), metOrNot(nearFloor == len(runs)))
+	if !proxied {
+		fmt.Fprintf(out, "N=%d goal racelab ÷ floor ≤ %.1f× in every run: %d of %d runs: %s\n", n, floorGoal, nearFloor, len(runs), metOrNot(nearFloor == len(runs)))
+	}
 	heyNote := ""
 	if o.pin {
 		heyNote = " (the goal is unpinned)"
 	}
-	fmt.Fprintf(out, "N=%d goal hey ÷ racelab ≥ %.0f× in every run%s: %d of %d runs: %s\n\n", n, heyGoal(n), heyNote, farFromHey, len(runs), metOrNot(farFromHey == len(runs)))
+	fmt.Fprintf(out, "N=%d goal hey ÷ racelab ≥ %.0f× in every run%s: %d of %d runs: %s\n\n", n, heyGoalOf(n, proxied), heyNote, farFromHey, len(runs), metOrNot(farFromHey == len(runs)))
 	return nil
 }
 

@@ -27,12 +27,14 @@
 // and hey ÷ racelab against 8× at N=10 and 5× above, with the load
 // average beside each run. -pin runs the referee under taskset -c 1 and
 // the clients under taskset -c 0; -baseline BIN measures a second racelab binary in the same turns
-// (main's, say), so that a change is judged within one run.
+// (main's, say), so that a change is judged within one run; -spread BIN
+// takes every client's bursts once more through `BIN proxy` (each chunk
+// delayed 1 ms + U(0, 3 ms)), unpinned, against hey ÷ racelab ≥ 20×.
 //
 // Usage:
 //
 //	go run ./cmd/arrivalbench [-racelab bin/racelab] [-n 10,100] [-trials 30] [-hey-runs 15]
-//	go run ./cmd/arrivalbench -referee [-pin] [-runs 3] [-trials 5] [-baseline BIN] [-v]
+//	go run ./cmd/arrivalbench -referee [-pin] [-runs 3] [-trials 5] [-baseline BIN] [-spread BIN] [-v]
 //
 // hey is the Debian package hey (apt-get install -y hey).
 package main
@@ -78,6 +80,7 @@ type options struct {
 	pin      bool
 	verbose  bool
 	baseline string
+	spread   string
 }
 
 func main() {
@@ -146,6 +149,7 @@ func parseFlags(args []string) (options, error) {
 	fs.BoolVar(&o.referee, "referee", false, "measure at a neutral HTTP/2 referee against its single-packet floor and hey (-n 10,100,1000 -trials 5 unless given)")
 	fs.IntVar(&o.runs, "runs", 3, "with -referee: runs, each with a fresh referee")
 	fs.StringVar(&o.baseline, "baseline", "", "with -referee: another racelab binary measured in turn beside -racelab (say, main's)")
+	fs.StringVar(&o.spread, "spread", "", "with -referee, unpinned: a spread binary (../shared/tools/spread) whose jitter proxy the bursts are also taken through")
 	fs.BoolVar(&o.verbose, "v", false, "with -referee: print each burst's arrival deciles to stderr")
 	fs.BoolVar(&o.pin, "pin", false, "with -referee: the referee under taskset -c 1, the clients under taskset -c 0")
 	if err := fs.Parse(args); err != nil {

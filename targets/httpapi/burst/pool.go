@@ -53,7 +53,7 @@ const (
 	// that loop's pass over one read; streams spread over more connections
 	// wait for each connection's reader to be scheduled in turn, which on
 	// a busy or one-core server costs milliseconds (issue 38: 1,000 streams
-	// on 10 connections of 100 spread 12–18× the single-connection floor).
+	// on 10 connections of 100 spread 10–15× the single-connection floor).
 	DefaultStreams = loopbackSegment / (h2FrameHeader + 1)
 	// DefaultRemoteStreams is the same for a host that is not loopback.
 	// Over the internet, releases of about 20 to 30 streams a packet are
