@@ -147,6 +147,8 @@ type KeyAccount struct {
 	Lost    int64  `json:"lost"`
 	Over    int64  `json:"over"`
 	Why     string `json:"why"`
+	// Severity is a race file's broken key's (Trial.Severity).
+	Severity float64 `json:"severity,omitempty"`
 }
 
 // Throughput is answers a second over the load.
