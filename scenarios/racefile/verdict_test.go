@@ -1,0 +1,220 @@
+package racefile_test
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/racelab/racelab/internal/testwait"
+	"github.com/racelab/racelab/report"
+	"github.com/racelab/racelab/scenarios/engine"
+	"github.com/racelab/racelab/scenarios/racefile"
+	"github.com/racelab/racelab/scenarios/results"
+)
+
+// loadText reads a race file written out from src, as a story.
+func loadText(t testing.TB, src string) (*racefile.File, *engine.Scenario) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "t.race.yaml")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := racefile.Load(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := f.Scenario(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, sc
+}
+
+// play runs sc against one target for trials trials.
+func play(t testing.TB, sc *engine.Scenario, trials int, target string) *results.Result {
+	t.Helper()
+	res, err := engine.Run(context.Background(), engine.Plan{Scenario: sc, Trials: trials, Targets: []string{target}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := res.Targets[0].Error; e != "" {
+		t.Fatalf("target error: %s", e)
+	}
+	return res
+}
+
+// table is r as the table report draws it, wide.
+func table(t testing.TB, r *results.Result) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := report.Render(&b, r, report.Table, report.Options{NoColor: true}); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// counter serves per-key counters, each POST applied under one lock (a
+// serial, correct service): answer decides what the n-th POST on a key
+// (from 1) is told, and ok whether it counts at all.
+func counter(t testing.TB, answer func(n int) int, apply func(n int) bool) *httptest.Server {
+	var mu sync.Mutex
+	posts, counts := map[string]int{}, map[string]int{}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /things/{key}", func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		posts[r.PathValue("key")]++
+		n := posts[r.PathValue("key")]
+		if apply(n) {
+			counts[r.PathValue("key")]++
+		}
+		mu.Unlock()
+		reply(w, answer(n), map[string]any{"n": n})
+	})
+	mux.HandleFunc("GET /things/{key}", func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		n := counts[r.PathValue("key")]
+		mu.Unlock()
+		reply(w, 200, map[string]any{"count": n, "list": []int{}, "zero": 0})
+	})
+	mux.HandleFunc("GET /page/{key}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = w.Write([]byte("<html><body>sign in</body></html>"))
+	})
+	mux.HandleFunc("GET /locked/{key}", func(w http.ResponseWriter, r *http.Request) {
+		reply(w, 401, map[string]any{"error": "sign in"})
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestErroredAnswersWeighedEveryWay: a serial service that applies every
+// request but answers 500 to half of them is not broken (the rule holds
+// if the failed ones took effect): inconclusive, and it says why. A
+// coupon service that gives 10 discounts while 3 answers errored is
+// broken however those 3 went.
+func TestErroredAnswersWeighedEveryWay(t *testing.T) {
+	const trials = 3
+	testwait.SideBySide(t, testwait.Case{Name: "applies all, 500 to half", Test: func(t *testing.T) {
+		_, sc := loadText(t, `race: half-500
+requests: 10
+burst:
+  - request: POST /things/{{key}}
+    allowed: status == 200
+readback:
+  - request: GET /things/{{key}}
+    as: things
+counted: things.count
+rule: things.count == allowed
+`)
+		srv := counter(t, func(n int) int {
+			if n%2 == 0 {
+				return 500
+			}
+			return 200
+		}, func(int) bool { return true })
+		res := play(t, sc, trials, "half="+base(srv))
+		tr := &res.Targets[0]
+		s := tr.Summary()
+		if s.Broken != 0 || s.Inconclusive != trials || tr.Verdict() == "BROKEN" {
+			t.Fatalf("%d broken, %d inconclusive of %d (first why %q); want none broken, all inconclusive", s.Broken, s.Inconclusive, s.Trials, s.FirstWhy)
+		}
+		if got := tr.Trials[0]; got.Errors != 5 || got.Allowed != 5 || got.Counted != 10 {
+			t.Fatalf("trial 1: %d errors, %d allowed, %d counted; want 5, 5, 10", got.Errors, got.Allowed, got.Counted)
+		}
+		out := table(t, res)
+		want := "half: inconclusive: 3 of 3 trials proved nothing: errored requests (first: POST /things/{{key}} answered 500 Internal Server Error, application/json): " +
+			"the rule breaks in some of the ways they could have gone, not in all (3, e.g. #1)"
+		if !strings.Contains(out, want) {
+			t.Errorf("the table says:\n%s\nwant the line %q", out, want)
+		}
+	}}, testwait.Case{Name: "10 discounts, 3 errored", Test: func(t *testing.T) {
+		_, sc := loadText(t, `race: coupon-errors
+requests: 10
+burst:
+  - request: POST /things/{{key}}
+    allowed: status == 200
+    refused: status == 409
+readback:
+  - request: GET /things/{{key}}
+    as: account
+counted: account.count
+rule: allowed <= 1 && account.count == allowed
+`)
+		srv := counter(t, func(n int) int {
+			if n <= 3 {
+				return 503
+			}
+			return 200
+		}, func(int) bool { return true })
+		res := play(t, sc, trials, "naive="+base(srv))
+		s := res.Targets[0].Summary()
+		if s.Broken != trials {
+			t.Fatalf("%d of %d trials broken (inconclusive %d, first error %q); want every one", s.Broken, s.Trials, s.Inconclusive, s.FirstError)
+		}
+		tr := res.Targets[0].Trials[0]
+		if tr.Errors != 3 || tr.Counted != 10 || !strings.HasSuffix(tr.Why, "(however the 3 errored requests went)") {
+			t.Errorf("trial 1: %d errors, counted %d, why %q; want 3, 10, and a why that says the errors were weighed", tr.Errors, tr.Counted, tr.Why)
+		}
+		// counted - allowed, in the way least damning: all 3 allowed.
+		if tr.Severity != 0 {
+			t.Errorf("severity %v; want 10 - 10 = 0 (every errored request taken as allowed)", tr.Severity)
+		}
+	}})
+}
+
+// TestInconclusiveSaysWhy: each way a trial can prove nothing keeps its
+// cause, and the table says it under the target with its count and one
+// trial. A rule that errors leaves the trial inconclusive, never "holds".
+func TestInconclusiveSaysWhy(t *testing.T) {
+	srv := counter(t, func(int) int { return 200 }, func(int) bool { return true })
+	const head = `race: why
+requests: 3
+burst:
+  - request: POST /things/{{key}}
+    allowed: status == 200
+`
+	const things = `readback:
+  - request: GET /things/{{key}}
+    as: things
+`
+	cases := []struct{ name, tail, cause string }{
+		{"division by zero", things + "rule: allowed / things.zero > 0\n", "rule: division by zero"},
+		{"index out of range", things + "rule: things.list[3] == 1\n", "rule: index out of bounds: 3"},
+		{"missing field", things + "rule: things.missing == 1\n", "rule: no such key: missing"},
+		{"counted errs", things + "counted: things.missing\nrule: allowed >= 0\n", "counted: no such key: missing"},
+		{"html readback", "readback:\n  - request: GET /page/{{key}}\n    as: page\nrule: allowed >= 0\n",
+			"readback GET /page/…: 200 OK, text/html, not JSON"},
+		{"404 readback", "readback:\n  - request: GET /nowhere/{{key}}\n    as: page\nrule: allowed >= 0\n",
+			"readback GET /nowhere/…: 404 Not Found, text/plain"},
+		{"401 readback", "readback:\n  - request: GET /locked/{{key}}\n    as: page\nrule: allowed >= 0\n",
+			"readback GET /locked/…: 401 Unauthorized, application/json"},
+	}
+	var run []testwait.Case
+	for _, c := range cases {
+		run = append(run, testwait.Case{Name: c.name, Test: func(t *testing.T) {
+			_, sc := loadText(t, head+c.tail)
+			res := play(t, sc, 2, "svc="+base(srv))
+			tr := &res.Targets[0]
+			s := tr.Summary()
+			if s.Broken != 0 || s.Inconclusive != 2 || !tr.Inconclusive() {
+				t.Fatalf("%d broken, %d inconclusive of %d; want both trials inconclusive", s.Broken, s.Inconclusive, s.Trials)
+			}
+			if got := tr.Trials[1].Cause(); !strings.HasPrefix(got, c.cause) {
+				t.Errorf("trial 2's cause %q; want %q", got, c.cause)
+			}
+			want := "svc: inconclusive: 2 of 2 trials proved nothing: " + c.cause
+			out := table(t, res)
+			if !strings.Contains(out, want) || !strings.Contains(out, " (2, e.g. #1); a verdict needs at most 10% of them") {
+				t.Errorf("the table says:\n%s\nwant a line %q… (2, e.g. #1)", out, want)
+			}
+		}})
+	}
+	testwait.SideBySide(t, run...)
+}
