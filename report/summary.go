@@ -125,7 +125,7 @@ func summarize(r *results.Result, o Options) summary {
 		showHistory = showHistory || tallies[i].HistoryChecked > 0
 	}
 	counted := countedColumn
-	if multi {
+	if multi && !uncounted(r) {
 		counted.sub = "min/med/max"
 	}
 	rate := rateColumn

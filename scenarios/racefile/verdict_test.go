@@ -14,6 +14,7 @@ import (
 	"github.com/racelab/racelab/internal/testwait"
 	"github.com/racelab/racelab/report"
 	"github.com/racelab/racelab/scenarios/engine"
+	loadpkg "github.com/racelab/racelab/scenarios/load"
 	"github.com/racelab/racelab/scenarios/racefile"
 	"github.com/racelab/racelab/scenarios/results"
 )
@@ -60,17 +61,21 @@ func table(t testing.TB, r *results.Result) string {
 }
 
 // counter serves per-key counters, each POST applied under one lock (a
-// serial, correct service): answer decides what the n-th POST on a key
-// (from 1) is told, and ok whether it counts at all.
-func counter(t testing.TB, answer func(n int) int, apply func(n int) bool) *httptest.Server {
+// serial service): answer decides what the n-th POST on a key (from 1) is
+// told, and apply whether it counts, on the k-th key seen (from 0).
+func counter(t testing.TB, answer func(n int) int, apply func(k, n int) bool) *httptest.Server {
 	var mu sync.Mutex
-	posts, counts := map[string]int{}, map[string]int{}
+	posts, counts, order := map[string]int{}, map[string]int{}, map[string]int{}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /things/{key}", func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
-		posts[r.PathValue("key")]++
-		n := posts[r.PathValue("key")]
-		if apply(n) {
+		key := r.PathValue("key")
+		if _, ok := order[key]; !ok {
+			order[key] = len(order)
+		}
+		posts[key]++
+		n := posts[key]
+		if apply(order[key], n) {
 			counts[r.PathValue("key")]++
 		}
 		mu.Unlock()
@@ -118,7 +123,7 @@ rule: things.count == allowed
 				return 500
 			}
 			return 200
-		}, func(int) bool { return true })
+		}, func(int, int) bool { return true })
 		res := play(t, sc, trials, "half="+base(srv))
 		tr := &res.Targets[0]
 		s := tr.Summary()
@@ -152,7 +157,7 @@ rule: allowed <= 1 && account.count == allowed
 				return 503
 			}
 			return 200
-		}, func(int) bool { return true })
+		}, func(int, int) bool { return true })
 		res := play(t, sc, trials, "naive="+base(srv))
 		s := res.Targets[0].Summary()
 		if s.Broken != trials {
@@ -173,7 +178,7 @@ rule: allowed <= 1 && account.count == allowed
 // cause, and the table says it under the target with its count and one
 // trial. A rule that errors leaves the trial inconclusive, never "holds".
 func TestInconclusiveSaysWhy(t *testing.T) {
-	srv := counter(t, func(int) int { return 200 }, func(int) bool { return true })
+	srv := counter(t, func(int) int { return 200 }, func(int, int) bool { return true })
 	const head = `race: why
 requests: 3
 burst:
@@ -217,4 +222,52 @@ burst:
 		}})
 	}
 	testwait.SideBySide(t, run...)
+}
+
+// TestWorstTrialBySeverity: a file's severity: names the worst trial in
+// the WORST TRIAL column, the line under the table and a load's worst
+// key; a file without counted: shows no count.
+func TestWorstTrialBySeverity(t *testing.T) {
+	limits := []int{2, 4, 3}
+	srv := counter(t, func(int) int { return 200 }, func(k, n int) bool { return n <= limits[k%len(limits)] })
+	_, sc := loadText(t, `race: severity
+requests: 6
+burst:
+  - request: POST /things/{{key}}
+    allowed: status == 200
+readback:
+  - request: GET /things/{{key}}
+    as: things
+rule: things.count <= 1
+severity: things.count
+`)
+	res := play(t, sc, 3, "svc="+base(srv))
+	s := res.Targets[0].Summary()
+	if s.Broken != 3 || s.Worst.Index != 1 || s.Worst.Severity != 4 {
+		t.Fatalf("%d broken, worst #%d of severity %v; want 3, #2 of 4", s.Broken, s.Worst.Index+1, s.Worst.Severity)
+	}
+	out := table(t, res)
+	for _, want := range []string{
+		"| #2: things.count = 4 |",
+		"svc, trial 2: rule things.count <= 1 broke: things.count = 4 (3 of 3 trials broke)",
+		"|       - | holds    |", // COUNTED, then EXPECTED
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the table says:\n%s\nwant %q in it", out, want)
+		}
+	}
+
+	// Under load, keys 0 and 1 of the service's order: the one that
+	// counted 4 is the worst, whichever broke first.
+	lsrv := counter(t, func(int) int { return 200 }, func(k, n int) bool { return n <= limits[k%2] })
+	lres, err := loadpkg.Load(context.Background(), loadpkg.LoadPlan{
+		Scenario: sc, Targeting: engine.Targeting{Targets: []string{"svc=" + base(lsrv)}}, Concurrency: 4, Requests: 40, Keys: 2, Seed: 1,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lt := &lres.Targets[0]
+	if lt.Error != "" || lt.Keys.Broken != 2 || !strings.Contains(lt.WorstKey.Why, "things.count = 4") || lt.WorstKey.Severity != 4 {
+		t.Errorf("load: error %q, %d keys broke, worst key %q (severity %v); want both, the one with 4", lt.Error, lt.Keys.Broken, lt.WorstKey.Why, lt.WorstKey.Severity)
+	}
 }
