@@ -49,6 +49,8 @@ func CheckWith(r *results.Result, find Finder, historyTimeout time.Duration) err
 	switch {
 	case errors.As(err, &unknown):
 		return bad("scenario", "%q is not a story this racelab knows (%v)", r.Scenario, unknown.Known)
+	case errors.Is(err, results.ErrCannotJudge):
+		return err
 	case err != nil:
 		return bad("settings", "%v", err)
 	case r.Requests < 1 || r.Requests > MaxRequests:

@@ -74,7 +74,7 @@ func (f *File) Scenario(env map[string]string) (*engine.Scenario, error) {
 			Tell:     f.tell,
 		},
 		Tuning: engine.Tuning{
-			Settings: &results.Settings{Race: &results.RaceFile{Path: f.Path, SHA256: f.SHA256, Uncounted: f.Counted == nil}},
+			Settings: &results.Settings{Race: f.record(env)},
 		},
 	}
 	if len(f.burstCaptures) > 0 {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/google/cel-go/cel"
@@ -233,4 +234,20 @@ func (f *File) firstFailure(t *results.Trial) string {
 		}
 	}
 	return "a request failed"
+}
+
+// record names the file in a result: its path and hash, and the values of
+// its env: variables but the secret ones, so that the result is judged
+// again without the run's environment.
+func (f *File) record(env map[string]string) *results.RaceFile {
+	rf := &results.RaceFile{Path: f.Path, SHA256: f.SHA256, Uncounted: f.Counted == nil, Secret: f.Secret}
+	for _, name := range f.Env {
+		if v, ok := env[name]; ok && !slices.Contains(f.Secret, name) {
+			if rf.Env == nil {
+				rf.Env = map[string]string{}
+			}
+			rf.Env[name] = v
+		}
+	}
+	return rf
 }

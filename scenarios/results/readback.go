@@ -50,4 +50,12 @@ type RaceFile struct {
 	// Uncounted says the file declares no counted:: a report shows no
 	// count.
 	Uncounted bool `json:"uncounted,omitempty"`
+	// Rel is the file's path relative to the folder of the result file
+	// that records it, so that the two can move together: a saved result
+	// is judged again from anywhere.
+	Rel string `json:"rel,omitempty"`
+	// Env holds the values of the file's env: variables the run read,
+	// but for those marked secret (Secret), which a result never records.
+	Env    map[string]string `json:"env,omitempty"`
+	Secret []string          `json:"secret,omitempty"`
 }
