@@ -3,6 +3,7 @@ package racefile_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -79,7 +80,7 @@ func counter(t testing.TB, answer func(n int) int, apply func(k, n int) bool) *h
 			counts[r.PathValue("key")]++
 		}
 		mu.Unlock()
-		reply(w, answer(n), map[string]any{"n": n})
+		reply(w, answer(n), map[string]any{"n": n, "trial": r.Header.Get("X-Trial")})
 	})
 	mux.HandleFunc("GET /things/{key}", func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
@@ -234,6 +235,7 @@ func TestWorstTrialBySeverity(t *testing.T) {
 requests: 6
 burst:
   - request: POST /things/{{key}}
+    headers: {X-Trial: "{{trial}}"}
     allowed: status == 200
 readback:
   - request: GET /things/{{key}}
@@ -245,6 +247,13 @@ severity: things.count
 	s := res.Targets[0].Summary()
 	if s.Broken != 3 || s.Worst.Index != 1 || s.Worst.Severity != 4 {
 		t.Fatalf("%d broken, worst #%d of severity %v; want 3, #2 of 4", s.Broken, s.Worst.Index+1, s.Worst.Severity)
+	}
+	// {{trial}} is the trial's index in the JSON, one less than its
+	// number in the table.
+	for j, tr := range res.Targets[0].Trials {
+		if want := fmt.Sprintf(`"trial":"%d"`, j); tr.Index != j || !strings.Contains(tr.Readback.Answers[0].Body, want) {
+			t.Errorf("trial index %d answered %s; want index %d and %s", tr.Index, tr.Readback.Answers[0].Body, j, want)
+		}
 	}
 	out := table(t, res)
 	for _, want := range []string{
