@@ -174,6 +174,7 @@ func recheckTrial(sc *Scenario, n int, t *results.Trial, target string, maxSprea
 		}
 	}
 	c.Broken, c.Why, c.Lost, c.Over, c.SoftBroken, c.Figures = false, "", 0, 0, false, nil
+	c.Severity = 0 // a race file's rank of a broken trial, which names the worst
 	if sc.Scripted {
 		sc.Judge(&c, target)
 	} else {
@@ -195,6 +196,8 @@ func recheckTrial(sc *Scenario, n int, t *results.Trial, target string, maxSprea
 		return &fieldError{"broken", fmt.Sprintf("%v; its requests and count (%d) say %v", t.Broken, t.Counted, c.Broken)}
 	case c.Lost != t.Lost || c.Over != t.Over:
 		return &fieldError{"lost", fmt.Sprintf("%d lost, %d over; its requests and count say %d, %d", t.Lost, t.Over, c.Lost, c.Over)}
+	case c.Severity != t.Severity:
+		return &fieldError{"severity", fmt.Sprintf("%v; its answers and readback say %v", t.Severity, c.Severity)}
 	case c.SoftBroken != t.SoftBroken:
 		return &fieldError{"soft_broken", fmt.Sprintf("%v; its requests say %v", t.SoftBroken, c.SoftBroken)}
 	}

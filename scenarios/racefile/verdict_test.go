@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/racelab/racelab/internal/testwait"
 	"github.com/racelab/racelab/report"
@@ -278,5 +279,32 @@ severity: things.count
 	lt := &lres.Targets[0]
 	if lt.Error != "" || lt.Keys.Broken != 2 || !strings.Contains(lt.WorstKey.Why, "things.count = 4") || lt.WorstKey.Severity != 4 {
 		t.Errorf("load: error %q, %d keys broke, worst key %q (severity %v); want both, the one with 4", lt.Error, lt.Keys.Broken, lt.WorstKey.Why, lt.WorstKey.Severity)
+	}
+}
+
+// TestForgedSeverityRefused: a saved trial's severity is judged again
+// like its verdict: one raised to name another trial the worst is refused.
+func TestForgedSeverityRefused(t *testing.T) {
+	limits := []int{2, 4}
+	srv := counter(t, func(int) int { return 200 }, func(k, n int) bool { return n <= limits[k%len(limits)] })
+	f, sc := loadText(t, `race: severity
+requests: 6
+burst:
+  - request: POST /things/{{key}}
+    allowed: status == 200
+readback:
+  - request: GET /things/{{key}}
+    as: things
+rule: things.count <= 1
+severity: things.count
+`)
+	res := play(t, sc, 2, "svc="+base(srv))
+	find := func(string, *results.Settings) (*engine.Scenario, error) { return f.Scenario(nil) }
+	if err := engine.CheckWith(res, find, time.Second); err != nil {
+		t.Fatalf("the result as run: %v", err)
+	}
+	res.Targets[0].Trials[0].Severity = 9
+	if err := engine.CheckWith(res, find, time.Second); err == nil || !strings.Contains(err.Error(), "severity") {
+		t.Errorf("a severity raised from 2 to 9: %v; want it refused at severity", err)
 	}
 }
