@@ -141,6 +141,16 @@ rule: things.count == allowed
 		if !strings.Contains(out, want) {
 			t.Errorf("the table says:\n%s\nwant the line %q", out, want)
 		}
+		// Markdown and JUnit say it too.
+		for _, f := range []report.Format{report.Markdown, report.JUnit} {
+			var b bytes.Buffer
+			if err := report.Render(&b, res, f, report.Options{}); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(b.String(), "the rule breaks in some of the ways they could have gone, not in all (3, e.g. #1)") {
+				t.Errorf("%s says:\n%s\nwant the cause with its count", f, b.String())
+			}
+		}
 	}}, testwait.Case{Name: "10 discounts, 3 errored", Test: func(t *testing.T) {
 		_, sc := loadText(t, `race: coupon-errors
 requests: 10
@@ -306,5 +316,29 @@ severity: things.count
 	res.Targets[0].Trials[0].Severity = 9
 	if err := engine.CheckWith(res, find, time.Second); err == nil || !strings.Contains(err.Error(), "severity") {
 		t.Errorf("a severity raised from 2 to 9: %v; want it refused at severity", err)
+	}
+}
+
+// TestSeverityAndSecretParse: severity: takes any CEL number and nothing
+// else; env: takes a name or {name, secret}.
+func TestSeverityAndSecretParse(t *testing.T) {
+	const head = "race: p\nburst:\n  - request: POST /x/{{key}}\nrule: allowed <= 1\n"
+	for _, c := range []struct{ tail, err string }{
+		{"severity: allowed - 1\n", ""},
+		{"severity: double(allowed) * 1.5\n", ""},
+		{`severity: '"high"'` + "\n", `is string; want CEL that makes a number`},
+		{"env: [RUN, {name: TOKEN, secret: true}]\n", ""},
+		{"env: [{name: TOKEN, secret: yes please}]\n", `env: secret: is "yes please"; want true or false`},
+		{"env: [{name: 1x}]\n", `env: "1x" is not an environment variable name`},
+	} {
+		f, err := racefile.Parse("p.race.yaml", []byte(head+c.tail))
+		switch {
+		case c.err == "" && err != nil:
+			t.Errorf("%q: %v; want it read", c.tail, err)
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%q: %v; want an error saying %q", c.tail, err, c.err)
+		case c.err == "" && strings.HasPrefix(c.tail, "env") && (len(f.Env) != 2 || len(f.Secret) != 1 || f.Secret[0] != "TOKEN"):
+			t.Errorf("%q: env %v, secret %v; want RUN and TOKEN, TOKEN secret", c.tail, f.Env, f.Secret)
+		}
 	}
 }
