@@ -646,6 +646,8 @@ func (f *File) tell(t *results.Trial, target string) string {
 		return target + ": nothing was read back"
 	case t.Readback.Error != "":
 		return target + ": not judged: " + t.Readback.Error
+	case t.Readback.Cause != "": // errored requests left the rule undecided
+		return target + ": not judged: " + t.Readback.Cause
 	}
 	vars, err := f.ruleVars(t.Readback, t)
 	if err != nil {

@@ -135,6 +135,9 @@ rule: things.count == allowed
 		if got := tr.Trials[0]; got.Errors != 5 || got.Allowed != 5 || got.Counted != 10 {
 			t.Fatalf("trial 1: %d errors, %d allowed, %d counted; want 5, 5, 10", got.Errors, got.Allowed, got.Counted)
 		}
+		if got := sc.Account(&tr.Trials[0], "half"); !strings.HasPrefix(got, "half: not judged: errored requests") {
+			t.Errorf("trial 1 told as %q; want it not judged, for its errored requests", got)
+		}
 		out := table(t, res)
 		want := "half: inconclusive: 3 of 3 trials proved nothing: errored requests (first: POST /things/{{key}} answered 500 Internal Server Error, application/json): " +
 			"the rule breaks in some of the ways they could have gone, not in all (3, e.g. #1)"
