@@ -345,3 +345,16 @@ func TestSeverityAndSecretParse(t *testing.T) {
 		}
 	}
 }
+
+// TestNoReadBackWords: a file that reads nothing back is not said to be
+// judged on what was read back.
+func TestNoReadBackWords(t *testing.T) {
+	_, sc := loadText(t, "race: p\nburst:\n  - request: POST /x/{{key}}\nrule: allowed <= 1\n")
+	if strings.Contains(sc.Rule+sc.Story, "read back;") || strings.Contains(sc.Rule+sc.Story, "state read back") || !strings.Contains(sc.Rule, "judged on the burst's answers") {
+		t.Errorf("rule %q, story %q; want no readback in their words", sc.Rule, sc.Story)
+	}
+	_, sc = loadText(t, "race: p\nburst:\n  - request: POST /x/{{key}}\nreadback:\n  - request: GET /x/{{key}}\n    as: x\nrule: allowed <= 1\n")
+	if !strings.Contains(sc.Rule, "judged on the state read back") {
+		t.Errorf("rule %q; want it judged on the state read back", sc.Rule)
+	}
+}
