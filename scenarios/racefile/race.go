@@ -51,7 +51,7 @@ func (f *File) Scenario(env map[string]string) (*engine.Scenario, error) {
 	// No "read back" in the words of a file that reads nothing back.
 	read, judged, state := "then "+results.Plural(int64(len(f.Readback)), "request")+" read back", "what was read back", "the state read back"
 	if len(f.Readback) == 0 {
-		read, judged, state = "nothing read back", "the burst's answers", "the burst's answers"
+		read, judged, state = "and no readback", "the burst's answers", "the burst's answers"
 	}
 	sc := &engine.Scenario{
 		Tale: engine.Tale{
