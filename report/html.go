@@ -166,6 +166,10 @@ func htmlSection(b *bytes.Buffer, r *results.Result, o Options) {
 	for _, i := range ran {
 		timeline(b, r, &r.Targets[i], labels[i])
 	}
+	if uncounted(r) { // a race file that counts nothing
+		b.WriteString("</div>\n</section>\n")
+		return
+	}
 	b.WriteString("</div>\n<h3>What the store counted, trial by trial</h3>\n")
 	if !slices.ContainsFunc(ran, func(i int) bool { s := r.Targets[i].Summary(); return s.Trials > 1 }) {
 		// One bar per target says nothing the table does not.

@@ -137,7 +137,10 @@ func summarizeLoad(r *results.LoadResult) loadSummary {
 		} else if k.Trials > 0 && t.Expect == results.ExpectBreak && !r.Interrupted {
 			s.add(i, label+": the race did not show under this load; raise the rate, or lower {Keys}")
 		}
-		if k := t.Keys; k.Inconclusive > 0 {
+		if k := t.Keys; k.Inconclusive > 0 && len(k.Causes) > 0 { // a race file's keys say why
+			s.add(i, fmt.Sprintf("%s: %d of %s proved nothing: %s (a verdict needs at most %s of them)",
+				label, k.Inconclusive, results.Plural(int64(k.Trials), "key"), strings.Join(k.Causes.Lines(), "; "), results.Percent(results.MaxInconclusive)))
+		} else if k.Inconclusive > 0 {
 			s.add(i, fmt.Sprintf("%s: %d of %s had a failed request and proved nothing (a verdict needs at most %s of them)",
 				label, k.Inconclusive, results.Plural(int64(k.Trials), "key"), results.Percent(results.MaxInconclusive)))
 		}

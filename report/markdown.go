@@ -83,6 +83,9 @@ func outcome(r *results.Result) string {
 // writeDistributions writes a folded markdown table of how often each
 // count came up, per target, unless no target ran more than one trial.
 func writeDistributions(b *bytes.Buffer, r *results.Result) error {
+	if uncounted(r) {
+		return nil
+	}
 	labels := results.Labels(r.Targets)
 	var rows [][]string
 	for i := range r.Targets {

@@ -125,7 +125,7 @@ func summarize(r *results.Result, o Options) summary {
 		showHistory = showHistory || tallies[i].HistoryChecked > 0
 	}
 	counted := countedColumn
-	if multi {
+	if multi && !uncounted(r) {
 		counted.sub = "min/med/max"
 	}
 	rate := rateColumn
@@ -146,6 +146,9 @@ func summarize(r *results.Result, o Options) summary {
 	for i := range r.Targets {
 		tr := &r.Targets[i]
 		cells := row(tr, &tallies[i], labels[i], multi)
+		if uncounted(r) {
+			cells[6] = none
+		}
 		if showHistory {
 			cells = append(cells, historyCell(&tallies[i], multi))
 		}
@@ -202,6 +205,8 @@ func summarize(r *results.Result, o Options) summary {
 	for i := range r.Targets {
 		if r.Targets[i].Inconclusive() {
 			s.add(i, tallies[i].InconclusiveWhy(labels[i]))
+		} else if line := causesLine(&tallies[i], labels[i]); line != "" {
+			s.add(i, line)
 		}
 	}
 	if showRate {
@@ -423,7 +428,7 @@ func boundLines(tr *results.TargetResult, s *results.Tally, label string) []stri
 		lines = append(lines, fmt.Sprintf("%s: %d of %s were not synchronized (an answer came before the release) and prove nothing",
 			label, u, results.Plural(int64(s.Trials), "trial")))
 	}
-	if u := s.Errored; u > 0 && !tr.Inconclusive() {
+	if u := s.Errored; u > 0 && !tr.Inconclusive() && len(s.Causes) == 0 { // else said with the causes
 		lines = append(lines, fmt.Sprintf("%s: %d of %s had a failed request and prove nothing",
 			label, u, results.Plural(int64(s.Trials), "trial")))
 	}
@@ -459,16 +464,22 @@ func raceHidden(tr *results.TargetResult, s *results.Tally) bool {
 // firstWhy is the plain-words account of the target's first broken
 // trial, naming the trial when there were several: its counts are that
 // trial's, not the median's.
+//
+// Of a race file, whose trials rank by severity, it is the worst one's.
 func firstWhy(s *results.Tally, label string, multi bool) string {
-	if s.FirstWhy == "" {
+	why, n := s.FirstWhy, s.FirstBroken
+	if w := s.Worst.WorstWhy(); w != "" {
+		why, n = w, s.Worst.Index+1
+	}
+	if why == "" {
 		return label + ": the rule broke"
 	}
-	if multi && s.FirstBroken > 0 {
-		if rest, ok := strings.CutPrefix(s.FirstWhy, label+": "); ok {
-			return fmt.Sprintf("%s, trial %d: %s", label, s.FirstBroken, rest)
+	if multi && n > 0 {
+		if rest, ok := strings.CutPrefix(why, label+": "); ok {
+			return fmt.Sprintf("%s, trial %d: %s", label, n, rest)
 		}
 	}
-	return s.FirstWhy
+	return why
 }
 
 // failedRequests says how many requests the target failed and how the

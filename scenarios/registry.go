@@ -39,7 +39,7 @@ func Names() []string {
 // usage error naming its line.
 func Lookup(name string) (*engine.Scenario, error) {
 	if IsRaceFile(name) {
-		return loadRace(name, "")
+		return loadRace(name)
 	}
 	for _, s := range registry {
 		if s.Name == name {
@@ -60,7 +60,7 @@ func Lookup(name string) (*engine.Scenario, error) {
 // engine's Finder for the built-in stories.
 func Find(name string, set *results.Settings) (*engine.Scenario, error) {
 	if set != nil && set.Race != nil {
-		return loadRace(set.Race.Path, set.Race.SHA256)
+		return RaceFiles{}.load(set.Race)
 	}
 	if name == paymentStory.Name {
 		return paymentStory, nil
@@ -123,21 +123,14 @@ func IsRaceFile(name string) bool {
 	return err == nil && fi.Mode().IsRegular()
 }
 
-// loadRace reads the race file at path as a story; with sha256 set, only
-// if its content is still what a saved result ran with.
+// loadRace reads the race file at path as a story.
 //
 // It reads without a context: Lookup reads only regular files, which never
-// wait, and a path a saved result names must be one too.
-func loadRace(path, sha256 string) (*engine.Scenario, error) {
-	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%w: race file %s is not a regular file", results.ErrUsage, path)
-	}
+// wait.
+func loadRace(path string) (*engine.Scenario, error) {
 	f, err := racefile.Load(context.Background(), path)
 	if err != nil {
 		return nil, err
-	}
-	if sha256 != "" && f.SHA256 != sha256 {
-		return nil, fmt.Errorf("race file %s changed since the run (sha256 %.12s…, now %.12s…); judge the result with the file it ran with", path, sha256, f.SHA256)
 	}
 	return f.Scenario(f.Environ())
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -113,7 +112,7 @@ func WriteOutputs(stdout io.Writer, width int, outs []Output, render RenderFunc)
 			toStdout = out
 			continue
 		}
-		var b bytes.Buffer
+		b := outputFile{path: out.Path} // race_files.go
 		if err := render(&b, out.Format, 0); err != nil {
 			errs = append(errs, fmt.Errorf("write %s to %s: %w", out.Format, out.Path, err))
 			continue

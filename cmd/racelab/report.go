@@ -84,7 +84,7 @@ func runReport(ctx context.Context, s Streams, o *reportOptions) error {
 	var all []*results.Result
 	var loads []*results.LoadResult
 	for _, name := range o.Files {
-		saved, err := results.ReadFile(ctx, s.In, name, v)
+		saved, err := results.ReadFile(ctx, s.In, name, judgedFrom(v, o.raceFiles(name)))
 		if err != nil {
 			return err
 		}
@@ -106,7 +106,7 @@ func runReport(ctx context.Context, s Streams, o *reportOptions) error {
 	mergedLoads := results.MergeLoads(loads)
 	// Bursts and load in one report: the bursts' report, then the load's,
 	// a blank line between in the formats read as text.
-	err = WriteOutputs(s.Out, s.Width, outs, func(w io.Writer, format string, width int) error {
+	err = WriteOutputs(s.Out, s.Width, outs, raceRel(merged, func(w io.Writer, format string, width int) error {
 		f, opts := report.Format(format), s.reportOptions(width, true) // read from JSON
 		if len(merged) > 0 {
 			if err := report.RenderAll(w, merged, f, opts); err != nil {
@@ -122,7 +122,7 @@ func runReport(ctx context.Context, s Streams, o *reportOptions) error {
 			return report.RenderLoad(w, mergedLoads, f, opts)
 		}
 		return nil
-	})
+	}))
 	if err != nil {
 		return err
 	}

@@ -229,7 +229,7 @@ func (o *runOptions) play(ctx context.Context, s Streams, p engine.Plan) error {
 			runErr = fmt.Errorf("--history-html %s: %w", path, err)
 		}
 	}
-	err := WriteOutputs(s.Out, s.Width, o.outs, o.Sign.signed(func(w io.Writer, format string, width int) error {
+	err := WriteOutputs(s.Out, s.Width, o.outs, raceRel([]*results.Result{res}, o.Sign.signed(func(w io.Writer, format string, width int) error {
 		f := report.Format(format)
 		if err := report.Render(w, res, f, s.reportOptions(width, SavesJSON(o.outs))); err != nil {
 			return err
@@ -243,7 +243,7 @@ func (o *runOptions) play(ctx context.Context, s Streams, p engine.Plan) error {
 			return load.Write(w, o.background.Summaries())
 		}
 		return nil
-	}))
+	})))
 	if err != nil {
 		return err
 	}

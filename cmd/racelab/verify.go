@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/racelab/racelab/report"
-	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/scenarios/shards"
@@ -25,6 +24,9 @@ type verifyOptions struct {
 	firing   // flags.go: the targets, -o, --sign-key… run and load share
 	Files    []string
 	Evidence evidenceFlags
+	// RaceFile is where a saved race file's result finds its race file
+	// (--race-file), when it is not where the result says.
+	RaceFile string
 }
 
 // register defines the flags of the read-back; formats are -o's, none
@@ -34,6 +36,7 @@ func (o *verifyOptions) register(c *cobra.Command, formats []string) {
 		"(the service as this machine reaches it, or a URL with the password the parts leave out)",
 		timeout: "time limit of each read-back", formats: formats, reads: true})
 	o.Evidence.register(c.Flags(), true)
+	c.Flags().StringVar(&o.RaceFile, "race-file", "", "judge a race file's saved result by this file, when it is not where the result says (its SHA-256 must match)")
 }
 
 func newVerifyCmd(s Streams, cat *targets.Catalog, runF func(*verifyOptions) error) *cobra.Command {
@@ -89,7 +92,7 @@ func runVerify(ctx context.Context, s Streams, o *verifyOptions) error {
 	}
 	var parts []*results.ShardResult
 	for _, name := range files {
-		saved, err := results.ReadFile(ctx, s.In, name, check)
+		saved, err := results.ReadFile(ctx, s.In, name, judgedFrom(check, o.raceFiles(name)))
 		if err != nil {
 			return err
 		}
@@ -152,5 +155,5 @@ func (o *verifyOptions) plan(parts []*results.ShardResult) (shards.VerifyPlan, e
 	if err := firstError(e.evidence().Validate(1)); err != nil {
 		return shards.VerifyPlan{}, err
 	}
-	return shards.VerifyPlan{Targeting: t, Find: scenarios.Find, Evidence: e.evidence(), Keep: results.Keep{All: e.KeepAll}}, nil
+	return shards.VerifyPlan{Targeting: t, Find: o.raceFiles(o.Files[0]).Find, Evidence: e.evidence(), Keep: results.Keep{All: e.KeepAll}}, nil
 }

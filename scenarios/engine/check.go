@@ -49,6 +49,8 @@ func CheckWith(r *results.Result, find Finder, historyTimeout time.Duration) err
 	switch {
 	case errors.As(err, &unknown):
 		return bad("scenario", "%q is not a story this racelab knows (%v)", r.Scenario, unknown.Known)
+	case errors.Is(err, results.ErrCannotJudge):
+		return err
 	case err != nil:
 		return bad("settings", "%v", err)
 	case r.Requests < 1 || r.Requests > MaxRequests:
@@ -172,6 +174,7 @@ func recheckTrial(sc *Scenario, n int, t *results.Trial, target string, maxSprea
 		}
 	}
 	c.Broken, c.Why, c.Lost, c.Over, c.SoftBroken, c.Figures = false, "", 0, 0, false, nil
+	c.Severity = 0 // a race file's rank of a broken trial, which names the worst
 	if sc.Scripted {
 		sc.Judge(&c, target)
 	} else {
@@ -193,6 +196,8 @@ func recheckTrial(sc *Scenario, n int, t *results.Trial, target string, maxSprea
 		return &fieldError{"broken", fmt.Sprintf("%v; its requests and count (%d) say %v", t.Broken, t.Counted, c.Broken)}
 	case c.Lost != t.Lost || c.Over != t.Over:
 		return &fieldError{"lost", fmt.Sprintf("%d lost, %d over; its requests and count say %d, %d", t.Lost, t.Over, c.Lost, c.Over)}
+	case c.Severity != t.Severity:
+		return &fieldError{"severity", fmt.Sprintf("%v; its answers and readback say %v", t.Severity, c.Severity)}
 	case c.SoftBroken != t.SoftBroken:
 		return &fieldError{"soft_broken", fmt.Sprintf("%v; its requests say %v", t.SoftBroken, c.SoftBroken)}
 	}

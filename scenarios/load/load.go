@@ -697,12 +697,12 @@ func (kr KeyReadback) Run(ctx context.Context, lt *results.LoadTarget) error {
 		// trial: that one may be a key that held with figures astray.
 		w := &lt.WorstKey
 		worse := tally.Trials == 0 || t.Broken && !worstBroken ||
-			t.Broken == worstBroken && t.Over+t.Lost > w.Over+w.Lost
+			t.Broken == worstBroken && (t.Severity > w.Severity || t.Severity == w.Severity && t.Over+t.Lost > w.Over+w.Lost)
 		tally.Add(&t)
 		if worse {
 			worstBroken = t.Broken
 			lt.WorstKey = results.KeyAccount{Key: t.Key, Allowed: int64(t.Allowed), Refused: int64(t.Refused),
-				Errors: int64(t.Errors), Counted: t.Counted, Lost: t.Lost, Over: t.Over, Why: kr.Scenario.Account(&t, kr.Label)}
+				Errors: int64(t.Errors), Counted: t.Counted, Lost: t.Lost, Over: t.Over, Why: kr.Scenario.Account(&t, kr.Label), Severity: t.Severity}
 		}
 		_ = targets.Done(ctx, kr.Store, t.Key)
 	}

@@ -74,11 +74,16 @@ type File struct {
 	Setup    []*Step
 	Burst    []*Step
 	Readback []*Step
-	// Rule is the hard rule; Soft, Damage and Counted are optional.
-	Rule    *Expr
-	Soft    *Expr
-	Damage  *Expr
-	Counted *Expr
+	// Rule is the hard rule; Soft, Damage, Counted and Severity are
+	// optional.
+	Rule     *Expr
+	Soft     *Expr
+	Damage   *Expr
+	Counted  *Expr
+	Severity *Expr
+	// Secret lists the variables of Env marked secret: a saved result
+	// does not record their values.
+	Secret []string
 
 	// burstCaptures are the setup answers the burst's requests send:
 	// only the process that ran the setup knows them.
@@ -184,7 +189,7 @@ func (p *parser) at(n *yaml.Node, format string, args ...any) error {
 }
 
 // topKeys are a race file's keys, in the order a file gives them.
-var topKeys = []string{"race", "title", "requests", "key", "env", "setup", "burst", "readback", "counted", "rule", "soft", "damage"}
+var topKeys = []string{"race", "title", "requests", "key", "env", "setup", "burst", "readback", "counted", "rule", "soft", "damage", "severity"}
 
 func (p *parser) file(root *yaml.Node) error {
 	if root.Kind != yaml.MappingNode {
@@ -217,10 +222,14 @@ func (p *parser) file(root *yaml.Node) error {
 			return p.at(n, "env: want a list of environment variable names, such as [API_TOKEN]")
 		}
 		for _, e := range n.Content {
-			if e.Kind != yaml.ScalarNode || !envName.MatchString(e.Value) {
-				return p.at(e, "env: %q is not an environment variable name; want letters, digits and _", e.Value)
+			name, secret, err := p.envEntry(e)
+			if err != nil {
+				return err
 			}
-			f.Env = append(f.Env, e.Value)
+			f.Env = append(f.Env, name)
+			if secret {
+				f.Secret = append(f.Secret, name)
+			}
 		}
 	}
 	if f.Setup, err = p.steps(fields, root, "setup", false); err != nil {
@@ -334,6 +343,7 @@ var keyHelp = map[string]string{
 	"soft":     "a soft rule in CEL",
 	"damage":   "a CEL string saying how far a broken trial strayed",
 	"counted":  "a CEL whole number: what the store counted, for the table",
+	"severity": "a CEL number ranking broken trials, the highest the worst, such as severity: account.discounts - 1",
 	"request":  "METHOD /PATH, such as request: POST /coupons/{{key}}/redeem",
 	"as":       "a name for the answer's JSON, such as as: account",
 	"kind":     "a name for this kind of burst request",

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"net/http"
 	"net/url"
 	"os"
@@ -47,14 +48,19 @@ func (f *File) Scenario(env map[string]string) (*engine.Scenario, error) {
 	if title == "" {
 		title = "a race on any HTTP API, judged by its own rule"
 	}
+	// No "read back" in the words of a file that reads nothing back.
+	read, judged, state := "then "+results.Plural(int64(len(f.Readback)), "request")+" read back", "what was read back", "the state read back"
+	if len(f.Readback) == 0 {
+		read, judged, state = "and no readback", "the burst's answers", "the burst's answers"
+	}
 	sc := &engine.Scenario{
 		Tale: engine.Tale{
 			Name:  f.Name,
 			Title: title,
-			Story: fmt.Sprintf("A race file (%s): %s, then %s released together, then %s read back; "+
-				"the hard rule is judged on what was read back. The file declares no history model, so no "+
-				"history check is made.", f.Path, results.Plural(int64(len(f.Setup)), "setup request"), f.burstWords(), results.Plural(int64(len(f.Readback)), "request")),
-			Rule:      f.Rule.Src + " (judged on the state read back; no history check: the file declares no model)",
+			Story: fmt.Sprintf("A race file (%s): %s, then %s released together, %s; "+
+				"the hard rule is judged on %s. The file declares no history model, so no "+
+				"history check is made.", f.Path, results.Plural(int64(len(f.Setup)), "setup request"), f.burstWords(), read, judged),
+			Rule:      f.Rule.Src + " (judged on " + state + "; no history check: the file declares no model)",
 			Fix:       "A race file names no fix: the rule says what must hold, and a target that holds it shows how.",
 			Needs:     "HTTP API: a race file plays on http:// and https:// targets",
 			KeyPrefix: f.KeyPrefix,
@@ -68,7 +74,7 @@ func (f *File) Scenario(env map[string]string) (*engine.Scenario, error) {
 			Tell:     f.tell,
 		},
 		Tuning: engine.Tuning{
-			Settings: &results.Settings{Race: &results.RaceFile{Path: f.Path, SHA256: f.SHA256}},
+			Settings: &results.Settings{Race: f.record(env)},
 		},
 	}
 	if len(f.burstCaptures) > 0 {
@@ -308,25 +314,30 @@ func (p *player) setup(ctx context.Context, key string) error {
 }
 
 // call sends a setup or readback step and reads its JSON when it is
-// named; any answer but 2xx, or no JSON where one is named, is an error.
+// named; any answer but 2xx, or no JSON where one is named, is an error,
+// a *stepError whose cause leaves out the trial's own values.
 func (p *player) call(ctx context.Context, s *Step, st *trialState) (any, error) {
+	shape := s.Method + " " + s.Path.shape()
 	req, err := p.request(s, st, -1)
 	if err != nil {
-		return nil, err
+		return nil, &stepError{err.Error(), shape + ": " + strings.ReplaceAll(err.Error(), st.vars.Key, "…")}
 	}
 	resp, err := p.s.Send(ctx, req)
 	if err != nil {
-		return nil, err
+		return nil, &stepError{err.Error(), shape + ": " + strings.ReplaceAll(err.Error(), st.vars.Key, "…")}
 	}
+	ctype := resp.Header.Get("Content-Type")
 	if resp.Status < 200 || resp.Status > 299 {
-		return nil, fmt.Errorf("%s %s answered %d %s, want 2xx%s", req.Method, req.Path, resp.Status, http.StatusText(resp.Status), note(resp.Body))
+		return nil, &stepError{fmt.Sprintf("%s %s answered %d %s, want 2xx%s", req.Method, req.Path, resp.Status, http.StatusText(resp.Status), note(resp.Body)),
+			shape + ": " + statusWords(resp.Status, ctype)}
 	}
 	if s.As == "" {
 		return nil, nil
 	}
 	v, ok := decodeJSON(resp.Body)
 	if !ok {
-		return nil, fmt.Errorf("%s %s answered %d with a body that is not JSON%s; %s needs JSON", req.Method, req.Path, resp.Status, note(resp.Body), s.As)
+		return nil, &stepError{fmt.Sprintf("%s %s answered %d with a body that is not JSON%s; %s needs JSON", req.Method, req.Path, resp.Status, note(resp.Body), s.As),
+			shape + ": " + statusWords(resp.Status, ctype) + ", not JSON"}
 	}
 	return v, nil
 }
@@ -458,7 +469,7 @@ func (p *player) read(ctx context.Context, key string) (int64, error) {
 			if ctx.Err() != nil {
 				return 0, err
 			}
-			rb.Error = "read back: " + err.Error()
+			fail(rb, "read back: "+err.Error(), "readback "+causeOf(s, err))
 			return 0, nil
 		}
 		b, _ := json.Marshal(v)
@@ -469,16 +480,17 @@ func (p *player) read(ctx context.Context, key string) (int64, error) {
 	}
 	vars, err := p.f.ruleVars(rb, nil)
 	if err != nil {
-		rb.Error = err.Error()
+		fail(rb, err.Error(), err.Error())
 		return 0, nil
 	}
 	v, err := p.f.Counted.eval(vars)
 	n, isInt := v.(int64)
 	switch {
 	case err != nil:
-		rb.Error = "counted: " + err.Error()
+		fail(rb, "counted: "+err.Error(), "counted: "+err.Error())
 	case !isInt:
-		rb.Error = fmt.Sprintf("counted: %s is %s, not a whole number", p.f.Counted.Src, jsonKind(v))
+		why := fmt.Sprintf("counted: %s is %s, not a whole number", p.f.Counted.Src, jsonKind(v))
+		fail(rb, why, why)
 	}
 	return n, nil
 }
@@ -535,28 +547,61 @@ func (f *File) outcome(ra results.RaceAnswer) results.Outcome {
 
 // judge judges a trial by the hard rule on what it read back. A trial
 // whose readback failed, or whose rule cannot be evaluated (a field it
-// reads is missing), is left unjudged: inconclusive, never "holds".
+// reads is missing), is left unjudged: inconclusive, never "holds". So is
+// one whose errored requests leave the rule undecided: it is broken only
+// when the rule fails for every way they could have gone (see ways).
 func (f *File) judge(t *results.Trial, target string) {
 	if t.Readback == nil {
-		t.Readback = &results.Readback{Error: "nothing was read back"}
+		t.Readback = &results.Readback{Error: "nothing was read back", Cause: "nothing was read back"}
 		return
 	}
 	if t.Readback.Error != "" {
 		return
 	}
 	rb := *t.Readback
+	rb.Cause = ""
 	t.Readback = &rb
 	vars, err := f.ruleVars(&rb, t)
-	if err == nil {
-		var ok bool
-		if ok, err = f.Rule.Bool(vars); err == nil && !ok {
-			t.Broken = true
-			t.Why = fmt.Sprintf("%s: rule %s broke: %s", target, f.Rule.Src, f.Rule.Values(vars))
+	if err != nil {
+		fail(&rb, "rule: "+err.Error(), "rule: "+err.Error())
+		return
+	}
+	ways, ok := f.ways(vars, t)
+	if !ok {
+		rb.Cause = f.erroredCause(t, fmt.Sprintf("too many ways to weigh them answer by answer (over %d)", maxWays))
+		return
+	}
+	broke, worst := 0, math.Inf(1)
+	for _, w := range ways {
+		held, err := f.Rule.Bool(w)
+		if err != nil {
+			// Kept: without it a rule that cannot be evaluated would
+			// leave the trial "holds".
+			fail(&rb, "rule: "+err.Error(), "rule: "+err.Error())
 			return
 		}
+		if held {
+			continue
+		}
+		broke++
+		sev, err := f.severity(w, t.Counted)
+		if err != nil {
+			fail(&rb, err.Error(), err.Error())
+			return
+		}
+		worst = min(worst, sev)
 	}
-	if err != nil {
-		rb.Error = "rule: " + err.Error()
+	switch {
+	case broke == len(ways):
+		t.Broken, t.Severity = true, worst
+		t.Why = fmt.Sprintf("%s: rule %s broke: %s", target, f.Rule.Src, f.Rule.Values(vars))
+		if t.Errors > 0 {
+			t.Why += fmt.Sprintf(" (however the %s went)", results.Plural(int64(t.Errors), "errored request"))
+		}
+	case broke > 0:
+		rb.Cause = f.erroredCause(t, "the rule breaks in some of the ways they could have gone, not in all")
+	case t.Errors > 0:
+		rb.Cause = f.erroredCause(t, "the rule holds however they went, but an errored answer proves nothing")
 	}
 }
 
@@ -601,6 +646,8 @@ func (f *File) tell(t *results.Trial, target string) string {
 		return target + ": nothing was read back"
 	case t.Readback.Error != "":
 		return target + ": not judged: " + t.Readback.Error
+	case t.Readback.Cause != "": // errored requests left the rule undecided
+		return target + ": not judged: " + t.Readback.Cause
 	}
 	vars, err := f.ruleVars(t.Readback, t)
 	if err != nil {

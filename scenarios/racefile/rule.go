@@ -30,6 +30,9 @@ type Expr struct {
 	// parts are the variables and fields it reads (account.discounts),
 	// each compiled on its own, to show their values when it fails.
 	parts []readPart
+	// answers says it reads the answers list, one answer at a time: a
+	// trial with errored requests is then weighed answer by answer.
+	answers bool
 }
 
 type readPart struct {
@@ -126,14 +129,14 @@ func compile(env *cel.Env, src string, want *cel.Type) (x *Expr, line, col int, 
 		return nil, e.Location.Line(), e.Location.Column(), fmt.Errorf("%s; want CEL %s", e.Message, typeWords(want))
 	}
 	out := checked.OutputType()
-	if !out.IsExactType(want) && !out.IsExactType(cel.DynType) {
+	if !out.IsExactType(want) && !out.IsExactType(cel.DynType) && !(want == numberType && isNumber(out)) {
 		return nil, 1, 0, fmt.Errorf("%q is %s; want CEL %s", src, cel.FormatCELType(out), typeWords(want))
 	}
 	prg, err := env.Program(checked, cel.CostLimit(costLimit))
 	if err != nil {
 		return nil, 1, 0, err
 	}
-	x = &Expr{Src: src, prg: prg}
+	x = &Expr{Src: src, prg: prg, answers: readsAnswers(checked.NativeRep())}
 	declared := map[string]bool{}
 	for _, v := range env.Variables() {
 		declared[v.Name()] = true
@@ -156,6 +159,8 @@ func typeWords(t *cel.Type) string {
 		return "that is true or false"
 	case t.IsExactType(cel.StringType):
 		return "that makes a string"
+	case t == numberType:
+		return "that makes a number"
 	}
 	return "that makes a whole number"
 }
@@ -325,6 +330,9 @@ func (p *parser) rules(fields map[string]*yaml.Node, root *yaml.Node) error {
 	if f.Damage, err = p.expr(fields, "damage", env, stringType, ""); err != nil {
 		return err
 	}
-	f.Counted, err = p.expr(fields, "counted", env, intType, "")
+	if f.Counted, err = p.expr(fields, "counted", env, intType, ""); err != nil {
+		return err
+	}
+	f.Severity, err = p.expr(fields, "severity", env, numberType, "")
 	return err
 }

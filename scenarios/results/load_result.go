@@ -3,6 +3,7 @@ package results
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -150,6 +151,8 @@ type KeyAccount struct {
 	Lost    int64  `json:"lost"`
 	Over    int64  `json:"over"`
 	Why     string `json:"why"`
+	// Severity is a race file's broken key's (Trial.Severity).
+	Severity float64 `json:"severity,omitempty"`
 }
 
 // Throughput is answers a second over the load.
@@ -227,9 +230,13 @@ func (r *LoadResult) Shortfalls() []Shortfall {
 		case tr.Failed():
 			rule = append(rule, Shortfall{RuleShortfall, labels[i], loadRuleWhy(t, labels[i])})
 		case t.Strict && tr.Inconclusive():
+			why := fmt.Sprintf(" (%d failed requests; first: %s)", t.Errors, firstErrorOf(t))
+			if len(s.Causes) > 0 { // a race file's keys say why
+				why = ": " + strings.Join(s.Causes.Lines(), "; ")
+			}
 			other = append(other, Shortfall{InconclusiveShortfall, labels[i], fmt.Sprintf(
-				"%s: inconclusive: %d of %d keys proved nothing (%d failed requests; first: %s); a verdict needs at most %s of them",
-				labels[i], s.Inconclusive, s.Trials, t.Errors, firstErrorOf(t), Percent(MaxInconclusive))})
+				"%s: inconclusive: %d of %d keys proved nothing%s; a verdict needs at most %s of them",
+				labels[i], s.Inconclusive, s.Trials, why, Percent(MaxInconclusive))})
 		}
 		for _, th := range t.Thresholds {
 			if !th.Passed {

@@ -16,6 +16,12 @@ type Readback struct {
 	// or answered no JSON, a field the rule reads that is missing): the
 	// trial then proves nothing either way.
 	Error string `json:"error,omitempty"`
+	// Cause is why the trial proved nothing, in words that leave out the
+	// trial's own key and values ("readback GET /accounts/…: 404 Not
+	// Found, text/html"), so that trials failing alike count together;
+	// set also for a trial whose errored requests left the rule
+	// undecided, whose Error is empty.
+	Cause string `json:"cause,omitempty"`
 }
 
 // RaceAnswer is one answer of a race file's burst.
@@ -41,4 +47,15 @@ func (r *Readback) Failed() bool { return r != nil && r.Error != "" }
 type RaceFile struct {
 	Path   string `json:"path"`
 	SHA256 string `json:"sha256"`
+	// Uncounted says the file declares no counted:: a report shows no
+	// count.
+	Uncounted bool `json:"uncounted,omitempty"`
+	// Rel is the file's path relative to the folder of the result file
+	// that records it, so that the two can move together: a saved result
+	// is judged again from anywhere.
+	Rel string `json:"rel,omitempty"`
+	// Env holds the values of the file's env: variables the run read,
+	// but for those marked secret (Secret), which a result never records.
+	Env    map[string]string `json:"env,omitempty"`
+	Secret []string          `json:"secret,omitempty"`
 }

@@ -112,6 +112,9 @@ type Trial struct {
 	// Broken says the hard rule did not hold; Why says how, in plain words.
 	Broken bool   `json:"broken"`
 	Why    string `json:"why,omitempty"`
+	// Severity ranks a race file's broken trials (its severity:, by
+	// default counted - allowed or 1): the worst trial is the highest.
+	Severity float64 `json:"severity,omitempty"`
 	// SoftBroken says the story's soft rule did not hold either (stories
 	// with one: Result.Soft says it in words).
 	SoftBroken bool `json:"soft_broken,omitempty"`
@@ -488,7 +491,9 @@ func ruleWhy(t *TargetResult, label string, s *Tally) string {
 // verdict.
 func (s *Tally) InconclusiveWhy(label string) string {
 	why := fmt.Sprintf("%s: inconclusive: %d of %d trials proved nothing", label, s.Inconclusive, s.Trials)
-	if s.FirstError != "" {
+	if len(s.Causes) > 0 {
+		why += ": " + strings.Join(s.Causes.Lines(), "; ")
+	} else if s.FirstError != "" {
 		why += fmt.Sprintf(" (%d failed requests; first: %s)", s.Errors.Sum, s.FirstError)
 	} else if s.HistoryUnknown > 0 {
 		// In words, not a flag: results lies below the command line,

@@ -134,7 +134,9 @@ func read(r io.Reader, v Verifier, loads bool) (Saved, error) {
 		default:
 			return Saved{}, fmt.Errorf("%w: document %d has schema %q; this racelab reads %s", ErrNotResult, n, *probe.Schema, schemas)
 		}
-		if err != nil {
+		if errors.Is(err, ErrCannotJudge) {
+			return Saved{}, err
+		} else if err != nil {
 			return Saved{}, fmt.Errorf("%w: document %d: %w", ErrNotResult, n, err)
 		}
 	}
@@ -144,7 +146,9 @@ func read(r io.Reader, v Verifier, loads bool) (Saved, error) {
 	// Checked once every document has been read, so that a file that is
 	// not results at all says so first.
 	for i, res := range out.Runs {
-		if err := v.Run(res, historyTimeout); err != nil {
+		if err := v.Run(res, historyTimeout); errors.Is(err, ErrCannotJudge) {
+			return Saved{}, err // the result may be sound: it says what to give
+		} else if err != nil {
 			return Saved{}, fmt.Errorf("%w: document %d: %w", ErrNotResult, i+1, err)
 		}
 	}

@@ -47,13 +47,19 @@ func (s *Span) add(v, n int) {
 }
 
 // worstTrial names the trial that strayed furthest from the rule (the most
-// over plus lost), the first of equals.
+// over plus lost; of a race file's, the broken one of highest severity),
+// the first of equals.
 type worstTrial struct {
 	Index int   `json:"index"`
 	Over  int64 `json:"over"`
 	Lost  int64 `json:"lost"`
 	// Damage is the trial's damage in its story's words (Trial.Damage).
 	Damage string `json:"damage,omitempty"`
+	// Ranked says a race file's broken trial, ranked by its Severity,
+	// whose account Why the summary quotes.
+	Ranked   bool    `json:"ranked,omitempty"`
+	Severity float64 `json:"severity,omitempty"`
+	Why      string  `json:"why,omitempty"`
 }
 
 // Words says the worst trial's damage: in its story's words when the
@@ -122,6 +128,9 @@ type Tally struct {
 	// BurstTime sums, over the trials, the time from the release to the
 	// last answer.
 	BurstTime time.Duration `json:"burst_time_ns"`
+	// Causes say why the inconclusive trials of a race file proved
+	// nothing: each distinct cause, how many, and one trial.
+	Causes Causes `json:"causes,omitempty"`
 	// SoftBroken counts the trials that broke the story's soft rule;
 	// SoftInconclusive those that proved nothing about it (see
 	// Trial.SoftInconclusive), counted for every story and shown only for
@@ -145,6 +154,7 @@ func (s *Tally) Add(t *Trial) {
 	}
 	if t.Inconclusive() {
 		s.Inconclusive++
+		s.Causes = s.Causes.add(t)
 	}
 	if t.Unsynchronized {
 		s.Unsynchronized++
@@ -171,8 +181,8 @@ func (s *Tally) Add(t *Trial) {
 	}
 	s.Lost += t.Lost
 	s.Over += t.Over
-	if n == 0 || t.Over+t.Lost > s.Worst.Over+s.Worst.Lost {
-		s.Worst = worstTrial{Index: t.Index, Over: t.Over, Lost: t.Lost, Damage: t.Damage}
+	if n == 0 || s.Worst.beatenBy(t) {
+		s.Worst = worstOf(t)
 	}
 	s.Retries += t.Retries
 	if t.History != "" {
@@ -269,9 +279,10 @@ func (s *Tally) Merge(o *Tally) {
 	offset := s.Trials
 	worst := o.Worst
 	worst.Index += offset
-	if worst.Over+worst.Lost > s.Worst.Over+s.Worst.Lost {
+	if s.Worst.below(worst) {
 		s.Worst = worst
 	}
+	s.Causes = s.Causes.merge(o.Causes, offset)
 	s.Trials += o.Trials
 	s.Broken += o.Broken
 	s.Inconclusive += o.Inconclusive
@@ -357,7 +368,7 @@ func NewRecorder(tr *TargetResult, keep Keep) *Recorder {
 func (r *Recorder) Add(t Trial) {
 	firstBroken := t.Broken && r.tally.Broken == 0
 	firstInconclusive := t.Inconclusive() && r.tally.Inconclusive == 0
-	worse := r.tally.Trials > 0 && t.Over+t.Lost > r.tally.Worst.Over+r.tally.Worst.Lost
+	worse := r.tally.Trials > 0 && r.tally.Worst.beatenBy(&t)
 	r.tally.Add(&t)
 	room := len(r.tr.Trials) < r.keep.Trials && r.requests+len(t.Requests) <= r.keep.Requests
 	switch {

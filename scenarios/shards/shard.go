@@ -3,6 +3,7 @@ package shards
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -352,7 +353,9 @@ func CheckShard(s *results.ShardResult, find engine.Finder) error {
 		return bad("trials %d; want 1 or more", r.Trials)
 	}
 	sc, err := find(r.Scenario, r.Settings)
-	if err != nil {
+	if errors.Is(err, results.ErrCannotJudge) {
+		return err
+	} else if err != nil {
 		return bad("scenario %q is not a story this racelab knows", r.Scenario)
 	}
 	if len(r.Targets) == 0 {

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/racelab/racelab/scenarios"
+	"github.com/racelab/racelab/scenarios/results"
+	"github.com/racelab/racelab/scenarios/shards"
+)
+
+// raceFiles is where report and verify look for the race file a saved
+// result of file ran with: --race-file, else beside file as the result
+// records it, else the path the run was given.
+func (o *verifyOptions) raceFiles(file string) scenarios.RaceFiles {
+	r := scenarios.RaceFiles{Override: o.RaceFile}
+	switch fi, err := os.Stat(file); {
+	case file == "-":
+	case err == nil && fi.IsDir(): // verify's folder of parts
+		r.Dir = file
+	default:
+		r.Dir = filepath.Dir(file)
+	}
+	return r
+}
+
+// judgedFrom is v with every race file looked for as r says.
+func judgedFrom(v results.Verifier, r scenarios.RaceFiles) results.Verifier {
+	v.Run = r.Check
+	v.Shard = func(s *results.ShardResult) error { return shards.CheckShard(s, r.Find) }
+	v.Load = func(l *results.LoadResult) error { return shards.CheckLoad(l, r.Find) }
+	return v
+}
+
+// outputFile is an output's buffer that knows the file it goes to, so
+// that a result written there records its race file's path from there
+// (raceRel).
+type outputFile struct {
+	bytes.Buffer
+	path string
+}
+
+// raceRel is render with each result's race file recorded relative to
+// the file the output goes to (results.RaceFile.Rel): a result that
+// moves with its race file is judged again from anywhere. An output to
+// standard output records none.
+func raceRel(rs []*results.Result, render RenderFunc) RenderFunc {
+	return func(w io.Writer, format string, width int) error {
+		var dir string
+		if f, ok := w.(*outputFile); ok {
+			dir, _ = filepath.Abs(filepath.Dir(f.path))
+		}
+		for _, r := range rs {
+			if r.Settings == nil || r.Settings.Race == nil {
+				continue
+			}
+			set, race := *r.Settings, *r.Settings.Race
+			race.Rel = ""
+			if abs, err := filepath.Abs(race.Path); err == nil && dir != "" {
+				race.Rel, _ = filepath.Rel(dir, abs)
+			}
+			set.Race = &race
+			r.Settings = &set
+		}
+		return render(w, format, width)
+	}
+}
