@@ -402,7 +402,22 @@ func (r *ghRun) playStep(st ghStep, ws string, jobEnv, ctx map[string]string) (c
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	out, err := cmd.CombinedOutput()
+	// The step's output goes to a file, not a pipe: with a pipe, Wait
+	// also waits for a goroutine to copy it, and on a loaded machine a
+	// step that had exited 0 once failed "WaitDelay expired before I/O
+	// complete". A file needs no copying; WaitDelay then bounds only a
+	// step ended by the context.
+	log, err := os.Create(filepath.Join(dir, "log"))
+	if err != nil {
+		return -1, err.Error(), nil
+	}
+	cmd.Stdout, cmd.Stderr = log, log
+	err = cmd.Run()
+	log.Close()
+	out, rerr := os.ReadFile(filepath.Join(dir, "log"))
+	if rerr != nil {
+		return -1, rerr.Error(), nil
+	}
 	code = 0
 	if err != nil {
 		code = -1
