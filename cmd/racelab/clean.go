@@ -84,7 +84,7 @@ func cleanScope(c *cobra.Command, runID, prefix string) (targets.CleanScope, str
 			return scope, "", usageError{errors.New("--prefix '': want the start of the keys to remove, such as slug-; leave the flag out to remove only old keys")}
 		}
 		scope.Prefix = prefix
-		what = join(what, fmt.Sprintf("starting with %q", prefix))
+		what = andWords(what, fmt.Sprintf("starting with %q", prefix))
 	}
 	if what == "" {
 		scope.Idle, what = cleanIdle, fmt.Sprintf("not written for over %s", cleanIdle)
@@ -92,7 +92,8 @@ func cleanScope(c *cobra.Command, runID, prefix string) (targets.CleanScope, str
 	return scope, what, nil
 }
 
-func join(a, b string) string {
+// andWords joins two phrases of a scope with "and".
+func andWords(a, b string) string {
 	if a == "" {
 		return b
 	}
