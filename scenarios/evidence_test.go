@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -150,10 +151,14 @@ func TestBurstNotSimultaneousIsInconclusive(t *testing.T) {
 	tr := res.Targets[0]
 	s := tr.Summary()
 	fs := res.Shortfalls()
-	if !tr.Trials[0].NotSimultaneous || s.Inconclusive != 1 || s.NotSimultaneous != 1 || len(fs) != 1 || fs[0].Kind != results.InconclusiveShortfall ||
-		!strings.Contains(fs[0].Why, "burst not simultaneous (spread 2.6s)") {
-		t.Errorf("spread %s: not simultaneous %v, %d inconclusive, shortfalls %v; want inconclusive, burst not simultaneous (spread 2.6s)",
-			tr.Trials[0].ReleaseSpread, tr.Trials[0].NotSimultaneous, s.Inconclusive, fs)
+	// 2.6 s plus the shards' own spread, which a loaded machine stretches
+	// (2.7 s once): the words say the spread measured.
+	spread := tr.Trials[0].ReleaseSpread
+	want := fmt.Sprintf("burst not simultaneous (spread %s)", spread.Round(time.Millisecond).Round(100*time.Millisecond))
+	if spread < 2600*time.Millisecond || !tr.Trials[0].NotSimultaneous || s.Inconclusive != 1 || s.NotSimultaneous != 1 || len(fs) != 1 || fs[0].Kind != results.InconclusiveShortfall ||
+		!strings.Contains(fs[0].Why, want) {
+		t.Errorf("spread %s: not simultaneous %v, %d inconclusive, shortfalls %v; want inconclusive, %s",
+			spread, tr.Trials[0].NotSimultaneous, s.Inconclusive, fs, want)
 	}
 	if err := Check(res, time.Second); err != nil {
 		t.Errorf("merged result fails its own check: %v", err)

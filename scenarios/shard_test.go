@@ -74,8 +74,9 @@ func TestParseStartAt(t *testing.T) {
 	}
 }
 
-// TestCheckStartAt: an instant already past is refused, now is not; a
-// day ahead is taken, a day and a nanosecond needs Wait.
+// TestCheckStartAt: an instant up to a day past is a shard started late
+// and is taken (Late says how late), one a day and a nanosecond past is
+// refused; a day ahead is taken, a day and a nanosecond needs Wait.
 func TestCheckStartAt(t *testing.T) {
 	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	tests := []struct {
@@ -83,14 +84,22 @@ func TestCheckStartAt(t *testing.T) {
 		wait bool
 		says string // "" for none
 	}{
-		{now.Add(-time.Nanosecond), false, "StartAt 2026-05-01T11:59:59.999999999Z is 0s in the past; give an instant to come"},
-		{now.Add(-90 * time.Second), true, "StartAt 2026-05-01T11:58:30Z is 1m30s in the past"},
+		{now.Add(-time.Nanosecond), false, ""},
+		{now.Add(-90 * time.Second), true, ""},
+		{now.Add(-shards.MaxStartAhead), false, ""},
+		{now.Add(-shards.MaxStartAhead - time.Nanosecond), false, "StartAt 2026-04-30T11:59:59.999999999Z is 24h in the past, more than a day; give an instant to come"},
 		{now, false, ""},
 		{now.Add(shards.MaxStartAhead), false, ""},
 		{now.Add(shards.MaxStartAhead + time.Nanosecond), false, "StartAt 2026-05-02T12:00:00.000000001Z is 24h ahead, more than a day; add Wait"},
 		{now.Add(shards.MaxStartAhead + time.Nanosecond), true, ""},
 		{now.Add(400 * 24 * time.Hour), true, ""},
-		{now.Add(-50 * time.Hour), false, "StartAt 2026-04-29T10:00:00Z is 2 days in the past"},
+		{now.Add(-50 * time.Hour), true, "StartAt 2026-04-29T10:00:00Z is 2 days in the past"},
+	}
+	for at, want := range map[time.Time]string{now: "", now.Add(time.Nanosecond): "", now.Add(-time.Nanosecond): "0s",
+		now.Add(-1500 * time.Millisecond): "2s", now.Add(-90 * time.Second): "1m30s"} {
+		if got := shards.Late(at, now); got != want {
+			t.Errorf("Late(%s) = %q; want %q", at.Format(time.RFC3339Nano), got, want)
+		}
 	}
 	for _, tt := range tests {
 		err := shards.CheckStartAt(tt.at, now, tt.wait)

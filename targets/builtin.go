@@ -230,28 +230,36 @@ func planCacheParam(ttl *time.Duration) param {
 // The servers of the real stores.
 var (
 	RedisServer = &Server{Setting: "redis-url", Env: "RACELAB_REDIS_URL", Default: DefaultRedisURL, What: "Redis server for redis",
-		Unit: "key", Clean: func(ctx context.Context, url string) (int64, error) {
-			return redis.CleanAll(ctx, server.Config{URL: url}, "")
+		Unit: "key", Clean: func(ctx context.Context, url string, scope CleanScope) (int64, int64, error) {
+			return redis.CleanScoped(ctx, server.Config{URL: url}, scope)
 		}}
 	PostgresServer = &Server{Setting: "postgres-url", Env: "RACELAB_POSTGRES_URL", Default: DefaultPostgresURL, What: "PostgreSQL server for postgres",
-		Unit: "row", Clean: func(ctx context.Context, url string) (int64, error) {
-			return postgres.CleanAll(ctx, server.Config{URL: url}, "")
+		Unit: "row", Clean: func(ctx context.Context, url string, scope CleanScope) (int64, int64, error) {
+			return postgres.CleanScoped(ctx, server.Config{URL: url}, scope)
 		}}
 )
+
+// CleanScope says which keys and rows Clean removes (see its fields).
+type CleanScope = server.CleanScope
+
+// RunKey is what every key of run id holds, for CleanScope.Within.
+func RunKey(id string) string { return server.RunKey(id) }
 
 // Cleaned is what Clean did on one server.
 type Cleaned struct {
 	Server  *Server
 	Removed int64
-	Err     error // nil when it was cleaned
+	// Kept counts the keys or rows in scope spared as used too recently.
+	Kept int64
+	Err  error // nil when it was cleaned
 }
 
-// Clean deletes what racelab's stores left on every server of cat that
-// can be cleaned, at the URLs o gives (else their defaults): the keys and
-// rows of interrupted runs, of sharded runs once verified, of a serve
+// Clean deletes what racelab's stores left in scope on every server of cat
+// that can be cleaned, at the URLs o gives (else their defaults): the keys
+// and rows of interrupted runs, of sharded runs once verified, of a serve
 // stopped. A malformed URL is a usage error, returned at once; a server
 // that fails is said in its Cleaned, and the others are still cleaned.
-func Clean(ctx context.Context, cat *Catalog, opts ...Option) ([]Cleaned, error) {
+func Clean(ctx context.Context, cat *Catalog, scope CleanScope, opts ...Option) ([]Cleaned, error) {
 	var o Options
 	for _, opt := range opts {
 		opt(&o)
@@ -261,7 +269,7 @@ func Clean(ctx context.Context, cat *Catalog, opts ...Option) ([]Cleaned, error)
 		if srv.Clean == nil {
 			continue
 		}
-		n, err := srv.Clean(ctx, srv.URL(o))
+		n, kept, err := srv.Clean(ctx, srv.URL(o), scope)
 		var bad *server.URLError
 		if errors.As(err, &bad) {
 			return out, badServerURL(srv, bad.URL, bad.Reason)
@@ -269,7 +277,7 @@ func Clean(ctx context.Context, cat *Catalog, opts ...Option) ([]Cleaned, error)
 		if err != nil && !errors.Is(err, context.Canceled) {
 			err = fmt.Errorf("%w; is it running? (`make services` starts it, or set %s)", err, srv.Env)
 		}
-		out = append(out, Cleaned{Server: srv, Removed: n, Err: err})
+		out = append(out, Cleaned{Server: srv, Removed: n, Kept: kept, Err: err})
 	}
 	return out, nil
 }

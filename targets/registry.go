@@ -54,10 +54,11 @@ type Server struct {
 	// What says what the server is for, in a few words: "Redis server
 	// for redis".
 	What string
-	// Clean deletes everything racelab's stores keep on the server at url
-	// (what interrupted and sharded runs left), and answers how many of
-	// Unit ("key", "row") it deleted.
-	Clean func(ctx context.Context, url string) (int64, error)
+	// Clean deletes what racelab's stores keep on the server at url in
+	// scope (what interrupted and sharded runs left), and answers how
+	// many of Unit ("key", "row") it deleted, and how many in scope it
+	// kept as used too recently (CleanScope.Idle).
+	Clean func(ctx context.Context, url string, scope CleanScope) (removed, kept int64, err error)
 	Unit  string
 }
 

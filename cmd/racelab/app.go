@@ -205,6 +205,11 @@ func fire[P any](ctx context.Context, s Streams, f *firing, plan func() (P, erro
 	if err != nil {
 		return err
 	}
+	if late := shards.Late(sh.StartAt, time.Now()); late != "" {
+		// Said under --quiet too: it is about the evidence, not progress.
+		fmt.Fprintf(s.Err, "racelab: warning: shard %d of %d started %s after its release instant %s; it fires what is due at once, and verify counts those bursts as not simultaneous (give the shards a longer lead)\n",
+			sh.Index, sh.Of, late, sh.StartAt.Format(time.RFC3339Nano))
+	}
 	if !f.Quiet && s.ErrIsTTY {
 		when := "as soon as it is ready"
 		if !sh.StartAt.IsZero() {

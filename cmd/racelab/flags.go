@@ -619,7 +619,7 @@ func (f *shardFlags) register(fs *pflag.FlagSet, trials bool) {
 		"JOB_COMPLETION_INDEX (a Kubernetes Indexed Job); writes the shard's part as JSON for 'racelab verify'")
 	fs.StringVar(&f.RunID, "run-id", "", "with --shard: the run's id, the same on every shard, so that all shards hit the same keys")
 	fs.StringVar(&f.StartAt, "start-at", "", "with --shard: release at this wall-clock instant, RFC 3339 (2026-05-01T12:00:00Z) or +30s;\n"+
-		"compute it once and give every shard the same; not in the past, and more than a day ahead only with --wait")
+		"compute it once and give every shard the same; a shard started past it fires at once; more than a day ahead only with --wait")
 	fs.BoolVar(&f.Wait, "wait", false, "with --start-at more than a day ahead: wait for it (without, such a date is taken for a typo)")
 	if trials {
 		fs.DurationVar(&f.Period, "period", engine.DefaultPeriod, "with --shard and --start-at: time between two trials' releases")
@@ -646,6 +646,14 @@ func (f *shardFlags) check() error {
 
 // sharding reads the flags into the shard this process plays.
 func (f *shardFlags) sharding() (engine.Sharding, error) {
+	if f.set != nil && f.set.Changed("start-at") && strings.TrimSpace(f.StartAt) == "" {
+		return engine.Sharding{}, usageError{errors.New("--start-at '': want an RFC 3339 instant such as 2026-05-01T12:00:00Z, or +DURATION such as +30s; leave the flag out to release as soon as ready")}
+	}
+	if f.Dir != "" {
+		if err := shards.CheckDir(f.Dir); err != nil {
+			return engine.Sharding{}, err
+		}
+	}
 	spec := shards.Spec{Shard: f.Shard, RunID: f.RunID, StartAt: f.StartAt, Wait: f.Wait, Period: f.Period,
 		Trials: f.set != nil && f.set.Lookup("period") != nil}
 	return spec.Sharding(time.Now(), os.Getenv)

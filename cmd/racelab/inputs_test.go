@@ -1,7 +1,9 @@
 package main
 
 import (
+	"cmp"
 	"context"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +13,7 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/scenarios/results"
+	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/httpapi"
 )
 
@@ -113,11 +116,62 @@ func TestOddInputs(t *testing.T) {
 		{[]string{"run", "ten-hits-one-view", "-t", "naive=kv "}, `has spaces around it`},
 		{[]string{"run", "stale-plan", "--via", "extension", "--clock", "real", "-t", "kv"}, "racelab: a trial takes 36h1m30s on the real clock; play it in virtual time, without --clock real"},
 		{[]string{"run", "ten-hits-one-view", "-t", "redis", "--redis-url", "redis://:::"}, `--redis-url (or RACELAB_REDIS_URL) "redis://:::" is not usable: host "::": write an IPv6 address in brackets`},
+		// Two stages of 292 years wrapped below zero and read as none.
+		{[]string{"load", "ten-hits-one-view", "-t", "kv", "--stages", "9223372036s:10/s,9223372036s:10/s"}, "racelab: --stages add up past the longest duration racelab counts (about 292 years); want at most 168h0m0s in all"},
+		{[]string{"run", "ten-hits-one-view", "-t", "http://127.0.0.1:1", "--shard", "0/2", "--run-id", "x", "--start-at", "+0s"}, `racelab: --start-at "+0s": want +DURATION above 0 such as +30s`},
+		{[]string{"run", "ten-hits-one-view", "-t", "http://127.0.0.1:1", "--shard", "0/2", "--run-id", "x", "--start-at", ""}, "racelab: --start-at '': want an RFC 3339 instant"},
+		{[]string{"run", "ten-hits-one-view", "-t", "kv", "-t", "kv"}, "racelab: -t kv given twice; give each target once, or name the copies to run it twice (-t a=kv -t b=kv)"},
+		{[]string{"run", "ten-hits-one-view", "-t", "http://127.0.0.1:1", "--http-call", "hit=TELEPORT /x/{slug}"}, `method "TELEPORT" is not one racelab sends; want one of GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS`},
+		{[]string{"run", "ten-hits-one-view", "-t", "kv", "--background", ""}, "racelab: --background '': want a rate above 0 such as 200/s"},
+		{[]string{"run", "ten-hits-one-view", "-t", "kv", "--clock", "real", "--background", "10/s", "--background-keys", "0"}, "racelab: --background-keys 0: want 1 to 1000000"},
+		{[]string{"load", "ten-hits-one-view", "-t", "kv", "-n", "10", "--threshold", "p(95)=<200"}, `racelab: --threshold "p(95)=<200": "=<" is not a comparison: <, <=, >, >=, == or !=`},
+		{[]string{"load", "ten-hits-one-view", "-t", "kv", "-n", "10", "--threshold", "count>1.5"}, `racelab: --threshold "count>1.5": count counts requests, a whole number, not 1.5`},
 	}
 	for _, tt := range tests {
 		code, _, stderr := execute(context.Background(), tt.args...)
 		if code != exitUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tt.says) {
 			t.Errorf("racelab %s: exit %d, stderr %q; want exit 2 and one line saying %q", strings.Join(tt.args, " "), code, stderr, tt.says)
 		}
+	}
+}
+
+// TestShardDirParentMissing: --shard-dir makes its own folder, never the
+// folders above it: a missing parent is refused before the shard fires,
+// naming it, and nothing is made.
+func TestShardDirParentMissing(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "no-such-folder")
+	dir := filepath.Join(missing, "parts")
+	code, _, stderr := execute(context.Background(), "run", "ten-hits-one-view", "-t", "http://127.0.0.1:1", "--shard", "0/2", "--run-id", "x", "--shard-dir", dir)
+	want := "racelab: --shard-dir " + dir + ": folder " + missing + " does not exist; create it, or name a folder inside one that does\n"
+	if code != exitUsage || stderr != want {
+		t.Errorf("--shard-dir under a missing folder: exit %d, stderr %q; want exit 2 and %q", code, stderr, want)
+	}
+	if _, err := os.Stat(missing); !os.IsNotExist(err) {
+		t.Errorf("%s: %v; want it never made", missing, err)
+	}
+	file := filepath.Join(t.TempDir(), "a-file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = execute(context.Background(), "run", "ten-hits-one-view", "-t", "http://127.0.0.1:1", "--shard", "0/2", "--run-id", "x", "--shard-dir", file)
+	if code != exitUsage || !strings.Contains(stderr, "is a file; want a folder for the parts") {
+		t.Errorf("--shard-dir naming a file: exit %d, stderr %q; want exit 2 saying it is a file", code, stderr)
+	}
+}
+
+// TestCleanDatabaseOutOfRange: a Redis URL naming a database the server
+// does not have is the URL's fault, not a server that is down: a usage
+// error naming the flag and the database, against the real server.
+func TestCleanDatabaseOutOfRange(t *testing.T) {
+	base := cmp.Or(os.Getenv("RACELAB_REDIS_URL"), targets.DefaultRedisURL)
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/99"
+	code, _, stderr := execute(context.Background(), "clean", "--redis-url", u.String())
+	want := "database 99 is out of range on this server"
+	if code != exitUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "--redis-url") || !strings.Contains(stderr, want) || strings.Contains(stderr, "is it running") {
+		t.Errorf("clean --redis-url %s: exit %d, stderr %q; want exit 2 and one line saying %q", u, code, stderr, want)
 	}
 }

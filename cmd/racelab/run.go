@@ -148,6 +148,13 @@ func (o *runOptions) plan() (engine.Plan, error) {
 	if err := o.Evidence.apply(&p); err != nil {
 		return engine.Plan{}, err
 	}
+	switch {
+	case o.given("background") && strings.TrimSpace(o.Background) == "":
+		return engine.Plan{}, usageError{errors.New("--background '': want a rate above 0 such as 200/s; leave the flag out for no background load")}
+	case o.given("background-keys") && o.BackgroundKeys == 0:
+		// 0 is the plan's "the default"; given, it is a count of no keys.
+		return engine.Plan{}, usageError{fmt.Errorf("--background-keys 0: want 1 to %d", load.MaxLoadKeys)}
+	}
 	if o.Background == "" && (o.BackgroundOnKey || o.given("background-keys")) {
 		return engine.Plan{}, usageError{errors.New("--background-keys and --background-on-key shape a --background load; give --background RATE, e.g. 200/s")}
 	}

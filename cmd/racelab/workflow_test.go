@@ -402,7 +402,22 @@ func (r *ghRun) playStep(st ghStep, ws string, jobEnv, ctx map[string]string) (c
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	out, err := cmd.CombinedOutput()
+	// The step's output goes to a file, not a pipe: with a pipe, Wait
+	// also waits for a goroutine to copy it, and on a loaded machine a
+	// step that had exited 0 once failed "WaitDelay expired before I/O
+	// complete". A file needs no copying; WaitDelay then bounds only a
+	// step ended by the context.
+	log, err := os.Create(filepath.Join(dir, "log"))
+	if err != nil {
+		return -1, err.Error(), nil
+	}
+	cmd.Stdout, cmd.Stderr = log, log
+	err = cmd.Run()
+	log.Close()
+	out, rerr := os.ReadFile(filepath.Join(dir, "log"))
+	if rerr != nil {
+		return -1, rerr.Error(), nil
+	}
 	code = 0
 	if err != nil {
 		code = -1
@@ -604,15 +619,30 @@ func gitHubActionsWorkflowRuns(t *testing.T, store string) {
 		t.Fatalf("no workflow case for store %q", store)
 	}
 	url := serveProcess(t, store)
-	// A lead the four shard processes can start within on a loaded
-	// machine, beside TestProcesses's other cases: with 3 s they once
-	// fired 4.3 s late, a burst that proves nothing (--max-spread), and a
-	// start already past when a shard reads it is refused. With 20 s,
-	// make test on a slow day once started shard 0 0.6 s past it; with
-	// 30 s, a make test under load started the shards 7 s to 27 s past.
+	// A lead the four shard processes usually start within on a loaded
+	// machine, beside TestProcesses's other cases: with 30 s, a make test
+	// under load started the shards 7 s to 27 s past it. No lead is sure
+	// on a machine loaded without bound, and the workflow says what a
+	// late shard does: it fires at once, and verify still runs and judges
+	// the bursts it made late by their spread. So the test holds either
+	// way, and checks the verdict of whole bursts whenever the shards
+	// were on time.
 	r := newGHRun(t, wf, map[string]string{"RACELAB_TARGET": url}, map[string]string{
 		"RACELAB_LEAD": "60", "RACELAB_REQUESTS": strconv.Itoa(tc.requests), "RACELAB_TRIALS": strconv.Itoa(tc.trials)})
 	r.run()
+	var late []string
+	for i := range total {
+		if jr := r.jobs[fmt.Sprintf("shard (%d)", i)]; jr != nil {
+			for _, s := range jr.steps {
+				if strings.Contains(s.output, "racelab: warning: shard ") && strings.Contains(s.output, "after its release instant") {
+					late = append(late, strconv.Itoa(i))
+				}
+			}
+		}
+	}
+	if late != nil {
+		t.Logf("shards %s started past their release instant (the machine is loaded); a late burst may be inconclusive", strings.Join(late, ", "))
+	}
 
 	if s := r.step("plan", "build racelab"); s.code != 0 || !strings.Contains(s.output, "racelab ") {
 		t.Fatalf("build: exit %d; want racelab built and its version printed\n%s", s.code, r)
@@ -627,10 +657,18 @@ func gitHubActionsWorkflowRuns(t *testing.T, store string) {
 		}
 	}
 	v := r.step("verify", "merge, read back, judge")
-	if v.code != tc.code || !strings.Contains(v.output, "| TARGET") {
+	// A late share (or a share staged late on a loaded machine) makes its
+	// burst not simultaneous: inconclusive, exit 1 naming the cause,
+	// unless its counts prove the break. That is the machine's load, not
+	// the workflow's doing; whole bursts are checked whenever they came.
+	lateBurst := v.code == exitFailure && strings.Contains(v.output, "burst not simultaneous")
+	if lateBurst {
+		t.Logf("verify: a burst was not simultaneous (shards late: %v); its verdict is not checked", late)
+	}
+	if v.code != tc.code && !lateBurst || !strings.Contains(v.output, "| TARGET") {
 		t.Fatalf("verify: exit %d; want %d, with the table in the log\n%s", v.code, tc.code, r)
 	}
-	if !strings.Contains(r.summary.String(), tc.summary) || !strings.Contains(r.summary.String(), "| ") {
+	if !lateBurst && !strings.Contains(r.summary.String(), tc.summary) || !strings.Contains(r.summary.String(), "| ") {
 		t.Errorf("job summary: want a markdown table saying %q:\n%s", tc.summary, r.summary.String())
 	}
 	b, err := os.ReadFile(filepath.Join(r.artifacts, "racelab-result", "merged.json"))
@@ -649,9 +687,8 @@ func gitHubActionsWorkflowRuns(t *testing.T, store string) {
 }
 
 // A failed shard stops the run before the verify job, which would only
-// refuse the missing part. The lead is long, so that no shard starts past
-// its release (refused, exit 2): a shard fails on the closed port before
-// it waits.
+// refuse the missing part: a shard fails on the closed port before it
+// waits for its release.
 func gitHubActionsWorkflowStopsOnAFailedShard(t *testing.T) {
 	wf := readWorkflow(t)
 	r := newGHRun(t, wf, map[string]string{"RACELAB_TARGET": "http://127.0.0.1:1"}, map[string]string{"RACELAB_LEAD": "60", "RACELAB_TRIALS": "1"})

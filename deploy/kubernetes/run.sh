@@ -7,7 +7,9 @@
 #
 # LEAD is how far ahead the start is set: long enough for every pod to be
 # scheduled, pull the image and warm its connections. A shard that starts
-# later still fires, at once, and the arrival spread in the report shows it.
+# later still fires what is due, at once (a warning in its log), and the
+# verify Job still runs: a burst it made late is inconclusive by its spread
+# unless its counts prove the break.
 #
 # Exit codes are racelab's: the verify pod's own (0 as expected, 3 a rule
 # broken, 1 could not judge, 2 parts that do not belong together); 1 also

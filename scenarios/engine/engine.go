@@ -261,8 +261,16 @@ func (p *Plan) targets() ([]Resolved, error) {
 	}
 	out := make([]Resolved, 0, len(specs))
 	names := map[string]bool{}
+	unnamed := map[string]bool{}
 	for _, given := range specs {
 		name, raw := splitName(given)
+		if name == "" {
+			// Two identical rows would say nothing one row does not.
+			if unnamed[raw] {
+				return nil, usage.Fieldf("Targets", "{} %s given twice; give each target once, or name the copies to run it twice (-t a=%s -t b=%s)", raw, raw, raw)
+			}
+			unnamed[raw] = true
+		}
 		if name != "" {
 			if _, _, err := p.catalog().Lookup(name); err == nil {
 				return nil, usage.Fieldf("Targets", "{} %s: %q is a target of its own; name it something else, such as %q", given, name, "my-"+name)

@@ -92,14 +92,25 @@ func Summarize(h *hdrhistogram.Histogram) (lat results.Latency, saved string, ba
 	return latencyOf(h), saved, buckets(h)
 }
 
-// DecodeHistogram reads a histogram a load result saved (Summarize).
-func DecodeHistogram(s string) (*hdrhistogram.Histogram, error) {
+// errMalformedHistogram is a saved histogram the decoder could not read.
+var errMalformedHistogram = errors.New("latency histogram: malformed; want the base64 HdrHistogram (V2 compressed) a racelab load saved")
+
+// DecodeHistogram reads a histogram a load result saved (Summarize). A
+// saved document is the reader's input: the decoder trusts the lengths in
+// its header and panics on some malformed ones (a header shorter than 8
+// bytes, a negative length), and a Go runtime error's text says nothing
+// to the user, so both say what was wanted instead.
+func DecodeHistogram(s string) (h *hdrhistogram.Histogram, err error) {
 	if s == "" {
 		return NewHistogram(), nil
 	}
-	h, err := hdrhistogram.Decode([]byte(s))
-	if err != nil {
-		return nil, fmt.Errorf("latency histogram: %w", err)
+	defer func() {
+		if recover() != nil {
+			h, err = nil, errMalformedHistogram
+		}
+	}()
+	if h, err = hdrhistogram.Decode([]byte(s)); err != nil {
+		return nil, fmt.Errorf("%w (%w)", errMalformedHistogram, err)
 	}
 	return h, nil
 }

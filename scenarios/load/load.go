@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -175,6 +176,8 @@ func (p *LoadPlan) Validate() []error {
 			errs = append(errs, usage.Fieldf("Duration", "an open load needs a duration or {Requests}"))
 		case p.Requests > 0 && lastRate(*s) <= 0:
 			errs = append(errs, usage.Fieldf("Requests", "{} %d needs a last rate above 0 to send them all", p.Requests))
+		case s.Duration() == math.MaxInt64:
+			errs = append(errs, usage.Fieldf("Stages", "{} add up past the longest duration racelab counts (about 292 years); want at most %s in all", MaxLoadDuration))
 		case s.Duration() > MaxLoadDuration:
 			errs = append(errs, usage.Fieldf("Stages", "{} last %s; want at most %s in all", s.Duration(), MaxLoadDuration))
 		case p.Requests > 0 && float64(p.Requests)/float64(lastRate(*s)) > MaxLoadDuration.Seconds():

@@ -128,10 +128,15 @@ func Constant(r Rate, d time.Duration) Schedule {
 	return Schedule{Start: r, Stages: []Stage{{Duration: d, Target: r}}, Spacing: Even}
 }
 
-// Duration is the schedule's length: its stages' durations summed.
+// Duration is the schedule's length: its stages' durations summed, or
+// math.MaxInt64 when the sum would overflow, so that stages too long in
+// all are never taken for none (a sum that wrapped below zero).
 func (s Schedule) Duration() time.Duration {
 	var d time.Duration
 	for _, st := range s.Stages {
+		if st.Duration > math.MaxInt64-d {
+			return math.MaxInt64
+		}
 		d += st.Duration
 	}
 	return d

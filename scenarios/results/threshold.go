@@ -106,6 +106,11 @@ func ParseThreshold(s string) (Threshold, error) {
 		}
 	}
 	metric, value := strings.ToLower(expr[:i]), expr[i+len(op):]
+	if cut := strings.TrimRight(metric, "=!<>"); cut != metric {
+		// "p(95)=<200": the comparison is misspelt, and what is left of
+		// it is no part of the metric's name.
+		return bad("%q is not a comparison: <, <=, >, >=, == or !=", expr[len(cut):i+len(op)])
+	}
 	t := Threshold{Expr: expr, Metric: metric, Op: op, figure: metric}
 	if op == "===" {
 		t.Op = "=="
@@ -165,6 +170,10 @@ func ParseThreshold(s string) (Threshold, error) {
 		v, ok := number()
 		if !ok {
 			return bad("%s takes a number, not %q", metric, value)
+		}
+		if kind == countMetric && v != math.Trunc(v) {
+			// count>1.5 would read as count>=2 without a word.
+			return bad("%s counts requests, a whole number, not %s", metric, value)
 		}
 		t.Value = v
 	}

@@ -1,6 +1,7 @@
 package shards
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -95,8 +96,9 @@ func checkLatency(t *results.LoadTarget) (err error) {
 	defer func() {
 		// The histogram's decoder trusts its header; a crafted one must
 		// not take racelab down.
-		if p := recover(); p != nil {
-			err = fmt.Errorf("histogram: unreadable (%v)", p)
+		// What the runtime said of the panic is not for the user.
+		if recover() != nil {
+			err = errors.New("histogram: unreadable: its counts do not fit its header; want the histogram the load saved")
 		}
 	}()
 	h, err := load.DecodeHistogram(t.Histogram)

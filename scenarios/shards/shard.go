@@ -86,8 +86,10 @@ func ParseStartAt(s string, now time.Time) (time.Time, error) {
 	s = strings.TrimSpace(s)
 	if rest, ok := strings.CutPrefix(s, "+"); ok {
 		d, err := time.ParseDuration(rest)
-		if err != nil || d < 0 {
-			return time.Time{}, usage.Fieldf("StartAt", "{} %q: want +DURATION such as +30s, or an RFC 3339 instant such as 2026-05-01T12:00:00Z", s)
+		if err != nil || d <= 0 {
+			// +0s is now, which no shard can stage for: already past when
+			// it fires.
+			return time.Time{}, usage.Fieldf("StartAt", "{} %q: want +DURATION above 0 such as +30s, or an RFC 3339 instant such as 2026-05-01T12:00:00Z", s)
 		}
 		return now.Add(d).Round(0), nil // Round(0): a wall-clock instant, as a parsed one
 	}
@@ -99,25 +101,39 @@ func ParseStartAt(s string, now time.Time) (time.Time, error) {
 }
 
 // MaxStartAhead is how far ahead --start-at may be without Wait: a
-// release over a day away is more likely a mistyped date than a plan.
+// release over a day away is more likely a mistyped date than a plan. A
+// release over a day past is taken for a mistyped date too.
 const MaxStartAhead = 24 * time.Hour
 
-// CheckStartAt refuses a release instant the shards cannot keep: one
-// already past, which every shard would take as "at once", each at its
-// own time, so that no burst is simultaneous; and one more than
-// MaxStartAhead away unless wait says it is meant, since a shard would
-// wait for it without a word. Its fields are StartAt and Wait.
+// CheckStartAt refuses a release instant no shard can mean: one more than
+// MaxStartAhead past, and one more than MaxStartAhead away unless wait
+// says it is meant, since a shard would wait for it without a word. An
+// instant less than a day past is a shard that started late (a runner
+// handed out late, a pod slow to pull its image), not a mistake of the
+// user's: it is kept, the shard fires its share of every trial already
+// due at once (Late says how late), and the merge counts those bursts as
+// not simultaneous, where refusing it would lose every other shard's
+// work and every trial still to come. Its fields are StartAt and Wait.
 func CheckStartAt(at, now time.Time, wait bool) error {
 	now = now.Round(0) // the wall clock, as at's
 	switch {
-	case at.Before(now):
-		return usage.Fieldf("StartAt", "{} %s is %s in the past; give an instant to come, computed once for every shard, or +DURATION such as +30s",
+	case now.Sub(at) > MaxStartAhead:
+		return usage.Fieldf("StartAt", "{} %s is %s in the past, more than a day; give an instant to come, computed once for every shard, or +DURATION such as +30s",
 			at.Format(time.RFC3339Nano), aboutDuration(now.Sub(at)))
 	case at.Sub(now) > MaxStartAhead && !wait:
 		return usage.Fieldf("StartAt", "{} %s is %s ahead, more than a day; add {Wait} if the shards are to wait that long",
 			at.Format(time.RFC3339Nano), aboutDuration(at.Sub(now)))
 	}
 	return nil
+}
+
+// Late says, for a shard whose release instant is at, how long ago it
+// passed at now, in words ("3s"), or "" when it is still to come.
+func Late(at, now time.Time) string {
+	if at.IsZero() || !now.Round(0).After(at) {
+		return ""
+	}
+	return aboutDuration(now.Round(0).Sub(at))
 }
 
 // aboutDuration says d in days from two days, else to the second, or to

@@ -3,7 +3,9 @@ package shards
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -81,13 +83,33 @@ func Encode(part *results.ShardResult, key []byte) ([]byte, error) {
 func Save(dir string, part *results.ShardResult, data []byte) error {
 	name := filepath.Join(dir, fmt.Sprintf("shard-%d-of-%d.json", part.Shard, part.Shards))
 	tmp := name + ".tmp"
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	// The folder itself only: a path whose parent is missing was refused
+	// by CheckDir, and a typo must not grow folders from the root.
+	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 		return err
 	}
 	if err := os.WriteFile(tmp, data, 0o644); err != nil {
 		return err
 	}
 	return os.Rename(tmp, name)
+}
+
+// CheckDir refuses a folder Save could not write to before a shard runs,
+// not after it has fired: dir must be a folder, or name one to make in a
+// folder that exists (shards side by side make it together). Its field
+// is ShardDir.
+func CheckDir(dir string) error {
+	if fi, err := os.Stat(dir); err == nil {
+		if !fi.IsDir() {
+			return usage.Fieldf("ShardDir", "{} %s is a file; want a folder for the parts", dir)
+		}
+		return nil
+	}
+	parent := filepath.Dir(filepath.Clean(dir))
+	if fi, err := os.Stat(parent); err != nil || !fi.IsDir() {
+		return usage.Fieldf("ShardDir", "{} %s: folder %s does not exist; create it, or name a folder inside one that does", dir, parent)
+	}
+	return nil
 }
 
 // ExpandDirs replaces each folder among names by the parts Save wrote

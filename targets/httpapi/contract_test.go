@@ -65,10 +65,11 @@ func TestMergeAndValidate(t *testing.T) {
 		t.Errorf("merged download = %+v; want no=[403] and the contract's checks on its own path", dl)
 	}
 	bad := map[string]httpapi.Mapping{
-		"has no {item}":         {httpapi.CallItem: {Path: "/item/{slug}"}},
-		"means both yes and no": {httpapi.CallDownload: {No: []int{200}}},
-		"not an HTTP method":    {httpapi.CallHit: {Method: "post!"}},
-		"must start with /":     {httpapi.CallHit: {Path: "hit/{slug}"}},
+		"has no {item}":            {httpapi.CallItem: {Path: "/item/{slug}"}},
+		"means both yes and no":    {httpapi.CallDownload: {No: []int{200}}},
+		"is not one racelab sends": {httpapi.CallHit: {Method: "post!"}},
+		"want one of GET, HEAD":    {httpapi.CallHit: {Method: "TELEPORT", Path: "/x/{slug}", Yes: []int{200}, Field: "n"}},
+		"must start with /":        {httpapi.CallHit: {Path: "hit/{slug}"}},
 	}
 	for says, over := range bad {
 		if err := httpapi.Contract().Merge(over).Validate(); err == nil || !strings.Contains(err.Error(), says) {

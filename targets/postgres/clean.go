@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/racelab/racelab/targets/internal/server"
 )
 
 // tables are the store's tables with the column each keys its rows by.
@@ -35,20 +37,41 @@ func (s *Store) Clean(ctx context.Context, key string) error {
 // verify) left behind, and answers how many it deleted; within, when not
 // empty, limits it to rows whose key holds it (a test's own, on a server
 // others use). The tables stay; rows of a run still going are deleted
-// too: run it when none is.
+// too: CleanScoped with an Idle spares them.
 func CleanAll(ctx context.Context, cfg Config, within string) (int64, error) {
+	removed, _, err := CleanScoped(ctx, cfg, server.CleanScope{Within: within})
+	return removed, err
+}
+
+// CleanScoped deletes the rows in scope of the store's tables on the
+// server cfg names and answers how many it deleted, and how many it kept
+// because they were written more recently than scope.Idle (the touched
+// column).
+func CleanScoped(ctx context.Context, cfg Config, scope server.CleanScope) (removed, kept int64, err error) {
 	s, err := Open(ctx, cfg)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer s.Close()
-	var removed int64
+	idle := scope.Idle.Seconds()
 	for _, t := range tables {
-		tag, err := s.db().Exec(ctx, `DELETE FROM `+t.name+` WHERE strpos(`+t.key+`, $1) > 0`, within)
+		in := `strpos(` + t.key + `, $1) > 0 AND starts_with(` + t.key + `, $2)`
+		del, args := `DELETE FROM `+t.name+` WHERE `+in, []any{scope.Within, scope.Prefix}
+		if idle > 0 {
+			del, args = del+` AND touched < now() - make_interval(secs => $3)`, append(args, idle)
+		}
+		tag, err := s.db().Exec(ctx, del, args...)
 		if err != nil {
-			return removed, fmt.Errorf("clean %s: %w", t.name, err)
+			return removed, kept, fmt.Errorf("clean %s: %w", t.name, err)
 		}
 		removed += tag.RowsAffected()
+		if idle > 0 {
+			var n int64
+			if err := s.db().QueryRow(ctx, `SELECT count(*) FROM `+t.name+` WHERE `+in, scope.Within, scope.Prefix).Scan(&n); err != nil {
+				return removed, kept, fmt.Errorf("clean %s: %w", t.name, err)
+			}
+			kept += n
+		}
 	}
-	return removed, nil
+	return removed, kept, nil
 }

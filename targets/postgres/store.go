@@ -155,8 +155,10 @@ func address(c *pgx.ConnConfig) string {
 // error even under IF NOT EXISTS.
 const schemaLock = 0x72616365 // "race"
 
-// createTables creates the store's tables when they do not exist. It never
-// alters or drops one.
+// createTables creates the store's tables when they do not exist, and
+// gives each, once, the touched column a trigger keeps to the instant of
+// the row's last write, so that racelab clean can spare the rows of a run
+// still going (CleanScoped). It never drops one.
 func createTables(ctx context.Context, pool *pgxpool.Pool) error {
 	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(schemaLock)); err != nil {
@@ -196,8 +198,34 @@ func createTables(ctx context.Context, pool *pgxpool.Pool) error {
 				return fmt.Errorf("create tables: %w", err)
 			}
 		}
-		return nil
+		return addTouched(ctx, tx)
 	})
+}
+
+// addTouched adds the touched column and its trigger to the tables that
+// lack them. Only then: ALTER TABLE and CREATE TRIGGER lock the table
+// against every request, and a store opened during another's burst must
+// not stall it.
+func addTouched(ctx context.Context, tx pgx.Tx) error {
+	for _, t := range tables {
+		var has bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'racelab_touch' AND tgrelid = to_regclass($1))`, t.name).Scan(&has); err != nil {
+			return fmt.Errorf("look for %s's touched column: %w", t.name, err)
+		}
+		if has {
+			continue
+		}
+		for _, ddl := range []string{
+			`ALTER TABLE ` + t.name + ` ADD COLUMN IF NOT EXISTS touched timestamptz NOT NULL DEFAULT now()`,
+			`CREATE OR REPLACE FUNCTION racelab_touch() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN NEW.touched := now(); RETURN NEW; END $$`,
+			`CREATE OR REPLACE TRIGGER racelab_touch BEFORE UPDATE ON ` + t.name + ` FOR EACH ROW EXECUTE FUNCTION racelab_touch()`,
+		} {
+			if _, err := tx.Exec(ctx, ddl); err != nil {
+				return fmt.Errorf("add %s's touched column: %w", t.name, err)
+			}
+		}
+	}
+	return nil
 }
 
 // Retries is how many times serializable-strategy requests started over

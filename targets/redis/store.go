@@ -1,6 +1,7 @@
 package redis
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -69,6 +70,15 @@ type Store struct{ base server.Store[*goredis.Client] }
 // Open connects to the server cfg names and checks that it answers.
 func Open(ctx context.Context, cfg Config) (*Store, error) {
 	base, err := server.Open(ctx, cfg, kind)
+	if err != nil && strings.Contains(err.Error(), "DB index is out of range") {
+		// The server answered, so it runs: the URL names a database it
+		// does not have (16 unless its databases setting says otherwise).
+		db := "its database"
+		if opts, perr := ParseURL(cmp.Or(cfg.URL, DefaultURL)); perr == nil {
+			db = fmt.Sprintf("database %d", opts.DB)
+		}
+		return nil, server.URLErrors("redis", redact(cfg.URL), ErrBadURL)("%s is out of range on this server (it has 16, 0 to 15, unless its databases setting says more)", db)
+	}
 	if err != nil {
 		return nil, err
 	}
