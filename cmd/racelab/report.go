@@ -93,6 +93,11 @@ func runReport(ctx context.Context, s Streams, o *reportOptions) error {
 		}
 		all = append(all, saved.Runs...)
 		loads = append(loads, saved.Loads...)
+		// Checked as each file comes, so that the error names the file
+		// that brought a run or trial a second time.
+		if err := results.Distinct(all, loads); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
 	}
 	// Judged against this command's --expect, never the files' own.
 	expect, expectOf, err := parseExpect(o.Expect)

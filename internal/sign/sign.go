@@ -156,16 +156,15 @@ func Render(w io.Writer, key []byte, render func(io.Writer) error) error {
 	return All(w, b.Bytes(), key)
 }
 
-// Checker is the check of each document read under key: a signed one
-// must be the key's (ErrAltered); an unsigned one is refused
-// (ErrUnsigned) only when require is set.
-func Checker(key []byte, require bool) func(doc []byte) error {
+// Checker is the check of each document read under key: every one must
+// be signed (ErrUnsigned), and signed by key over its content
+// (ErrAltered). A reader that holds a key takes no unsigned document: an
+// unsigned part beside signed ones, or a signed document stripped of its
+// signature, would otherwise be read as if no key had been given, and
+// could change a verdict the signed ones make.
+func Checker(key []byte) func(doc []byte) error {
 	return func(doc []byte) error {
-		err := Check(doc, key)
-		if errors.Is(err, ErrUnsigned) && !require {
-			return nil
-		}
-		if err != nil {
+		if err := Check(doc, key); err != nil {
 			return fmt.Errorf("signature: %w", err)
 		}
 		return nil

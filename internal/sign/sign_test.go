@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -92,4 +93,52 @@ func FuzzCheck(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A reader that holds a key takes only documents signed by it: unsigned,
+// with an empty signature, stripped of it, altered, or signed with
+// another key, each is refused for what it is.
+func TestCheckerRefusesEveryDocumentNotSignedByTheKey(t *testing.T) {
+	key := []byte("k3y")
+	signed, err := Sign([]byte(doc), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := Sign([]byte(doc), []byte("another"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stripped := bytes.Replace(signed, []byte(`"signature": "`+mac(key, mustCanonical(t, signed))+`",`), nil, 1)
+	check := Checker(key)
+	if err := check(signed); err != nil {
+		t.Errorf("the key's own document: %v", err)
+	}
+	for _, tt := range []struct {
+		name string
+		doc  []byte
+		want error
+	}{
+		{"unsigned", []byte(doc), ErrUnsigned},
+		{"an empty signature", []byte(`{"signature": "", ` + doc[1:]), ErrUnsigned},
+		{"stripped of its signature", stripped, ErrUnsigned},
+		{"altered", bytes.Replace(signed, []byte(`"holds"`), []byte(`"breaks"`), 1), ErrAltered},
+		{"another key's", other, ErrAltered},
+	} {
+		if bytes.Equal(tt.doc, signed) {
+			t.Fatalf("%s: the edit did not apply", tt.name)
+		}
+		err := check(tt.doc)
+		if !errors.Is(err, tt.want) || !strings.HasPrefix(fmt.Sprint(err), "signature: ") {
+			t.Errorf("%s: %v; want %q after \"signature: \"", tt.name, err, tt.want)
+		}
+	}
+}
+
+func mustCanonical(t *testing.T, doc []byte) []byte {
+	t.Helper()
+	rest, _, err := canonical(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rest
 }

@@ -117,6 +117,39 @@ func CheckWith(r *results.Result, find Finder, historyTimeout time.Duration) err
 			}
 		}
 	}
+	if err := checkTrialCount(r); err != nil {
+		return bad(err.field, "%s", err.msg)
+	}
+	return nil
+}
+
+// checkTrialCount refuses a result whose "trials", the count its heading
+// states, its targets' trials do not bear out ("1000 trials per target"
+// over targets that ran 5). A run gives every target the trials asked
+// unless it was cut short (interrupted, or the target failed) or it was
+// adaptive (--max-rate: from none to MaxTrials); a merge (Merge) asks
+// the trials of its most-trialled target.
+func checkTrialCount(r *results.Result) *fieldError {
+	merged := len(r.RunIDs) > 0 || len(r.Seeds) > 0
+	adaptive := r.MaxRate > 0
+	most, failed := 0, false
+	for i := range r.Targets {
+		t := &r.Targets[i]
+		n := t.Summary().Trials
+		most, failed = max(most, n), failed || t.Error != ""
+		at := fmt.Sprintf("targets[%d]", i)
+		switch {
+		case adaptive && !merged && n > max(r.Trials, r.MaxTrials):
+			return &fieldError{at + ".trials", fmt.Sprintf("%d trials; the result allows at most %d", n, max(r.Trials, r.MaxTrials))}
+		case !adaptive && n > r.Trials:
+			return &fieldError{"trials", fmt.Sprintf("%d, but %s ran %d", r.Trials, at, n)}
+		case !adaptive && !merged && !r.Interrupted && t.Error == "" && n != r.Trials:
+			return &fieldError{"trials", fmt.Sprintf("%d, but %s ran %d and was neither interrupted nor failed", r.Trials, at, n)}
+		}
+	}
+	if !adaptive && merged && !r.Interrupted && !failed && most != r.Trials {
+		return &fieldError{"trials", fmt.Sprintf("%d, but the most-trialled target of this merge ran %d", r.Trials, most)}
+	}
 	return nil
 }
 
@@ -228,8 +261,14 @@ func checkTally(t *results.TargetResult, n int, stream bool) *fieldError {
 		return &fieldError{"trials", fmt.Sprintf("%d, but a kept trial is numbered %d", s.Trials, t.Trials[len(t.Trials)-1].Index)}
 	case s.Broken < sample.Broken || s.Broken > s.Trials:
 		return &fieldError{"broken", fmt.Sprintf("%d; the kept trials alone show %d broken", s.Broken, sample.Broken)}
+	case s.Broken > 0 && sample.Broken == 0:
+		// A sample always keeps a run's first broken trial (Recorder.Add):
+		// a break claimed beyond the sample must show in it.
+		return &fieldError{"broken", fmt.Sprintf("%d, yet no kept trial broke; a sample keeps the first broken trial", s.Broken)}
 	case s.Inconclusive < sample.Inconclusive || s.Broken+s.Inconclusive > s.Trials:
 		return &fieldError{"inconclusive", fmt.Sprintf("%d; the kept trials alone show %d", s.Inconclusive, sample.Inconclusive)}
+	case s.Inconclusive > 0 && sample.Inconclusive == 0:
+		return &fieldError{"inconclusive", fmt.Sprintf("%d, yet no kept trial is inconclusive; a sample keeps the first inconclusive trial", s.Inconclusive)}
 	case !stream && (s.Requests.Min != n || s.Requests.Max != n || s.Requests.Sum != int64(n)*int64(s.Trials)):
 		return &fieldError{"requests", fmt.Sprintf("%+v; want %d in each of %d trials", s.Requests, n, s.Trials)}
 	case s.Allowed.Sum+s.Refused.Sum+s.Errors.Sum != s.Requests.Sum:

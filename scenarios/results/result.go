@@ -415,6 +415,11 @@ type Result struct {
 	// Sharded says the run was played by several shards and merged
 	// (VerifyRun); nil for a run played by one process.
 	Sharded *ShardOrigin `json:"sharded,omitempty"`
+	// RunID is the run's own id (NewRunID); RunIDs, in a result merged
+	// from others (Merge), theirs. Both are empty in results saved
+	// before runs had ids. Distinct refuses results that share one.
+	RunID  string   `json:"run_id,omitempty"`
+	RunIDs []string `json:"run_ids,omitempty"`
 }
 
 // ShortfallKind says how a target let a run down, in the order a reader
@@ -606,6 +611,9 @@ func mergeParts(parts []*Result) *Result {
 		Rule:     first.Rule,
 		Requests: first.Requests,
 		Seed:     first.Seed,
+	}
+	for _, r := range parts {
+		m.RunIDs = mergedIDs(m.RunIDs, runIDs(r.RunID, r.RunIDs))
 	}
 	type slot struct {
 		tr      *TargetResult

@@ -58,6 +58,9 @@ type Verifier struct {
 }
 
 func (v Verifier) load(l *LoadResult) error {
+	if err := l.CheckJudged(); err != nil {
+		return err
+	}
 	if v.Load == nil {
 		return l.Check()
 	}
