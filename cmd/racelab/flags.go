@@ -558,7 +558,7 @@ type signFlags struct {
 }
 
 // signKey is --sign-key's value: any text but the empty one. `--sign-key
-// ''` (a secret that expanded to nothing) is refused rather than taken as
+// ”` (a secret that expanded to nothing) is refused rather than taken as
 // no key, which would let a reader accept unsigned documents.
 type signKey string
 

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -99,12 +101,7 @@ func runReport(ctx context.Context, s Streams, o *reportOptions) error {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 	}
-	// Judged against this command's --expect, never the files' own.
-	expect, expectOf, err := parseExpect(o.Expect)
-	if err != nil {
-		return err
-	}
-	if err := engine.Reexpect(o.catalog, expect, expectOf, all, loads); err != nil {
+	if err := o.expect(all, loads); err != nil {
 		return err
 	}
 	merged := results.Merge(all)
@@ -150,4 +147,23 @@ func (o *reportOptions) checkMerge() error {
 		return usageError{errors.New("--max-spread judges the bursts of merged parts; a saved result was judged by the bound it records (add --merge for the parts of a sharded run)")}
 	}
 	return nil
+}
+
+// expect sets what each target of the saved results is expected to do:
+// what the file says, as the run that wrote it was asked (`run --expect
+// naive=breaks -o json=r.json`, then `report r.json`, exits as the run
+// did), unless this command's --expect says otherwise: for every target
+// (a bare --expect WHAT), or for the targets it names. With a key every
+// document read was signed by it (signFlags.verifier), so a kept
+// expectation is the one racelab wrote; verify, which merges parts that
+// each claim their own, always judges by its own --expect instead.
+func (o *reportOptions) expect(rs []*results.Result, ls []*results.LoadResult) error {
+	all, one, err := parseExpect(o.Expect)
+	if err != nil {
+		return err
+	}
+	if slices.ContainsFunc(o.Expect, func(v string) bool { return !strings.Contains(v, "=") }) {
+		return engine.Reexpect(o.catalog, all, one, rs, ls)
+	}
+	return engine.KeepExpect(o.catalog, one, rs, ls)
 }

@@ -311,6 +311,21 @@ func otherFigure(a, b map[string][]int64) (name string, ok bool) {
 // expected to hold unless the catalog knows it as naive. A target the
 // catalog does not know, or a one key no target has, is an error.
 func Reexpect(cat *targets.Catalog, all Override, one map[string]Override, rs []*results.Result, ls []*results.LoadResult) error {
+	return reexpect(cat, &all, one, rs, ls)
+}
+
+// KeepExpect is Reexpect for a reader who keeps what the documents say
+// they expected (`racelab report` without --expect for every target):
+// only the targets one names are set again, the others keep their saved
+// expectation. The documents' signatures, when a key is given, are what
+// make a saved expectation trustworthy.
+func KeepExpect(cat *targets.Catalog, one map[string]Override, rs []*results.Result, ls []*results.LoadResult) error {
+	return reexpect(cat, nil, one, rs, ls)
+}
+
+// reexpect is Reexpect, keeping a target's saved expectation when all is
+// nil and one does not name it.
+func reexpect(cat *targets.Catalog, all *Override, one map[string]Override, rs []*results.Result, ls []*results.LoadResult) error {
 	if cat == nil {
 		cat = targets.Builtin()
 	}
@@ -323,11 +338,13 @@ func Reexpect(cat *targets.Catalog, all Override, one map[string]Override, rs []
 		ov := all
 		for _, key := range []string{name, spec, parsed.Name()} {
 			if o, ok := one[key]; ok && key != "" {
-				ov, used[key] = o, true
+				ov, used[key] = &o, true
 				break
 			}
 		}
-		*e, *strict = ExpectationOf(entry, ov)
+		if ov != nil {
+			*e, *strict = ExpectationOf(entry, *ov)
+		}
 		return nil
 	}
 	for _, r := range rs {

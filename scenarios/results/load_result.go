@@ -14,7 +14,11 @@ const LoadSchemaVersion = "racelab/load/v1"
 
 // LoadResult is a load on one or more targets and its verdicts.
 type LoadResult struct {
-	Schema   string    `json:"schema"`
+	Schema string `json:"schema"`
+	// RunID and RunIDs are as a Result's: the load's own id, and in a
+	// listing of several loads (MergeLoads), theirs.
+	RunID    string    `json:"run_id,omitempty"`
+	RunIDs   []string  `json:"run_ids,omitempty"`
 	Scenario string    `json:"scenario"`
 	Rule     string    `json:"rule"`
 	Model    LoadModel `json:"model"`
@@ -39,10 +43,6 @@ type LoadResult struct {
 	// Sharded says the load was played by several shards and merged
 	// (VerifyLoad); nil for a load played by one process.
 	Sharded *ShardOrigin `json:"sharded,omitempty"`
-	// RunID and RunIDs are as a Result's: the load's own id, and in a
-	// listing of several loads (MergeLoads), theirs.
-	RunID  string   `json:"run_id,omitempty"`
-	RunIDs []string `json:"run_ids,omitempty"`
 }
 
 // LoadSchedule is an open load's arrivals: from Start (per second),

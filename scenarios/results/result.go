@@ -365,6 +365,11 @@ func (t *TargetResult) CountedDistribution() (lo, median, hi int64, ok bool) {
 type Result struct {
 	// Schema is SchemaVersion, so saved results say what they are.
 	Schema string `json:"schema"`
+	// RunID is the run's own id (NewRunID); RunIDs, in a result merged
+	// from others (Merge), theirs. Both are empty in results saved
+	// before runs had ids. Distinct refuses results that share one.
+	RunID  string   `json:"run_id,omitempty"`
+	RunIDs []string `json:"run_ids,omitempty"`
 	// Scenario is the story's name; Rule its hard rule in words.
 	Scenario string `json:"scenario"`
 	Rule     string `json:"rule"`
@@ -415,11 +420,6 @@ type Result struct {
 	// Sharded says the run was played by several shards and merged
 	// (VerifyRun); nil for a run played by one process.
 	Sharded *ShardOrigin `json:"sharded,omitempty"`
-	// RunID is the run's own id (NewRunID); RunIDs, in a result merged
-	// from others (Merge), theirs. Both are empty in results saved
-	// before runs had ids. Distinct refuses results that share one.
-	RunID  string   `json:"run_id,omitempty"`
-	RunIDs []string `json:"run_ids,omitempty"`
 }
 
 // ShortfallKind says how a target let a run down, in the order a reader

@@ -85,8 +85,8 @@ func Distinct(rs []*Result, ls []*LoadResult) error {
 		return nil
 	}
 	type trialKey struct {
-		scenario      string
-		n             int
+		scenario    string
+		n           int
 		target, key string
 	}
 	keys := map[trialKey]bool{}
