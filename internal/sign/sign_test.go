@@ -142,3 +142,43 @@ func mustCanonical(t *testing.T, doc []byte) []byte {
 	}
 	return rest
 }
+
+// mapCanonical is the canonical form as signatures were first made: the
+// document decoded into a map and encoded again.
+func mapCanonical(doc []byte) ([]byte, bool) {
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil || m == nil {
+		return nil, false
+	}
+	delete(m, Field)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(m); err != nil {
+		return nil, false
+	}
+	return b.Bytes(), true
+}
+
+// The streamed canonical form is the map form byte for byte, so that
+// documents signed before it still check.
+func FuzzCanonicalIsTheMapForm(f *testing.F) {
+	f.Add([]byte(doc))
+	f.Add([]byte(`{"b": [1, 2.50, {"z": null, "a": "\u2028<>&\"\\ é \u0001"}], "a": true, "a": false, "signature": "x"}`))
+	f.Add([]byte("{\"k\": \"\xff\xfe\", \"n\": -0.0e+3}"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		want, ok := mapCanonical(b)
+		if !ok {
+			return
+		}
+		got, _, err := canonical(b)
+		if err != nil {
+			t.Fatalf("%q: %v; the map form reads it", b, err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%q:\n got %s\nwant %s", b, got, want)
+		}
+	})
+}
