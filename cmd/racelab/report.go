@@ -46,7 +46,12 @@ Results of the same scenario at the same N become one: a target found in
 several files gets their trials one after the other, and its bound on the
 rate of breaking is computed again over all of them; other targets are
 added in order. Results of different scenarios, or of different N, are
-rendered one after the other.
+rendered one after the other. One run's results given twice (or the
+same trials under two runs) are refused: each run counts once.
+
+Each target is judged by what its file says it was expected to do, unless
+--expect says otherwise (for every target, or NAME=… for one); with a key
+every file must be signed by it.
 
 The exit code judges the merged results as 'racelab run' would: 3 when a
 target broke a rule it had to keep (or did not show a race it had to), 1

@@ -51,7 +51,8 @@ verdict, one exit code.
 Each trial's requests from every shard make one burst of N; a sharded load's
 counts are summed per key before each key is judged, its latency histograms
 merged exactly. Parts of different runs (run ids), scenarios, N, targets or
-starts are refused, and so is a merge with a shard missing or given twice.
+starts are refused, and so is a merge with a shard missing (exit 2); a part
+given twice is refused as a replay (exit 1).
 Linearizability is checked only when every shard ran on one machine: across
 machines the requests' instants come from different clocks.
 
