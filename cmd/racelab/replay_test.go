@@ -182,6 +182,10 @@ func TestReportRefusesForgedVerdicts(t *testing.T) {
 	broken := editJSON(t, run, func(doc map[string]any) {
 		tr := targetOf(doc)["trials"].([]any)[2].(map[string]any)
 		tr["broken"], tr["why"] = true, "actor: forged"
+		// The bound as 1 broken of 5 makes it at 95%, so that only the
+		// trial's own recheck can tell.
+		b := targetOf(doc)["bound"].(map[string]any)
+		b["broken"], b["upper"] = 1, 0.6574083180011385
 	})
 	executeRefused(t, ctx, exitFailure, "targets[0].trials[2].broken: true; its requests and count (10) say false", "report", broken)
 
