@@ -46,13 +46,19 @@ func runScripted(ctx context.Context, res *results.Result, sides []scriptedSide,
 	if res.Trials < 1 {
 		return nil, engine.Wants.Invalid("Trials", res.Trials)
 	}
+	// Scripts play in virtual time: a replay of the seed, its id the
+	// result's own hash (results.ReplayID).
+	done := func() (*results.Result, error) {
+		res.RunID = results.ReplayID(res)
+		return res, nil
+	}
 	for _, side := range sides {
 		tr := side.tr
 		rec := results.NewRecorder(&tr, results.Keep{})
 		for i := range res.Trials {
 			if ctx.Err() != nil {
 				res.Interrupted = true
-				return res, nil
+				return done()
 			}
 			t, err := side.play(ctx, i)
 			if err != nil {
@@ -67,7 +73,7 @@ func runScripted(ctx context.Context, res *results.Result, sides []scriptedSide,
 		rec.Finish(results.DefaultConfidence, 0)
 		res.Targets = append(res.Targets, tr)
 	}
-	return res, nil
+	return done()
 }
 
 // kvScript is what a script played against the simulated KV namespace

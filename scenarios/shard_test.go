@@ -239,7 +239,6 @@ func TestMergeRefusesPartsOfDifferentRuns(t *testing.T) {
 		{"other N", []*results.ShardResult{a[0], c[1]}, "N=8"},
 		{"other scenario", []*results.ShardResult{a[0], d[1]}, "five-checkouts"},
 		{"missing shard", []*results.ShardResult{a[0]}, "shard 1 missing"},
-		{"twice", []*results.ShardResult{a[0], a[0], a[1]}, "given twice"},
 		{"other shard count", []*results.ShardResult{a[0], three[1]}, "shard counts"},
 		{"none", nil, "no shard results"},
 	}
@@ -248,6 +247,12 @@ func TestMergeRefusesPartsOfDifferentRuns(t *testing.T) {
 		if !errors.Is(err, results.ErrUsage) || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: %v; want a usage error containing %q", tt.name, err, tt.want)
 		}
+	}
+	// A part given twice is its requests counted twice: a replay, not a
+	// slip of the command line (exit 1).
+	_, err := shards.VerifyRun(context.Background(), []*results.ShardResult{a[0], a[0], a[1]}, shards.VerifyPlan{Find: Find})
+	if !errors.Is(err, results.ErrReplayed) || errors.Is(err, results.ErrUsage) || !strings.Contains(err.Error(), "shard 0 of run run-a is given twice") {
+		t.Errorf("a part twice: %v; want it refused as a replay", err)
 	}
 	if _, err := shards.VerifyRun(context.Background(), []*results.ShardResult{a[0], a[1]}, shards.VerifyPlan{Find: Find}); err != nil {
 		t.Errorf("the parts of one run: %v", err)

@@ -301,7 +301,11 @@ time: the same --seed replays the same race.`,
 		var bad *pflag.InvalidValueError
 		if errors.As(err, &bad) {
 			f := bad.GetFlag()
-			return usageError{fmt.Errorf("--%s %q: want %s (see '%s --help')", f.Name, bad.GetValue(), flagWants(f.Value.Type()), c.CommandPath())}
+			want := flagWants(f.Value.Type())
+			if w := flagWant(""); errors.As(err, &w) {
+				want = string(w) // the value's own word for what it wants
+			}
+			return usageError{fmt.Errorf("--%s %q: want %s (see '%s --help')", f.Name, bad.GetValue(), want, c.CommandPath())}
 		}
 		return usageError{fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
 	})
@@ -327,6 +331,13 @@ time: the same --seed replays the same race.`,
 
 // flagWants says in words what a flag of a pflag type takes, instead of
 // the parser's "strconv.ParseInt: parsing …: invalid syntax".
+// flagWant is a flag value's refusal that says what it wants, for a
+// value whose type name alone does not ("a string" for a key that must
+// not be empty).
+type flagWant string
+
+func (w flagWant) Error() string { return "want " + string(w) }
+
 func flagWants(typ string) string {
 	switch typ {
 	case "int", "int64":

@@ -45,7 +45,7 @@ func TestSignedParts(t *testing.T) {
 		t.Fatalf("the part is not signed:\n%.300s", b)
 	}
 	executeWant(t, ctx, exitOK, "verify", signed, "--sign-key", "s3cret", "--require-signature")
-	executeWant(t, ctx, exitOK, "verify", plain, "--sign-key", "s3cret") // unsigned, not required
+	executeWant(t, ctx, exitFailure, "verify", plain, "--sign-key", "s3cret") // with a key, every part must be signed
 	executeWant(t, ctx, exitFailure, "verify", plain, "--sign-key", "s3cret", "--require-signature")
 	executeWant(t, ctx, exitFailure, "verify", signed, "--sign-key", "other")
 	edited := editFile(t, signed, `"outcome": "allowed"`, `"outcome": "error"`)

@@ -553,8 +553,26 @@ func (h *httpFlags) given() []string {
 // write as JSON; verify and report check what they read) and, for the
 // readers, --require-signature.
 type signFlags struct {
-	Key     string
+	Key     signKey
 	Require bool
+}
+
+// signKey is --sign-key's value: any text but the empty one. `--sign-key
+// ”` (a secret that expanded to nothing) is refused rather than taken as
+// no key, which would let a reader accept unsigned documents.
+type signKey string
+
+func (k *signKey) String() string { return string(*k) }
+
+// Type keeps the help's placeholder: a key is any string.
+func (k *signKey) Type() string { return "string" }
+
+func (k *signKey) Set(s string) error {
+	if s == "" {
+		return flagWant("a key that is not empty (leave --sign-key out to give none)")
+	}
+	*k = signKey(s)
+	return nil
 }
 
 func (f *signFlags) register(fs *pflag.FlagSet, reader bool) {
@@ -563,11 +581,11 @@ func (f *signFlags) register(fs *pflag.FlagSet, reader bool) {
 		what = "check the signature of every document read that has one under this key"
 		fs.BoolVar(&f.Require, "require-signature", false, "refuse a document that is not signed under --sign-key (or RACELAB_SIGN_KEY)")
 	}
-	fs.StringVar(&f.Key, "sign-key", "", what+" (default $RACELAB_SIGN_KEY;\nthe environment keeps it out of the process list)")
+	fs.Var(&f.Key, "sign-key", what+" (default $RACELAB_SIGN_KEY;\nthe environment keeps it out of the process list)")
 }
 
 // key is the key to sign and check with, nil for none.
-func (f *signFlags) key() []byte { return sign.Key(f.Key, nil) }
+func (f *signFlags) key() []byte { return sign.Key(string(f.Key), nil) }
 
 // signed is render with its JSON signed, when there is a key.
 func (f *signFlags) signed(render RenderFunc) RenderFunc {
@@ -587,11 +605,13 @@ func (f *signFlags) verifier() (results.Verifier, error) {
 	v := results.Verifier{Run: scenarios.Check,
 		Shard: func(s *results.ShardResult) error { return shards.CheckShard(s, scenarios.Find) },
 		Load:  func(l *results.LoadResult) error { return shards.CheckLoad(l, scenarios.Find) }}
+	// With a key every document must be signed: --require-signature
+	// only insists that there is a key.
 	switch key := f.key(); {
 	case f.Require && key == nil:
 		return v, usageError{errors.New("--require-signature needs the key: give --sign-key or set RACELAB_SIGN_KEY")}
 	case key != nil:
-		v.Signed = sign.Checker(key, f.Require)
+		v.Signed = sign.Checker(key)
 	}
 	return v, nil
 }

@@ -54,8 +54,8 @@ func TestFileFlagsBounded(t *testing.T) {
 		{[]string{"run", "ten-hits-one-view", "-t", "http://127.0.0.1:1", "--http-map", t.TempDir()}, exitUsage, "is a folder; want a mapping"},
 		// Refused by its size: the file's size said is the stat's, not
 		// what a read found.
-		{[]string{"report", bigResult}, exitFailure, "racelab: " + bigResult + ": 256 MiB, over the limit of 256 MiB\n"},
-		{[]string{"verify", bigResult}, exitFailure, bigResult + ": 256 MiB, over the limit of 256 MiB"},
+		{[]string{"report", bigResult}, exitFailure, "racelab: " + bigResult + ": 32 MiB, over the limit of 32 MiB\n"}, // results.MaxResultBytes
+		{[]string{"verify", bigResult}, exitFailure, bigResult + ": 32 MiB, over the limit of 32 MiB"},
 		{[]string{"report", "/dev/zero"}, exitFailure, "/dev/zero"},
 	}
 	for _, tt := range tests {

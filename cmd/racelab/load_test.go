@@ -91,7 +91,13 @@ func TestLoadReportRoundTrip(t *testing.T) {
 	if !strings.Contains(table, "ten-hits-one-view under load") || !strings.Contains(table, "| actor  |    3 |     300 |") {
 		t.Errorf("report table:\n%s", table)
 	}
-	junit := executeWant(t, ctx, exitOK, "report", file, file, "-o", "junit")
+	// Two loads, not one given twice: that is one run's evidence twice,
+	// refused (replay_test.go).
+	other := filepath.Join(dir, "other.json")
+	if err := os.WriteFile(other, []byte(executeWant(t, ctx, exitOK, "load", "ten-hits-one-view", "-q", "-t", "actor", "-c", "8", "-n", "300", "--keys", "3", "-o", "json", "--threshold", "rps>0")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	junit := executeWant(t, ctx, exitOK, "report", file, other, "-o", "junit")
 	if strings.Count(junit, "<testcase") != 4 || !strings.Contains(junit, `name="actor: rps&gt;0"`) {
 		t.Errorf("junit of two loads, a rule and a threshold each:\n%s", junit)
 	}

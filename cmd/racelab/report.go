@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -44,7 +46,12 @@ Results of the same scenario at the same N become one: a target found in
 several files gets their trials one after the other, and its bound on the
 rate of breaking is computed again over all of them; other targets are
 added in order. Results of different scenarios, or of different N, are
-rendered one after the other.
+rendered one after the other. One run's results given twice (or the
+same trials under two runs) are refused: each run counts once.
+
+Each target is judged by what its file says it was expected to do, unless
+--expect says otherwise (for every target, or NAME=… for one); with a key
+every file must be signed by it.
 
 The exit code judges the merged results as 'racelab run' would: 3 when a
 target broke a rule it had to keep (or did not show a race it had to), 1
@@ -67,6 +74,7 @@ that is not a racelab result of schema ` + results.SchemaVersion + ` or ` + resu
 }
 
 func runReport(ctx context.Context, s Streams, o *reportOptions) error {
+	limitReadMemory()
 	outs, err := o.Outputs.parse()
 	if err != nil {
 		return err
@@ -93,13 +101,13 @@ func runReport(ctx context.Context, s Streams, o *reportOptions) error {
 		}
 		all = append(all, saved.Runs...)
 		loads = append(loads, saved.Loads...)
+		// Checked as each file comes, so that the error names the file
+		// that brought a run or trial a second time.
+		if err := results.Distinct(all, loads); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
 	}
-	// Judged against this command's --expect, never the files' own.
-	expect, expectOf, err := parseExpect(o.Expect)
-	if err != nil {
-		return err
-	}
-	if err := engine.Reexpect(o.catalog, expect, expectOf, all, loads); err != nil {
+	if err := o.expect(all, loads); err != nil {
 		return err
 	}
 	merged := results.Merge(all)
@@ -145,4 +153,23 @@ func (o *reportOptions) checkMerge() error {
 		return usageError{errors.New("--max-spread judges the bursts of merged parts; a saved result was judged by the bound it records (add --merge for the parts of a sharded run)")}
 	}
 	return nil
+}
+
+// expect sets what each target of the saved results is expected to do:
+// what the file says, as the run that wrote it was asked (`run --expect
+// naive=breaks -o json=r.json`, then `report r.json`, exits as the run
+// did), unless this command's --expect says otherwise: for every target
+// (a bare --expect WHAT), or for the targets it names. With a key every
+// document read was signed by it (signFlags.verifier), so a kept
+// expectation is the one racelab wrote; verify, which merges parts that
+// each claim their own, always judges by its own --expect instead.
+func (o *reportOptions) expect(rs []*results.Result, ls []*results.LoadResult) error {
+	all, one, err := parseExpect(o.Expect)
+	if err != nil {
+		return err
+	}
+	if slices.ContainsFunc(o.Expect, func(v string) bool { return !strings.Contains(v, "=") }) {
+		return engine.Reexpect(o.catalog, all, one, rs, ls)
+	}
+	return engine.KeepExpect(o.catalog, one, rs, ls)
 }

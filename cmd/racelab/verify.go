@@ -54,7 +54,8 @@ verdict, one exit code.
 Each trial's requests from every shard make one burst of N; a sharded load's
 counts are summed per key before each key is judged, its latency histograms
 merged exactly. Parts of different runs (run ids), scenarios, N, targets or
-starts are refused, and so is a merge with a shard missing or given twice.
+starts are refused, and so is a merge with a shard missing (exit 2); a part
+given twice is refused as a replay (exit 1).
 Linearizability is checked only when every shard ran on one machine: across
 machines the requests' instants come from different clocks.
 
@@ -78,6 +79,7 @@ Exit codes are run's: 0 as expected, 1 could not read back or judge, 2 usage
 // key back and writes the one result to -o's outputs, with run's exit
 // code.
 func runVerify(ctx context.Context, s Streams, o *verifyOptions) error {
+	limitReadMemory()
 	var err error
 	if o.outs, err = o.Outputs.parse(); err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -90,6 +91,94 @@ func FuzzCheck(f *testing.F) {
 			if err := Check(s, []byte("k")); err != nil {
 				t.Errorf("signed %q: %v", s, err)
 			}
+		}
+	})
+}
+
+// A reader that holds a key takes only documents signed by it: unsigned,
+// with an empty signature, stripped of it, altered, or signed with
+// another key, each is refused for what it is.
+func TestCheckerRefusesEveryDocumentNotSignedByTheKey(t *testing.T) {
+	key := []byte("k3y")
+	signed, err := Sign([]byte(doc), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := Sign([]byte(doc), []byte("another"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stripped := bytes.Replace(signed, []byte(`"signature": "`+mac(key, mustCanonical(t, signed))+`",`), nil, 1)
+	check := Checker(key)
+	if err := check(signed); err != nil {
+		t.Errorf("the key's own document: %v", err)
+	}
+	for _, tt := range []struct {
+		name string
+		doc  []byte
+		want error
+	}{
+		{"unsigned", []byte(doc), ErrUnsigned},
+		{"an empty signature", []byte(`{"signature": "", ` + doc[1:]), ErrUnsigned},
+		{"stripped of its signature", stripped, ErrUnsigned},
+		{"altered", bytes.Replace(signed, []byte(`"holds"`), []byte(`"breaks"`), 1), ErrAltered},
+		{"another key's", other, ErrAltered},
+	} {
+		if bytes.Equal(tt.doc, signed) {
+			t.Fatalf("%s: the edit did not apply", tt.name)
+		}
+		err := check(tt.doc)
+		if !errors.Is(err, tt.want) || !strings.HasPrefix(fmt.Sprint(err), "signature: ") {
+			t.Errorf("%s: %v; want %q after \"signature: \"", tt.name, err, tt.want)
+		}
+	}
+}
+
+func mustCanonical(t *testing.T, doc []byte) []byte {
+	t.Helper()
+	rest, _, err := canonical(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rest
+}
+
+// mapCanonical is the canonical form as signatures were first made: the
+// document decoded into a map and encoded again.
+func mapCanonical(doc []byte) ([]byte, bool) {
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil || m == nil {
+		return nil, false
+	}
+	delete(m, Field)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(m); err != nil {
+		return nil, false
+	}
+	return b.Bytes(), true
+}
+
+// The streamed canonical form is the map form byte for byte, so that
+// documents signed before it still check.
+func FuzzCanonicalIsTheMapForm(f *testing.F) {
+	f.Add([]byte(doc))
+	f.Add([]byte(`{"b": [1, 2.50, {"z": null, "a": "\u2028<>&\"\\ é \u0001"}], "a": true, "a": false, "signature": "x"}`))
+	f.Add([]byte("{\"k\": \"\xff\xfe\", \"n\": -0.0e+3}"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		want, ok := mapCanonical(b)
+		if !ok {
+			return
+		}
+		got, _, err := canonical(b)
+		if err != nil {
+			t.Fatalf("%q: %v; the map form reads it", b, err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%q:\n got %s\nwant %s", b, got, want)
 		}
 	})
 }

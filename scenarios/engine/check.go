@@ -119,6 +119,39 @@ func CheckWith(r *results.Result, find Finder, historyTimeout time.Duration) err
 			}
 		}
 	}
+	if err := checkTrialCount(r); err != nil {
+		return bad(err.field, "%s", err.msg)
+	}
+	return nil
+}
+
+// checkTrialCount refuses a result whose "trials", the count its heading
+// states, its targets' trials do not bear out ("1000 trials per target"
+// over targets that ran 5). A run gives every target the trials asked
+// unless it was cut short (interrupted, or the target failed) or it was
+// adaptive (--max-rate: from none to MaxTrials); a merge (Merge) asks
+// the trials of its most-trialled target.
+func checkTrialCount(r *results.Result) *fieldError {
+	merged := len(r.RunIDs) > 0 || len(r.Seeds) > 0
+	adaptive := r.MaxRate > 0
+	most, failed := 0, false
+	for i := range r.Targets {
+		t := &r.Targets[i]
+		n := t.Summary().Trials
+		most, failed = max(most, n), failed || t.Error != ""
+		at := fmt.Sprintf("targets[%d]", i)
+		switch {
+		case adaptive && !merged && n > max(r.Trials, r.MaxTrials):
+			return &fieldError{at + ".trials", fmt.Sprintf("%d trials; the result allows at most %d", n, max(r.Trials, r.MaxTrials))}
+		case !adaptive && n > r.Trials:
+			return &fieldError{"trials", fmt.Sprintf("%d, but %s ran %d", r.Trials, at, n)}
+		case !adaptive && !merged && !r.Interrupted && t.Error == "" && n != r.Trials:
+			return &fieldError{"trials", fmt.Sprintf("%d, but %s ran %d and was neither interrupted nor failed", r.Trials, at, n)}
+		}
+	}
+	if !adaptive && merged && !r.Interrupted && !failed && most != r.Trials {
+		return &fieldError{"trials", fmt.Sprintf("%d, but the most-trialled target of this merge ran %d", r.Trials, most)}
+	}
 	return nil
 }
 
@@ -233,8 +266,14 @@ func checkTally(t *results.TargetResult, n int, stream bool) *fieldError {
 		return &fieldError{"trials", fmt.Sprintf("%d, but a kept trial is numbered %d", s.Trials, t.Trials[len(t.Trials)-1].Index)}
 	case s.Broken < sample.Broken || s.Broken > s.Trials:
 		return &fieldError{"broken", fmt.Sprintf("%d; the kept trials alone show %d broken", s.Broken, sample.Broken)}
+	case s.Broken > 0 && sample.Broken == 0:
+		// A sample always keeps a run's first broken trial (Recorder.Add):
+		// a break claimed beyond the sample must show in it.
+		return &fieldError{"broken", fmt.Sprintf("%d, yet no kept trial broke; a sample keeps the first broken trial", s.Broken)}
 	case s.Inconclusive < sample.Inconclusive || s.Broken+s.Inconclusive > s.Trials:
 		return &fieldError{"inconclusive", fmt.Sprintf("%d; the kept trials alone show %d", s.Inconclusive, sample.Inconclusive)}
+	case s.Inconclusive > 0 && sample.Inconclusive == 0:
+		return &fieldError{"inconclusive", fmt.Sprintf("%d, yet no kept trial is inconclusive; a sample keeps the first inconclusive trial", s.Inconclusive)}
 	case !stream && (s.Requests.Min != n || s.Requests.Max != n || s.Requests.Sum != int64(n)*int64(s.Trials)):
 		return &fieldError{"requests", fmt.Sprintf("%+v; want %d in each of %d trials", s.Requests, n, s.Trials)}
 	case s.Allowed.Sum+s.Refused.Sum+s.Errors.Sum != s.Requests.Sum:
@@ -277,6 +316,21 @@ func otherFigure(a, b map[string][]int64) (name string, ok bool) {
 // expected to hold unless the catalog knows it as naive. A target the
 // catalog does not know, or a one key no target has, is an error.
 func Reexpect(cat *targets.Catalog, all Override, one map[string]Override, rs []*results.Result, ls []*results.LoadResult) error {
+	return reexpect(cat, &all, one, rs, ls)
+}
+
+// KeepExpect is Reexpect for a reader who keeps what the documents say
+// they expected (`racelab report` without --expect for every target):
+// only the targets one names are set again, the others keep their saved
+// expectation. The documents' signatures, when a key is given, are what
+// make a saved expectation trustworthy.
+func KeepExpect(cat *targets.Catalog, one map[string]Override, rs []*results.Result, ls []*results.LoadResult) error {
+	return reexpect(cat, nil, one, rs, ls)
+}
+
+// reexpect is Reexpect, keeping a target's saved expectation when all is
+// nil and one does not name it.
+func reexpect(cat *targets.Catalog, all *Override, one map[string]Override, rs []*results.Result, ls []*results.LoadResult) error {
 	if cat == nil {
 		cat = targets.Builtin()
 	}
@@ -289,11 +343,13 @@ func Reexpect(cat *targets.Catalog, all Override, one map[string]Override, rs []
 		ov := all
 		for _, key := range []string{name, spec, parsed.Name()} {
 			if o, ok := one[key]; ok && key != "" {
-				ov, used[key] = o, true
+				ov, used[key] = &o, true
 				break
 			}
 		}
-		*e, *strict = ExpectationOf(entry, ov)
+		if ov != nil {
+			*e, *strict = ExpectationOf(entry, *ov)
+		}
 		return nil
 	}
 	for _, r := range rs {

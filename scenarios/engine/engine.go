@@ -336,6 +336,7 @@ func Run(ctx context.Context, p Plan) (*results.Result, error) {
 	}
 	res := &results.Result{
 		Schema:     results.SchemaVersion,
+		RunID:      results.NewRunID(),
 		Scenario:   sc.Name,
 		Rule:       sc.Rule,
 		Requests:   n,
@@ -396,7 +397,8 @@ func Run(ctx context.Context, p Plan) (*results.Result, error) {
 	// in virtual time are new for every run, so there the id comes from
 	// the seed and a replay is the same to the last byte.
 	runID := NewRunID()
-	if !slices.ContainsFunc(opened, func(t *targets.Target) bool { return t == nil || VirtualClock(t.Store) == nil || !InMemory(t.Store) }) {
+	replay := !slices.ContainsFunc(opened, func(t *targets.Target) bool { return t == nil || VirtualClock(t.Store) == nil || !InMemory(t.Store) })
+	if replay {
 		runID = fmt.Sprintf("s%d", p.Seed)
 	}
 	// Every line a trial writes names its target as the reports will:
@@ -441,6 +443,9 @@ func Run(ctx context.Context, p Plan) (*results.Result, error) {
 		res.Targets = append(res.Targets, tr)
 	}
 	res.Interrupted = ctx.Err() != nil
+	if replay {
+		res.RunID = results.ReplayID(res) // the same seed, the same bytes
+	}
 	return res, nil
 }
 

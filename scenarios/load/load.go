@@ -225,6 +225,7 @@ func Load(ctx context.Context, p LoadPlan) (*results.LoadResult, error) {
 	}
 	res := &results.LoadResult{
 		Schema:      results.LoadSchemaVersion,
+		RunID:       results.NewRunID(),
 		Scenario:    sc.Name,
 		Rule:        sc.Rule,
 		Model:       p.Model(),

@@ -15,7 +15,11 @@ const LoadSchemaVersion = "racelab/load/v1"
 
 // LoadResult is a load on one or more targets and its verdicts.
 type LoadResult struct {
-	Schema   string    `json:"schema"`
+	Schema string `json:"schema"`
+	// RunID and RunIDs are as a Result's: the load's own id, and in a
+	// listing of several loads (MergeLoads), theirs.
+	RunID    string    `json:"run_id,omitempty"`
+	RunIDs   []string  `json:"run_ids,omitempty"`
 	Scenario string    `json:"scenario"`
 	Rule     string    `json:"rule"`
 	Model    LoadModel `json:"model"`
@@ -278,7 +282,7 @@ func (r *LoadResult) Failed() bool {
 }
 
 // MergeLoads puts saved load results together for one report: loads of
-// the same scenario, model and key count become one result whose targets
+// the same scenario, model, key count and thresholds become one result whose targets
 // are listed in order; a target found in two of them keeps both, each
 // named by its spec. Loads that differ are kept apart.
 func MergeLoads(rs []*LoadResult) []*LoadResult {
@@ -287,8 +291,10 @@ func MergeLoads(rs []*LoadResult) []*LoadResult {
 		if r == nil {
 			continue
 		}
+		// Loads with other thresholds stay apart: each target is judged
+		// on its load's list, and a merged list would not be theirs.
 		i := slices.IndexFunc(out, func(o *LoadResult) bool {
-			return o.Scenario == r.Scenario && o.Model == r.Model && o.Keys == r.Keys
+			return o.Scenario == r.Scenario && o.Model == r.Model && o.Keys == r.Keys && slices.Equal(o.Thresholds, r.Thresholds)
 		})
 		if i < 0 {
 			c := *r
@@ -297,13 +303,9 @@ func MergeLoads(rs []*LoadResult) []*LoadResult {
 			continue
 		}
 		m := out[i]
+		m.RunID, m.RunIDs = "", mergedIDs(runIDs(m.RunID, m.RunIDs), runIDs(r.RunID, r.RunIDs))
 		m.Targets = append(m.Targets, r.Targets...)
 		m.Interrupted = m.Interrupted || r.Interrupted
-		for _, th := range r.Thresholds {
-			if !slices.Contains(m.Thresholds, th) {
-				m.Thresholds = append(m.Thresholds, th)
-			}
-		}
 	}
 	return out
 }
@@ -343,6 +345,9 @@ func (r *LoadResult) Check() error {
 			return bad("%d latencies for %d answers", t.Latency.Count, t.Answered)
 		case statusSum(t.StatusCodes) < 0 || statusSum(t.StatusCodes) > t.Sent:
 			return bad("%d answers by status code of %d sent", statusSum(t.StatusCodes), t.Sent)
+		}
+		if err := r.checkThresholdList(t); err != nil {
+			return bad("%v", err)
 		}
 		for _, th := range t.Thresholds {
 			parsed, err := ParseThreshold(th.Expr)

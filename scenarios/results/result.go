@@ -368,6 +368,11 @@ func (t *TargetResult) CountedDistribution() (lo, median, hi int64, ok bool) {
 type Result struct {
 	// Schema is SchemaVersion, so saved results say what they are.
 	Schema string `json:"schema"`
+	// RunID is the run's own id (NewRunID); RunIDs, in a result merged
+	// from others (Merge), theirs. Both are empty in results saved
+	// before runs had ids. Distinct refuses results that share one.
+	RunID  string   `json:"run_id,omitempty"`
+	RunIDs []string `json:"run_ids,omitempty"`
 	// Scenario is the story's name; Rule its hard rule in words.
 	Scenario string `json:"scenario"`
 	Rule     string `json:"rule"`
@@ -611,6 +616,9 @@ func mergeParts(parts []*Result) *Result {
 		Rule:     first.Rule,
 		Requests: first.Requests,
 		Seed:     first.Seed,
+	}
+	for _, r := range parts {
+		m.RunIDs = mergedIDs(m.RunIDs, runIDs(r.RunID, r.RunIDs))
 	}
 	type slot struct {
 		tr      *TargetResult

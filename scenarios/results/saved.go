@@ -1,7 +1,6 @@
 package results
 
 import (
-	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -10,10 +9,14 @@ import (
 	"time"
 )
 
-// MaxResultBytes is the most ReadJSON reads of one input: 256 MiB, ample
-// for any result racelab writes (see Keep), and a bound on what
-// a wrong file (/dev/zero, a log) can make it hold in memory.
-const MaxResultBytes = 256 << 20
+// MaxResultBytes is the most ReadJSON reads of one input: 32 MiB, more
+// than the largest sample one target keeps by default (100,000 requests
+// in 22 MB), and a bound on what a wrong file (/dev/zero, a log) or a
+// pipe that never ends makes racelab read: a file past it is refused by
+// its size before it is read, a pipe as it passes it. Larger results
+// (--keep-all, several targets of 100,000 requests each) are refused
+// rather than read past what report may hold (issue 37: 100 MB).
+const MaxResultBytes = 32 << 20
 
 // ErrNotResult is wrapped by every ReadJSON error about input that is not
 // a saved racelab result: not JSON, not a result, or another schema.
@@ -58,6 +61,9 @@ type Verifier struct {
 }
 
 func (v Verifier) load(l *LoadResult) error {
+	if err := l.CheckJudged(); err != nil {
+		return err
+	}
 	if v.Load == nil {
 		return l.Check()
 	}
@@ -85,20 +91,21 @@ func ReadSaved(r io.Reader, v Verifier) (Saved, error) {
 func read(r io.Reader, v Verifier, loads bool) (Saved, error) {
 	limit := cmp.Or(v.Limit, MaxResultBytes)
 	historyTimeout := cmp.Or(v.HistoryTimeout, DefaultHistoryTimeout)
-	// Decoded as it is read, so that input that is not JSON at all
+	// Read a document at a time, so that input that is not JSON at all
 	// (/dev/zero, a binary) is refused at its first bytes, not after the
-	// limit; what was read is kept to say on which line JSON broke.
-	var data bytes.Buffer
+	// limit, and only the document being read is held.
 	limited := &io.LimitedReader{R: r, N: limit + 1}
-	dec := json.NewDecoder(io.TeeReader(limited, &data))
+	docs := newDocReader(limited)
 	var out Saved
 	schemas := fmt.Sprintf("%q", SchemaVersion)
 	if loads {
 		schemas += fmt.Sprintf(", %q or %q", LoadSchemaVersion, ShardSchemaVersion)
 	}
+	var raw []byte
+	var weight int64 // of the documents read so far
 	for n := 1; ; n++ {
-		var raw json.RawMessage
-		err := dec.Decode(&raw)
+		var err error
+		raw, err = docs.next(raw)
 		if limited.N <= 0 {
 			return Saved{}, fmt.Errorf("%w: larger than %d MiB; a saved result is far smaller (trials past the first %d keep no requests)",
 				ErrNotResult, limit>>20, DefaultKeepTrials)
@@ -106,22 +113,30 @@ func read(r io.Reader, v Verifier, loads bool) (Saved, error) {
 		if errors.Is(err, io.EOF) {
 			break
 		}
-		var syn *json.SyntaxError
-		if err != nil && !errors.As(err, &syn) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		if err != nil {
 			return Saved{}, err // the reader's own failure: I/O, not the document
 		}
-		if err != nil {
-			return Saved{}, fmt.Errorf("%w: bad JSON%s: %w", ErrNotResult, where(data.Bytes(), err), err)
+		var probe struct {
+			Schema *string `json:"schema"`
+		}
+		// Unmarshal checks the whole document's syntax before it decodes.
+		if err := json.Unmarshal(raw, &probe); err != nil {
+			var syn *json.SyntaxError
+			if errors.As(err, &syn) {
+				return Saved{}, fmt.Errorf("%w: bad JSON%s: %w", ErrNotResult, docs.line(raw, err), err)
+			}
+			return Saved{}, fmt.Errorf("%w: document %d has no \"schema\" field", ErrNotResult, n)
+		}
+		if weight += weigh(raw); weight > MaxDocumentWeight {
+			return Saved{}, fmt.Errorf("%w: documents 1 to %d would take some %d MiB decoded, past the %d MiB racelab holds of one input",
+				ErrNotResult, n, weight>>20, MaxDocumentWeight>>20)
 		}
 		if v.Signed != nil {
 			if err := v.Signed(raw); err != nil {
 				return Saved{}, fmt.Errorf("%w: document %d: %w", ErrNotResult, n, err)
 			}
 		}
-		var probe struct {
-			Schema *string `json:"schema"`
-		}
-		if err := json.Unmarshal(raw, &probe); err != nil || probe.Schema == nil {
+		if probe.Schema == nil {
 			return Saved{}, fmt.Errorf("%w: document %d has no \"schema\" field", ErrNotResult, n)
 		}
 		switch {
@@ -173,13 +188,3 @@ func decodeDoc[T any](raw json.RawMessage, docs *[]*T, check func(*T) error) err
 // checkedLater is a run's check as it is read: none, since runs are
 // judged again once every document has been read (see read).
 func checkedLater(*Result) error { return nil }
-
-// where says on which line a JSON syntax error is, or "".
-func where(data []byte, err error) string {
-	var syn *json.SyntaxError
-	if !errors.As(err, &syn) {
-		return ""
-	}
-	line := 1 + bytes.Count(data[:min(int(syn.Offset), len(data))], []byte("\n"))
-	return fmt.Sprintf(" on line %d", line)
-}

@@ -88,7 +88,9 @@ func gather(parts []*results.ShardResult, kind results.ShardKind, same func(firs
 		case !sameInstant(s.StartAt, first.StartAt) || s.Period != first.Period:
 			return nil, differ("starts", startOf(first), startOf(s))
 		case byIndex[s.Shard] != nil:
-			return nil, fmt.Errorf("%w: shard %d of run %s is given twice", results.ErrUsage, s.Shard, s.RunID)
+			// Not a slip of the command line only: a part counted twice
+			// is evidence counted twice, refused as a replay.
+			return nil, fmt.Errorf("%w: shard %d of run %s is given twice; each part counts once", results.ErrReplayed, s.Shard, s.RunID)
 		}
 		byIndex[s.Shard] = s
 	}
@@ -228,7 +230,7 @@ func VerifyRun(ctx context.Context, parts []*results.ShardResult, v VerifyPlan) 
 	}
 	defer engine.CloseAll(opened)
 	timeout := cmp.Or(v.Timeout, first.Timeout, engine.DefaultTimeout)
-	res := &results.Result{Schema: results.SchemaVersion, Scenario: sc.Name, Rule: sc.Rule, Requests: first.Requests, Trials: first.Trials,
+	res := &results.Result{Schema: results.SchemaVersion, RunID: results.NewRunID(), Scenario: sc.Name, Rule: sc.Rule, Requests: first.Requests, Trials: first.Trials,
 		Seed: first.Seed, Confidence: v.Evidence.Level(), Sharded: originOf(ps), Figures: sc.Figures, MaxSpread: v.Evidence.SpreadBound()}
 	history := oneHost(ps)
 	for ti := range first.Targets {
@@ -415,6 +417,7 @@ func VerifyLoad(ctx context.Context, parts []*results.ShardResult, v VerifyPlan)
 	defer engine.CloseAll(opened)
 	res := *first
 	res.Targets, res.Sharded = nil, originOf(ps)
+	res.RunID, res.RunIDs = results.NewRunID(), nil // a part's id is not the merged load's
 	for _, s := range ps[1:] {
 		res.Interrupted = res.Interrupted || s.Load.Interrupted
 	}
