@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/google/cel-go/cel"
@@ -70,6 +71,10 @@ func (p *parser) capture(n *yaml.Node, s *Step) error {
 			}
 		}
 		x, err := p.expr(map[string]*yaml.Node{c.Name: src}, c.Name, captureEnv, want, "")
+		if e, ok := err.(*Error); ok {
+			// Any type will do: say so rather than the fallback's.
+			e.Msg = strings.Replace(e.Msg, "; want CEL "+typeWords(want), "; want CEL over status, headers, cookies and body", 1)
+		}
 		if err != nil {
 			return err
 		}
