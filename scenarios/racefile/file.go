@@ -133,6 +133,9 @@ type Header struct {
 // FIFO no one writes to) stops waiting when ctx is done, with ctx's error,
 // not a usage error: the command was interrupted.
 func Load(ctx context.Context, path string) (*File, error) {
+	if err := regular(path); err != nil {
+		return nil, err
+	}
 	data, err := readfile.ReadAll(ctx, path, MaxFileBytes)
 	var tl *readfile.TooLargeError
 	switch {
@@ -154,6 +157,10 @@ func Load(ctx context.Context, path string) (*File, error) {
 func Parse(path string, data []byte) (*File, error) {
 	if len(data) > MaxFileBytes {
 		return nil, &Error{File: path, Msg: fmt.Sprintf("over %d KiB; a race file is one race, a page of YAML", MaxFileBytes>>10)}
+	}
+	data, err := text(path, data)
+	if err != nil {
+		return nil, err
 	}
 	sum := sha256.Sum256(data)
 	p := &parser{path: path, f: &File{Path: path, SHA256: hex.EncodeToString(sum[:]), KeyPrefix: DefaultKeyPrefix}}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -164,5 +165,37 @@ rule: item.name == "`+odd+`"
 	}
 	if strings.Join(seen, "\n") != strings.Join(want, "\n") {
 		t.Errorf("the service saw\n%s\nwant\n%s", strings.Join(seen, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestLoadRefusesInputs: what is not a race file's text is refused in one
+// line naming what it is: a device (and a FIFO, in cmd's tests) without
+// waiting, UTF-16 by its encoding; a UTF-8 byte-order mark is skipped.
+func TestLoadRefusesInputs(t *testing.T) {
+	dir := t.TempDir()
+	good := "race: r\nburst:\n  - request: GET /x\nrule: true\n"
+	write := func(name, content string) string {
+		p := dir + "/" + name
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, tc := range []struct{ path, want string }{
+		{"/dev/null", "/dev/null: not a regular file (a device); want a *.race.yaml file"},
+		{dir, dir + ": not a regular file (a folder)"},
+		{write("bom.race.yaml", "\ufeff"+good), ""},
+		{write("bomonly.race.yaml", "\ufeff"), "bomonly.race.yaml:1:1: empty but for a UTF-8 byte-order mark"},
+		{write("le.race.yaml", "\xff\xfer\x00a\x00"), "le.race.yaml:1:1: encoded as UTF-16 little-endian; save it as UTF-8"},
+		{write("be.race.yaml", "\xfe\xff\x00r"), "be.race.yaml:1:1: encoded as UTF-16 big-endian; save it as UTF-8"},
+		{write("nobom.race.yaml", "r\x00a\x00"), "nobom.race.yaml:1:1: encoded as UTF-16 little-endian (no byte-order mark)"},
+	} {
+		_, err := racefile.Load(context.Background(), tc.path)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v; want it read", tc.path, err)
+		case tc.want != "" && (err == nil || !strings.HasSuffix(strings.SplitN(err.Error(), ": ", 2)[0], strings.SplitN(tc.want, ": ", 2)[0]) || !strings.Contains(err.Error(), strings.SplitN(tc.want, ": ", 2)[1])):
+			t.Errorf("%s: %v; want %s", tc.path, err, tc.want)
+		}
 	}
 }
