@@ -73,7 +73,7 @@ to hold that breaks it exits 3.`,
 	takesOneStory(c, s, &o.Scenario, &o.set, runner(runF, runRun, o))
 	f := c.Flags()
 	o.register(c, firingWords{targets: targetsUsage, timeout: "time limit of each request",
-		seed: "seed for the simulated stores' random choices (default: random, printed)", quiet: "no progress bar or notices on stderr",
+		seed: "seed for the simulated stores' random choices (default: random, printed)", quiet: "no progress bar or notices on stderr, and no table on stdout when -o sends every output to a file",
 		formats: report.Formats(), sync: true, period: true})
 	addRequests(f, &o.Requests, "requests per burst (default: the story's own: 10, 12 or 5)")
 	f.IntVar(&o.Trials, "trials", engine.DefaultTrials, "bursts per target, each on fresh state")
@@ -229,7 +229,7 @@ func (o *runOptions) play(ctx context.Context, s Streams, p engine.Plan) error {
 			runErr = fmt.Errorf("--history-html %s: %w", path, err)
 		}
 	}
-	err := WriteOutputs(s.Out, s.Width, o.outs, o.Sign.signed(func(w io.Writer, format string, width int) error {
+	err := WriteOutputs(s.Out, s.Width, withTerminal(o.outs, o.Quiet), o.Sign.signed(func(w io.Writer, format string, width int) error {
 		f := report.Format(format)
 		if err := report.Render(w, res, f, s.reportOptions(width, SavesJSON(o.outs))); err != nil {
 			return err
