@@ -37,9 +37,14 @@ func Names() []string {
 // A name that is a race file (IsRaceFile) is read as one: its race is a
 // story like the others (package racefile), and an error in it is a
 // usage error naming its line.
-func Lookup(name string) (*engine.Scenario, error) {
+func Lookup(name string) (*engine.Scenario, error) { return LookupShowing(name, false) }
+
+// LookupShowing is Lookup, and for a race file with show set, a race
+// whose outputs and errors show its secrets (--show-secrets) instead of
+// racefile.Hidden.
+func LookupShowing(name string, show bool) (*engine.Scenario, error) {
 	if IsRaceFile(name) {
-		return loadRace(name, "")
+		return loadRace(name, "", show)
 	}
 	for _, s := range registry {
 		if s.Name == name {
@@ -60,7 +65,7 @@ func Lookup(name string) (*engine.Scenario, error) {
 // engine's Finder for the built-in stories.
 func Find(name string, set *results.Settings) (*engine.Scenario, error) {
 	if set != nil && set.Race != nil {
-		return loadRace(set.Race.Path, set.Race.SHA256)
+		return loadRace(set.Race.Path, set.Race.SHA256, false)
 	}
 	if name == paymentStory.Name {
 		return paymentStory, nil
@@ -131,7 +136,7 @@ func IsRaceFile(name string) bool {
 //
 // It reads without a context: Load refuses what is not a regular file
 // before it opens it, and a regular file never waits.
-func loadRace(path, sha256 string) (*engine.Scenario, error) {
+func loadRace(path, sha256 string, show bool) (*engine.Scenario, error) {
 	f, err := racefile.Load(context.Background(), path)
 	if err != nil {
 		return nil, err
@@ -139,5 +144,6 @@ func loadRace(path, sha256 string) (*engine.Scenario, error) {
 	if sha256 != "" && f.SHA256 != sha256 {
 		return nil, fmt.Errorf("race file %s changed since the run (sha256 %.12s…, now %.12s…); judge the result with the file it ran with", path, sha256, f.SHA256)
 	}
+	f.ShowSecrets = show
 	return f.Scenario(f.Environ())
 }

@@ -30,10 +30,12 @@ type explainOptions struct {
 	// in run, not the story's default.
 	set func(name string) bool
 	// Step waits for Enter between the steps, on a terminal.
-	Step    bool
-	Outputs outputFlags
-	Servers serverFlags
-	HTTP    httpFlags
+	Step bool
+	// ShowSecrets shows a race file's secrets (--show-secrets).
+	ShowSecrets bool
+	Outputs     outputFlags
+	Servers     serverFlags
+	HTTP        httpFlags
 }
 
 func newExplainCmd(s Streams, cat *targets.Catalog) *cobra.Command {
@@ -73,6 +75,7 @@ page, each replay drawn as an SVG timeline on one shared time axis.`,
 	f.StringVar(&o.Fixed, "fixed", "actor", "the fixed target replayed after it")
 	addSeed(f, &o.Seed, 7, "seed of the replay")
 	addRequests(f, &o.Requests, "requests in the burst (default: the story's own)")
+	addShowSecrets(f, &o.ShowSecrets)
 	f.BoolVar(&o.Step, "step", false, "on a terminal, wait for Enter before each step: the story, each request of each replay, the fix")
 	o.Outputs.register(c, []string{"text", "html"})
 	o.Servers.register(f, cat, "targets")
@@ -83,7 +86,7 @@ page, each replay drawn as an SVG timeline on one shared time axis.`,
 }
 
 func runExplain(ctx context.Context, s Streams, o *explainOptions) error {
-	sc, err := scenarios.Lookup(o.Scenario)
+	sc, err := scenarios.LookupShowing(o.Scenario, o.ShowSecrets)
 	if err != nil {
 		return err
 	}
