@@ -3,8 +3,14 @@ package racefile_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/racelab/racelab/scenarios/racefile"
 
 	"github.com/racelab/racelab/scenarios/engine"
 )
@@ -59,6 +65,71 @@ func TestManyUsersOversell(t *testing.T) {
 	for sid := range ns.sessions {
 		if strings.Contains(string(saved), sid) {
 			t.Fatalf("the result shows the session %s", sid)
+		}
+	}
+}
+
+// TestRepeatInFlight: a step repeated 40 times is sent with at most
+// RepeatInFlight (16) repetitions in flight, and more than one at once;
+// each repetition n sends its own {{n}}, once; -n sets repeat: requests.
+func TestRepeatInFlight(t *testing.T) {
+	var mu sync.Mutex
+	inFlight, most := 0, 0
+	seen := map[string]int{}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /users/{n}", func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		inFlight++
+		most = max(most, inFlight)
+		seen[r.PathValue("n")]++
+		mu.Unlock()
+		time.Sleep(20 * time.Millisecond)
+		mu.Lock()
+		inFlight--
+		mu.Unlock()
+		reply(w, 201, map[string]any{"id": "id-" + r.PathValue("n")})
+	})
+	mux.HandleFunc("POST /buy/{id}", func(w http.ResponseWriter, r *http.Request) { reply(w, 200, map[string]any{}) })
+	mux.HandleFunc("GET /x", func(w http.ResponseWriter, r *http.Request) { reply(w, 200, map[string]any{}) })
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	f, err := racefile.Parse("r.race.yaml", []byte(`race: r
+setup:
+  - request: POST /users/{{n}}
+    repeat: requests
+    as: users
+burst:
+  - request: POST /buy/{{users[i].id}}
+readback:
+  - request: GET /x
+    as: x
+rule: allowed == requests && size(users) == requests
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := f.Scenario(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := engine.Run(context.Background(), engine.Plan{Scenario: sc, Trials: 1, Requests: 40, Targets: []string{base(srv)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr := res.Targets[0]; tr.Error != "" || tr.Summary().Broken+tr.Summary().Inconclusive != 0 {
+		t.Fatalf("error %q, first why %q, first error %q", tr.Error, tr.Summary().FirstWhy, tr.Summary().FirstError)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if most > 16 || most < 2 { // the issue pins 16
+		t.Errorf("%d repetitions in flight at most; want 2 to 16", most)
+	}
+	if len(seen) != 40 {
+		t.Errorf("%d different {{n}} sent; want 40 (0 to 39)", len(seen))
+	}
+	for n, times := range seen {
+		if times != 1 {
+			t.Errorf("repetition %s sent %d times", n, times)
 		}
 	}
 }
