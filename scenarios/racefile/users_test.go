@@ -199,3 +199,42 @@ func TestLoadRefusesInputs(t *testing.T) {
 		}
 	}
 }
+
+// TestCaptureFails: a login that sets no cookie stops the setup, the
+// target's error naming the capture's FILE:LINE and what the answer set.
+func TestCaptureFails(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /login", func(w http.ResponseWriter, r *http.Request) {
+		http.SetCookie(w, &http.Cookie{Name: "other", Value: "v4lue-not-shown"})
+		reply(w, 200, map[string]any{})
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	f, err := racefile.Parse("login.race.yaml", []byte(`race: r
+setup:
+  - request: POST /login
+    repeat: 3
+    capture:
+      sid: 'cookies["sid"]'
+burst:
+  - request: POST /buy
+    headers: {Cookie: "sid={{sid[i]}}"}
+rule: true
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := f.Scenario(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := engine.Run(context.Background(), engine.Plan{Scenario: sc, Trials: 1, Targets: []string{base(srv)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := res.Targets[0].Error
+	if !strings.Contains(got, `login.race.yaml:6: capture sid (cookies["sid"]) on the answer 200 (it set the cookies [other]): no such key: sid`) ||
+		!strings.Contains(got, "of 3") || strings.Contains(got, "v4lue-not-shown") {
+		t.Errorf("target error %q; want the capture's FILE:LINE, the cookies' names and not their values", got)
+	}
+}
