@@ -37,9 +37,14 @@ func Names() []string {
 // A name that is a race file (IsRaceFile) is read as one: its race is a
 // story like the others (package racefile), and an error in it is a
 // usage error naming its line.
-func Lookup(name string) (*engine.Scenario, error) {
+func Lookup(name string) (*engine.Scenario, error) { return LookupShowing(name, false) }
+
+// LookupShowing is Lookup, and for a race file with show set, a race
+// whose outputs and errors show its secrets (--show-secrets) instead of
+// racefile.Hidden.
+func LookupShowing(name string, show bool) (*engine.Scenario, error) {
 	if IsRaceFile(name) {
-		return loadRace(name)
+		return loadRace(name, show)
 	}
 	for _, s := range registry {
 		if s.Name == name {
@@ -114,23 +119,28 @@ func takes(sc *engine.Scenario, knob string) bool {
 }
 
 // IsRaceFile says name is a race file: a file that exists, named
-// *.race.yaml, *.race.yml, *.yaml or *.yml.
+// *.race.yaml, *.race.yml, *.yaml or *.yml (loadRace refuses one that is
+// not a regular file).
 func IsRaceFile(name string) bool {
 	if !strings.HasSuffix(name, ".yaml") && !strings.HasSuffix(name, ".yml") {
 		return false
 	}
-	fi, err := os.Stat(name)
-	return err == nil && fi.Mode().IsRegular()
+	// Any file so named, a FIFO or a device too: loadRace refuses those
+	// in one line rather than as no such file.
+	_, err := os.Stat(name)
+	return err == nil
 }
 
 // loadRace reads the race file at path as a story.
 //
-// It reads without a context: Lookup reads only regular files, which never
-// wait.
-func loadRace(path string) (*engine.Scenario, error) {
+// It reads without a context: Load refuses what is not a regular file
+// before it opens it, and a regular file never waits. With show set, its
+// outputs and errors show the race's secrets (--show-secrets).
+func loadRace(path string, show bool) (*engine.Scenario, error) {
 	f, err := racefile.Load(context.Background(), path)
 	if err != nil {
 		return nil, err
 	}
+	f.ShowSecrets = show
 	return f.Scenario(f.Environ())
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -30,10 +31,16 @@ type explainOptions struct {
 	// in run, not the story's default.
 	set func(name string) bool
 	// Step waits for Enter between the steps, on a terminal.
-	Step    bool
-	Outputs outputFlags
-	Servers serverFlags
-	HTTP    httpFlags
+	Step bool
+	// ShowSecrets shows a race file's secrets (--show-secrets).
+	ShowSecrets bool
+	// Until is "broken" to replay until a trial breaks the rule, at most
+	// MaxTrials trials (--until, --max-trials).
+	Until     string
+	MaxTrials int
+	Outputs   outputFlags
+	Servers   serverFlags
+	HTTP      httpFlags
 }
 
 func newExplainCmd(s Streams, cat *targets.Catalog) *cobra.Command {
@@ -73,8 +80,11 @@ page, each replay drawn as an SVG timeline on one shared time axis.`,
 	f.StringVar(&o.Fixed, "fixed", "actor", "the fixed target replayed after it")
 	addSeed(f, &o.Seed, 7, "seed of the replay")
 	addRequests(f, &o.Requests, "requests in the burst (default: the story's own)")
+	addShowSecrets(f, &o.ShowSecrets)
+	f.StringVar(&o.Until, "until", "", "broken: replay trial after trial until one breaks the rule, and show that one (a race that shows in some trials only)")
+	f.IntVar(&o.MaxTrials, "max-trials", engine.DefaultMaxTrials, "with --until broken, the most trials replayed before saying none broke")
 	f.BoolVar(&o.Step, "step", false, "on a terminal, wait for Enter before each step: the story, each request of each replay, the fix")
-	o.Outputs.register(c, []string{"text", "html"})
+	o.Outputs.register(c, []string{"text", "html", "json"})
 	o.Servers.register(f, cat, "targets")
 	o.HTTP.registerMapping(f)
 	_ = c.RegisterFlagCompletionFunc("target", completeTargets)
@@ -83,12 +93,15 @@ page, each replay drawn as an SVG timeline on one shared time axis.`,
 }
 
 func runExplain(ctx context.Context, s Streams, o *explainOptions) error {
-	sc, err := scenarios.Lookup(o.Scenario)
+	sc, err := scenarios.LookupShowing(o.Scenario, o.ShowSecrets)
 	if err != nil {
 		return err
 	}
 	x := &engine.Explainer{Scenario: sc, Catalog: o.catalog, Target: o.Target, Fixed: o.Fixed, Requests: o.Requests, Seed: o.Seed,
 		Options: o.Servers.options()}
+	if x.MaxTrials, err = o.until(); err != nil {
+		return err
+	}
 	if err := explicitZero(o.set, engine.Wants.Invalid, zeroIf("Requests", o.Requests, o.Requests == 0)); err != nil {
 		return err
 	}
@@ -124,8 +137,13 @@ func runExplain(ctx context.Context, s Streams, o *explainOptions) error {
 			o.Scenario, o.Target, o.Fixed, o.Scenario, o.Target, o.Fixed)
 	}
 	render := func(w io.Writer, format string, _ int) error {
-		if format == "html" {
+		switch format {
+		case "html":
 			return report.ExplainHTML(w, e)
+		case "json":
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", "  ")
+			return enc.Encode(e)
 		}
 		return report.Explain(w, e) // a handout's width, whatever the terminal
 	}
@@ -146,6 +164,23 @@ func runExplain(ctx context.Context, s Streams, o *explainOptions) error {
 		return err
 	}
 	return showSteps(ctx, s, steps)
+}
+
+// until reads --until and --max-trials: the explainer's MaxTrials, 0
+// for one replay.
+func (o *explainOptions) until() (int, error) {
+	given := o.set != nil && o.set("max-trials")
+	switch {
+	case o.Until == "" && given:
+		return 0, usageError{errors.New("--max-trials bounds --until broken; give --until broken too")}
+	case o.Until == "":
+		return 0, nil
+	case o.Until != "broken":
+		return 0, usageError{fmt.Errorf("--until %s: want --until broken (replay until a trial breaks the rule)", o.Until)}
+	case o.MaxTrials < 1 || o.MaxTrials > engine.MaxMaxTrials:
+		return 0, usageError{fmt.Errorf("--max-trials %d: want a whole number from 1 to %d", o.MaxTrials, engine.MaxMaxTrials)}
+	}
+	return o.MaxTrials, nil
 }
 
 // showSteps writes each step, then, before the next, asks on stderr for

@@ -160,7 +160,7 @@ func TestExplainHTML(t *testing.T) {
 			len(got), out.String() == text, strings.Contains(errOut.String(), "press Enter"))
 	}
 	code, _, stderr := execute(ctx, append(args, "-o", "pdf")...)
-	if code != exitUsage || !strings.Contains(stderr, `unknown output format "pdf"; want text or html`) {
+	if code != exitUsage || !strings.Contains(stderr, `unknown output format "pdf"; want text, html or json`) {
 		t.Errorf("-o pdf: exit %d, stderr %q", code, stderr)
 	}
 }

@@ -73,7 +73,7 @@ Simulated stores run on the real clock. Exit codes are run's; a missed
 	takesOneStory(c, s, &o.Scenario, &o.set, runner(runF, runLoad, o))
 	f := c.Flags()
 	o.register(c, firingWords{targets: targetsUsage, timeout: "time limit of each request",
-		seed: "seed for the keys picked and Poisson arrivals (default: random, in the result)", quiet: "no progress bar on stderr",
+		seed: "seed for the keys picked and Poisson arrivals (default: random, in the result)", quiet: "no progress bar on stderr, and no table on stdout when -o sends every output to a file",
 		formats: report.LoadFormats()})
 	f.StringVar(&o.Rate, "rate", "", "open model: requests arriving per second, e.g. 2000/s (or 90/m); with --stages, the rate the first stage starts from")
 	f.StringVar(&o.Stages, "stages", "", "open model: ramps DURATION:RATE, comma separated, e.g. 30s:100/s,1m:500/s")
@@ -216,7 +216,7 @@ func (o *loadOptions) play(ctx context.Context, s Streams, p load.LoadPlan) erro
 	if err != nil {
 		return err
 	}
-	err = WriteOutputs(s.Out, s.Width, o.outs, o.Sign.signed(func(w io.Writer, format string, width int) error {
+	err = WriteOutputs(s.Out, s.Width, withTerminal(o.outs, o.Quiet), o.Sign.signed(func(w io.Writer, format string, width int) error {
 		return report.RenderLoad(w, []*results.LoadResult{res}, report.Format(format), s.reportOptions(width, SavesJSON(o.outs)))
 	}))
 	if err != nil {

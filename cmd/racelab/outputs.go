@@ -144,3 +144,13 @@ func writeFile(path string, data []byte, appendTo bool) error {
 	_, err = f.Write(data)
 	return errors.Join(err, f.Close())
 }
+
+// withTerminal adds the table on standard output when every output goes
+// to a file, as k6 prints its summary whatever it writes: a person who
+// ran the command sees what came of it. quiet (-q) leaves it out.
+func withTerminal(outs []Output, quiet bool) []Output {
+	if quiet || slices.ContainsFunc(outs, func(o Output) bool { return o.Path == "" }) {
+		return outs
+	}
+	return append(slices.Clone(outs), Output{Format: string(report.Table)})
+}

@@ -60,3 +60,26 @@ func TestSeveralOutputs(t *testing.T) {
 		t.Errorf("report's r.html: %v\n%.200s", err, data)
 	}
 }
+
+// TestFilesStillShowTheTable: with every output going to a file, run
+// still prints the table on standard output (as k6 prints its summary),
+// and -q leaves it out; one output on standard output is the only one
+// there.
+func TestFilesStillShowTheTable(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args  []string
+		table bool
+	}{
+		{[]string{"-o", "json=" + filepath.Join(dir, "a.json")}, true},
+		{[]string{"-o", "json=" + filepath.Join(dir, "b.json"), "-o", "junit=" + filepath.Join(dir, "b.xml")}, true},
+		{[]string{"-o", "json=" + filepath.Join(dir, "c.json"), "-q"}, false},
+		{[]string{"-o", "json=" + filepath.Join(dir, "d.json"), "-o", "junit"}, false},
+	} {
+		args := append([]string{"run", "ten-hits-one-view", "-t", "actor", "--seed", "3"}, tc.args...)
+		stdout := executeWant(t, context.Background(), exitOK, args...)
+		if got := strings.Contains(stdout, "| TARGET "); got != tc.table {
+			t.Errorf("racelab %s: table on stdout %v, want %v:\n%s", strings.Join(args, " "), got, tc.table, stdout)
+		}
+	}
+}

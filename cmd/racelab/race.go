@@ -98,9 +98,12 @@ paste the values themselves.`,
     -H "Authorization: Bearer x" --json "{\"account\":\"a1\"}"'`,
 		Args: exactArgs(1, "one curl command, quoted"),
 		RunE: func(c *cobra.Command, args []string) error {
-			file, target, err := racefile.FromCurl(args[0])
+			file, target, notes, err := racefile.FromCurl(args[0])
 			if err != nil {
 				return usageError{fmt.Errorf("race from-curl: %w", err)}
+			}
+			for _, n := range notes {
+				fmt.Fprintf(s.Err, "racelab: %s\n", n)
 			}
 			if out == "" {
 				_, err = fmt.Fprint(s.Out, file)

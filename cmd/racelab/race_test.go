@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/racelab/racelab/targets/httpapi/server"
@@ -63,10 +64,17 @@ func TestRaceFileUsage(t *testing.T) {
 	if err := os.WriteFile(captured, []byte(src), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// A FIFO no one writes to is refused, never waited on.
+	fifo := filepath.Join(t.TempDir(), "fifo.race.yaml")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		args []string
 		says string
 	}{
+		{[]string{"race", "lint", fifo}, fifo + ": not a regular file (a FIFO); want a *.race.yaml file"},
+		{[]string{"run", fifo, "-t", url}, fifo + ": not a regular file (a FIFO)"},
 		{[]string{"explain", tenHitsFile}, "--target is missing: ten-hits-one-view names no targets of its own, so explain needs both --target"},
 		{[]string{"explain", tenHitsFile, "-t", url}, "--fixed is missing: ten-hits-one-view names no targets of its own"},
 		{[]string{"explain", tenHitsFile, "--fixed", url}, "--target is missing"},
@@ -82,6 +90,8 @@ func TestRaceFileUsage(t *testing.T) {
 		// was written, or it is refused.
 		{[]string{"race", "from-curl", "curl -X POST $API/redeem"}, `race from-curl: a $ parameter in "$API/redeem": a shell would expand it; write the value itself`},
 		{[]string{"race", "from-curl", "curl 'https://x.example/a"}, "race from-curl: not a command a shell can read"},
+		{[]string{"race", "from-curl", "curl https://x.example/a https://x.example/b"}, "race from-curl: two URLs, https://x.example/a and https://x.example/b; want one request: paste one curl command"},
+		{[]string{"race", "from-curl", "curl -X POST https://x.example/a \\"}, "race from-curl: the command ends with a backslash, so its last line is missing; paste the whole command"},
 	}
 	for _, tt := range tests {
 		code, stdout, stderr := execute(context.Background(), tt.args...)

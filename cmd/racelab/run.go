@@ -30,6 +30,8 @@ type runOptions struct {
 	Sequential bool
 	Gap        time.Duration
 	Timeline   bool
+	// ShowSecrets shows a race file's secrets (--show-secrets).
+	ShowSecrets bool
 	// KeyChars is what the fresh keys are made of (--key-chars). Not
 	// --keys: load's --keys counts keys.
 	KeyChars string
@@ -73,7 +75,7 @@ to hold that breaks it exits 3.`,
 	takesOneStory(c, s, &o.Scenario, &o.set, runner(runF, runRun, o))
 	f := c.Flags()
 	o.register(c, firingWords{targets: targetsUsage, timeout: "time limit of each request",
-		seed: "seed for the simulated stores' random choices (default: random, printed)", quiet: "no progress bar or notices on stderr",
+		seed: "seed for the simulated stores' random choices (default: random, printed)", quiet: "no progress bar or notices on stderr, and no table on stdout when -o sends every output to a file",
 		formats: report.Formats(), sync: true, period: true})
 	addRequests(f, &o.Requests, "requests per burst (default: the story's own: 10, 12 or 5)")
 	f.IntVar(&o.Trials, "trials", engine.DefaultTrials, "bursts per target, each on fresh state")
@@ -93,6 +95,7 @@ to hold that breaks it exits 3.`,
 	f.BoolVar(&o.Timeline, "timeline", false, "under the table, one lane per request of one trial per target: what it read, wrote, and whose update it erased")
 	o.Evidence.register(f, false)
 	o.Knobs.register(f)
+	addShowSecrets(f, &o.ShowSecrets)
 	f.StringVar(&o.Background, "background", "", "open-model load on each target through all of its trials, e.g. 200/s (kv and actor need --clock real);\n"+
 		"the report adds its throughput, p99 and errors")
 	f.IntVar(&o.BackgroundKeys, "background-keys", load.DefaultKeys, "keys of its own the --background load spreads over")
@@ -104,7 +107,7 @@ to hold that breaks it exits 3.`,
 // plan turns the options into an engine.Plan, checking every value, the
 // shard flags last.
 func (o *runOptions) plan() (engine.Plan, error) {
-	sc, err := scenarios.Lookup(o.Scenario)
+	sc, err := scenarios.LookupShowing(o.Scenario, o.ShowSecrets)
 	if err != nil {
 		return engine.Plan{}, err
 	}
@@ -236,7 +239,7 @@ func (o *runOptions) play(ctx context.Context, s Streams, p engine.Plan) error {
 			runErr = fmt.Errorf("--history-html %s: %w", path, err)
 		}
 	}
-	err := WriteOutputs(s.Out, s.Width, o.outs, raceRel([]*results.Result{res}, o.Sign.signed(func(w io.Writer, format string, width int) error {
+	err := WriteOutputs(s.Out, s.Width, withTerminal(o.outs, o.Quiet), raceRel([]*results.Result{res}, o.Sign.signed(func(w io.Writer, format string, width int) error {
 		f := report.Format(format)
 		if err := report.Render(w, res, f, s.reportOptions(width, SavesJSON(o.outs))); err != nil {
 			return err

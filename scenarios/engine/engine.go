@@ -578,6 +578,9 @@ func (r targetRun) play(ctx context.Context, rec *results.Recorder) error {
 	if !ok { // resolve checked the entry's Kind; the store disagrees with it
 		return &TargetError{Stage: fmt.Sprintf("cannot play %s (it has no %s)", sc.Name, sc.Needs)}
 	}
+	if pl.Sized != nil {
+		pl.Sized(n)
+	}
 	if f.Stream != nil && f.virtual == nil {
 		if err := f.Stream.realTrialError(false); err != nil {
 			return &TargetError{Stage: "play " + sc.Name, Err: err}

@@ -30,6 +30,9 @@ type Explainer struct {
 	Target, Fixed string
 	Requests      int
 	Seed          int64
+	// MaxTrials, when set (--until broken), replays the race trial after
+	// trial until one breaks the rule, at most this many.
+	MaxTrials int
 	// Options open the targets (servers' URLs, an HTTP service's mapping).
 	Options []targets.Option
 	// Race and Fix are the replays of the burst on Target and on Fixed.
@@ -126,32 +129,29 @@ func (x *Explainer) Replay(ctx context.Context, plan Plan) (*results.TargetResul
 // library behind `racelab explain`. A fixed target that breaks the rule
 // gives an error wrapping ErrFixBroke.
 func Explain(ctx context.Context, x *Explainer) (Explanation, error) {
-	sc, target, fixed, seed := x.Scenario, x.Target, x.Fixed, x.Seed
+	sc, fixed := x.Scenario, x.Fixed
 	e := Explanation{Story: sc.About()}
-	race, err := x.Replay(ctx, x.Plan(target))
+	found, err := x.replayRace(ctx)
 	if err != nil {
 		return e, err
 	}
+	race := found.Result
 	x.Race = race
 	t := &race.Trials[0]
 	how, same := results.Plural(int64(len(t.Requests)), "request")+" at once", "burst"
 	if sc.Stream != nil {
 		how, same = results.Plural(int64(len(t.Requests)), "request")+": "+sc.Stream.Words, "trial"
 	}
-	title := "The race, replayed on %s (%s, seed %d)"
-	if !t.Broken {
-		// A service given as the race may hold: the heading must not
-		// promise a race the lanes do not show.
-		title = "The race did not show on %s (%s, seed %d)"
-	}
 	e.Replays = append(e.Replays, Replay{
-		Heading: fmt.Sprintf(title, race.Target, how, seed),
+		Heading: x.raceTitle(found, how),
 		Target:  race.Target, Clock: race.Clock, Trial: t, Outcome: sc.Account(t, race.Target), Compared: true,
 	})
 	if err := x.extras(ctx, &e, "race"); err != nil {
 		return e, err
 	}
-	fix, err := x.Replay(ctx, x.Plan(fixed))
+	fixPlan := x.Plan(fixed)
+	fixPlan.Seed = found.Seed // the same burst
+	fix, err := x.Replay(ctx, fixPlan)
 	if err != nil {
 		return e, err
 	}

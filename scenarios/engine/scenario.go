@@ -183,6 +183,9 @@ type Player struct {
 	// released (stale-plan: subscribe, browse, cancel; a race file's
 	// setup requests), waiting with sleep on the store's clock.
 	Prelude func(ctx context.Context, key string, sleep func(time.Duration) error) error
+	// Sized, when set, is told the burst's N before the first trial (a
+	// race file's setup step repeated once per request).
+	Sized func(n int)
 	// Stage, when set, readies the burst's requests lo to lo+n on key
 	// before the barrier and returns one function per request that
 	// releases it, in place of the store's own staging (targets.Stager):

@@ -31,6 +31,16 @@
 // burst that sends what the setup captured cannot be split
 // (engine.Scenario.Unsplittable): only shard 0 knows it.
 //
+// Many users at once: a setup step with repeat: is sent N times (16 at a
+// time, repeat.go), its as: and capture: names becoming lists that each
+// burst request reads its own element of ({{sid[i]}}); capture: takes
+// values from an answer's status, headers, cookies and body in CEL
+// (capture.go); form: sends an urlencoded body and key: may ask for
+// letters and digits (form.go). Secrets (credentials, sessions, values
+// marked secret: true) are hidden where a trial keeps them, so that no
+// output or error shows them (secret.go); input.go refuses what is not a
+// race file's text.
+//
 // What nuclei's race templates and Turbo Intruder match is the answers'
 // status codes; a race file reads the store back and judges the state.
 //

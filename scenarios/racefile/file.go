@@ -66,8 +66,10 @@ type File struct {
 	Title string
 	// Requests is the burst's N: the counts of its kinds, or requests:.
 	Requests int
-	// KeyPrefix starts every trial's fresh key.
+	// KeyPrefix starts every trial's fresh key, and Key says what the
+	// templates' {{key}} is made of.
 	KeyPrefix string
+	Key       KeySpec
 	// Env lists the environment variables templates may read.
 	Env []string
 	// Setup, Burst and Readback are the requests, in order.
@@ -85,9 +87,15 @@ type File struct {
 	// does not record their values.
 	Secret []string
 
+	// ShowSecrets shows the secrets (--show-secrets) that outputs and
+	// errors otherwise show as Hidden.
+	ShowSecrets bool
+
 	// burstCaptures are the setup answers the burst's requests send:
 	// only the process that ran the setup knows them.
 	burstCaptures []string
+	// secretCaptures are the captures that never show (Capture.Secret).
+	secretCaptures []string
 }
 
 // Step is one request of a race file.
@@ -101,6 +109,12 @@ type Step struct {
 	Body *Body
 	// As names the answer's JSON (setup and readback).
 	As string
+	// Repeat is how many times a setup step is sent (repeat:), 0 for
+	// once; PerRequest repeats it once per burst request instead.
+	Repeat     int
+	PerRequest bool
+	// Captures take values from the answer (capture:).
+	Captures []*Capture
 	// Kind names a burst entry and Count is how many of the burst it
 	// sends; Allowed and Refused judge each of its answers.
 	Kind    string
@@ -113,6 +127,9 @@ type Step struct {
 type Header struct {
 	Name  string
 	Value *Template
+	// Secret says its value never shows (secret: true, or a name such
+	// as Authorization that always holds one).
+	Secret bool
 }
 
 // Load reads and checks the race file at path, reading at most
@@ -121,6 +138,9 @@ type Header struct {
 // FIFO no one writes to) stops waiting when ctx is done, with ctx's error,
 // not a usage error: the command was interrupted.
 func Load(ctx context.Context, path string) (*File, error) {
+	if err := regular(path); err != nil {
+		return nil, err
+	}
 	data, err := readfile.ReadAll(ctx, path, MaxFileBytes)
 	var tl *readfile.TooLargeError
 	switch {
@@ -142,6 +162,10 @@ func Load(ctx context.Context, path string) (*File, error) {
 func Parse(path string, data []byte) (*File, error) {
 	if len(data) > MaxFileBytes {
 		return nil, &Error{File: path, Msg: fmt.Sprintf("over %d KiB; a race file is one race, a page of YAML", MaxFileBytes>>10)}
+	}
+	data, err := text(path, data)
+	if err != nil {
+		return nil, err
 	}
 	sum := sha256.Sum256(data)
 	p := &parser{path: path, f: &File{Path: path, SHA256: hex.EncodeToString(sum[:]), KeyPrefix: DefaultKeyPrefix}}
@@ -178,10 +202,14 @@ func yamlError(path string, err error) error {
 type parser struct {
 	path string
 	f    *File
-	// captures are the as: names of the setup steps read so far; names
-	// every as: name so far.
+	// captures are the as: and capture: names of the steps read so far,
+	// which later templates may read, and lists those of repeated steps;
+	// names every as: and capture: name so far.
 	captures []string
+	lists    []string
 	names    []string
+	// repeating says the step being read repeats: {{n}} is its own.
+	repeating bool
 }
 
 func (p *parser) at(n *yaml.Node, format string, args ...any) error {
@@ -209,7 +237,11 @@ func (p *parser) file(root *yaml.Node) error {
 	if f.Title, err = p.str(fields, root, "title", false); err != nil {
 		return err
 	}
-	if n := fields["key"]; n != nil {
+	if n := fields["key"]; n != nil && n.Kind == yaml.MappingNode {
+		if err := p.keySpec(n); err != nil {
+			return err
+		}
+	} else if n != nil {
 		if f.KeyPrefix, err = p.str(fields, root, "key", false); err != nil {
 			return err
 		}
@@ -372,9 +404,9 @@ func nodeKind(n *yaml.Node) string {
 
 // stepKeys are the keys of a request, by the list it is in.
 var stepKeys = map[string][]string{
-	"setup":    {"request", "headers", "json", "body", "as"},
-	"burst":    {"request", "headers", "json", "body", "kind", "count", "allowed", "refused"},
-	"readback": {"request", "headers", "json", "body", "as"},
+	"setup":    {"request", "headers", "json", "form", "body", "as", "repeat", "capture"},
+	"burst":    {"request", "headers", "json", "form", "body", "kind", "count", "allowed", "refused"},
+	"readback": {"request", "headers", "json", "form", "body", "as", "capture"},
 }
 
 func (p *parser) steps(fields map[string]*yaml.Node, parent *yaml.Node, list string, required bool) ([]*Step, error) {
@@ -414,6 +446,9 @@ func (p *parser) step(n *yaml.Node, list string) (*Step, error) {
 		return nil, err
 	}
 	s := &Step{Line: n.Line, Col: n.Column}
+	if err := p.repeat(fields, s); err != nil {
+		return nil, err
+	}
 	line, err := p.str(fields, n, "request", true)
 	if err != nil {
 		return nil, err
@@ -438,20 +473,23 @@ func (p *parser) step(n *yaml.Node, list string) (*Step, error) {
 			if k.Kind != yaml.ScalarNode || !headerName.MatchString(k.Value) {
 				return nil, p.at(k, "header name %q; want letters, digits and dashes, such as Authorization", k.Value)
 			}
-			if v.Kind != yaml.ScalarNode {
-				return nil, p.at(v, "header %s is %s; want its value as text", k.Value, nodeKind(v))
-			}
-			t, err := p.template(v, v.Value, list, 0)
+			hd, err := p.header(k, v, list)
 			if err != nil {
 				return nil, err
 			}
-			s.Headers = append(s.Headers, Header{Name: k.Value, Value: t})
+			s.Headers = append(s.Headers, hd)
 		}
 	}
-	jn, bn := fields["json"], fields["body"]
+	jn, bn, fn := fields["json"], fields["body"], fields["form"]
 	switch {
 	case jn != nil && bn != nil:
 		return nil, p.at(bn, "body: and json: both given; want one of them")
+	case fn != nil && (jn != nil || bn != nil):
+		return nil, p.at(fn, "form: and %s given; want one body", map[bool]string{true: "json:", false: "body:"}[jn != nil])
+	case fn != nil:
+		if s.Body, err = p.form(fn, list); err != nil {
+			return nil, err
+		}
 	case jn != nil:
 		v, err := p.jsonValue(jn, list)
 		if err != nil {
@@ -470,14 +508,21 @@ func (p *parser) step(n *yaml.Node, list string) (*Step, error) {
 		s.Body = &Body{Text: t}
 	}
 	if list != "burst" {
-		if s.As, err = p.str(fields, n, "as", list == "readback"); err != nil {
+		if s.As, err = p.str(fields, n, "as", false); err != nil {
 			return nil, err
 		}
 		if err := p.checkAs(fields["as"], s.As); err != nil {
 			return nil, err
 		}
-		if list == "setup" && s.As != "" {
-			p.captures = append(p.captures, s.As)
+		if err := p.capture(fields["capture"], s); err != nil {
+			return nil, err
+		}
+		if list == "readback" && s.As == "" && len(s.Captures) == 0 {
+			return nil, p.at(n, "no as: here; want %s, or a capture:", keyHelp["as"])
+		}
+		p.took(s, s.As)
+		for _, c := range s.Captures {
+			p.took(s, c.Name)
 		}
 		return s, nil
 	}
@@ -535,26 +580,11 @@ func (p *parser) template(n *yaml.Node, s, list string, base int) (*Template, er
 	if err != nil {
 		return nil, p.atOffset(n, base+off, "%v", err)
 	}
-	hole := func(ref string) int { return base + max(strings.Index(s, "{{"+ref), strings.Index(s, "{{"), 0) }
-	for _, ref := range t.Refs() {
-		root, field, _ := strings.Cut(ref, ".")
-		switch {
-		case ref == "key" || ref == "trial" || ref == "uuid":
-		case ref == "i":
-			if list != "burst" {
-				return nil, p.atOffset(n, hole(ref), "{{i}} in a %s request; only a burst request has an index", list)
+	for _, h := range t.parts {
+		if h.ref != nil {
+			if err := p.checkHole(n, s, list, base, h); err != nil {
+				return nil, err
 			}
-		case root == "env":
-			if !slices.Contains(p.f.Env, field) {
-				return nil, p.atOffset(n, hole(ref), "{{%s}} reads an environment variable the file does not declare; want env: [%s] at the top", ref, field)
-			}
-		case slices.Contains(p.captures, root):
-			if list == "burst" && !slices.Contains(p.f.burstCaptures, root) {
-				p.f.burstCaptures = append(p.f.burstCaptures, root)
-			}
-		default:
-			known := append([]string{"key", "i", "trial", "uuid", "env.NAME"}, p.captures...)
-			return nil, p.atOffset(n, hole(ref), "{{%s}} names no variable; want one of %s", ref, strings.Join(known, ", "))
 		}
 	}
 	return t, nil
@@ -572,22 +602,30 @@ func (p *parser) atOffset(n *yaml.Node, off int, format string, args ...any) err
 	return &Error{File: p.path, Line: n.Line, Col: col, Msg: fmt.Sprintf(format, args...)}
 }
 
-// Body is a request's body: JSON with templates in its strings, or text.
+// Body is a request's body: JSON with templates in its keys and strings,
+// a form, or text.
 type Body struct {
 	JSON *JSONValue
 	Text *Template
+	Form []formField
 }
 
 // ContentType is the body's Content-Type.
 func (b *Body) ContentType() string {
-	if b.JSON != nil {
+	switch {
+	case b.JSON != nil:
 		return "application/json"
+	case b.Form != nil:
+		return "application/x-www-form-urlencoded"
 	}
 	return "text/plain; charset=utf-8"
 }
 
 // Render is the body's bytes for one request.
 func (b *Body) Render(v *Vars) ([]byte, error) {
+	if b.Form != nil {
+		return b.renderForm(v)
+	}
 	if b.Text != nil {
 		s, err := b.Text.Expand(v, nil)
 		return []byte(s), err
@@ -604,7 +642,7 @@ func (b *Body) Render(v *Vars) ([]byte, error) {
 type JSONValue struct {
 	lit   json.RawMessage // a number, true, false or null
 	str   *Template
-	keys  []string
+	keys  []*Template
 	vals  []*JSONValue
 	items []*JSONValue
 	obj   bool
@@ -614,19 +652,25 @@ func (p *parser) jsonValue(n *yaml.Node, list string) (*JSONValue, error) {
 	switch n.Kind {
 	case yaml.MappingNode:
 		v := &JSONValue{obj: true}
+		var seen []string
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k := n.Content[i]
 			if k.Kind != yaml.ScalarNode {
 				return nil, p.at(k, "a JSON key is %s; want text", nodeKind(k))
 			}
-			if slices.Contains(v.keys, k.Value) {
+			if slices.Contains(seen, k.Value) {
 				return nil, p.at(k, "JSON key %q given twice; give it once", k.Value)
+			}
+			seen = append(seen, k.Value)
+			key, err := p.template(k, k.Value, list, 0)
+			if err != nil {
+				return nil, err
 			}
 			val, err := p.jsonValue(n.Content[i+1], list)
 			if err != nil {
 				return nil, err
 			}
-			v.keys, v.vals = append(v.keys, k.Value), append(v.vals, val)
+			v.keys, v.vals = append(v.keys, key), append(v.vals, val)
 		}
 		return v, nil
 	case yaml.SequenceNode:
@@ -680,7 +724,11 @@ func (j *JSONValue) render(b *bytes.Buffer, v *Vars) error {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			q, _ := json.Marshal(k)
+			key, err := k.Expand(v, nil)
+			if err != nil {
+				return err
+			}
+			q, _ := json.Marshal(key)
 			b.Write(q)
 			b.WriteByte(':')
 			if err := j.vals[i].render(b, v); err != nil {

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/racelab/racelab/scenarios/engine"
@@ -145,6 +146,9 @@ type player struct {
 	mu     sync.Mutex
 	next   int // the next trial's number
 	trials map[string]*trialState
+	// n is the burst's N as the engine plays it (Player.Sized), for
+	// repeat: requests; 0 until it says.
+	n atomic.Int64
 }
 
 // trialState is one trial's: its variables, then its answers, then what
@@ -158,6 +162,8 @@ type trialState struct {
 	mu       sync.Mutex
 	sent     []sentAnswer
 	readback *results.Readback
+	// secrets are the values its outputs hide (File.secrets).
+	secrets []string
 }
 
 // sentAnswer is the answer to request i, sent on its own.
@@ -197,7 +203,7 @@ func (p *player) bind() engine.Player {
 				return engine.Answer{Outcome: results.Errored, Err: err}
 			}
 			resp, err := p.s.Send(ctx, req)
-			a, ra := p.answer(i, resp, err)
+			a, ra := p.answer(st, i, resp, err)
 			st.keep(i, ra)
 			return a
 		},
@@ -216,8 +222,9 @@ func (p *player) bind() engine.Player {
 			if st == nil {
 				return nil
 			}
-			return &results.Readback{Answers: st.allAnswers(), Bodies: st.captured()}
+			return &results.Readback{Answers: st.allAnswers(), Bodies: p.f.captured(st)}
 		},
+		Sized: func(n int) { p.n.Store(int64(n)) },
 		Rejoin: func(key string, whole *results.Readback) {
 			st := p.state(key)
 			st.answers = whole.Answers
@@ -246,11 +253,13 @@ func (p *player) take(key string) *trialState {
 	return st
 }
 
-// captured are the setup's answers, as JSON, by their as: names.
-func (st *trialState) captured() map[string]json.RawMessage {
+// captured are the setup's answers and captures, as JSON, by their
+// names, a secret one hidden: a saved result never holds a session.
+func (f *File) captured(st *trialState) map[string]json.RawMessage {
 	out := make(map[string]json.RawMessage, len(st.vars.Captures))
 	for name, v := range st.vars.Captures {
-		out[name], _ = json.Marshal(v)
+		b, _ := json.Marshal(f.shown(name, v))
+		out[name] = json.RawMessage(f.hide(st.secrets, string(b)))
 	}
 	return out
 }
@@ -261,7 +270,8 @@ func (p *player) state(key string) *trialState {
 	defer p.mu.Unlock()
 	st := p.trials[key]
 	if st == nil {
-		st = &trialState{vars: Vars{Key: key, Trial: p.next, I: -1, Env: p.env, Captures: map[string]any{}}}
+		st = &trialState{vars: Vars{Key: p.f.Key.Of(key), Trial: p.next, I: -1, N: -1, Env: p.env, Captures: map[string]any{}}}
+		st.secrets = p.f.secrets(&st.vars)
 		p.next++
 		p.trials[key] = st
 	}
@@ -273,20 +283,28 @@ func (p *player) state(key string) *trialState {
 func (p *player) request(s *Step, st *trialState, i int) (httpapi.Request, error) {
 	v := st.vars
 	v.I = i
+	if i >= 0 {
+		v.Own = p.f.own(i)
+	}
+	return requestOf(s, &v)
+}
+
+// requestOf is step's request with the holes' values v.
+func requestOf(s *Step, v *Vars) (httpapi.Request, error) {
 	fail := func(err error) (httpapi.Request, error) {
 		return httpapi.Request{}, fmt.Errorf("%s: %w", s.Kind, err)
 	}
-	path, err := s.Path.Expand(&v, pathEscape)
+	path, err := s.Path.Expand(v, pathEscape)
 	if err != nil {
 		return fail(err)
 	}
-	h, err := s.header(&v)
+	h, err := s.header(v)
 	if err != nil {
 		return fail(err)
 	}
 	var body []byte
 	if s.Body != nil {
-		if body, err = s.Body.Render(&v); err != nil {
+		if body, err = s.Body.Render(v); err != nil {
 			return fail(err)
 		}
 	}
@@ -302,23 +320,23 @@ func pathEscape(s string) string { return url.PathEscape(s) }
 func (p *player) setup(ctx context.Context, key string) error {
 	st := p.state(key)
 	for _, s := range p.f.Setup {
-		body, err := p.call(ctx, s, st)
+		err := p.setupStep(ctx, s, st)
+		st.secrets = p.f.secrets(&st.vars)
 		if err != nil {
-			return fmt.Errorf("setup: %w", err)
-		}
-		if s.As != "" {
-			st.vars.Captures[s.As] = body
+			return p.f.hideErr(st.secrets, fmt.Errorf("setup: %w", err))
 		}
 	}
 	return nil
 }
 
-// call sends a setup or readback step and reads its JSON when it is
-// named; any answer but 2xx, or no JSON where one is named, is an error,
-// a *stepError whose cause leaves out the trial's own values.
-func (p *player) call(ctx context.Context, s *Step, st *trialState) (any, error) {
+// call sends a setup or readback step with the holes' values v and
+// returns what it took: its JSON by its as: name, its captures by
+// theirs. Any answer but 2xx, no JSON where one is named, or a capture
+// that fails is an error, a *stepError whose cause leaves out the
+// trial's own values.
+func (p *player) call(ctx context.Context, s *Step, st *trialState, v Vars) (map[string]any, error) {
 	shape := s.Method + " " + s.Path.shape()
-	req, err := p.request(s, st, -1)
+	req, err := requestOf(s, &v)
 	if err != nil {
 		return nil, &stepError{err.Error(), shape + ": " + strings.ReplaceAll(err.Error(), st.vars.Key, "…")}
 	}
@@ -331,15 +349,20 @@ func (p *player) call(ctx context.Context, s *Step, st *trialState) (any, error)
 		return nil, &stepError{fmt.Sprintf("%s %s answered %d %s, want 2xx%s", req.Method, req.Path, resp.Status, http.StatusText(resp.Status), note(resp.Body)),
 			shape + ": " + statusWords(resp.Status, ctype)}
 	}
-	if s.As == "" {
-		return nil, nil
+	took, err := p.f.take(s, resp)
+	if err != nil {
+		return nil, err
 	}
-	v, ok := decodeJSON(resp.Body)
+	if s.As == "" {
+		return took, nil
+	}
+	body, ok := decodeJSON(resp.Body)
 	if !ok {
 		return nil, &stepError{fmt.Sprintf("%s %s answered %d with a body that is not JSON%s; %s needs JSON", req.Method, req.Path, resp.Status, note(resp.Body), s.As),
 			shape + ": " + statusWords(resp.Status, ctype) + ", not JSON"}
 	}
-	return v, nil
+	took[s.As] = body
+	return took, nil
 }
 
 // note shows the start of a body in an error.
@@ -374,7 +397,7 @@ func (p *player) stage(ctx context.Context, key string, lo, n int) ([]func(conte
 	for i, f := range staged {
 		fs[i] = func(ctx context.Context) engine.Answer {
 			resp, err := f(ctx)
-			a, ra := p.answer(lo+i, resp, err)
+			a, ra := p.answer(st, lo+i, resp, err)
 			st.answers[i] = ra
 			return a
 		}
@@ -387,24 +410,24 @@ func (p *player) stage(ctx context.Context, key string, lo, n int) ([]func(conte
 // redirect, a 5xx, a body kept whole only over maxKeptBody, or an answer
 // neither allowed nor refused is an error: the trial proves nothing
 // either way.
-func (p *player) answer(i int, resp httpapi.Response, err error) (engine.Answer, results.RaceAnswer) {
+func (p *player) answer(st *trialState, i int, resp httpapi.Response, err error) (engine.Answer, results.RaceAnswer) {
 	s := p.f.kindOf(i)
 	a := engine.Answer{Value: int64(resp.Status), Arrival: resp.Arrival, Early: resp.Early}
 	ra := results.RaceAnswer{Kind: s.Kind, Status: resp.Status}
 	fail := func(e error) (engine.Answer, results.RaceAnswer) {
-		a.Outcome, a.Err = results.Errored, e
+		a.Outcome, a.Err = results.Errored, p.f.hideErr(st.secrets, e)
 		return a, ra
 	}
 	if err != nil {
 		return fail(err)
 	}
 	if len(resp.Body) <= maxKeptBody {
-		ra.Body = string(resp.Body)
+		ra.Body = p.f.hide(st.secrets, string(resp.Body))
 	}
 	ra.Headers = map[string]string{}
 	for name, vs := range resp.Header {
 		if len(vs) > 0 && len(vs[0]) <= 1024 {
-			ra.Headers[strings.ToLower(name)] = vs[0]
+			ra.Headers[strings.ToLower(name)] = p.f.hideHeader(st.secrets, name, vs[0])
 		}
 	}
 	if len(resp.Body) > maxKeptBody {
@@ -461,19 +484,22 @@ func answerVars(ra results.RaceAnswer) map[string]any {
 // target: the next trial may read back fine.
 func (p *player) read(ctx context.Context, key string) (int64, error) {
 	st := p.state(key)
-	rb := &results.Readback{Answers: st.allAnswers(), Bodies: st.captured()}
+	rb := &results.Readback{Answers: st.allAnswers(), Bodies: p.f.captured(st)}
 	st.readback = rb
 	for _, s := range p.f.Readback {
-		v, err := p.call(ctx, s, st)
+		took, err := p.call(ctx, s, st, st.vars)
 		if err != nil {
 			if ctx.Err() != nil {
 				return 0, err
 			}
-			fail(rb, "read back: "+err.Error(), "readback "+causeOf(s, err))
+			fail(rb, p.f.hide(st.secrets, "read back: "+err.Error()), p.f.hide(st.secrets, "readback "+causeOf(s, err)))
 			return 0, nil
 		}
-		b, _ := json.Marshal(v)
-		rb.Bodies[s.As] = b
+		for name, v := range took {
+			st.vars.Captures[name] = v // a later readback may read it
+			b, _ := json.Marshal(p.f.shown(name, v))
+			rb.Bodies[name] = json.RawMessage(p.f.hide(st.secrets, string(b)))
+		}
 	}
 	if p.f.Counted == nil {
 		return 0, nil

@@ -10,8 +10,11 @@ import (
 
 // Template is a string with {{NAME}} holes, parsed once when the file is
 // loaded and expanded for every request. The names are those of Vars:
-// key, i, trial, uuid, env.NAME, and CAPTURE.FIELD… for a setup answer
-// named with as:.
+// key, i, n, trial, uuid, env.NAME, and CAPTURE.FIELD… for a setup answer
+// named with as: or a value taken with capture:. A setup step repeated
+// (repeat:) makes lists, which a burst request reads with an index hole,
+// CAPTURE[i].FIELD… (its own, by its index within its kind), and a later
+// repeated setup step with CAPTURE[n] (the same repetition's).
 type Template struct {
 	parts []part
 }
@@ -20,10 +23,14 @@ type Template struct {
 type part struct {
 	lit string
 	ref []string // the name split at its dots: ["env", "API_TOKEN"]
+	// index is a list hole's index after its first name: "i", "n", or a
+	// number; "" for none.
+	index string
 }
 
-// refName is what a hole may name: words joined by dots.
-var refName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)*$`)
+// refName is what a hole may name: words joined by dots, the first one
+// perhaps indexed ([i], [n] or [3]).
+var refName = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_-]*)(?:\[(i|n|[0-9]+)\])?((?:\.[A-Za-z0-9_-]+)*)$`)
 
 // ParseTemplate reads s. The error says what is wrong with the first bad
 // hole, and its offset in s.
@@ -48,14 +55,18 @@ func ParseTemplate(s string) (*Template, int, error) {
 		}
 		end += open
 		name := strings.TrimSpace(s[open+2 : end])
-		if !refName.MatchString(name) {
-			return nil, open, fmt.Errorf("{{%s}} is not a name; want key, i, trial, uuid, env.NAME or a setup answer's as: name with its fields", s[open+2:end])
+		m := refName.FindStringSubmatch(name)
+		if m == nil {
+			return nil, open, fmt.Errorf("{{%s}} is not a name; want key, i, n, trial, uuid, env.NAME or a setup answer's name with its fields", s[open+2:end])
 		}
-		ref := strings.Split(name, ".")
-		if err := refShape(ref); err != nil {
+		ref := append([]string{m[1]}, strings.Split(m[3], ".")[1:]...)
+		if err := refShape(ref); err != nil || m[2] != "" && isOwn(m[1]) {
+			if err == nil {
+				err = fmt.Errorf("%s is not a list; want {{%s}}", m[1], m[1])
+			}
 			return nil, open, fmt.Errorf("{{%s}}: %w", name, err)
 		}
-		t.parts = append(t.parts, part{ref: ref})
+		t.parts = append(t.parts, part{ref: ref, index: m[2]})
 		at = end + 2
 	}
 }
@@ -70,12 +81,21 @@ func refShape(ref []string) error {
 		if len(ref) != 2 {
 			return fmt.Errorf("want env.NAME, one environment variable")
 		}
-	case "key", "i", "trial", "uuid":
+	case "key", "i", "n", "trial", "uuid":
 		if len(ref) != 1 {
 			return fmt.Errorf("%s has no fields; want {{%s}}", ref[0], ref[0])
 		}
 	}
 	return nil
+}
+
+// isOwn says name is one of Vars' own, not a setup answer's.
+func isOwn(name string) bool {
+	switch name {
+	case "env", "key", "i", "n", "trial", "uuid":
+		return true
+	}
+	return false
 }
 
 func clip(s string) string {
@@ -85,15 +105,24 @@ func clip(s string) string {
 	return s
 }
 
-// Refs lists the names of the template's holes, dotted, in order.
+// Refs lists the names of the template's holes, dotted, in order, as
+// they are written ([i] included).
 func (t *Template) Refs() []string {
 	var out []string
 	for _, p := range t.parts {
 		if p.ref != nil {
-			out = append(out, strings.Join(p.ref, "."))
+			out = append(out, p.name())
 		}
 	}
 	return out
+}
+
+// name is the hole as written, without its braces.
+func (p part) name() string {
+	if p.index == "" {
+		return strings.Join(p.ref, ".")
+	}
+	return strings.Join(append([]string{p.ref[0] + "[" + p.index + "]"}, p.ref[1:]...), ".")
 }
 
 // Literal reports whether the template has no holes.
@@ -102,13 +131,19 @@ func (t *Template) Literal() bool { return len(t.Refs()) == 0 }
 // Vars are the values a template's holes take for one request.
 type Vars struct {
 	// Key is the trial's fresh key; Trial numbers the trial from 0; I is
-	// the request's index in the burst, -1 outside it.
+	// the request's index in the burst, -1 outside it, and Own its index
+	// within its kind, which [i] reads; N is a repeated setup step's
+	// repetition, -1 outside one.
 	Key   string
 	Trial int
 	I     int
+	Own   int
+	N     int
 	// Env holds the environment variables the file declared.
 	Env map[string]string
-	// Captures are setup answers' JSON bodies, by their as: names.
+	// Captures are setup answers' JSON bodies, by their as: names, and
+	// the values capture: took, by their names; a repeated step's are
+	// lists, one element per repetition.
 	Captures map[string]any
 }
 
@@ -122,9 +157,9 @@ func (t *Template) Expand(v *Vars, escape func(string) string) (string, error) {
 			b.WriteString(p.lit)
 			continue
 		}
-		s, err := v.value(p.ref)
+		s, err := v.value(p.ref, p.index)
 		if err != nil {
-			return "", fmt.Errorf("{{%s}}: %w", strings.Join(p.ref, "."), err)
+			return "", fmt.Errorf("{{%s}}: %w", p.name(), err)
 		}
 		if escape != nil {
 			s = escape(s)
@@ -134,8 +169,8 @@ func (t *Template) Expand(v *Vars, escape func(string) string) (string, error) {
 	return b.String(), nil
 }
 
-// value is one hole's value.
-func (v *Vars) value(ref []string) (string, error) {
+// value is one hole's value; index is its [i], [n] or [3], if any.
+func (v *Vars) value(ref []string, index string) (string, error) {
 	switch ref[0] {
 	case "key":
 		return v.Key, nil
@@ -146,6 +181,11 @@ func (v *Vars) value(ref []string) (string, error) {
 			return "", fmt.Errorf("only a burst request has an index")
 		}
 		return strconv.Itoa(v.I), nil
+	case "n":
+		if v.N < 0 {
+			return "", fmt.Errorf("only a repeated setup step has a repetition")
+		}
+		return strconv.Itoa(v.N), nil
 	case "uuid":
 		return newUUID(), nil
 	case "env":
@@ -158,6 +198,12 @@ func (v *Vars) value(ref []string) (string, error) {
 	c, ok := v.Captures[ref[0]]
 	if !ok {
 		return "", fmt.Errorf("no setup answer named %s yet", ref[0])
+	}
+	if index != "" {
+		var err error
+		if c, err = v.element(ref[0], c, index); err != nil {
+			return "", err
+		}
 	}
 	for _, field := range ref[1:] {
 		switch x := c.(type) {
@@ -183,6 +229,32 @@ func (v *Vars) value(ref []string) (string, error) {
 	default:
 		return fmt.Sprint(x), nil
 	}
+}
+
+// element is element index of the list c, named name: [i] the burst
+// request's own, [n] the repetition's, [3] the fourth.
+func (v *Vars) element(name string, c any, index string) (any, error) {
+	list, ok := c.([]any)
+	if !ok {
+		return nil, fmt.Errorf("%s is %s, not a repeated step's list", name, jsonKind(c))
+	}
+	var at int
+	switch index {
+	case "i":
+		if at = v.Own; v.I < 0 {
+			return nil, fmt.Errorf("only a burst request has an index")
+		}
+	case "n":
+		if at = v.N; v.N < 0 {
+			return nil, fmt.Errorf("only a repeated setup step has a repetition")
+		}
+	default:
+		at, _ = strconv.Atoi(index)
+	}
+	if at >= len(list) {
+		return nil, fmt.Errorf("%s has %d values, so no [%d]; repeat its step as many times as the burst has requests (repeat: requests)", name, len(list), at)
+	}
+	return list[at], nil
 }
 
 // newUUID is a random (version 4) UUID.
