@@ -62,4 +62,3 @@ func Classify(err error) (Class, string) {
 	}
 	return Failed, ""
 }
-
