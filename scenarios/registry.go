@@ -39,7 +39,7 @@ func Names() []string {
 // usage error naming its line.
 func Lookup(name string) (*engine.Scenario, error) {
 	if IsRaceFile(name) {
-		return loadRace(name, "")
+		return loadRace(name, "", nil)
 	}
 	for _, s := range registry {
 		if s.Name == name {
@@ -60,7 +60,7 @@ func Lookup(name string) (*engine.Scenario, error) {
 // engine's Finder for the built-in stories.
 func Find(name string, set *results.Settings) (*engine.Scenario, error) {
 	if set != nil && set.Race != nil {
-		return loadRace(set.Race.Path, set.Race.SHA256)
+		return loadRace(set.Race.Path, set.Race.SHA256, nil)
 	}
 	if name == paymentStory.Name {
 		return paymentStory, nil
@@ -123,12 +123,37 @@ func IsRaceFile(name string) bool {
 	return err == nil && fi.Mode().IsRegular()
 }
 
+// LookupWith is Lookup for a command that fires at targets: a race file
+// is given o (its databases, --allow-exec, the run's targets), checked
+// against the file; a story, which reads no database, refuses --db.
+func LookupWith(name string, o racefile.Options) (*engine.Scenario, error) {
+	if IsRaceFile(name) {
+		return loadRace(name, "", &o)
+	}
+	if len(o.Databases) > 0 {
+		return nil, fmt.Errorf("--db is for a race file that reads a database (databases: [app]); %s is a built-in story%.0w", name, results.ErrUsage)
+	}
+	return Lookup(name)
+}
+
+// FindWith is Find for a command that reads back (verify merging a
+// sharded run): a race file is given o, as LookupWith gives it.
+func FindWith(o racefile.Options) engine.Finder {
+	return func(name string, set *results.Settings) (*engine.Scenario, error) {
+		if set != nil && set.Race != nil {
+			return loadRace(set.Race.Path, set.Race.SHA256, &o)
+		}
+		return Find(name, set)
+	}
+}
+
 // loadRace reads the race file at path as a story; with sha256 set, only
-// if its content is still what a saved result ran with.
+// if its content is still what a saved result ran with. With o, the race
+// is fired: its databases and commands are checked against o.
 //
 // It reads without a context: Lookup reads only regular files, which never
 // wait, and a path a saved result names must be one too.
-func loadRace(path, sha256 string) (*engine.Scenario, error) {
+func loadRace(path, sha256 string, o *racefile.Options) (*engine.Scenario, error) {
 	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%w: race file %s is not a regular file", results.ErrUsage, path)
 	}
@@ -138,6 +163,9 @@ func loadRace(path, sha256 string) (*engine.Scenario, error) {
 	}
 	if sha256 != "" && f.SHA256 != sha256 {
 		return nil, fmt.Errorf("race file %s changed since the run (sha256 %.12s…, now %.12s…); judge the result with the file it ran with", path, sha256, f.SHA256)
+	}
+	if o != nil {
+		return f.ScenarioWith(f.Environ(), *o)
 	}
 	return f.Scenario(f.Environ())
 }

@@ -104,7 +104,7 @@ to hold that breaks it exits 3.`,
 // plan turns the options into an engine.Plan, checking every value, the
 // shard flags last.
 func (o *runOptions) plan() (engine.Plan, error) {
-	sc, err := scenarios.Lookup(o.Scenario)
+	sc, err := o.Store.lookup(o.Scenario, o.Targets)
 	if err != nil {
 		return engine.Plan{}, err
 	}

@@ -152,5 +152,5 @@ func (o *verifyOptions) plan(parts []*results.ShardResult) (shards.VerifyPlan, e
 	if err := firstError(e.evidence().Validate(1)); err != nil {
 		return shards.VerifyPlan{}, err
 	}
-	return shards.VerifyPlan{Targeting: t, Find: scenarios.Find, Evidence: e.evidence(), Keep: results.Keep{All: e.KeepAll}}, nil
+	return shards.VerifyPlan{Targeting: t, Find: scenarios.FindWith(o.Store.options(o.specs(shards.Recorded(parts[0])))), Evidence: e.evidence(), Keep: results.Keep{All: e.KeepAll}}, nil
 }

@@ -70,6 +70,9 @@ type File struct {
 	KeyPrefix string
 	// Env lists the environment variables templates may read.
 	Env []string
+	// Databases names the databases its sql: steps read (databases:);
+	// each target gives their URLs (--db).
+	Databases []string
 	// Setup, Burst and Readback are the requests, in order.
 	Setup    []*Step
 	Burst    []*Step
@@ -102,6 +105,10 @@ type Step struct {
 	Count   int
 	Allowed *Expr
 	Refused *Expr
+	// SQL and Exec, in a readback, read the store itself instead of
+	// sending a request (store.go).
+	SQL  *SQLRead
+	Exec *ExecRead
 }
 
 // Header is one header of a step.
@@ -184,7 +191,7 @@ func (p *parser) at(n *yaml.Node, format string, args ...any) error {
 }
 
 // topKeys are a race file's keys, in the order a file gives them.
-var topKeys = []string{"race", "title", "requests", "key", "env", "setup", "burst", "readback", "counted", "rule", "soft", "damage"}
+var topKeys = []string{"race", "title", "requests", "key", "env", "databases", "setup", "burst", "readback", "counted", "rule", "soft", "damage"}
 
 func (p *parser) file(root *yaml.Node) error {
 	if root.Kind != yaml.MappingNode {
@@ -222,6 +229,9 @@ func (p *parser) file(root *yaml.Node) error {
 			}
 			f.Env = append(f.Env, e.Value)
 		}
+	}
+	if err := p.databases(fields["databases"]); err != nil {
+		return err
 	}
 	if f.Setup, err = p.steps(fields, root, "setup", false); err != nil {
 		return err
@@ -399,6 +409,9 @@ func (p *parser) step(n *yaml.Node, list string) (*Step, error) {
 	if n.Kind != yaml.MappingNode {
 		return nil, p.at(n, "a %s entry is %s; want a mapping such as - request: GET /accounts/{{key}}", list, nodeKind(n))
 	}
+	if list == "readback" && n.Kind == yaml.MappingNode && (hasKey(n, "sql") || hasKey(n, "exec")) {
+		return p.storeStep(n)
+	}
 	fields, err := p.mapping(n, stepKeys[list], "a "+list+" request")
 	if err != nil {
 		return nil, err
@@ -530,6 +543,7 @@ func (p *parser) template(n *yaml.Node, s, list string, base int) (*Template, er
 		root, field, _ := strings.Cut(ref, ".")
 		switch {
 		case ref == "key" || ref == "trial" || ref == "uuid":
+		case list == "exec" && (ref == "target.name" || ref == "target.url"):
 		case ref == "i":
 			if list != "burst" {
 				return nil, p.atOffset(n, hole(ref), "{{i}} in a %s request; only a burst request has an index", list)

@@ -152,6 +152,9 @@ func onlyOwn(params url.Values) error {
 	return nil
 }
 
+// Redact is a database URL with its password hidden, for a message.
+func Redact(raw string) string { return server.HidePassword(raw) }
+
 // Kind is the database's dialect.
 func (db *DB) Kind() Kind { return db.kind }
 
