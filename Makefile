@@ -87,7 +87,7 @@ fuzz:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./scenarios ./targets/...
 
-## services: Redis and PostgreSQL on loopback for the real-store targets
+## services: Redis, PostgreSQL and MariaDB on loopback for the real-store targets
 services:
 	bash .ci/services start
 

@@ -19,9 +19,14 @@ import (
 // its path relative to the result file (Dir, the result file's folder),
 // else the path the run was given. The zero value looks only at that
 // path.
+//
+// With Fire set, the race is fired again (verify merging a sharded run):
+// its databases and commands are checked against Fire, as LookupWith
+// does.
 type RaceFiles struct {
 	Dir      string
 	Override string
+	Fire     *racefile.Options
 }
 
 // Find is the engine's Finder looking for race files as r says. It
@@ -88,6 +93,9 @@ func (r RaceFiles) load(rf *results.RaceFile) (*engine.Scenario, error) {
 				return nil, fmt.Errorf("%w: env: %s is marked secret, so the result does not record it; set it in the environment", results.ErrCannotJudge, name)
 			}
 			return nil, fmt.Errorf("%w: env: %s is neither recorded in the result nor set; set it in the environment", results.ErrCannotJudge, name)
+		}
+		if r.Fire != nil {
+			return f.ScenarioWith(env, *r.Fire)
 		}
 		return f.Scenario(env)
 	}

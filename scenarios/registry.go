@@ -44,7 +44,7 @@ func Lookup(name string) (*engine.Scenario, error) { return LookupShowing(name, 
 // racefile.Hidden.
 func LookupShowing(name string, show bool) (*engine.Scenario, error) {
 	if IsRaceFile(name) {
-		return loadRace(name, show)
+		return loadRace(name, &racefile.Options{ShowSecrets: show}, false)
 	}
 	for _, s := range registry {
 		if s.Name == name {
@@ -131,16 +131,32 @@ func IsRaceFile(name string) bool {
 	return err == nil
 }
 
-// loadRace reads the race file at path as a story.
+// LookupWith is Lookup for a command that fires at targets: a race file
+// is given o (its databases, --allow-exec, the run's targets), checked
+// against the file; a story, which reads no database, refuses --db.
+func LookupWith(name string, o racefile.Options) (*engine.Scenario, error) {
+	if IsRaceFile(name) {
+		return loadRace(name, &o, true)
+	}
+	if len(o.Databases) > 0 {
+		return nil, fmt.Errorf("--db is for a race file that reads a database (databases: [app]); %s is a built-in story%.0w", name, results.ErrUsage)
+	}
+	return Lookup(name)
+}
+
+// loadRace reads the race file at path as a story, with o's secrets
+// shown or not; fired, its databases and commands are checked against o.
 //
 // It reads without a context: Load refuses what is not a regular file
-// before it opens it, and a regular file never waits. With show set, its
-// outputs and errors show the race's secrets (--show-secrets).
-func loadRace(path string, show bool) (*engine.Scenario, error) {
+// before it opens it, and a regular file never waits.
+func loadRace(path string, o *racefile.Options, fired bool) (*engine.Scenario, error) {
 	f, err := racefile.Load(context.Background(), path)
 	if err != nil {
 		return nil, err
 	}
-	f.ShowSecrets = show
+	f.ShowSecrets = o.ShowSecrets
+	if fired {
+		return f.ScenarioWith(f.Environ(), *o)
+	}
 	return f.Scenario(f.Environ())
 }

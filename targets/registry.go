@@ -190,6 +190,11 @@ func (o Options) serverClock() *clock.Virtual {
 // WithHTTP sets how http and https targets speak to their service.
 func WithHTTP(c httpapi.Config) Option { return func(o *Options) { o.HTTP = c } }
 
+// WithName gives the target opened the name the user gave it (-t
+// NAME=SPEC): an http target keeps it (httpapi.Config.Name) for a race
+// file's {{target.name}} and --db TARGET.NAME=URL.
+func WithName(name string) Option { return func(o *Options) { o.HTTP.Name = name } }
+
 func buildOptions(opts []Option) Options {
 	o := Options{Now: time.Now}
 	for _, f := range opts {

@@ -41,6 +41,7 @@ type explainOptions struct {
 	Outputs   outputFlags
 	Servers   serverFlags
 	HTTP      httpFlags
+	Store     storeFlags
 }
 
 func newExplainCmd(s Streams, cat *targets.Catalog) *cobra.Command {
@@ -87,13 +88,14 @@ page, each replay drawn as an SVG timeline on one shared time axis.`,
 	o.Outputs.register(c, []string{"text", "html", "json"})
 	o.Servers.register(f, cat, "targets")
 	o.HTTP.registerMapping(f)
+	o.Store.register(f)
 	_ = c.RegisterFlagCompletionFunc("target", completeTargets)
 	_ = c.RegisterFlagCompletionFunc("fixed", completeTargets)
 	return c
 }
 
 func runExplain(ctx context.Context, s Streams, o *explainOptions) error {
-	sc, err := scenarios.LookupShowing(o.Scenario, o.ShowSecrets)
+	sc, err := o.Store.lookup(o.Scenario, []string{o.Target, o.Fixed}, o.ShowSecrets)
 	if err != nil {
 		return err
 	}

@@ -182,6 +182,7 @@ type firing struct {
 	Outputs outputFlags
 	Servers serverFlags
 	HTTP    httpFlags
+	Store   storeFlags
 	Sign    signFlags
 	Seed    int64
 	Quiet   bool
@@ -221,6 +222,7 @@ func (f *firing) register(c *cobra.Command, w firingWords) {
 	} else {
 		f.HTTP.registerMapping(fs)
 	}
+	f.Store.register(fs)
 	f.Sign.register(fs, w.reads)
 	if !w.reads {
 		addSeed(fs, &f.Seed, 0, w.seed)

@@ -107,7 +107,7 @@ to hold that breaks it exits 3.`,
 // plan turns the options into an engine.Plan, checking every value, the
 // shard flags last.
 func (o *runOptions) plan() (engine.Plan, error) {
-	sc, err := scenarios.LookupShowing(o.Scenario, o.ShowSecrets)
+	sc, err := o.Store.lookup(o.Scenario, o.Targets, o.ShowSecrets)
 	if err != nil {
 		return engine.Plan{}, err
 	}

@@ -157,5 +157,8 @@ func (o *verifyOptions) plan(parts []*results.ShardResult) (shards.VerifyPlan, e
 	if err := firstError(e.evidence().Validate(1)); err != nil {
 		return shards.VerifyPlan{}, err
 	}
-	return shards.VerifyPlan{Targeting: t, Find: o.raceFiles(o.Files[0]).Find, Evidence: e.evidence(), Keep: results.Keep{All: e.KeepAll}}, nil
+	races := o.raceFiles(o.Files[0])
+	fire := o.Store.options(o.specs(shards.Recorded(parts[0])))
+	races.Fire = &fire
+	return shards.VerifyPlan{Targeting: t, Find: races.Find, Evidence: e.evidence(), Keep: results.Keep{All: e.KeepAll}}, nil
 }

@@ -172,6 +172,15 @@ type Resolved struct {
 // any spec, so that NAME=SPEC cannot be mistaken for a spec's parameters.
 var targetName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
+// Options are opts for opening r: with the name the user gave it last,
+// after any WithHTTP, whose Config would drop it.
+func (r Resolved) Options(opts []targets.Option) []targets.Option {
+	return append(slices.Clip(opts), targets.WithName(r.Name))
+}
+
+// SplitTarget splits a -t value, NAME=SPEC or SPEC, as a plan does.
+func SplitTarget(raw string) (name, spec string) { return splitName(raw) }
+
 // splitName splits NAME=SPEC. A spec's own "=" comes after its "?", and a
 // URL's after its "://", so an "=" with only a plain word before it names
 // the target; anything else is a spec with no name.
@@ -465,7 +474,7 @@ func OpenAll(ctx context.Context, rs []Resolved, opts []targets.Option) (opened 
 	opened = make([]*targets.Target, len(rs))
 	openErr = make([]error, len(rs))
 	for i, r := range rs {
-		opened[i], openErr[i] = targets.OpenEntry(ctx, r.Spec, r.Entry, opts...)
+		opened[i], openErr[i] = targets.OpenEntry(ctx, r.Spec, r.Entry, r.Options(opts)...)
 		if errors.Is(openErr[i], targets.ErrBadSpec) {
 			CloseAll(opened)
 			return nil, nil, openErr[i]

@@ -72,6 +72,9 @@ type File struct {
 	Key       KeySpec
 	// Env lists the environment variables templates may read.
 	Env []string
+	// Databases names the databases its sql: steps read (databases:);
+	// each target gives their URLs (--db).
+	Databases []string
 	// Setup, Burst and Readback are the requests, in order.
 	Setup    []*Step
 	Burst    []*Step
@@ -121,6 +124,10 @@ type Step struct {
 	Count   int
 	Allowed *Expr
 	Refused *Expr
+	// SQL and Exec, in a readback, read the store itself instead of
+	// sending a request (store.go).
+	SQL  *SQLRead
+	Exec *ExecRead
 }
 
 // Header is one header of a step.
@@ -217,7 +224,7 @@ func (p *parser) at(n *yaml.Node, format string, args ...any) error {
 }
 
 // topKeys are a race file's keys, in the order a file gives them.
-var topKeys = []string{"race", "title", "requests", "key", "env", "setup", "burst", "readback", "counted", "rule", "soft", "damage", "severity"}
+var topKeys = []string{"race", "title", "requests", "key", "env", "databases", "setup", "burst", "readback", "counted", "rule", "soft", "damage", "severity"}
 
 func (p *parser) file(root *yaml.Node) error {
 	if root.Kind != yaml.MappingNode {
@@ -263,6 +270,9 @@ func (p *parser) file(root *yaml.Node) error {
 				f.Secret = append(f.Secret, name)
 			}
 		}
+	}
+	if err := p.databases(fields["databases"]); err != nil {
+		return err
 	}
 	if f.Setup, err = p.steps(fields, root, "setup", false); err != nil {
 		return err
@@ -440,6 +450,9 @@ var methods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS
 func (p *parser) step(n *yaml.Node, list string) (*Step, error) {
 	if n.Kind != yaml.MappingNode {
 		return nil, p.at(n, "a %s entry is %s; want a mapping such as - request: GET /accounts/{{key}}", list, nodeKind(n))
+	}
+	if list == "readback" && n.Kind == yaml.MappingNode && (hasKey(n, "sql") || hasKey(n, "exec")) {
+		return p.storeStep(n)
 	}
 	fields, err := p.mapping(n, stepKeys[list], "a "+list+" request")
 	if err != nil {

@@ -128,6 +128,7 @@ func (p *parser) keySpec(n *yaml.Node) error {
 	return nil
 }
 
+// cmpNode is n, or or when n is missing: the node an error points at.
 func cmpNode(n, or *yaml.Node) *yaml.Node {
 	if n != nil {
 		return n

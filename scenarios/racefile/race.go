@@ -39,7 +39,13 @@ const maxKeptBody = 64 << 10
 // run, load, explain, shards and verify take it as they take a built-in
 // story. env holds the values of the variables the file declares (env:),
 // as the command line read them; Environ reads them from the environment.
+// It gives the file no database (ScenarioWith does): enough to judge a
+// saved result again, whose trials kept what they read.
 func (f *File) Scenario(env map[string]string) (*engine.Scenario, error) {
+	return f.scenario(env, nil)
+}
+
+func (f *File) scenario(env map[string]string, dbs []dbFlag) (*engine.Scenario, error) {
 	for _, name := range f.Env {
 		if _, ok := env[name]; !ok {
 			return nil, &Error{File: f.Path, Msg: fmt.Sprintf("env: %s is not set; set it in the environment (the file reads only the variables it declares)", name)}
@@ -94,10 +100,21 @@ func (f *File) Scenario(env map[string]string) (*engine.Scenario, error) {
 			if !ok {
 				return engine.Player{}, false
 			}
-			return (&player{f: f, s: s, env: env, trials: map[string]*trialState{}}).bind(), true
+			return (&player{f: f, s: s, env: env, store: sync.OnceValue(func() storeTarget { return storeTargetOf(store, dbs) }), trials: map[string]*trialState{}}).bind(), true
 		}
 	})
 	return sc, nil
+}
+
+// ScenarioWith is Scenario for a command that fires the race: o says
+// where its databases are and whether it may run commands, and is
+// checked against the file first (a usage error naming the flag).
+func (f *File) ScenarioWith(env map[string]string, o Options) (*engine.Scenario, error) {
+	dbs, err := f.checkStore(o)
+	if err != nil {
+		return nil, err
+	}
+	return f.scenario(env, dbs)
 }
 
 // Environ reads the variables the file declares from the environment; a
@@ -142,6 +159,10 @@ type player struct {
 	f   *File
 	s   Sender
 	env map[string]string
+	// store is the target's name, URL and databases, for the readbacks
+	// that reach the store: found when first read, since a story binds
+	// a typed nil to learn whether a store can play it (Scenario.Plays).
+	store func() storeTarget
 
 	mu     sync.Mutex
 	next   int // the next trial's number
@@ -487,7 +508,7 @@ func (p *player) read(ctx context.Context, key string) (int64, error) {
 	rb := &results.Readback{Answers: st.allAnswers(), Bodies: p.f.captured(st)}
 	st.readback = rb
 	for _, s := range p.f.Readback {
-		took, err := p.call(ctx, s, st, st.vars)
+		took, err := p.readOne(ctx, s, st, rb)
 		if err != nil {
 			if ctx.Err() != nil {
 				return 0, err

@@ -76,6 +76,7 @@ func (p *parser) checkHole(n *yaml.Node, s, list string, base int, h part) error
 	isList := slices.Contains(p.lists, root)
 	switch {
 	case root == "key" || root == "trial" || root == "uuid":
+	case list == "exec" && (name == "target.name" || name == "target.url"):
 	case root == "i":
 		if list != "burst" {
 			return p.atOffset(n, at, "{{i}} in a %s request; only a burst request has an index", list)

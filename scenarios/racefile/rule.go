@@ -129,7 +129,8 @@ func compile(env *cel.Env, src string, want *cel.Type) (x *Expr, line, col int, 
 		return nil, e.Location.Line(), e.Location.Column(), fmt.Errorf("%s; want CEL %s", e.Message, typeWords(want))
 	}
 	out := checked.OutputType()
-	if !out.IsExactType(want) && !out.IsExactType(cel.DynType) && !(want == numberType && isNumber(out)) {
+	// want dyn takes any type (a sql: argument).
+	if !want.IsExactType(cel.DynType) && !out.IsExactType(want) && !out.IsExactType(cel.DynType) && !(want == numberType && isNumber(out)) {
 		return nil, 1, 0, fmt.Errorf("%q is %s; want CEL %s", src, cel.FormatCELType(out), typeWords(want))
 	}
 	prg, err := env.Program(checked, cel.CostLimit(costLimit))

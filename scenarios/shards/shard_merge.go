@@ -197,7 +197,7 @@ func openFor(ctx context.Context, sc *engine.Scenario, recorded []string, v Veri
 	opened := make([]*targets.Target, len(rs))
 	openErr := make([]error, len(rs))
 	for i, r := range rs {
-		opened[i], openErr[i] = targets.OpenEntry(ctx, r.Spec, r.Entry, opts...)
+		opened[i], openErr[i] = targets.OpenEntry(ctx, r.Spec, r.Entry, r.Options(opts)...)
 		if errors.Is(openErr[i], targets.ErrBadSpec) {
 			engine.CloseAll(opened)
 			return nil, nil, nil, openErr[i]

@@ -46,6 +46,10 @@ type Config struct {
 	// request (an API key, a cookie), TLS, streams, the dial timeout and
 	// whether whole requests go over HTTP/2.
 	Wire burst.Config
+	// Name is the target's name as the user gave it (-t NAME=URL), ""
+	// for none: a race file's {{target.name}}, and the TARGET of its
+	// --db TARGET.NAME=URL.
+	Name string
 }
 
 // Client plays the stories against one service over HTTP. It implements
@@ -62,6 +66,7 @@ type Client struct {
 	base   *url.URL
 	routes Mapping     // k's routes with Config.Mapping merged on
 	pool   *burst.Pool // the connections, whole requests and bursts go over
+	name   string      // Config.Name
 }
 
 // Compile-time checks that Client plays every story.
@@ -115,12 +120,15 @@ func New(base *url.URL, cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{k: k, base: base, routes: routes, pool: pool}, nil
+	return &Client{k: k, base: base, routes: routes, pool: pool, name: cfg.Name}, nil
 }
 
 // SyncMode is how bursts are released: as asked, or, once Prepare has
 // probed the server, what SyncAuto resolved to.
 func (c *Client) SyncMode() string { return string(c.pool.Mode()) }
+
+// Name is the target's name as the user gave it, "" for none.
+func (c *Client) Name() string { return c.name }
 
 // URL is the service's base URL.
 func (c *Client) URL() string { return c.base.String() }
