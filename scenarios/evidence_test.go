@@ -151,11 +151,12 @@ func TestBurstNotSimultaneousIsInconclusive(t *testing.T) {
 	tr := res.Targets[0]
 	s := tr.Summary()
 	fs := res.Shortfalls()
-	// 2.6 s plus the shards' own spread, which a loaded machine stretches
-	// (2.7 s once): the words say the spread measured.
+	// About 2.6 s: the shift, give or take the shards' own spread, which a
+	// loaded machine stretches either way (2.7 s once, 2.5998 s once), far
+	// past the 250 ms bound either way; the words say the spread measured.
 	spread := tr.Trials[0].ReleaseSpread
 	want := fmt.Sprintf("burst not simultaneous (spread %s)", spread.Round(time.Millisecond).Round(100*time.Millisecond))
-	if spread < 2600*time.Millisecond || !tr.Trials[0].NotSimultaneous || s.Inconclusive != 1 || s.NotSimultaneous != 1 || len(fs) != 1 || fs[0].Kind != results.InconclusiveShortfall ||
+	if spread < 2*time.Second || !tr.Trials[0].NotSimultaneous || s.Inconclusive != 1 || s.NotSimultaneous != 1 || len(fs) != 1 || fs[0].Kind != results.InconclusiveShortfall ||
 		!strings.Contains(fs[0].Why, want) {
 		t.Errorf("spread %s: not simultaneous %v, %d inconclusive, shortfalls %v; want inconclusive, %s",
 			spread, tr.Trials[0].NotSimultaneous, s.Inconclusive, fs, want)
