@@ -41,16 +41,10 @@ const documentCost = 2 << 10
 // cost for each object and each member of one, counted outside strings.
 func weigh(doc []byte) int64 {
 	w := int64(len(doc)) + documentCost
-	in, esc := false, false
+	var q quoted
 	for _, c := range doc {
 		switch {
-		case in && esc:
-			esc = false
-		case in && c == '\\':
-			esc = true
-		case c == '"':
-			in = !in
-		case in:
+		case q.inside(c):
 		case c == '{':
 			w += objectCost
 		case c == ':':
@@ -58,6 +52,25 @@ func weigh(doc []byte) int64 {
 		}
 	}
 	return w
+}
+
+// quoted follows a JSON text byte by byte to tell its strings from the
+// rest: the brackets and colons that count are the ones outside strings.
+type quoted struct{ in, esc bool }
+
+// inside takes the next byte c and reports whether it belongs to a
+// string, its quotes included.
+func (q *quoted) inside(c byte) bool {
+	switch {
+	case q.in && q.esc:
+		q.esc = false
+	case q.in && c == '\\':
+		q.esc = true
+	case c == '"':
+		q.in = !q.in
+		return true
+	}
+	return q.in
 }
 
 // docReader reads the documents of a stream one at a time, each as its
@@ -115,7 +128,8 @@ func (d *docReader) next(prev []byte) ([]byte, error) {
 			doc.add(c)
 		}
 	}
-	depth, in, esc := 1, false, false
+	depth := 1
+	var q quoted
 	for depth > 0 {
 		c, err := d.r.ReadByte()
 		if err == io.EOF && d.over() {
@@ -129,13 +143,7 @@ func (d *docReader) next(prev []byte) ([]byte, error) {
 		}
 		doc.add(c)
 		switch {
-		case in && esc:
-			esc = false
-		case in && c == '\\':
-			esc = true
-		case c == '"':
-			in = !in
-		case in:
+		case q.inside(c):
 		case c == '{' || c == '[':
 			depth++
 		case c == '}' || c == ']':

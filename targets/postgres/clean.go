@@ -32,17 +32,6 @@ func (s *Store) Clean(ctx context.Context, key string) error {
 	return nil
 }
 
-// CleanAll deletes every row of the store's tables on the server cfg
-// names, what interrupted runs (and sharded runs, whose rows wait for
-// verify) left behind, and answers how many it deleted; within, when not
-// empty, limits it to rows whose key holds it (a test's own, on a server
-// others use). The tables stay; rows of a run still going are deleted
-// too: CleanScoped with an Idle spares them.
-func CleanAll(ctx context.Context, cfg Config, within string) (int64, error) {
-	removed, _, err := CleanScoped(ctx, cfg, server.CleanScope{Within: within})
-	return removed, err
-}
-
 // CleanScoped deletes the rows in scope of the store's tables on the
 // server cfg names and answers how many it deleted, and how many it kept
 // because they were written more recently than scope.Idle (the touched

@@ -24,7 +24,7 @@ var kit = storetest.Kit[*Store]{
 	DefaultPoolSize:     DefaultPoolSize,
 	Unreachable:         ErrUnreachable,
 	BetweenReadAndWrite: func(s *Store) *func(context.Context) { return &s.base.BetweenReadAndWrite },
-	CleanAll:            CleanAll,
+	CleanScoped:         CleanScoped,
 	// The rows of every table keyed by key.
 	Leftovers: func(ctx context.Context, s *Store, key string) (int64, error) {
 		var total int64

@@ -27,18 +27,8 @@ func (s *Store) Clean(ctx context.Context, key string) error {
 	return nil
 }
 
-// cleanBatch is how many keys CleanAll asks for, and unlinks, at a time.
+// cleanBatch is how many keys CleanScoped asks for, and unlinks, at a time.
 const cleanBatch = 1000
-
-// CleanAll deletes every key under KeyPrefix on the server cfg names, what
-// interrupted runs (and sharded runs, whose keys wait for verify) left
-// behind, and answers how many it deleted; within, when not empty, limits
-// it to keys holding it (a test's own, on a server others use). Keys of a
-// run still going are deleted too: CleanScoped with an Idle spares them.
-func CleanAll(ctx context.Context, cfg Config, within string) (int64, error) {
-	removed, _, err := CleanScoped(ctx, cfg, server.CleanScope{Within: within})
-	return removed, err
-}
 
 // CleanScoped deletes the keys under KeyPrefix in scope on the server cfg
 // names and answers how many it deleted, and how many it kept as written

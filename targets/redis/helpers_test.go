@@ -24,7 +24,7 @@ var kit = storetest.Kit[*Store]{
 	DefaultPoolSize:     DefaultPoolSize,
 	Unreachable:         ErrUnreachable,
 	BetweenReadAndWrite: func(s *Store) *func(context.Context) { return &s.base.BetweenReadAndWrite },
-	CleanAll:            CleanAll,
+	CleanScoped:         CleanScoped,
 	// Every key of the stories but a rate limit's windows, which expire.
 	Leftovers: func(ctx context.Context, s *Store, key string) (int64, error) {
 		return s.redis().Exists(ctx, viewsKey(key), quotaKey(key), claimKey(key), claimsKey(key),

@@ -59,10 +59,10 @@ type Kit[S ServerStore] struct {
 	// answer. (Its retries end in server.ErrTooManyRetries, which every
 	// server store's ErrTooManyRetries is.)
 	Unreachable error
-	// CleanAll is the package's CleanAll, and Leftovers counts what s's
-	// server still holds for key (keys, rows), read around the store.
-	CleanAll  func(ctx context.Context, cfg Config, within string) (int64, error)
-	Leftovers func(ctx context.Context, s S, key string) (int64, error)
+	// CleanScoped is the package's CleanScoped, and Leftovers counts what
+	// s's server still holds for key (keys, rows), read around the store.
+	CleanScoped func(ctx context.Context, cfg Config, scope server.CleanScope) (removed, kept int64, err error)
+	Leftovers   func(ctx context.Context, s S, key string) (int64, error)
 }
 
 // Server is the kit's test server. Server().Store(t, cfg) opens a store on
@@ -431,9 +431,9 @@ func (k Kit[S]) CleanLeavesNothing(t *testing.T) {
 	}
 }
 
-// CleanAllRemovesLeftovers: CleanAll deletes what keys left behind (an
-// interrupted run's), says how many things it deleted, and keeps what is
-// outside what it was asked to clean.
+// CleanAllRemovesLeftovers: CleanScoped with no age to spare deletes
+// what keys left behind (an interrupted run's), says how many things it
+// deleted, and keeps what is outside what it was asked to clean.
 func (k Kit[S]) CleanAllRemovesLeftovers(t *testing.T) {
 	ctx := t.Context()
 	s := k.Server().Store(t, Config{})
@@ -441,20 +441,21 @@ func (k Kit[S]) CleanAllRemovesLeftovers(t *testing.T) {
 	a, b, outside := within+"-a", within+"-b", Key(t, 1)
 	want := k.writeEveryStory(t, s, a) + k.writeEveryStory(t, s, b)
 	kept := k.writeEveryStory(t, s, outside)
-	removed, err := k.CleanAll(ctx, Config{URL: k.Server().URL()}, within)
+	scope := server.CleanScope{Within: within}
+	removed, _, err := k.CleanScoped(ctx, Config{URL: k.Server().URL()}, scope)
 	if err != nil || removed != want {
-		t.Errorf("CleanAll = %d, %v; want %d removed", removed, err, want)
+		t.Errorf("CleanScoped = %d, %v; want %d removed", removed, err, want)
 	}
 	for _, key := range []string{a, b} {
 		if n, err := k.Leftovers(ctx, s, key); err != nil || n != 0 {
-			t.Errorf("after CleanAll the server holds %d things for %s (%v); want none", n, key, err)
+			t.Errorf("after CleanScoped the server holds %d things for %s (%v); want none", n, key, err)
 		}
 	}
 	if n, err := k.Leftovers(ctx, s, outside); err != nil || n != kept {
-		t.Errorf("CleanAll of %s took %d of %d things of %s (%v); want none", within, kept-n, kept, outside, err)
+		t.Errorf("CleanScoped of %s took %d of %d things of %s (%v); want none", within, kept-n, kept, outside, err)
 	}
-	if removed, err := k.CleanAll(ctx, Config{URL: k.Server().URL()}, within); err != nil || removed != 0 {
-		t.Errorf("CleanAll a second time = %d, %v; want 0 removed", removed, err)
+	if removed, _, err := k.CleanScoped(ctx, Config{URL: k.Server().URL()}, scope); err != nil || removed != 0 {
+		t.Errorf("CleanScoped a second time = %d, %v; want 0 removed", removed, err)
 	}
 }
 
