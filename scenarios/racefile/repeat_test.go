@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/racelab/racelab/scenarios/racefile"
-
 	"github.com/racelab/racelab/scenarios/engine"
 )
 
@@ -93,7 +91,7 @@ func TestRepeatInFlight(t *testing.T) {
 	mux.HandleFunc("GET /x", func(w http.ResponseWriter, r *http.Request) { reply(w, 200, map[string]any{}) })
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
-	f, err := racefile.Parse("r.race.yaml", []byte(`race: r
+	_, sc := loadText(t, `race: r
 setup:
   - request: POST /users/{{n}}
     repeat: requests
@@ -104,14 +102,7 @@ readback:
   - request: GET /x
     as: x
 rule: allowed == requests && size(users) == requests
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc, err := f.Scenario(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	res, err := engine.Run(context.Background(), engine.Plan{Scenario: sc, Trials: 1, Requests: 40, Targets: []string{base(srv)}})
 	if err != nil {
 		t.Fatal(err)

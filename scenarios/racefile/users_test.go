@@ -126,7 +126,7 @@ func TestBodiesAndPaths(t *testing.T) {
 	})
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
-	f, err := racefile.Parse("bodies.race.yaml", []byte(`race: bodies
+	f, sc := loadText(t, `race: bodies
 requests: 1
 key: {prefix: u, chars: alnum, length: 8}
 setup:
@@ -140,14 +140,7 @@ readback:
   - request: GET /items/{{name}}
     as: item
 rule: item.name == "`+odd+`"
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc, err := f.Scenario(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	res, err := engine.Run(context.Background(), engine.Plan{Scenario: sc, Trials: 1, Targets: []string{base(srv)}})
 	if err != nil {
 		t.Fatal(err)
@@ -210,7 +203,7 @@ func TestCaptureFails(t *testing.T) {
 	})
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
-	f, err := racefile.Parse("login.race.yaml", []byte(`race: r
+	_, sc := loadText(t, `race: r
 setup:
   - request: POST /login
     repeat: 3
@@ -220,20 +213,13 @@ burst:
   - request: POST /buy
     headers: {Cookie: "sid={{sid[i]}}"}
 rule: true
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc, err := f.Scenario(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	res, err := engine.Run(context.Background(), engine.Plan{Scenario: sc, Trials: 1, Targets: []string{base(srv)}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := res.Targets[0].Error
-	if !strings.Contains(got, `login.race.yaml:6: capture sid (cookies["sid"]) on the answer 200 (it set the cookies [other]): no such key: sid`) ||
+	if !strings.Contains(got, `t.race.yaml:6: capture sid (cookies["sid"]) on the answer 200 (it set the cookies [other]): no such key: sid`) ||
 		!strings.Contains(got, "of 3") || strings.Contains(got, "v4lue-not-shown") {
 		t.Errorf("target error %q; want the capture's FILE:LINE, the cookies' names and not their values", got)
 	}
