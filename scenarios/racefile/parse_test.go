@@ -50,24 +50,7 @@ func TestParseRefusesWithPosition(t *testing.T) {
 		{"two documents", minimal + "---\nrace: s\n", "f.yaml:8:1: a second YAML document"},
 		{"empty", "", "f.yaml:1:1: empty"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := racefile.Parse("f.yaml", []byte(tc.file))
-			if tc.want == "" {
-				if err != nil {
-					t.Fatalf("refused: %v", err)
-				}
-				return
-			}
-			if err == nil {
-				t.Fatalf("accepted; want %q", tc.want)
-			}
-			if !errors.Is(err, results.ErrUsage) {
-				t.Errorf("%v is not a usage error", err)
-			}
-			if got := err.Error(); !strings.HasPrefix(got, tc.want) || strings.Contains(got, "\n") {
-				t.Errorf("got  %q\nwant %q… on one line", got, tc.want)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { parses(t, tc.file, tc.want) })
 	}
 }
 
@@ -133,5 +116,27 @@ rule: allowed <= 5
 	}
 	if f.Requests != 5 || f.Burst[0].Kind != "a-to-b" || f.Burst[1].Kind != "POST /transfer?from=b&to=a" {
 		t.Errorf("requests %d, kinds %q, %q; want 5, a-to-b and the request line", f.Requests, f.Burst[0].Kind, f.Burst[1].Kind)
+	}
+}
+
+// parses checks that file, named f.yaml, is accepted when want is empty,
+// else refused as a usage error on one line that starts with want.
+func parses(t *testing.T, file, want string) {
+	t.Helper()
+	_, err := racefile.Parse("f.yaml", []byte(file))
+	if want == "" {
+		if err != nil {
+			t.Fatalf("refused: %v", err)
+		}
+		return
+	}
+	if err == nil {
+		t.Fatalf("accepted; want %q", want)
+	}
+	if !errors.Is(err, results.ErrUsage) {
+		t.Errorf("%v is not a usage error", err)
+	}
+	if got := err.Error(); !strings.HasPrefix(got, want) || strings.Contains(got, "\n") {
+		t.Errorf("got  %q\nwant %q… on one line", got, want)
 	}
 }
