@@ -42,14 +42,7 @@ func TestNaiveBreaksFixedHolds(t *testing.T) {
 			cases = append(cases, testwait.Case{Name: name, Test: func(t *testing.T) {
 				sc := load(t, file)
 				naive, fixed := newService(t, true, h2c), newService(t, false, h2c)
-				res, err := engine.Run(context.Background(), engine.Plan{
-					Scenario: sc, Trials: trials,
-					Targets:  []string{"naive=" + base(naive), "fixed=" + base(fixed)},
-					ExpectOf: map[string]engine.Override{"naive": engine.OverrideBreaks},
-				})
-				if err != nil {
-					t.Fatal(err)
-				}
+				res := naiveAndFixed(t, sc, trials, base(naive), base(fixed))
 				if fs := res.Shortfalls(); len(fs) > 0 {
 					t.Errorf("shortfalls: %+v", fs)
 				}
@@ -83,4 +76,19 @@ func TestNaiveBreaksFixedHolds(t *testing.T) {
 		}
 	}
 	testwait.SideBySide(t, cases...)
+}
+
+// naiveAndFixed runs sc for trials trials against the naive service,
+// expected to break, and the fixed one.
+func naiveAndFixed(t *testing.T, sc *engine.Scenario, trials int, naive, fixed string) *results.Result {
+	t.Helper()
+	res, err := engine.Run(context.Background(), engine.Plan{
+		Scenario: sc, Trials: trials,
+		Targets:  []string{"naive=" + naive, "fixed=" + fixed},
+		ExpectOf: map[string]engine.Override{"naive": engine.OverrideBreaks},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }

@@ -22,14 +22,7 @@ func TestManyUsersOversell(t *testing.T) {
 	sc := load(t, "shop.race.yaml")
 	naive, ns := newShop(t, true)
 	fixed, _ := newShop(t, false)
-	res, err := engine.Run(context.Background(), engine.Plan{
-		Scenario: sc, Trials: trials,
-		Targets:  []string{"naive=" + base(naive), "fixed=" + base(fixed)},
-		ExpectOf: map[string]engine.Override{"naive": engine.OverrideBreaks},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := naiveAndFixed(t, sc, trials, base(naive), base(fixed))
 	n, f := &res.Targets[0], &res.Targets[1]
 	for _, tr := range []int{0, 1} {
 		if e := res.Targets[tr].Error; e != "" {
