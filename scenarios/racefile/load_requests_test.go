@@ -2,13 +2,10 @@ package racefile_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/racelab/racelab/scenarios/engine"
 	loadpkg "github.com/racelab/racelab/scenarios/load"
-	"github.com/racelab/racelab/scenarios/racefile"
 )
 
 // requestsRace is ten-hits-one-view with a rule on `requests`: every
@@ -34,18 +31,7 @@ rule: requests > 0 && allowed == requests && post.views == requests
 // requests add up to the load.
 func TestLoadRequestsPerKey(t *testing.T) {
 	const keys, requests = 3, 30
-	name := filepath.Join(t.TempDir(), "requests.race.yaml")
-	if err := os.WriteFile(name, []byte(requestsRace), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f, err := racefile.Load(context.Background(), name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc, err := f.Scenario(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, sc := loadText(t, requestsRace)
 	res, err := loadpkg.Load(context.Background(), loadpkg.LoadPlan{
 		Scenario: sc, Targeting: engine.Targeting{Targets: []string{serveStore(t, "sqlite")}}, Concurrency: 4, Requests: requests, Keys: keys, Seed: 1,
 	})

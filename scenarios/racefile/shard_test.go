@@ -3,8 +3,6 @@ package racefile_test
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -13,7 +11,6 @@ import (
 	"github.com/racelab/racelab/internal/testwait"
 	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/engine"
-	"github.com/racelab/racelab/scenarios/racefile"
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/scenarios/shards"
 )
@@ -85,8 +82,7 @@ func TestShardedRaces(t *testing.T) {
 // knows it; the refusal says so, as a usage error, before anything is
 // sent.
 func TestShardsRefuseABurstOfCaptures(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "captured.race.yaml")
-	src := `race: captured
+	_, sc := loadText(t, `race: captured
 setup:
   - request: POST /coupons
     as: coupon
@@ -96,20 +92,9 @@ readback:
   - request: GET /coupons/{{coupon.id}}
     as: state
 rule: state.redeemed <= 1
-`
-	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f, err := racefile.Load(context.Background(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc, err := f.Scenario(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	plan := engine.Plan{Scenario: sc, Targets: []string{"http://127.0.0.1:1"}}
-	_, err = shards.RunShard(context.Background(), plan, engine.Sharding{Index: 1, Of: 2, RunID: "r1"})
+	_, err := shards.RunShard(context.Background(), plan, engine.Sharding{Index: 1, Of: 2, RunID: "r1"})
 	if !errors.Is(err, results.ErrUsage) || !strings.Contains(err.Error(), "its burst sends what its setup captured (coupon)") {
 		t.Errorf("RunShard = %v; want a usage error saying the burst sends the setup's capture coupon", err)
 	}
