@@ -239,13 +239,9 @@ burst:
 	testwait.SideBySide(t, run...)
 }
 
-// TestWorstTrialBySeverity: a file's severity: names the worst trial in
-// the WORST TRIAL column, the line under the table and a load's worst
-// key; a file without counted: shows no count.
-func TestWorstTrialBySeverity(t *testing.T) {
-	limits := []int{2, 4, 3}
-	srv := counter(t, func(int) int { return 200 }, func(k, n int) bool { return n <= limits[k%len(limits)] })
-	_, sc := loadText(t, `race: severity
+// severityRace breaks when a key holds more than one thing, as badly as
+// the things it holds.
+const severityRace = `race: severity
 requests: 6
 burst:
   - request: POST /things/{{key}}
@@ -256,7 +252,15 @@ readback:
     as: things
 rule: things.count <= 1
 severity: things.count
-`)
+`
+
+// TestWorstTrialBySeverity: a file's severity: names the worst trial in
+// the WORST TRIAL column, the line under the table and a load's worst
+// key; a file without counted: shows no count.
+func TestWorstTrialBySeverity(t *testing.T) {
+	limits := []int{2, 4, 3}
+	srv := counter(t, func(int) int { return 200 }, func(k, n int) bool { return n <= limits[k%len(limits)] })
+	_, sc := loadText(t, severityRace)
 	res := play(t, sc, 3, "svc="+base(srv))
 	s := res.Targets[0].Summary()
 	if s.Broken != 3 || s.Worst.Index != 1 || s.Worst.Severity != 4 {
@@ -300,17 +304,7 @@ severity: things.count
 func TestForgedSeverityRefused(t *testing.T) {
 	limits := []int{2, 4}
 	srv := counter(t, func(int) int { return 200 }, func(k, n int) bool { return n <= limits[k%len(limits)] })
-	f, sc := loadText(t, `race: severity
-requests: 6
-burst:
-  - request: POST /things/{{key}}
-    allowed: status == 200
-readback:
-  - request: GET /things/{{key}}
-    as: things
-rule: things.count <= 1
-severity: things.count
-`)
+	f, sc := loadText(t, severityRace)
 	res := play(t, sc, 2, "svc="+base(srv))
 	find := func(string, *results.Settings) (*engine.Scenario, error) { return f.Scenario(nil) }
 	if err := engine.CheckWith(res, find, time.Second); err != nil {
