@@ -50,22 +50,7 @@ func TestSecretsNeverShow(t *testing.T) {
 	}
 	naive, fixed := claims(true), claims(false)
 	dir := t.TempDir()
-	file := filepath.Join(dir, "claim.race.yaml")
-	if err := os.WriteFile(file, []byte(`race: claim-once
-requests: 4
-env: [API_TOKEN]
-burst:
-  - request: POST /claim/{{key}}
-    headers: {Authorization: "{{env.API_TOKEN}}"}
-    allowed: status == 200
-    refused: status == 409
-readback:
-  - request: GET /claims/{{key}}
-    as: state
-rule: allowed <= 1 && state.claims == allowed
-`), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	file := claimRace(t, dir, 4, "env: [API_TOKEN]\n", "    headers: {Authorization: \"{{env.API_TOKEN}}\"}\n")
 	paths := map[string]string{}
 	var args []string
 	for _, f := range []string{"json", "junit", "markdown"} {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -49,20 +50,7 @@ func TestExplainUntilBroken(t *testing.T) {
 		return srv.URL
 	}
 	flaky, fixed := serve(3), serve(-1)
-	file := filepath.Join(t.TempDir(), "claim.race.yaml")
-	if err := os.WriteFile(file, []byte(`race: claim-once
-requests: 3
-burst:
-  - request: POST /claim/{{key}}
-    allowed: status == 200
-    refused: status == 409
-readback:
-  - request: GET /claims/{{key}}
-    as: state
-rule: allowed <= 1 && state.claims == allowed
-`), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	file := claimRace(t, t.TempDir(), 3, "", "")
 	ctx := context.Background()
 	args := []string{"explain", file, "-t", "", "--fixed", fixed, "--seed", "7"}
 	with := func(target string, more ...string) []string {
@@ -107,4 +95,27 @@ rule: allowed <= 1 && state.claims == allowed
 			t.Errorf("%v: exit %d, %q; want %d and %q", tc.more, code, stderr, exitUsage, tc.says)
 		}
 	}
+}
+
+// claimRace writes claim.race.yaml in dir: requests requests claim a key,
+// which one at most may; env is a line of the file's top (env:), header
+// a line of the burst request's (headers:).
+func claimRace(t *testing.T, dir string, requests int, env, header string) string {
+	t.Helper()
+	file := filepath.Join(dir, "claim.race.yaml")
+	src := fmt.Sprintf(`race: claim-once
+requests: %d
+%sburst:
+  - request: POST /claim/{{key}}
+%s    allowed: status == 200
+    refused: status == 409
+readback:
+  - request: GET /claims/{{key}}
+    as: state
+rule: allowed <= 1 && state.claims == allowed
+`, requests, env, header)
+	if err := os.WriteFile(file, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return file
 }

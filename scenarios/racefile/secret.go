@@ -93,6 +93,26 @@ func (f *File) secrets(v *Vars) []string {
 	return out
 }
 
+// secretEnv lists the env: variables that are secret: those the file
+// marks secret, and those a secret header reads (an Authorization
+// header's token), which a result must not record either.
+func (f *File) secretEnv() []string {
+	out := slices.Clone(f.Secret)
+	for _, s := range slices.Concat(f.Setup, f.Burst, f.Readback) {
+		for _, h := range s.Headers {
+			if !h.Secret {
+				continue
+			}
+			for _, p := range h.Value.parts {
+				if len(p.ref) == 2 && p.ref[0] == "env" && !slices.Contains(out, p.ref[1]) {
+					out = append(out, p.ref[1])
+				}
+			}
+		}
+	}
+	return out
+}
+
 // flatten lists the strings in x: x itself, or a list's elements.
 func flatten(x any) []string {
 	switch x := x.(type) {

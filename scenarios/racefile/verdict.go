@@ -237,12 +237,13 @@ func (f *File) firstFailure(t *results.Trial) string {
 }
 
 // record names the file in a result: its path and hash, and the values of
-// its env: variables but the secret ones, so that the result is judged
+// its env: variables but the secret ones (secretEnv), so that the result is judged
 // again without the run's environment.
 func (f *File) record(env map[string]string) *results.RaceFile {
-	rf := &results.RaceFile{Path: f.Path, SHA256: f.SHA256, Uncounted: f.Counted == nil, Secret: f.Secret}
+	secret := f.secretEnv()
+	rf := &results.RaceFile{Path: f.Path, SHA256: f.SHA256, Uncounted: f.Counted == nil, Secret: secret}
 	for _, name := range f.Env {
-		if v, ok := env[name]; ok && !slices.Contains(f.Secret, name) {
+		if v, ok := env[name]; ok && !slices.Contains(secret, name) {
 			if rf.Env == nil {
 				rf.Env = map[string]string{}
 			}
