@@ -492,7 +492,10 @@ func (p *player) readOne(ctx context.Context, s *Step, st *trialState, rb *resul
 	}
 	b, err := p.readStore(ctx, s, st, rb)
 	if err != nil {
-		return nil, err
+		// The cause counts trials that failed alike: it leaves out the
+		// trial's key, and read says "readback" before it.
+		cause := strings.TrimPrefix(strings.ReplaceAll(err.Error(), st.vars.Key, "…"), "readback ")
+		return nil, &stepError{err.Error(), cause}
 	}
 	// Numbers stay json.Number, so a big integer keeps every digit.
 	v, ok := decodeJSON(b)

@@ -95,6 +95,9 @@ func causeOf(s *Step, err error) string {
 	if se, ok := err.(*stepError); ok {
 		return se.cause
 	}
+	if s.Path == nil { // a sql: or exec: step: no request to show
+		return err.Error()
+	}
 	return fmt.Sprintf("%s %s: %v", s.Method, s.Path.shape(), err)
 }
 
