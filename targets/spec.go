@@ -26,12 +26,16 @@ type Spec struct {
 	URL *url.URL
 }
 
+// redacted is u with its password shown as server.Hidden, the mark every
+// secret has in racelab's outputs (url.URL.Redacted writes "xxxxx").
+func redacted(u *url.URL) string { return server.HidePassword(u.String()) }
+
 // Name is the spec without its parameters: "kv", "sqlite:naive", or the
 // URL with its scheme in lower case and any password hidden, so that a
 // report never shows one. Parse(s.Name()) names the same target.
 func (s Spec) Name() string {
 	if s.URL != nil {
-		return s.URL.Redacted()
+		return redacted(s.URL)
 	}
 	if s.Strategy == "" {
 		return s.Store
@@ -146,7 +150,10 @@ func parseURL(s, raw string) (Spec, error) {
 	if scheme != "http" && scheme != "https" {
 		return Spec{}, badSpec("target %q: scheme %q is not supported; %s", server.HidePassword(raw), scheme, example)
 	}
-	u, err := url.Parse(s)
+	// A saved result names its target with the password hidden (Name);
+	// judging it again parses that name, so the mark parses as a password
+	// (one that no server holds), as url.URL.Redacted's "xxxxx" did.
+	u, err := url.Parse(strings.Replace(s, ":"+server.Hidden+"@", ":"+url.PathEscape(server.Hidden)+"@", 1))
 	if err != nil {
 		// url.Error repeats the whole URL, password included; its inner
 		// error says what is wrong without it.
@@ -158,10 +165,10 @@ func parseURL(s, raw string) (Spec, error) {
 	}
 	u.Scheme = scheme // url.Parse lowers it already; said here so it is sure
 	if err := checkHost(u); err != nil {
-		return Spec{}, badSpec("target %q: %v; %s", u.Redacted(), err, example)
+		return Spec{}, badSpec("target %q: %v; %s", redacted(u), err, example)
 	}
 	if u.Fragment != "" || strings.Contains(s, "#") {
-		return Spec{}, badSpec("target %q: a fragment (#…) is never sent to the service; leave it out", u.Redacted())
+		return Spec{}, badSpec("target %q: a fragment (#…) is never sent to the service; leave it out", redacted(u))
 	}
 	return Spec{Raw: s, Store: scheme, URL: u}, nil
 }

@@ -37,7 +37,7 @@ func TestParse(t *testing.T) {
 		{raw: "http://[::1]:8787", store: "http", name: "http://[::1]:8787"},
 		{raw: "http://localhost", store: "http", name: "http://localhost"},
 		// A password never shows in the name.
-		{raw: "http://u:secret@127.0.0.1:8787", store: "http", name: "http://u:xxxxx@127.0.0.1:8787"},
+		{raw: "http://u:secret@127.0.0.1:8787", store: "http", name: "http://u:…@127.0.0.1:8787"},
 		{raw: "", wantErr: true},
 		{raw: ":naive", wantErr: true},
 		{raw: "sqlite:", wantErr: true},
@@ -141,8 +141,8 @@ func TestParseErrors(t *testing.T) {
 		{"http://127.0.0.1:99999", `target "http://127.0.0.1:99999": port 99999 is outside 1-65535`},
 		{"http://:8787", `target "http://:8787": no host`},
 		{"ftp://h", `target "ftp://h": scheme "ftp" is not supported`},
-		{"http://u:secret@h:99999", `target "http://u:xxxxx@h:99999": port 99999`},
-		{"http://u:secret@h:x", `target "http://u:xxxxx@h:x" is not a valid URL`},
+		{"http://u:secret@h:99999", `target "http://u:…@h:99999": port 99999`},
+		{"http://u:secret@h:x", `target "http://u:…@h:x" is not a valid URL`},
 		{" kv", `target " kv" has spaces around it; write "kv"`},
 		{"sqlite:naive\t", `target "sqlite:naive\t" has spaces around it; write "sqlite:naive"`},
 		{" http://127.0.0.1:8787 ", `target " http://127.0.0.1:8787 " has spaces around it`},
@@ -174,12 +174,12 @@ func TestServerURLErrors(t *testing.T) {
 	}{
 		{"redis", WithRedisURL("notaurl"), `redis-url (or RACELAB_REDIS_URL) "notaurl" is not usable: not a URL; want e.g. redis://127.0.0.1:56379/0`},
 		{"redis:watch", WithRedisURL("http://127.0.0.1:56379"), `"http://127.0.0.1:56379" is not usable: scheme "http" is not redis, rediss or unix`},
-		{"redis", WithRedisURL("redis://u:secret@127.0.0.1:99999/0"), `"redis://u:xxxxx@127.0.0.1:99999/0" is not usable: port 99999 is outside 1-65535; want e.g. `},
+		{"redis", WithRedisURL("redis://u:secret@127.0.0.1:99999/0"), `"redis://u:…@127.0.0.1:99999/0" is not usable: port 99999 is outside 1-65535; want e.g. `},
 		{"redis", WithRedisURL("redis://127.0.0.1:56379/x"), `is not usable: invalid database number`},
 		{"redis", WithRedisURL("redis://:::"), `"redis://:::" is not usable: host "::": write an IPv6 address in brackets`},
 		{"postgres", WithPostgresURL("::garbage::"), `postgres-url (or RACELAB_POSTGRES_URL) "::garbage::" is not usable: not a URL (nor keyword=value settings); want e.g. postgres://racelab@127.0.0.1:55432/racelab?sslmode=disable`},
-		{"postgres:serializable", WithPostgresURL("postgres://u:secret@h:99999/db"), `"postgres://u:xxxxx@h:99999/db" is not usable: port 99999 is outside 1-65535; want e.g. `},
-		{"postgres", WithPostgresURL("host=h password=secret port=99999"), `"host=h password=xxxxx port=99999" is not usable: invalid port`},
+		{"postgres:serializable", WithPostgresURL("postgres://u:secret@h:99999/db"), `"postgres://u:…@h:99999/db" is not usable: port 99999 is outside 1-65535; want e.g. `},
+		{"postgres", WithPostgresURL("host=h password=secret port=99999"), `"host=h password=… port=99999" is not usable: invalid port`},
 		{"postgres", WithPostgresURL("postgres://h/db?sslmode=bogus"), `is not usable: failed to configure TLS`},
 	}
 	for _, tt := range tests {

@@ -441,7 +441,7 @@ rule: one.rows[0].n == 1
 		{racefile.Options{Targets: []string{"a=http://127.0.0.1:1", "b=http://127.0.0.1:2"}, Databases: []string{"a.app=sqlite:x.db"}}, "for target b; give --db app=URL (every target) or --db b.app=URL"},
 		{racefile.Options{Databases: []string{"app=sqlite:x.db", "other=sqlite:y.db"}}, `declares no database "other"`},
 		{racefile.Options{Databases: []string{"c.app=sqlite:x.db"}, Targets: []string{"a=http://127.0.0.1:1"}}, `no target "c" in this run`},
-		{racefile.Options{Databases: []string{"app=postgres://u:hunter2@[::1/db"}}, "postgres://u:xxxxx@"},
+		{racefile.Options{Databases: []string{"app=postgres://u:hunter2@[::1/db"}}, "postgres://u:…@"},
 		{racefile.Options{Databases: []string{"app"}}, "want NAME=URL"},
 	} {
 		_, err := f.ScenarioWith(nil, tt.o)

@@ -72,5 +72,5 @@ var passwordSetting = regexp.MustCompile(`(?i)(password=)('(?:[^'\\]|\\.)*'|[^&\
 // that does not parse: whatever lies between "user:" and the last '@', and
 // the value of a password setting.
 func redact(raw string) string {
-	return server.HidePassword(passwordSetting.ReplaceAllString(raw, "${1}xxxxx"))
+	return server.HidePassword(passwordSetting.ReplaceAllString(raw, "${1}"+server.Hidden))
 }

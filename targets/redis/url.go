@@ -65,5 +65,5 @@ var passwordOption = regexp.MustCompile(`(?i)(password=)[^&#]*`)
 // whatever lies between "user:" and the last '@', and the value of a
 // password option.
 func redact(raw string) string {
-	return server.HidePassword(passwordOption.ReplaceAllString(raw, "${1}xxxxx"))
+	return server.HidePassword(passwordOption.ReplaceAllString(raw, "${1}"+server.Hidden))
 }

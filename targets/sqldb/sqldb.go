@@ -301,9 +301,9 @@ func (db *DB) scrub(err error) error {
 		return err
 	}
 	msg := err.Error()
-	clean := strings.ReplaceAll(msg, db.password, "xxxxx")
+	clean := strings.ReplaceAll(msg, db.password, server.Hidden)
 	if esc := url.QueryEscape(db.password); esc != db.password {
-		clean = strings.ReplaceAll(clean, esc, "xxxxx")
+		clean = strings.ReplaceAll(clean, esc, server.Hidden)
 	}
 	if clean == msg {
 		return err

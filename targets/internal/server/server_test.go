@@ -17,11 +17,11 @@ import (
 
 func TestHidePassword(t *testing.T) {
 	tests := []struct{ raw, want string }{
-		{"redis://u:secret@h:1/0", "redis://u:xxxxx@h:1/0"},
+		{"redis://u:secret@h:1/0", "redis://u:…@h:1/0"},
 		{"redis://h:1/0", "redis://h:1/0"},
 		{"redis://u@h:1/0", "redis://u@h:1/0"},
-		{"postgres://u:se/cr@t@h/db", "postgres://u:xxxxx@h/db"},
-		{"u:secret@h", "u:xxxxx@h"},
+		{"postgres://u:se/cr@t@h/db", "postgres://u:…@h/db"},
+		{"u:secret@h", "u:…@h"},
 	}
 	for _, tt := range tests {
 		if got := HidePassword(tt.raw); got != tt.want {

@@ -33,6 +33,11 @@ func URLErrors(kind, shown string, bad error) func(format string, args ...any) e
 	}
 }
 
+// Hidden is what a URL's password shows as in every output and error: the
+// same mark as a race file's secrets (racefile.Hidden), so one word, …,
+// means "a secret was here" wherever racelab writes.
+const Hidden = "…"
+
 // HidePassword hides the password in the user part of a URL, even of one
 // that does not parse: whatever lies between "user:" and the last '@'. A
 // password given as a setting (password=…) is the caller's to hide, since
@@ -53,7 +58,7 @@ func HidePassword(raw string) string {
 	if !hasPassword {
 		return raw
 	}
-	return prefix + user + ":xxxxx" + rest[at:]
+	return prefix + user + ":" + Hidden + rest[at:]
 }
 
 // ParseURL parses raw as url.Parse does, but its error says only what is
