@@ -32,8 +32,6 @@ type explainOptions struct {
 	set func(name string) bool
 	// Step waits for Enter between the steps, on a terminal.
 	Step bool
-	// ShowSecrets shows a race file's secrets (--show-secrets).
-	ShowSecrets bool
 	// Until is "broken" to replay until a trial breaks the rule, at most
 	// MaxTrials trials (--until, --max-trials).
 	Until     string
@@ -81,7 +79,6 @@ page, each replay drawn as an SVG timeline on one shared time axis.`,
 	f.StringVar(&o.Fixed, "fixed", "actor", "the fixed target replayed after it")
 	addSeed(f, &o.Seed, 7, "seed of the replay")
 	addRequests(f, &o.Requests, "requests in the burst (default: the story's own)")
-	addShowSecrets(f, &o.ShowSecrets)
 	f.StringVar(&o.Until, "until", "", "broken: replay trial after trial until one breaks the rule, and show that one (a race that shows in some trials only)")
 	f.IntVar(&o.MaxTrials, "max-trials", engine.DefaultMaxTrials, "with --until broken, the most trials replayed before saying none broke")
 	f.BoolVar(&o.Step, "step", false, "on a terminal, wait for Enter before each step: the story, each request of each replay, the fix")
@@ -95,7 +92,7 @@ page, each replay drawn as an SVG timeline on one shared time axis.`,
 }
 
 func runExplain(ctx context.Context, s Streams, o *explainOptions) error {
-	sc, err := o.Store.lookup(o.Scenario, []string{o.Target, o.Fixed}, o.ShowSecrets)
+	sc, err := o.Store.lookup(o.Scenario, []string{o.Target, o.Fixed})
 	if err != nil {
 		return err
 	}

@@ -98,7 +98,7 @@ Simulated stores run on the real clock. Exit codes are run's; a missed
 func (o *loadOptions) plan() (load.LoadPlan, error) {
 	var p load.LoadPlan
 	given := o.given
-	sc, err := o.Store.lookup(o.Scenario, o.Targets, false)
+	sc, err := o.Store.lookup(o.Scenario, o.Targets)
 	if err != nil {
 		return p, err
 	}

@@ -30,8 +30,6 @@ type runOptions struct {
 	Sequential bool
 	Gap        time.Duration
 	Timeline   bool
-	// ShowSecrets shows a race file's secrets (--show-secrets).
-	ShowSecrets bool
 	// KeyChars is what the fresh keys are made of (--key-chars). Not
 	// --keys: load's --keys counts keys.
 	KeyChars string
@@ -95,7 +93,6 @@ to hold that breaks it exits 3.`,
 	f.BoolVar(&o.Timeline, "timeline", false, "under the table, one lane per request of one trial per target: what it read, wrote, and whose update it erased")
 	o.Evidence.register(f, false)
 	o.Knobs.register(f)
-	addShowSecrets(f, &o.ShowSecrets)
 	f.StringVar(&o.Background, "background", "", "open-model load on each target through all of its trials, e.g. 200/s (kv and actor need --clock real);\n"+
 		"the report adds its throughput, p99 and errors")
 	f.IntVar(&o.BackgroundKeys, "background-keys", load.DefaultKeys, "keys of its own the --background load spreads over")
@@ -107,7 +104,7 @@ to hold that breaks it exits 3.`,
 // plan turns the options into an engine.Plan, checking every value, the
 // shard flags last.
 func (o *runOptions) plan() (engine.Plan, error) {
-	sc, err := o.Store.lookup(o.Scenario, o.Targets, o.ShowSecrets)
+	sc, err := o.Store.lookup(o.Scenario, o.Targets)
 	if err != nil {
 		return engine.Plan{}, err
 	}

@@ -88,3 +88,16 @@ func TestSecretsNeverShow(t *testing.T) {
 		t.Errorf("the JSON does not keep the answers with … for the secrets:\n%.3000s", outputs["json"])
 	}
 }
+
+// TestEveryPlayerShowsSecretsOnAsk: every command that plays a race file
+// takes the race file's flags, --show-secrets among them, with one wording.
+func TestEveryPlayerShowsSecretsOnAsk(t *testing.T) {
+	for _, cmd := range []string{"run", "load", "verify", "explain"} {
+		help := executeWant(t, context.Background(), exitOK, cmd, "--help")
+		for _, flag := range []string{"--show-secrets", "--db", "--allow-exec"} {
+			if !strings.Contains(help, flag) {
+				t.Errorf("racelab %s --help lists no %s", cmd, flag)
+			}
+		}
+	}
+}
