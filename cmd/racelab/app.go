@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -220,6 +221,12 @@ func fire[P any](ctx context.Context, s Streams, f *firing, plan func() (P, erro
 	part, err := shard(ctx, p, sh)
 	if err != nil {
 		return err
+	}
+	if f.Shard.Dir != "" && part.Run != nil {
+		// A part records its race file from its folder, as a result does
+		// from its file, so verify finds the file wherever the folder goes.
+		dir, _ := filepath.Abs(f.Shard.Dir)
+		part.Run.Settings = withRel(part.Run.Settings, dir)
 	}
 	data, err := shards.Encode(part, f.Sign.key())
 	if err != nil {

@@ -53,17 +53,24 @@ func raceRel(rs []*results.Result, render RenderFunc) RenderFunc {
 			dir, _ = filepath.Abs(filepath.Dir(f.path))
 		}
 		for _, r := range rs {
-			if r.Settings == nil || r.Settings.Race == nil {
-				continue
-			}
-			set, race := *r.Settings, *r.Settings.Race
-			race.Rel = ""
-			if abs, err := filepath.Abs(race.Path); err == nil && dir != "" {
-				race.Rel, _ = filepath.Rel(dir, abs)
-			}
-			set.Race = &race
-			r.Settings = &set
+			r.Settings = withRel(r.Settings, dir)
 		}
 		return render(w, format, width)
 	}
+}
+
+// withRel is set with its race file's path recorded relative to the
+// folder dir, an absolute path ("" records none); set itself is left as
+// it is, since every output records its own.
+func withRel(set *results.Settings, dir string) *results.Settings {
+	if set == nil || set.Race == nil {
+		return set
+	}
+	out, race := *set, *set.Race
+	race.Rel = ""
+	if abs, err := filepath.Abs(race.Path); err == nil && dir != "" {
+		race.Rel, _ = filepath.Rel(dir, abs)
+	}
+	out.Race = &race
+	return &out
 }

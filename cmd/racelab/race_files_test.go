@@ -72,6 +72,16 @@ rule: hits.views == allowed
 	ctx := context.Background()
 	executeWant(t, ctx, exitOK, "run", filepath.Join(a, "races", "hits.race.yaml"), "-t", "svc="+srv.URL, "--trials", "2",
 		"-o", "json="+filepath.Join(a, "out", "r.json"), "-q")
+	// A shard's part records its race file from its folder, as a result does.
+	executeWant(t, ctx, exitOK, "run", filepath.Join(a, "races", "hits.race.yaml"), "-t", "svc="+srv.URL, "--trials", "2",
+		"--shard", "0/1", "--run-id", "moved", "--shard-dir", filepath.Join(a, "out", "parts"), "-q")
+	part, err := os.ReadFile(filepath.Join(a, "out", "parts", "shard-0-of-1.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(part), `"rel": "../../races/hits.race.yaml"`) {
+		t.Errorf("the part does not record its race file from its folder:\n%.2000s", part)
+	}
 	saved, err := os.ReadFile(filepath.Join(a, "out", "r.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -94,10 +104,15 @@ rule: hits.views == allowed
 	if err := os.RemoveAll(a); err != nil {
 		t.Fatal(err)
 	}
+	write(filepath.Join(b, "out", "parts", "shard-0-of-1.json"), string(part))
 	os.Unsetenv("RUN")
 	out := executeWant(t, ctx, exitOK, "report", filepath.Join(b, "out", "r.json"), "-o", "table")
 	if !strings.Contains(out, "holds in 2/2") {
 		t.Errorf("report from elsewhere says:\n%s\nwant holds in 2/2", out)
+	}
+	out = executeWant(t, ctx, exitOK, "verify", filepath.Join(b, "out", "parts"), "-t", "svc="+srv.URL, "-o", "table")
+	if !strings.Contains(out, "holds in 2/2") {
+		t.Errorf("verify from elsewhere says:\n%s\nwant holds in 2/2", out)
 	}
 
 	os.Unsetenv("TOKEN")
