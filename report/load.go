@@ -118,9 +118,11 @@ func summarizeLoad(r *results.LoadResult) loadSummary {
 			rule[1] = strconv.Itoa(k.Trials)
 			rule[2] = strconv.FormatInt(t.Allowed, 10)
 			rule[3] = strconv.FormatInt(t.Refused, 10)
-			rule[4] = strconv.FormatInt(t.Counted, 10)
-			rule[5] = strconv.FormatInt(k.Lost, 10)
-			rule[6] = strconv.FormatInt(k.Over, 10)
+			if !r.Uncounted {
+				rule[4] = strconv.FormatInt(t.Counted, 10)
+				rule[5] = strconv.FormatInt(k.Lost, 10)
+				rule[6] = strconv.FormatInt(k.Over, 10)
+			}
 		}
 		s.speed = append(s.speed, speed)
 		s.rule = append(s.rule, rule)
@@ -363,9 +365,13 @@ func renderLoadJUnit(b *bytes.Buffer, rs []*results.LoadResult) error {
 			t := &r.Targets[i]
 			label := s.labels[i]
 			d = max(d, t.Elapsed)
-			text := fmt.Sprintf("sent %d, answered %d (%.0f/s), errors %d; p50 %s, p99 %s, max %s\nkeys %d: allowed %d, counted %d, lost %d, over %d\n%s\n",
+			counts := fmt.Sprintf(", counted %d, lost %d, over %d", t.Counted, t.Keys.Lost, t.Keys.Over)
+			if r.Uncounted {
+				counts = ""
+			}
+			text := fmt.Sprintf("sent %d, answered %d (%.0f/s), errors %d; p50 %s, p99 %s, max %s\nkeys %d: allowed %d%s\n%s\n",
 				t.Sent, t.Answered, t.Throughput(), t.Errors, lat(t.Latency.P50, true), lat(t.Latency.P99, true), lat(t.Latency.Max, true),
-				t.Keys.Trials, t.Allowed, t.Counted, t.Keys.Lost, t.Keys.Over, strings.Join(s.own[i], "\n"))
+				t.Keys.Trials, t.Allowed, counts, strings.Join(s.own[i], "\n"))
 			c := junitCase{Name: label + ": " + r.Rule, Classname: "racelab.load." + r.Scenario, Time: seconds(t.Elapsed)}
 			for _, f := range fs {
 				if f.Target != label || f.Kind == results.ThresholdShortfall {

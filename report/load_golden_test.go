@@ -113,3 +113,33 @@ func TestLoadStatusCodesInEveryFormat(t *testing.T) {
 		t.Errorf("json kept status codes %v and samples %+v", got.StatusCodes, got.Samples)
 	}
 }
+
+// TestUncountedLoadShowsNoCounts: a load of a race file that declares no
+// counted: shows "-" for COUNTED, LOST and OVER, in the table and the
+// JUnit text, and still its allowed.
+func TestUncountedLoadShowsNoCounts(t *testing.T) {
+	r := loadFixture()
+	r.Uncounted = true
+	var b bytes.Buffer
+	if err := RenderLoad(&b, []*results.LoadResult{r}, Table, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	row := ""
+	for _, line := range strings.Split(b.String(), "\n") {
+		if strings.Contains(line, "| 194 |") || strings.Contains(line, "|     194 |") {
+			row = line
+		}
+	}
+	cells := strings.Split(strings.ReplaceAll(row, " ", ""), "|")
+	// | TARGET | KEYS | ALLOWED | REFUSED | COUNTED | LOST | OVER | EXPECTED | VERDICT |
+	if len(cells) < 8 || cells[3] != "194" || cells[5] != "-" || cells[6] != "-" || cells[7] != "-" {
+		t.Errorf("the rule's row is %q; want allowed 194 and - for counted, lost and over:\n%s", row, b.String())
+	}
+	b.Reset()
+	if err := RenderLoad(&b, []*results.LoadResult{r}, JUnit, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "counted 194") || !strings.Contains(b.String(), "allowed 194") {
+		t.Errorf("the JUnit text shows counts for an uncounted load:\n%s", b.String())
+	}
+}

@@ -21,5 +21,5 @@ func causesLine(s *results.Tally, label string) string {
 // uncounted says the result is a race file's that declares no counted::
 // its COUNTED column has nothing to show.
 func uncounted(r *results.Result) bool {
-	return r.Settings != nil && r.Settings.Race != nil && r.Settings.Race.Uncounted
+	return r.Settings.Uncounted()
 }

@@ -236,6 +236,7 @@ func Load(ctx context.Context, p LoadPlan) (*results.LoadResult, error) {
 		KeyDist:     p.KeyDist.String(),
 		Timeout:     p.Timeout,
 		Seed:        p.Seed,
+		Uncounted:   sc.Settings.Uncounted(),
 	}
 	if s := p.Schedule; s != nil {
 		res.Schedule = &results.LoadSchedule{Start: float64(s.Start), Spacing: string(s.Spacing)}

@@ -33,6 +33,11 @@ type Settings struct {
 // named.
 const raceField = "race"
 
+// Uncounted says the story is a race file that declares no counted::
+// its counts mean nothing, and a report shows none. Nil settings are a
+// story's own, which always counts.
+func (s *Settings) Uncounted() bool { return s != nil && s.Race != nil && s.Race.Uncounted }
+
 // Knob is the text of the knob name, and whether it is set.
 func (s Settings) Knob(name string) (string, bool) {
 	v, ok := s.Knobs[name]

@@ -418,6 +418,7 @@ func VerifyLoad(ctx context.Context, parts []*results.ShardResult, v VerifyPlan)
 	res := *first
 	res.Targets, res.Sharded = nil, originOf(ps)
 	res.RunID, res.RunIDs = results.NewRunID(), nil // a part's id is not the merged load's
+	res.Uncounted = sc.Settings.Uncounted()         // the file's, not what a part says
 	for _, s := range ps[1:] {
 		res.Interrupted = res.Interrupted || s.Load.Interrupted
 	}
