@@ -38,11 +38,11 @@ type LoadResult struct {
 	Seed     int64         `json:"seed"`
 	// Thresholds are the conditions asked, as written; each target has
 	// its own judgement of them.
-	Thresholds  []string     `json:"thresholds,omitempty"`
+	Thresholds []string `json:"thresholds,omitempty"`
 	// Uncounted says the load played a race file that declares no
 	// counted:, so its counts (counted, lost, over) mean nothing and a
 	// report shows none; the rule still judges each key.
-	Uncounted bool `json:"uncounted,omitempty"`
+	Uncounted   bool         `json:"uncounted,omitempty"`
 	Targets     []LoadTarget `json:"targets"`
 	Interrupted bool         `json:"interrupted,omitempty"`
 	// Sharded says the load was played by several shards and merged
