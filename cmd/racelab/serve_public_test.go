@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"regexp"
 	"testing"
@@ -27,14 +26,9 @@ func TestServePublicWithoutToken(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != tt.status || !json.Valid(body) {
-			t.Errorf("--public, no --token: %s %s without a token = %d %s; want %d", tt.method, tt.path, resp.StatusCode, body, tt.status)
+		status, body := send(t, req)
+		if status != tt.status || !json.Valid(body) {
+			t.Errorf("--public, no --token: %s %s without a token = %d %s; want %d", tt.method, tt.path, status, body, tt.status)
 		}
 		if tt.method == "GET" && !regexp.MustCompile(`"views":\s*0\b`).Match(body) {
 			t.Errorf("GET %s = %s; want 0 views: a refused hit must not count", tt.path, body)
