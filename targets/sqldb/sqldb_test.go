@@ -331,3 +331,22 @@ func TestClassifyDeadlock(t *testing.T) {
 		}
 	})
 }
+
+// TestValueWidths: whole numbers of every width a driver may answer read
+// as int64, one past int64 as float64, and the text of an integer column
+// as its number.
+func TestValueWidths(t *testing.T) {
+	for _, tt := range []struct {
+		in, want any
+		typ      string
+	}{
+		{int(7), int64(7), ""}, {int8(-8), int64(-8), ""}, {int16(16), int64(16), ""}, {int32(-32), int64(-32), ""},
+		{uint(1), int64(1), ""}, {uint8(255), int64(255), ""}, {uint16(16), int64(16), ""}, {uint32(32), int64(32), ""},
+		{uint64(1 << 63), float64(1 << 63), ""}, {uint64(1<<63 - 1), int64(1<<63 - 1), ""},
+		{float32(1.5), float64(1.5), ""}, {[]byte("42"), int64(42), "BIGINT"}, {"x", "x", "TEXT"}, {nil, nil, ""},
+	} {
+		if got := sqldb.Value(tt.in, tt.typ); got != tt.want {
+			t.Errorf("Value(%T %v, %q) = %T %v; want %T %v", tt.in, tt.in, tt.typ, got, got, tt.want, tt.want)
+		}
+	}
+}

@@ -2,6 +2,8 @@ package sqldb
 
 import (
 	"encoding/base64"
+	"math"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -17,25 +19,6 @@ func Value(v any, typeName string) any {
 	switch x := v.(type) {
 	case nil, bool, int64, float64:
 		return x
-	case int:
-		return int64(x)
-	case int32:
-		return int64(x)
-	case int16:
-		return int64(x)
-	case int8:
-		return int64(x)
-	case uint8:
-		return int64(x)
-	case uint16:
-		return int64(x)
-	case uint32:
-		return int64(x)
-	case uint64:
-		if x <= 1<<63-1 {
-			return int64(x)
-		}
-		return float64(x)
 	case float32:
 		return float64(x)
 	case time.Time:
@@ -54,6 +37,16 @@ func Value(v any, typeName string) any {
 			return n
 		}
 		return x
+	}
+	// Whole numbers of every other width, as each driver answers them.
+	switch rv := reflect.ValueOf(v); rv.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32:
+		return rv.Int()
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		if u := rv.Uint(); u <= math.MaxInt64 {
+			return int64(u)
+		}
+		return float64(rv.Uint())
 	}
 	return v
 }
