@@ -34,7 +34,14 @@ func singlePacket(base string, n int, key string) error {
 	_ = conn.(*net.TCPConn).SetNoDelay(true)
 	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
 
+	// Frames are written to out and sent by flush, each batch in one
+	// write: the release is one packet.
 	var out bytes.Buffer
+	flush := func() error {
+		_, err := conn.Write(out.Bytes())
+		out.Reset()
+		return err
+	}
 	fr := http2.NewFramer(&out, conn)
 	fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
 	out.WriteString(http2.ClientPreface)
@@ -45,10 +52,9 @@ func singlePacket(base string, n int, key string) error {
 	); err != nil {
 		return err
 	}
-	if _, err := conn.Write(out.Bytes()); err != nil {
+	if err := flush(); err != nil {
 		return err
 	}
-	out.Reset()
 	// The server's settings first: its stream limit must allow n.
 	for settled := false; !settled; {
 		f, err := fr.ReadFrame()
@@ -87,10 +93,9 @@ func singlePacket(base string, n int, key string) error {
 	if err := fr.WritePing(false, [8]byte{'s', 't', 'a', 'g', 'e', 'd'}); err != nil {
 		return err
 	}
-	if _, err := conn.Write(out.Bytes()); err != nil {
+	if err := flush(); err != nil {
 		return err
 	}
-	out.Reset()
 	for acked := false; !acked; {
 		f, err := fr.ReadFrame()
 		if err != nil {
@@ -110,10 +115,9 @@ func singlePacket(base string, n int, key string) error {
 		}
 	}
 	// The release: one write.
-	if _, err := conn.Write(out.Bytes()); err != nil {
+	if err := flush(); err != nil {
 		return err
 	}
-	out.Reset()
 
 	answered := 0
 	for answered < n {
