@@ -2,9 +2,10 @@ package main
 
 import (
 	"encoding/json"
-	"net/http"
 	"regexp"
 	"testing"
+
+	"github.com/racelab/racelab/targets/httpapi/httpapitest"
 )
 
 // TestServePublicWithoutToken: --public without --token still guards
@@ -22,16 +23,12 @@ func TestServePublicWithoutToken(t *testing.T) {
 		{"POST", "/download/public-no-token", 401},
 		{"GET", "/get/public-no-token", 200},
 	} {
-		req, err := http.NewRequest(tt.method, "http://"+addr+tt.path, nil)
-		if err != nil {
-			t.Fatal(err)
+		a := httpapitest.Do(t, tt.method, "http://"+addr+tt.path, "")
+		if a.Status != tt.status || !json.Valid(a.Body) {
+			t.Errorf("--public, no --token: %s %s without a token = %d %s; want %d", tt.method, tt.path, a.Status, a.Body, tt.status)
 		}
-		status, body := send(t, req)
-		if status != tt.status || !json.Valid(body) {
-			t.Errorf("--public, no --token: %s %s without a token = %d %s; want %d", tt.method, tt.path, status, body, tt.status)
-		}
-		if tt.method == "GET" && !regexp.MustCompile(`"views":\s*0\b`).Match(body) {
-			t.Errorf("GET %s = %s; want 0 views: a refused hit must not count", tt.path, body)
+		if tt.method == "GET" && !regexp.MustCompile(`"views":\s*0\b`).Match(a.Body) {
+			t.Errorf("GET %s = %s; want 0 views: a refused hit must not count", tt.path, a.Body)
 		}
 	}
 	code, stderr := stop()

@@ -19,6 +19,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/racelab/racelab/scenarios/results"
+	"github.com/racelab/racelab/targets/httpapi/httpapitest"
 	"github.com/racelab/racelab/targets/httpapi/server"
 )
 
@@ -364,9 +365,9 @@ func TestServeGuards(t *testing.T) {
 			if tt.auth != "" {
 				req.Header.Set("Authorization", tt.auth)
 			}
-			status, body := send(t, req)
-			if status != tt.status || !json.Valid(body) {
-				t.Errorf("public %t: POST with Host %q, Origin %q, Authorization %q = %d %s; want %d and JSON", public, tt.host, tt.origin, tt.auth, status, body, tt.status)
+			a := httpapitest.Send(t, req)
+			if a.Status != tt.status || !json.Valid(a.Body) {
+				t.Errorf("public %t: POST with Host %q, Origin %q, Authorization %q = %d %s; want %d and JSON", public, tt.host, tt.origin, tt.auth, a.Status, a.Body, tt.status)
 			}
 		}
 		userinfo := map[bool]string{true: "racelab:" + token + "@"}[public]
@@ -381,21 +382,6 @@ func TestServeGuards(t *testing.T) {
 			t.Errorf("public %t: serve exit %d: %s", public, code, stderr)
 		}
 	}
-}
-
-// send sends req to serve and returns its answer's status and body.
-func send(t *testing.T, req *http.Request) (int, []byte) {
-	t.Helper()
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, body
 }
 
 // TestServeMaxConns: --max-conns reaches the server. With a cap of 2, a

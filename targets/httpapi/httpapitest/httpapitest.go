@@ -65,6 +65,12 @@ func Do(t testing.TB, method, url, body string, header ...string) Answer {
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
+	return Send(t, req)
+}
+
+// Send sends req as Do does, for a request Do cannot make (its own Host).
+func Send(t testing.TB, req *http.Request) Answer {
+	t.Helper()
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
