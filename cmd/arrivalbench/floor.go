@@ -35,9 +35,12 @@ func singlePacket(base string, n int, key string) error {
 	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
 
 	// Frames are written to out and sent by flush, each batch in one
-	// write: the release is one packet.
+	// write (the release is one packet), unless framing them failed.
 	var out bytes.Buffer
-	flush := func() error {
+	flush := func(framed error) error {
+		if framed != nil {
+			return framed
+		}
 		_, err := conn.Write(out.Bytes())
 		out.Reset()
 		return err
@@ -45,14 +48,11 @@ func singlePacket(base string, n int, key string) error {
 	fr := http2.NewFramer(&out, conn)
 	fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
 	out.WriteString(http2.ClientPreface)
-	if err := errors.Join(
+	if err := flush(errors.Join(
 		fr.WriteSettings(http2.Setting{ID: http2.SettingEnablePush, Val: 0},
 			http2.Setting{ID: http2.SettingInitialWindowSize, Val: 1 << 20}),
 		fr.WriteWindowUpdate(0, 1<<30-65535),
-	); err != nil {
-		return err
-	}
-	if err := flush(); err != nil {
+	)); err != nil {
 		return err
 	}
 	// The server's settings first: its stream limit must allow n.
@@ -90,10 +90,7 @@ func singlePacket(base string, n int, key string) error {
 			return err
 		}
 	}
-	if err := fr.WritePing(false, [8]byte{'s', 't', 'a', 'g', 'e', 'd'}); err != nil {
-		return err
-	}
-	if err := flush(); err != nil {
+	if err := flush(fr.WritePing(false, [8]byte{'s', 't', 'a', 'g', 'e', 'd'})); err != nil {
 		return err
 	}
 	for acked := false; !acked; {
@@ -115,7 +112,7 @@ func singlePacket(base string, n int, key string) error {
 		}
 	}
 	// The release: one write.
-	if err := flush(); err != nil {
+	if err := flush(nil); err != nil {
 		return err
 	}
 
