@@ -32,14 +32,16 @@ func TestShardedRaces(t *testing.T) {
 			plan := engine.Plan{Scenario: sc, Trials: trials, Targets: []string{"naive=" + base(naive), "fixed=" + base(fixed)}}
 			runID := "rf-" + strings.TrimSuffix(file, ".race.yaml")
 			// Each trial's setup must be done before its release: on a
-			// loaded machine it once took longer than 500 ms.
-			start := time.Now().Add(time.Second)
+			// loaded machine it once took longer than 500 ms. The first
+			// trial gets a period too.
+			const period = 1500 * time.Millisecond
+			start := time.Now().Add(period)
 			parts := make([]*results.ShardResult, of)
 			errs := make([]error, of)
 			var wg sync.WaitGroup
 			for i := range of {
 				wg.Go(func() {
-					s := engine.Sharding{Index: i, Of: of, RunID: runID, StartAt: start, Period: 1500 * time.Millisecond, Host: "here"}
+					s := engine.Sharding{Index: i, Of: of, RunID: runID, StartAt: start, Period: period, Host: "here"}
 					parts[i], errs[i] = shards.RunShard(context.Background(), plan, s)
 				})
 			}
