@@ -71,3 +71,10 @@ func openDatabase(_ context.Context, spec Spec, _ Options) (any, error) {
 	}
 	return db, nil
 }
+
+// ByURL says whether a catalog entry is named by its targets' URLs
+// (http://…, postgres://…) rather than by its own name, which no one
+// types.
+func ByURL(entry string) bool {
+	return entry == "http" || entry == "https" || entry == SQLStore
+}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/cel-go/cel"
 	"gopkg.in/yaml.v3"
+
+	"github.com/racelab/racelab/scenarios/results"
 )
 
 // A SQL race: the burst's entries are transaction:s, fired at the target
@@ -328,7 +330,7 @@ func (p *parser) order(n *yaml.Node) error {
 			return p.at(item, "order: %s before %d.%d; every statement runs before the transaction ends", item.Value, i, next[i]+1)
 		case o.End == "" && o.Step != next[i]+1:
 			if o.Step > len(stmts) {
-				return p.at(item, "order: %s: transaction %d has %d statements", item.Value, i, len(stmts))
+				return p.at(item, "order: %s: transaction %d has %s", item.Value, i, results.Plural(int64(len(stmts)), "statement"))
 			}
 			return p.at(item, "order: %s; want %d.%d next: a transaction's statements run in their order, once each", item.Value, i, next[i]+1)
 		}
