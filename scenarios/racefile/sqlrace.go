@@ -11,6 +11,7 @@ import (
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets/sqldb"
+	"github.com/racelab/racelab/targets/story"
 )
 
 // BlockedAfter is how long a statement runs before racelab counts it as
@@ -33,6 +34,8 @@ type TxEvent struct {
 	What string `json:"what"`
 	SQL  string `json:"sql,omitempty"`
 	Rows int    `json:"rows,omitempty"`
+	// Value is what a read returned, its rows as JSON.
+	Value string `json:"value,omitempty"`
 	// Code is the database's code of an abort or an error (40001).
 	Code string `json:"code,omitempty"`
 }
@@ -100,6 +103,8 @@ type txRun struct {
 	// running and blocked are the statement in flight, and whether it
 	// has run past BlockedAfter.
 	running, blocked bool
+	// rec records its timeline as steps when the run is traced.
+	rec *story.Recorder
 }
 
 // begin begins transaction i of the trial on a connection of its own.
@@ -130,8 +135,24 @@ func (r *txRun) event(e TxEvent) {
 }
 
 func (r *txRun) eventLocked(e TxEvent) {
-	e.AtMS = float64(time.Since(r.t0).Microseconds()) / 1000
+	now := time.Now()
+	e.AtMS = float64(now.Sub(r.t0).Microseconds()) / 1000
 	r.ans.Timeline = append(r.ans.Timeline, e)
+	if r.rec != nil {
+		// A traced run (explain) draws it in the transaction's lane.
+		st := story.Step{At: now, Op: e.What, Value: e.Value}
+		switch e.What {
+		case "read":
+			st.Op = story.OpRead
+		case "wrote":
+			st.Op, st.Value = story.OpWrite, firstLine(e.SQL)
+		case "blocked":
+			st.Note = firstLine(e.SQL)
+		case "aborted", "error":
+			st.Note = e.Code
+		}
+		r.rec.Add(st)
+	}
 }
 
 // watched runs one statement (or the commit) of the transaction: past
@@ -180,7 +201,12 @@ func (r *txRun) statement(ctx context.Context, step int, st *TxStep, onBlocked f
 	if len(rows.Columns) > 0 {
 		what = "read"
 	}
-	r.event(TxEvent{Step: step, What: what, SQL: st.SQL.Query, Rows: len(rows.Rows)})
+	e := TxEvent{Step: step, What: what, SQL: st.SQL.Query, Rows: len(rows.Rows)}
+	if what == "read" {
+		b, _ := json.Marshal(rows.Rows)
+		e.Value = clip(string(b))
+	}
+	r.event(e)
 	if st.As != "" {
 		// Through JSON, so that the values are the types a rule sees in
 		// a readback (whole numbers int64, text string).
@@ -359,7 +385,15 @@ func (p *player) stageTx(ctx context.Context, key string, lo, n int) ([]func(con
 	b := newBarriers(runs)
 	var start sync.Once
 	ordered := make(chan struct{})
+	var called sync.WaitGroup
+	called.Add(n)
 	release := func(ctx context.Context) {
+		called.Done()
+		if p.f.Order != nil {
+			// Every transaction's lane is in place before the order
+			// starts: a traced replay records each from its first step.
+			called.Wait()
+		}
 		start.Do(func() {
 			now := time.Now()
 			for _, r := range runs {
@@ -378,6 +412,9 @@ func (p *player) stageTx(ctx context.Context, key string, lo, n int) ([]func(con
 	fs := make([]func(context.Context) engine.Answer, n)
 	for j, r := range runs {
 		fs[j] = func(ctx context.Context) engine.Answer {
+			r.mu.Lock()
+			r.rec = story.RecorderFrom(ctx)
+			r.mu.Unlock()
 			release(ctx)
 			if p.f.Order != nil {
 				<-ordered

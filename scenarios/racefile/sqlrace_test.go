@@ -278,3 +278,35 @@ func TestSQLRaceBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestTracedTimeline: a traced run (explain's replay) records each
+// transaction's read, write and end as the steps of its lane.
+func TestTracedTimeline(t *testing.T) {
+	d := openDatabase(t, "postgres")
+	tg := "ser=" + level(d.url, "serializable")
+	sc, err := shipped(t, "lost-deposit").ScenarioWith(nil, racefile.Options{Targets: []string{tg}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := engine.Run(context.Background(), engine.Plan{Scenario: sc, Trials: 1, Targets: []string{tg}, Timeout: time.Minute, Trace: true, Expect: engine.OverrideRace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := res.Targets[0].Trials[0]
+	var ends []string
+	for _, r := range x.Requests {
+		var ops []string
+		for _, s := range r.Steps {
+			ops = append(ops, s.Op)
+		}
+		got := strings.Join(ops, ",")
+		if !strings.HasPrefix(got, "read,") {
+			t.Errorf("request %d: steps %s; want its read first", r.Index, got)
+		}
+		ends = append(ends, ops[len(ops)-1])
+	}
+	// Serializable refuses one of the two deposits, whichever comes second.
+	if strings.Join(ends, ",") != "committed,aborted" && strings.Join(ends, ",") != "aborted,committed" {
+		t.Errorf("the transactions ended %v; want one committed and one aborted", ends)
+	}
+}
