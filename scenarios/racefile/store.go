@@ -233,7 +233,7 @@ func (p *parser) storeStep(n *yaml.Node, list string) (*Step, error) {
 	if err := p.checkAs(fields["as"], s.As); err != nil {
 		return nil, err
 	}
-	s.Kind = list + " " + s.As
+	s.Kind = list + " " + cmpOr(s.As, "sql")
 	return s, nil
 }
 
