@@ -620,6 +620,10 @@ func firstLine(q string) string {
 func (f *File) sqlScenario(sc *engine.Scenario, env map[string]string, dbs []dbFlag) {
 	sc.Needs = "database: a SQL race plays on postgres://…, mysql://… and sqlite:PATH targets"
 	sc.Story = strings.Replace(sc.Story, "The file declares no history model", "Each transaction runs on a connection of its own at the target's isolation level; the file declares no history model", 1)
+	sc.Fix = "In a SQL race the database is the fix: at a level that prevents the anomaly it makes the second transaction " +
+		"wait on the first's lock (blocked) or refuses it (aborted: PostgreSQL 40001/40P01, MySQL 1213/1205, SQLite BUSY), " +
+		"and retry: runs a refused one again on what the first committed. A lock taken at the read (SELECT … FOR UPDATE) " +
+		"or one atomic UPDATE fixes it at any level."
 	sc.Unsplittable = "its transactions wait for each other at their barriers (or in their order), which one process alone can hold"
 	sc.Rebind(func(engine.Binder) engine.Binder {
 		return func(store any) (engine.Player, bool) {
