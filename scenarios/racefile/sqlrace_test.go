@@ -310,3 +310,58 @@ func TestTracedTimeline(t *testing.T) {
 		t.Errorf("the transactions ended %v; want one committed and one aborted", ends)
 	}
 }
+
+// TestTransactionErrorInconclusive: a statement that fails other than by
+// the database's refusal (here a table that does not exist) is an error:
+// the trial proves nothing, never "holds".
+func TestTransactionErrorInconclusive(t *testing.T) {
+	d := openDatabase(t, "sqlite")
+	f, err := racefile.Parse("err.race.yaml", []byte(`race: err
+requests: 2
+burst:
+  - transaction:
+      - sql: UPDATE racelab_no_such_table SET n = n + 1
+rule: allowed >= 0
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := f.ScenarioWith(nil, racefile.Options{Targets: []string{"lite=" + d.url}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := engine.Run(context.Background(), engine.Plan{Scenario: sc, Trials: 1, Targets: []string{"lite=" + d.url}, Timeout: time.Minute, Expect: engine.OverrideRace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := res.Targets[0]
+	// Every request failed: the engine stops the target with the first
+	// error, which names the statement's failure.
+	if tr.Error == "" || !strings.Contains(tr.Error, "no such table") {
+		t.Fatalf("target error %q, trials %+v; want the failed statement named", tr.Error, tr.Trials)
+	}
+	if c := tallyOf(tr); c.broken != 0 || c.trials-c.inconclusive != 0 {
+		t.Errorf("%+v; want no trial judged", c)
+	}
+}
+
+// TestOneTransactionErrored: one transaction fails, the other commits:
+// the trial is inconclusive, with the failure as its cause.
+func TestOneTransactionErrored(t *testing.T) {
+	d := openDatabase(t, "sqlite")
+	f, err := racefile.Parse("half.race.yaml", []byte(`race: half
+burst:
+  - transaction:
+      - sql: SELECT 1 AS one
+  - transaction:
+      - sql: UPDATE racelab_no_such_table SET n = n + 1
+rule: allowed >= 0
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := sqlRun(t, f, 1, "lite="+d.url)["lite"].Trials[0]
+	if x.Broken || !x.Inconclusive() || x.Errors != 1 || x.Allowed != 1 {
+		t.Errorf("trial: broken %v, inconclusive %v, %d errors, %d allowed; want inconclusive with one error and one allowed", x.Broken, x.Inconclusive(), x.Errors, x.Allowed)
+	}
+}
