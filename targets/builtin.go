@@ -75,7 +75,7 @@ func builtinEntries() []Entry {
 		{Name: "postgres:naive", Guarantee: "none: SELECT, then UPDATE", Kind: (*postgres.Store)(nil), Server: PostgresServer, Open: openPostgres("naive")},
 		{Name: "postgres:for-update", Guarantee: "row lock: SELECT FOR UPDATE", Holds: true, Kind: (*postgres.Store)(nil), Server: PostgresServer, Open: openPostgres("for-update")},
 		{Name: "postgres:serializable", Guarantee: "SERIALIZABLE, retried on 40001", Holds: true, Kind: (*postgres.Store)(nil), Server: PostgresServer, Open: openPostgres("serializable")},
-		{Name: SQLStore, Guarantee: "the SQL race's own transactions, at the URL's isolation=", Holds: true, Kind: (*sqldb.DB)(nil), Open: openDatabase},
+		{Name: SQLStore, Guarantee: "the race file's transactions, at the level its URL names (isolation=)", Holds: true, Kind: (*sqldb.DB)(nil), Open: openDatabase},
 		{Name: "http", Guarantee: "whatever the service does", Holds: true, Kind: (*httpapi.Client)(nil), Open: openHTTP},
 		{Name: "https", Guarantee: "whatever the service does", Holds: true, Kind: (*httpapi.Client)(nil), Open: openHTTP},
 	}
