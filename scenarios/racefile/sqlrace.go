@@ -156,26 +156,30 @@ func (r *txRun) eventLocked(e TxEvent) {
 }
 
 // watched runs one statement (or the commit) of the transaction: past
-// BlockedAfter it is marked blocked and onBlocked is told, so that the
-// barrier or the order goes on without it.
-func (r *txRun) watched(step int, sqlText string, onBlocked func(), run func() error) error {
+// BlockedAfter it is marked blocked and onBlocked(true) is told, so that
+// the barrier or the order goes on without it; onBlocked(false) when it
+// returns after that. Both are told under r.mu, so that the two never
+// cross when the statement returns as the timer fires.
+func (r *txRun) watched(step int, sqlText string, onBlocked func(on bool), run func() error) error {
 	r.mu.Lock()
 	r.running, r.blocked = true, false
 	r.mu.Unlock()
 	timer := time.AfterFunc(BlockedAfter, func() {
 		r.mu.Lock()
+		defer r.mu.Unlock()
 		if !r.running {
-			r.mu.Unlock()
 			return
 		}
 		r.blocked = true
 		r.eventLocked(TxEvent{Step: step, What: "blocked", SQL: sqlText})
-		r.mu.Unlock()
-		onBlocked()
+		onBlocked(true)
 	})
 	err := run()
 	timer.Stop()
 	r.mu.Lock()
+	if r.blocked {
+		onBlocked(false)
+	}
 	r.running, r.blocked = false, false
 	r.mu.Unlock()
 	return err
@@ -183,7 +187,7 @@ func (r *txRun) watched(step int, sqlText string, onBlocked func(), run func() e
 
 // statement runs statement step (from 1) and keeps its rows under its
 // as: name.
-func (r *txRun) statement(ctx context.Context, step int, st *TxStep, onBlocked func()) error {
+func (r *txRun) statement(ctx context.Context, step int, st *TxStep, onBlocked func(on bool)) error {
 	args, err := st.SQL.args(r.vars)
 	if err != nil {
 		return &argError{fmt.Errorf("statement %d: %w", step, err)}
@@ -267,13 +271,12 @@ func (p *player) runTx(ctx context.Context, r *txRun, b *barriers) {
 	for {
 		err := r.steps(ctx, b)
 		if err == nil {
-			err = r.watched(0, "", func() { b.blocked(r.i, true) }, func() error {
+			err = r.watched(0, "", func(on bool) { b.blocked(r.i, on) }, func() error {
 				if r.end == "rollback" {
 					return r.tx.Rollback()
 				}
 				return r.tx.Commit()
 			})
-			b.blocked(r.i, false)
 		}
 		if !r.finish(err, r.end) {
 			r.tx.End()
@@ -306,9 +309,7 @@ func (r *txRun) steps(ctx context.Context, b *barriers) error {
 			continue
 		}
 		n++
-		err := r.statement(ctx, n, st, func() { b.blocked(r.i, true) })
-		b.blocked(r.i, false)
-		if err != nil {
+		if err := r.statement(ctx, n, st, func(on bool) { b.blocked(r.i, on) }); err != nil {
 			return err
 		}
 	}
@@ -449,13 +450,17 @@ func (p *player) replay(ctx context.Context, runs []*txRun) {
 				r.mu.Lock()
 				over := r.finished
 				r.mu.Unlock()
-				blocked := func() { close(o.done) }
 				var once sync.Once
-				signal := func() { once.Do(blocked) }
+				signal := func() { once.Do(func() { close(o.done) }) }
+				onBlocked := func(on bool) {
+					if on {
+						signal()
+					}
+				}
 				switch {
 				case over:
 				case o.o.End != "":
-					err := r.watched(0, "", signal, func() error {
+					err := r.watched(0, "", onBlocked, func() error {
 						if o.o.End == "rollback" {
 							return r.tx.Rollback()
 						}
@@ -463,7 +468,7 @@ func (p *player) replay(ctx context.Context, runs []*txRun) {
 					})
 					r.finish(err, o.o.End)
 				default:
-					if err := r.statement(ctx, o.o.Step, stmts[o.o.Step-1], signal); err != nil {
+					if err := r.statement(ctx, o.o.Step, stmts[o.o.Step-1], onBlocked); err != nil {
 						r.finish(err, "")
 					}
 				}
