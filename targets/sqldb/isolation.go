@@ -128,13 +128,13 @@ func (t *Tx) Commit() error { return t.db.scrub(t.tx.Commit()) }
 // rather than handed to the next trial.
 func (t *Tx) End() {
 	if err := t.tx.Rollback(); err != nil && err != sql.ErrTxDone {
-		_ = t.conn.Raw(func(any) error { return driverBad })
+		_ = t.conn.Raw(func(any) error { return errLeftInTx })
 	}
 	_ = t.conn.Close()
 }
 
-// driverBad tells database/sql to throw the connection away.
-var driverBad = fmt.Errorf("racelab: connection left in a transaction: %w", driver.ErrBadConn)
+// errLeftInTx tells database/sql to throw the connection away.
+var errLeftInTx = fmt.Errorf("racelab: connection left in a transaction: %w", driver.ErrBadConn)
 
 // Write runs one statement outside any transaction on the writable
 // pool, args bound as parameters, and returns its rows (none for a
