@@ -15,6 +15,7 @@ import (
 	"github.com/racelab/racelab/targets/kv"
 	"github.com/racelab/racelab/targets/postgres"
 	"github.com/racelab/racelab/targets/redis"
+	"github.com/racelab/racelab/targets/sqldb"
 	"github.com/racelab/racelab/targets/sqlite"
 	"github.com/racelab/racelab/targets/story"
 )
@@ -74,6 +75,7 @@ func builtinEntries() []Entry {
 		{Name: "postgres:naive", Guarantee: "none: SELECT, then UPDATE", Kind: (*postgres.Store)(nil), Server: PostgresServer, Open: openPostgres("naive")},
 		{Name: "postgres:for-update", Guarantee: "row lock: SELECT FOR UPDATE", Holds: true, Kind: (*postgres.Store)(nil), Server: PostgresServer, Open: openPostgres("for-update")},
 		{Name: "postgres:serializable", Guarantee: "SERIALIZABLE, retried on 40001", Holds: true, Kind: (*postgres.Store)(nil), Server: PostgresServer, Open: openPostgres("serializable")},
+		{Name: SQLStore, Guarantee: "the race file's transactions, at the level its URL names (isolation=)", Holds: true, Kind: (*sqldb.DB)(nil), Open: openDatabase},
 		{Name: "http", Guarantee: "whatever the service does", Holds: true, Kind: (*httpapi.Client)(nil), Open: openHTTP},
 		{Name: "https", Guarantee: "whatever the service does", Holds: true, Kind: (*httpapi.Client)(nil), Open: openHTTP},
 	}

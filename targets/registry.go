@@ -241,7 +241,7 @@ func (c *Catalog) Entries() []Entry { return slices.Clone(c.entries) }
 func (c *Catalog) Names() []string {
 	var n []string
 	for _, e := range c.entries {
-		if e.Name == "http" || e.Name == "https" {
+		if ByURL(e.Name) {
 			continue // named by URL, not by word
 		}
 		n = append(n, e.Name)

@@ -70,6 +70,9 @@ func Parse(raw string) (Spec, error) {
 	if s != raw {
 		return Spec{}, badSpec("target %q has spaces around it; write %q", raw, s)
 	}
+	if database(s) {
+		return parseDatabase(s)
+	}
 	if scheme, _, ok := strings.Cut(s, "://"); ok && !strings.ContainsAny(scheme, "?&=") {
 		return parseURL(s, raw)
 	}

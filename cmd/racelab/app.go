@@ -320,7 +320,7 @@ time: the same --seed replays the same race.`,
 	root.PersistentFlags().Bool("wide", false, "draw every column of every table in full, however wide the terminal")
 	wrapHelp(root, s)
 	version := newVersionCmd(s)
-	root.AddCommand(newRunCmd(s, cat, nil), newLoadCmd(s, cat, nil), newListCmd(s, cat), newExplainCmd(s, cat), newServeCmd(s, nil), newReportCmd(s, cat, nil), newVerifyCmd(s, cat, nil), version, newRaceCmd(s), newCleanCmd(s, cat))
+	root.AddCommand(newRunCmd(s, cat, nil), newLoadCmd(s, cat, nil), newListCmd(s, cat), newExplainCmd(s, cat), newServeCmd(s, nil), newReportCmd(s, cat, nil), newVerifyCmd(s, cat, nil), version, newRaceCmd(s), newCleanCmd(s, cat), newIsolationCmd(s))
 	// --wide is for commands that draw tables. version and completion
 	// draw none: a hidden flag of their own shadows the root's, so that
 	// neither their help nor the shell offers it.

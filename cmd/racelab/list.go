@@ -37,6 +37,9 @@ func catalog(cat *targets.Catalog) report.Catalog {
 		if e.Name == "http" || e.Name == "https" {
 			t.Name = e.Name + "://HOST:PORT"
 		}
+		if e.Name == targets.SQLStore {
+			t.Name = "postgres://…, mysql://…, sqlite:PATH"
+		}
 		if e.Holds {
 			t.Expect = string(results.ExpectHold)
 		}

@@ -307,7 +307,7 @@ func completeTargets(_ *cobra.Command, args []string, _ string) ([]string, cobra
 	// refuses the others.
 	sc, err := scenarios.Lookup(firstOr(args))
 	for _, e := range targets.Entries() {
-		if e.Name == "http" || e.Name == "https" || err == nil && !sc.Plays(e.Kind) {
+		if targets.ByURL(e.Name) || err == nil && !sc.Plays(e.Kind) {
 			continue
 		}
 		out = append(out, e.Name+"\t"+e.Guarantee)

@@ -100,7 +100,7 @@ func (x *Explainer) CheckTargets(given func(field string) bool) error {
 func (x *Explainer) catalogTargets(holds bool) []string {
 	var out []string
 	for _, e := range (&Plan{Catalog: x.Catalog}).catalog().Entries() {
-		if e.Name == "http" || e.Name == "https" || e.Holds != holds || !x.Scenario.Plays(e.Kind) {
+		if targets.ByURL(e.Name) || e.Holds != holds || !x.Scenario.Plays(e.Kind) {
 			continue
 		}
 		out = append(out, e.Name)

@@ -79,6 +79,11 @@ type File struct {
 	Setup    []*Step
 	Burst    []*Step
 	Readback []*Step
+	// Order, in a SQL race, is the fixed interleaving of its
+	// transactions' steps (order:), nil for a barrier's; Cleanup are the
+	// sql: statements that remove a trial's rows after its readback.
+	Order   []OrderStep
+	Cleanup []*Step
 	// Rule is the hard rule; Soft, Damage, Counted and Severity are
 	// optional.
 	Rule     *Expr
@@ -125,9 +130,13 @@ type Step struct {
 	Allowed *Expr
 	Refused *Expr
 	// SQL and Exec, in a readback, read the store itself instead of
-	// sending a request (store.go).
+	// sending a request (store.go); SQL, in a SQL race's setup, writes
+	// it.
 	SQL  *SQLRead
 	Exec *ExecRead
+	// Tx, in a SQL race's burst, is the transaction it runs
+	// (transaction.go).
+	Tx *Transaction
 }
 
 // Header is one header of a step.
@@ -217,6 +226,8 @@ type parser struct {
 	names    []string
 	// repeating says the step being read repeats: {{n}} is its own.
 	repeating bool
+	// sqlRace says the burst holds transaction: entries (transaction.go).
+	sqlRace bool
 }
 
 func (p *parser) at(n *yaml.Node, format string, args ...any) error {
@@ -224,7 +235,7 @@ func (p *parser) at(n *yaml.Node, format string, args ...any) error {
 }
 
 // topKeys are a race file's keys, in the order a file gives them.
-var topKeys = []string{"race", "title", "requests", "key", "env", "databases", "setup", "burst", "readback", "counted", "rule", "soft", "damage", "severity"}
+var topKeys = []string{"race", "title", "requests", "key", "env", "databases", "setup", "burst", "order", "readback", "cleanup", "counted", "rule", "soft", "damage", "severity"}
 
 func (p *parser) file(root *yaml.Node) error {
 	if root.Kind != yaml.MappingNode {
@@ -274,6 +285,7 @@ func (p *parser) file(root *yaml.Node) error {
 	if err := p.databases(fields["databases"]); err != nil {
 		return err
 	}
+	p.sqlRace = transactions(fields["burst"])
 	if f.Setup, err = p.steps(fields, root, "setup", false); err != nil {
 		return err
 	}
@@ -284,6 +296,9 @@ func (p *parser) file(root *yaml.Node) error {
 		return err
 	}
 	if err := p.requests(fields); err != nil {
+		return err
+	}
+	if err := p.sqlRaceEnd(fields); err != nil {
 		return err
 	}
 	return p.rules(fields, root)
@@ -308,6 +323,13 @@ func (p *parser) requests(fields map[string]*yaml.Node) error {
 			return p.at(n, "requests: %q; want a whole number from 1 to %d", n.Value, MaxRequests)
 		}
 		given = v
+	}
+	if p.sqlRace && len(f.Burst) > 1 {
+		// Several transactions, each different, run once each unless
+		// they say count: (Hermitage's two sessions).
+		for _, s := range f.Burst {
+			s.Count = max(s.Count, 1)
+		}
 	}
 	sum, counted := 0, 0
 	for _, s := range f.Burst {
@@ -451,8 +473,11 @@ func (p *parser) step(n *yaml.Node, list string) (*Step, error) {
 	if n.Kind != yaml.MappingNode {
 		return nil, p.at(n, "a %s entry is %s; want a mapping such as - request: GET /accounts/{{key}}", list, nodeKind(n))
 	}
-	if list == "readback" && n.Kind == yaml.MappingNode && (hasKey(n, "sql") || hasKey(n, "exec")) {
-		return p.storeStep(n)
+	if list == "readback" && (hasKey(n, "sql") || hasKey(n, "exec")) {
+		return p.storeStep(n, list)
+	}
+	if s, ok, err := p.sqlStep(n, list); ok {
+		return s, err
 	}
 	fields, err := p.mapping(n, stepKeys[list], "a "+list+" request")
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets/httpapi"
+	"github.com/racelab/racelab/targets/sqldb"
 )
 
 // Sender is what a race file plays on: a service it sends requests of its
@@ -94,6 +95,10 @@ func (f *File) scenario(env map[string]string, dbs []dbFlag) (*engine.Scenario, 
 		sc.Soft = f.soft
 	}
 	env = maps.Clone(env)
+	if f.SQLRace() {
+		f.sqlScenario(sc, env, dbs)
+		return sc, nil
+	}
 	sc.Rebind(func(engine.Binder) engine.Binder {
 		return func(store any) (engine.Player, bool) {
 			s, ok := store.(Sender)
@@ -163,6 +168,8 @@ type player struct {
 	// that reach the store: found when first read, since a story binds
 	// a typed nil to learn whether a store can play it (Scenario.Plays).
 	store func() storeTarget
+	// db is a SQL race's target database, nil for a race on a service.
+	db *sqldb.DB
 
 	mu     sync.Mutex
 	next   int // the next trial's number

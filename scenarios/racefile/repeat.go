@@ -128,6 +128,9 @@ func (f *File) own(i int) int {
 // which must answer 2xx. A repeated step's names become lists, element n
 // from repetition n.
 func (p *player) setupStep(ctx context.Context, s *Step, st *trialState) error {
+	if s.SQL != nil {
+		return p.sqlSetup(ctx, s, st)
+	}
 	if !s.repeats() {
 		took, err := p.call(ctx, s, st, st.vars)
 		if err != nil {

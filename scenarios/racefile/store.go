@@ -201,14 +201,15 @@ func storeTargetOf(store any, dbs []dbFlag) storeTarget {
 // storeKeys are the keys of a readback that reaches the store.
 var storeKeys = []string{"sql", "db", "args", "exec", "as"}
 
-// storeStep reads a sql: or exec: readback.
-func (p *parser) storeStep(n *yaml.Node) (*Step, error) {
-	fields, err := p.mapping(n, storeKeys, "a sql: or exec: readback")
+// storeStep reads a sql: or exec: readback, or a SQL race's sql: setup
+// step (list "setup"), whose as: is optional.
+func (p *parser) storeStep(n *yaml.Node, list string) (*Step, error) {
+	fields, err := p.mapping(n, storeKeys, "a sql: or exec: "+list+" step")
 	if err != nil {
 		return nil, err
 	}
 	s := &Step{Line: n.Line, Col: n.Column}
-	if s.As, err = p.str(fields, n, "as", true); err != nil {
+	if s.As, err = p.str(fields, n, "as", list == "readback"); err != nil {
 		return nil, err
 	}
 	sq, ex := fields["sql"], fields["exec"]
@@ -232,7 +233,7 @@ func (p *parser) storeStep(n *yaml.Node) (*Step, error) {
 	if err := p.checkAs(fields["as"], s.As); err != nil {
 		return nil, err
 	}
-	s.Kind = "readback " + s.As
+	s.Kind = list + " " + cmpOr(s.As, "sql")
 	return s, nil
 }
 
@@ -249,6 +250,8 @@ func (p *parser) sqlRead(fields map[string]*yaml.Node, sq, n *yaml.Node) (*SQLRe
 			return nil, p.at(db, "db: %s names no database of the file; want one of databases: [%s]", nodeKind(db), strings.Join(p.f.Databases, ", "))
 		}
 		r.DB = db.Value
+	case p.sqlRace:
+		// A SQL race's steps run on the target itself unless db: says.
 	case len(p.f.Databases) == 1:
 		r.DB = p.f.Databases[0]
 	case len(p.f.Databases) == 0:
@@ -331,13 +334,16 @@ func (p *player) readStore(ctx context.Context, s *Step, st *trialState, rb *res
 			vars[name] = v
 		}
 	}
-	args := make([]any, len(s.SQL.Args))
-	for i, x := range s.SQL.Args {
-		v, err := x.value(vars)
+	args, err := s.SQL.args(vars)
+	if err != nil {
+		return nil, fmt.Errorf("readback %s: %w", s.As, err)
+	}
+	if s.SQL.DB == "" && p.db != nil {
+		rows, err := p.db.Read(ctx, s.SQL.Query, args, sqldb.MaxRows)
 		if err != nil {
-			return nil, fmt.Errorf("readback %s: args[%d] %s: %w", s.As, i, x.Src, err)
+			return nil, fmt.Errorf("readback %s: sql on the target (%s): %w", s.As, p.db, err)
 		}
-		args[i] = v
+		return json.Marshal(map[string]any{"rows": rows.Rows, "count": len(rows.Rows)})
 	}
 	u, ok := p.store().dbs[s.SQL.DB]
 	if !ok {
@@ -354,6 +360,19 @@ func (p *player) readStore(ctx context.Context, s *Step, st *trialState, rb *res
 		return nil, fmt.Errorf("readback %s: sql on %s (%s): %w", s.As, s.SQL.DB, db, err)
 	}
 	return json.Marshal(map[string]any{"rows": rows.Rows, "count": len(rows.Rows)})
+}
+
+// args are the query's arguments, its CEL expressions run on vars.
+func (r *SQLRead) args(vars map[string]any) ([]any, error) {
+	args := make([]any, len(r.Args))
+	for i, x := range r.Args {
+		v, err := x.value(vars)
+		if err != nil {
+			return nil, fmt.Errorf("args[%d] %s: %w", i, x.Src, err)
+		}
+		args[i] = v
+	}
+	return args, nil
 }
 
 // value runs an argument: a value SQL can bind, a list or a map is an

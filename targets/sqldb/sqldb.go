@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -60,6 +61,8 @@ type DB struct {
 	mu     sync.Mutex
 	reader *sql.DB
 	writer *sql.DB
+	// retries counts the SQL race transactions retried on it (Retries).
+	retries atomic.Int64
 }
 
 // own are the query settings racelab reads and keeps from the drivers.

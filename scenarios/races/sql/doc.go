@@ -1,0 +1,28 @@
+// Package sql holds racelab's SQL races: lost-deposit and its fixes,
+// the write-skew doctors, and Hermitage's ten isolation tests
+// (github.com/ept/hermitage) written as race files that replay its
+// scripts statement by statement (order:). The Hermitage files are
+// embedded, so that `racelab isolation` runs them from any folder.
+package sql
+
+import "embed"
+
+// Hermitage are the Hermitage race files, hermitage-NAME.race.yaml.
+//
+//go:embed hermitage-*.race.yaml
+var Hermitage embed.FS
+
+// HermitageTests are Hermitage's tests in its table's order, each
+// with its file in Hermitage.
+var HermitageTests = []struct{ Name, File string }{
+	{"G0", "hermitage-g0.race.yaml"},
+	{"G1a", "hermitage-g1a.race.yaml"},
+	{"G1b", "hermitage-g1b.race.yaml"},
+	{"G1c", "hermitage-g1c.race.yaml"},
+	{"OTV", "hermitage-otv.race.yaml"},
+	{"PMP", "hermitage-pmp.race.yaml"},
+	{"P4", "hermitage-p4.race.yaml"},
+	{"G-single", "hermitage-g-single.race.yaml"},
+	{"G2-item", "hermitage-g2-item.race.yaml"},
+	{"G2", "hermitage-g2.race.yaml"},
+}
