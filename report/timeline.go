@@ -101,10 +101,16 @@ func laneAnswers(trial *results.Trial) func(r *results.Request) string {
 			return answerText(r)
 		}
 		a := rb.Answers[r.Index]
-		words := fmt.Sprintf("%s %d", r.Outcome, a.Status)
+		words := string(r.Outcome)
 		if mixed {
 			words = a.Kind + ": " + words
 		}
+		if a.Status == 0 {
+			// A SQL transaction's answer: its lane's steps already say
+			// whether it committed or aborted, and it has no status.
+			return words
+		}
+		words += fmt.Sprintf(" %d", a.Status)
 		if body := strings.Join(strings.Fields(a.Body), " "); body != "" {
 			if len(body) > maxAnswerBody {
 				body = strings.ToValidUTF8(body[:maxAnswerBody], "") + "…"

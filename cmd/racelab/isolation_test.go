@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/racelab/racelab/targets"
+	"github.com/racelab/racelab/targets/storetest"
 )
 
 // TestIsolationCommand measures Hermitage's table on SQLite through the
@@ -37,5 +40,32 @@ func TestSQLRaceLevelRefused(t *testing.T) {
 		"-t", "pg=postgres://racelab@127.0.0.1:1/racelab?isolation=snapshot")
 	if !strings.Contains(stderr, "want one of read-uncommitted, read-committed, repeatable-read, serializable") {
 		t.Errorf("stderr %q; want the levels PostgreSQL has", stderr)
+	}
+}
+
+// TestExplainSQLRace replays lost-deposit on PostgreSQL at read committed
+// and at serializable: each lane says what the transaction read and how
+// it ended, and its answer names the outcome alone (a transaction has no
+// status or body to show); missing a fixed target asks for a database.
+func TestExplainSQLRace(t *testing.T) {
+	ctx := context.Background()
+	race := filepath.Join("..", "..", "scenarios", "races", "sql", "lost-deposit.race.yaml")
+	_, _, stderr := execute(ctx, "explain", race, "-t", "sqlite:"+filepath.Join(t.TempDir(), "a.db"))
+	if !strings.Contains(stderr, "--fixed is missing") || !strings.Contains(stderr, "a database URL (postgres://…, mysql://… or sqlite:PATH)") {
+		t.Errorf("explain without --fixed said %q; want it to ask for a database URL", stderr)
+	}
+	needServers(t)
+	pg := storetest.URL("RACELAB_POSTGRES_URL", targets.DefaultPostgresURL)
+	out := executeWant(t, ctx, exitOK, "explain", race, "-t", pg, "--fixed", pg+"&isolation=serializable")
+	for _, want := range []string{`read [{"balance":100}]`, "committed", "aborted (40001)", "→ allowed at ", "→ refused at "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("explain lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "allowed 0") || strings.Contains(out, `{"committed"`) {
+		t.Errorf("a transaction's answer shows a status or a body:\n%s", out)
+	}
+	if list := executeWant(t, ctx, exitOK, "list"); strings.Contains(list, "plays nothing") {
+		t.Errorf("list says a target plays nothing:\n%s", list)
 	}
 }

@@ -39,6 +39,7 @@ func catalog(cat *targets.Catalog) report.Catalog {
 		}
 		if e.Name == targets.SQLStore {
 			t.Name = "postgres://…, mysql://…, sqlite:PATH"
+			t.Instead = "SQL race files only (scenarios/races/sql)"
 		}
 		if e.Holds {
 			t.Expect = string(results.ExpectHold)

@@ -57,7 +57,7 @@ func (x *Explainer) Plan(target string) Plan {
 func (x *Explainer) CheckTargets(given func(field string) bool) error {
 	cat, sc := (&Plan{Catalog: x.Catalog}).catalog(), x.Scenario
 	want := func() string {
-		return results.OrList(append(x.catalogTargets(false), "your service's URL (http://… or https://…)"))
+		return results.OrList(append(x.catalogTargets(false), x.urlWanted(true)))
 	}
 	if len(sc.Lineup) == 0 {
 		for _, field := range []string{"Target", "Fixed"} {
@@ -90,9 +90,24 @@ func (x *Explainer) CheckTargets(given func(field string) bool) error {
 	}
 	if !e.Holds {
 		return usage.Fieldf("Fixed", "{} %s breaks the rule by design, so it has no fix to show; want a target that holds it: %s",
-			spec.Name(), results.OrList(append(x.catalogTargets(true), "your service's URL")))
+			spec.Name(), results.OrList(append(x.catalogTargets(true), x.urlWanted(false))))
 	}
 	return nil
+}
+
+// urlWanted names the URL targets the story plays, for a message that
+// asks for one: a SQL race plays on a database, anything else on the
+// user's service. schemes adds the URL forms.
+func (x *Explainer) urlWanted(schemes bool) string {
+	for _, e := range (&Plan{Catalog: x.Catalog}).catalog().Entries() {
+		if e.Name == targets.SQLStore && x.Scenario.Plays(e.Kind) {
+			return "a database URL (postgres://…, mysql://… or sqlite:PATH)"
+		}
+	}
+	if schemes {
+		return "your service's URL (http://… or https://…)"
+	}
+	return "your service's URL"
 }
 
 // catalogTargets lists the targets named in the catalog (not URLs) that
