@@ -318,7 +318,9 @@ end
 		cmd = exec.CommandContext(ctx, "sh", "-c", fmt.Sprintf("vegeta attack -targets=%s -rate=0 -max-workers=%d -workers=%d -duration=%s | vegeta report -type=json",
 			tf, c, c, d))
 	}
-	if _, err := exec.LookPath(cmd.Args[0]); err != nil && client != "racelab" {
+	// The client's own program, not cmd's: vegeta runs under sh, which
+	// is always there.
+	if _, err := exec.LookPath(client); err != nil && client != "racelab" {
 		return measured{}, fmt.Errorf("not installed")
 	}
 	return measure(cmd, client)
