@@ -24,6 +24,8 @@ func FuzzParse(f *testing.F) {
 		"http://127.0.0.1:99999", "http://[::1]:8787", "http://[fe80::1%25en0]:8787", "http://:80", "http://h:",
 		"http://a<b>:1", "http://h/#frag", "ftp://h", "redis?think-time=NaN", "kv?jitter=NaN", "sqlite:naive?think-time=-1s",
 		"SQLITE:NAIVE", "postgres:serializable", "kv?path=a%26b", "http://%41:80", "http://h/a%2Fb",
+		"sqlite:.0", "sqlite:/tmp/x.db?isolation=serializable", "postgres://u:pw@127.0.0.1:5432/db?isolation=read-committed",
+		"mysql://u@127.0.0.1/db?isolation=bogus",
 	} {
 		f.Add(seed)
 	}
@@ -52,8 +54,8 @@ func FuzzParse(f *testing.F) {
 			if _, ok := spec.URL.User.Password(); ok && !strings.Contains(name, ":…@") {
 				t.Fatalf("Parse(%q).Name() = %q shows the password", raw, name)
 			}
-			if spec.Store != "http" && spec.Store != "https" {
-				t.Fatalf("Parse(%q): URL with store %q", raw, spec.Store)
+			if !ByURL(spec.Store) {
+				t.Fatalf("Parse(%q): URL with store %q, which is not named by URL", raw, spec.Store)
 			}
 		}
 		for k, vs := range spec.Params {

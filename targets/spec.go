@@ -22,13 +22,20 @@ type Spec struct {
 	// Params holds the store's settings from the query part, one value per
 	// name: Parse refuses a name given twice or without a value.
 	Params url.Values
-	// URL is set for http and https targets, with its scheme in lower case.
+	// URL is set for http and https targets and for databases (postgres://…,
+	// mysql://…, sqlite:PATH), with its scheme in lower case.
 	URL *url.URL
 }
 
 // redacted is u with its password shown as server.Hidden, the mark every
 // secret has in racelab's outputs (url.URL.Redacted writes "xxxxx").
-func redacted(u *url.URL) string { return server.HidePassword(u.String()) }
+func redacted(u *url.URL) string {
+	if u.Opaque != "" {
+		// sqlite:PATH: no user part, so an '@' belongs to the path.
+		return u.String()
+	}
+	return server.HidePassword(u.String())
+}
 
 // Name is the spec without its parameters: "kv", "sqlite:naive", or the
 // URL with its scheme in lower case and any password hidden, so that a

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/racelab/racelab/targets/internal/server"
 	"github.com/racelab/racelab/targets/sqldb"
 )
 
@@ -41,6 +42,10 @@ func database(s string) bool {
 // level included: a level the database lacks is refused here, before
 // anything runs, naming the ones it has.
 func parseDatabase(s string) (Spec, error) {
+	// A saved result names its database with the password hidden
+	// (Name); judging it again parses that name, so the mark parses as
+	// a password, as an HTTP target's does.
+	s = strings.Replace(s, ":"+server.Hidden+"@", ":"+url.PathEscape(server.Hidden)+"@", 1)
 	db, err := sqldb.Open(s)
 	if err == nil {
 		_, err = db.Isolation()
@@ -49,14 +54,14 @@ func parseDatabase(s string) (Spec, error) {
 		// sqldb names the URL again after "bad database URL"; the
 		// target's name says it once.
 		shown := sqldb.Redact(s)
-		return Spec{}, badSpec("target %s: %s", shown, strings.TrimPrefix(err.Error(), fmt.Sprintf("%s %q: ", sqldb.ErrBadURL, shown)))
+		return Spec{}, badSpec("target %q: %s", shown, strings.TrimPrefix(err.Error(), fmt.Sprintf("%s %q: ", sqldb.ErrBadURL, shown)))
 	}
 	var u *url.URL
 	if path, ok := strings.CutPrefix(s, "sqlite:"); ok {
 		path, query, _ := strings.Cut(path, "?")
 		u = &url.URL{Scheme: "sqlite", Opaque: path, RawQuery: query}
 	} else if u, err = url.Parse(s); err != nil {
-		return Spec{}, badSpec("target %s: %v", sqldb.Redact(s), err)
+		return Spec{}, badSpec("target %q: %v", sqldb.Redact(s), err)
 	}
 	return Spec{Raw: s, Store: SQLStore, URL: u}, nil
 }

@@ -53,7 +53,7 @@ func (db *DB) Isolation() (string, error) {
 		if slices.Contains(AllLevels, lv) {
 			known = string(db.kind) + " has no such level"
 		}
-		return "", fmt.Errorf("%w %q: isolation=%s: %s; want one of %s", ErrBadURL, db.shown, db.Param("isolation"), known, strings.Join(db.Levels(), ", "))
+		return "", fmt.Errorf("%w %q: isolation=%q: %s; want one of %s", ErrBadURL, db.shown, db.Param("isolation"), known, strings.Join(db.Levels(), ", "))
 	}
 	return lv, nil
 }

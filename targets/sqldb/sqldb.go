@@ -72,7 +72,7 @@ var own = []string{"isolation"}
 // is an error matching ErrBadURL, with the password hidden.
 func Open(raw string) (*DB, error) {
 	raw = strings.TrimSpace(raw)
-	shown := server.HidePassword(raw)
+	shown := Redact(raw)
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w %q: %s; want %s", ErrBadURL, shown, fmt.Sprintf(format, args...), URLForms)
 	}
@@ -155,8 +155,15 @@ func onlyOwn(params url.Values) error {
 	return nil
 }
 
-// Redact is a database URL with its password hidden, for a message.
-func Redact(raw string) string { return server.HidePassword(raw) }
+// Redact is a database URL with its password hidden, for a message. A
+// sqlite: URL is a file's path, which has no password: an '@' in it is
+// part of the name.
+func Redact(raw string) string {
+	if strings.HasPrefix(raw, "sqlite:") {
+		return raw
+	}
+	return server.HidePassword(raw)
+}
 
 // Kind is the database's dialect.
 func (db *DB) Kind() Kind { return db.kind }
