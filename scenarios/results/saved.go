@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/racelab/racelab/internal/jsondocs"
 )
 
 // MaxResultBytes is the most ReadJSON reads of one input: 32 MiB, more
@@ -87,6 +89,19 @@ func ReadSaved(r io.Reader, v Verifier) (Saved, error) {
 	return read(r, v, true)
 }
 
+// Reading saved documents in bounded memory (issue 37): an input is read
+// one document at a time (internal/jsondocs), nothing of it is kept past
+// the document being checked, and a document is refused before it is
+// decoded when the Go values it would become could outgrow
+// MaxDocumentWeight.
+
+// MaxDocumentWeight bounds what the documents of one input may cost once
+// decoded, as jsondocs.Weigh estimates it: 56 MiB, above the 50 MiB the largest sample racelab
+// keeps by default (100,000 requests of one target, 22 MB) weighs. A
+// document of a few bytes per object ([{},{},…]) or per map entry would
+// otherwise become many times its size in memory.
+const MaxDocumentWeight = 56 << 20
+
 // read reads runs, and loads and shard parts when loads is set.
 func read(r io.Reader, v Verifier, loads bool) (Saved, error) {
 	limit := cmp.Or(v.Limit, MaxResultBytes)
@@ -95,7 +110,7 @@ func read(r io.Reader, v Verifier, loads bool) (Saved, error) {
 	// (/dev/zero, a binary) is refused at its first bytes, not after the
 	// limit, and only the document being read is held.
 	limited := &io.LimitedReader{R: r, N: limit + 1}
-	docs := newDocReader(limited)
+	docs := jsondocs.NewReader(limited)
 	var out Saved
 	schemas := fmt.Sprintf("%q", SchemaVersion)
 	if loads {
@@ -105,7 +120,7 @@ func read(r io.Reader, v Verifier, loads bool) (Saved, error) {
 	var weight int64 // of the documents read so far
 	for n := 1; ; n++ {
 		var err error
-		raw, err = docs.next(raw)
+		raw, err = docs.Next(raw)
 		if limited.N <= 0 {
 			return Saved{}, fmt.Errorf("%w: larger than %d MiB; a saved result is far smaller (trials past the first %d keep no requests)",
 				ErrNotResult, limit>>20, DefaultKeepTrials)
@@ -123,11 +138,11 @@ func read(r io.Reader, v Verifier, loads bool) (Saved, error) {
 		if err := json.Unmarshal(raw, &probe); err != nil {
 			var syn *json.SyntaxError
 			if errors.As(err, &syn) {
-				return Saved{}, fmt.Errorf("%w: bad JSON%s: %w", ErrNotResult, docs.line(raw, err), err)
+				return Saved{}, fmt.Errorf("%w: bad JSON%s: %w", ErrNotResult, docs.Line(raw, err), err)
 			}
 			return Saved{}, fmt.Errorf("%w: document %d has no \"schema\" field", ErrNotResult, n)
 		}
-		if weight += weigh(raw); weight > MaxDocumentWeight {
+		if weight += jsondocs.Weigh(raw); weight > MaxDocumentWeight {
 			return Saved{}, fmt.Errorf("%w: documents 1 to %d would take some %d MiB decoded, past the %d MiB racelab holds of one input",
 				ErrNotResult, n, weight>>20, MaxDocumentWeight>>20)
 		}
