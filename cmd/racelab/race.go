@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/racelab/racelab/scenarios/racefile"
+	"github.com/racelab/racelab/scenarios/racefile/starter"
 )
 
 // newRaceCmd is `racelab race`: race files written, checked and started
@@ -73,10 +74,10 @@ func newRaceInitCmd(s Streams) *cobra.Command {
 		Args: argsBetween(0, 1, "at most one file to write"),
 		RunE: func(c *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				_, err := fmt.Fprint(s.Out, racefile.Starter)
+				_, err := fmt.Fprint(s.Out, starter.Template)
 				return err
 			}
-			return writeNew(s, args[0], racefile.Starter, force)
+			return writeNew(s, args[0], starter.Template, force)
 		},
 	}
 	c.Flags().BoolVar(&force, "force", false, "overwrite FILE if it exists")
@@ -98,7 +99,7 @@ paste the values themselves.`,
     -H "Authorization: Bearer x" --json "{\"account\":\"a1\"}"'`,
 		Args: exactArgs(1, "one curl command, quoted"),
 		RunE: func(c *cobra.Command, args []string) error {
-			file, target, notes, err := racefile.FromCurl(args[0])
+			file, target, notes, err := starter.FromCurl(args[0])
 			if err != nil {
 				return usageError{fmt.Errorf("race from-curl: %w", err)}
 			}

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/racelab/racelab/scenarios/racefile"
+	"github.com/racelab/racelab/scenarios/racefile/starter"
 	"github.com/racelab/racelab/targets/storetest"
 )
 
@@ -101,7 +101,7 @@ func readmeExamples(path string) ([]readmeExample, error) {
 				break
 			}
 			if cmd, ok := strings.CutPrefix(text, "$ racelab "); ok {
-				args, err := racefile.Split(cmd)
+				args, err := starter.Split(cmd)
 				if err != nil {
 					return nil, fmt.Errorf("README.md:%d: %v", i+1, err)
 				}
@@ -288,7 +288,7 @@ func TestREADMEFlagsExist(t *testing.T) {
 		if !ok {
 			continue
 		}
-		args, err := racefile.Split(cmd)
+		args, err := starter.Split(cmd)
 		if err != nil || strings.HasSuffix(cmd, "\\") {
 			continue // shell syntax, or a line that goes on: not parsed here
 		}

@@ -1,10 +1,8 @@
 // Package racefile is racelab's reader and player of race files: a race
 // on any HTTP API written in a small YAML file (*.race.yaml) rather than
 // in Go, and judged by a rule its author writes in CEL. It parses and
-// checks a file, plays it through the engine, starts a new one (Starter,
-// or FromCurl from a pasted curl command), and splits a command line into
-// its words as a shell would (Split, shellwords.go) for FromCurl and the
-// README's examples.
+// checks a file and plays it through the engine; package starter writes a
+// new one.
 //
 // A file names setup requests (sent before each trial's burst, in order,
 // not raced), the burst (N copies of one request, or several kinds with
@@ -58,12 +56,4 @@
 // again), anything else an error. Each transaction's answer is a
 // TxAnswer: committed or aborted, what its statements read, and its
 // timeline, which the rule reads and explain draws.
-//
-// # Command lines
-//
-// Split reads one command line as a POSIX shell reads it (quotes,
-// backslashes, line continuations, bash's $'…'), with mvdan.cc/sh's
-// parser, and refuses anything a shell would expand or run instead of
-// passing it on as text: racelab reads a pasted curl command and the
-// README's examples, and neither may depend on a shell.
 package racefile

@@ -466,8 +466,8 @@ func (p *parser) steps(fields map[string]*yaml.Node, parent *yaml.Node, list str
 	return out, nil
 }
 
-// methods are the request methods a race file may send.
-var methods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
+// Methods are the request methods a race file may send.
+var Methods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
 
 func (p *parser) step(n *yaml.Node, list string) (*Step, error) {
 	if n.Kind != yaml.MappingNode {
@@ -494,8 +494,8 @@ func (p *parser) step(n *yaml.Node, list string) (*Step, error) {
 	rn := fields["request"]
 	method, path, ok := strings.Cut(strings.TrimSpace(line), " ")
 	path = strings.TrimSpace(path)
-	if !ok || !slices.Contains(methods, method) || !strings.HasPrefix(path, "/") {
-		return nil, p.at(rn, "request: %q; want METHOD /PATH with METHOD one of %s, such as POST /coupons/{{key}}/redeem (the target gives the host)", line, strings.Join(methods, ", "))
+	if !ok || !slices.Contains(Methods, method) || !strings.HasPrefix(path, "/") {
+		return nil, p.at(rn, "request: %q; want METHOD /PATH with METHOD one of %s, such as POST /coupons/{{key}}/redeem (the target gives the host)", line, strings.Join(Methods, ", "))
 	}
 	s.Method = method
 	if s.Path, err = p.template(rn, path, list, strings.Index(rn.Value, path)); err != nil {

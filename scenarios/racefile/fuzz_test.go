@@ -8,13 +8,14 @@ import (
 	"testing"
 
 	"github.com/racelab/racelab/scenarios/racefile"
+	"github.com/racelab/racelab/scenarios/racefile/starter"
 )
 
 // FuzzParse: whatever the file, Parse refuses it in one line naming the
 // file, or accepts it with a rule and a burst; it never panics.
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(minimal))
-	f.Add([]byte(racefile.Starter))
+	f.Add([]byte(starter.Template))
 	f.Add([]byte("race: r\nburst:\n  - request: POST /a/{{i}}\n    count: 2\n  - request: GET /b\n    count: 1\nrule: allowed <= 1\n"))
 	f.Add([]byte("race: [\n"))
 	f.Add([]byte("race: r\nburst: &a [*a]\nrule: true\n"))

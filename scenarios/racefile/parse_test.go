@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/racelab/racelab/scenarios/racefile"
+	"github.com/racelab/racelab/scenarios/racefile/starter"
 	"github.com/racelab/racelab/scenarios/results"
 )
 
@@ -90,7 +91,7 @@ func TestShippedAndStarterFilesLint(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	f, err := racefile.Parse("starter", []byte(racefile.Starter))
+	f, err := racefile.Parse("starter", []byte(starter.Template))
 	if err != nil {
 		t.Fatal(err)
 	}

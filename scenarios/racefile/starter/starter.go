@@ -1,4 +1,4 @@
-package racefile
+package starter
 
 import (
 	"bytes"
@@ -9,11 +9,13 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/racelab/racelab/scenarios/racefile"
 )
 
-// Starter is a commented race file to start from (racelab race init): the
-// coupon race, every key said once.
-const Starter = `# A race file: one race on any HTTP API, fired by racelab and judged by
+// Template is a commented race file to start from (racelab race init):
+// the coupon race, every key said once.
+const Template = `# A race file: one race on any HTTP API, fired by racelab and judged by
 # the rule below on what the service holds afterwards.
 #   racelab race lint coupon.race.yaml
 #   racelab run coupon.race.yaml -t naive=http://127.0.0.1:8080 --expect naive=breaks
@@ -132,8 +134,8 @@ func fromCurl(command string) (file, target string, notes []string, err error) {
 		}
 	}
 	method = strings.ToUpper(method)
-	if !slices.Contains(methods, method) {
-		return "", "", nil, fmt.Errorf("curl -X %s: want one of %s", method, strings.Join(methods, ", "))
+	if !slices.Contains(racefile.Methods, method) {
+		return "", "", nil, fmt.Errorf("curl -X %s: want one of %s", method, strings.Join(racefile.Methods, ", "))
 	}
 	path := u.EscapedPath()
 	if path == "" {

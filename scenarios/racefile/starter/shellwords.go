@@ -1,4 +1,4 @@
-package racefile
+package starter
 
 import (
 	"errors"
