@@ -1,11 +1,11 @@
 // Command racelab is the command-line face of racelab: cobra commands, their
-// flags, the streams they write to, progress bars and exit codes. It is thin
+// flags, the streams they write to and exit codes. It is thin
 // on purpose: every command parses its flags into an options struct, builds
 // a plan, calls the scenarios and report packages, and prints. A command
 // is a file (run.go, load.go, …) whose run function takes a context, the
-// streams and its options; every flag type is in flags.go, what the
-// commands share (streams, exit codes, the root) in app.go, and mpb's bars
-// in progress.go.
+// streams and its options; every flag type is in flags.go, and what the
+// commands share (streams, exit codes, the root) in app.go. Where reports
+// go is report/output; the bars on stderr are report/progress.
 //
 // Exit codes (mapped in one place, exitCode):
 //

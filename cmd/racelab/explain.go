@@ -14,6 +14,7 @@ import (
 
 	"github.com/racelab/racelab/cmd/racelab/classroom"
 	"github.com/racelab/racelab/report"
+	"github.com/racelab/racelab/report/output"
 	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/targets"
@@ -146,16 +147,16 @@ func runExplain(ctx context.Context, s Streams, o *explainOptions) error {
 		}
 		return report.Explain(w, e) // a handout's width, whatever the terminal
 	}
-	i := slices.IndexFunc(outs, func(out Output) bool { return out.Path == "" && out.Format == "text" })
+	i := slices.IndexFunc(outs, func(out output.Output) bool { return out.Path == "" && out.Format == "text" })
 	if !o.Step || !s.InIsTTY || !s.OutIsTTY || !s.ErrIsTTY || i < 0 {
 		// Piped, there is nobody to press Enter, or nobody to read the
 		// prompt where it would go (a file, a pipe): the whole text at
 		// once, no prompt.
-		return WriteOutputs(s.Out, 0, outs, render)
+		return output.Write(s.Out, 0, outs, render)
 	}
 	// The files first, as writeOutputs would, then the steps on the
 	// terminal.
-	if err := WriteOutputs(s.Out, 0, slices.Delete(slices.Clone(outs), i, i+1), render); err != nil {
+	if err := output.Write(s.Out, 0, slices.Delete(slices.Clone(outs), i, i+1), render); err != nil {
 		return err
 	}
 	steps, err := report.ExplainSteps(e)

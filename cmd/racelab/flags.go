@@ -24,6 +24,7 @@ import (
 	"github.com/racelab/racelab/internal/sign"
 	"github.com/racelab/racelab/internal/usage"
 	"github.com/racelab/racelab/report"
+	"github.com/racelab/racelab/report/output"
 	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/results"
@@ -78,7 +79,7 @@ var fieldFlags = map[string]string{
 	"KeepAll":  "--keep-all",
 	"Timeline": "--timeline",
 	"Wide":     "--wide",
-	// Settings of the commands' own (ParseOutputs, shards.ExpandDirs,
+	// Settings of the commands' own (output.Parse, shards.ExpandDirs,
 	// engine.Explainer).
 	"Output":   "-o",
 	"ShardDir": "--shard-dir",
@@ -191,7 +192,7 @@ type firing struct {
 	// mistake, not the default, and a seed not given is drawn.
 	set func(name string) bool
 	// outs are the outputs -o asked for, read by the command's plan.
-	outs []Output
+	outs []output.Output
 }
 
 // firingWords are what the shared flags mean on one command: the help of
@@ -344,7 +345,7 @@ func parseExpect(raw []string) (engine.Override, map[string]engine.Override, err
 func hasKey[V any](m map[string]V, k string) bool { _, ok := m[k]; return ok }
 
 // outputFlags is a command's -o flag: FORMAT, FORMAT=FILE or FORMAT+=FILE,
-// repeatable, read by ParseOutputs.
+// repeatable, read by output.Parse.
 type outputFlags struct {
 	raw []string
 	// formats are the names the command knows, its default first.
@@ -364,7 +365,7 @@ func (o *outputFlags) register(c *cobra.Command, formats []string) {
 }
 
 // parse reads the -o values, checking them before any work is done.
-func (o *outputFlags) parse() ([]Output, error) { return ParseOutputs(o.raw, o.formats) }
+func (o *outputFlags) parse() ([]output.Output, error) { return output.Parse(o.raw, o.formats) }
 
 // serverFlags are the servers of the real-store targets as flags: one for
 // each server a catalog entry declares (targets.Server: --redis-url,
@@ -590,7 +591,7 @@ func (f *signFlags) register(fs *pflag.FlagSet, reader bool) {
 func (f *signFlags) key() []byte { return sign.Key(string(f.Key), nil) }
 
 // signed is render with its JSON signed, when there is a key.
-func (f *signFlags) signed(render RenderFunc) RenderFunc {
+func (f *signFlags) signed(render output.RenderFunc) output.RenderFunc {
 	key := f.key()
 	return func(w io.Writer, format string, width int) error {
 		if key == nil || report.Format(format) != report.JSON {

@@ -11,6 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/racelab/racelab/report"
+	"github.com/racelab/racelab/report/output"
+	"github.com/racelab/racelab/report/progress"
 	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/load"
@@ -191,7 +193,7 @@ func (o *loadOptions) plan() (load.LoadPlan, error) {
 		return p, err
 	}
 	p.Scenario, p.Keys, p.KeyDist, p.Seed, p.Samples = sc, o.Keys, dist, o.seed(), o.Samples
-	if !given("samples") && slices.ContainsFunc(o.outs, func(o Output) bool { return o.Format == string(report.CSV) }) {
+	if !given("samples") && slices.ContainsFunc(o.outs, func(o output.Output) bool { return o.Format == string(report.CSV) }) {
 		p.Samples = load.DefaultSamples // what csv is for
 	}
 	if err := firstError(p.Validate()); err != nil {
@@ -209,15 +211,15 @@ func runLoad(ctx context.Context, s Streams, o *loadOptions) error {
 func (o *loadOptions) play(ctx context.Context, s Streams, p load.LoadPlan) error {
 	if s.ErrIsTTY && !o.Quiet {
 		p.Watch = func(target string, _ load.LoadProgress, now func() load.LoadProgress) func() {
-			return watchLoad(ctx, s.Err, p.Scenario.Name+" on "+target, now)
+			return progress.WatchLoad(ctx, s.Err, p.Scenario.Name+" on "+target, now)
 		}
 	}
 	res, err := load.Load(ctx, p)
 	if err != nil {
 		return err
 	}
-	err = WriteOutputs(s.Out, s.Width, withTerminal(o.outs, o.Quiet), o.Sign.signed(func(w io.Writer, format string, width int) error {
-		return report.RenderLoad(w, []*results.LoadResult{res}, report.Format(format), s.reportOptions(width, SavesJSON(o.outs)))
+	err = output.Write(s.Out, s.Width, output.WithTerminal(o.outs, o.Quiet), o.Sign.signed(func(w io.Writer, format string, width int) error {
+		return report.RenderLoad(w, []*results.LoadResult{res}, report.Format(format), s.reportOptions(width, output.SavesJSON(o.outs)))
 	}))
 	if err != nil {
 		return err

@@ -1,11 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"io"
 	"os"
 	"path/filepath"
 
+	"github.com/racelab/racelab/report/output"
 	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/scenarios/shards"
@@ -34,23 +34,15 @@ func judgedFrom(v results.Verifier, r scenarios.RaceFiles) results.Verifier {
 	return v
 }
 
-// outputFile is an output's buffer that knows the file it goes to, so
-// that a result written there records its race file's path from there
-// (raceRel).
-type outputFile struct {
-	bytes.Buffer
-	path string
-}
-
 // raceRel is render with each result's race file recorded relative to
 // the file the output goes to (results.RaceFile.Rel): a result that
 // moves with its race file is judged again from anywhere. An output to
 // standard output records none.
-func raceRel(rs []*results.Result, render RenderFunc) RenderFunc {
+func raceRel(rs []*results.Result, render output.RenderFunc) output.RenderFunc {
 	return func(w io.Writer, format string, width int) error {
 		var dir string
-		if f, ok := w.(*outputFile); ok {
-			dir, _ = filepath.Abs(filepath.Dir(f.path))
+		if f, ok := w.(*output.File); ok {
+			dir, _ = filepath.Abs(filepath.Dir(f.Path))
 		}
 		for _, r := range rs {
 			r.Settings = withRel(r.Settings, dir)

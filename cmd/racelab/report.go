@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/racelab/racelab/report"
+	"github.com/racelab/racelab/report/output"
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
@@ -114,7 +115,7 @@ func runReport(ctx context.Context, s Streams, o *reportOptions) error {
 	mergedLoads := results.MergeLoads(loads)
 	// Bursts and load in one report: the bursts' report, then the load's,
 	// a blank line between in the formats read as text.
-	err = WriteOutputs(s.Out, s.Width, outs, raceRel(merged, func(w io.Writer, format string, width int) error {
+	err = output.Write(s.Out, s.Width, outs, raceRel(merged, func(w io.Writer, format string, width int) error {
 		f, opts := report.Format(format), s.reportOptions(width, true) // read from JSON
 		if len(merged) > 0 {
 			if err := report.RenderAll(w, merged, f, opts); err != nil {

@@ -12,6 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/racelab/racelab/report"
+	"github.com/racelab/racelab/report/output"
+	"github.com/racelab/racelab/report/progress"
 	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/load"
@@ -210,11 +212,11 @@ func (o *runOptions) play(ctx context.Context, s Streams, p engine.Plan) error {
 		bars = part.Bars
 	}
 	var onTrial func(string, int, int)
-	var bar *trialBar
+	var bar *progress.TrialBar
 	// p.Trials, not o.Trials: --max-rate raises the count it needs.
 	if p.Trials > 1 && s.ErrIsTTY && !o.Quiet {
-		bar = newTrialBar(ctx, s.Err, p.Scenario.Name, bars*p.Trials)
-		onTrial = bar.trial
+		bar = progress.NewTrialBar(ctx, s.Err, p.Scenario.Name, bars*p.Trials)
+		onTrial = bar.Trial
 	}
 	if s.ErrIsTTY && !o.Quiet {
 		p.OnWait = func(real []string, wait time.Duration) {
@@ -224,7 +226,7 @@ func (o *runOptions) play(ctx context.Context, s Streams, p engine.Plan) error {
 	}
 	res, runErr := run(onTrial)
 	if bar != nil {
-		bar.wait() // the bar is gone before the report is printed
+		bar.Wait() // the bar is gone before the report is printed
 	}
 	if res == nil {
 		return runErr
@@ -236,9 +238,9 @@ func (o *runOptions) play(ctx context.Context, s Streams, p engine.Plan) error {
 			runErr = fmt.Errorf("--history-html %s: %w", path, err)
 		}
 	}
-	err := WriteOutputs(s.Out, s.Width, withTerminal(o.outs, o.Quiet), raceRel([]*results.Result{res}, o.Sign.signed(func(w io.Writer, format string, width int) error {
+	err := output.Write(s.Out, s.Width, output.WithTerminal(o.outs, o.Quiet), raceRel([]*results.Result{res}, o.Sign.signed(func(w io.Writer, format string, width int) error {
 		f := report.Format(format)
-		if err := report.Render(w, res, f, s.reportOptions(width, SavesJSON(o.outs))); err != nil {
+		if err := report.Render(w, res, f, s.reportOptions(width, output.SavesJSON(o.outs))); err != nil {
 			return err
 		}
 		if o.Timeline && (f == report.Table || f == report.Markdown) {

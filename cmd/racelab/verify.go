@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/racelab/racelab/report"
+	"github.com/racelab/racelab/report/output"
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/scenarios/shards"
@@ -107,13 +108,13 @@ func runVerify(ctx context.Context, s Streams, o *verifyOptions) error {
 	if err != nil {
 		return err
 	}
-	opts := func(width int) report.Options { return s.reportOptions(width, SavesJSON(o.outs)) }
+	opts := func(width int) report.Options { return s.reportOptions(width, output.SavesJSON(o.outs)) }
 	if parts[0].Kind == results.ShardLoad {
 		res, err := shards.VerifyLoad(ctx, parts, v)
 		if err != nil {
 			return err
 		}
-		err = WriteOutputs(s.Out, s.Width, o.outs, func(w io.Writer, format string, width int) error {
+		err = output.Write(s.Out, s.Width, o.outs, func(w io.Writer, format string, width int) error {
 			return report.RenderLoad(w, []*results.LoadResult{res}, report.Format(format), opts(width))
 		})
 		if err != nil {
@@ -125,7 +126,7 @@ func runVerify(ctx context.Context, s Streams, o *verifyOptions) error {
 	if err != nil {
 		return err
 	}
-	err = WriteOutputs(s.Out, s.Width, o.outs, func(w io.Writer, format string, width int) error {
+	err = output.Write(s.Out, s.Width, o.outs, func(w io.Writer, format string, width int) error {
 		return report.Render(w, res, report.Format(format), opts(width))
 	})
 	if err != nil {

@@ -1,4 +1,4 @@
-package main
+package progress
 
 import (
 	"context"
@@ -16,39 +16,39 @@ import (
 	"github.com/racelab/racelab/targets/clock"
 )
 
-// trialBar draws one bar over every trial of a run on stderr.
-type trialBar struct {
+// TrialBar draws one bar over every trial of a run on stderr.
+type TrialBar struct {
 	p   *mpb.Progress
 	bar *mpb.Bar
 }
 
-// newTrialBar draws a bar of total trials, labelled name.
-func newTrialBar(ctx context.Context, w io.Writer, name string, total int) *trialBar {
+// NewTrialBar draws a bar of total trials, labelled name.
+func NewTrialBar(ctx context.Context, w io.Writer, name string, total int) *TrialBar {
 	pr := mpb.NewWithContext(ctx, mpb.WithOutput(w), mpb.WithWidth(40))
 	bar := pr.AddBar(int64(total),
 		mpb.PrependDecorators(decor.Name(name+" ", decor.WC{C: decor.DindentRight}), decor.CountersNoUnit("%d/%d trials")),
 		mpb.AppendDecorators(decor.Elapsed(decor.ET_STYLE_GO)),
 		mpb.BarRemoveOnComplete(),
 	)
-	return &trialBar{p: pr, bar: bar}
+	return &TrialBar{p: pr, bar: bar}
 }
 
-// trial advances the bar by one finished trial.
-func (g *trialBar) trial(string, int, int) { g.bar.Increment() }
+// Trial advances the bar by one finished trial.
+func (g *TrialBar) Trial(string, int, int) { g.bar.Increment() }
 
-// wait ends the bar, complete or not, and lets mpb flush before the report
+// Wait ends the bar, complete or not, and lets mpb flush before the report
 // is printed below it.
-func (g *trialBar) wait() {
+func (g *TrialBar) Wait() {
 	g.bar.Abort(true)
 	g.p.Wait()
 }
 
-// watchLoad draws one load's bar on stderr until the returned function is
+// WatchLoad draws one load's bar on stderr until the returned function is
 // called: elapsed of total (time, or requests when the load is a count),
 // the answers in the last second, the p99 so far and the errors. It polls
 // now five times a second rather than being told of every answer, so a
 // load of 100,000 requests a second costs the bar nothing.
-func watchLoad(ctx context.Context, w io.Writer, name string, now func() load.LoadProgress) func() {
+func WatchLoad(ctx context.Context, w io.Writer, name string, now func() load.LoadProgress) func() {
 	first := now()
 	byCount := first.Requests > 0
 	total := int64(first.Total / time.Millisecond)

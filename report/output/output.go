@@ -1,6 +1,7 @@
-package main
+package output
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -14,12 +15,6 @@ import (
 	"github.com/racelab/racelab/scenarios/results"
 )
 
-// Several outputs from one run: `-o table -o junit=r.xml -o json=r.json
-// -o markdown+=$GITHUB_STEP_SUMMARY`. Every command that writes reports
-// reads its outputs with ParseOutputs and writes them with WriteOutputs,
-// so that the syntax, its checks and the way files are written are one.
-// The errors name the setting {Output}; the command line says its flag.
-
 // Output is one output asked for: a format, and the file it goes to.
 type Output struct {
 	Format string
@@ -30,13 +25,13 @@ type Output struct {
 	Append bool
 }
 
-// ParseOutputs reads outputs written FORMAT, FORMAT=FILE or FORMAT+=FILE,
+// Parse reads outputs written FORMAT, FORMAT=FILE or FORMAT+=FILE,
 // for a command that writes the formats named, the first being the
 // default. It checks everything that can be checked before any work is
 // done: known formats, at most one output to standard output, no file
 // named twice, and a folder to put each file in. The format names come
 // back as formats spells them, whatever the case raw has.
-func ParseOutputs(raw, formats []string) ([]Output, error) {
+func Parse(raw, formats []string) ([]Output, error) {
 	if len(raw) == 0 {
 		return []Output{{Format: formats[0]}}, nil
 	}
@@ -93,17 +88,25 @@ func SavesJSON(outs []Output) bool {
 	return slices.ContainsFunc(outs, func(o Output) bool { return o.Format == string(report.JSON) })
 }
 
+// File is an output's buffer on its way to a file, rendered whole before
+// it is written. A renderer that records paths relative to where its
+// output goes (a result's race file) reads the file's Path from it.
+type File struct {
+	bytes.Buffer
+	Path string
+}
+
 // RenderFunc writes one output in format to w, fitting tables to width
 // display columns (0: no limit).
 type RenderFunc func(w io.Writer, format string, width int) error
 
-// WriteOutputs renders each output and writes it: files first, in the
+// Write renders each output and writes it: files first, in the
 // order given, then stdout, so that the terminal's last word is the
 // report a person reads. A table on stdout fits width; one in a file is
 // drawn in full, since a file has no terminal. Each output is rendered
 // whole before it is written, so a failure leaves no half report; the
 // first failure is returned, after the other outputs have been tried.
-func WriteOutputs(stdout io.Writer, width int, outs []Output, render RenderFunc) error {
+func Write(stdout io.Writer, width int, outs []Output, render RenderFunc) error {
 	var errs []error
 	var toStdout *Output
 	for i := range outs {
@@ -112,7 +115,7 @@ func WriteOutputs(stdout io.Writer, width int, outs []Output, render RenderFunc)
 			toStdout = out
 			continue
 		}
-		b := outputFile{path: out.Path} // race_files.go
+		b := File{Path: out.Path}
 		if err := render(&b, out.Format, 0); err != nil {
 			errs = append(errs, fmt.Errorf("write %s to %s: %w", out.Format, out.Path, err))
 			continue
@@ -145,10 +148,10 @@ func writeFile(path string, data []byte, appendTo bool) error {
 	return errors.Join(err, f.Close())
 }
 
-// withTerminal adds the table on standard output when every output goes
+// WithTerminal adds the table on standard output when every output goes
 // to a file, as k6 prints its summary whatever it writes: a person who
 // ran the command sees what came of it. quiet (-q) leaves it out.
-func withTerminal(outs []Output, quiet bool) []Output {
+func WithTerminal(outs []Output, quiet bool) []Output {
 	if quiet || slices.ContainsFunc(outs, func(o Output) bool { return o.Path == "" }) {
 		return outs
 	}

@@ -1,4 +1,4 @@
-package main
+package output
 
 import (
 	"errors"
@@ -8,9 +8,9 @@ import (
 	"github.com/racelab/racelab/internal/usage"
 )
 
-// TestParseOutputs: every output is checked before any work is done, and
+// TestParse: every output is checked before any work is done, and
 // each refusal names the setting, which the command line says as -o.
-func TestParseOutputs(t *testing.T) {
+func TestParse(t *testing.T) {
 	dir := t.TempDir()
 	formats := []string{"table", "json", "junit"}
 	for _, tc := range []struct {
@@ -31,7 +31,7 @@ func TestParseOutputs(t *testing.T) {
 		{[]string{"json=" + dir + "/no/such/r.json"}, nil, "no folder " + dir + "/no/such"},
 		{[]string{"json=" + dir}, nil, "is a folder"},
 	} {
-		got, err := ParseOutputs(tc.raw, formats)
+		got, err := Parse(tc.raw, formats)
 		if tc.wantErr != "" {
 			var fe *usage.FieldError
 			if !errors.As(err, &fe) || !errors.Is(err, usage.Err) || !strings.Contains(fe.Say(func(string) string { return "-o" }), tc.wantErr) {
