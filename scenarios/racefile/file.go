@@ -564,20 +564,8 @@ func (p *parser) step(n *yaml.Node, list string) (*Step, error) {
 		}
 		return s, nil
 	}
-	if k := fields["kind"]; k != nil {
-		if s.Kind, err = p.str(fields, n, "kind", false); err != nil {
-			return nil, err
-		}
-		if !raceName.MatchString(s.Kind) {
-			return nil, p.at(k, "kind: %q; want a short name, such as redeem", s.Kind)
-		}
-	}
-	if c := fields["count"]; c != nil {
-		v, err := strconv.Atoi(c.Value)
-		if c.Kind != yaml.ScalarNode || err != nil || v < 1 || v > MaxRequests {
-			return nil, p.at(c, "count: %q; want a whole number from 1 to %d", c.Value, MaxRequests)
-		}
-		s.Count = v
+	if err := p.kindAndCount(fields, n, s, "redeem"); err != nil {
+		return nil, err
 	}
 	if s.Allowed, err = p.expr(fields, "allowed", answerEnv, boolType, defaultAllowed); err != nil {
 		return nil, err
@@ -804,4 +792,26 @@ func (s *Step) header(v *Vars) (http.Header, error) {
 		h.Set(x.Name, val)
 	}
 	return h, nil
+}
+
+// kindAndCount reads a burst entry's kind: and count:, an HTTP request's
+// or a transaction's alike; example is a kind the message offers.
+func (p *parser) kindAndCount(fields map[string]*yaml.Node, n *yaml.Node, s *Step, example string) error {
+	if k := fields["kind"]; k != nil {
+		var err error
+		if s.Kind, err = p.str(fields, n, "kind", false); err != nil {
+			return err
+		}
+		if !raceName.MatchString(s.Kind) {
+			return p.at(k, "kind: %q; want a short name, such as %s", s.Kind, example)
+		}
+	}
+	if c := fields["count"]; c != nil {
+		v, err := strconv.Atoi(c.Value)
+		if c.Kind != yaml.ScalarNode || err != nil || v < 1 || v > MaxRequests {
+			return p.at(c, "count: %q; want a whole number from 1 to %d", c.Value, MaxRequests)
+		}
+		s.Count = v
+	}
+	return nil
 }

@@ -146,20 +146,8 @@ func (p *parser) transaction(n *yaml.Node) (*Step, error) {
 	if len(s.Tx.statements()) == 0 {
 		return nil, p.at(tn, "transaction: has only barriers; want a sql: statement")
 	}
-	if k := fields["kind"]; k != nil {
-		if s.Kind, err = p.str(fields, n, "kind", false); err != nil {
-			return nil, err
-		}
-		if !raceName.MatchString(s.Kind) {
-			return nil, p.at(k, "kind: %q; want a short name, such as deposit", s.Kind)
-		}
-	}
-	if c := fields["count"]; c != nil {
-		v, err := strconv.Atoi(c.Value)
-		if c.Kind != yaml.ScalarNode || err != nil || v < 1 || v > MaxRequests {
-			return nil, p.at(c, "count: %q; want a whole number from 1 to %d", c.Value, MaxRequests)
-		}
-		s.Count = v
+	if err := p.kindAndCount(fields, n, s, "deposit"); err != nil {
+		return nil, err
 	}
 	if r := fields["retry"]; r != nil {
 		v, err := strconv.Atoi(r.Value)
