@@ -172,7 +172,7 @@ func cleaned(t *testing.T, d *database, table, column string, trs ...results.Tar
 // goes on to the first's commit, and the second then lands.
 func TestOrderBlocked(t *testing.T) {
 	d := openDatabase(t, "postgres")
-	f, err := racefile.Parse("blocked.race.yaml", []byte(`race: blocked
+	f := parsed(t, "blocked.race.yaml", `race: blocked
 key: blk
 setup:
   - sql: CREATE TABLE IF NOT EXISTS racelab_order (k varchar(64), id int, value int, PRIMARY KEY (k, id))
@@ -194,10 +194,7 @@ cleanup:
   - sql: DELETE FROM racelab_order WHERE k = ?
     args: [key]
 rule: after.rows[0].value == 12
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	got := sqlRun(t, f, 2, "rc="+level(d.url, "read-committed"))["rc"]
 	for _, x := range got.Trials {
 		if x.Broken || x.Inconclusive() {
@@ -316,16 +313,13 @@ func TestTracedTimeline(t *testing.T) {
 // the trial proves nothing, never "holds".
 func TestTransactionErrorInconclusive(t *testing.T) {
 	d := openDatabase(t, "sqlite")
-	f, err := racefile.Parse("err.race.yaml", []byte(`race: err
+	f := parsed(t, "err.race.yaml", `race: err
 requests: 2
 burst:
   - transaction:
       - sql: UPDATE racelab_no_such_table SET n = n + 1
 rule: allowed >= 0
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	sc, err := f.ScenarioWith(nil, racefile.Options{Targets: []string{"lite=" + d.url}})
 	if err != nil {
 		t.Fatal(err)
@@ -349,19 +343,26 @@ rule: allowed >= 0
 // the trial is inconclusive, with the failure as its cause.
 func TestOneTransactionErrored(t *testing.T) {
 	d := openDatabase(t, "sqlite")
-	f, err := racefile.Parse("half.race.yaml", []byte(`race: half
+	f := parsed(t, "half.race.yaml", `race: half
 burst:
   - transaction:
       - sql: SELECT 1 AS one
   - transaction:
       - sql: UPDATE racelab_no_such_table SET n = n + 1
 rule: allowed >= 0
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	x := sqlRun(t, f, 1, "lite="+d.url)["lite"].Trials[0]
 	if x.Broken || !x.Inconclusive() || x.Errors != 1 || x.Allowed != 1 {
 		t.Errorf("trial: broken %v, inconclusive %v, %d errors, %d allowed; want inconclusive with one error and one allowed", x.Broken, x.Inconclusive(), x.Errors, x.Allowed)
 	}
+}
+
+// parsed is the SQL race file src, which must parse.
+func parsed(t *testing.T, name, src string) *racefile.File {
+	t.Helper()
+	f, err := racefile.Parse(name, []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
