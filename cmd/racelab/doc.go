@@ -5,7 +5,7 @@
 // is a file (run.go, load.go, …) whose run function takes a context, the
 // streams and its options; every flag type is in flags.go, and what the
 // commands share (streams, exit codes, the root) in app.go. Where reports
-// go is report/output; the bars on stderr are report/progress.
+// go, and the bars on stderr, are report/output.
 //
 // Exit codes (mapped in one place, exitCode):
 //

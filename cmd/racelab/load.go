@@ -12,7 +12,6 @@ import (
 
 	"github.com/racelab/racelab/report"
 	"github.com/racelab/racelab/report/output"
-	"github.com/racelab/racelab/report/progress"
 	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/load"
@@ -211,7 +210,7 @@ func runLoad(ctx context.Context, s Streams, o *loadOptions) error {
 func (o *loadOptions) play(ctx context.Context, s Streams, p load.LoadPlan) error {
 	if s.ErrIsTTY && !o.Quiet {
 		p.Watch = func(target string, _ load.LoadProgress, now func() load.LoadProgress) func() {
-			return progress.WatchLoad(ctx, s.Err, p.Scenario.Name+" on "+target, now)
+			return output.WatchLoad(ctx, s.Err, p.Scenario.Name+" on "+target, now)
 		}
 	}
 	res, err := load.Load(ctx, p)

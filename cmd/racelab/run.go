@@ -13,7 +13,6 @@ import (
 
 	"github.com/racelab/racelab/report"
 	"github.com/racelab/racelab/report/output"
-	"github.com/racelab/racelab/report/progress"
 	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/load"
@@ -212,10 +211,10 @@ func (o *runOptions) play(ctx context.Context, s Streams, p engine.Plan) error {
 		bars = part.Bars
 	}
 	var onTrial func(string, int, int)
-	var bar *progress.TrialBar
+	var bar *output.TrialBar
 	// p.Trials, not o.Trials: --max-rate raises the count it needs.
 	if p.Trials > 1 && s.ErrIsTTY && !o.Quiet {
-		bar = progress.NewTrialBar(ctx, s.Err, p.Scenario.Name, bars*p.Trials)
+		bar = output.NewTrialBar(ctx, s.Err, p.Scenario.Name, bars*p.Trials)
 		onTrial = bar.Trial
 	}
 	if s.ErrIsTTY && !o.Quiet {

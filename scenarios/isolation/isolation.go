@@ -1,6 +1,6 @@
 // Package isolation measures Hermitage's table (github.com/ept/hermitage)
 // on real databases: each of its ten tests, a SQL race file replaying its
-// script (scenarios/races/sql), runs once at every isolation level a
+// script (hermitage/, embedded), runs once at every isolation level a
 // target database has, and each cell says what the database did:
 // prevented the anomaly (by blocking, by aborting, or by showing an
 // older snapshot), or let it happen. `racelab isolation` prints the
@@ -21,7 +21,6 @@ import (
 
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/racefile"
-	sqlraces "github.com/racelab/racelab/scenarios/races/sql"
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets/sqldb"
 )
@@ -157,8 +156,8 @@ func Measure(ctx context.Context, targets []string, timeout time.Duration) ([]Ro
 // hermitage parses the embedded Hermitage files, in the table's order.
 func hermitage() ([]*racefile.File, error) {
 	var out []*racefile.File
-	for _, t := range sqlraces.HermitageTests {
-		data, err := sqlraces.Hermitage.ReadFile(t.File)
+	for _, t := range hermitageTests {
+		data, err := hermitageFiles.ReadFile("hermitage/" + t.File)
 		if err != nil {
 			return nil, err
 		}
@@ -181,7 +180,7 @@ func measureTarget(ctx context.Context, files []*racefile.File, g []level, timeo
 		specs[j] = l.spec
 	}
 	for k, f := range files {
-		test := sqlraces.HermitageTests[k].Name
+		test := hermitageTests[k].Name
 		sc, err := f.ScenarioWith(nil, racefile.Options{Targets: specs})
 		if err != nil {
 			return nil, err
@@ -254,7 +253,7 @@ func cmpOr(vs ...string) string {
 func Write(w io.Writer, rows []Row) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	head := []string{"TARGET", "LEVEL"}
-	for _, t := range sqlraces.HermitageTests {
+	for _, t := range hermitageTests {
 		head = append(head, t.Name)
 	}
 	fmt.Fprintln(tw, strings.Join(head, "\t"))
