@@ -262,6 +262,11 @@ func (c *Catalog) Lookup(raw string) (Spec, Entry, error) {
 	}
 	for _, e := range c.entries {
 		if e.Name == name {
+			if spec.Store == SQLStore {
+				// One entry stands for every database: its guarantee is
+				// the level this URL runs its transactions at.
+				e.Guarantee = databaseGuarantee(spec)
+			}
 			return spec, e, nil
 		}
 	}

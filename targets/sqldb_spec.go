@@ -66,6 +66,23 @@ func parseDatabase(s string) (Spec, error) {
 	return Spec{Raw: s, Store: SQLStore, URL: u}, nil
 }
 
+// databaseGuarantee is what a database target guarantees a SQL race's
+// transactions: the level its URL names, or the database's default,
+// said as such ("postgres transactions at read-committed, its default").
+// parseDatabase has checked the URL and its level.
+func databaseGuarantee(spec Spec) string {
+	db, err := sqldb.Open(spec.Raw)
+	if err != nil {
+		return "the race file's transactions, at the level its URL names (isolation=)"
+	}
+	level, _ := db.Isolation()
+	words := fmt.Sprintf("%s transactions at %s", db.Kind(), level)
+	if db.Param("isolation") == "" {
+		words += ", its default"
+	}
+	return words
+}
+
 // openDatabase opens a database target; it connects to nothing until
 // the first transaction (a *sqldb.DB opens its pool on first use), and
 // Target.Close closes its connections.

@@ -57,7 +57,12 @@ func (f *File) scenario(env map[string]string, dbs []dbFlag) (*engine.Scenario, 
 		title = "a race on any HTTP API, judged by its own rule"
 	}
 	// No "read back" in the words of a file that reads nothing back.
-	read, judged, state := "then "+results.Plural(int64(len(f.Readback)), "request")+" read back", "what was read back", "the state read back"
+	// A SQL race's setup and readback are statements, not requests.
+	step := "request"
+	if f.SQLRace() {
+		step = "statement"
+	}
+	read, judged, state := "then "+results.Plural(int64(len(f.Readback)), step)+" read back", "what was read back", "the state read back"
 	if len(f.Readback) == 0 {
 		read, judged, state = "and no readback", "the burst's answers", "the burst's answers"
 	}
@@ -67,7 +72,7 @@ func (f *File) scenario(env map[string]string, dbs []dbFlag) (*engine.Scenario, 
 			Title: title,
 			Story: fmt.Sprintf("A race file (%s): %s, then %s released together, %s; "+
 				"the hard rule is judged on %s. The file declares no history model, so no "+
-				"history check is made.", f.Path, results.Plural(int64(len(f.Setup)), "setup request"), f.burstWords(), read, judged),
+				"history check is made.", f.Path, results.Plural(int64(len(f.Setup)), "setup "+step), f.burstWords(), read, judged),
 			Rule:      f.Rule.Src + " (judged on " + state + "; no history check: the file declares no model)",
 			Fix:       "A race file names no fix: the rule says what must hold, and a target that holds it shows how.",
 			Needs:     "HTTP API: a race file plays on http:// and https:// targets",
@@ -135,6 +140,9 @@ func (f *File) Environ() map[string]string {
 }
 
 func (f *File) burstWords() string {
+	if len(f.Burst) == 1 && f.Burst[0].Tx != nil && f.Burst[0].Kind == "transaction" {
+		return results.Plural(int64(f.Requests), "transaction")
+	}
 	if len(f.Burst) == 1 {
 		return results.Plural(int64(f.Requests), "copy") + " of " + f.Burst[0].Kind
 	}
