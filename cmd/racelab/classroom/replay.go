@@ -55,6 +55,12 @@ func (r *Room) replay(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	sc := p.sc
+	if p.sql {
+		// Its replay is a real run on databases, not a seed's: the
+		// button plays one, and explain shows one beside its fix.
+		server.WriteError(w, http.StatusBadRequest, fmt.Sprintf("race %s has no replay here: press its button, which plays it on the databases; racelab explain FILE -t DATABASE --fixed DATABASE replays it beside its fix", sc.Name))
+		return
+	}
 	r.replayMu.Lock()
 	defer r.replayMu.Unlock()
 	data, ok := r.replays[sc.Name]
