@@ -210,8 +210,12 @@ func (o *serveOptions) check() error {
 		if err != nil {
 			return err
 		}
-		if database, err := o.checkRaceStore(v, sp); err != nil || database {
+		database, err := o.checkRaceStore(v, sp)
+		if err != nil {
 			return err
+		}
+		if database {
+			continue
 		}
 		if sp.URL != nil {
 			return usageError{fmt.Errorf("--store %s: serve fronts a store, not another service; want kv, actor, sqlite, redis or postgres", v)}
