@@ -3,12 +3,15 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/chromedp/chromedp"
 )
 
 // lostDepositFile is the SQL race the serve --race tests show.
@@ -80,5 +83,53 @@ func TestServeRace(t *testing.T) {
 	code, stderr := stop()
 	if code != 0 || !strings.Contains(stderr, "racelab serve: race lost-deposit on one ("+a+"), two ("+b+"); Ctrl-C stops") {
 		t.Errorf("serve --race: exit %d, stderr %q; want exit 0 naming the race and its databases", code, stderr)
+	}
+}
+
+// classroomRace (TestClassroomInBrowser): serve --race over two SQLite
+// files; the teacher presses the race's button, and the page shows for
+// each database its verdict, a lane per transaction with the one that
+// committed and the one aborted, and each transaction in words; no key
+// tables, curl lines, request log or replay tab, which a database has no
+// use for.
+func classroomRace(t *testing.T, browser context.Context) {
+	dir := t.TempDir()
+	addr, _ := startServe(t, "--race", lostDepositFile, "--quiet",
+		"--store", "one=sqlite:"+filepath.Join(dir, "one.db"), "--store", "two=sqlite:"+filepath.Join(dir, "two.db"))
+	tab, _ := tab(t, browser) // closed before serve stops
+	const story = "lost-deposit"
+	fire := fmt.Sprintf(`section[data-story=%q] button.fire`, story)
+	within(t, tab, chromedp.Navigate("http://"+addr+"/"), chromedp.WaitVisible(chromedp.CSS(fire)))
+	if got := text(t, tab, fire); got != "Run 2 transactions at once on each database" {
+		t.Errorf("the button says %q", got)
+	}
+	within(t, tab, chromedp.Click(chromedp.CSS(fire)))
+	for _, store := range []string{"one", "two"} {
+		waitFor(t, tab, store+"'s trial", fmt.Sprintf(`document.querySelector(%q).textContent !== ""`, storeCell(story, store, "verdict")))
+		if got := text(t, tab, storeCell(story, store, "verdict")); got != "✓ holds" {
+			t.Errorf("%s's verdict reads %q; want ✓ holds", store, got)
+		}
+		lanes, err := chromedp.Run(tab, chromedp.Evaluate[[]string](fmt.Sprintf(
+			`[...document.querySelectorAll('section[data-story=%q] figure[data-store=%q] svg text')].map(e => e.textContent)`, story, store)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"aborted SQLITE_BUSY", "committed", "#1", "#2"} {
+			if countOf(lanes, want) == 0 {
+				t.Errorf("%s's lanes show no %q: %q", store, want, lanes)
+			}
+		}
+		txs, err := chromedp.Run(tab, chromedp.Evaluate[[]string](fmt.Sprintf(
+			`[...document.querySelectorAll('section[data-story=%q] article[data-store=%q] ol.txs li strong')].map(e => e.textContent).sort()`, story, store)))
+		if err != nil || len(txs) != 2 || !strings.HasSuffix(txs[0], " aborted (SQLITE_BUSY)") && !strings.HasSuffix(txs[1], " aborted (SQLITE_BUSY)") {
+			t.Errorf("%s's transactions in words: %q (%v); want one committed, one aborted (SQLITE_BUSY)", store, txs, err)
+		}
+	}
+	gone, err := chromedp.Run(tab, chromedp.Evaluate[string](`[
+		document.querySelectorAll('table.keys, pre.curl').length,
+		document.getElementById('tab-replay').hidden,
+		document.querySelector('.log-section').hidden].join(' ')`))
+	if err != nil || gone != "0 true true" {
+		t.Errorf("key tables and curl lines, replay tab hidden, log hidden: %q (%v); want \"0 true true\"", gone, err)
 	}
 }
