@@ -425,6 +425,11 @@ func runServe(ctx context.Context, s Streams, o *serveOptions) (err error) {
 			requests += h.Requests()
 		}
 	}
+	if o.race != nil {
+		// Its databases answered no request; the page's trials were the work.
+		fmt.Fprintln(notice, "racelab serve: stopped")
+		return err
+	}
 	fmt.Fprintf(notice, "racelab serve: stopped after %s\n", results.Plural(requests, "request"))
 	return err
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 )
 
 // lostDepositFile is the SQL race the serve --race tests show.
@@ -90,8 +91,8 @@ func TestServeRace(t *testing.T) {
 // files; the teacher presses the race's button, and the page shows for
 // each database its verdict, a lane per transaction with the one that
 // committed and the one aborted, and each transaction in words; no key
-// tables, curl lines, request log or replay tab, which a database has no
-// use for.
+// tables, curl lines or request log, which a database has no use for;
+// and the replay steps through the trial.
 func classroomRace(t *testing.T, browser context.Context) {
 	dir := t.TempDir()
 	addr, _ := startServe(t, "--race", lostDepositFile, "--quiet",
@@ -127,9 +128,14 @@ func classroomRace(t *testing.T, browser context.Context) {
 	}
 	gone, err := chromedp.Run(tab, chromedp.Evaluate[string](`[
 		document.querySelectorAll('table.keys, pre.curl').length,
-		document.getElementById('tab-replay').hidden,
 		document.querySelector('.log-section').hidden].join(' ')`))
-	if err != nil || gone != "0 true true" {
-		t.Errorf("key tables and curl lines, replay tab hidden, log hidden: %q (%v); want \"0 true true\"", gone, err)
+	if err != nil || gone != "0 true" {
+		t.Errorf("key tables and curl lines, log hidden: %q (%v); want \"0 true\"", gone, err)
 	}
+	// The replay steps through the trial just played, one database after
+	// the other.
+	within(t, tab, chromedp.Click(chromedp.CSS("#tab-replay")))
+	waitFor(t, tab, "the trial's replay", `document.getElementById("replay-heading").textContent.startsWith("1 of 2. one (sqlite:")`)
+	within(t, tab, chromedp.KeyEvent(kb.ArrowRight))
+	waitFor(t, tab, "its first step", `document.getElementById("replay-caption").textContent.startsWith("Step 1 of ")`)
 }

@@ -172,3 +172,22 @@ func laneOf(t *results.Trial) string {
 	}
 	return "request"
 }
+
+// keepReplay keeps a SQL race's trial, database by database, as the
+// replay view steps through it: a race on databases has no seed to
+// replay, so the replay is the button's last trial.
+func (r *Room) keepReplay(sc *engine.Scenario, parts []replayPart) {
+	file := "FILE"
+	if sc.Settings != nil && sc.Settings.Race != nil {
+		file = sc.Settings.Race.Path
+	}
+	out := replayJSON{Story: sc.Name, Title: sc.Title, Text: sc.Story, Rule: sc.Rule, Fix: sc.Fix, Replays: parts,
+		Footer: fmt.Sprintf("This is the last trial the button played. Replay it beside its fix: racelab explain %s -t DATABASE --fixed DATABASE; more trials: racelab run %s -t NAME=DATABASE --trials 20", file, file)}
+	data, err := json.Marshal(out)
+	if err != nil { // plain data: cannot happen
+		return
+	}
+	r.replayMu.Lock()
+	defer r.replayMu.Unlock()
+	r.replays[sc.Name] = data
+}

@@ -112,6 +112,9 @@ func checkHeld(t *testing.T, s burstStore, code string) {
 func TestRaceOnSQLite(t *testing.T) {
 	dir := t.TempDir()
 	base := raceRoom(t, lostDeposit, "one=sqlite:"+filepath.Join(dir, "one.db"), "two=sqlite:"+filepath.Join(dir, "two.db")+"?isolation=serializable")
+	if a := do(t, "GET", base+"/classroom/replay?story=lost-deposit"); a.status != 400 || !strings.Contains(a.body, "no trial to replay yet: press its button") {
+		t.Errorf("replay before a press = %+v; want 400 asking for a press", a)
+	}
 	got := press(t, base)
 	if len(got) != 2 {
 		t.Fatalf("the trial reached %d databases; want 2: %v", len(got), got)
@@ -129,12 +132,24 @@ func TestRaceOnSQLite(t *testing.T) {
 			t.Errorf("config lacks %s: %s", want, c.body)
 		}
 	}
-	// The databases serve no contract, and the race has no seed replay.
+	// The databases serve no contract.
 	if a := do(t, "POST", base+"/one/hit/x"); a.status != 404 || !strings.Contains(a.body, "serve no HTTP contract") {
 		t.Errorf("POST /one/hit/x = %+v; want 404 saying the databases serve no contract", a)
 	}
-	if a := do(t, "GET", base+"/classroom/replay?story=lost-deposit"); a.status != 400 || !strings.Contains(a.body, "press its button") {
-		t.Errorf("replay of the race = %+v; want 400 pointing at the button", a)
+	// The replay steps through the trial just played, database by
+	// database, in the lanes' own steps.
+	a := do(t, "GET", base+"/classroom/replay?story=lost-deposit")
+	var rp replayJSON
+	if err := json.Unmarshal([]byte(a.body), &rp); err != nil || a.status != 200 {
+		t.Fatalf("replay after a press = %d %s (%v)", a.status, a.body, err)
+	}
+	if len(rp.Replays) != 2 || rp.Replays[0].Target != "one" || rp.Replays[1].Target != "two" {
+		t.Fatalf("replay parts %+v; want one, then two", rp.Replays)
+	}
+	for i, part := range rp.Replays {
+		if steps := strings.Join(part.Steps, "; "); part.Lanes != got[part.Target].Lanes || !strings.Contains(steps, "aborted (SQLITE_BUSY)") || !strings.Contains(steps, "is answered: committed") {
+			t.Errorf("replay part %d: steps %q; want the trial's lanes, an abort and a commit", i, steps)
+		}
 	}
 }
 

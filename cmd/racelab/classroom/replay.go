@@ -55,15 +55,15 @@ func (r *Room) replay(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	sc := p.sc
-	if p.sql {
-		// Its replay is a real run on databases, not a seed's: the
-		// button plays one, and explain shows one beside its fix.
-		server.WriteError(w, http.StatusBadRequest, fmt.Sprintf("race %s has no replay here: press its button, which plays it on the databases; racelab explain FILE -t DATABASE --fixed DATABASE replays it beside its fix", sc.Name))
-		return
-	}
 	r.replayMu.Lock()
 	defer r.replayMu.Unlock()
 	data, ok := r.replays[sc.Name]
+	if !ok && p.sql {
+		// Its replay is the button's last trial on the databases
+		// (keepReplay), not a seed's on simulated stores.
+		server.WriteError(w, http.StatusBadRequest, fmt.Sprintf("race %s has no trial to replay yet: press its button, then step through what each database did", sc.Name))
+		return
+	}
 	if !ok {
 		e, err := engine.Explain(r.ctx, &engine.Explainer{Scenario: sc, Catalog: targets.Builtin(), Target: replayTarget, Fixed: replayFixed, Seed: replaySeed})
 		if err != nil {

@@ -36,9 +36,8 @@ async function start() {
   buildLoad();
   buildReplay();
   // A SQL race's page (serve --race) has no contract: nothing lands but
-  // its trials, and its replay is the button's real run.
+  // its trials.
   if (config.stories.length > 0 && config.stories.every((st) => st.sql)) {
-    byId('tab-replay').hidden = true;
     document.querySelector('.log-section').hidden = true;
   }
   listen();
@@ -199,6 +198,11 @@ function drawBurst(b) {
     v.classList.toggle('held', !s.broken && s.verdict.startsWith('✓'));
     const txs = art.querySelector('ol.txs');
     if (txs) {
+      // A race's replay is its last trial: the next look at it reloads.
+      if (replay.story === b.story) {
+        replay.data = null;
+        if (!byId('replay').hidden) loadReplay(b.story);
+      }
       txs.replaceChildren(...(s.transactions || []).map((t) => el('li', { 'data-tx': t.tx },
         el('strong', { text: '#' + t.tx + ' ' + t.outcome + (t.retries ? ' after ' + t.retries + ' retries' : '') }),
         el('span', { class: 'tx-events', text: ': ' + t.events.join(' · ') }))));
