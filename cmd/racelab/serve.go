@@ -176,6 +176,7 @@ racelab run ten-hits-one-view -t http://… --key-chars percent.`,
 	f.StringVar(&o.Bug, "bug", "", "commit a teaching bug on purpose: double-decode (the batch read decodes each slug twice)")
 	o.Servers.register(f, targets.Builtin(), "stores")
 	_ = c.RegisterFlagCompletionFunc("store", completeTargets)
+	_ = c.MarkFlagFilename("race", "yaml", "yml")
 	return c
 }
 

@@ -30,6 +30,12 @@ func (o *serveOptions) checkRaceStore(v string, sp targets.Spec) (bool, error) {
 		return false, usageError{fmt.Errorf("--store %s is a database, which serves no HTTP contract; race a SQL race file's transactions on it with --race FILE.race.yaml", v)}
 	case !database && o.Race != "":
 		return false, usageError{fmt.Errorf("--store %s: --race plays its transactions on databases; %s", v, databaseWant)}
+	case database:
+		// The page and the engine call a database by its name; its URL
+		// is no name (it holds ':' and '/', and reads as a target).
+		if name, _ := splitStore(v); name == "" {
+			return false, usageError{fmt.Errorf("--store %s: name the database, as in --store db=%s; the page shows it by that name", v, v)}
+		}
 	}
 	return database, nil
 }

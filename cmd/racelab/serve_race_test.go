@@ -36,6 +36,7 @@ func TestServeRaceUsage(t *testing.T) {
 		{[]string{"serve", "--race", lostDepositFile, "--store", "naive=kv"}, "--store naive=kv: --race plays its transactions on databases; want NAME=postgres://…?isolation=read-committed, NAME=mysql://…?isolation=… or NAME=sqlite:PATH"},
 		{[]string{"serve", "--race", lostDepositFile, "--store", "rc=" + db, "--store", "fixed=sqlite"}, "--store fixed=sqlite: --race plays its transactions on databases"},
 		{[]string{"serve", "--race", lostDepositFile}, "--race needs a database to race on: --store NAME=URL"},
+		{[]string{"serve", "--race", lostDepositFile, "--store", db}, "--store " + db + ": name the database, as in --store db=" + db},
 		{[]string{"serve", "--race", httpRace, "--store", "rc=" + db}, "--race " + httpRace + ": serve plays SQL race files (a burst of transaction:); race an HTTP race file with racelab run " + httpRace + " -t http://…"},
 		{[]string{"serve", "--race", "no-such.race.yaml", "--store", "rc=" + db}, "no-such.race.yaml"},
 		{[]string{"serve", "--race", lostDepositFile, "--store", "rc=" + db, "--bug", "double-decode"}, "--bug double-decode changes the HTTP contract, which --race's databases do not serve"},
@@ -82,8 +83,8 @@ func TestServeRace(t *testing.T) {
 		}
 	}
 	code, stderr := stop()
-	if code != 0 || !strings.Contains(stderr, "racelab serve: race lost-deposit on one ("+a+"), two ("+b+"); Ctrl-C stops") {
-		t.Errorf("serve --race: exit %d, stderr %q; want exit 0 naming the race and its databases", code, stderr)
+	if code != 0 || !strings.Contains(stderr, "racelab serve: race lost-deposit on one ("+a+"), two ("+b+"); Ctrl-C stops") || !strings.HasSuffix(stderr, "racelab serve: stopped\n") {
+		t.Errorf("serve --race: exit %d, stderr %q; want exit 0 naming the race and its databases, then stopped", code, stderr)
 	}
 }
 
