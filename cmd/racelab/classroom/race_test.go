@@ -99,6 +99,9 @@ func checkHeld(t *testing.T, s burstStore, code string) {
 	if got := outcomes(s); got["committed"] != 1 || got[aborted] != 1 {
 		t.Errorf("%s's transactions ended %v; want one committed, one %s", s.Store, got, aborted)
 	}
+	if strings.Contains(s.Lanes, "erased #") {
+		t.Errorf("%s's lanes claim an erased update; a transaction's write is a statement, not a value:\n%s", s.Store, s.Lanes)
+	}
 	for _, want := range []string{"aborted " + code + "</text>", ">committed</text>", `aria-label="` + s.Store + `: one lane per transaction`, "read [{&#34;balance&#34;:100}]"} {
 		if !strings.Contains(s.Lanes, want) {
 			t.Errorf("%s's lanes lack %q:\n%s", s.Store, want, s.Lanes)
@@ -230,5 +233,33 @@ func TestRaceRefusesOtherStores(t *testing.T) {
 	_, err = New(context.Background(), Config{Stores: []Store{{Name: "db", Target: open(t, "sqlite:"+filepath.Join(t.TempDir(), "a.db"))}}})
 	if err == nil || !strings.Contains(err.Error(), "needs its target and its contract") {
 		t.Errorf("New(database without a race) = %v; want a refusal", err)
+	}
+}
+
+// TestRaceBlockedOnPostgreSQL: the FOR UPDATE fix at read committed. The
+// second deposit's locking read waits on the first's lock: its lane and
+// its words say it blocked, both deposits land, and the lanes claim no
+// erased update, since the second read what the first committed.
+func TestRaceBlockedOnPostgreSQL(t *testing.T) {
+	u := pgURL(t)
+	base := raceRoom(t, "../../../scenarios/races/sql/lost-deposit-for-update.race.yaml", "rc="+withLevel(u, sqldb.ReadCommitted))
+	a := post(t, base+"/classroom/burst", `{"story":"lost-deposit-for-update","requests":2}`)
+	var v burstView
+	if err := json.Unmarshal([]byte(a.body), &v); err != nil || a.status != 200 || len(v.Stores) != 1 {
+		t.Fatalf("press = %d %s (%v)", a.status, a.body, err)
+	}
+	s := v.Stores[0]
+	if s.Verdict != "✓ holds" || s.Allowed != 2 || s.Counted != 2 || outcomes(s)["committed"] != 2 {
+		t.Errorf("rc: %s, %d allowed, %d counted, %v; want ✓ holds with both deposits landed", s.Verdict, s.Allowed, s.Counted, outcomes(s))
+	}
+	words := ""
+	for _, tx := range s.Transactions {
+		words += strings.Join(tx.Events, " · ") + "\n"
+	}
+	if !strings.Contains(words, "blocked at SELECT balance FROM racelab_accounts WHERE id = ? FOR UPDATE") || !strings.Contains(words, `read [{"balance":110}]`) {
+		t.Errorf("the transactions say:\n%s\nwant one blocked at its locking read, then reading the first's 110", words)
+	}
+	if !strings.Contains(s.Lanes, ">blocked</text>") || strings.Contains(s.Lanes, "erased #") {
+		t.Errorf("rc's lanes: want a blocked mark and no erased update:\n%s", s.Lanes)
 	}
 }
