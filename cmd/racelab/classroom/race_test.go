@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -51,9 +53,24 @@ func raceRoom(t *testing.T, path string, stores ...string) string {
 	return base
 }
 
-// press presses the race's button once and answers what each database
-// made of its trial, by name.
+// press presses the race's button and answers what each database made
+// of its trial, by name. A trial whose release a loaded machine spread
+// past the engine's bound is inconclusive, as racelab run says: press
+// again, a few times at most, so that the tests judge conclusive trials.
 func press(t *testing.T, base string) map[string]burstStore {
+	t.Helper()
+	var got map[string]burstStore
+	for range 5 {
+		got = pressOnce(t, base)
+		if !slices.ContainsFunc(slices.Collect(maps.Values(got)), func(s burstStore) bool { return strings.HasPrefix(s.Verdict, "?") }) {
+			break
+		}
+	}
+	return got
+}
+
+// pressOnce presses the race's button once.
+func pressOnce(t *testing.T, base string) map[string]burstStore {
 	t.Helper()
 	var a answer
 	// A press within BurstEvery of the last is refused 429: press again.
