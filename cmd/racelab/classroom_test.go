@@ -196,6 +196,7 @@ func TestClassroomInBrowser(t *testing.T) {
 	t.Run("replay", func(t *testing.T) { classroomReplay(t, b) })
 	t.Run("stories", func(t *testing.T) { classroomStories(t, b) })
 	t.Run("token", func(t *testing.T) { classroomToken(t, b) })
+	t.Run("race", func(t *testing.T) { classroomRace(t, b) })
 }
 
 // classroomToken: with a token (as under --public), the page opened

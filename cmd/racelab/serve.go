@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/racelab/racelab/cmd/racelab/classroom"
+	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/httpapi/server"
@@ -45,6 +47,11 @@ type serveOptions struct {
 	Servers  serverFlags
 	// Bug is a teaching bug to commit on purpose (--bug), "" for none.
 	Bug string
+	// Race is a SQL race file to show on the page beside each database
+	// (--race), "" for none; race is its story, read by check
+	// (serve_race.go).
+	Race string
+	race *engine.Scenario
 }
 
 // newServeCmd builds `racelab serve`; runF, when set, replaces the
@@ -52,7 +59,7 @@ type serveOptions struct {
 func newServeCmd(s Streams, runF func(*serveOptions) error) *cobra.Command {
 	o := &serveOptions{}
 	c := &cobra.Command{
-		Use:   "serve --store [NAME=]SPEC...",
+		Use:   "serve --store [NAME=]SPEC... | --race FILE --store NAME=DATABASE...",
 		Short: "Serve the HTTP contract for curl, -t http:// and a classroom",
 		Long: `Serve racelab's HTTP contract backed by a store, so that a workshop can hit
 it with curl and racelab run can race it over the network:
@@ -124,6 +131,16 @@ within ` + server.DefaultReadHeaderTimeout.String() + `. A store that fails answ
 names no server, file or key; what failed is written to stderr, one line
 per request, unless --quiet.
 
+With --race FILE.race.yaml the page shows that SQL race file instead,
+beside each database given as --store NAME=URL (postgres://…?isolation=…,
+mysql://…?isolation=…, sqlite:PATH): a button plays one trial of the file
+on every database at once, as racelab run FILE -t NAME=URL does, and shows
+per database its verdict and each transaction's lane (what it read and
+wrote, where it blocked, aborted with which code, or committed). The
+databases serve no HTTP contract; a database --store needs --race, and
+--race takes databases and SQL race files only (race an HTTP race file
+with racelab run FILE -t http://…).
+
 --bug double-decode serves the contract with seed 002's second bug: the
 batch read decodes each slug once more, so a slug stored percent-encoded
 reads 0 there while its single read counts it. A workshop finds it with
@@ -134,7 +151,10 @@ racelab run ten-hits-one-view -t http://… --key-chars percent.`,
   racelab serve --store naive=kv --store fixed=sqlite   # then open its page
   curl -X POST http://127.0.0.1:8787/naive/hit/hello
   racelab serve --store sqlite --addr 127.0.0.1:0 --addr-file addr
-  racelab serve --store actor --bug double-decode`,
+  racelab serve --store actor --bug double-decode
+  racelab serve --race scenarios/races/sql/lost-deposit.race.yaml \
+    --store rc="$RACELAB_POSTGRES_URL&isolation=read-committed" \
+    --store ser="$RACELAB_POSTGRES_URL&isolation=serializable"`,
 		Args: exactArgs(0, "no arguments (the store is --store SPEC)"),
 		RunE: func(c *cobra.Command, _ []string) error {
 			if err := o.check(); err != nil {
@@ -152,15 +172,20 @@ racelab run ten-hits-one-view -t http://… --key-chars percent.`,
 	addQuiet(f, &o.Quiet, "print nothing on stderr")
 	f.IntVar(&o.Pool, "pool", defaultServePool, "simultaneous requests the store is prepared for (its connections, opened up front)")
 	f.IntVar(&o.MaxConns, "max-conns", server.DefaultMaxConns, "most client connections open at once; more wait until one closes")
+	f.StringVar(&o.Race, "race", "", "show this SQL race file (*.race.yaml) on the page, played on each --store NAME=DATABASE (postgres://…, mysql://…, sqlite:PATH)")
 	f.StringVar(&o.Bug, "bug", "", "commit a teaching bug on purpose: double-decode (the batch read decodes each slug twice)")
 	o.Servers.register(f, targets.Builtin(), "stores")
 	_ = c.RegisterFlagCompletionFunc("store", completeTargets)
+	_ = c.MarkFlagFilename("race", "yaml", "yml")
 	return c
 }
 
 // check validates the options before anything is opened: each mistake is
 // one usage error.
 func (o *serveOptions) check() error {
+	if err := o.loadRace(); err != nil {
+		return err
+	}
 	if len(o.Stores) == 0 {
 		return usageError{errors.New("racelab serve needs --store SPEC, such as --store kv or --store sqlite (see 'racelab list')")}
 	}
@@ -185,6 +210,13 @@ func (o *serveOptions) check() error {
 		sp, _, err := targets.Lookup(spec)
 		if err != nil {
 			return err
+		}
+		database, err := o.checkRaceStore(v, sp)
+		if err != nil {
+			return err
+		}
+		if database {
+			continue
 		}
 		if sp.URL != nil {
 			return usageError{fmt.Errorf("--store %s: serve fronts a store, not another service; want kv, actor, sqlite, redis or postgres", v)}
@@ -347,6 +379,13 @@ func runServe(ctx context.Context, s Streams, o *serveOptions) (err error) {
 	handlers := make([]*server.Handler, len(opened))
 	where := make([]string, len(opened))
 	for i, t := range opened {
+		if o.race != nil {
+			// A race's database: the page plays the file on it, and no
+			// contract is served.
+			stores[i] = classroom.Store{Name: names[i], Target: t}
+			where[i] = cmp.Or(names[i], t.Name()) + " (" + t.Name() + ")"
+			continue
+		}
 		opts := []server.Option{server.WithStoreName(t.Name()), server.WithErrorLog(logs)}
 		if o.Bug != "" {
 			opts = append(opts, server.WithBug(server.Bug(o.Bug)))
@@ -358,12 +397,16 @@ func runServe(ctx context.Context, s Streams, o *serveOptions) (err error) {
 			where[i] = fmt.Sprintf("%s (%s) on http://%s/%s", names[i], t.Name(), addr, names[i])
 		}
 	}
-	room, err := classroom.New(ctx, classroom.Config{Stores: stores, Addrs: classroom.Addrs(ln.Addr())})
+	room, err := classroom.New(ctx, classroom.Config{Stores: stores, Addrs: classroom.Addrs(ln.Addr()), Race: o.race})
 	if err != nil {
 		ln.Close()
 		return err
 	}
-	fmt.Fprintf(notice, "racelab serve: %s (HTTP/1.1 and h2c); Ctrl-C stops\n", strings.Join(where, ", "))
+	if o.race != nil {
+		fmt.Fprintf(notice, "racelab serve: race %s on %s; Ctrl-C stops\n", o.race.Name, strings.Join(where, ", "))
+	} else {
+		fmt.Fprintf(notice, "racelab serve: %s (HTTP/1.1 and h2c); Ctrl-C stops\n", strings.Join(where, ", "))
+	}
 	if o.Bug != "" {
 		fmt.Fprintf(notice, "racelab serve: with the teaching bug %s, on purpose\n", o.Bug)
 	}
@@ -379,7 +422,14 @@ func runServe(ctx context.Context, s Streams, o *serveOptions) (err error) {
 	err = server.Server{Handler: room, ErrorLog: logs, MaxConns: o.MaxConns, Public: o.Public, Token: token, Name: flagOf}.Serve(ctx, ln)
 	var requests int64
 	for _, h := range handlers {
-		requests += h.Requests()
+		if h != nil { // a race's database serves no contract
+			requests += h.Requests()
+		}
+	}
+	if o.race != nil {
+		// Its databases answered no request; the page's trials were the work.
+		fmt.Fprintln(notice, "racelab serve: stopped")
+		return err
 	}
 	fmt.Fprintf(notice, "racelab serve: stopped after %s\n", results.Plural(requests, "request"))
 	return err

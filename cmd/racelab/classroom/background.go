@@ -110,7 +110,8 @@ func newLoadSwitch(ctx context.Context, r *Room, most pace.Rate) *loadSwitch {
 	}
 	for _, s := range r.stores {
 		for _, p := range r.pages {
-			if p.notBurst == "" && p.sc.Plays(s.target.Store) {
+			// A SQL race's database takes no contract's load.
+			if p.notBurst == "" && !p.sql && p.sc.Plays(s.target.Store) {
 				sw.loads = append(sw.loads, storeLoad{s, p.sc})
 				break
 			}

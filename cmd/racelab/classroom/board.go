@@ -129,6 +129,9 @@ type storyPage struct {
 	// button, and runFlags the flags of the racelab run that plays it
 	// instead on the page's stores in a minute or so.
 	notBurst, runFlags string
+	// sql marks a SQL race's page (Config.Race): its trials are
+	// transactions on databases, with no keys for the board to read.
+	sql bool
 }
 
 // originalPage is what the page shows of a story of stale-plan's request

@@ -44,6 +44,9 @@ type burstStore struct {
 	// both absent with the switch off.
 	Background     *load.Summary `json:"background,omitempty"`
 	BackgroundLine string        `json:"background_line,omitempty"`
+	// Transactions are a SQL race's transactions, each with its
+	// timeline in words (race.go); absent for a story's burst.
+	Transactions []txView `json:"transactions,omitempty"`
 }
 
 // burstRequest is what the page's button posts.
@@ -153,6 +156,8 @@ func (r *Room) burst(ctx context.Context, sc *engine.Scenario, n int) (*burstVie
 		}
 	}
 	view := &burstView{Story: sc.Name, Requests: n, At: r.board.now().Format("15:04:05")}
+	sql := r.story(sc.Name) != nil && r.story(sc.Name).sql
+	var parts []replayPart // a SQL race's replay: this trial, database by database
 	for i := range res.Targets {
 		tr := &res.Targets[i]
 		bs := burstStore{Store: tr.Target, Target: playing[i].target.Name(), Expect: string(tr.Expect)}
@@ -172,9 +177,21 @@ func (r *Room) burst(ctx context.Context, sc *engine.Scenario, n int) (*burstVie
 		if t.ReleaseSpread > 0 {
 			bs.Spread = "released within " + formatDuration(t.ReleaseSpread)
 		}
-		bs.Lanes = drawLanes(sc, t, tr.Target, tr.Clock).svg
+		l := drawLanes(sc, t, tr.Target, tr.Clock)
+		bs.Lanes = l.svg
+		if sql {
+			// Transactions on a database: no key for the board to read
+			// back, the rule's verdict in the race's words.
+			bs.Verdict, bs.Transactions = raceVerdict(t), transactions(t)
+			parts = append(parts, replayPart{Heading: tr.Target + " (" + bs.Target + ")", Target: tr.Target, Outcome: bs.Verdict + " · " + bs.Account, Lanes: l.svg, Steps: l.steps})
+			view.Stores = append(view.Stores, bs)
+			continue
+		}
 		view.Stores = append(view.Stores, bs)
 		r.board.noteBurst(sc.Name, tr.Target, t, bs.Account)
+	}
+	if sql {
+		r.keepReplay(sc, parts)
 	}
 	return view, nil
 }

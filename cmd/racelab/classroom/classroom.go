@@ -54,7 +54,8 @@ type Store struct {
 	// fires the page's bursts at it; it never closes it.
 	Target *targets.Target
 	// Contract serves racelab's HTTP contract over Target's store (an
-	// *handler.Handler); the room routes to it unchanged.
+	// *handler.Handler); the room routes to it unchanged. It is nil for a
+	// database of a SQL race (Config.Race), which serves no contract.
 	Contract http.Handler
 }
 
@@ -87,6 +88,11 @@ type Config struct {
 	// own needs its row here, as the stores' contracts need it
 	// (handler.WithOps).
 	Ops story.Table
+	// Race, when set, is a SQL race file's story (a burst of
+	// transaction:), shown instead of the stories over stores that are
+	// its databases: its button plays one trial on each, as racelab run
+	// FILE -t NAME=URL does. See race.go.
+	Race *engine.Scenario
 }
 
 // served is one store as the room routes to it.
@@ -147,7 +153,7 @@ func New(ctx context.Context, cfg Config) (*Room, error) {
 	}
 	seen := map[string]bool{}
 	for _, s := range cfg.Stores {
-		if s.Target == nil || s.Contract == nil {
+		if s.Target == nil || s.Contract == nil && cfg.Race == nil {
 			return nil, errors.New("classroom: a store needs its target and its contract")
 		}
 		if s.Name == "" && len(cfg.Stores) > 1 {
@@ -172,6 +178,13 @@ func New(ctx context.Context, cfg Config) (*Room, error) {
 	if stories == nil {
 		stories = scenarios.All()
 	}
+	if cfg.Race != nil {
+		p, err := racePage(cfg.Race, r.stores)
+		if err != nil {
+			return nil, err
+		}
+		r.pages, stories = []storyPage{p}, nil
+	}
 	for _, sc := range stories {
 		op, ok := cfg.Ops.Spec(sc.Op)
 		if !ok {
@@ -194,7 +207,9 @@ func New(ctx context.Context, cfg Config) (*Room, error) {
 	r.board = newBoard(now, r.stores, r.pages, cfg.Ops)
 	r.load = newLoadSwitch(ctx, r, cfg.MaxBackground)
 	for i, s := range r.stores {
-		s.handler = r.board.watch(s, cfg.Stores[i].Contract)
+		if c := cfg.Stores[i].Contract; c != nil {
+			s.handler = r.board.watch(s, c)
+		}
 	}
 	r.routes()
 	go r.board.readKeys(ctx)
@@ -258,6 +273,9 @@ func (r *Room) routes() {
 		server.WriteError(w, http.StatusNotFound, fmt.Sprintf("no page %s; the classroom is at /", req.URL.Path))
 	})
 	for _, s := range r.stores {
+		if s.handler == nil {
+			continue // a race's database: no contract to route to
+		}
 		if s.name == "" {
 			mux.Handle("/", s.handler)
 			continue
@@ -266,7 +284,7 @@ func (r *Room) routes() {
 		mux.Handle("/"+s.name, h)
 		mux.Handle("/"+s.name+"/", h)
 	}
-	if r.stores[0].name != "" {
+	if r.stores[0].handler == nil || r.stores[0].name != "" {
 		mux.HandleFunc("/", r.notFound)
 	}
 	r.mux = mux
@@ -286,7 +304,7 @@ func (r *Room) root(w http.ResponseWriter, req *http.Request) {
 		r.page(w, req)
 		return
 	}
-	if r.stores[0].name == "" {
+	if r.stores[0].name == "" && r.stores[0].handler != nil {
 		r.stores[0].handler.ServeHTTP(w, req)
 		return
 	}
@@ -297,12 +315,20 @@ func (r *Room) root(w http.ResponseWriter, req *http.Request) {
 	}
 	stores := map[string]any{}
 	for _, s := range r.stores {
+		if s.handler == nil {
+			stores[s.label] = map[string]string{"target": s.target.Name()} // a database: no base to send to
+			continue
+		}
 		stores[s.name] = map[string]string{"target": s.target.Name(), "base": "/" + s.name + "/"}
 	}
 	server.WriteJSON(w, http.StatusOK, map[string]any{"service": "racelab serve", "classroom": "/", "stores": stores})
 }
 
 func (r *Room) notFound(w http.ResponseWriter, req *http.Request) {
+	if r.stores[0].handler == nil {
+		server.WriteError(w, http.StatusNotFound, fmt.Sprintf("no route %s %s; the databases serve no HTTP contract, the classroom page is at /", req.Method, req.URL.Path))
+		return
+	}
 	bases := make([]string, len(r.stores))
 	for i, s := range r.stores {
 		bases[i] = "/" + s.name + "/"
@@ -382,6 +408,11 @@ func (r *Room) config(w http.ResponseWriter, _ *http.Request) {
 		// RunFlags the flags of the racelab run that plays it instead.
 		NotBurst string `json:"not_burst,omitempty"`
 		RunFlags string `json:"run_flags,omitempty"`
+		// SQL says the story is a SQL race (Config.Race): no keys, no
+		// curl lines, a lane per transaction, and Fix says how it is
+		// fixed.
+		SQL bool   `json:"sql,omitempty"`
+		Fix string `json:"fix,omitempty"`
 	}
 	out := struct {
 		Stores     []storeJSON `json:"stores"`
@@ -403,14 +434,21 @@ func (r *Room) config(w http.ResponseWriter, _ *http.Request) {
 		if s.name != "" {
 			base = "/" + s.name
 		}
-		out.Stores = append(out.Stores, storeJSON{s.label, s.target.Name(), s.target.Entry.Guarantee, s.target.Entry.Holds, base})
+		sj := storeJSON{s.label, s.target.Name(), s.target.Entry.Guarantee, s.target.Entry.Holds, base}
+		if words, ok := databaseWords(s.target.Store); ok {
+			sj.Guarantee = words // what the race runs at there, not what the catalog says of databases
+		}
+		out.Stores = append(out.Stores, sj)
 	}
 	for _, p := range r.pages {
 		sc, w := p.sc, p.op.Words
 		st := storyJSON{Name: sc.Name, Title: sc.Title, Rule: sc.Rule, Requests: min(sc.DefaultRequests, r.maxBurst),
 			Act: string(sc.Op), Read: firstWord(p.op.ReadRoute), Example: w.Example, PlayedBy: []string{},
 			Acts: w.Requests, Stored: w.Stored, Plan: p.op.Op == story.OpOriginal,
-			Curl: p.calls, NotBurst: p.notBurst, RunFlags: p.runFlags}
+			Curl: p.calls, NotBurst: p.notBurst, RunFlags: p.runFlags, SQL: p.sql}
+		if p.sql {
+			st.Requests, st.Fix, st.Curl = sc.DefaultRequests, sc.Fix, []call{}
+		}
 		for _, s := range r.stores {
 			if sc.Plays(s.target.Store) {
 				st.PlayedBy = append(st.PlayedBy, s.label)

@@ -45,6 +45,17 @@
 // the switch answers. A store in virtual time has no rate: the switch
 // refuses with the engine's own reason, said as the page says fields.
 //
+// With Config.Race (racelab serve --race FILE) the page shows one SQL
+// race file instead of the stories, beside stores that are databases and
+// serve no contract (read committed beside serializable): its button
+// plays one trial of the file on every database through the engine, as
+// racelab run FILE -t NAME=URL does, and each database shows its verdict
+// (never "holds" on an error), a lane per transaction (its reads, writes,
+// where it blocked, how it ended, with the database's code) and the same
+// timeline in words, read off the answers the race file keeps
+// (racefile.TxAnswer). Its replay steps through the last trial: a run on
+// databases has no seed. See race.go.
+//
 // The burst button is the one thing on the page that costs the machine
 // work, so with --public a room could press it in a loop: one burst runs
 // at a time, at most one every DefaultBurstEvery, of at most

@@ -53,7 +53,7 @@ type event struct {
 // erased (report.Erasures, as the terminal timeline says it).
 func drawLanes(sc *engine.Scenario, t *results.Trial, label string, clock results.Clock) lanes {
 	reqs := t.Requests[:min(len(t.Requests), maxLanes)]
-	erased := report.Erasures(t)
+	erased := erasures(t)
 	var evs []event
 	for i, q := range reqs {
 		at := max(q.Invoke, 0)
@@ -83,7 +83,7 @@ func drawLanes(sc *engine.Scenario, t *results.Trial, label string, clock result
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" class="lanes" viewBox="0 0 %d %d" role="img" aria-label="%s">`+"\n",
-		lanesWidth, h, esc(fmt.Sprintf("%s: one lane per request, %s from the release", label, unit)))
+		lanesWidth, h, esc(fmt.Sprintf("%s: one lane per %s, %s from the release", label, laneOf(t), unit)))
 	// The time axis, with gridlines down through the lanes.
 	bottom := laneTop + len(reqs)*laneHeight
 	step := niceStep(end / 4)
@@ -130,7 +130,7 @@ func drawLanes(sc *engine.Scenario, t *results.Trial, label string, clock result
 			fmt.Fprintf(&marks, `<g data-step="%d" class="sent"><line x1="%s" y1="%d" x2="%s" y2="%d"/></g>`+"\n", n, ex, mid-12, ex, mid+12)
 			say(n, fmt.Sprintf("%s: %s is sent", at, who))
 		case "answer":
-			answer := q.AnswerWords()
+			answer := answerWords(t, q)
 			text := answer
 			caption := fmt.Sprintf("%s: %s is answered: %s", at, who, answer)
 			if p, ok := erased[q.Index]; ok {
@@ -173,8 +173,12 @@ func drawStep(b *strings.Builder, n int, x string, mid int, s results.Step) {
 		fmt.Fprintf(b, `<g data-step="%d" class="lands"><path d="M0 0 L12 0 L6 10 Z" transform="translate(%s %d) translate(-6 0)"/><title>%s</title></g>`+"\n",
 			n, x, mid-17, esc(stepWords(s)))
 	default:
+		label := s.Op
+		if (s.Op == "aborted" || s.Op == "error") && s.Note != "" {
+			label += " " + s.Note // a SQL transaction's end: the database's code is the lesson (40001)
+		}
 		fmt.Fprintf(b, `<g data-step="%d" class="other"><path d="M0 -6 L6 0 L0 6 L-6 0 Z" transform="translate(%s %d)"/><text x="%s" y="%d" text-anchor="middle">%s</text><title>%s</title></g>`+"\n",
-			n, x, mid, x, mid-13, esc(s.Op), esc(stepWords(s)))
+			n, x, mid, x, mid-13, esc(label), esc(stepWords(s)))
 	}
 }
 

@@ -58,6 +58,12 @@ func (r *Room) replay(w http.ResponseWriter, req *http.Request) {
 	r.replayMu.Lock()
 	defer r.replayMu.Unlock()
 	data, ok := r.replays[sc.Name]
+	if !ok && p.sql {
+		// Its replay is the button's last trial on the databases
+		// (keepReplay), not a seed's on simulated stores.
+		server.WriteError(w, http.StatusBadRequest, fmt.Sprintf("race %s has no trial to replay yet: press its button, then step through what each database did", sc.Name))
+		return
+	}
 	if !ok {
 		e, err := engine.Explain(r.ctx, &engine.Explainer{Scenario: sc, Catalog: targets.Builtin(), Target: replayTarget, Fixed: replayFixed, Seed: replaySeed})
 		if err != nil {

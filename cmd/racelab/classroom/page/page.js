@@ -35,6 +35,11 @@ async function start() {
   buildLive();
   buildLoad();
   buildReplay();
+  // A SQL race's page (serve --race) has no contract: nothing lands but
+  // its trials.
+  if (config.stories.length > 0 && config.stories.every((st) => st.sql)) {
+    document.querySelector('.log-section').hidden = true;
+  }
   listen();
 }
 
@@ -64,6 +69,12 @@ function buildLive() {
     const lanes = el('div', { class: 'lanes-row' });
     for (const s of config.stores) {
       if (!st.played_by.includes(s.name)) continue;
+      if (st.sql) {
+        stores.append(databaseCard(s));
+        lanes.append(el('figure', { class: 'lanes-fig', 'data-store': s.name, hidden: true },
+          el('figcaption', { text: s.name + ': one lane per transaction' }), el('div', { class: 'svg' })));
+        continue;
+      }
       const tbody = el('tbody', {}, el('tr', { class: 'empty' }, el('td', { colspan: heads.length, text: 'no ' + w.act + ' yet: try the curl line below' })));
       stores.append(el('article', { class: 'store', 'data-store': s.name },
         el('h3', {}, s.name + ' ', el('span', { class: 'target', text: s.name === s.target ? '' : '(' + s.target + ')' })),
@@ -86,7 +97,13 @@ function buildLive() {
         el('figcaption', { text: s.name + ': one lane per request' }), el('div', { class: 'svg' })));
     }
     let row;
-    if (st.not_burst) {
+    if (st.sql) {
+      // One trial of the race file: its own number of transactions.
+      const status = el('span', { class: 'fire-status', role: 'status' });
+      const button = el('button', { type: 'button', class: 'fire', text: 'Run ' + st.requests + ' transactions at once on each database' });
+      button.addEventListener('click', () => fire(st.name, st.requests, button, status));
+      row = el('div', { class: 'fire-row' }, button, status);
+    } else if (st.not_burst) {
       row = el('div', { class: 'no-burst' },
         el('p', { text: 'No burst button: ' + st.name + ' ' + st.not_burst + '. Play it with racelab run:' }),
         el('pre', { class: 'curl', text: runLine(st) }));
@@ -103,8 +120,27 @@ function buildLive() {
       el('p', { class: 'title', text: st.title }),
       el('p', { class: 'rule', text: 'Hard rule: ' + st.rule + '.' }),
       row,
-      stores, lanes));
+      stores, lanes,
+      st.fix ? el('details', { class: 'fix' }, el('summary', { text: 'How the fix works' }), el('p', { text: st.fix })) : null));
   }
+}
+
+// databaseCard is a SQL race's database: its level, then after a trial
+// its figures, verdict and each transaction's timeline in words.
+function databaseCard(s) {
+  return el('article', { class: 'store', 'data-store': s.name },
+    el('h3', {}, s.name + ' ', el('span', { class: 'target', text: s.name === s.target ? '' : '(' + s.target + ')' })),
+    el('p', { class: 'guarantee', text: s.guarantee }),
+    el('div', { class: 'burst', hidden: true },
+      el('p', { class: 'big' },
+        el('span', { class: 'figure' }, el('span', { class: 'num', 'data-field': 'allowed', text: '–' }), el('span', { class: 'lbl', text: 'allowed' })),
+        el('span', { class: 'figure' }, el('span', { class: 'num', 'data-field': 'counted', text: '–' }), el('span', { class: 'lbl', text: 'counted' })),
+        el('span', { class: 'figure' }, el('span', { class: 'num', 'data-field': 'refused', text: '–' }), el('span', { class: 'lbl', text: 'refused' }))),
+      el('p', { class: 'verdict', 'data-field': 'verdict' }),
+      el('p', { class: 'account', 'data-field': 'account' }),
+      el('p', { class: 'spread', 'data-field': 'spread' }),
+      el('p', { class: 'load-line', 'data-field': 'background' }),
+      el('ol', { class: 'txs' })));
 }
 
 // post sends body as JSON to the page's API, with the token if any.
@@ -160,10 +196,22 @@ function drawBurst(b) {
     const v = art.querySelector('[data-field=verdict]');
     v.classList.toggle('broken', s.broken);
     v.classList.toggle('held', !s.broken && s.verdict.startsWith('✓'));
+    const txs = art.querySelector('ol.txs');
+    if (txs) {
+      // A race's replay is its last trial: the next look at it reloads.
+      if (replay.story === b.story) {
+        replay.data = null;
+        if (!byId('replay').hidden) loadReplay(b.story);
+      }
+      txs.replaceChildren(...(s.transactions || []).map((t) => el('li', { 'data-tx': t.tx },
+        el('strong', { text: '#' + t.tx + ' ' + t.outcome + (t.retries ? ' after ' + t.retries + ' retries' : '') }),
+        el('span', { class: 'tx-events', text: ': ' + t.events.join(' · ') }))));
+    }
     const fig = sec.querySelector('figure[data-store=' + sel(s.store) + ']');
     if (fig) {
       fig.hidden = !s.lanes;
-      fig.querySelector('figcaption').textContent = s.store + ': ' + b.requests + ' requests fired at ' + b.at + ', one lane per request';
+      const what = txs ? ' transactions run at ' + b.at + ', one lane per transaction' : ' requests fired at ' + b.at + ', one lane per request';
+      fig.querySelector('figcaption').textContent = s.store + ': ' + b.requests + what;
       fig.querySelector('.svg').innerHTML = s.lanes || '';
     }
   }
