@@ -193,7 +193,8 @@ func byTime(trial *results.Trial) []*results.Request {
 // is not the value that update left: it was computed from older state, so
 // the other request's change is gone. Landings are the stores' write-lands
 // steps (KV: last write wins by arrival), or their writes where the store
-// applies a write at once (an actor's own storage).
+// applies a write at once (an actor's own storage). Only keyed steps
+// count.
 func Erasures(trial *results.Trial) map[int]int {
 	type landing struct {
 		req   int
@@ -208,6 +209,11 @@ func Erasures(trial *results.Trial) map[int]int {
 		reads := map[string]string{}
 		for _, s := range r.Steps {
 			switch {
+			case s.Key == "":
+				// A step of no key is no store's value: a SQL transaction
+				// traces its read rows and its write's statement, which
+				// says nothing of the value it left, so it erases nothing
+				// that can be shown (its rule says what was lost).
 			case s.Op == "read":
 				reads[s.Key] = s.Value
 			case s.Op == "write-lands" || s.Op == "write" && !lands:

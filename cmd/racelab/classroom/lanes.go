@@ -53,7 +53,7 @@ type event struct {
 // erased (report.Erasures, as the terminal timeline says it).
 func drawLanes(sc *engine.Scenario, t *results.Trial, label string, clock results.Clock) lanes {
 	reqs := t.Requests[:min(len(t.Requests), maxLanes)]
-	erased := erasures(t)
+	erased := report.Erasures(t)
 	var evs []event
 	for i, q := range reqs {
 		at := max(q.Invoke, 0)

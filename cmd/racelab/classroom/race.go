@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/racelab/racelab/report"
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/racefile"
 	"github.com/racelab/racelab/scenarios/results"
@@ -191,16 +190,4 @@ func (r *Room) keepReplay(sc *engine.Scenario, parts []replayPart) {
 	r.replayMu.Lock()
 	defer r.replayMu.Unlock()
 	r.replays[sc.Name] = data
-}
-
-// erasures are the requests of trial t whose write erased an update they
-// never saw (report.Erasures), for its lanes. A SQL transaction's write
-// is a statement, not a value to compare with what another read, so a
-// race's lanes claim none: its rule and the transactions' reads say what
-// was lost.
-func erasures(t *results.Trial) map[int]int {
-	if laneOf(t) == "transaction" {
-		return nil
-	}
-	return report.Erasures(t)
 }
