@@ -22,8 +22,13 @@ func TestAdaptiveRun(t *testing.T) {
 			res.MaxRate, res.Confidence, res.MaxTrials, res.Trials, results.DefaultMaxTrials)
 	}
 	sqlite, kv := &res.Targets[0], &res.Targets[1]
-	if len(sqlite.Trials) != 59 || sqlite.Bound == nil || !sqlite.Bound.Met() || sqlite.Verdict() != "holds" || sqlite.Failed() {
-		t.Errorf("sqlite: %d trials, bound %+v, verdict %s; want 59 trials, met, holds", len(sqlite.Trials), sqlite.Bound, sqlite.Verdict())
+	// sqlite runs on the real clock: a busy machine may spread a burst
+	// too far to prove anything, and such a trial is run again, so the
+	// run stops at 59 judged trials, however many proved nothing.
+	if sqlite.Bound == nil || sqlite.Bound.Trials != 59 || len(sqlite.Trials) != 59+sqlite.Bound.Inconclusive ||
+		!sqlite.Bound.Met() || sqlite.Verdict() != "holds" || sqlite.Failed() {
+		t.Errorf("sqlite: %d trials, bound %+v, verdict %s; want 59 judged trials and the inconclusive ones beside them, met, holds",
+			len(sqlite.Trials), sqlite.Bound, sqlite.Verdict())
 	}
 	if len(kv.Trials) != 1 || kv.Broken() != 1 || kv.Failed() {
 		t.Errorf("kv: %d trials, %d broken, failed %v; want one broken trial, not failed", len(kv.Trials), kv.Broken(), kv.Failed())

@@ -66,7 +66,9 @@ func rate(r pace.Rate) *pace.Schedule {
 // with --requests sends exactly N; SQLite's upsert and the actor count
 // every one, on every key; the verdict holds and nothing falls short.
 func TestLoadOpenModelSendsExactlyNAndAtomicStoresCountEvery(t *testing.T) {
-	res := mustLoad(t, load.LoadPlan{Targeting: engine.Targeting{Targets: []string{"sqlite", "actor"}}, Schedule: rate(2000), Requests: 600, Keys: 7, Seed: 3})
+	// A request is given a minute: on a busy machine the open model queues
+	// on SQLite for seconds, and what this checks is the count, not speed.
+	res := mustLoad(t, load.LoadPlan{Targeting: engine.Targeting{Targets: []string{"sqlite", "actor"}, Timeout: time.Minute}, Schedule: rate(2000), Requests: 600, Keys: 7, Seed: 3})
 	for _, tg := range res.Targets {
 		if tg.Sent != 600 || tg.Allowed != 600 || tg.Counted != 600 || tg.Errors != 0 {
 			t.Errorf("%s: sent %d, allowed %d, counted %d, errors %d; want 600, 600, 600, 0", tg.Target, tg.Sent, tg.Allowed, tg.Counted, tg.Errors)

@@ -60,9 +60,12 @@ func TestNaiveBreaksFixedHolds(t *testing.T) {
 				if ns.Broken < trials*3/4 {
 					t.Errorf("naive broke in %d of %d trials; want at least %d (first error %q)", ns.Broken, ns.Trials, trials*3/4, ns.FirstError)
 				}
-				if fs.Broken != 0 || fs.Inconclusive != 0 || f.Verdict() != "holds" {
-					t.Errorf("fixed: %d broken, %d inconclusive, verdict %s; want 0, 0, holds (first why %q, first error %q)",
-						fs.Broken, fs.Inconclusive, f.Verdict(), fs.FirstWhy, fs.FirstError)
+				// A trial released too far apart proves nothing, and a
+				// loaded machine may spread one; any other inconclusive
+				// trial (an error) is a fault of the player.
+				if fs.Broken != 0 || fs.Inconclusive != fs.NotSimultaneous || f.Verdict() != "holds" {
+					t.Errorf("fixed: %d broken, %d inconclusive (%d not simultaneous), verdict %s; want 0, none but spread ones, holds (first why %q, first error %q)",
+						fs.Broken, fs.Inconclusive, fs.NotSimultaneous, f.Verdict(), fs.FirstWhy, fs.FirstError)
 				}
 				if got := n.Trials[0].Readback; got == nil || len(got.Answers) != sc.DefaultRequests || len(got.Bodies) == 0 {
 					t.Errorf("naive's first trial read back %+v; want %d answers and the bodies", got, sc.DefaultRequests)
