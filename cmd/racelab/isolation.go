@@ -22,9 +22,9 @@ func newIsolationCmd(s Streams) *cobra.Command {
 		Use:   "isolation -t NAME=URL [-t NAME=URL…]",
 		Short: "Measure Hermitage's isolation table on your databases",
 		Long: `Run Hermitage's ten tests (G0, G1a, G1b, G1c, OTV, PMP, P4, G-single,
-G2-item, G2; github.com/ept/hermitage), shipped as SQL race files in
-scenarios/isolation/hermitage, on each database at every isolation level
-it has (or the one its URL names with isolation=), and print a row per target and
+G2-item, G2; github.com/ept/hermitage), shipped as SQL race files under
+scenarios/races/sql, on each database at every isolation level it has (or
+the one its URL names with isolation=), and print a row per target and
 level: ✓ prevented (and how: blocked on a lock, or aborted by the
 database), — the anomaly happened, ? the trial proved nothing.`,
 		Example: `  racelab isolation -t pg='postgres://racelab@127.0.0.1:55432/racelab?sslmode=disable' \

@@ -1,6 +1,6 @@
 // Package isolation measures Hermitage's table (github.com/ept/hermitage)
 // on real databases: each of its ten tests, a SQL race file replaying its
-// script (hermitage/, embedded), runs once at every isolation level a
+// script (scenarios/races/sql, embedded by scenarios.Hermitage), runs once at every isolation level a
 // target database has, and each cell says what the database did:
 // prevented the anomaly (by blocking, by aborting, or by showing an
 // older snapshot), or let it happen. `racelab isolation` prints the
@@ -19,6 +19,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/racefile"
 	"github.com/racelab/racelab/scenarios/results"
@@ -156,8 +157,8 @@ func Measure(ctx context.Context, targets []string, timeout time.Duration) ([]Ro
 // hermitage parses the embedded Hermitage files, in the table's order.
 func hermitage() ([]*racefile.File, error) {
 	var out []*racefile.File
-	for _, t := range hermitageTests {
-		data, err := hermitageFiles.ReadFile("hermitage/" + t.File)
+	for _, t := range scenarios.HermitageTests {
+		data, err := scenarios.Hermitage.ReadFile("races/sql/" + t.File)
 		if err != nil {
 			return nil, err
 		}
@@ -180,7 +181,7 @@ func measureTarget(ctx context.Context, files []*racefile.File, g []level, timeo
 		specs[j] = l.spec
 	}
 	for k, f := range files {
-		test := hermitageTests[k].Name
+		test := scenarios.HermitageTests[k].Name
 		sc, err := f.ScenarioWith(nil, racefile.Options{Targets: specs})
 		if err != nil {
 			return nil, err
@@ -253,7 +254,7 @@ func cmpOr(vs ...string) string {
 func Write(w io.Writer, rows []Row) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	head := []string{"TARGET", "LEVEL"}
-	for _, t := range hermitageTests {
+	for _, t := range scenarios.HermitageTests {
 		head = append(head, t.Name)
 	}
 	fmt.Fprintln(tw, strings.Join(head, "\t"))
