@@ -47,11 +47,7 @@ func runStory(t *testing.T, sc *engine.Scenario, trials int, seed int64, targets
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tr := range res.Targets {
-		if tr.Error != "" {
-			t.Fatalf("%s: %s", tr.Target, tr.Error)
-		}
-	}
+	ranEveryTarget(t, res.Shortfalls())
 	return res
 }
 

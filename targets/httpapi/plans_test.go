@@ -11,6 +11,7 @@ import (
 	"github.com/racelab/racelab/targets"
 	"github.com/racelab/racelab/targets/httpapi"
 	"github.com/racelab/racelab/targets/httpapi/burst"
+	"github.com/racelab/racelab/targets/storetest"
 	"github.com/racelab/racelab/targets/story"
 )
 
@@ -75,15 +76,7 @@ func TestPlanCacheDefault(t *testing.T) {
 	base, _ := serve(t, open(t, "kv?machines=1").Store)
 	c := client(t, base, httpapi.Config{})
 	ctx := context.Background()
-	if err := c.Subscribe(ctx, "s"); err != nil {
-		t.Fatal(err)
-	}
-	if paid, err := c.Paid(ctx, "s"); err != nil || !paid {
-		t.Fatalf("Paid = %t, %v; want true", paid, err)
-	}
-	if err := c.Cancel(ctx, "s"); err != nil {
-		t.Fatal(err)
-	}
+	storetest.ReadThenCancel(t, c, "s")
 	time.Sleep(time.Second)
 	if paid, err := c.Paid(ctx, "s"); err != nil || !paid {
 		t.Errorf("Paid a second after the cancel = %t, %v; want true (cached for 45 s)", paid, err)

@@ -36,18 +36,7 @@ func TestCheckpointTruncatesBesideAReader(t *testing.T) {
 			}
 		}
 	})
-	var wg sync.WaitGroup
-	for w := range writers {
-		wg.Go(func() {
-			for i := range hits {
-				if _, err := s.Hit(t.Context(), fmt.Sprintf("slug-%d-%d", w, i%10)); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
+	hitFromWriters(t, s, writers, hits, 10)
 	wal := path + "-wal"
 	var size int64 = -1
 	// A bound far past the ticks a passing run needs (20 ms each), for a
@@ -72,4 +61,23 @@ func TestCheckpointTruncatesBesideAReader(t *testing.T) {
 	if n, err := s.Views(t.Context(), "slug-0-0"); err != nil || n != hits/10 {
 		t.Errorf("views of slug-0-0 after the checkpoints = %d, %v; want %d", n, err, hits/10)
 	}
+}
+
+// hitFromWriters makes hits hits from each of writers goroutines at once,
+// writer w's on its own slugs slug-w-0 to slug-w-(slugs-1) in turn, as
+// serve's connections write, and returns when all are done.
+func hitFromWriters(t *testing.T, s *Store, writers, hits, slugs int) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for i := range hits {
+				if _, err := s.Hit(t.Context(), fmt.Sprintf("slug-%d-%d", w, i%slugs)); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

@@ -40,17 +40,8 @@ func TestPlansNaiveStale(t *testing.T) {
 // cancel at once, and only its quota is naive.
 func TestPlansNaiveWithoutCache(t *testing.T) {
 	s := open(t, Config{Strategy: StrategyNaive, PlanCacheTTL: -1, ThinkTime: -1}, 1)
-	ctx := t.Context()
-	if err := s.Subscribe(ctx, "dora"); err != nil {
-		t.Fatal(err)
-	}
-	if p, err := s.Paid(ctx, "dora"); err != nil || !p {
-		t.Fatalf("Paid = %t, %v; want true", p, err)
-	}
-	if err := s.Cancel(ctx, "dora"); err != nil {
-		t.Fatal(err)
-	}
-	if ok, n, err := s.Download(ctx, "dora", storetest.QuotaLimit); err != nil || ok || n != 0 {
+	storetest.ReadThenCancel(t, s, "dora")
+	if ok, n, err := s.Download(t.Context(), "dora", storetest.QuotaLimit); err != nil || ok || n != 0 {
 		t.Errorf("download after the cancel: (%t, %d, %v); want (false, 0)", ok, n, err)
 	}
 }

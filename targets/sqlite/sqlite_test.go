@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -220,18 +219,7 @@ func TestWALStaysBounded(t *testing.T) {
 	const writers, hits = 16, 400
 	path := filepath.Join(t.TempDir(), "db.sqlite")
 	s := open(t, Config{Path: path, CheckpointEvery: 50 * time.Millisecond}, writers)
-	var wg sync.WaitGroup
-	for w := range writers {
-		wg.Go(func() {
-			for i := range hits {
-				if _, err := s.Hit(t.Context(), fmt.Sprintf("slug-%d-%d", w, i%50)); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
+	hitFromWriters(t, s, writers, hits, 50)
 	wal := path + "-wal"
 	var size int64
 	for range 200 { // up to 10 s: the checkpointer ticks every 50 ms

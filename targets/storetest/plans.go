@@ -52,6 +52,20 @@ func downloads(tb testing.TB, s Plans, sub string, want int64, when string) {
 	checkRead(tb, "Downloads", s.Downloads, sub, want, when)
 }
 
+// ReadThenCancel subscribes sub, reads its plan as a page does (it must
+// say paid) and cancels it: the steps after which a plan cache, if the
+// store keeps one, holds a plan that is no longer true.
+func ReadThenCancel(tb testing.TB, s Plans, sub string) {
+	tb.Helper()
+	if err := s.Subscribe(tb.Context(), sub); err != nil {
+		tb.Fatal(err)
+	}
+	paid(tb, s, sub, true, "a page before the cancel")
+	if err := s.Cancel(tb.Context(), sub); err != nil {
+		tb.Fatal(err)
+	}
+}
+
 // paid checks the plan as a page reads it.
 func paid(tb testing.TB, s Plans, sub string, want bool, when string) {
 	tb.Helper()
@@ -143,11 +157,8 @@ func count(oks []bool) int64 {
 func PlansStale(tb testing.TB, s Plans, v *clock.Virtual, ttl time.Duration) {
 	tb.Helper()
 	ctx := tb.Context()
-	sub := subscribe(tb, s, 0)
-	paid(tb, s, sub, true, "a page before the cancel")
-	if err := s.Cancel(ctx, sub); err != nil {
-		tb.Fatal(err)
-	}
+	sub := Key(tb, 0)
+	ReadThenCancel(tb, s, sub)
 	download(tb, s, sub, planStep{"download right after the cancel", true, 1})
 	paid(tb, s, sub, true, "a page right after the cancel")
 	// The read is dated when it was asked, before the cancel: it expires
