@@ -55,6 +55,13 @@ func room(t *testing.T, cfg Config, stores ...string) (string, *Room) {
 		tg := open(t, spec)
 		cfg.Stores = append(cfg.Stores, Store{Name: name, Target: tg, Contract: server.New(tg.Store, server.WithStoreName(tg.Name()))})
 	}
+	return start(t, cfg)
+}
+
+// start serves a Room of cfg until cleanup, and returns its base URL and
+// the room. The room's context ends at cleanup, before the server stops.
+func start(t *testing.T, cfg Config) (string, *Room) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	r, err := New(ctx, cfg)
 	if err != nil {

@@ -42,14 +42,7 @@ func raceRoom(t *testing.T, path string, stores ...string) string {
 		name, spec, _ := strings.Cut(s, "=")
 		cfg.Stores = append(cfg.Stores, Store{Name: name, Target: open(t, spec)})
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	r, err := New(ctx, cfg)
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	base := serve(t, r)
-	t.Cleanup(cancel)
+	base, _ := start(t, cfg)
 	return base
 }
 

@@ -77,17 +77,9 @@ function buildLive() {
       }
       const tbody = el('tbody', {}, el('tr', { class: 'empty' }, el('td', { colspan: heads.length, text: 'no ' + w.act + ' yet: try the curl line below' })));
       stores.append(el('article', { class: 'store', 'data-store': s.name },
-        el('h3', {}, s.name + ' ', el('span', { class: 'target', text: s.name === s.target ? '' : '(' + s.target + ')' })),
+        storeTitle(s),
         el('p', { class: 'guarantee', text: s.guarantee + ' · ' + (s.holds ? 'must hold' : 'expected to break') }),
-        el('div', { class: 'burst', hidden: true },
-          el('p', { class: 'big' },
-            el('span', { class: 'figure' }, el('span', { class: 'num', 'data-field': 'allowed', text: '–' }), el('span', { class: 'lbl', text: 'allowed' })),
-            el('span', { class: 'figure' }, el('span', { class: 'num', 'data-field': 'counted', text: '–' }), el('span', { class: 'lbl', text: 'counted' })),
-            el('span', { class: 'figure' }, el('span', { class: 'num', 'data-field': 'refused', text: '–' }), el('span', { class: 'lbl', text: 'refused' }))),
-          el('p', { class: 'verdict', 'data-field': 'verdict' }),
-          el('p', { class: 'account', 'data-field': 'account' }),
-          el('p', { class: 'spread', 'data-field': 'spread' }),
-          el('p', { class: 'load-line', 'data-field': 'background' })),
+        burstBox(),
         el('table', { class: 'keys' },
           el('caption', { class: 'muted', text: 'keys from requests as they land' }),
           el('thead', {}, el('tr', {}, ...heads.map((h) => el('th', { scope: 'col', text: h })))),
@@ -129,18 +121,26 @@ function buildLive() {
 // its figures, verdict and each transaction's timeline in words.
 function databaseCard(s) {
   return el('article', { class: 'store', 'data-store': s.name },
-    el('h3', {}, s.name + ' ', el('span', { class: 'target', text: s.name === s.target ? '' : '(' + s.target + ')' })),
+    storeTitle(s),
     el('p', { class: 'guarantee', text: s.guarantee }),
-    el('div', { class: 'burst', hidden: true },
-      el('p', { class: 'big' },
-        el('span', { class: 'figure' }, el('span', { class: 'num', 'data-field': 'allowed', text: '–' }), el('span', { class: 'lbl', text: 'allowed' })),
-        el('span', { class: 'figure' }, el('span', { class: 'num', 'data-field': 'counted', text: '–' }), el('span', { class: 'lbl', text: 'counted' })),
-        el('span', { class: 'figure' }, el('span', { class: 'num', 'data-field': 'refused', text: '–' }), el('span', { class: 'lbl', text: 'refused' }))),
-      el('p', { class: 'verdict', 'data-field': 'verdict' }),
-      el('p', { class: 'account', 'data-field': 'account' }),
-      el('p', { class: 'spread', 'data-field': 'spread' }),
-      el('p', { class: 'load-line', 'data-field': 'background' }),
-      el('ol', { class: 'txs' })));
+    burstBox(el('ol', { class: 'txs' })));
+}
+
+// storeTitle is a store card's heading: its name, and its target when the
+// name is not the target itself.
+function storeTitle(s) {
+  return el('h3', {}, s.name + ' ', el('span', { class: 'target', text: s.name === s.target ? '' : '(' + s.target + ')' }));
+}
+
+// burstBox is the part of a store's card a burst fills in: the figures,
+// the verdict and its lines, then extra; hidden until the first burst.
+function burstBox(...extra) {
+  return el('div', { class: 'burst', hidden: true },
+    el('p', { class: 'big' }, ...['allowed', 'counted', 'refused'].map((f) =>
+      el('span', { class: 'figure' }, el('span', { class: 'num', 'data-field': f, text: '–' }), el('span', { class: 'lbl', text: f })))),
+    ...['verdict', 'account', 'spread'].map((f) => el('p', { class: f, 'data-field': f })),
+    el('p', { class: 'load-line', 'data-field': 'background' }),
+    ...extra);
 }
 
 // post sends body as JSON to the page's API, with the token if any.
