@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -67,5 +68,30 @@ func TestExplainSQLRace(t *testing.T) {
 	}
 	if list := executeWant(t, ctx, exitOK, "list"); strings.Contains(list, "plays nothing") {
 		t.Errorf("list says a target plays nothing:\n%s", list)
+	}
+}
+
+// TestLintNotesNoCleanup: a SQL race whose setup writes rows but that
+// declares no cleanup: lints clean (exit 0) with a note on stderr saying
+// its rows stay; the shipped files, which clean up, get none.
+func TestLintNotesNoCleanup(t *testing.T) {
+	ctx := context.Background()
+	shipped := filepath.Join("..", "..", "scenarios", "races", "sql", "lost-deposit.race.yaml")
+	data, err := os.ReadFile(shipped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	i, j := strings.Index(text, "cleanup:"), strings.Index(text, "counted:")
+	if i < 0 || j < i {
+		t.Fatalf("%s has no cleanup: before counted:", shipped)
+	}
+	bare := filepath.Join(t.TempDir(), "bare.race.yaml")
+	if err := os.WriteFile(bare, []byte(text[:i]+text[j:]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := execute(ctx, "race", "lint", bare, shipped)
+	if code != exitOK || strings.Count(stderr, "note: no cleanup:") != 1 || !strings.Contains(stderr, bare+": note:") {
+		t.Errorf("lint: exit %d, stderr %q; want 0 and one note, for %s", code, stderr, bare)
 	}
 }

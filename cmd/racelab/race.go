@@ -55,6 +55,9 @@ the command exits 2; a clean run prints one line per file and exits 0.`,
 					continue
 				}
 				fmt.Fprintf(s.Out, "%s: ok: %s, %d requests a burst, rule %s\n", path, f.Name, f.Requests, f.Rule.Src)
+				for _, n := range f.Notes() {
+					fmt.Fprintf(s.Err, "racelab: %s: note: %s\n", path, n)
+				}
 			}
 			if len(bad) > 0 {
 				return usageError{errSilent} // each file's line is said

@@ -267,6 +267,16 @@ func (p *parser) cleanup(n *yaml.Node) error {
 	return nil
 }
 
+// Notes are what a file may want said before it runs, though it is
+// valid: a SQL race whose setup writes rows but that declares no
+// cleanup: leaves each trial's rows in the database.
+func (f *File) Notes() []string {
+	if f.SQLRace() && len(f.Setup) > 0 && len(f.Cleanup) == 0 {
+		return []string{"no cleanup:, so each trial's rows stay in the database; add cleanup: - sql: DELETE FROM TABLE WHERE COLUMN = ? with args: [key]"}
+	}
+	return nil
+}
+
 // order reads order:, the fixed interleaving: every statement of every
 // transaction once, each transaction's in its own order, then its
 // commit or rollback. No barrier or retry goes with it: the order says
