@@ -59,7 +59,7 @@ type serveOptions struct {
 func newServeCmd(s Streams, runF func(*serveOptions) error) *cobra.Command {
 	o := &serveOptions{}
 	c := &cobra.Command{
-		Use:   "serve --store [NAME=]SPEC... | --race FILE --store NAME=DATABASE...",
+		Use:   "serve --store [NAME=]SPEC... | --race FILE --store NAME=DB...",
 		Short: "Serve the HTTP contract for curl, -t http:// and a classroom",
 		Long: `Serve racelab's HTTP contract backed by a store, so that a workshop can hit
 it with curl and racelab run can race it over the network:
