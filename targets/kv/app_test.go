@@ -13,8 +13,8 @@ import (
 var _ storetest.Store = (*App)(nil)
 
 // The counter, the quota and the item, released together on the real clock
-// with the default platform behaviour: every request is told yes, and the
-// store records far less than it told. Several seeds, so that no lucky routing
+// with the default platform behaviour: more requests are told yes than the
+// rule allows, and the store records far less than it told. Several seeds, so that no lucky routing
 // passes it.
 func TestConcurrentRequestsLoseUpdates(t *testing.T) {
 	tests := []struct {
@@ -48,7 +48,10 @@ func TestConcurrentRequestsLoseUpdates(t *testing.T) {
 			burst: func(ctx context.Context, a *App, n int) (storetest.Outcome, error) {
 				return storetest.Checkouts(ctx, a, "painting", n)
 			},
-			wantAllowedMin: 5,
+			// More than the one painting: on the real clock a busy
+			// machine may start one buyer late enough to see it sold,
+			// as downloads may see the limit.
+			wantAllowedMin: 2,
 			wantCountedMax: 1,
 		},
 	}
