@@ -75,7 +75,7 @@ that is not a racelab result of schema ` + results.SchemaVersion + ` or ` + resu
 }
 
 func runReport(ctx context.Context, s Streams, o *reportOptions) error {
-	limitReadMemory()
+	results.LimitReadMemory()
 	outs, err := o.Outputs.parse()
 	if err != nil {
 		return err

@@ -80,7 +80,7 @@ Exit codes are run's: 0 as expected, 1 could not read back or judge, 2 usage
 // key back and writes the one result to -o's outputs, with run's exit
 // code.
 func runVerify(ctx context.Context, s Streams, o *verifyOptions) error {
-	limitReadMemory()
+	results.LimitReadMemory()
 	var err error
 	if o.outs, err = o.Outputs.parse(); err != nil {
 		return err
