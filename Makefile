@@ -75,13 +75,14 @@ lint:
 FUZZTIME ?= 5s
 FUZZ := ./targets:FuzzParse:20000 ./targets/redis:FuzzParseURL:20000 ./targets/postgres:FuzzParseURL:5000 \
 	./targets/httpapi:FuzzParseCall:3000 ./targets/httpapi:FuzzDecode:2000 ./targets/httpapi:FuzzDecodeRoundTrip:2000 \
-	./report:FuzzReadJSON:20 ./scenarios/racefile:FuzzParse:2000 ./scenarios/racefile:FuzzTemplate:20000 \
-	./scenarios/racefile:FuzzSplit:20000
+	./report:FuzzReadJSON:20 ./scenarios/racefile:FuzzParse:2000 ./scenarios/racefile/expr:FuzzTemplate:20000 \
+	./scenarios/racefile/starter:FuzzSplit:20000
 fuzz:
 	@set -e; for f in $(FUZZ); do pkg=$${f%%:*}; rest=$${f#*:}; name=$${rest%%:*}; budget=$${rest##*:}; \
 		limit=$(FUZZTIME); if [ "$$limit" = budget ]; then limit=$${budget}x; fi; \
 		echo "fuzz $$name in $$pkg for $$limit"; \
-		$(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $$limit $$pkg; done
+		out=$$($(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $$limit $$pkg 2>&1) || { echo "$$out"; exit 1; }; \
+		echo "$$out"; case "$$out" in *"no fuzz tests to fuzz"*) echo "fuzz: no $$name in $$pkg; fix FUZZ in the Makefile"; exit 1;; esac; done
 
 ## bench: Go benchmarks of the engine's hot paths and the embedded stores
 bench:

@@ -10,6 +10,7 @@ import (
 	"github.com/google/cel-go/cel"
 	"gopkg.in/yaml.v3"
 
+	"github.com/racelab/racelab/scenarios/racefile/expr"
 	"github.com/racelab/racelab/targets/httpapi"
 )
 
@@ -18,7 +19,7 @@ import (
 // as: name is, for the templates after it and the rules.
 type Capture struct {
 	Name string
-	Expr *Expr
+	Expr *expr.CEL
 	// Secret says the value never shows: the file marked it, or it is a
 	// cookie, which holds a session.
 	Secret bool
@@ -29,7 +30,7 @@ type Capture struct {
 // their canonical names (Set-Cookie, Location), each its first value;
 // cookies by name, from the answer's Set-Cookie headers.
 var captureEnv = sync.OnceValues(func() (*cel.Env, error) {
-	return cel.NewEnv(append(libraries(),
+	return cel.NewEnv(append(expr.Libraries(),
 		cel.Variable("status", cel.IntType),
 		cel.Variable("body", cel.DynType),
 		cel.Variable("headers", cel.MapType(cel.StringType, cel.StringType)),
@@ -73,13 +74,13 @@ func (p *parser) capture(n *yaml.Node, s *Step) error {
 		x, err := p.expr(map[string]*yaml.Node{c.Name: src}, c.Name, captureEnv, want, "")
 		if e, ok := err.(*Error); ok {
 			// Any type will do: say so rather than the fallback's.
-			e.Msg = strings.Replace(e.Msg, "; want CEL "+typeWords(want), "; want CEL over status, headers, cookies and body", 1)
+			e.Msg = strings.Replace(e.Msg, "; want CEL "+expr.TypeWords(want), "; want CEL over status, headers, cookies and body", 1)
 		}
 		if err != nil {
 			return err
 		}
 		c.Expr = x
-		c.Secret = c.Secret || slices.ContainsFunc(x.parts, func(r readPart) bool { return r.name == "cookies" })
+		c.Secret = c.Secret || slices.Contains(x.Reads(), "cookies")
 		s.Captures = append(s.Captures, c)
 		if c.Secret {
 			p.f.secretCaptures = append(p.f.secretCaptures, c.Name)
@@ -118,20 +119,20 @@ func (f *File) take(s *Step, resp httpapi.Response) (map[string]any, error) {
 			cookies[c.Name] = c.Value
 		}
 	}
-	body, ok := decodeJSON(resp.Body)
+	body, ok := expr.DecodeJSON(resp.Body)
 	if !ok {
 		body = string(resp.Body)
 	}
 	vars := map[string]any{"status": int64(resp.Status), "headers": headers, "cookies": cookies, "body": body}
 	for _, c := range s.Captures {
-		v, err := c.Expr.eval(vars)
-		if err == nil && jsonKind(nativeOf(v)) == "null" {
+		v, err := c.Expr.Eval(vars)
+		if err == nil && expr.JSONKind(expr.Native(v)) == "null" {
 			err = fmt.Errorf("is null")
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d: capture %s (%s) on the answer %d%s: %v", f.Path, c.Line, c.Name, c.Expr.Src, resp.Status, f.seenCookies(cookies), err)
 		}
-		took[c.Name] = nativeOf(v)
+		took[c.Name] = expr.Native(v)
 	}
 	return took, nil
 }

@@ -11,7 +11,9 @@
 // answers and the named answers. Load parses it with positions, so that a
 // file it refuses is refused in one line, FILE:LINE:COL: what is wrong,
 // what would be right; every template and CEL expression is checked then,
-// before anything is sent.
+// before anything is sent. The two languages themselves, {{NAME}}
+// templates and CEL, live in package expr; this package decides where
+// each may be written and what it may read.
 //
 // File.Scenario makes the race an *engine.Scenario like the built-in
 // stories, so that run, load, explain and verify play it through the same

@@ -19,6 +19,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/racelab/racelab/internal/readfile"
+	"github.com/racelab/racelab/scenarios/racefile/expr"
 	"github.com/racelab/racelab/scenarios/results"
 )
 
@@ -86,11 +87,11 @@ type File struct {
 	Cleanup []*Step
 	// Rule is the hard rule; Soft, Damage, Counted and Severity are
 	// optional.
-	Rule     *Expr
-	Soft     *Expr
-	Damage   *Expr
-	Counted  *Expr
-	Severity *Expr
+	Rule     *expr.CEL
+	Soft     *expr.CEL
+	Damage   *expr.CEL
+	Counted  *expr.CEL
+	Severity *expr.CEL
 	// Secret lists the variables of Env marked secret: a saved result
 	// does not record their values.
 	Secret []string
@@ -110,7 +111,7 @@ type File struct {
 type Step struct {
 	Line, Col int
 	Method    string
-	Path      *Template
+	Path      *expr.Template
 	Headers   []Header
 	// Body is the request's body: JSON (json:) or text (body:), nil for
 	// none.
@@ -127,8 +128,8 @@ type Step struct {
 	// sends; Allowed and Refused judge each of its answers.
 	Kind    string
 	Count   int
-	Allowed *Expr
-	Refused *Expr
+	Allowed *expr.CEL
+	Refused *expr.CEL
 	// SQL and Exec, in a readback, read the store itself instead of
 	// sending a request (store.go); SQL, in a SQL race's setup, writes
 	// it.
@@ -142,7 +143,7 @@ type Step struct {
 // Header is one header of a step.
 type Header struct {
 	Name  string
-	Value *Template
+	Value *expr.Template
 	// Secret says its value never shows (secret: true, or a name such
 	// as Authorization that always holds one).
 	Secret bool
@@ -601,16 +602,14 @@ func (p *parser) checkAs(n *yaml.Node, name string) error {
 
 // template parses a template, s at byte base of node n's value, and
 // checks every name it reads against what a request of list may read.
-func (p *parser) template(n *yaml.Node, s, list string, base int) (*Template, error) {
-	t, off, err := ParseTemplate(s)
+func (p *parser) template(n *yaml.Node, s, list string, base int) (*expr.Template, error) {
+	t, off, err := expr.ParseTemplate(s)
 	if err != nil {
 		return nil, p.atOffset(n, base+off, "%v", err)
 	}
-	for _, h := range t.parts {
-		if h.ref != nil {
-			if err := p.checkHole(n, s, list, base, h); err != nil {
-				return nil, err
-			}
+	for _, h := range t.Holes() {
+		if err := p.checkHole(n, s, list, base, h); err != nil {
+			return nil, err
 		}
 	}
 	return t, nil
@@ -632,7 +631,7 @@ func (p *parser) atOffset(n *yaml.Node, off int, format string, args ...any) err
 // a form, or text.
 type Body struct {
 	JSON *JSONValue
-	Text *Template
+	Text *expr.Template
 	Form []formField
 }
 
@@ -648,7 +647,7 @@ func (b *Body) ContentType() string {
 }
 
 // Render is the body's bytes for one request.
-func (b *Body) Render(v *Vars) ([]byte, error) {
+func (b *Body) Render(v *expr.Vars) ([]byte, error) {
 	if b.Form != nil {
 		return b.renderForm(v)
 	}
@@ -667,8 +666,8 @@ func (b *Body) Render(v *Vars) ([]byte, error) {
 // and its strings templates.
 type JSONValue struct {
 	lit   json.RawMessage // a number, true, false or null
-	str   *Template
-	keys  []*Template
+	str   *expr.Template
+	keys  []*expr.Template
 	vals  []*JSONValue
 	items []*JSONValue
 	obj   bool
@@ -733,7 +732,7 @@ func (p *parser) jsonValue(n *yaml.Node, list string) (*JSONValue, error) {
 	return nil, p.at(n, "%s is not JSON; want a mapping, a list or a value", nodeKind(n))
 }
 
-func (j *JSONValue) render(b *bytes.Buffer, v *Vars) error {
+func (j *JSONValue) render(b *bytes.Buffer, v *expr.Vars) error {
 	switch {
 	case j.lit != nil:
 		b.Write(j.lit)
@@ -779,7 +778,7 @@ func (j *JSONValue) render(b *bytes.Buffer, v *Vars) error {
 
 // header is the step's headers for one request, its body's Content-Type
 // first (its own headers may override it).
-func (s *Step) header(v *Vars) (http.Header, error) {
+func (s *Step) header(v *expr.Vars) (http.Header, error) {
 	h := http.Header{}
 	if s.Body != nil {
 		h.Set("Content-Type", s.Body.ContentType())

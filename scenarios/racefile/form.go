@@ -9,13 +9,14 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/racelab/racelab/scenarios/racefile/expr"
 	"gopkg.in/yaml.v3"
 )
 
 // formField is one field of a form: body, its value a template.
 type formField struct {
 	name  string
-	value *Template
+	value *expr.Template
 }
 
 // form reads a form: body, a mapping from field names to text values,
@@ -46,7 +47,7 @@ func (p *parser) form(n *yaml.Node, list string) (*Body, error) {
 }
 
 // renderForm is the form's urlencoded body for one request.
-func (b *Body) renderForm(v *Vars) ([]byte, error) {
+func (b *Body) renderForm(v *expr.Vars) ([]byte, error) {
 	var out strings.Builder
 	for i, f := range b.Form {
 		s, err := f.value.Expand(v, nil)

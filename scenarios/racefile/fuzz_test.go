@@ -1,9 +1,7 @@
 package racefile_test
 
 import (
-	"cmp"
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 
@@ -32,43 +30,4 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("accepted without a rule or a burst: %+v", file)
 		}
 	})
-}
-
-// FuzzTemplate: a template that parses expands without panicking, and one
-// without holes expands to itself.
-func FuzzTemplate(f *testing.F) {
-	for _, s := range []string{"/hit/{{key}}", "{{ env.A }}-{{i}}", "{{acct.id.0}}", "plain", "{{", "}}{{x}}", "{{uuid}}"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		tpl, _, err := racefile.ParseTemplate(s)
-		if err != nil {
-			return
-		}
-		v := &racefile.Vars{Key: "k", I: 1, Env: map[string]string{"A": "a"}, Captures: map[string]any{"acct": map[string]any{"id": []any{"x"}}}}
-		got, err := tpl.Expand(v, nil)
-		if tpl.Literal() && (err != nil || got != s) {
-			t.Fatalf("literal %q expanded to %q, %v", s, got, err)
-		}
-	})
-}
-
-// TestTemplateHoleShapes: a hole of Vars' own names takes what its name
-// takes and no more, refused where it is parsed, never at expansion.
-func TestTemplateHoleShapes(t *testing.T) {
-	for _, tt := range []struct {
-		s, err string
-	}{
-		{"{{env.A}}", ""},
-		{"{{acct.id.0}}", ""},
-		{"{{env}}", "{{env}}: want env.NAME, one environment variable"},
-		{"x-{{env.A.B}}", "{{env.A.B}}: want env.NAME, one environment variable"},
-		{"{{key.x}}", "{{key.x}}: key has no fields; want {{key}}"},
-		{"{{i.0}}", "{{i.0}}: i has no fields; want {{i}}"},
-	} {
-		_, _, err := racefile.ParseTemplate(tt.s)
-		if got := fmt.Sprint(err); (tt.err == "" && err != nil) || (tt.err != "" && got != tt.err) {
-			t.Errorf("ParseTemplate(%q) = %v; want %q", tt.s, err, cmp.Or(tt.err, "<nil>"))
-		}
-	}
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/scenarios/engine"
+	"github.com/racelab/racelab/scenarios/racefile/expr"
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets/httpapi"
 	"github.com/racelab/racelab/targets/sqldb"
@@ -193,7 +194,7 @@ type player struct {
 // arrivals on the key, numbered across the whole load) add theirs to sent
 // under mu, put in order when the trial is read back.
 type trialState struct {
-	vars     Vars
+	vars     expr.Vars
 	answers  []results.RaceAnswer
 	mu       sync.Mutex
 	sent     []sentAnswer
@@ -265,7 +266,7 @@ func (p *player) bind() engine.Player {
 			st := p.state(key)
 			st.answers = whole.Answers
 			for name, b := range whole.Bodies {
-				if v, ok := decodeJSON(b); ok {
+				if v, ok := expr.DecodeJSON(b); ok {
 					st.vars.Captures[name] = v
 				}
 			}
@@ -306,7 +307,7 @@ func (p *player) state(key string) *trialState {
 	defer p.mu.Unlock()
 	st := p.trials[key]
 	if st == nil {
-		st = &trialState{vars: Vars{Key: p.f.Key.Of(key), Trial: p.next, I: -1, N: -1, Env: p.env, Captures: map[string]any{}}}
+		st = &trialState{vars: expr.Vars{Key: p.f.Key.Of(key), Trial: p.next, I: -1, N: -1, Env: p.env, Captures: map[string]any{}}}
 		st.secrets = p.f.secrets(&st.vars)
 		p.next++
 		p.trials[key] = st
@@ -326,7 +327,7 @@ func (p *player) request(s *Step, st *trialState, i int) (httpapi.Request, error
 }
 
 // requestOf is step's request with the holes' values v.
-func requestOf(s *Step, v *Vars) (httpapi.Request, error) {
+func requestOf(s *Step, v *expr.Vars) (httpapi.Request, error) {
 	fail := func(err error) (httpapi.Request, error) {
 		return httpapi.Request{}, fmt.Errorf("%s: %w", s.Kind, err)
 	}
@@ -370,8 +371,8 @@ func (p *player) setup(ctx context.Context, key string) error {
 // theirs. Any answer but 2xx, no JSON where one is named, or a capture
 // that fails is an error, a *stepError whose cause leaves out the
 // trial's own values.
-func (p *player) call(ctx context.Context, s *Step, st *trialState, v Vars) (map[string]any, error) {
-	shape := s.Method + " " + s.Path.shape()
+func (p *player) call(ctx context.Context, s *Step, st *trialState, v expr.Vars) (map[string]any, error) {
+	shape := s.Method + " " + s.Path.Shape()
 	req, err := requestOf(s, &v)
 	if err != nil {
 		return nil, &stepError{err.Error(), shape + ": " + strings.ReplaceAll(err.Error(), st.vars.Key, "…")}
@@ -392,7 +393,7 @@ func (p *player) call(ctx context.Context, s *Step, st *trialState, v Vars) (map
 	if s.As == "" {
 		return took, nil
 	}
-	body, ok := decodeJSON(resp.Body)
+	body, ok := expr.DecodeJSON(resp.Body)
 	if !ok {
 		return nil, &stepError{fmt.Sprintf("%s %s answered %d with a body that is not JSON%s; %s needs JSON", req.Method, req.Path, resp.Status, note(resp.Body), s.As),
 			shape + ": " + statusWords(resp.Status, ctype) + ", not JSON"}
@@ -507,7 +508,7 @@ func (s *Step) outcome(ra results.RaceAnswer) (results.Outcome, error) {
 // answerVars are the variables of allowed: and refused: for one answer:
 // its body as JSON when it is JSON, else as text.
 func answerVars(ra results.RaceAnswer) map[string]any {
-	body, ok := decodeJSON([]byte(ra.Body))
+	body, ok := expr.DecodeJSON([]byte(ra.Body))
 	if !ok {
 		body = ra.Body
 	}
@@ -545,13 +546,13 @@ func (p *player) read(ctx context.Context, key string) (int64, error) {
 		fail(rb, err.Error(), err.Error())
 		return 0, nil
 	}
-	v, err := p.f.Counted.eval(vars)
+	v, err := p.f.Counted.Eval(vars)
 	n, isInt := v.(int64)
 	switch {
 	case err != nil:
 		fail(rb, "counted: "+err.Error(), "counted: "+err.Error())
 	case !isInt:
-		why := fmt.Sprintf("counted: %s is %s, not a whole number", p.f.Counted.Src, jsonKind(v))
+		why := fmt.Sprintf("counted: %s is %s, not a whole number", p.f.Counted.Src, expr.JSONKind(v))
 		fail(rb, why, why)
 	}
 	return n, nil
@@ -587,7 +588,7 @@ func (f *File) ruleVars(rb *results.Readback, t *results.Trial) (map[string]any,
 		vars["requests"] = int64(max(len(t.Requests), t.Allowed+t.Refused+t.Errors))
 	}
 	for _, name := range slices.Sorted(maps.Keys(rb.Bodies)) {
-		v, ok := decodeJSON(rb.Bodies[name])
+		v, ok := expr.DecodeJSON(rb.Bodies[name])
 		if !ok {
 			return nil, fmt.Errorf("%s: the saved answer is not JSON", name)
 		}
@@ -692,7 +693,7 @@ func (f *File) damage(t *results.Trial) string {
 		return ""
 	}
 	if f.Damage != nil {
-		if v, err := f.Damage.eval(vars); err == nil {
+		if v, err := f.Damage.Eval(vars); err == nil {
 			if s, ok := v.(string); ok {
 				return s
 			}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/racelab/racelab/scenarios/racefile/expr"
 	"golang.org/x/sync/errgroup"
 	"gopkg.in/yaml.v3"
 )
@@ -69,10 +70,10 @@ func (p *parser) took(s *Step, name string) {
 
 // checkHole checks that a request of list may read hole h of template
 // s, at byte base of node n's value.
-func (p *parser) checkHole(n *yaml.Node, s, list string, base int, h part) error {
-	name := h.name()
+func (p *parser) checkHole(n *yaml.Node, s, list string, base int, h expr.Hole) error {
+	name := h.Name()
 	at := base + max(strings.Index(s, "{{"+name), strings.Index(s, "{{"), 0)
-	root, field, _ := strings.Cut(strings.Join(h.ref, "."), ".")
+	root, field, _ := strings.Cut(strings.Join(h.Ref, "."), ".")
 	isList := slices.Contains(p.lists, root)
 	switch {
 	case root == "key" || root == "trial" || root == "uuid":
@@ -95,13 +96,13 @@ func (p *parser) checkHole(n *yaml.Node, s, list string, base int, h part) error
 			known = append(known, "n")
 		}
 		return p.atOffset(n, at, "{{%s}} names no variable; want one of %s", name, strings.Join(known, ", "))
-	case h.index != "" && !isList:
-		return p.atOffset(n, at, "{{%s}}: %s is one value, not a list (its step has no repeat:); want {{%s}}", name, root, strings.Replace(name, "["+h.index+"]", "", 1))
-	case h.index == "i" && list != "burst":
+	case h.Index != "" && !isList:
+		return p.atOffset(n, at, "{{%s}}: %s is one value, not a list (its step has no repeat:); want {{%s}}", name, root, strings.Replace(name, "["+h.Index+"]", "", 1))
+	case h.Index == "i" && list != "burst":
 		return p.atOffset(n, at, "{{%s}} in a %s request; only a burst request has an index: want [n] in a repeated step or [0]", name, list)
-	case h.index == "n" && !p.repeating:
+	case h.Index == "n" && !p.repeating:
 		return p.atOffset(n, at, "{{%s}} in a step that does not repeat; want [i] in the burst, or repeat: on this step", name)
-	case isList && h.index == "" && len(h.ref) == 1:
+	case isList && h.Index == "" && len(h.Ref) == 1:
 		return p.atOffset(n, at, "{{%s}} is a list, one value per repetition of its step; want {{%s[i]}} in the burst or {{%s[n]}} in a repeated step", name, root, root)
 	}
 	if list == "burst" && slices.Contains(p.captures, root) && !slices.Contains(p.f.burstCaptures, root) {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/racelab/racelab/scenarios/racefile/expr"
 	"gopkg.in/yaml.v3"
 )
 
@@ -54,7 +55,7 @@ func (p *parser) header(k, v *yaml.Node, list string) (Header, error) {
 // secrets lists the values a trial must never show: what its secret
 // captures hold, and what its secret headers' holes read (an environment
 // variable, a setup answer's token), each element of a list.
-func (f *File) secrets(v *Vars) []string {
+func (f *File) secrets(v *expr.Vars) []string {
 	var out []string
 	add := func(x any) {
 		for _, s := range flatten(x) {
@@ -71,20 +72,17 @@ func (f *File) secrets(v *Vars) []string {
 			if !h.Secret {
 				continue
 			}
-			for _, p := range h.Value.parts {
-				if p.ref == nil {
-					continue
-				}
-				if p.index == "" || p.index != "i" && p.index != "n" {
-					x, _ := v.value(p.ref, p.index)
+			for _, p := range h.Value.Holes() {
+				if p.Index == "" || p.Index != "i" && p.Index != "n" {
+					x, _ := v.Value(p)
 					add(x)
 					continue
 				}
-				list, _ := v.Captures[p.ref[0]].([]any)
+				list, _ := v.Captures[p.Ref[0]].([]any)
 				for n := range list {
 					w := *v
 					w.I, w.Own, w.N = 0, n, n
-					x, _ := w.value(p.ref, p.index)
+					x, _ := w.Value(p)
 					add(x)
 				}
 			}
@@ -103,9 +101,9 @@ func (f *File) secretEnv() []string {
 			if !h.Secret {
 				continue
 			}
-			for _, p := range h.Value.parts {
-				if len(p.ref) == 2 && p.ref[0] == "env" && !slices.Contains(out, p.ref[1]) {
-					out = append(out, p.ref[1])
+			for _, p := range h.Value.Holes() {
+				if len(p.Ref) == 2 && p.Ref[0] == "env" && !slices.Contains(out, p.Ref[1]) {
+					out = append(out, p.Ref[1])
 				}
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/racelab/racelab/scenarios/engine"
+	"github.com/racelab/racelab/scenarios/racefile/expr"
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets/sqldb"
 	"github.com/racelab/racelab/targets/story"
@@ -208,7 +209,7 @@ func (r *txRun) statement(ctx context.Context, step int, st *TxStep, onBlocked f
 	e := TxEvent{Step: step, What: what, SQL: st.SQL.Query, Rows: len(rows.Rows)}
 	if what == "read" {
 		b, _ := json.Marshal(rows.Rows)
-		e.Value = clip(string(b))
+		e.Value = expr.Clip(string(b))
 	}
 	r.event(e)
 	if st.As != "" {
@@ -218,7 +219,7 @@ func (r *txRun) statement(ctx context.Context, step int, st *TxStep, onBlocked f
 		if err != nil {
 			return &argError{fmt.Errorf("statement %d: %w", step, err)}
 		}
-		v, _ := decodeJSON(b)
+		v, _ := expr.DecodeJSON(b)
 		r.vars[st.As] = v
 		r.mu.Lock()
 		r.ans.Reads[st.As] = v
@@ -590,7 +591,7 @@ func (p *player) sqlSetup(ctx context.Context, s *Step, st *trialState) error {
 	}
 	if s.As != "" {
 		b, _ := json.Marshal(map[string]any{"rows": rows.Rows, "count": len(rows.Rows)})
-		v, _ := decodeJSON(b)
+		v, _ := expr.DecodeJSON(b)
 		st.vars.Captures[s.As] = v
 	}
 	return nil
@@ -617,7 +618,7 @@ func (p *player) cleanup(ctx context.Context, key string) {
 // firstLine is a statement's first line, shortened, for a message.
 func firstLine(q string) string {
 	q, _, _ = strings.Cut(strings.TrimSpace(q), "\n")
-	return clip(q)
+	return expr.Clip(q)
 }
 
 // sqlScenario makes sc play a SQL race: on a database target (a

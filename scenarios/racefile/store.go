@@ -12,11 +12,10 @@ import (
 	"strings"
 
 	"github.com/google/cel-go/cel"
-	"github.com/google/cel-go/common/types"
-	"github.com/google/cel-go/common/types/ref"
 	"gopkg.in/yaml.v3"
 
 	"github.com/racelab/racelab/scenarios/engine"
+	"github.com/racelab/racelab/scenarios/racefile/expr"
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets/sqldb"
 )
@@ -35,13 +34,13 @@ const MaxExecOutput = 1 << 20
 type SQLRead struct {
 	Query string
 	DB    string
-	Args  []*Expr
+	Args  []*expr.CEL
 }
 
 // ExecRead is an exec: readback: a command and its arguments, each a
 // template, run without a shell.
 type ExecRead struct {
-	Argv []*Template
+	Argv []*expr.Template
 }
 
 // Options are what the command line gives a race file beyond its text:
@@ -121,7 +120,7 @@ func (f *File) checkStore(o Options) ([]dbFlag, error) {
 		for _, s := range f.Readback {
 			if s.Exec != nil {
 				return nil, &Error{File: f.Path, Line: s.Line, Col: s.Col,
-					Msg: fmt.Sprintf("readback exec: %s runs a command on this machine; give --allow-exec to let racelab run it", s.Exec.Argv[0].text())}
+					Msg: fmt.Sprintf("readback exec: %s runs a command on this machine; give --allow-exec to let racelab run it", s.Exec.Argv[0].Text())}
 			}
 		}
 	}
@@ -288,7 +287,7 @@ func (p *parser) sqlRead(fields map[string]*yaml.Node, sq, n *yaml.Node) (*SQLRe
 // argEnv is the environment of a sql: readback's arguments: the trial's
 // key, i (-1 outside the burst) and trial, and the answers named so far.
 func argEnv(names []string) (*cel.Env, error) {
-	opts := append(libraries(),
+	opts := append(expr.Libraries(),
 		cel.Variable("key", cel.StringType),
 		cel.Variable("i", cel.IntType),
 		cel.Variable("trial", cel.IntType))
@@ -313,7 +312,7 @@ func (p *parser) execRead(ex *yaml.Node) (*ExecRead, error) {
 		}
 		r.Argv = append(r.Argv, t)
 	}
-	if r.Argv[0].Literal() && strings.TrimSpace(r.Argv[0].text()) == "" {
+	if r.Argv[0].Literal() && strings.TrimSpace(r.Argv[0].Text()) == "" {
 		return nil, p.at(ex.Content[0], "exec: the command is empty; want a program's path or name")
 	}
 	return r, nil
@@ -330,7 +329,7 @@ func (p *player) readStore(ctx context.Context, s *Step, st *trialState, rb *res
 		vars[name] = v
 	}
 	for name, b := range rb.Bodies {
-		if v, ok := decodeJSON(b); ok {
+		if v, ok := expr.DecodeJSON(b); ok {
 			vars[name] = v
 		}
 	}
@@ -366,33 +365,13 @@ func (p *player) readStore(ctx context.Context, s *Step, st *trialState, rb *res
 func (r *SQLRead) args(vars map[string]any) ([]any, error) {
 	args := make([]any, len(r.Args))
 	for i, x := range r.Args {
-		v, err := x.value(vars)
+		v, err := x.Bind(vars)
 		if err != nil {
 			return nil, fmt.Errorf("args[%d] %s: %w", i, x.Src, err)
 		}
 		args[i] = v
 	}
 	return args, nil
-}
-
-// value runs an argument: a value SQL can bind, a list or a map is an
-// error.
-func (x *Expr) value(vars map[string]any) (any, error) {
-	out, _, err := x.prg.Eval(vars)
-	if err != nil {
-		return nil, err
-	}
-	return bindable(out)
-}
-
-func bindable(v ref.Val) (any, error) {
-	switch v.Type() {
-	case types.NullType:
-		return nil, nil
-	case types.IntType, types.UintType, types.DoubleType, types.StringType, types.BoolType, types.BytesType:
-		return v.Value(), nil
-	}
-	return nil, fmt.Errorf("is a %s; want a number, text, true, false or null to bind", v.Type().TypeName())
 }
 
 // runExec runs an exec: readback without a shell: its standard output,
@@ -437,7 +416,7 @@ func (p *player) runExec(ctx context.Context, s *Step, st *trialState) (json.Raw
 	case rerr != nil:
 		return nil, fmt.Errorf("readback %s: exec %s: %w", s.As, name, rerr)
 	}
-	if _, ok := decodeJSON(data); !ok {
+	if _, ok := expr.DecodeJSON(data); !ok {
 		return nil, fmt.Errorf("readback %s: exec %s printed no JSON%s", s.As, name, note(data))
 	}
 	return bytes.TrimSpace(data), nil
@@ -457,19 +436,6 @@ func (l *limited) Write(b []byte) (int, error) {
 		l.n -= k
 	}
 	return len(b), nil
-}
-
-// text is the template as written.
-func (t *Template) text() string {
-	var b strings.Builder
-	for _, p := range t.parts {
-		if p.ref == nil {
-			b.WriteString(p.lit)
-		} else {
-			b.WriteString("{{" + strings.Join(p.ref, ".") + "}}")
-		}
-	}
-	return b.String()
 }
 
 // hasKey says whether mapping n has key.
@@ -517,7 +483,7 @@ func (p *player) readOne(ctx context.Context, s *Step, st *trialState, rb *resul
 		return nil, &stepError{err.Error(), cause}
 	}
 	// Numbers stay json.Number, so a big integer keeps every digit.
-	v, ok := decodeJSON(b)
+	v, ok := expr.DecodeJSON(b)
 	if !ok {
 		return nil, fmt.Errorf("%s read back no JSON", s.As)
 	}

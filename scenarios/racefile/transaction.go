@@ -10,6 +10,7 @@ import (
 	"github.com/google/cel-go/cel"
 	"gopkg.in/yaml.v3"
 
+	"github.com/racelab/racelab/scenarios/racefile/expr"
 	"github.com/racelab/racelab/scenarios/results"
 )
 
@@ -78,7 +79,7 @@ func transactions(burst *yaml.Node) bool {
 
 // txEnv is the environment of a transaction's allowed: and refused:.
 var txEnv = sync.OnceValues(func() (*cel.Env, error) {
-	return cel.NewEnv(append(libraries(),
+	return cel.NewEnv(append(expr.Libraries(),
 		cel.Variable("committed", cel.BoolType),
 		cel.Variable("aborted", cel.BoolType),
 		cel.Variable("error", cel.BoolType),

@@ -7,37 +7,11 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/google/cel-go/cel"
-	"github.com/google/cel-go/common/ast"
 	"gopkg.in/yaml.v3"
 
+	"github.com/racelab/racelab/scenarios/racefile/expr"
 	"github.com/racelab/racelab/scenarios/results"
 )
-
-// numberType is what severity: is asked for: any CEL number, whole or
-// not (compile accepts int, uint and double for it).
-var numberType = cel.DoubleType
-
-func isNumber(t *cel.Type) bool {
-	return t.IsExactType(cel.IntType) || t.IsExactType(cel.UintType) || t.IsExactType(cel.DoubleType)
-}
-
-// readsAnswers says whether an expression reads the answers list.
-func readsAnswers(a *ast.AST) bool {
-	var walk func(e ast.NavigableExpr) bool
-	walk = func(e ast.NavigableExpr) bool {
-		if e.Kind() == ast.IdentKind && e.AsIdent() == "answers" {
-			return true
-		}
-		for _, c := range e.Children() {
-			if walk(c) {
-				return true
-			}
-		}
-		return false
-	}
-	return walk(ast.NavigateAST(a))
-}
 
 // maxWays bounds the ways a trial's errored requests are weighed answer by
 // answer (2^k for k errors, for a rule that reads the answers): past it
@@ -68,20 +42,6 @@ func (p *parser) envEntry(e *yaml.Node) (name string, secret bool, err error) {
 	return e.Value, secret, nil
 }
 
-// shape is the template with each hole shown as "…": a request as every
-// trial sends it, to count trials that failed alike together.
-func (t *Template) shape() string {
-	var b strings.Builder
-	for _, p := range t.parts {
-		if p.ref != nil {
-			b.WriteString("…")
-			continue
-		}
-		b.WriteString(p.lit)
-	}
-	return b.String()
-}
-
 // stepError is a setup or readback step's failure: Error says it with the
 // trial's own values, cause without them (results.Readback.Cause).
 type stepError struct {
@@ -98,7 +58,7 @@ func causeOf(s *Step, err error) string {
 	if s.Path == nil { // a sql: or exec: step: no request to show
 		return err.Error()
 	}
-	return fmt.Sprintf("%s %s: %v", s.Method, s.Path.shape(), err)
+	return fmt.Sprintf("%s %s: %v", s.Method, s.Path.Shape(), err)
 }
 
 // statusWords is "404 Not Found, text/html": an answer's status and the
@@ -180,7 +140,7 @@ func (f *File) ways(vars map[string]any, t *results.Trial) (out []map[string]any
 
 // readsAnswers says whether some rule judging a trial reads its answers.
 func (f *File) readsAnswers() bool {
-	return f.Rule.answers || f.Severity != nil && f.Severity.answers
+	return f.Rule.ReadsAnswers() || f.Severity != nil && f.Severity.ReadsAnswers()
 }
 
 // severity is how badly a broken trial broke, on one way's variables: the
@@ -188,7 +148,7 @@ func (f *File) readsAnswers() bool {
 func (f *File) severity(vars map[string]any, counted int64) (float64, error) {
 	switch {
 	case f.Severity != nil:
-		v, err := f.Severity.eval(vars)
+		v, err := f.Severity.Eval(vars)
 		if err != nil {
 			return 0, fmt.Errorf("severity: %w", err)
 		}
@@ -203,7 +163,7 @@ func (f *File) severity(vars map[string]any, counted int64) (float64, error) {
 			}
 			return n, nil
 		}
-		return 0, fmt.Errorf("severity: %s is %s, not a number", f.Severity.Src, jsonKind(v))
+		return 0, fmt.Errorf("severity: %s is %s, not a number", f.Severity.Src, expr.JSONKind(v))
 	case f.Counted != nil:
 		return float64(counted - vars["allowed"].(int64)), nil
 	}

@@ -1,4 +1,4 @@
-package racefile
+package expr
 
 import (
 	"crypto/rand"
@@ -19,13 +19,19 @@ type Template struct {
 	parts []part
 }
 
-// part is literal text or, when ref is set, a hole.
+// part is literal text or, when Ref is set, a hole.
 type part struct {
 	lit string
-	ref []string // the name split at its dots: ["env", "API_TOKEN"]
-	// index is a list hole's index after its first name: "i", "n", or a
+	Hole
+}
+
+// Hole is one {{NAME}} of a template.
+type Hole struct {
+	// Ref is the name split at its dots: ["env", "API_TOKEN"].
+	Ref []string
+	// Index is a list hole's index after its first name: "i", "n", or a
 	// number; "" for none.
-	index string
+	Index string
 }
 
 // refName is what a hole may name: words joined by dots, the first one
@@ -51,7 +57,7 @@ func ParseTemplate(s string) (*Template, int, error) {
 		}
 		end := strings.Index(s[open:], "}}")
 		if end < 0 {
-			return nil, open, fmt.Errorf("%q opens {{ and never closes it; want {{NAME}}", clip(s[open:]))
+			return nil, open, fmt.Errorf("%q opens {{ and never closes it; want {{NAME}}", Clip(s[open:]))
 		}
 		end += open
 		name := strings.TrimSpace(s[open+2 : end])
@@ -66,7 +72,7 @@ func ParseTemplate(s string) (*Template, int, error) {
 			}
 			return nil, open, fmt.Errorf("{{%s}}: %w", name, err)
 		}
-		t.parts = append(t.parts, part{ref: ref, index: m[2]})
+		t.parts = append(t.parts, part{Hole: Hole{Ref: ref, Index: m[2]}})
 		at = end + 2
 	}
 }
@@ -98,7 +104,8 @@ func isOwn(name string) bool {
 	return false
 }
 
-func clip(s string) string {
+// Clip shortens s to 40 bytes and an ellipsis, to quote it in an error.
+func Clip(s string) string {
 	if len(s) > 40 {
 		return s[:40] + "…"
 	}
@@ -110,19 +117,57 @@ func clip(s string) string {
 func (t *Template) Refs() []string {
 	var out []string
 	for _, p := range t.parts {
-		if p.ref != nil {
-			out = append(out, p.name())
+		if p.Ref != nil {
+			out = append(out, p.Name())
 		}
 	}
 	return out
 }
 
-// name is the hole as written, without its braces.
-func (p part) name() string {
-	if p.index == "" {
-		return strings.Join(p.ref, ".")
+// Name is the hole as written, without its braces.
+func (p Hole) Name() string {
+	if p.Index == "" {
+		return strings.Join(p.Ref, ".")
 	}
-	return strings.Join(append([]string{p.ref[0] + "[" + p.index + "]"}, p.ref[1:]...), ".")
+	return strings.Join(append([]string{p.Ref[0] + "[" + p.Index + "]"}, p.Ref[1:]...), ".")
+}
+
+// Holes lists the template's holes in order.
+func (t *Template) Holes() []Hole {
+	var out []Hole
+	for _, p := range t.parts {
+		if p.Ref != nil {
+			out = append(out, p.Hole)
+		}
+	}
+	return out
+}
+
+// Text is the template as written.
+func (t *Template) Text() string {
+	var b strings.Builder
+	for _, p := range t.parts {
+		if p.Ref == nil {
+			b.WriteString(p.lit)
+		} else {
+			b.WriteString("{{" + strings.Join(p.Ref, ".") + "}}")
+		}
+	}
+	return b.String()
+}
+
+// Shape is the template with each hole shown as "…": a request as every
+// trial sends it, to count trials that failed alike together.
+func (t *Template) Shape() string {
+	var b strings.Builder
+	for _, p := range t.parts {
+		if p.Ref != nil {
+			b.WriteString("…")
+			continue
+		}
+		b.WriteString(p.lit)
+	}
+	return b.String()
 }
 
 // Literal reports whether the template has no holes.
@@ -153,13 +198,13 @@ type Vars struct {
 func (t *Template) Expand(v *Vars, escape func(string) string) (string, error) {
 	var b strings.Builder
 	for _, p := range t.parts {
-		if p.ref == nil {
+		if p.Ref == nil {
 			b.WriteString(p.lit)
 			continue
 		}
-		s, err := v.value(p.ref, p.index)
+		s, err := v.Value(p.Hole)
 		if err != nil {
-			return "", fmt.Errorf("{{%s}}: %w", p.name(), err)
+			return "", fmt.Errorf("{{%s}}: %w", p.Name(), err)
 		}
 		if escape != nil {
 			s = escape(s)
@@ -169,8 +214,9 @@ func (t *Template) Expand(v *Vars, escape func(string) string) (string, error) {
 	return b.String(), nil
 }
 
-// value is one hole's value; index is its [i], [n] or [3], if any.
-func (v *Vars) value(ref []string, index string) (string, error) {
+// Value is one hole's value for v.
+func (v *Vars) Value(h Hole) (string, error) {
+	ref, index := h.Ref, h.Index
 	switch ref[0] {
 	case "key":
 		return v.Key, nil
@@ -225,7 +271,7 @@ func (v *Vars) value(ref []string, index string) (string, error) {
 	case string:
 		return x, nil
 	case nil, map[string]any, []any:
-		return "", fmt.Errorf("is %s, not a string or a number", jsonKind(x))
+		return "", fmt.Errorf("is %s, not a string or a number", JSONKind(x))
 	default:
 		return fmt.Sprint(x), nil
 	}
@@ -236,7 +282,7 @@ func (v *Vars) value(ref []string, index string) (string, error) {
 func (v *Vars) element(name string, c any, index string) (any, error) {
 	list, ok := c.([]any)
 	if !ok {
-		return nil, fmt.Errorf("%s is %s, not a repeated step's list", name, jsonKind(c))
+		return nil, fmt.Errorf("%s is %s, not a repeated step's list", name, JSONKind(c))
 	}
 	var at int
 	switch index {
@@ -266,7 +312,9 @@ func newUUID() string {
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
-func jsonKind(v any) string {
+// JSONKind names the kind of a decoded JSON value, "an object", for an
+// error that says what a value is instead of what was wanted.
+func JSONKind(v any) string {
 	switch v.(type) {
 	case nil:
 		return "null"
