@@ -22,6 +22,7 @@ import (
 	"github.com/racelab/racelab/scenarios"
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/racefile"
+	"github.com/racelab/racelab/scenarios/racefile/sqlrace"
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets/sqldb"
 )
@@ -226,7 +227,7 @@ func cellOf(test string, tr results.TargetResult) Cell {
 	}
 	if t.Readback != nil {
 		for _, a := range t.Readback.Answers {
-			var tx racefile.TxAnswer
+			var tx sqlrace.Answer
 			if json.Unmarshal([]byte(a.Body), &tx) != nil {
 				continue
 			}

@@ -50,12 +50,11 @@
 // parses it, sqlrace.go plays it): its target is a database
 // (postgres://…, mysql://…, sqlite:PATH, at the URL's isolation=), its
 // setup, readback and cleanup are sql: statements on it, and each burst
-// entry is a transaction run on a connection of its own. They begin
-// before the release and wait for each other at barrier: true (a
-// statement past BlockedAfter is blocked on a lock, and the barrier goes
-// on without it), or replay a fixed order: step by step, as Hermitage's
-// scripts do. The database's refusals are aborted (retry: runs them
-// again), anything else an error. Each transaction's answer is a
-// TxAnswer: committed or aborted, what its statements read, and its
-// timeline, which the rule reads and explain draws.
+// entry is a transaction, run by package sqlrace on a connection of its
+// own: they begin before the release and wait for each other at
+// barrier: true, or replay a fixed order: step by step. The database's
+// refusals are aborted (retry: runs them again), anything else an error.
+// Each transaction's answer is a sqlrace.Answer: committed or aborted,
+// what its statements read, and its timeline, which the rule reads and
+// explain draws.
 package racefile

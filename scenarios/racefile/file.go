@@ -20,6 +20,7 @@ import (
 
 	"github.com/racelab/racelab/internal/readfile"
 	"github.com/racelab/racelab/scenarios/racefile/expr"
+	"github.com/racelab/racelab/scenarios/racefile/sqlrace"
 	"github.com/racelab/racelab/scenarios/results"
 )
 
@@ -83,7 +84,7 @@ type File struct {
 	// Order, in a SQL race, is the fixed interleaving of its
 	// transactions' steps (order:), nil for a barrier's; Cleanup are the
 	// sql: statements that remove a trial's rows after its readback.
-	Order   []OrderStep
+	Order   []sqlrace.OrderStep
 	Cleanup []*Step
 	// Rule is the hard rule; Soft, Damage, Counted and Severity are
 	// optional.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/racelab/racelab/scenarios/engine"
 	"github.com/racelab/racelab/scenarios/racefile"
+	"github.com/racelab/racelab/scenarios/racefile/sqlrace"
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets"
 )
@@ -200,7 +201,7 @@ rule: after.rows[0].value == 12
 		if x.Broken || x.Inconclusive() {
 			t.Fatalf("trial %d: %s %+v; want the second update last", x.Index, x.Why, x.Readback)
 		}
-		var second racefile.TxAnswer
+		var second sqlrace.Answer
 		if err := json.Unmarshal([]byte(x.Readback.Answers[1].Body), &second); err != nil {
 			t.Fatal(err)
 		}

@@ -1,7 +1,6 @@
 package racefile
 
 import (
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/racelab/racelab/scenarios/racefile/expr"
+	"github.com/racelab/racelab/scenarios/racefile/sqlrace"
 	"github.com/racelab/racelab/scenarios/results"
 )
 
@@ -38,6 +38,19 @@ type TxStep struct {
 	Barrier   bool
 }
 
+// def is what package sqlrace runs of the transaction.
+func (t *Transaction) def() *sqlrace.Tx {
+	d := &sqlrace.Tx{Retry: t.Retry}
+	for _, s := range t.Steps {
+		st := sqlrace.Step{As: s.As, Barrier: s.Barrier}
+		if s.SQL != nil {
+			st.Query, st.Args = s.SQL.Query, s.SQL.args
+		}
+		d.Steps = append(d.Steps, st)
+	}
+	return d
+}
+
 // statements are the transaction's statements, barriers left out: step
 // N of order: is statements()[N-1].
 func (t *Transaction) statements() []*TxStep {
@@ -48,21 +61,6 @@ func (t *Transaction) statements() []*TxStep {
 		}
 	}
 	return out
-}
-
-// OrderStep is one item of order:, transaction.step: statement Step
-// (from 1) of transaction Tx (from 0), or its End, "commit" or
-// "rollback".
-type OrderStep struct {
-	Tx, Step int
-	End      string
-}
-
-func (o OrderStep) String() string {
-	if o.End != "" {
-		return fmt.Sprintf("%d.%s", o.Tx, o.End)
-	}
-	return fmt.Sprintf("%d.%d", o.Tx, o.Step)
 }
 
 // SQLRace says whether the file is a SQL race: its burst fires
@@ -313,7 +311,7 @@ func (p *parser) order(n *yaml.Node) error {
 			return p.at(item, "order: %s: no transaction %d; the burst has %d, numbered from 0", item.Value, i, f.Requests)
 		}
 		stmts := f.kindOf(i).Tx.statements()
-		o := OrderStep{Tx: i}
+		o := sqlrace.OrderStep{Tx: i}
 		switch step {
 		case "commit", "rollback":
 			o.End = step

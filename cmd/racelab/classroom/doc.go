@@ -53,7 +53,7 @@
 // (never "holds" on an error), a lane per transaction (its reads, writes,
 // where it blocked, how it ended, with the database's code) and the same
 // timeline in words, read off the answers the race file keeps
-// (racefile.TxAnswer). Its replay steps through the last trial: a run on
+// (sqlrace.Answer). Its replay steps through the last trial: a run on
 // databases has no seed. See race.go.
 //
 // The burst button is the one thing on the page that costs the machine

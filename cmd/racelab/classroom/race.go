@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/racelab/racelab/scenarios/engine"
-	"github.com/racelab/racelab/scenarios/racefile"
+	"github.com/racelab/racelab/scenarios/racefile/sqlrace"
 	"github.com/racelab/racelab/scenarios/results"
 	"github.com/racelab/racelab/targets/sqldb"
 )
@@ -44,7 +44,7 @@ type txView struct {
 }
 
 // transactions reads each transaction's timeline off the trial's
-// answers, where the race file keeps it (racefile.TxAnswer).
+// answers, where the race file keeps it (sqlrace.Answer).
 func transactions(t *results.Trial) []txView {
 	if t.Readback == nil {
 		return nil
@@ -52,7 +52,7 @@ func transactions(t *results.Trial) []txView {
 	out := make([]txView, 0, len(t.Readback.Answers))
 	for i, a := range t.Readback.Answers {
 		v := txView{Tx: i + 1, Outcome: "no answer", Events: []string{}}
-		var tx racefile.TxAnswer
+		var tx sqlrace.Answer
 		if a.Body == "" || json.Unmarshal([]byte(a.Body), &tx) != nil {
 			out = append(out, v)
 			continue
@@ -67,7 +67,7 @@ func transactions(t *results.Trial) []txView {
 }
 
 // txOutcome says how a transaction ended.
-func txOutcome(tx racefile.TxAnswer) string {
+func txOutcome(tx sqlrace.Answer) string {
 	switch {
 	case tx.Committed:
 		return "committed"
@@ -81,7 +81,7 @@ func txOutcome(tx racefile.TxAnswer) string {
 
 // txEventWords says one line of a transaction's timeline: its instant
 // from the release, then what it did.
-func txEventWords(e racefile.TxEvent) string {
+func txEventWords(e sqlrace.Event) string {
 	words := e.What
 	switch e.What {
 	case "read":
@@ -142,8 +142,8 @@ func databaseWords(store any) (string, bool) {
 }
 
 // txAnswerOf is request q's transaction, when trial t is a SQL race's.
-func txAnswerOf(t *results.Trial, q *results.Request) (racefile.TxAnswer, bool) {
-	var tx racefile.TxAnswer
+func txAnswerOf(t *results.Trial, q *results.Request) (sqlrace.Answer, bool) {
+	var tx sqlrace.Answer
 	if t.Readback == nil || q.Index < 0 || q.Index >= len(t.Readback.Answers) {
 		return tx, false
 	}
