@@ -116,7 +116,7 @@ type Step struct {
 	Headers   []Header
 	// Body is the request's body: JSON (json:) or text (body:), nil for
 	// none.
-	Body *Body
+	Body *expr.Body
 	// As names the answer's JSON (setup and readback).
 	As string
 	// Repeat is how many times a setup step is sent (repeat:), 0 for
@@ -535,7 +535,7 @@ func (p *parser) step(n *yaml.Node, list string) (*Step, error) {
 		if err != nil {
 			return nil, err
 		}
-		s.Body = &Body{JSON: v}
+		s.Body = &expr.Body{JSON: v}
 	case bn != nil:
 		text, err := p.str(fields, n, "body", false)
 		if err != nil {
@@ -545,7 +545,7 @@ func (p *parser) step(n *yaml.Node, list string) (*Step, error) {
 		if err != nil {
 			return nil, err
 		}
-		s.Body = &Body{Text: t}
+		s.Body = &expr.Body{Text: t}
 	}
 	if list != "burst" {
 		if s.As, err = p.str(fields, n, "as", false); err != nil {
@@ -628,56 +628,13 @@ func (p *parser) atOffset(n *yaml.Node, off int, format string, args ...any) err
 	return &Error{File: p.path, Line: n.Line, Col: col, Msg: fmt.Sprintf(format, args...)}
 }
 
-// Body is a request's body: JSON with templates in its keys and strings,
-// a form, or text.
-type Body struct {
-	JSON *JSONValue
-	Text *expr.Template
-	Form []formField
-}
-
-// ContentType is the body's Content-Type.
-func (b *Body) ContentType() string {
-	switch {
-	case b.JSON != nil:
-		return "application/json"
-	case b.Form != nil:
-		return "application/x-www-form-urlencoded"
-	}
-	return "text/plain; charset=utf-8"
-}
-
-// Render is the body's bytes for one request.
-func (b *Body) Render(v *expr.Vars) ([]byte, error) {
-	if b.Form != nil {
-		return b.renderForm(v)
-	}
-	if b.Text != nil {
-		s, err := b.Text.Expand(v, nil)
-		return []byte(s), err
-	}
-	var buf bytes.Buffer
-	if err := b.JSON.render(&buf, v); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
-
-// JSONValue is a JSON value written in YAML, its keys in the file's order
-// and its strings templates.
-type JSONValue struct {
-	lit   json.RawMessage // a number, true, false or null
-	str   *expr.Template
-	keys  []*expr.Template
-	vals  []*JSONValue
-	items []*JSONValue
-	obj   bool
-}
-
-func (p *parser) jsonValue(n *yaml.Node, list string) (*JSONValue, error) {
+// jsonValue reads a JSON value written in YAML: its keys and strings
+// are templates.
+func (p *parser) jsonValue(n *yaml.Node, list string) (*expr.JSONValue, error) {
 	switch n.Kind {
 	case yaml.MappingNode:
-		v := &JSONValue{obj: true}
+		var keys []*expr.Template
+		var vals []*expr.JSONValue
 		var seen []string
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k := n.Content[i]
@@ -696,23 +653,23 @@ func (p *parser) jsonValue(n *yaml.Node, list string) (*JSONValue, error) {
 			if err != nil {
 				return nil, err
 			}
-			v.keys, v.vals = append(v.keys, key), append(v.vals, val)
+			keys, vals = append(keys, key), append(vals, val)
 		}
-		return v, nil
+		return expr.JSONObject(keys, vals), nil
 	case yaml.SequenceNode:
-		v := &JSONValue{items: []*JSONValue{}}
+		items := []*expr.JSONValue{}
 		for _, item := range n.Content {
 			val, err := p.jsonValue(item, list)
 			if err != nil {
 				return nil, err
 			}
-			v.items = append(v.items, val)
+			items = append(items, val)
 		}
-		return v, nil
+		return expr.JSONList(items), nil
 	case yaml.ScalarNode:
 		switch n.Tag {
 		case "!!null":
-			return &JSONValue{lit: json.RawMessage("null")}, nil
+			return expr.JSONLiteral(json.RawMessage("null")), nil
 		case "!!bool", "!!int", "!!float":
 			var x any
 			if err := n.Decode(&x); err != nil {
@@ -722,59 +679,15 @@ func (p *parser) jsonValue(n *yaml.Node, list string) (*JSONValue, error) {
 			if err != nil {
 				return nil, p.at(n, "%q is not a JSON value; want a finite number, true, false, null or text", n.Value)
 			}
-			return &JSONValue{lit: b}, nil
+			return expr.JSONLiteral(b), nil
 		}
 		t, err := p.template(n, n.Value, list, 0)
 		if err != nil {
 			return nil, err
 		}
-		return &JSONValue{str: t}, nil
+		return expr.JSONString(t), nil
 	}
 	return nil, p.at(n, "%s is not JSON; want a mapping, a list or a value", nodeKind(n))
-}
-
-func (j *JSONValue) render(b *bytes.Buffer, v *expr.Vars) error {
-	switch {
-	case j.lit != nil:
-		b.Write(j.lit)
-	case j.str != nil:
-		s, err := j.str.Expand(v, nil)
-		if err != nil {
-			return err
-		}
-		q, _ := json.Marshal(s)
-		b.Write(q)
-	case j.obj:
-		b.WriteByte('{')
-		for i, k := range j.keys {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			key, err := k.Expand(v, nil)
-			if err != nil {
-				return err
-			}
-			q, _ := json.Marshal(key)
-			b.Write(q)
-			b.WriteByte(':')
-			if err := j.vals[i].render(b, v); err != nil {
-				return err
-			}
-		}
-		b.WriteByte('}')
-	default:
-		b.WriteByte('[')
-		for i, item := range j.items {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			if err := item.render(b, v); err != nil {
-				return err
-			}
-		}
-		b.WriteByte(']')
-	}
-	return nil
 }
 
 // header is the step's headers for one request, its body's Content-Type

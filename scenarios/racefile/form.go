@@ -2,8 +2,6 @@ package racefile
 
 import (
 	"crypto/sha256"
-	"fmt"
-	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
@@ -13,19 +11,13 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// formField is one field of a form: body, its value a template.
-type formField struct {
-	name  string
-	value *expr.Template
-}
-
 // form reads a form: body, a mapping from field names to text values,
 // sent urlencoded in the file's order.
-func (p *parser) form(n *yaml.Node, list string) (*Body, error) {
+func (p *parser) form(n *yaml.Node, list string) (*expr.Body, error) {
 	if n.Kind != yaml.MappingNode || len(n.Content) == 0 {
 		return nil, p.at(n, "form: is %s; want a mapping of fields, such as {user: \"u{{n}}\", password: pw}", nodeKind(n))
 	}
-	b := &Body{}
+	b := &expr.Body{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		if k.Kind != yaml.ScalarNode || k.Value == "" {
@@ -34,32 +26,16 @@ func (p *parser) form(n *yaml.Node, list string) (*Body, error) {
 		if v.Kind != yaml.ScalarNode || v.Tag == "!!null" {
 			return nil, p.at(v, "form field %s is %s; want its value as text", k.Value, nodeKind(v))
 		}
-		if slices.ContainsFunc(b.Form, func(f formField) bool { return f.name == k.Value }) {
+		if slices.ContainsFunc(b.Form, func(f expr.FormField) bool { return f.Name == k.Value }) {
 			return nil, p.at(k, "form field %q given twice; give it once", k.Value)
 		}
 		t, err := p.template(v, v.Value, list, 0)
 		if err != nil {
 			return nil, err
 		}
-		b.Form = append(b.Form, formField{k.Value, t})
+		b.Form = append(b.Form, expr.FormField{Name: k.Value, Value: t})
 	}
 	return b, nil
-}
-
-// renderForm is the form's urlencoded body for one request.
-func (b *Body) renderForm(v *expr.Vars) ([]byte, error) {
-	var out strings.Builder
-	for i, f := range b.Form {
-		s, err := f.value.Expand(v, nil)
-		if err != nil {
-			return nil, fmt.Errorf("form field %s: %w", f.name, err)
-		}
-		if i > 0 {
-			out.WriteByte('&')
-		}
-		out.WriteString(url.QueryEscape(f.name) + "=" + url.QueryEscape(s))
-	}
-	return []byte(out.String()), nil
 }
 
 // KeySpec is what a trial's fresh key ({{key}}) is made of (key:): a
