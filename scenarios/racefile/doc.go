@@ -47,7 +47,7 @@
 // # SQL races
 //
 // A file whose burst holds transaction:s is a SQL race (transaction.go
-// parses it, sqlrace.go plays it): its target is a database
+// parses it, sqlplay.go plays it): its target is a database
 // (postgres://…, mysql://…, sqlite:PATH, at the URL's isolation=), its
 // setup, readback and cleanup are sql: statements on it, and each burst
 // entry is a transaction, run by package sqlrace on a connection of its

@@ -16,7 +16,7 @@ import (
 
 // A SQL race: the burst's entries are transaction:s, fired at the target
 // database, each on a connection of its own (package sqlrace runs them,
-// sqlrace.go plays the file through it).
+// sqlplay.go plays the file through it).
 
 // MaxRetry bounds retry: on a transaction.
 const MaxRetry = 100
