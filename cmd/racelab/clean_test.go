@@ -3,13 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/racelab/racelab/targets"
+	"github.com/racelab/racelab/targets/storetest"
 )
 
 // TestCleanCommand: racelab clean names each server it could not clean and
@@ -17,12 +17,7 @@ import (
 // cleaning itself is checked in the store packages against the real
 // servers, limited to the tests' own keys: the servers are shared.)
 func TestCleanCommand(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := ln.Addr().String()
-	ln.Close()
+	closed := storetest.ClosedAddr(t)
 	code, _, stderr := execute(context.Background(), "clean", "--redis-url", "redis://"+closed+"/0", "--postgres-url", "postgres://racelab@"+closed+"/racelab?sslmode=disable")
 	if code != exitFailure || !strings.Contains(stderr, "Redis server for redis: ") || !strings.Contains(stderr, "PostgreSQL server for postgres: ") ||
 		!strings.Contains(stderr, "is it running?") {

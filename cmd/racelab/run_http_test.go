@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -25,12 +24,7 @@ func TestHTTPExitCodes(t *testing.T) {
 		fmt.Fprint(w, "<html>it works</html>")
 	}))
 	defer garbage.Close()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := "http://" + ln.Addr().String()
-	ln.Close()
+	closed := "http://" + storetest.ClosedAddr(t)
 	mapFile := filepath.Join(t.TempDir(), "map.json")
 	if err := os.WriteFile(mapFile, []byte(`{"hot": {}}`), 0o600); err != nil {
 		t.Fatal(err)

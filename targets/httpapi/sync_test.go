@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"github.com/racelab/racelab/targets/httpapi"
 	"github.com/racelab/racelab/targets/httpapi/burst"
 	"github.com/racelab/racelab/targets/httpapi/server"
+	"github.com/racelab/racelab/targets/storetest"
 	"github.com/racelab/racelab/targets/story"
 )
 
@@ -181,12 +181,7 @@ func TestForcedH2AgainstHTTP1(t *testing.T) {
 
 // TestUnreachable fails Prepare with the address that refused.
 func TestUnreachable(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := storetest.ClosedAddr(t)
 	for _, mode := range []httpapi.Sync{httpapi.SyncAuto, httpapi.SyncH2, httpapi.SyncLastByte, httpapi.SyncNone} {
 		c := client(t, "http://"+addr, httpapi.Config{Wire: burst.Config{Sync: mode}})
 		if err := c.Prepare(context.Background(), 2); err == nil || !strings.Contains(err.Error(), addr) {

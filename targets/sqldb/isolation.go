@@ -108,13 +108,7 @@ func (db *DB) Begin(ctx context.Context) (*Tx, error) {
 // (? placeholders), and returns its rows (none for a statement without
 // any), at most MaxRows.
 func (t *Tx) Query(ctx context.Context, query string, args []any) (*Rows, error) {
-	rows, err := t.tx.QueryContext(ctx, t.db.Rebind(query), args...)
-	if err != nil {
-		return nil, t.db.scrub(err)
-	}
-	defer rows.Close()
-	out, err := scan(rows, MaxRows)
-	return out, t.db.scrub(err)
+	return t.db.query(ctx, t.tx, query, args, MaxRows)
 }
 
 // Rollback rolls the transaction back (order: N.rollback).
@@ -145,13 +139,7 @@ func (db *DB) Write(ctx context.Context, query string, args []any) (*Rows, error
 	if err != nil {
 		return nil, err
 	}
-	rows, err := p.QueryContext(ctx, db.Rebind(query), args...)
-	if err != nil {
-		return nil, db.scrub(err)
-	}
-	defer rows.Close()
-	out, err := scan(rows, MaxRows)
-	return out, db.scrub(err)
+	return db.query(ctx, p, query, args, MaxRows)
 }
 
 // Retries is the running total of transactions racelab retried on the

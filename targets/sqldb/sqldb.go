@@ -250,9 +250,7 @@ func (db *DB) Read(ctx context.Context, query string, args []any, max int) (*Row
 	if err != nil {
 		return nil, err
 	}
-	var q interface {
-		QueryContext(context.Context, string, ...any) (*sql.Rows, error)
-	} = p
+	var q querier = p
 	if db.kind != SQLite {
 		// SQLite's connection is read-only itself; the servers' are
 		// made so for this one query.
@@ -263,6 +261,19 @@ func (db *DB) Read(ctx context.Context, query string, args []any, max int) (*Row
 		defer tx.Rollback()
 		q = tx
 	}
+	return db.query(ctx, q, query, args, max)
+}
+
+// querier is what a query runs on: a pool (*sql.DB) or a transaction
+// (*sql.Tx).
+type querier interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}
+
+// query runs query on q, args bound as parameters, and reads at most max
+// rows: the one way Read, Write and a transaction's Query ask, so that
+// each rebinds the placeholders and scrubs the password from its errors.
+func (db *DB) query(ctx context.Context, q querier, query string, args []any, max int) (*Rows, error) {
 	rows, err := q.QueryContext(ctx, db.Rebind(query), args...)
 	if err != nil {
 		return nil, db.scrub(err)
