@@ -71,31 +71,16 @@ type database struct {
 }
 
 func openDatabase(t *testing.T, name string) *database {
-	var u string
-	switch name {
-	case "sqlite":
-		u = "sqlite:" + filepath.Join(t.TempDir(), "app.db")
-	case "postgres":
-		u = storetest.URL("RACELAB_POSTGRES_URL", targets.DefaultPostgresURL)
-	case "mariadb":
-		if u = os.Getenv("RACELAB_MYSQL_URL"); u == "" {
-			storetest.Unreachable(t, "RACELAB_MYSQL_URL", errors.New("RACELAB_MYSQL_URL is not set; .ci/services starts MariaDB"))
-		}
-	}
-	db, err := sqldb.Open(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	where := map[string][2]string{ // the environment variable, the default
+		"sqlite":   {"", "sqlite:" + filepath.Join(t.TempDir(), "app.db")},
+		"postgres": {"RACELAB_POSTGRES_URL", targets.DefaultPostgresURL},
+		"mariadb":  {"RACELAB_MYSQL_URL", ""},
+	}[name]
+	u := storetest.URL(where[0], where[1])
+	db := storetest.Database(t, where[0], u)
 	w, err := db.Writable()
 	if err != nil {
 		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := w.PingContext(ctx); err != nil {
-		env := map[string]string{"postgres": "RACELAB_POSTGRES_URL", "mariadb": "RACELAB_MYSQL_URL"}[name]
-		storetest.Unreachable(t, env, err)
 	}
 	return &database{name, u, db, w}
 }

@@ -52,22 +52,10 @@ func servers() map[string]func(t *testing.T) *server {
 
 func open(t *testing.T, name, env, def, driver string, kind sqldb.Kind) *server {
 	u := storetest.URL(env, def)
-	if u == "" {
-		storetest.Unreachable(t, env, fmt.Errorf("%s is not set; .ci/services starts MariaDB", env))
-	}
-	db, err := sqldb.Open(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Database(t, env, u)
 	raw, err := db.Writable()
 	if err != nil {
 		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := raw.PingContext(ctx); err != nil {
-		storetest.Unreachable(t, env, err)
 	}
 	return &server{name, u, raw, kind}
 }

@@ -3,6 +3,7 @@ package sqlrace_test
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -15,15 +16,11 @@ import (
 	"github.com/racelab/racelab/targets/storetest"
 )
 
-// open opens db with one account row, v = 0, under a table name of the
-// test's own.
-func open(t *testing.T, url string) (*sqldb.DB, string) {
+// open opens the database at url (which env names) with one account
+// row, v = 0, under a table name of the test's own.
+func open(t *testing.T, env, url string) (*sqldb.DB, string) {
 	t.Helper()
-	db, err := sqldb.Open(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Database(t, env, url)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	table := fmt.Sprintf("racelab_sqlrace_%d", time.Now().UnixNano())
@@ -32,9 +29,6 @@ func open(t *testing.T, url string) (*sqldb.DB, string) {
 		"INSERT INTO " + table + " (id, v) VALUES (1, 0)",
 	} {
 		if _, err := db.Write(ctx, q, nil); err != nil {
-			if db.Kind() == sqldb.PostgreSQL {
-				storetest.Unreachable(t, "RACELAB_POSTGRES_URL", err)
-			}
 			t.Fatal(err)
 		}
 	}
@@ -43,7 +37,19 @@ func open(t *testing.T, url string) (*sqldb.DB, string) {
 }
 
 func lite(t *testing.T) (*sqldb.DB, string) {
-	return open(t, "sqlite:"+filepath.Join(t.TempDir(), "race.db"))
+	return open(t, "", "sqlite:"+filepath.Join(t.TempDir(), "race.db"))
+}
+
+// postgres opens the CI's PostgreSQL at level.
+func postgres(t *testing.T, level string) (*sqldb.DB, string) {
+	u, err := url.Parse(storetest.URL("RACELAB_POSTGRES_URL", targets.DefaultPostgresURL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("isolation", level)
+	u.RawQuery = q.Encode()
+	return open(t, "RACELAB_POSTGRES_URL", u.String())
 }
 
 // deposit reads the balance, waits for the other at a barrier, and
@@ -152,10 +158,13 @@ func TestBarrierThenRefusal(t *testing.T) {
 	}
 }
 
-// TestRetryLandsBoth: a refused transaction retried on a new transaction
-// reads what the first committed: both deposits land.
+// TestRetryLandsBoth: at serializable, PostgreSQL refuses the second
+// deposit (40001); retried on a new transaction, it reads what the first
+// committed, and both land. (SQLite refuses a writer while the winner
+// still holds its lock, so an immediate retry there may be refused
+// again: racelab retries as written, with no wait.)
 func TestRetryLandsBoth(t *testing.T) {
-	db, table := lite(t)
+	db, table := postgres(t, "serializable")
 	answers := race(t, db, deposit(table, 5), 2, nil)
 	retries := 0
 	for i, a := range answers {
@@ -180,7 +189,7 @@ func TestRetryLandsBoth(t *testing.T) {
 // blocked one finishes when the first commits, and both land at read
 // committed.
 func TestOrderBlocksOnALock(t *testing.T) {
-	db, table := open(t, storetest.URL("RACELAB_POSTGRES_URL", targets.DefaultPostgresURL))
+	db, table := postgres(t, "read-committed")
 	add := &sqlrace.Tx{Steps: []sqlrace.Step{{Query: "UPDATE " + table + " SET v = v + 10 WHERE id = 1", Args: noArgs}}}
 	order := []sqlrace.OrderStep{{Tx: 0, Step: 1}, {Tx: 1, Step: 1}, {Tx: 0, End: "commit"}, {Tx: 1, End: "commit"}}
 	answers := race(t, db, add, 2, order)
