@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"time"
@@ -328,6 +329,10 @@ func (r *Run) run(ctx context.Context, b *barriers) {
 		}
 		r.tx.End()
 		r.db.Retried()
+		if err := wait(ctx, backoff(r.ans.Retries)); err != nil {
+			r.finish(&argError{fmt.Errorf("retry: %w", err)}, "")
+			return
+		}
 		tx, berr := r.db.Begin(ctx)
 		r.mu.Lock()
 		r.ans.Retries++
@@ -338,6 +343,28 @@ func (r *Run) run(ctx context.Context, b *barriers) {
 			return
 		}
 		r.tx = tx
+	}
+}
+
+// backoff is how long a refused transaction waits before its retry n
+// (from 0): 1 ms doubled each time up to 64 ms, jittered by up to half,
+// as an application's retry loop waits. Retried at once, a transaction
+// SQLite refused while the winner still holds its lock (BUSY) is
+// refused again, and retry: would run out before the winner commits.
+func backoff(n int) time.Duration {
+	d := time.Millisecond << min(n, 6)
+	return d/2 + rand.N(d/2+1)
+}
+
+// wait waits d, or until ctx ends.
+func wait(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
