@@ -1,0 +1,159 @@
+package burst
+
+import (
+	"errors"
+	"io"
+	"net"
+	"os"
+	"syscall"
+	"unsafe"
+)
+
+// rawIO reads and writes a lean connection with raw system calls, through
+// the connection's own poller (syscall.RawConn), so that deadlines, a
+// cancellation and a close still wake a waiting request.
+//
+// Two costs of net.Conn are left out, both measured on the pinned load
+// (issue 38). Each read or write through net.Conn enters its system call
+// by way of the scheduler (entersyscall), which wakes the runtime's
+// monitor thread whenever every goroutine had been waiting, as a client
+// waiting for its server is most of the time: on one core those wake-ups
+// and the monitor's polling after each were most of the client's context
+// switches. A read or write of a non-blocking socket never blocks, so it
+// needs none of that. And the read straight after a request finds no
+// answer yet: net.Conn tries it, gets EAGAIN, then waits for the poller.
+//
+// So Write does not write: it hands the request to the next Read, which
+// writes it and then waits for the poller before it reads. The request
+// goes out inside the read, after the read has cleared what the poller
+// had said of the connection before, so the poller's word that the answer
+// came cannot be cleared with it. A request the socket does not take
+// whole at once goes the plain way: the rest written as the socket
+// allows, then the read tried before waiting.
+type rawIO struct {
+	conn net.Conn
+	rc   syscall.RawConn
+	req  []byte // written by the next Read
+}
+
+// newLeanIO returns what a lean connection reads and writes through: the
+// raw system calls for a TCP connection, conn itself otherwise.
+func newLeanIO(conn net.Conn) io.ReadWriter {
+	sc, ok := conn.(syscall.Conn)
+	if !ok {
+		return conn
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return conn
+	}
+	return &rawIO{conn: conn, rc: rc}
+}
+
+// Write keeps p for the next Read to write; a request still kept is
+// written first. Its errors are the next Read's.
+func (r *rawIO) Write(p []byte) (int, error) {
+	if r.req != nil {
+		if err := r.flush(); err != nil {
+			return 0, err
+		}
+	}
+	r.req = p
+	return len(p), nil
+}
+
+// flush writes the kept request, waiting for the socket as it must.
+func (r *rawIO) flush() error {
+	req := r.req
+	r.req = nil
+	n := 0
+	var errno syscall.Errno
+	err := r.rc.Write(func(fd uintptr) bool {
+		n, errno = rawWrite(fd, req, n)
+		return errno != syscall.EAGAIN
+	})
+	return r.opError("write", err, errno)
+}
+
+func (r *rawIO) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	req, send := r.req, r.req != nil
+	r.req = nil
+	n, written := 0, 0
+	var errno, werr syscall.Errno
+	err := r.rc.Read(func(fd uintptr) bool {
+		if send {
+			send = false
+			written, werr = rawWrite(fd, req, 0)
+			// Written whole: wait for the answer, which cannot be here
+			// yet. Otherwise leave, and see below.
+			return werr != 0
+		}
+		for {
+			m, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+			switch e {
+			case syscall.EINTR:
+				continue
+			case syscall.EAGAIN:
+				return false
+			}
+			n, errno = int(m), e
+			return true
+		}
+	})
+	switch {
+	case werr == syscall.EAGAIN:
+		// The socket took a part of the request, or none: the rest
+		// goes as it allows, then the read the plain way.
+		r.req = req[written:]
+		if err := r.flush(); err != nil {
+			return 0, err
+		}
+		return r.Read(p)
+	case werr != 0:
+		return 0, r.opError("write", nil, werr)
+	}
+	if err := r.opError("read", err, errno); err != nil {
+		return 0, err
+	}
+	if n == 0 {
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+// rawWrite writes p from its byte n on, until all of it is written or
+// the socket takes no more (EAGAIN) or fails, and returns how far it got.
+func rawWrite(fd uintptr, p []byte, n int) (int, syscall.Errno) {
+	for n < len(p) {
+		m, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&p[n])), uintptr(len(p)-n))
+		switch e {
+		case 0:
+			n += int(m)
+		case syscall.EINTR:
+		default:
+			return n, e
+		}
+	}
+	return n, 0
+}
+
+// opError is err, or errno when err is nil, as net.Conn would have given
+// it: the same wrapping, so that the messages, and what errors.Is and
+// net.Error find in them, are the same either way. nil when neither.
+func (r *rawIO) opError(op string, err error, errno syscall.Errno) error {
+	switch {
+	case err != nil:
+		var oe *net.OpError
+		if errors.As(err, &oe) {
+			err = oe.Err // RawConn's own wrapping, "raw-read"
+		}
+	case errno != 0:
+		err = os.NewSyscallError(op, errno)
+	default:
+		return nil
+	}
+	return &net.OpError{Op: op, Net: r.conn.LocalAddr().Network(), Source: r.conn.LocalAddr(), Addr: r.conn.RemoteAddr(), Err: err}
+}
