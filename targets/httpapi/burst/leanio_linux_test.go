@@ -1,0 +1,142 @@
+package burst
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// loopbackPair is a TCP connection on loopback: the client end, and the
+// server end as accepted. rcvBuf, when not zero, is the server's receive
+// buffer, set on the listening socket so that the accepted one has it
+// from its first byte.
+func loopbackPair(t *testing.T, rcvBuf int) (client *net.TCPConn, server net.Conn) {
+	t.Helper()
+	lc := net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
+		if rcvBuf == 0 {
+			return nil
+		}
+		var serr error
+		err := c.Control(func(fd uintptr) {
+			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, rcvBuf)
+		})
+		return errors.Join(err, serr)
+	}}
+	ln, err := lc.Listen(context.Background(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, _ := ln.Accept()
+		accepted <- c
+	}()
+	c, err := net.DialTimeout("tcp", ln.Addr().String(), 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	server = <-accepted
+	if server == nil {
+		t.Fatal("accept failed")
+	}
+	t.Cleanup(func() { server.Close() })
+	return c.(*net.TCPConn), server
+}
+
+// TestRawIORequestOverTheSocket: a request the socket cannot take whole
+// in the read that sends it (the receiver reads nothing until bytes have
+// arrived, and both buffers are far smaller than the request) still goes
+// out whole and in order, and its answer is read.
+func TestRawIORequestOverTheSocket(t *testing.T) {
+	client, server := loopbackPair(t, 4096)
+	if err := client.SetWriteBuffer(4096); err != nil {
+		t.Fatal(err)
+	}
+	rw := newLeanIO(client)
+	if _, ok := rw.(*rawIO); !ok {
+		t.Fatalf("newLeanIO(a TCP connection) = %T, want the raw system calls", rw)
+	}
+	req := make([]byte, 4<<20)
+	for i := range req {
+		req[i] = byte(i * 7)
+	}
+	got := make(chan []byte, 1)
+	go func() {
+		for !Pending(server) { // the request has begun to arrive
+			time.Sleep(time.Millisecond)
+		}
+		b := make([]byte, len(req))
+		if _, err := io.ReadFull(server, b); err != nil {
+			got <- nil
+			return
+		}
+		got <- b
+		_, _ = server.Write([]byte("answer"))
+	}()
+	if n, err := rw.Write(req); n != len(req) || err != nil {
+		t.Fatalf("Write = %d, %v; want %d, nil", n, err, len(req))
+	}
+	_ = client.SetDeadline(time.Now().Add(time.Minute)) // bounds a hang, never met otherwise
+	answer, err := io.ReadAll(io.LimitReader(rw, int64(len("answer"))))
+	if err != nil || string(answer) != "answer" {
+		t.Fatalf("read %q, %v; want the answer", answer, err)
+	}
+	if b := <-got; !bytes.Equal(b, req) {
+		t.Errorf("the server read %d bytes unlike the request's %d", len(b), len(req))
+	}
+}
+
+// TestRawIOErrorsAsNetConn: what the raw reads and writes fail with reads
+// as net.Conn's own failures do: the same message past a deadline, a
+// timeout to net.Error, io.EOF at the peer's close, and a reset or a
+// broken pipe when the peer is gone.
+func TestRawIOErrorsAsNetConn(t *testing.T) {
+	client, _ := loopbackPair(t, 0)
+	rw := newLeanIO(client)
+	_ = client.SetDeadline(time.Unix(1, 0))
+	_, plain := client.Read(make([]byte, 8))
+	_, raw := rw.Read(make([]byte, 8))
+	var ne net.Error
+	if raw == nil || plain == nil || raw.Error() != plain.Error() || !errors.As(raw, &ne) || !ne.Timeout() {
+		t.Errorf("past the deadline: %v; want %v, a timeout", raw, plain)
+	}
+	if _, err := rw.Write([]byte("GET / HTTP/1.1\r\n\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rw.Read(make([]byte, 8)); err == nil || !errors.As(err, &ne) || !ne.Timeout() {
+		t.Errorf("a request past the deadline: %v; want a timeout, the request unsent", err)
+	}
+
+	client, server := loopbackPair(t, 0)
+	rw = newLeanIO(client)
+	_ = client.SetDeadline(time.Now().Add(time.Minute))
+	server.Close()
+	if _, err := rw.Read(make([]byte, 8)); err != io.EOF {
+		t.Errorf("after the peer's close: %v; want EOF", err)
+	}
+
+	client, server = loopbackPair(t, 0)
+	rw = newLeanIO(client)
+	_ = client.SetDeadline(time.Now().Add(time.Minute))
+	_ = server.(*net.TCPConn).SetLinger(0) // close with a reset
+	server.Close()
+	var err error
+	for range 3 { // the first request may go before the reset comes back
+		if _, err = rw.Write([]byte("GET / HTTP/1.1\r\n\r\n")); err == nil {
+			_, err = rw.Read(make([]byte, 8))
+		}
+		if err != nil && err != io.EOF {
+			break
+		}
+	}
+	if !isClosedConn(err) || !errors.As(err, new(*net.OpError)) {
+		t.Errorf("to a reset peer: %v; want a reset or broken pipe, as net.Conn wraps it", err)
+	}
+}
