@@ -34,6 +34,16 @@ type rawIO struct {
 	conn net.Conn
 	rc   syscall.RawConn
 	req  []byte // written by the next Read
+
+	// One call's state lives here, and the functions handed to rc are
+	// made once, by newLeanIO: a closure made at each call, and what it
+	// captured, would go to the heap at each call.
+	buf        []byte        // the Read's
+	send       bool          // the Read writes req first
+	n, written int           // read; written of req
+	errno      syscall.Errno // the read's, or the write's when writing
+	readFn     func(fd uintptr) bool
+	writeFn    func(fd uintptr) bool
 }
 
 // newLeanIO returns what a lean connection reads and writes through: the
@@ -47,7 +57,9 @@ func newLeanIO(conn net.Conn) io.ReadWriter {
 	if err != nil {
 		return conn
 	}
-	return &rawIO{conn: conn, rc: rc}
+	r := &rawIO{conn: conn, rc: rc}
+	r.readFn, r.writeFn = r.readOnce, r.writeOnce
+	return r
 }
 
 // Write keeps p for the next Read to write; a request still kept is
@@ -64,64 +76,76 @@ func (r *rawIO) Write(p []byte) (int, error) {
 
 // flush writes the kept request, waiting for the socket as it must.
 func (r *rawIO) flush() error {
-	req := r.req
+	r.written, r.errno = 0, 0
+	err := r.rc.Write(r.writeFn)
 	r.req = nil
-	n := 0
-	var errno syscall.Errno
-	err := r.rc.Write(func(fd uintptr) bool {
-		n, errno = rawWrite(fd, req, n)
-		return errno != syscall.EAGAIN
-	})
-	return r.opError("write", err, errno)
+	return r.opError("write", err, r.errno)
+}
+
+// writeOnce is flush's turn at the socket: false when it is to wait.
+func (r *rawIO) writeOnce(fd uintptr) bool {
+	r.written, r.errno = rawWrite(fd, r.req, r.written)
+	return r.errno != syscall.EAGAIN
 }
 
 func (r *rawIO) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	req, send := r.req, r.req != nil
-	r.req = nil
-	n, written := 0, 0
-	var errno, werr syscall.Errno
-	err := r.rc.Read(func(fd uintptr) bool {
-		if send {
-			send = false
-			written, werr = rawWrite(fd, req, 0)
-			// Written whole: wait for the answer, which cannot be here
-			// yet. Otherwise leave, and see below.
-			return werr != 0
-		}
-		for {
-			m, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
-			switch e {
-			case syscall.EINTR:
-				continue
-			case syscall.EAGAIN:
-				return false
-			}
-			n, errno = int(m), e
-			return true
-		}
-	})
+	r.buf, r.send, r.n, r.written, r.errno = p, r.req != nil, 0, 0, 0
+	err := r.rc.Read(r.readFn)
+	r.buf = nil
+	send := r.send
+	r.send = false
 	switch {
-	case werr == syscall.EAGAIN:
+	case err != nil && send: // before the request went, as a write's would have
+		r.req = nil
+		return 0, r.opError("write", err, 0)
+	case send: // the request's write ended the call
+		if r.errno != syscall.EAGAIN {
+			r.req = nil
+			return 0, r.opError("write", nil, r.errno)
+		}
 		// The socket took a part of the request, or none: the rest
 		// goes as it allows, then the read the plain way.
-		r.req = req[written:]
+		r.req = r.req[r.written:]
 		if err := r.flush(); err != nil {
 			return 0, err
 		}
 		return r.Read(p)
-	case werr != 0:
-		return 0, r.opError("write", nil, werr)
 	}
-	if err := r.opError("read", err, errno); err != nil {
+	r.req = nil
+	if err := r.opError("read", err, r.errno); err != nil {
 		return 0, err
 	}
-	if n == 0 {
+	if r.n == 0 {
 		return 0, io.EOF
 	}
-	return n, nil
+	return r.n, nil
+}
+
+// readOnce is Read's turn at the socket: false when it is to wait.
+func (r *rawIO) readOnce(fd uintptr) bool {
+	if r.send {
+		r.written, r.errno = rawWrite(fd, r.req, 0)
+		if r.errno != 0 {
+			return true // Read goes on from the failure or the part written
+		}
+		// Written whole: wait for the answer, which cannot be here yet.
+		r.send = false
+		return false
+	}
+	for {
+		m, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&r.buf[0])), uintptr(len(r.buf)))
+		switch e {
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+			return false
+		}
+		r.n, r.errno = int(m), e
+		return true
+	}
 }
 
 // rawWrite writes p from its byte n on, until all of it is written or
