@@ -30,6 +30,14 @@ import (
 // came cannot be cleared with it. A request the socket does not take
 // whole at once goes the plain way: the rest written as the socket
 // allows, then the read tried before waiting.
+//
+// What came while the connection sat idle is read only when the poller
+// next speaks for it: a server that closed an idle connection answers the
+// request that reaches it with a reset, which wakes the read (EOF or the
+// reset, and the request goes again on a fresh connection, as before).
+// A server that only half-closed it and then read the request without
+// closing would leave the read to its deadline, where net.Conn's first
+// read found the EOF at once.
 type rawIO struct {
 	conn net.Conn
 	rc   syscall.RawConn
