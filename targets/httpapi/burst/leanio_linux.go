@@ -6,8 +6,13 @@ import (
 	"net"
 	"os"
 	"syscall"
+	"time"
 	"unsafe"
 )
+
+// idleCheck is how long a connection may sit idle and still have its
+// request written inside the read that waits for the answer (rawIO).
+const idleCheck = 100 * time.Millisecond
 
 // rawIO reads and writes a lean connection with raw system calls, through
 // the connection's own poller (syscall.RawConn), so that deadlines, a
@@ -35,13 +40,16 @@ import (
 // next speaks for it: a server that closed an idle connection answers the
 // request that reaches it with a reset, which wakes the read (EOF or the
 // reset, and the request goes again on a fresh connection, as before).
-// A server that only half-closed it and then read the request without
-// closing would leave the read to its deadline, where net.Conn's first
-// read found the EOF at once.
+// One that only half-closed it, and then read the request without
+// closing, would leave the read to its deadline: so a connection idle
+// for longer than idleCheck goes the plain way too, where the read tried
+// first finds the close at once. A connection reused sooner, as a
+// closed-model load reuses each, does not.
 type rawIO struct {
 	conn net.Conn
 	rc   syscall.RawConn
-	req  []byte // written by the next Read
+	req  []byte    // written by the next Read
+	used time.Time // when the last Read returned bytes, or the connection was made
 
 	// One call's state lives here, and the functions handed to rc are
 	// made once, by newLeanIO: a closure made at each call, and what it
@@ -65,7 +73,7 @@ func newLeanIO(conn net.Conn) io.ReadWriter {
 	if err != nil {
 		return conn
 	}
-	r := &rawIO{conn: conn, rc: rc}
+	r := &rawIO{conn: conn, rc: rc, used: time.Now()}
 	r.readFn, r.writeFn = r.readOnce, r.writeOnce
 	return r
 }
@@ -100,6 +108,11 @@ func (r *rawIO) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
+	if r.req != nil && time.Since(r.used) > idleCheck {
+		if err := r.flush(); err != nil {
+			return 0, err
+		}
+	}
 	r.buf, r.send, r.n, r.written, r.errno = p, r.req != nil, 0, 0, 0
 	err := r.rc.Read(r.readFn)
 	r.buf = nil
@@ -129,6 +142,7 @@ func (r *rawIO) Read(p []byte) (int, error) {
 	if r.n == 0 {
 		return 0, io.EOF
 	}
+	r.used = time.Now()
 	return r.n, nil
 }
 

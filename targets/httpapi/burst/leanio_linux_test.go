@@ -1,11 +1,15 @@
 package burst
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"io"
 	"net"
+	"net/http"
+	"net/url"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -138,5 +142,63 @@ func TestRawIOErrorsAsNetConn(t *testing.T) {
 	}
 	if !isClosedConn(err) || !errors.As(err, new(*net.OpError)) {
 		t.Errorf("to a reset peer: %v; want a reset or broken pipe, as net.Conn wraps it", err)
+	}
+}
+
+// TestRawIOHalfClosedWhileIdle: a server that half-closes a keep-alive
+// connection after its answer, and goes on reading without answering,
+// costs nothing to the next request, sent once the connection sat idle:
+// the close is read at once and the request goes again on a fresh
+// connection, as net.Conn's read found it.
+func TestRawIOHalfClosedWhileIdle(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var accepted atomic.Int64
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			go func() {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				for {
+					line, err := br.ReadString('\n')
+					if err != nil {
+						return
+					}
+					if line == "\r\n" {
+						break
+					}
+				}
+				_, _ = c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
+				_ = c.(*net.TCPConn).CloseWrite()
+				_, _ = io.Copy(io.Discard, br) // reads on, answers nothing, until the client closes
+			}()
+		}
+	}()
+	p, err := New(&url.URL{Scheme: "http", Host: ln.Addr().String()}, Config{Sync: SyncNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	for i := range 2 {
+		if i == 1 {
+			time.Sleep(2 * idleCheck) // the connection sits idle, its close unread
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		a, err := p.Send(ctx, Wire{Method: http.MethodGet, Target: "/"})
+		cancel()
+		if err != nil || string(a.Body) != "ok" {
+			t.Fatalf("request %d: %q, %v; want ok", i, a.Body, err)
+		}
+	}
+	if got := accepted.Load(); got != 2 {
+		t.Errorf("two requests took %d connections, want 2 (the second on a fresh one)", got)
 	}
 }
