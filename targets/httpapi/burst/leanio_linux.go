@@ -6,58 +6,36 @@ import (
 	"net"
 	"os"
 	"syscall"
-	"time"
 	"unsafe"
 )
-
-// idleCheck is how long a connection may sit idle and still have its
-// request written inside the read that waits for the answer (rawIO).
-const idleCheck = 100 * time.Millisecond
 
 // rawIO reads and writes a lean connection with raw system calls, through
 // the connection's own poller (syscall.RawConn), so that deadlines, a
 // cancellation and a close still wake a waiting request.
 //
-// Two costs of net.Conn are left out, both measured on the pinned load
-// (issue 38). Each read or write through net.Conn enters its system call
-// by way of the scheduler (entersyscall), which wakes the runtime's
-// monitor thread whenever every goroutine had been waiting, as a client
-// waiting for its server is most of the time: on one core those wake-ups
+// net.Conn enters each read and write by way of the scheduler
+// (entersyscall), which wakes the runtime's monitor thread whenever every
+// goroutine had been waiting, as a client waiting for its server is most
+// of the time: measured on the pinned load (issue 38), those wake-ups
 // and the monitor's polling after each were most of the client's context
 // switches. A read or write of a non-blocking socket never blocks, so it
-// needs none of that. And the read straight after a request finds no
-// answer yet: net.Conn tries it, gets EAGAIN, then waits for the poller.
+// needs none of that: RawSyscall, and the poller when the socket says
+// EAGAIN.
 //
-// So Write does not write: it hands the request to the next Read, which
-// writes it and then waits for the poller before it reads. The request
-// goes out inside the read, after the read has cleared what the poller
-// had said of the connection before, so the poller's word that the answer
-// came cannot be cleared with it. A request the socket does not take
-// whole at once goes the plain way: the rest written as the socket
-// allows, then the read tried before waiting.
-//
-// What came while the connection sat idle is read only when the poller
-// next speaks for it: a server that closed an idle connection answers the
-// request that reaches it with a reset, which wakes the read (EOF or the
-// reset, and the request goes again on a fresh connection, as before).
-// One that only half-closed it, and then read the request without
-// closing, would leave the read to its deadline: so a connection idle
-// for longer than idleCheck goes the plain way too, where the read tried
-// first finds the close at once. A connection reused sooner, as a
-// closed-model load reuses each, does not.
+// Each read tries the socket before it waits, as net.Conn's does: a
+// close that came while the connection sat idle is read at once (EOF, and
+// the request goes again on a fresh connection), since the poller's word
+// of it may have been spent before this read began.
 type rawIO struct {
 	conn net.Conn
 	rc   syscall.RawConn
-	req  []byte    // written by the next Read
-	used time.Time // when the last Read returned bytes, or the connection was made
 
 	// One call's state lives here, and the functions handed to rc are
 	// made once, by newLeanIO: a closure made at each call, and what it
 	// captured, would go to the heap at each call.
-	buf        []byte        // the Read's
-	send       bool          // the Read writes req first
-	n, written int           // read; written of req
-	errno      syscall.Errno // the read's, or the write's when writing
+	buf        []byte        // the Read's, or the Write's
+	n, written int           // read; written of buf
+	errno      syscall.Errno // the last call's
 	readFn     func(fd uintptr) bool
 	writeFn    func(fd uintptr) bool
 }
@@ -73,34 +51,23 @@ func newLeanIO(conn net.Conn) io.ReadWriter {
 	if err != nil {
 		return conn
 	}
-	r := &rawIO{conn: conn, rc: rc, used: time.Now()}
+	r := &rawIO{conn: conn, rc: rc}
 	r.readFn, r.writeFn = r.readOnce, r.writeOnce
 	return r
 }
 
-// Write keeps p for the next Read to write; a request still kept is
-// written first. Its errors are the next Read's.
+// Write writes p whole, waiting for the socket as it must.
 func (r *rawIO) Write(p []byte) (int, error) {
-	if r.req != nil {
-		if err := r.flush(); err != nil {
-			return 0, err
-		}
-	}
-	r.req = p
-	return len(p), nil
-}
-
-// flush writes the kept request, waiting for the socket as it must.
-func (r *rawIO) flush() error {
-	r.written, r.errno = 0, 0
+	r.buf, r.written, r.errno = p, 0, 0
 	err := r.rc.Write(r.writeFn)
-	r.req = nil
-	return r.opError("write", err, r.errno)
+	n := r.written
+	r.buf = nil
+	return n, r.opError("write", err, r.errno)
 }
 
-// writeOnce is flush's turn at the socket: false when it is to wait.
+// writeOnce is Write's turn at the socket: false when it is to wait.
 func (r *rawIO) writeOnce(fd uintptr) bool {
-	r.written, r.errno = rawWrite(fd, r.req, r.written)
+	r.written, r.errno = rawWrite(fd, r.buf, r.written)
 	return r.errno != syscall.EAGAIN
 }
 
@@ -108,55 +75,20 @@ func (r *rawIO) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	if r.req != nil && time.Since(r.used) > idleCheck {
-		if err := r.flush(); err != nil {
-			return 0, err
-		}
-	}
-	r.buf, r.send, r.n, r.written, r.errno = p, r.req != nil, 0, 0, 0
+	r.buf, r.n, r.errno = p, 0, 0
 	err := r.rc.Read(r.readFn)
 	r.buf = nil
-	send := r.send
-	r.send = false
-	switch {
-	case err != nil && send: // before the request went, as a write's would have
-		r.req = nil
-		return 0, r.opError("write", err, 0)
-	case send: // the request's write ended the call
-		if r.errno != syscall.EAGAIN {
-			r.req = nil
-			return 0, r.opError("write", nil, r.errno)
-		}
-		// The socket took a part of the request, or none: the rest
-		// goes as it allows, then the read the plain way.
-		r.req = r.req[r.written:]
-		if err := r.flush(); err != nil {
-			return 0, err
-		}
-		return r.Read(p)
-	}
-	r.req = nil
 	if err := r.opError("read", err, r.errno); err != nil {
 		return 0, err
 	}
 	if r.n == 0 {
 		return 0, io.EOF
 	}
-	r.used = time.Now()
 	return r.n, nil
 }
 
 // readOnce is Read's turn at the socket: false when it is to wait.
 func (r *rawIO) readOnce(fd uintptr) bool {
-	if r.send {
-		r.written, r.errno = rawWrite(fd, r.req, 0)
-		if r.errno != 0 {
-			return true // Read goes on from the failure or the part written
-		}
-		// Written whole: wait for the answer, which cannot be here yet.
-		r.send = false
-		return false
-	}
 	for {
 		m, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&r.buf[0])), uintptr(len(r.buf)))
 		switch e {
