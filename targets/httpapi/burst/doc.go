@@ -42,7 +42,8 @@
 // definition whether it goes whole or in a burst.
 //
 // Whole requests (Send) go over plain HTTP/1.1 keep-alive connections the
-// lean way (lean.go), or with net/http for https, HTTP/2 and a proxy.
+// lean way (lean.go; on Linux with raw system calls, leanio_linux.go), or
+// with net/http for https, HTTP/2 and a proxy.
 //
 // Conn and Dial are a raw HTTP/1.1 connection for tests that write a
 // request byte by byte.

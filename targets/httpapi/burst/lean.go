@@ -36,7 +36,9 @@ const maxLeanIdle = 1024
 // leanConn is one keep-alive connection. Only the goroutine that took it
 // from the pool touches it until it is put back.
 type leanConn struct {
-	conn     net.Conn
+	conn net.Conn
+	// rw reads and writes conn (newLeanIO says how); br reads rw.
+	rw       io.ReadWriter
 	br       *bufio.Reader
 	reused   bool   // it carried an answer before: the server may have closed it since
 	deadline bool   // a deadline is set on it
@@ -205,7 +207,8 @@ func (p *Pool) dialLean(ctx context.Context) (*leanConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &leanConn{conn: conn, br: bufio.NewReader(conn)}, nil
+	rw := newLeanIO(conn)
+	return &leanConn{conn: conn, rw: rw, br: bufio.NewReader(rw)}, nil
 }
 
 // roundTrip writes req and reads its answer, within ctx: its deadline is
@@ -241,7 +244,7 @@ func (lc *leanConn) roundTrip(ctx context.Context, req []byte, method string) (a
 		}
 		return Answer{}, false, stale, err
 	}
-	if _, err := lc.conn.Write(req); err != nil {
+	if _, err := lc.rw.Write(req); err != nil {
 		stale = lc.reused && isClosedConn(err)
 		return fail("", err)
 	}
