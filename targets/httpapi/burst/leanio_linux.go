@@ -43,12 +43,8 @@ type rawIO struct {
 // newLeanIO returns what a lean connection reads and writes through: the
 // raw system calls for a TCP connection, conn itself otherwise.
 func newLeanIO(conn net.Conn) io.ReadWriter {
-	sc, ok := conn.(syscall.Conn)
-	if !ok {
-		return conn
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
+	rc := rawConnOf(conn)
+	if rc == nil {
 		return conn
 	}
 	r := &rawIO{conn: conn, rc: rc}

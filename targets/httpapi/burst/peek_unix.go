@@ -12,12 +12,8 @@ import (
 // It tells a staged request answered before its release: a server that
 // answers an incomplete request was not held back by the withheld byte.
 func Pending(conn net.Conn) bool {
-	sc, ok := conn.(syscall.Conn)
-	if !ok {
-		return false
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
+	rc := rawConnOf(conn)
+	if rc == nil {
 		return false
 	}
 	var buf [1]byte
@@ -28,4 +24,19 @@ func Pending(conn net.Conn) bool {
 		return true                         // never wait
 	})
 	return got
+}
+
+// rawConnOf is conn's socket, to read and write it with system calls of
+// racelab's own through its poller; nil for a connection that has none
+// (a TLS one, a pipe in a test).
+func rawConnOf(conn net.Conn) syscall.RawConn {
+	sc, ok := conn.(syscall.Conn)
+	if !ok {
+		return nil
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	return rc
 }
