@@ -29,12 +29,18 @@ type Spec struct {
 
 // redacted is u with its password shown as server.Hidden, the mark every
 // secret has in racelab's outputs (url.URL.Redacted writes "xxxxx").
+// Only a password the URL really holds is hidden, in its own place: an '@'
+// in the path or query ("http://h/@") is not a user part, and hiding from
+// it on, as server.HidePassword does with a string it cannot parse, would
+// cut the host out of the name.
 func redacted(u *url.URL) string {
-	if u.Opaque != "" {
-		// sqlite:PATH: no user part, so an '@' belongs to the path.
+	if _, ok := u.User.Password(); !ok {
 		return u.String()
 	}
-	return server.HidePassword(u.String())
+	v := *u
+	v.User = url.User(u.User.Username())
+	user := v.Scheme + "://" + v.User.String()
+	return user + ":" + server.Hidden + strings.TrimPrefix(v.String(), user)
 }
 
 // Name is the spec without its parameters: "kv", "sqlite:naive", or the
