@@ -22,6 +22,9 @@ func TestHidePassword(t *testing.T) {
 		{"redis://u@h:1/0", "redis://u@h:1/0"},
 		{"postgres://u:se/cr@t@h/db", "postgres://u:…@h/db"},
 		{"u:secret@h", "u:…@h"},
+		{"u:secret@://", "u:…@://"},
+		{"u:secret@redis://h", "u:…@redis://h"},
+		{"://u:secret@h", ":…@h"}, // no scheme: more hidden, never less
 	}
 	for _, tt := range tests {
 		if got := HidePassword(tt.raw); got != tt.want {

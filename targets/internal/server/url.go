@@ -44,7 +44,9 @@ const Hidden = "…"
 // where such a setting ends depends on the URL's syntax.
 func HidePassword(raw string) string {
 	prefix, rest := "", raw
-	if scheme, r, ok := strings.Cut(raw, "://"); ok {
+	// Only a real scheme is passed over: in "u:pw@://h" the "://" comes
+	// after the user part, which a cut there would leave whole.
+	if scheme, r, ok := strings.Cut(raw, "://"); ok && isScheme(scheme) {
 		prefix, rest = scheme+"://", r
 	}
 	// The last '@' anywhere, not only before the first '/': a password
@@ -59,6 +61,20 @@ func HidePassword(raw string) string {
 		return raw
 	}
 	return prefix + user + ":" + Hidden + rest[at:]
+}
+
+// isScheme says s is a URL scheme: a letter, then letters, digits, '+',
+// '-' or '.' (RFC 3986, section 3.1).
+func isScheme(s string) bool {
+	for i, c := range s {
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+		case i > 0 && ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.'):
+		default:
+			return false
+		}
+	}
+	return s != ""
 }
 
 // ParseURL parses raw as url.Parse does, but its error says only what is
