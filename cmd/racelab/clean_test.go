@@ -40,6 +40,7 @@ func TestCleanCommand(t *testing.T) {
 // recent: a run may still use them), --run-id removes one run's only, and
 // --prefix the other's.
 func TestCleanScoped(t *testing.T) {
+	needServers(t)
 	ctx := context.Background()
 	tag := fmt.Sprintf("inputs%d", time.Now().UnixNano()%1e9)
 	a, b := tag+"a", tag+"b"
@@ -87,6 +88,7 @@ func TestCleanScoped(t *testing.T) {
 // for longer than its bound and keeps, and counts, what was: on both real
 // servers, a key written before a wait past the bound and one after.
 func TestCleanSparesRecentKeys(t *testing.T) {
+	needServers(t)
 	ctx := context.Background()
 	const idle = 3 * time.Second
 	tag := fmt.Sprintf("inputsage%d", time.Now().UnixNano()%1e9)

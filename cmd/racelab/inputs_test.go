@@ -164,6 +164,7 @@ func TestShardDirParentMissing(t *testing.T) {
 // does not have is the URL's fault, not a server that is down: a usage
 // error naming the flag and the database, against the real server.
 func TestCleanDatabaseOutOfRange(t *testing.T) {
+	needServers(t)
 	base := cmp.Or(os.Getenv("RACELAB_REDIS_URL"), targets.DefaultRedisURL)
 	u, err := url.Parse(base)
 	if err != nil {

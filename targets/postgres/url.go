@@ -25,7 +25,7 @@ type URLError = server.URLError
 // without a scheme as keyword=value, so "notaurl" would be "invalid
 // keyword/value", and its message repeats the whole string.
 func ParseURL(raw string) (*pgxpool.Config, error) {
-	bad := server.URLErrors("postgres", redact(raw), ErrBadURL)
+	bad := server.URLErrors("postgres", raw, redact, ErrBadURL)
 	switch {
 	case strings.TrimSpace(raw) == "":
 		return nil, bad("empty")

@@ -77,7 +77,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		if opts, perr := ParseURL(cmp.Or(cfg.URL, DefaultURL)); perr == nil {
 			db = fmt.Sprintf("database %d", opts.DB)
 		}
-		return nil, server.URLErrors("redis", redact(cfg.URL), ErrBadURL)("%s is out of range on this server (it has 16, 0 to 15, unless its databases setting says more)", db)
+		return nil, server.URLErrors("redis", cfg.URL, redact, ErrBadURL)("%s is out of range on this server (it has 16, 0 to 15, unless its databases setting says more)", db)
 	}
 	if err != nil {
 		return nil, err

@@ -25,7 +25,7 @@ type URLError = server.URLError
 // included, or leave out the part at fault, and it would dial a port out
 // of range and report the failure as an unreachable server.
 func ParseURL(raw string) (*goredis.Options, error) {
-	bad := server.URLErrors("redis", redact(raw), ErrBadURL)
+	bad := server.URLErrors("redis", raw, redact, ErrBadURL)
 	if strings.TrimSpace(raw) == "" {
 		return nil, bad("empty")
 	}
@@ -51,7 +51,7 @@ func ParseURL(raw string) (*goredis.Options, error) {
 	opts, err := goredis.ParseURL(raw)
 	if err != nil {
 		// The URL parsed above, so this error is go-redis's own: a bad
-		// database number or an unknown option, naming only that part.
+		// database number, path or option, which it may quote whole.
 		return nil, bad("%s", strings.TrimPrefix(err.Error(), "redis: "))
 	}
 	return opts, nil

@@ -33,6 +33,22 @@ func TestHidePassword(t *testing.T) {
 	}
 }
 
+// A library's message may quote a cut piece of the URL, which hideIn
+// hides all the same.
+func TestHideIn(t *testing.T) {
+	tests := []struct{ msg, raw, want string }{
+		{`invalid URL path: /0/u:pw@`, "redis:///0/u:pw@", `invalid URL path: /0/u:…@`},
+		{`invalid database number: "u:pw@"`, "redis://:/u:pw@", `invalid database number: "u:…@"`},
+		{`missing "=" after "u:pw@"`, "u:pw@ @0=", `missing "=" after "u:…@"`},
+		{`invalid port "x"`, "redis://u:pw@h:x", `invalid port "x"`},
+	}
+	for _, tt := range tests {
+		if got := hideIn(tt.msg, tt.raw, HidePassword); got != tt.want {
+			t.Errorf("hideIn(%q, %q) = %q, want %q", tt.msg, tt.raw, got, tt.want)
+		}
+	}
+}
+
 func TestParseURLAndCheckAddress(t *testing.T) {
 	if _, err := ParseURL("redis://u:secret@h:1/%zz"); err == nil || errors.As(err, new(*url.Error)) {
 		t.Errorf("ParseURL error = %v, want the reason alone", err)

@@ -24,12 +24,16 @@ func (e *URLError) Error() string        { return fmt.Sprintf("%s url %q: %s", e
 func (e *URLError) Is(target error) bool { return target == e.Bad }
 
 // URLErrors answers how a store's ParseURL words what is wrong with one URL:
-// a function that makes a *URLError of kind about shown (the URL, its
-// password already hidden), with the store's sentinel bad, and with a reason
-// formatted as fmt.Sprintf does and made Printable.
-func URLErrors(kind, shown string, bad error) func(format string, args ...any) error {
+// a function that makes a *URLError of kind about raw, shown with its
+// password hidden by hide, with the store's sentinel bad, and with a
+// reason formatted as fmt.Sprintf does, its secrets hidden (hideIn) and
+// made Printable. The reason is hidden too because it often quotes a
+// library's message, and such a message may quote any part of the URL.
+func URLErrors(kind, raw string, hide func(string) string, bad error) func(format string, args ...any) error {
+	shown := hide(raw)
 	return func(format string, args ...any) error {
-		return &URLError{Kind: kind, URL: shown, Reason: Printable(fmt.Sprintf(format, args...)), Bad: bad}
+		reason := hideIn(fmt.Sprintf(format, args...), raw, hide)
+		return &URLError{Kind: kind, URL: shown, Reason: Printable(reason), Bad: bad}
 	}
 }
 
@@ -43,24 +47,48 @@ const Hidden = "…"
 // password given as a setting (password=…) is the caller's to hide, since
 // where such a setting ends depends on the URL's syntax.
 func HidePassword(raw string) string {
-	prefix, rest := "", raw
+	if from, to := passwordAt(raw); from < to {
+		return raw[:from] + Hidden + raw[to:]
+	}
+	return raw
+}
+
+// hideIn hides in msg, a message about raw, what HidePassword hides in
+// raw, and then what hide hides in each word of msg: a library's message
+// may quote a piece of the URL, whole or cut ("invalid URL path:
+// /0/u:pw@", "invalid port \":password=pw\"").
+func hideIn(msg, raw string, hide func(string) string) string {
+	if from, to := passwordAt(raw); from < to {
+		msg = strings.ReplaceAll(msg, raw[from:to], Hidden)
+	}
+	words := strings.Split(msg, " ")
+	for i, w := range words {
+		words[i] = hide(w)
+	}
+	return strings.Join(words, " ")
+}
+
+// passwordAt is where HidePassword's password lies in raw: from the colon
+// after the user's name to the last '@'; from == to when there is none.
+func passwordAt(raw string) (from, to int) {
+	rest := 0
 	// Only a real scheme is passed over: in "u:pw@://h" the "://" comes
 	// after the user part, which a cut there would leave whole.
-	if scheme, r, ok := strings.Cut(raw, "://"); ok && isScheme(scheme) {
-		prefix, rest = scheme+"://", r
+	if scheme, _, ok := strings.Cut(raw, "://"); ok && isScheme(scheme) {
+		rest = len(scheme) + len("://")
 	}
 	// The last '@' anywhere, not only before the first '/': a password
 	// may hold an unescaped '/' or '?', and hiding too much in a message
 	// costs nothing.
-	at := strings.LastIndex(rest, "@")
+	at := strings.LastIndex(raw[rest:], "@")
 	if at < 0 {
-		return raw
+		return 0, 0
 	}
-	user, _, hasPassword := strings.Cut(rest[:at], ":")
-	if !hasPassword {
-		return raw
+	colon := strings.IndexByte(raw[rest:rest+at], ':')
+	if colon < 0 {
+		return 0, 0
 	}
-	return prefix + user + ":" + Hidden + rest[at:]
+	return rest + colon + 1, rest + at
 }
 
 // isScheme says s is a URL scheme: a letter, then letters, digits, '+',
